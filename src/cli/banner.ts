@@ -1,0 +1,27 @@
+import type { Gateway } from '../app.ts';
+import { redactUrl } from '../upstream/http-upstream.ts';
+
+/** The start-up banner (DECISIONS 11): URL, networks with chain ids and kinds, and first-start secrets once. */
+export function banner(gw: Gateway): string {
+  const lines = [`Nodegate listening on ${gw.url}`, '', 'Networks:'];
+  for (const n of gw.networks.list) {
+    const aliases = gw.networks.aliasesOf(n);
+    const kind = n.kind === 'embedded'
+      ? 'embedded local chain (anvil on 127.0.0.1, not a public network; data in ' + gw.config.dataDir + ')'
+      : `upstream ${redactUrl(gw.config.networks[n.name].upstream)}`;
+    lines.push(`  ${n.name}${aliases.length ? ` (also ${aliases.join(', ')})` : ''}  chain id ${n.chainId}  ${kind}`);
+  }
+  lines.push('', `  POST ${gw.url}/v1/{network}/{apikey}`);
+  if (gw.secrets.demoKey) {
+    const first = gw.networks.list[0]?.name ?? 'mainnet';
+    lines.push(
+      '',
+      'First start: a demo API key was created. It is shown this once; only its hash is stored:',
+      `  ${gw.secrets.demoKey}`,
+      '',
+      'Try it:',
+      `  curl -s -X POST -H 'content-type: application/json' --data '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' ${gw.url}/v1/${first}/${gw.secrets.demoKey}`,
+    );
+  }
+  return lines.join('\n') + '\n';
+}

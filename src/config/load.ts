@@ -1,0 +1,90 @@
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import { parse as parseYaml } from 'yaml';
+import { configSchema, type Config } from './schema.ts';
+
+/** A configuration that failed validation; `problems` name each field ("server.port: must be <= 65535"). */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const ajv = new Ajv({ useDefaults: true, allErrors: true, strict: false });
+const validate = ajv.compile(configSchema);
+
+/**
+ * Environment overrides (DECISIONS 11). Applied on top of the file, before validation, so a bad value
+ * is reported under the field it sets.
+ */
+function applyEnv(raw: Record<string, any>, env: NodeJS.ProcessEnv): void {
+  const set = (path: string[], value: unknown) => {
+    let o = raw;
+    for (const k of path.slice(0, -1)) o = o[k] ??= {};
+    o[path[path.length - 1]] = value;
+  };
+  const num = (v: string) => (/^\d+$/.test(v) ? Number(v) : v);
+  if (env.NODEGATE_HOST) set(['server', 'host'], env.NODEGATE_HOST);
+  const port = env.NODEGATE_PORT ?? env.PORT;
+  if (port) set(['server', 'port'], num(port));
+  if (env.NODEGATE_DATA_DIR) set(['dataDir'], env.NODEGATE_DATA_DIR);
+  if (env.NODEGATE_LOG_LEVEL) set(['log', 'level'], env.NODEGATE_LOG_LEVEL);
+}
+
+/** Reads a YAML or JSON file (JSON is YAML), returning its top-level object. */
+function readFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError([`${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? err})`]);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError([`${file}: not valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`]);
+  }
+  if (doc == null) return {};
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError([`${file}: must hold an object`]);
+  return doc as Record<string, unknown>;
+}
+
+/** Validates a raw object (defaults filled in place) and returns the frozen configuration. */
+export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
+  if (!validate(raw)) {
+    const problems = (validate.errors ?? []).map((e) => {
+      const field = e.instancePath.slice(1).replaceAll('/', '.') || '(root)';
+      const extra = e.keyword === 'additionalProperties' ? ` '${(e.params as any).additionalProperty}'` : '';
+      const allowed = e.keyword === 'enum' ? ` (${(e.params as any).allowedValues.join(', ')})` : '';
+      return `${field}: ${e.message}${extra}${allowed}`;
+    });
+    throw new ConfigError([...new Set(problems)]);
+  }
+  const config = raw as unknown as Config;
+  const names = new Set<string>();
+  for (const [name, net] of Object.entries(config.networks)) {
+    for (const n of [name, ...net.aliases]) {
+      if (names.has(n)) throw new ConfigError([`networks.${name}: the name ${n} is used twice`]);
+      names.add(n);
+    }
+  }
+  return deepFreeze(config);
+}
+
+/** Loads the configuration: the file (`--config` or NODEGATE_CONFIG, optional), then the environment. */
+export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const path = file ?? env.NODEGATE_CONFIG;
+  const raw = path ? readFile(path) : {};
+  applyEnv(raw, env);
+  return validateConfig(raw);
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object') {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}

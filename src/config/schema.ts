@@ -1,0 +1,136 @@
+/**
+ * The one typed configuration schema (STYLE principle 7): every field with its default and unit, validated
+ * once at start-up by ajv (which also fills the defaults), then frozen and passed down.
+ */
+export interface EmbeddedChainConfig {
+  /** EVM hardfork pinned so a chain is reproducible across anvil versions (DECISIONS 11). */
+  hardfork: string;
+  /** Genesis timestamp, seconds since the epoch; fixed so genesis hashes never change. */
+  genesisTimestamp: number;
+  mnemonic: string;
+  /** `auto`: a block per transaction, with the watchdog; `interval`: a block every `blockTimeSeconds`. */
+  mining: 'auto' | 'interval';
+  blockTimeSeconds: number;
+  /** How often a changed chain is snapshotted, ms (DECISIONS 11: at least every second). */
+  snapshotIntervalMs: number;
+  /** Mine when transactions wait and no block came for this long, ms (foundry issue 10122). */
+  automineWatchdogMs: number;
+}
+
+export interface NetworkConfig {
+  chainId: number;
+  /** `embedded` (an anvil Nodegate supervises) or the URL of a node. */
+  upstream: string;
+  /** Other names the network answers to, e.g. `devnet` for `testnet` (DECISIONS 2). */
+  aliases: string[];
+}
+
+export interface Config {
+  server: {
+    host: string;
+    port: number;
+    /** Largest accepted request body, bytes (DECISIONS 2). */
+    bodyLimit: number;
+    /** Peers whose X-Forwarded-For is believed (IPs or CIDRs). */
+    trustedProxies: string[];
+  };
+  /** Holds the SQLite store and the embedded chains' snapshots. */
+  dataDir: string;
+  networks: Record<string, NetworkConfig>;
+  rpc: {
+    /** Most items in one batch (DECISIONS 3: default 100, at most 1000). */
+    maxBatchSize: number;
+    /** Items of one batch in flight at once. */
+    batchConcurrency: number;
+    /** Drop `eth_chainId`, keeping the spec's list exactly (DECISIONS 4). */
+    strictMethods: boolean;
+    /** Extra allowed method names per network. */
+    extraMethods: Record<string, string[]>;
+    /** Upstream call time-out, ms; `debug_*` get `debugTimeoutMs`. */
+    timeoutMs: number;
+    debugTimeoutMs: number;
+  };
+  embedded: EmbeddedChainConfig;
+  log: {
+    level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+    /** One line per request (path redacted, never the key). */
+    requests: boolean;
+  };
+}
+
+const str = { type: 'string', minLength: 1 } as const;
+
+export const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  default: {},
+  properties: {
+    server: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        host: { ...str, default: '127.0.0.1' },
+        port: { type: 'integer', minimum: 0, maximum: 65535, default: 8545 },
+        bodyLimit: { type: 'integer', minimum: 1024, default: 1048576 },
+        trustedProxies: { type: 'array', items: str, default: [] },
+      },
+    },
+    dataDir: { ...str, default: './data' },
+    networks: {
+      type: 'object',
+      minProperties: 1,
+      propertyNames: { pattern: '^[a-z0-9][a-z0-9-]{0,62}$' },
+      default: {
+        mainnet: { chainId: 1, upstream: 'embedded', aliases: [] },
+        testnet: { chainId: 11155111, upstream: 'embedded', aliases: ['devnet'] },
+      },
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['chainId'],
+        properties: {
+          chainId: { type: 'integer', minimum: 1 },
+          upstream: { type: 'string', pattern: '^(embedded|https?://.+)$', default: 'embedded' },
+          aliases: { type: 'array', items: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }, default: [] },
+        },
+      },
+    },
+    rpc: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        maxBatchSize: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+        batchConcurrency: { type: 'integer', minimum: 1, maximum: 256, default: 16 },
+        strictMethods: { type: 'boolean', default: false },
+        extraMethods: { type: 'object', additionalProperties: { type: 'array', items: str }, default: {} },
+        timeoutMs: { type: 'integer', minimum: 100, default: 30000 },
+        debugTimeoutMs: { type: 'integer', minimum: 100, default: 120000 },
+      },
+    },
+    embedded: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        hardfork: { ...str, default: 'prague' },
+        genesisTimestamp: { type: 'integer', minimum: 0, default: 1735689600 },
+        mnemonic: { ...str, default: 'test test test test test test test test test test test junk' },
+        mining: { enum: ['auto', 'interval'], default: 'auto' },
+        blockTimeSeconds: { type: 'number', exclusiveMinimum: 0, default: 2 },
+        snapshotIntervalMs: { type: 'integer', minimum: 50, maximum: 1000, default: 500 },
+        automineWatchdogMs: { type: 'integer', minimum: 20, default: 200 },
+      },
+    },
+    log: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
+        requests: { type: 'boolean', default: false },
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,40 @@
+/**
+ * The one catalogue of gateway errors (DECISIONS section 5). Every error the gateway itself produces comes
+ * from a row here; `docs/errors.md` mirrors this table and `errors/catalogue.test.ts` keeps the two equal.
+ * Upstream JSON-RPC errors are not in it: they pass through unchanged with HTTP 200.
+ */
+export interface CatalogueEntry {
+  /** HTTP status of a response whose only answer is this error (items of a batch always come with 200). */
+  readonly status: number;
+  readonly code: number;
+  /** Message template; `{name}` is replaced by the detail of the same name. */
+  readonly message: string;
+  /** Stable machine-readable reason, returned as `error.data.reason`. */
+  readonly reason: string;
+  /** When it happens, as documented. */
+  readonly situation: string;
+}
+
+export const catalogue = {
+  PARSE_ERROR: { status: 400, code: -32700, message: 'Parse error', reason: 'parse_error', situation: 'body is not JSON' },
+  INVALID_REQUEST: { status: 400, code: -32600, message: 'Invalid Request', reason: 'invalid_request', situation: 'not a valid request object / batch framing' },
+  BODY_TOO_LARGE: { status: 413, code: -32600, message: 'request body exceeds {limit} bytes', reason: 'body_too_large', situation: 'body too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, code: -32600, message: 'unsupported content type {type}', reason: 'unsupported_media_type', situation: 'content type not JSON' },
+  HTTP_METHOD_NOT_ALLOWED: { status: 405, code: -32600, message: 'HTTP method {method} not allowed, use POST', reason: 'http_method_not_allowed', situation: 'GET or another HTTP method on the endpoint' },
+  ROUTE_NOT_FOUND: { status: 404, code: -32600, message: 'no endpoint at this path; use POST /v1/{network}/{apikey}', reason: 'route_not_found', situation: 'a path that is not an endpoint' },
+  METHOD_NOT_FOUND: { status: 200, code: -32601, message: 'the method {method} does not exist/is not available', reason: 'method_not_found', situation: 'method not allowed' },
+  INVALID_PARAMS: { status: 200, code: -32602, message: 'Invalid params', reason: 'invalid_params', situation: 'invalid params' },
+  INVALID_KEY: { status: 401, code: -32010, message: 'invalid API key', reason: 'invalid_key', situation: 'missing, unknown or expired key' },
+  KEY_REVOKED: { status: 401, code: -32010, message: 'API key revoked', reason: 'key_revoked', situation: 'revoked key' },
+  FORBIDDEN: { status: 403, code: -32011, message: 'forbidden: {detail}', reason: 'forbidden', situation: "key lacks permission; IP, origin, network or method not allowed for the key" },
+  UNKNOWN_NETWORK: { status: 404, code: -32012, message: 'unknown network {network}', reason: 'unknown_network', situation: 'unknown network' },
+  LIMIT_EXCEEDED: { status: 429, code: -32005, message: 'limit exceeded', reason: 'limit_exceeded', situation: 'per-second limit or plan quota exceeded' },
+  LOGS_TOO_MANY: { status: 200, code: -32005, message: 'query returned more than {max} results. Try with this block range [{from}, {to}].', reason: 'logs_too_many', situation: 'eth_getLogs too many results / too wide a range' },
+  FILTER_NOT_FOUND: { status: 200, code: -32000, message: 'filter not found', reason: 'filter_not_found', situation: 'filter id unknown, expired, or of another key' },
+  TRANSACTION_NOT_FOUND: { status: 200, code: -32000, message: 'transaction not found', reason: 'transaction_not_found', situation: 'debug_traceTransaction of an unknown hash (geth wording)' },
+  UPSTREAM_UNAVAILABLE: { status: 503, code: -32002, message: 'resource unavailable', reason: 'upstream_unavailable', situation: 'no healthy upstream' },
+  UPSTREAM_TIMEOUT: { status: 504, code: -32015, message: 'request timed out', reason: 'upstream_timeout', situation: 'upstream timed out' },
+  INTERNAL: { status: 500, code: -32603, message: 'Internal error', reason: 'internal', situation: 'bug in the gateway' },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorName = keyof typeof catalogue;

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { KeyResolver } from '../auth/key-resolver.ts';
+import type { Config } from '../config/schema.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { Store } from '../store/store.ts';
+import type { Networks } from '../upstream/networks.ts';
+import { registerHealthRoutes } from './health.ts';
+import { redactPath } from './redact.ts';
+import { registerRpcRoutes } from './rpc-route.ts';
+import { sendError } from './send-error.ts';
+
+const REQUEST_ID = /^[\w.:-]{1,64}$/;
+
+export interface ServerDeps {
+  config: Readonly<Config>;
+  log: Logger;
+  networks: Networks;
+  keys: KeyResolver;
+  store: Store;
+}
+
+/** Builds the HTTP server: fastify with the endpoint, health checks, CORS and catalogued errors. */
+export function buildServer(deps: ServerDeps): FastifyInstance {
+  const { config, log } = deps;
+  const app = Fastify({
+    loggerInstance: log as unknown as FastifyBaseLogger,
+    // fastify's two log lines per request cost more than the request; an optional one-liner is below.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.server.bodyLimit,
+    // The caller's id is kept when it is safe to echo; otherwise one is made (X-Request-Id on every response).
+    genReqId: (req) => {
+      const h = req.headers['x-request-id'];
+      return typeof h === 'string' && REQUEST_ID.test(h) ? h : randomUUID();
+    },
+    trustProxy: config.server.trustedProxies.length > 0 ? [...config.server.trustedProxies] : false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+
+  // Bodies are read raw: the gateway frames JSON-RPC itself, and the content type is checked by the route.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.header('x-request-id', req.id);
+    reply.header('access-control-allow-origin', '*');
+    done();
+  });
+
+  if (config.log.requests) {
+    app.addHook('onResponse', (req, reply, done) => {
+      req.log.info({ method: req.method, path: redactPath(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+      done();
+    });
+  }
+
+  registerRpcRoutes(app, deps);
+  registerHealthRoutes(app, deps);
+
+  // Browser dapps call RPC endpoints directly (DECISIONS 2): answer the CORS preflight.
+  const preflight = (_req: unknown, reply: import('fastify').FastifyReply) => {
+    reply.code(204)
+      .header('access-control-allow-methods', 'POST, OPTIONS')
+      .header('access-control-allow-headers', 'content-type, x-request-id')
+      .header('access-control-max-age', '86400')
+      .send();
+  };
+  const notPost = (req: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply) => {
+    reply.header('allow', 'POST');
+    sendError(reply, new GatewayError('HTTP_METHOD_NOT_ALLOWED', { method: req.method }));
+  };
+  for (const url of ['/v1/:network/:apikey', '/:network/:apikey', '/v1/:network']) {
+    app.options(url, preflight);
+    app.route({ method: ['GET', 'PUT', 'DELETE', 'PATCH'], url, handler: notPost });
+  }
+
+  app.setNotFoundHandler((_req, reply) => sendError(reply, new GatewayError('ROUTE_NOT_FOUND')));
+  app.setErrorHandler((err: { code?: string; statusCode?: number }, req, reply) => {
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, new GatewayError('BODY_TOO_LARGE', { limit: config.server.bodyLimit }));
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendError(reply, new GatewayError('UNSUPPORTED_MEDIA_TYPE', { type: '' }));
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      return sendError(reply, new GatewayError('INVALID_REQUEST', { detail: 'malformed HTTP request' }));
+    }
+    req.log.error({ err }, 'unhandled error');
+    return sendError(reply, new GatewayError('INTERNAL'));
+  });
+  return app;
+}

@@ -1,0 +1,13 @@
+import type { UpstreamAnswer } from '../../upstream/upstream.ts';
+
+/** Sends a call to the network's node; an adapter may send the original call or others. */
+export type Next = (method: string, params: unknown[]) => Promise<UpstreamAnswer>;
+
+/**
+ * Closes one gap between a node and geth's documented behaviour (DECISIONS 4), in the shape of an undici
+ * interceptor: it gets the call and `next`, and answers. Adapters only act on what the node actually
+ * answered, so a real geth behind the gateway passes through untouched.
+ */
+export type Adapter = (method: string, params: unknown[], next: Next) => Promise<UpstreamAnswer>;
+
+export const isMethodNotFound = (a: UpstreamAnswer) => a.error?.code === -32601;

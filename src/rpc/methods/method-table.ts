@@ -1,0 +1,71 @@
+import type { Config } from '../../config/schema.ts';
+import type { Adapter } from '../adapters/adapter.ts';
+import { debug_traceTransaction } from '../adapters/debug_traceTransaction.ts';
+import { eth_mining } from '../adapters/eth_mining.ts';
+import { eth_pendingTransactions } from '../adapters/eth_pendingTransactions.ts';
+import { eth_protocolVersion } from '../adapters/eth_protocolVersion.ts';
+import { net_peerCount } from '../adapters/net_peerCount.ts';
+import { methodSchemas } from '../schemas/method-schemas.ts';
+import { ALLOWED_METHODS } from './allowed.ts';
+import { compileParamValidator, type ParamValidator } from './param-validator.ts';
+
+/**
+ * One entry per allowed method (STYLE 5): how its params are validated, which adapter closes a node's gap,
+ * its time-out. Compute-unit cost and cache policy join here when limits and the cache arrive.
+ */
+export interface MethodEntry {
+  readonly name: string;
+  readonly validate: ParamValidator;
+  readonly adapter: Adapter | undefined;
+  readonly timeoutMs: number;
+  /** `debug_*`: plans may exclude them. */
+  readonly debug: boolean;
+}
+
+const adapters: Record<string, Adapter> = {
+  net_peerCount,
+  eth_mining,
+  eth_pendingTransactions,
+  eth_protocolVersion,
+  debug_traceTransaction,
+};
+
+/** Accepts any params: for operator-added methods (`rpc.extraMethods`) that no schema describes. */
+const anyParams: ParamValidator = () => undefined;
+
+/** Method tables by network, built once at start-up. A method absent from a network's table is -32601. */
+export function buildMethodTables(config: Readonly<Config>): Map<string, ReadonlyMap<string, MethodEntry>> {
+  const base = new Map<string, MethodEntry>();
+  for (const name of ALLOWED_METHODS) {
+    if (name === 'eth_chainId' && config.rpc.strictMethods) continue;
+    const schema = methodSchemas[name];
+    if (!schema) throw new Error(`no schema for allowed method ${name}`);
+    base.set(name, entry(name, compileParamValidator(schema), config));
+  }
+  const tables = new Map<string, ReadonlyMap<string, MethodEntry>>();
+  for (const network of Object.keys(config.networks)) {
+    const extra = config.rpc.extraMethods[network] ?? [];
+    if (extra.length === 0) {
+      tables.set(network, base);
+      continue;
+    }
+    const t = new Map(base);
+    for (const name of extra) {
+      const schema = methodSchemas[name];
+      t.set(name, entry(name, schema ? compileParamValidator(schema) : anyParams, config));
+    }
+    tables.set(network, t);
+  }
+  return tables;
+}
+
+function entry(name: string, validate: ParamValidator, config: Readonly<Config>): MethodEntry {
+  const debug = name.startsWith('debug_');
+  return {
+    name,
+    validate,
+    adapter: adapters[name],
+    timeoutMs: debug ? config.rpc.debugTimeoutMs : config.rpc.timeoutMs,
+    debug,
+  };
+}

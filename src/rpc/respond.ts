@@ -1,0 +1,15 @@
+import type { RpcErrorObject } from '../errors/gateway-error.ts';
+import type { UpstreamAnswer } from '../upstream/upstream.ts';
+import type { RpcId } from './framing.ts';
+
+/** Serialises one response object; the id is echoed with its type kept (DECISIONS 3). */
+export function responseJson(id: RpcId, answer: UpstreamAnswer): string {
+  const idJson = typeof id === 'string' ? JSON.stringify(id) : String(id);
+  if (answer.error !== undefined) return `{"jsonrpc":"2.0","id":${idJson},"error":${JSON.stringify(errorObject(answer.error))}}`;
+  const result = answer.result === undefined ? 'null' : JSON.stringify(answer.result);
+  return `{"jsonrpc":"2.0","id":${idJson},"result":${result}}`;
+}
+
+function errorObject(e: RpcErrorObject | { toJSON(): RpcErrorObject }): RpcErrorObject {
+  return 'toJSON' in e && typeof e.toJSON === 'function' ? e.toJSON() : (e as RpcErrorObject);
+}

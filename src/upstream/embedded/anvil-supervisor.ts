@@ -1,0 +1,225 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { EmbeddedChainConfig } from '../../config/schema.ts';
+import { GatewayError } from '../../errors/gateway-error.ts';
+import { HttpUpstream } from '../http-upstream.ts';
+import type { Upstream, UpstreamAnswer } from '../upstream.ts';
+import { anvilBinaryPath } from './anvil-binary.ts';
+import { AutomineWatchdog } from './automine-watchdog.ts';
+import { freePort } from './free-port.ts';
+import { SnapshotFiles } from './snapshots.ts';
+import { findStaleAnvil, isAlive, removePidFile, writePidFile } from './stale-process.ts';
+import { ChainSnapshotter } from './chain-snapshotter.ts';
+
+/** Methods after which the automine watchdog is poked. */
+const WRITES = new Set(['eth_sendRawTransaction', 'eth_sendTransaction']);
+
+/**
+ * One embedded chain: an anvil process that Nodegate starts, persists, restarts and stops (DECISIONS 11).
+ * To the rest of the gateway it is just an Upstream; while anvil restarts, calls wait for it (up to their
+ * time-out) instead of failing.
+ */
+export class AnvilSupervisor implements Upstream {
+  readonly label: string;
+  private readonly snapshots: SnapshotFiles;
+  private readonly pidFile: string;
+  private child: ChildProcess | undefined;
+  private client: HttpUpstream | undefined;
+  private ready: Promise<void> | undefined;
+  private stopping = false;
+  private restarts = 0;
+  private upSince = 0;
+  private watchdog: AutomineWatchdog | undefined;
+  private snapshotter: ChainSnapshotter | undefined;
+  private lastStderr: string[] = [];
+
+  constructor(
+    readonly network: string,
+    readonly chainId: number,
+    private readonly cfg: EmbeddedChainConfig,
+    dataDir: string,
+    private readonly log: Logger,
+  ) {
+    const dir = join(dataDir, 'chains', network);
+    mkdirSync(dir, { recursive: true });
+    this.snapshots = new SnapshotFiles(dir);
+    this.pidFile = join(dir, 'anvil.pid');
+    this.label = `embedded local chain (anvil, chain id ${chainId})`;
+  }
+
+  /** Starts anvil from the last good snapshot and resolves when it answers. */
+  async start(): Promise<void> {
+    await this.reclaimStale();
+    this.ready = this.launch();
+    await this.ready;
+  }
+
+  /** The node's current port, for tests and diagnostics; never exposed to callers. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  async call(method: string, params: unknown[], timeoutMs: number): Promise<UpstreamAnswer> {
+    if (!this.client) await this.waitReady(timeoutMs);
+    const answer = await this.client!.call(method, params, timeoutMs);
+    if (WRITES.has(method) && answer.error === undefined) {
+      this.watchdog?.poke();
+      this.snapshotter?.markDirty();
+    }
+    return answer;
+  }
+
+  private async waitReady(timeoutMs: number): Promise<void> {
+    if (this.stopping || !this.ready) throw new GatewayError('UPSTREAM_UNAVAILABLE');
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new GatewayError('UPSTREAM_UNAVAILABLE', { detail: 'the embedded chain is restarting' })), timeoutMs);
+    });
+    try {
+      await Promise.race([this.ready, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!this.client) throw new GatewayError('UPSTREAM_UNAVAILABLE');
+  }
+
+  /**
+   * An anvil left behind by a Nodegate that was killed (SIGKILL leaves children running): its chain is
+   * newer than our last snapshot, so take one from it before stopping it. No anvil outlives its Nodegate.
+   */
+  private async reclaimStale(): Promise<void> {
+    const stale = findStaleAnvil(this.pidFile);
+    if (!stale) return;
+    this.log.warn({ network: this.network, pid: stale.pid }, 'found an anvil left by a previous run; saving its chain and stopping it');
+    const node = new HttpUpstream(`http://127.0.0.1:${stale.port}`, 1);
+    try {
+      const dump = await node.call('anvil_dumpState', [true], 10_000);
+      if (typeof dump.result === 'string') this.snapshots.write(Buffer.from(dump.result.slice(2), 'hex'));
+    } catch (err) {
+      this.log.warn({ network: this.network, err: (err as Error).message }, 'could not save the stale chain; using the last snapshot');
+    } finally {
+      await node.close();
+    }
+    try { process.kill(stale.pid, 'SIGKILL'); } catch { /* already gone */ }
+    for (let i = 0; i < 100 && isAlive(stale.pid); i++) await sleep(20);
+    removePidFile(this.pidFile);
+  }
+
+  private args(port: number, loadState: string | undefined): string[] {
+    const a = [
+      '--host', '127.0.0.1', '--port', String(port),
+      '--chain-id', String(this.chainId),
+      '--hardfork', this.cfg.hardfork,
+      '--timestamp', String(this.cfg.genesisTimestamp),
+      '--mnemonic', this.cfg.mnemonic,
+      // Old blocks keep their state in snapshots, so eth_getBalance at an old block survives a restart.
+      '--preserve-historical-states',
+      // geth-style struct logs from debug_trace* are empty without it (DECISIONS 4).
+      '--steps-tracing',
+      '--silent',
+    ];
+    if (this.cfg.mining === 'interval') a.push('--block-time', String(this.cfg.blockTimeSeconds));
+    if (loadState) a.push('--load-state', loadState);
+    return a;
+  }
+
+  private async launch(): Promise<void> {
+    const bad = new Set<string>();
+    for (;;) {
+      const load = this.snapshots.prepareLoad(bad);
+      const port = await freePort();
+      const child = spawn(anvilBinaryPath(), this.args(port, load?.path), { stdio: ['ignore', 'ignore', 'pipe'] });
+      this.lastStderr = [];
+      child.stderr!.setEncoding('utf8').on('data', (s: string) => {
+        this.lastStderr.push(...s.split('\n').filter(Boolean));
+        this.lastStderr.splice(0, Math.max(0, this.lastStderr.length - 20));
+      });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const client = new HttpUpstream(`http://127.0.0.1:${port}`);
+      const up = await Promise.race([waitAnswers(client, 20_000), exited.then(() => false)]);
+      if (up === true) {
+        this.adopt(child, client, port, exited);
+        this.log.info({ network: this.network, pid: child.pid, snapshot: load?.from ?? 'none (new chain)' }, 'embedded chain up');
+        return;
+      }
+      await client.close();
+      child.kill('SIGKILL');
+      const why = this.lastStderr.slice(-3).join(' | ') || 'no answer';
+      if (load) {
+        this.log.error({ network: this.network, snapshot: load.from, why }, 'anvil would not start from this snapshot; trying the previous one');
+        bad.add(load.from);
+        continue;
+      }
+      throw new Error(`the embedded chain ${this.network} did not start: ${why}`);
+    }
+  }
+
+  private adopt(child: ChildProcess, client: HttpUpstream, port: number, exited: Promise<number | null>): void {
+    this.child = child;
+    this.client = client;
+    this.upSince = Date.now();
+    writePidFile(this.pidFile, { pid: child.pid!, port });
+    this.watchdog = this.cfg.mining === 'auto'
+      ? new AutomineWatchdog(client, this.cfg.automineWatchdogMs, (err) => this.log.warn({ network: this.network, err: String(err) }, 'automine watchdog check failed'))
+      : undefined;
+    this.snapshotter = new ChainSnapshotter(client, this.snapshots, this.cfg.snapshotIntervalMs, this.log.child({ network: this.network }));
+    this.snapshotter.start();
+    void exited.then((code) => this.onExit(child, code));
+  }
+
+  private onExit(child: ChildProcess, code: number | null): void {
+    if (this.child !== child) return;
+    this.child = undefined;
+    const client = this.client;
+    this.client = undefined;
+    this.watchdog?.stop();
+    this.snapshotter?.stop();
+    void client?.close();
+    if (this.stopping) return;
+    if (Date.now() - this.upSince > 30_000) this.restarts = 0;
+    const delay = Math.min(250 * 2 ** this.restarts++, 5000);
+    this.log.error({ network: this.network, code, stderr: this.lastStderr.slice(-3), retryInMs: delay }, 'embedded chain exited; restarting from the last snapshot');
+    this.ready = sleep(delay).then(() => this.launch()).catch((err) => {
+      this.log.error({ network: this.network, err: (err as Error).message }, 'embedded chain restart failed');
+      if (!this.stopping) this.onExit(child, null);
+    });
+  }
+
+  /** Final snapshot, then SIGTERM (SIGKILL after 5 s). */
+  async close(): Promise<void> {
+    this.stopping = true;
+    this.watchdog?.stop();
+    const child = this.child;
+    if (this.snapshotter) await this.snapshotter.stopAndFlush();
+    if (child && child.exitCode === null) {
+      const gone = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await gone;
+      clearTimeout(t);
+    }
+    await this.client?.close();
+    removePidFile(this.pidFile);
+  }
+
+  /** Synchronous last resort for process 'exit': no anvil outlives Nodegate. */
+  killNow(): void {
+    try { this.child?.kill('SIGKILL'); } catch { /* gone */ }
+  }
+}
+
+async function waitAnswers(client: HttpUpstream, withinMs: number): Promise<boolean> {
+  const until = Date.now() + withinMs;
+  while (Date.now() < until) {
+    try {
+      const a = await client.call('eth_chainId', [], 1000);
+      if (a.result) return true;
+    } catch { /* not listening yet */ }
+    await sleep(30);
+  }
+  return false;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

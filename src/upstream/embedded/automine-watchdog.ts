@@ -1,0 +1,41 @@
+import type { Upstream } from '../upstream.ts';
+
+/**
+ * anvil's automine can stall after bursts (foundry issue 10122): valid transactions stay pending until
+ * another arrives. After each accepted write the watchdog is poked; if transactions still wait `delayMs`
+ * later and no block came meanwhile, it mines one. No timer runs while nothing is written.
+ */
+export class AutomineWatchdog {
+  private timer: NodeJS.Timeout | undefined;
+  private lastHead: string | undefined;
+  private stopped = false;
+
+  constructor(private readonly node: Upstream, private readonly delayMs: number, private readonly onError: (err: unknown) => void) {}
+
+  poke(): void {
+    if (this.timer || this.stopped) return;
+    this.timer = setTimeout(() => void this.check(), this.delayMs);
+    this.timer.unref();
+  }
+
+  private async check(): Promise<void> {
+    try {
+      const status = await this.node.call('txpool_status', [], 2000);
+      const pending = Number((status.result as { pending?: string } | undefined)?.pending ?? 0);
+      const head = (await this.node.call('eth_blockNumber', [], 2000)).result as string;
+      if (pending > 0 && head === this.lastHead) await this.node.call('evm_mine', [], 5000);
+      this.lastHead = head;
+      this.timer = undefined;
+      if (pending > 0) this.poke();
+    } catch (err) {
+      this.timer = undefined;
+      this.onError(err);
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
