@@ -5,6 +5,7 @@ import { startGateway } from '../app.ts';
 import { newKeyMaterial } from '../accounts/key-value.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import { SqliteStore } from '../store/sqlite.ts';
+import { redactUrl } from '../upstream/http-upstream.ts';
 import { banner } from './banner.ts';
 
 const USAGE = `usage:
@@ -27,7 +28,9 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig(values.config);
 
   if (cmd === 'config' && sub === 'check') {
-    console.log(JSON.stringify(config, null, 2));
+    // Upstream URLs often carry a hosted node's credentials: shown redacted, like in the banner.
+    const shown = { ...config, networks: Object.fromEntries(Object.entries(config.networks).map(([n, v]) => [n, { ...v, upstream: v.upstream === 'embedded' ? v.upstream : redactUrl(v.upstream) }])) };
+    console.log(JSON.stringify(shown, null, 2));
     console.error('configuration is valid');
     return 0;
   }

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ConfigError, loadConfig } from './load.ts';
+
+const file = (name: string, text: string) => {
+  const p = join(mkdtempSync(join(tmpdir(), 'ng-config-')), name);
+  writeFileSync(p, text);
+  return p;
+};
+
+test('with no file, the defaults: embedded mainnet and testnet (devnet alias), 127.0.0.1:8545, ./data', () => {
+  const c = loadConfig(undefined, {});
+  assert.equal(c.server.host, '127.0.0.1');
+  assert.equal(c.server.port, 8545);
+  assert.equal(c.dataDir, './data');
+  assert.deepEqual(c.networks.mainnet, { chainId: 1, upstream: 'embedded', aliases: [] });
+  assert.deepEqual(c.networks.testnet, { chainId: 11155111, upstream: 'embedded', aliases: ['devnet'] });
+  assert.equal(c.rpc.maxBatchSize, 100);
+  assert.equal(c.server.bodyLimit, 1048576);
+  assert.ok(Object.isFrozen(c.server));
+});
+
+test('a YAML file and environment overrides; the environment wins', () => {
+  const p = file('nodegate.yaml', 'server:\n  port: 9000\nnetworks:\n  mainnet:\n    chainId: 1\n    upstream: https://user:pw@node.example/rpc\n');
+  const c = loadConfig(p, { NODEGATE_PORT: '9100', NODEGATE_DATA_DIR: '/tmp/x', NODEGATE_HOST: '0.0.0.0' });
+  assert.equal(c.server.port, 9100);
+  assert.equal(c.server.host, '0.0.0.0');
+  assert.equal(c.dataDir, '/tmp/x');
+  assert.equal(c.networks.mainnet.upstream, 'https://user:pw@node.example/rpc');
+  assert.equal(c.networks.testnet, undefined);
+  assert.equal(loadConfig(undefined, { PORT: '7000' }).server.port, 7000);
+});
+
+test('NODEGATE_CONFIG names the file; JSON works too', () => {
+  const p = file('nodegate.json', JSON.stringify({ rpc: { maxBatchSize: 10 } }));
+  assert.equal(loadConfig(undefined, { NODEGATE_CONFIG: p }).rpc.maxBatchSize, 10);
+});
+
+test('errors name the field', () => {
+  const p = file('bad.yaml', 'server:\n  port: 70000\nrpc:\n  maxBatchSize: 5000\n  bogus: 1\nnetworks:\n  mainnet:\n    upstream: ftp://x\n');
+  assert.throws(() => loadConfig(p, {}), (err: unknown) => {
+    assert.ok(err instanceof ConfigError);
+    const text = err.problems.join('\n');
+    assert.match(text, /server\.port: must be <= 65535/);
+    assert.match(text, /rpc\.maxBatchSize: must be <= 1000/);
+    assert.match(text, /rpc: must NOT have additional properties 'bogus'/);
+    assert.match(text, /networks\.mainnet: must have required property 'chainId'/);
+    assert.match(text, /networks\.mainnet\.upstream: must match pattern/);
+    return true;
+  });
+  assert.throws(() => loadConfig(undefined, { NODEGATE_PORT: 'abc' }), /server\.port: must be integer/);
+  assert.throws(() => loadConfig('/nonexistent/nodegate.yaml', {}), /cannot read \(ENOENT\)/);
+  assert.throws(() => loadConfig(file('x.yaml', 'server: [1,'), {}), /not valid YAML or JSON/);
+});
+
+test('a network name used twice (as a name and an alias) is refused', () => {
+  const p = file('dup.yaml', 'networks:\n  mainnet: { chainId: 1, aliases: [testnet] }\n  testnet: { chainId: 5 }\n');
+  assert.throws(() => loadConfig(p, {}), /the name testnet is used twice/);
+});

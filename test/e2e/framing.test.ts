@@ -1,0 +1,263 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+
+/** Every rule of DECISIONS section 3 and the catalogue rows the core owns, through the wire. */
+describe('JSON-RPC framing and the error catalogue on the wire', () => {
+  let g: TestGateway;
+  let slow: Server;
+  let slowUrl: string;
+
+  before(async () => {
+    // A node that never answers in time, and one that is not there at all.
+    slow = createServer((_req, res) => setTimeout(() => res.end('{"jsonrpc":"2.0","id":1,"result":"0x1"}'), 1500));
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    slowUrl = `http://127.0.0.1:${(slow.address() as { port: number }).port}`;
+    g = await startTestGateway({
+      networks: {
+        mainnet: { chainId: 1 },
+        testnet: { chainId: 11155111, aliases: ['devnet'] },
+        slownet: { chainId: 5, upstream: slowUrl },
+        deadnet: { chainId: 6, upstream: 'http://127.0.0.1:9' },
+      },
+      rpc: { maxBatchSize: 5, timeoutMs: 300 },
+      server: { bodyLimit: 4096 },
+    });
+  });
+  after(async () => {
+    await g?.close();
+    slow?.closeAllConnections();
+    slow?.close();
+  });
+
+  const call = (method: string, params?: unknown, id: unknown = 1) => ({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
+
+  test('a single request is answered with its id, type kept', async () => {
+    for (const id of [1, 'abc', 0, 2.5, null, '']) {
+      const r = await g.rpc(call('eth_chainId', [], id));
+      assert.equal(r.status, 200);
+      assert.deepEqual(r.body, { jsonrpc: '2.0', id, result: '0x1' });
+    }
+  });
+
+  test('jsonrpc absent means 2.0; params absent means []; unknown members are ignored', async () => {
+    const r = await g.rpc({ id: 7, method: 'eth_blockNumber', extra: { x: 1 } });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.id, 7);
+    assert.match(r.body.result, /^0x[0-9a-f]+$/);
+  });
+
+  test('jsonrpc other than "2.0" is -32600 with HTTP 400 and the id echoed', async () => {
+    const r = await g.rpc({ jsonrpc: '1.0', id: 3, method: 'eth_chainId' });
+    assert.equal(r.status, 400);
+    assert.equal(r.body.id, 3);
+    assert.equal(r.body.error.code, -32600);
+    assert.match(r.body.error.message, /^Invalid Request/);
+  });
+
+  test('a request object without a method, or not an object, is -32600 with id null when no id can be read', async () => {
+    let r = await g.rpc({ jsonrpc: '2.0', id: 4 });
+    assert.deepEqual([r.status, r.body.id, r.body.error.code], [400, 4, -32600]);
+    r = await g.rpc('"hello"');
+    assert.deepEqual([r.status, r.body.id, r.body.error.code], [400, null, -32600]);
+    r = await g.rpc({ jsonrpc: '2.0', id: { a: 1 }, method: 'eth_chainId' });
+    assert.deepEqual([r.status, r.body.id, r.body.error.code], [400, null, -32600]);
+  });
+
+  test('params that are an object or a scalar are -32602 with HTTP 200', async () => {
+    for (const params of [{ a: 1 }, 'x', 5]) {
+      const r = await g.rpc(call('eth_getBalance', params, 9));
+      assert.equal(r.status, 200);
+      assert.equal(r.body.id, 9);
+      assert.equal(r.body.error.code, -32602);
+      assert.match(r.body.error.message, /^Invalid params/);
+    }
+  });
+
+  test('invalid params name the parameter and what was expected', async () => {
+    const r = await g.rpc(call('eth_getBalance', ['0x1234', 'latest']));
+    assert.equal(r.status, 200);
+    assert.equal(r.body.error.code, -32602);
+    assert.equal(r.body.error.data.param, 'Address');
+    assert.equal(r.body.error.data.index, 0);
+    assert.equal(r.body.error.data.expected, 'hex encoded address');
+    const missing = await g.rpc(call('eth_getBalance', []));
+    assert.equal(missing.body.error.code, -32602);
+    assert.match(missing.body.error.message, /missing value for required argument 0/);
+    const extra = await g.rpc(call('eth_blockNumber', [1]));
+    assert.match(extra.body.error.message, /too many arguments/);
+  });
+
+  test('a body that is not JSON is -32700 with HTTP 400', async () => {
+    const r = await g.rpc('{"jsonrpc":"2.0",');
+    assert.equal(r.status, 400);
+    assert.deepEqual(r.body, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error', data: { reason: 'parse_error' } } });
+  });
+
+  test('an empty body is a parse error', async () => {
+    const r = await g.rpc('');
+    assert.equal(r.status, 400);
+    assert.equal(r.body.error.code, -32700);
+  });
+
+  test('a notification is executed and gets 204 with no body', async () => {
+    const r = await g.rpc({ jsonrpc: '2.0', method: 'eth_chainId' });
+    assert.equal(r.status, 204);
+    assert.equal(r.text, '');
+  });
+
+  test('a batch keeps request order, answers each item, and skips notifications', async () => {
+    const r = await g.rpc([
+      call('eth_chainId', [], 'a'),
+      { jsonrpc: '2.0', method: 'eth_blockNumber' },
+      call('getBalance', [], 2),
+      call('eth_getBalance', [{}], 3),
+      { jsonrpc: '2.0', id: 4 },
+    ]);
+    assert.equal(r.status, 200);
+    assert.equal(r.body.length, 4);
+    assert.deepEqual(r.body.map((x: any) => x.id), ['a', 2, 3, 4]);
+    assert.equal(r.body[0].result, '0x1');
+    assert.equal(r.body[1].error.code, -32601);
+    assert.equal(r.body[2].error.code, -32602);
+    assert.equal(r.body[3].error.code, -32600);
+  });
+
+  test('a batch of only notifications gets 204', async () => {
+    const r = await g.rpc([{ jsonrpc: '2.0', method: 'eth_chainId' }, { jsonrpc: '2.0', method: 'eth_blockNumber' }]);
+    assert.equal(r.status, 204);
+    assert.equal(r.text, '');
+  });
+
+  test('an empty batch is one -32600 error "empty batch" with HTTP 400', async () => {
+    const r = await g.rpc([]);
+    assert.equal(r.status, 400);
+    assert.deepEqual(r.body, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: empty batch', data: { reason: 'invalid_request', detail: 'empty batch' } } });
+  });
+
+  test('a batch over the configured limit is one -32600 error with HTTP 400', async () => {
+    const r = await g.rpc(Array.from({ length: 6 }, (_, i) => call('eth_chainId', [], i)));
+    assert.equal(r.status, 400);
+    assert.equal(r.body.id, null);
+    assert.equal(r.body.error.code, -32600);
+    assert.equal(r.body.error.message, 'Invalid Request: batch of 6 requests exceeds the limit of 5');
+  });
+
+  test('a method outside the allowed list is -32601 with HTTP 200', async () => {
+    for (const m of ['getBalance', 'eth_foo', 'anvil_setBalance', 'evm_mine']) {
+      const r = await g.rpc(call(m, []));
+      assert.equal(r.status, 200);
+      assert.deepEqual(r.body.error, { code: -32601, message: `the method ${m} does not exist/is not available`, data: { reason: 'method_not_found', method: m } });
+    }
+  });
+
+  test('a missing or unknown key is 401 -32010, and the key is never echoed', async () => {
+    const bad = 'ngk_' + 'A'.repeat(43);
+    for (const path of ['/v1/mainnet', '/v1/mainnet/', `/v1/mainnet/${bad}`, '/v1/mainnet/not-a-key']) {
+      const r = await g.rpc(call('eth_chainId', [], 5), { path });
+      assert.equal(r.status, 401, path);
+      assert.equal(r.body.id, 5);
+      assert.equal(r.body.error.code, -32010);
+      assert.equal(r.body.error.message, 'invalid API key');
+      assert.ok(!r.text.includes(bad));
+    }
+  });
+
+  test('an unknown network is 404 -32012', async () => {
+    const r = await g.rpc(call('eth_chainId'), { network: 'goerli' });
+    assert.equal(r.status, 404);
+    assert.equal(r.body.error.code, -32012);
+    assert.equal(r.body.error.message, 'unknown network goerli');
+  });
+
+  test('the unversioned path and the devnet alias reach the same networks', async () => {
+    let r = await g.rpc(call('eth_chainId'), { path: `/mainnet/${g.key}` });
+    assert.equal(r.body.result, '0x1');
+    r = await g.rpc(call('eth_chainId'), { network: 'devnet' });
+    assert.equal(r.body.result, '0xaa36a7');
+    r = await g.rpc(call('eth_chainId'), { path: `/devnet/${g.key}` });
+    assert.equal(r.body.result, '0xaa36a7');
+  });
+
+  test('a content type other than JSON is 415; a charset parameter is fine', async () => {
+    let r = await g.rpc(call('eth_chainId'), { headers: { 'content-type': 'text/plain' } });
+    assert.equal(r.status, 415);
+    assert.equal(r.body.error.code, -32600);
+    r = await g.rpc(call('eth_chainId'), { headers: { 'content-type': 'application/json; charset=utf-8' } });
+    assert.equal(r.body.result, '0x1');
+  });
+
+  test('a body over the limit is 413', async () => {
+    const r = await g.rpc(call('web3_sha3', ['0x' + 'ab'.repeat(4096)]));
+    assert.equal(r.status, 413);
+    assert.equal(r.body.error.code, -32600);
+    assert.equal(r.body.error.message, 'request body exceeds 4096 bytes');
+  });
+
+  test('GET on the endpoint is 405 with Allow: POST', async () => {
+    const res = await fetch(`${g.url}/v1/mainnet/${g.key}`);
+    assert.equal(res.status, 405);
+    assert.equal(res.headers.get('allow'), 'POST');
+    assert.equal((await res.json()).error.code, -32600);
+  });
+
+  test('OPTIONS is a CORS preflight; responses allow any origin', async () => {
+    const res = await fetch(`${g.url}/v1/mainnet/${g.key}`, { method: 'OPTIONS', headers: { origin: 'https://dapp.example', 'access-control-request-method': 'POST' } });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers.get('access-control-allow-origin'), '*');
+    assert.match(res.headers.get('access-control-allow-methods') ?? '', /POST/);
+    const r = await g.rpc(call('eth_chainId'));
+    assert.equal(r.headers.get('access-control-allow-origin'), '*');
+  });
+
+  test("every response carries X-Request-Id, the caller's own when it sent one", async () => {
+    const ok = await g.rpc(call('eth_chainId'));
+    assert.match(ok.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+    const err = await g.rpc('nope');
+    assert.ok(err.headers.get('x-request-id'));
+    const mine = await g.rpc(call('eth_chainId'), { headers: { 'x-request-id': 'trace-42' } });
+    assert.equal(mine.headers.get('x-request-id'), 'trace-42');
+    const res404 = await fetch(`${g.url}/nothing/here/at/all`);
+    assert.equal(res404.status, 404);
+    assert.ok(res404.headers.get('x-request-id'));
+  });
+
+  test('a node that does not answer in time is 504 -32015', async () => {
+    const r = await g.rpc(call('eth_blockNumber', [], 11), { network: 'slownet' });
+    assert.equal(r.status, 504);
+    assert.equal(r.body.id, 11);
+    assert.equal(r.body.error.code, -32015);
+    assert.equal(r.body.error.message, 'request timed out');
+  });
+
+  test('a node that cannot be reached is 503 -32002, and inside a batch the item fails alone', async () => {
+    const r = await g.rpc(call('eth_blockNumber', [], 12), { network: 'deadnet' });
+    assert.equal(r.status, 503);
+    assert.equal(r.body.error.code, -32002);
+    assert.equal(r.body.error.message, 'resource unavailable');
+    const b = await g.rpc([call('eth_blockNumber', [], 1), call('getBalance', [], 2)], { network: 'deadnet' });
+    assert.equal(b.status, 200);
+    assert.equal(b.body[0].error.code, -32002);
+    assert.equal(b.body[1].error.code, -32601);
+  });
+
+  test('an upstream JSON-RPC error passes through unchanged with HTTP 200', async () => {
+    // anvil's own answer to a malformed raw transaction.
+    const r = await g.rpc(call('eth_sendRawTransaction', ['0x01']));
+    assert.equal(r.status, 200);
+    assert.equal(typeof r.body.error.code, 'number');
+    assert.equal(r.body.error.data?.reason, undefined);
+  });
+
+  test('/healthz and /readyz', async () => {
+    const h = await fetch(`${g.url}/healthz`);
+    assert.equal(h.status, 200);
+    const ready = await fetch(`${g.url}/readyz`);
+    // deadnet and slownet are down, so the gateway says it is not ready and why.
+    assert.equal(ready.status, 503);
+    const body = await ready.json();
+    assert.equal(body.checks['network:mainnet'], 'ok');
+    assert.match(body.checks['network:deadnet'], /^down/);
+  });
+});
