@@ -1,6 +1,7 @@
 import type { Config } from '../../config/schema.ts';
 import type { Adapter } from '../adapters/adapter.ts';
 import { debug_traceTransaction } from '../adapters/debug_traceTransaction.ts';
+import { eth_getTransactionReceipt } from '../adapters/eth_getTransactionReceipt.ts';
 import { eth_mining } from '../adapters/eth_mining.ts';
 import { eth_pendingTransactions } from '../adapters/eth_pendingTransactions.ts';
 import { eth_protocolVersion } from '../adapters/eth_protocolVersion.ts';
@@ -28,6 +29,7 @@ const adapters: Record<string, Adapter> = {
   eth_pendingTransactions,
   eth_protocolVersion,
   debug_traceTransaction,
+  eth_getTransactionReceipt,
 };
 
 /** Accepts any params: for operator-added methods (`rpc.extraMethods`) that no schema describes. */

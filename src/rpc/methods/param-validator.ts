@@ -16,7 +16,10 @@ export function compileParamValidator(schema: MethodSchema): ParamValidator {
   const params = schema.params;
   const checks: ValidateFunction[] = params.map((p) => ajv.compile(p.schema));
   const required = params.reduce((n, p, i) => (p.required ? i + 1 : n), 0);
-  const defaultsLatest = params.length > 0 && params[params.length - 1].name === 'Block' && !params[params.length - 1].required;
+  // The block is the last parameter, or followed only by optional overrides (eth_call's state and block overrides).
+  let blockAt = params.length - 1;
+  while (blockAt > 0 && !params[blockAt].required && params[blockAt].name.endsWith(' overrides')) blockAt--;
+  const defaultsLatest = blockAt >= 0 && params[blockAt].name === 'Block' && !params[blockAt].required;
   const max = params.length;
 
   return (values) => {
@@ -42,7 +45,7 @@ export function compileParamValidator(schema: MethodSchema): ParamValidator {
         });
       }
     }
-    if (defaultsLatest && (values.length === max - 1 || values[max - 1] === null)) values[max - 1] = 'latest';
+    if (defaultsLatest && (values.length === blockAt || values[blockAt] === null)) values[blockAt] = 'latest';
     return undefined;
   };
 }
