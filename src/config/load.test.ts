@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { ConfigError, loadConfig } from './load.ts';
 
+const dir = mkdtempSync(join(tmpdir(), 'ng-config-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
 const file = (name: string, text: string) => {
-  const p = join(mkdtempSync(join(tmpdir(), 'ng-config-')), name);
+  const p = join(dir, name);
   writeFileSync(p, text);
   return p;
 };
