@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
 import { KeyResolver } from './auth/key-resolver.ts';
@@ -6,7 +5,9 @@ import { bootstrap, type BootstrapSecrets } from './accounts/bootstrap.ts';
 import type { Config } from './config/schema.ts';
 import { redactPath } from './http/redact.ts';
 import { buildServer } from './http/server.ts';
-import { SqliteStore } from './store/sqlite.ts';
+import { AccountsService } from './accounts/service.ts';
+import { ALLOWED_METHODS } from './rpc/methods/allowed.ts';
+import { openStore } from './store/open-store.ts';
 import type { Store } from './store/store.ts';
 import { Networks } from './upstream/networks.ts';
 
@@ -16,6 +17,7 @@ export interface Gateway {
   store: Store;
   networks: Networks;
   keys: KeyResolver;
+  accounts: AccountsService;
   log: Logger;
   /** Secrets created by this start (first start only), to print once. */
   secrets: BootstrapSecrets;
@@ -38,17 +40,27 @@ export function createLogger(config: Readonly<Config>, destination?: pino.Destin
   );
 }
 
+/** The names a key's allowlists may hold: the configured networks (and aliases) and the allowed methods. */
+export function accountsCatalogue(config: Readonly<Config>) {
+  const networks = new Map<string, string>();
+  for (const [name, n] of Object.entries(config.networks)) [name, ...n.aliases].forEach((x) => networks.set(x, name));
+  const methods = new Set<string>(ALLOWED_METHODS);
+  for (const extra of Object.values(config.rpc.extraMethods)) extra.forEach((m) => methods.add(m));
+  return { networks, methods, defaultPlan: config.accounts.defaultPlan };
+}
+
 /** The composition root: builds every part from the configuration, starts the chains, and listens. */
 export async function startGateway(config: Readonly<Config>, opts: { log?: Logger } = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config);
-  const store = new SqliteStore(join(config.dataDir, 'nodegate.db'));
+  const store = await openStore(config);
   const networks = new Networks(config, log);
-  const keys = new KeyResolver(store);
+  const keys = new KeyResolver(store, config.auth.keyCacheTtlMs, config.auth.lastUsedFlushMs);
+  const accounts = new AccountsService(store, accountsCatalogue(config), () => keys.invalidate());
   let app: FastifyInstance | undefined;
   try {
     await networks.start();
-    const secrets = await bootstrap(store);
-    app = buildServer({ config, log, networks, keys, store });
+    const secrets = await bootstrap(store, accounts, config);
+    app = buildServer({ config, log, networks, keys, store, accounts });
     await app.listen({ host: config.server.host, port: config.server.port });
     const { port } = app.server.address() as { port: number };
     const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
@@ -57,12 +69,14 @@ export async function startGateway(config: Readonly<Config>, opts: { log?: Logge
     const server = app;
     const close = () => (closing ??= (async () => {
       await server.close();
+      await keys.close();
       await networks.close();
       await store.close();
     })());
-    return { config, app, store, networks, keys, log, secrets, url, close };
+    return { config, app, store, networks, keys, accounts, log, secrets, url, close };
   } catch (err) {
     await app?.close().catch(() => {});
+    await keys.close();
     await networks.close().catch(() => {});
     await store.close();
     throw err;

@@ -1,19 +1,38 @@
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../config/schema.ts';
 import type { Store } from '../store/store.ts';
-import { newKeyMaterial } from './key-value.ts';
+import type { AccountsService } from './service.ts';
 
 /** Secrets made on first start, to show once and never again. */
 export interface BootstrapSecrets {
+  operatorEmail?: string;
+  /** Only when generated here; a password given in NODEGATE_OPERATOR_PASSWORD is never echoed. */
+  operatorPassword?: string;
   demoKey?: string;
 }
 
+/** Creates the configured plans the store does not have yet; existing plans are the operator's and stay as edited. */
+export async function seedPlans(store: Store, plans: Config['plans']): Promise<void> {
+  for (const [id, p] of Object.entries(plans)) {
+    if (!(await store.getPlan(id))) await store.createPlan({ id, ...p });
+  }
+}
+
 /**
- * First start: a demo key, printed once with a ready curl line (the accounts issue adds the operator login and
- * the demo account). Recorded in the store's meta table so it happens exactly once per store.
+ * First start (DECISIONS 6): an operator login and a demo account on the default plan with one Standard key,
+ * returned to be printed once. Recorded in the store's meta table (`accounts_bootstrapped`; a 0.1 store's `bootstrapped` predates accounts) so it happens exactly once per store.
  */
-export async function bootstrap(store: Store): Promise<BootstrapSecrets> {
-  if (await store.getMeta('bootstrapped')) return {};
-  const { value, key } = newKeyMaterial('demo');
-  await store.insertKey(key);
-  await store.setMeta('bootstrapped', new Date().toISOString());
-  return { demoKey: value };
+export async function bootstrap(store: Store, accounts: AccountsService, config: Readonly<Config>, env: NodeJS.ProcessEnv = process.env): Promise<BootstrapSecrets> {
+  await seedPlans(store, config.plans);
+  if (await store.getMeta('accounts_bootstrapped')) return {};
+  const given = env.NODEGATE_OPERATOR_PASSWORD;
+  const operatorPassword = given || randomBytes(18).toString('base64url');
+  const operatorEmail = config.accounts.operatorEmail;
+  if (!(await store.getAccountByEmail(operatorEmail))) {
+    await accounts.createAccount({ name: 'Operator', email: operatorEmail, password: operatorPassword, role: 'operator' });
+  }
+  const demo = (await store.getAccountByEmail('demo@localhost')) ?? (await accounts.createAccount({ name: 'Demo', email: 'demo@localhost' }));
+  const { value } = await accounts.createKey(demo.id, { name: 'demo', type: 'Standard' });
+  await store.setMeta('accounts_bootstrapped', new Date().toISOString());
+  return { operatorEmail, operatorPassword: given ? undefined : operatorPassword, demoKey: value };
 }

@@ -12,11 +12,15 @@ export function banner(gw: Gateway): string {
     lines.push(`  ${n.name}${aliases.length ? ` (also ${aliases.join(', ')})` : ''}  chain id ${n.chainId}  ${kind}`);
   }
   lines.push('', `  POST ${gw.url}/v1/{network}/{apikey}`);
+  if (gw.secrets.operatorEmail) {
+    lines.push('', `First start: operator login ${gw.secrets.operatorEmail} created (management API: ${gw.url}/api/v1).`);
+    if (gw.secrets.operatorPassword) lines.push(`  password: ${gw.secrets.operatorPassword}   (shown this once; set NODEGATE_OPERATOR_PASSWORD to choose it)`);
+  }
   if (gw.secrets.demoKey) {
     const first = gw.networks.list[0]?.name ?? 'mainnet';
     lines.push(
       '',
-      'First start: a demo API key was created. It is shown this once; only its hash is stored:',
+      'A demo account (demo@localhost) with one Standard API key. The key is shown this once; only its hash is stored:',
       `  ${gw.secrets.demoKey}`,
       '',
       'Try it:',

@@ -30,6 +30,7 @@ function applyEnv(raw: Record<string, any>, env: NodeJS.ProcessEnv): void {
   if (port) set(['server', 'port'], num(port));
   if (env.NODEGATE_DATA_DIR) set(['dataDir'], env.NODEGATE_DATA_DIR);
   if (env.NODEGATE_LOG_LEVEL) set(['log', 'level'], env.NODEGATE_LOG_LEVEL);
+  if (env.DATABASE_URL) set(['database', 'url'], env.DATABASE_URL);
 }
 
 /** Reads a YAML or JSON file (JSON is YAML), returning its top-level object. */
@@ -69,6 +70,9 @@ export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
       if (names.has(n)) throw new ConfigError([`networks.${name}: the name ${n} is used twice`]);
       names.add(n);
     }
+  }
+  if (!config.plans[config.accounts.defaultPlan]) {
+    throw new ConfigError([`accounts.defaultPlan: no plan named ${config.accounts.defaultPlan} in plans (${Object.keys(config.plans).join(', ')})`]);
   }
   return deepFreeze(config);
 }

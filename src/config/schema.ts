@@ -25,6 +25,18 @@ export interface NetworkConfig {
   aliases: string[];
 }
 
+/** A plan as configured (DECISIONS 6): seeded into the store, then edited by the operator there. */
+export interface PlanConfig {
+  name: string;
+  /** Compute units per second, per key. */
+  cuPerSecond: number;
+  /** Compute units per calendar month (UTC), per account. */
+  cuPerMonth: number;
+  maxBatchSize: number;
+  debugMethods: boolean;
+  maxFilters: number;
+}
+
 export interface Config {
   server: {
     host: string;
@@ -51,6 +63,24 @@ export interface Config {
     debugTimeoutMs: number;
   };
   embedded: EmbeddedChainConfig;
+  /** Plans by id; each missing from the store is created at start-up (existing ones are the operator's to edit). */
+  plans: Record<string, PlanConfig>;
+  accounts: {
+    /** Plan of new accounts and of the demo account. */
+    defaultPlan: string;
+    /** Login of the operator created on first start (password printed once, or NODEGATE_OPERATOR_PASSWORD). */
+    operatorEmail: string;
+  };
+  auth: {
+    /** How long a resolved key is trusted without asking the store, ms: the bound on cross-instance revocation. */
+    keyCacheTtlMs: number;
+    /** How often last-used times are written, ms (batched, never per request). */
+    lastUsedFlushMs: number;
+  };
+  database: {
+    /** PostgreSQL URL (DATABASE_URL); absent: the SQLite file in dataDir. */
+    url?: string;
+  };
   log: {
     level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
     /** One line per request (path redacted, never the key). */
@@ -121,6 +151,55 @@ export const configSchema = {
         blockTimeSeconds: { type: 'number', exclusiveMinimum: 0, default: 2 },
         snapshotIntervalMs: { type: 'integer', minimum: 50, maximum: 1000, default: 500 },
         automineWatchdogMs: { type: 'integer', minimum: 20, default: 200 },
+      },
+    },
+    plans: {
+      type: 'object',
+      minProperties: 1,
+      propertyNames: { pattern: '^[a-z0-9][a-z0-9-]{0,62}$' },
+      default: {
+        free: { name: 'Free', cuPerSecond: 330, cuPerMonth: 30000000, maxBatchSize: 100, debugMethods: false, maxFilters: 50 },
+        growth: { name: 'Growth', cuPerSecond: 660, cuPerMonth: 400000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 500 },
+        enterprise: { name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000 },
+      },
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'cuPerSecond', 'cuPerMonth'],
+        properties: {
+          name: str,
+          cuPerSecond: { type: 'integer', minimum: 1 },
+          cuPerMonth: { type: 'integer', minimum: 1 },
+          maxBatchSize: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+          debugMethods: { type: 'boolean', default: false },
+          maxFilters: { type: 'integer', minimum: 0, default: 100 },
+        },
+      },
+    },
+    accounts: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        defaultPlan: { ...str, default: 'growth' },
+        operatorEmail: { ...str, default: 'operator@localhost' },
+      },
+    },
+    auth: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        keyCacheTtlMs: { type: 'integer', minimum: 0, maximum: 60000, default: 1000 },
+        lastUsedFlushMs: { type: 'integer', minimum: 100, default: 10000 },
+      },
+    },
+    database: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        url: { type: 'string', pattern: '^postgres(ql)?://' },
       },
     },
     log: {

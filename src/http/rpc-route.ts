@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authorizeRequest } from '../auth/authorize.ts';
 import type { KeyResolver } from '../auth/key-resolver.ts';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
@@ -44,12 +45,20 @@ export function registerRpcRoutes(app: FastifyInstance, deps: { config: Readonly
     const network = networks.get(netName);
     if (!network) return sendError(reply, new GatewayError('UNKNOWN_NETWORK', { network: netName.slice(0, 64) }), firstId);
 
-    // Stage authenticate: the key in the path (spec: Authentication).
+    // Stage authenticate: the key in the path (spec: Authentication); then authorize what applies to the request.
     let key;
+    const origin = req.headers.origin;
     try {
       key = await keys.resolve(apikey);
+      authorizeRequest(key, { ip: req.ip, origin, network: network.name });
     } catch (err) {
       return sendError(reply, err as GatewayError, firstId);
+    }
+    // A key restricted to origins answers CORS for its own origin only (DECISIONS 2).
+    if (key.origins && origin) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
+    if (framed.batch && framed.items.length > key.plan.maxBatchSize) {
+      const detail = `batch of ${framed.items.length} requests exceeds the limit of ${key.plan.maxBatchSize} of the ${key.plan.name} plan`;
+      return sendError(reply, new GatewayError('INVALID_REQUEST', { detail }));
     }
 
     const ctx: RequestContext = { network, key, requestId: req.id };

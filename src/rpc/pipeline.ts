@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { KeyRecord } from '../store/store.ts';
+import { authorizeMethod } from '../auth/authorize.ts';
+import type { ResolvedKey } from '../auth/key-resolver.ts';
 import type { Network } from '../upstream/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import type { Next } from './adapters/adapter.ts';
@@ -9,18 +10,19 @@ import type { MethodEntry } from './methods/method-table.ts';
 /** What every item of one HTTP request shares: decided once per request, before the items run. */
 export interface RequestContext {
   network: Network;
-  key: KeyRecord;
+  key: ResolvedKey;
   requestId: string;
 }
 
 /**
  * The item stages of the request pipeline, in order (docs/pipeline.md). Request-level stages (content type,
  * body size, parse, network, authenticate) run before, in http/rpc-route.ts; each item of a batch then goes
- * through these, independently. A stage answers by throwing a GatewayError; later stages (authorize, limit,
- * cache) slot in between `validate` and `forward` without touching the others.
+ * through these, independently. A stage answers by throwing a GatewayError; later stages (limit, cache) slot in
+ * between `validate` and `forward` without touching the others.
  */
 export async function runItem(ctx: RequestContext, call: RpcCall): Promise<UpstreamAnswer> {
   const entry = resolveMethod(ctx, call);
+  authorizeMethod(ctx.key, entry.name, entry.debug);
   validate(entry, call);
   return forward(ctx, entry, call);
 }
@@ -31,6 +33,8 @@ function resolveMethod(ctx: RequestContext, call: RpcCall): MethodEntry {
   if (!entry) throw new GatewayError('METHOD_NOT_FOUND', { method: truncate(call.method) });
   return entry;
 }
+
+/** Stage `authorize` is auth/authorize.ts `authorizeMethod`: the key's method allowlist, debug methods and the plan. */
 
 /** Stage `validate`: params against the method's schemas, before any upstream is asked. */
 function validate(entry: MethodEntry, call: RpcCall): void {

@@ -1,8 +1,13 @@
+import type Database from 'better-sqlite3';
+
 /**
- * Versioned migrations of the SQLite store, applied in order at start-up inside one transaction each.
- * Never edit a released migration: add the next one.
+ * Versioned migrations of the SQLite store, applied in order at start-up inside one transaction each
+ * (`PRAGMA user_version` holds how many ran). Never edit a released migration: add the next one.
  */
+const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
+
 export const sqliteMigrations: string[] = [
+  // 1 (released in 0.1): the key store before accounts.
   `CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
    CREATE TABLE api_keys (
      id TEXT PRIMARY KEY,
@@ -12,4 +17,82 @@ export const sqliteMigrations: string[] = [
      created_at TEXT NOT NULL,
      revoked_at TEXT
    );`,
+
+  // 2: accounts, plans, and keys that belong to an account (DECISIONS 6).
+  // Keys made before accounts existed are already in clients' hands, and worked without limits; they keep
+  // working: the migration gives them (only if there are any) one account, `legacy`, that cannot log in, on a
+  // plan `legacy` as large as the largest default plan. The operator can move that account to another plan
+  // and delete `legacy`. They become Standard keys without restrictions, which is what they were.
+  // api_keys is rebuilt (SQLite's documented way) so account_id can be NOT NULL and a foreign key.
+  // Lists are JSON text; booleans 0/1; times ISO 8601 text in UTC (`toISOString`), which sorts as it reads.
+  `CREATE TABLE plans (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL,
+     cu_per_second INTEGER NOT NULL,
+     cu_per_month INTEGER NOT NULL,
+     max_batch_size INTEGER NOT NULL,
+     debug_methods INTEGER NOT NULL CHECK (debug_methods IN (0, 1)),
+     max_filters INTEGER NOT NULL,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE TABLE accounts (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL,
+     email TEXT NOT NULL,
+     email_normalized TEXT NOT NULL UNIQUE,
+     password_hash TEXT,
+     status TEXT NOT NULL CHECK (status IN ('active', 'suspended')),
+     role TEXT NOT NULL CHECK (role IN ('operator', 'member')),
+     plan_id TEXT NOT NULL REFERENCES plans (id),
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE INDEX accounts_plan_id ON accounts (plan_id);
+
+   INSERT INTO plans (id, name, cu_per_second, cu_per_month, max_batch_size, debug_methods, max_filters, created_at, updated_at)
+     SELECT 'legacy', 'Legacy (keys from before accounts)', 5000, 10000000000, 1000, 1, 5000, ${NOW}, ${NOW}
+     WHERE EXISTS (SELECT 1 FROM api_keys);
+   INSERT INTO accounts (id, name, email, email_normalized, password_hash, status, role, plan_id, created_at, updated_at)
+     SELECT 'legacy', 'Keys from before accounts', 'legacy@nodegate.invalid', 'legacy@nodegate.invalid', NULL,
+            'active', 'member', 'legacy', ${NOW}, ${NOW}
+     WHERE EXISTS (SELECT 1 FROM api_keys);
+
+   CREATE TABLE api_keys_v2 (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts (id),
+     name TEXT NOT NULL,
+     type TEXT NOT NULL CHECK (type IN ('Standard', 'Dedicated', 'Restricted')),
+     permissions TEXT NOT NULL,
+     prefix TEXT NOT NULL,
+     hash TEXT NOT NULL UNIQUE,
+     ip_allowlist TEXT NOT NULL DEFAULT '[]',
+     origin_allowlist TEXT NOT NULL DEFAULT '[]',
+     network_allowlist TEXT NOT NULL DEFAULT '[]',
+     method_allowlist TEXT NOT NULL DEFAULT '[]',
+     expires_at TEXT,
+     created_at TEXT NOT NULL,
+     last_used_at TEXT,
+     revoked_at TEXT
+   );
+   INSERT INTO api_keys_v2 (id, account_id, name, type, permissions, prefix, hash, created_at, revoked_at)
+     SELECT id, 'legacy', name, 'Standard', '["rpc","webhooks","analytics"]', prefix, hash, created_at, revoked_at
+     FROM api_keys;
+   DROP TABLE api_keys;
+   ALTER TABLE api_keys_v2 RENAME TO api_keys;
+   CREATE INDEX api_keys_account_id ON api_keys (account_id);`,
 ];
+
+/** Brings the file's schema up to date; refuses a file from a newer Nodegate rather than guess. */
+export function migrateSqlite(db: Database.Database): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > sqliteMigrations.length) {
+    throw new Error(`the database is at schema version ${version}, newer than this Nodegate knows (${sqliteMigrations.length})`);
+  }
+  for (let v = version; v < sqliteMigrations.length; v++) {
+    db.transaction(() => {
+      db.exec(sqliteMigrations[v]);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The key model of DECISIONS sections 6 and 7: accounts have a plan and keys; keys have a type, permissions and
+ * restrictions. Pure types and rules here; storage in store/, management in accounts/service.ts.
+ */
+export const PERMISSIONS = ['rpc', 'webhooks', 'analytics', 'admin'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+export const KEY_TYPES = ['Standard', 'Dedicated', 'Restricted'] as const;
+export type KeyType = (typeof KEY_TYPES)[number];
+
+/** Standard and Dedicated keys carry these; `admin` is only ever given explicitly, to a Restricted key. */
+export const DEFAULT_PERMISSIONS: readonly Permission[] = ['rpc', 'webhooks', 'analytics'];
+
+export type AccountStatus = 'active' | 'suspended';
+export type Role = 'operator' | 'member';
+
+export interface Plan {
+  /** Slug, e.g. `free`; also the plan's name in configuration. */
+  id: string;
+  name: string;
+  /** Compute units per second, per key (token bucket rate). */
+  cuPerSecond: number;
+  /** Compute units per calendar month (UTC), per account. */
+  cuPerMonth: number;
+  maxBatchSize: number;
+  /** Whether `debug_*` methods are included. */
+  debugMethods: boolean;
+  maxFilters: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Account {
+  id: string;
+  name: string;
+  email: string;
+  /** scrypt hash (`scrypt$N$r$p$salt$hash`), or null for an account that cannot log in. */
+  passwordHash: string | null;
+  status: AccountStatus;
+  role: Role;
+  planId: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ApiKey {
+  id: string;
+  accountId: string;
+  name: string;
+  type: KeyType;
+  permissions: Permission[];
+  /** First characters of the value, to recognise a key in lists; never enough to use it. */
+  prefix: string;
+  /** SHA-256 of the value, hex: the only form in which a key is kept. */
+  hash: string;
+  /** IPv4/IPv6 addresses and CIDRs; empty: any. */
+  ipAllowlist: string[];
+  /** Browser origins (`https://app.example`); empty: any. */
+  originAllowlist: string[];
+  /** Network names; empty: any. */
+  networkAllowlist: string[];
+  /** Method names; empty: any allowed method. */
+  methodAllowlist: string[];
+  expiresAt: string | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** What the hot path needs to authorize a request: the key with its account and plan, resolved in one read. */
+export interface KeyContext {
+  key: ApiKey;
+  account: Account;
+  plan: Plan;
+}
+
+/** The permissions a key of `type` carries; for Restricted, the chosen non-empty subset (validated by the service). */
+export function permissionsFor(type: KeyType, chosen: readonly Permission[] | undefined): Permission[] {
+  if (type !== 'Restricted') return [...DEFAULT_PERMISSIONS];
+  return PERMISSIONS.filter((p) => chosen?.includes(p));
+}

@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import { parseAllowlist } from '../auth/ip-allowlist.ts';
+import type { AccountPatch, ApiKeyPatch, PlanPatch, Store } from '../store/store.ts';
+import { NotFoundError, ValidationError } from './errors.ts';
+import { newKeyMaterial } from './key-value.ts';
+import { KEY_TYPES, PERMISSIONS, permissionsFor, type Account, type ApiKey, type KeyType, type Permission, type Plan, type Role } from './model.ts';
+import { hashPassword } from './password.ts';
+
+export interface NewKeyInput {
+  name: string;
+  type?: KeyType;
+  permissions?: Permission[];
+  ipAllowlist?: string[];
+  originAllowlist?: string[];
+  networkAllowlist?: string[];
+  methodAllowlist?: string[];
+  expiresAt?: string | null;
+}
+
+export interface NewAccountInput {
+  name: string;
+  email: string;
+  password?: string;
+  role?: Role;
+  planId?: string;
+}
+
+export type PlanInput = Omit<Plan, 'createdAt' | 'updatedAt'>;
+
+/** What names are valid in a key's network and method allowlists. */
+export interface Catalogue {
+  /** Network names and aliases → the network's name (allowlists keep names: `devnet` is stored as `testnet`). */
+  networks: ReadonlyMap<string, string>;
+  methods: ReadonlySet<string>;
+  defaultPlan: string;
+}
+
+/**
+ * Accounts, plans and keys: the rules of DECISIONS section 6, shared by the management API and the CLI. Every
+ * change calls `onChange`, which drops the key cache so the very next request sees it (revocation included).
+ * `ownerId` scopes key operations to one account: another account's key is NotFound, never visible.
+ */
+export class AccountsService {
+  constructor(readonly store: Store, private readonly catalogue: Catalogue, private readonly onChange: () => void = () => {}) {}
+
+  // Plans ------------------------------------------------------------------------------------------------------
+
+  listPlans(): Promise<Plan[]> {
+    return this.store.listPlans();
+  }
+
+  async getPlan(id: string): Promise<Plan> {
+    return (await this.store.getPlan(id)) ?? notFound('plan');
+  }
+
+  async createPlan(input: PlanInput): Promise<Plan> {
+    if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(input.id ?? '')) throw new ValidationError('id', 'lowercase letters, digits and dashes, at most 63');
+    return this.changed(await this.store.createPlan(input));
+  }
+
+  async updatePlan(id: string, patch: PlanPatch): Promise<Plan> {
+    return this.changed((await this.store.updatePlan(id, patch)) ?? notFound('plan'));
+  }
+
+  async deletePlan(id: string): Promise<void> {
+    if (!(await this.store.deletePlan(id))) notFound('plan');
+    this.onChange();
+  }
+
+  // Accounts ---------------------------------------------------------------------------------------------------
+
+  listAccounts(): Promise<Account[]> {
+    return this.store.listAccounts();
+  }
+
+  async getAccount(id: string): Promise<Account> {
+    return (await this.store.getAccount(id)) ?? notFound('account');
+  }
+
+  async createAccount(input: NewAccountInput): Promise<Account> {
+    const email = input.email?.trim();
+    if (!email || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new ValidationError('email', 'must be an email address');
+    if (!input.name?.trim()) throw new ValidationError('name', 'must not be empty');
+    if (input.password !== undefined && input.password.length < 12) throw new ValidationError('password', 'must be at least 12 characters');
+    const planId = input.planId ?? this.catalogue.defaultPlan;
+    if (!(await this.store.getPlan(planId))) throw new ValidationError('planId', `no plan ${planId}`);
+    const account = await this.store.createAccount({
+      id: randomUUID(),
+      name: input.name.trim(),
+      email,
+      passwordHash: input.password ? await hashPassword(input.password) : null,
+      status: 'active',
+      role: input.role ?? 'member',
+      planId,
+    });
+    return this.changed(account);
+  }
+
+  async updateAccount(id: string, patch: Omit<AccountPatch, 'passwordHash'> & { password?: string }): Promise<Account> {
+    const { password, ...rest } = patch;
+    const p: AccountPatch = { ...rest };
+    if (rest.planId !== undefined && !(await this.store.getPlan(rest.planId))) throw new ValidationError('planId', `no plan ${rest.planId}`);
+    if (password !== undefined) {
+      if (password.length < 12) throw new ValidationError('password', 'must be at least 12 characters');
+      p.passwordHash = await hashPassword(password);
+    }
+    return this.changed((await this.store.updateAccount(id, p)) ?? notFound('account'));
+  }
+
+  suspendAccount(id: string): Promise<Account> {
+    return this.updateAccount(id, { status: 'suspended' });
+  }
+
+  reactivateAccount(id: string): Promise<Account> {
+    return this.updateAccount(id, { status: 'active' });
+  }
+
+  // Keys -------------------------------------------------------------------------------------------------------
+
+  async listKeys(accountId: string): Promise<ApiKey[]> {
+    return this.store.listKeys(accountId);
+  }
+
+  /** The key, if it exists and (with `ownerId`) belongs to that account. */
+  async getKey(id: string, ownerId?: string): Promise<ApiKey> {
+    const key = await this.store.getKey(id);
+    if (!key || (ownerId !== undefined && key.accountId !== ownerId)) notFound('key');
+    return key!;
+  }
+
+  /** Creates a key; its value is returned this once and never stored. */
+  async createKey(accountId: string, input: NewKeyInput): Promise<{ key: ApiKey; value: string }> {
+    await this.getAccount(accountId);
+    const name = input.name?.trim();
+    if (!name) throw new ValidationError('name', 'must not be empty');
+    const type = input.type ?? 'Standard';
+    if (!KEY_TYPES.includes(type)) throw new ValidationError('type', `one of ${KEY_TYPES.join(', ')}`);
+    if (type === 'Restricted') {
+      if (!input.permissions?.length) throw new ValidationError('permissions', 'a Restricted key needs a non-empty set of permissions');
+      const bad = input.permissions.find((p) => !PERMISSIONS.includes(p));
+      if (bad) throw new ValidationError('permissions', `unknown permission ${bad} (one of ${PERMISSIONS.join(', ')})`);
+    } else if (input.permissions !== undefined) {
+      throw new ValidationError('permissions', `only Restricted keys choose permissions; a ${type} key has ${permissionsFor(type, undefined).join(', ')}`);
+    }
+    const lists = this.checkRestrictions(input);
+    const { value, key } = newKeyMaterial(name);
+    const created = await this.store.insertKey({
+      ...key,
+      accountId,
+      type,
+      permissions: permissionsFor(type, input.permissions),
+      ipAllowlist: lists.ipAllowlist ?? [],
+      originAllowlist: lists.originAllowlist ?? [],
+      networkAllowlist: lists.networkAllowlist ?? [],
+      methodAllowlist: lists.methodAllowlist ?? [],
+      expiresAt: lists.expiresAt ?? null,
+    });
+    return { key: this.changed(created), value };
+  }
+
+  /** Name, allowlists and expiry; type and permissions are fixed at creation (make a new key instead). */
+  async updateKey(id: string, patch: ApiKeyPatch, ownerId?: string): Promise<ApiKey> {
+    await this.getKey(id, ownerId);
+    if (patch.name !== undefined && !patch.name.trim()) throw new ValidationError('name', 'must not be empty');
+    const checked = { ...patch, ...this.checkRestrictions(patch) };
+    return this.changed((await this.store.updateKey(id, checked)) ?? notFound('key'));
+  }
+
+  async revokeKey(id: string, ownerId?: string): Promise<ApiKey> {
+    await this.getKey(id, ownerId);
+    return this.changed((await this.store.revokeKey(id)) ?? notFound('key'));
+  }
+
+  private checkRestrictions(input: ApiKeyPatch): ApiKeyPatch {
+    const out: ApiKeyPatch = {};
+    if (input.ipAllowlist !== undefined) {
+      try { parseAllowlist(input.ipAllowlist); } catch (e) { throw new ValidationError('ipAllowlist', (e as Error).message); }
+      out.ipAllowlist = [...input.ipAllowlist];
+    }
+    if (input.originAllowlist !== undefined) {
+      out.originAllowlist = input.originAllowlist.map((o) => {
+        let u: URL;
+        try { u = new URL(o); } catch { throw new ValidationError('originAllowlist', `not an origin: ${o}`); }
+        if (u.origin === 'null' || u.origin !== o.replace(/\/$/, '')) throw new ValidationError('originAllowlist', `not an origin (scheme://host[:port]): ${o}`);
+        return u.origin;
+      });
+    }
+    if (input.networkAllowlist !== undefined) {
+      const bad = input.networkAllowlist.find((n) => !this.catalogue.networks.has(n));
+      if (bad) throw new ValidationError('networkAllowlist', `unknown network ${bad}`);
+      out.networkAllowlist = [...new Set(input.networkAllowlist.map((n) => this.catalogue.networks.get(n)!))];
+    }
+    if (input.methodAllowlist !== undefined) {
+      const bad = input.methodAllowlist.find((m) => !this.catalogue.methods.has(m));
+      if (bad) throw new ValidationError('methodAllowlist', `not an allowed method: ${bad}`);
+      out.methodAllowlist = [...input.methodAllowlist];
+    }
+    if (input.expiresAt !== undefined && input.expiresAt !== null) {
+      const t = Date.parse(input.expiresAt);
+      if (Number.isNaN(t)) throw new ValidationError('expiresAt', 'must be an ISO 8601 date-time');
+      out.expiresAt = new Date(t).toISOString();
+    } else if (input.expiresAt === null) out.expiresAt = null;
+    return out;
+  }
+
+  private changed<T>(x: T): T {
+    this.onChange();
+    return x;
+  }
+}
+
+function notFound(what: string): never {
+  throw new NotFoundError(what);
+}

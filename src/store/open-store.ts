@@ -1,0 +1,11 @@
+import { join } from 'node:path';
+import type { Config } from '../config/schema.ts';
+import { PostgresStore } from './postgres.ts';
+import { SqliteStore } from './sqlite.ts';
+import type { Store } from './store.ts';
+
+/** The configured store, migrated and ready: PostgreSQL when `database.url` (DATABASE_URL) is set, else the SQLite file in `dataDir`. */
+export async function openStore(config: Pick<Config, 'database' | 'dataDir'>): Promise<Store> {
+  if (config.database.url) return PostgresStore.open(config.database.url);
+  return new SqliteStore(join(config.dataDir, 'nodegate.db'));
+}

@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, describe, test } from 'node:test';
+import pg from 'pg';
+import { newKeyMaterial } from '../accounts/key-value.ts';
+import { openStore } from './open-store.ts';
+import { PostgresStore } from './postgres.ts';
+import { postgresMigrations } from './postgres-migrations.ts';
+import { freePlan, newAccount, newKey, storeContract } from './store.contract.ts';
+
+// A real PostgreSQL (STYLE principle 11): trust auth on 127.0.0.1:5432; each run works in databases of its own.
+const ADMIN_URL = process.env.NODEGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const where = `${new URL(ADMIN_URL).hostname}:${new URL(ADMIN_URL).port || 5432}`;
+
+async function reachable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+const created: string[] = [];
+/** A new, empty database; dropped when the file's tests are done. */
+async function freshDatabase(): Promise<string> {
+  const name = `nodegate_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client(ADMIN_URL);
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  created.push(name);
+  const url = new URL(ADMIN_URL);
+  url.pathname = '/' + name;
+  return url.toString();
+}
+after(async () => {
+  if (created.length === 0) return;
+  const admin = new pg.Client(ADMIN_URL);
+  await admin.connect();
+  for (const name of created) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.end();
+});
+
+/** SQL on the test database, beside the store (to look at rows as they are kept, and to empty tables). */
+async function sql(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
+  const client = new pg.Client(url);
+  await client.connect();
+  try {
+    return await client.query(text, values);
+  } finally {
+    await client.end();
+  }
+}
+
+let contractDb: Promise<string> | undefined;
+/** The contract's stores share one database per run, emptied before each test (a database per test is slow). */
+const sharedUrl = () => (contractDb ??= freshDatabase());
+async function emptyStore(): Promise<PostgresStore> {
+  const url = await sharedUrl();
+  const store = await PostgresStore.open(url);
+  await sql(url, 'TRUNCATE api_keys, accounts, plans, meta');
+  return store;
+}
+
+const up = await reachable();
+if (!up && process.env.CI) {
+  test(`PostgreSQL is reachable at ${where} (required when CI is set)`, () => {
+    assert.fail(`PostgreSQL not reachable at ${where}: the postgres store suite cannot run, and CI requires it`);
+  });
+} else {
+  const skip = up ? undefined : `PostgreSQL not reachable at ${where}`;
+  if (skip) console.warn(`postgres store suite skipped: ${skip} (set CI to make this a failure)`);
+  storeContract('postgres', emptyStore, { skip });
+
+  describe('postgres store, specifically', { skip }, () => {
+    test('several instances starting at once apply each migration exactly once', async () => {
+      const url = await freshDatabase();
+      const stores = await Promise.all(Array.from({ length: 6 }, () => PostgresStore.open(url)));
+      const { rows } = await sql(url, 'SELECT version FROM schema_migrations ORDER BY version');
+      assert.deepEqual(rows.map((r) => r.version), postgresMigrations.map((_, i) => i + 1));
+      await stores[0].createPlan(freePlan);
+      assert.equal((await stores[5].getPlan('free'))!.id, 'free');
+      await Promise.all(stores.map((s) => s.close()));
+    });
+
+    test('keeps everything across a restart, without migrating again', async () => {
+      const url = await sharedUrl();
+      const first = await emptyStore();
+      await first.createPlan(freePlan);
+      await first.close();
+      const second = await PostgresStore.open(url);
+      assert.equal((await second.getPlan('free'))!.name, 'Free');
+      await second.close();
+    });
+
+    test('refuses a database written by a newer Nodegate', async () => {
+      const url = await freshDatabase();
+      await (await PostgresStore.open(url)).close();
+      await sql(url, 'INSERT INTO schema_migrations (version) VALUES ($1)', [postgresMigrations.length + 1]);
+      await assert.rejects(PostgresStore.open(url), /newer than this Nodegate knows/);
+    });
+
+    test("a key's value never reaches the database: only its hash", async () => {
+      const store = await emptyStore();
+      await store.createPlan(freePlan);
+      const account = await store.createAccount(newAccount());
+      const { value, key } = newKeyMaterial('secret');
+      await store.insertKey(newKey(account.id, key));
+      await store.touchKeys(new Map([[key.id, new Date().toISOString()]]));
+      await store.close();
+      const url = await sharedUrl();
+      const { rows } = await sql(url, `SELECT t::text AS row FROM api_keys t UNION ALL SELECT t::text FROM accounts t
+        UNION ALL SELECT t::text FROM plans t UNION ALL SELECT t::text FROM meta t`);
+      const text = rows.map((r) => r.row as string).join('\n');
+      assert.ok(text.includes(key.hash), 'the hash is there (the search sees the records)');
+      assert.ok(!text.includes(value), 'the value is not');
+      assert.ok(!text.includes(value.slice(key.prefix.length)), 'nor the part of it beyond the listed prefix');
+    });
+
+    test('openStore opens PostgreSQL when a database URL is set', async () => {
+      const store = await openStore({ dataDir: '/nonexistent', database: { url: await sharedUrl() } });
+      assert.equal(store.kind, 'postgres');
+      await store.ping();
+      await store.close();
+    });
+  });
+}

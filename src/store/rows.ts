@@ -1,0 +1,112 @@
+import type { Account, ApiKey, KeyType, Permission, Plan } from '../accounts/model.ts';
+
+/**
+ * Columns and row-to-model mapping shared by both stores. The tables have the same columns on SQLite and
+ * PostgreSQL; only the column types differ, and a `Codec` hides that (0/1 or boolean, JSON text or text[],
+ * ISO text or Date, and bigint, which `pg` answers as a string).
+ */
+export interface Codec {
+  bool(v: unknown): boolean;
+  list(v: unknown): string[];
+  time(v: unknown): string;
+  bigint(v: unknown): number;
+}
+
+export type Row = Record<string, unknown>;
+
+export const PLAN_COLUMNS = [
+  'id', 'name', 'cu_per_second', 'cu_per_month', 'max_batch_size', 'debug_methods', 'max_filters', 'created_at', 'updated_at',
+] as const;
+export const ACCOUNT_COLUMNS = [
+  'id', 'name', 'email', 'password_hash', 'status', 'role', 'plan_id', 'created_at', 'updated_at',
+] as const;
+export const KEY_COLUMNS = [
+  'id', 'account_id', 'name', 'type', 'permissions', 'prefix', 'hash', 'ip_allowlist', 'origin_allowlist',
+  'network_allowlist', 'method_allowlist', 'expires_at', 'created_at', 'last_used_at', 'revoked_at',
+] as const;
+
+/** The model fields an update may set, with their columns (identical on both stores). */
+export const PLAN_FIELDS = {
+  name: 'name', cuPerSecond: 'cu_per_second', cuPerMonth: 'cu_per_month', maxBatchSize: 'max_batch_size',
+  debugMethods: 'debug_methods', maxFilters: 'max_filters',
+} as const;
+export const ACCOUNT_FIELDS = {
+  name: 'name', email: 'email', passwordHash: 'password_hash', status: 'status', role: 'role', planId: 'plan_id',
+} as const;
+export const KEY_FIELDS = {
+  name: 'name', ipAllowlist: 'ip_allowlist', originAllowlist: 'origin_allowlist', networkAllowlist: 'network_allowlist',
+  methodAllowlist: 'method_allowlist', expiresAt: 'expires_at',
+} as const;
+
+/** `t.col AS <prefix>col, ...`: lets one joined query carry the key, its account and its plan. */
+export function selectList(columns: readonly string[], table: string, prefix = ''): string {
+  return columns.map((c) => `${table}.${c} AS ${prefix}${c}`).join(', ');
+}
+
+/** Emails are unique whatever their case: the store keeps a lower-cased copy, folded the same way on both stores. */
+export function normalizeEmail(email: string): string {
+  return email.toLowerCase();
+}
+
+/** Timestamps are kept in one form (`toISOString`), so they compare as strings and read back identically. */
+export function isoTime(value: string): string {
+  return new Date(value).toISOString();
+}
+
+/**
+ * The patch's updatable entries: those named in `fields` (never `id` or a timestamp, whatever reaches us at run
+ * time) and not `undefined` (a `Partial` may spell "not given" either way).
+ */
+export function given<T extends object>(patch: T, fields: Readonly<Record<string, string>>): Partial<T> {
+  return Object.fromEntries(Object.entries(patch).filter(([f, v]) => v !== undefined && Object.hasOwn(fields, f))) as Partial<T>;
+}
+
+const nullableTime = (c: Codec, v: unknown) => (v === null || v === undefined ? null : c.time(v));
+
+export function planFromRow(r: Row, c: Codec, p = ''): Plan {
+  return {
+    id: r[p + 'id'] as string,
+    name: r[p + 'name'] as string,
+    cuPerSecond: Number(r[p + 'cu_per_second']),
+    cuPerMonth: c.bigint(r[p + 'cu_per_month']),
+    maxBatchSize: Number(r[p + 'max_batch_size']),
+    debugMethods: c.bool(r[p + 'debug_methods']),
+    maxFilters: Number(r[p + 'max_filters']),
+    createdAt: c.time(r[p + 'created_at']),
+    updatedAt: c.time(r[p + 'updated_at']),
+  };
+}
+
+export function accountFromRow(r: Row, c: Codec, p = ''): Account {
+  return {
+    id: r[p + 'id'] as string,
+    name: r[p + 'name'] as string,
+    email: r[p + 'email'] as string,
+    passwordHash: (r[p + 'password_hash'] as string | null) ?? null,
+    status: r[p + 'status'] as Account['status'],
+    role: r[p + 'role'] as Account['role'],
+    planId: r[p + 'plan_id'] as string,
+    createdAt: c.time(r[p + 'created_at']),
+    updatedAt: c.time(r[p + 'updated_at']),
+  };
+}
+
+export function keyFromRow(r: Row, c: Codec, p = ''): ApiKey {
+  return {
+    id: r[p + 'id'] as string,
+    accountId: r[p + 'account_id'] as string,
+    name: r[p + 'name'] as string,
+    type: r[p + 'type'] as KeyType,
+    permissions: c.list(r[p + 'permissions']) as Permission[],
+    prefix: r[p + 'prefix'] as string,
+    hash: r[p + 'hash'] as string,
+    ipAllowlist: c.list(r[p + 'ip_allowlist']),
+    originAllowlist: c.list(r[p + 'origin_allowlist']),
+    networkAllowlist: c.list(r[p + 'network_allowlist']),
+    methodAllowlist: c.list(r[p + 'method_allowlist']),
+    expiresAt: nullableTime(c, r[p + 'expires_at']),
+    createdAt: c.time(r[p + 'created_at']),
+    lastUsedAt: nullableTime(c, r[p + 'last_used_at']),
+    revokedAt: nullableTime(c, r[p + 'revoked_at']),
+  };
+}

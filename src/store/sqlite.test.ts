@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { newKeyMaterial } from '../accounts/key-value.ts';
+import { openStore } from './open-store.ts';
+import { SqliteStore } from './sqlite.ts';
+import { sqliteMigrations } from './sqlite-migrations.ts';
+import { freePlan, newAccount, newKey, storeContract } from './store.contract.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'ng-sqlite-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const freshFile = () => join(dir, `${randomUUID()}.db`);
+
+storeContract('sqlite', async () => new SqliteStore(freshFile()));
+
+/** A store file as Nodegate 0.1 left it: migration 1 only, with keys that clients already hold. */
+function releasedV1Store(file: string, keys: { id: string; name: string; prefix: string; hash: string }[], revoked?: string) {
+  const db = new Database(file);
+  db.exec(sqliteMigrations[0]);
+  db.pragma('user_version = 1');
+  const insert = db.prepare('INSERT INTO api_keys (id, name, prefix, hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)');
+  for (const k of keys) insert.run(k.id, k.name, k.prefix, k.hash, '2025-06-01T12:00:00.000Z', k.id === revoked ? '2025-06-02T00:00:00.000Z' : null);
+  db.prepare("INSERT INTO meta (name, value) VALUES ('bootstrapped', '2025-06-01T12:00:00.000Z')").run();
+  db.close();
+}
+
+describe('sqlite store, specifically', () => {
+  test('keeps everything across a restart', async () => {
+    const file = freshFile();
+    const first = new SqliteStore(file);
+    await first.createPlan(freePlan);
+    const account = await first.createAccount(newAccount());
+    const key = await first.insertKey(newKey(account.id));
+    await first.close();
+    const second = new SqliteStore(file);
+    assert.deepEqual((await second.findKeyByHash(key.hash))!.key, key);
+    await second.close();
+  });
+
+  test('keys made before accounts keep working after the upgrade, on a legacy account that cannot log in', async () => {
+    const file = freshFile();
+    const demo = newKeyMaterial('demo').key;
+    const old = newKeyMaterial('old').key;
+    releasedV1Store(file, [demo, old], old.id);
+    const store = new SqliteStore(file);
+    const ctx = (await store.findKeyByHash(demo.hash))!;
+    assert.deepEqual(ctx.key, {
+      ...demo, accountId: 'legacy', type: 'Standard', permissions: ['rpc', 'webhooks', 'analytics'], ipAllowlist: [],
+      originAllowlist: [], networkAllowlist: [], methodAllowlist: [], expiresAt: null, createdAt: '2025-06-01T12:00:00.000Z',
+      lastUsedAt: null, revokedAt: null,
+    });
+    assert.equal(ctx.account.passwordHash, null);
+    assert.equal(ctx.account.status, 'active');
+    assert.equal(ctx.plan.id, 'legacy');
+    assert.equal((await store.getKey(old.id))!.revokedAt, '2025-06-02T00:00:00.000Z');
+    assert.equal(await store.getMeta('bootstrapped'), '2025-06-01T12:00:00.000Z');
+    // The operator can move the account elsewhere and drop the legacy plan.
+    await store.createPlan(freePlan);
+    await store.updateAccount('legacy', { planId: 'free' });
+    assert.equal(await store.deletePlan('legacy'), true);
+    await store.close();
+  });
+
+  test('an upgraded store that had no keys gets no legacy account or plan', async () => {
+    const file = freshFile();
+    releasedV1Store(file, []);
+    const store = new SqliteStore(file);
+    assert.deepEqual(await store.listAccounts(), []);
+    assert.deepEqual(await store.listPlans(), []);
+    await store.close();
+  });
+
+  test('refuses a store file written by a newer Nodegate', () => {
+    const file = freshFile();
+    const db = new Database(file);
+    db.pragma(`user_version = ${sqliteMigrations.length + 1}`);
+    db.close();
+    assert.throws(() => new SqliteStore(file), /newer than this Nodegate knows/);
+  });
+
+  test("a key's value never reaches the file: only its hash", async () => {
+    const file = freshFile();
+    const store = new SqliteStore(file);
+    await store.createPlan(freePlan);
+    const account = await store.createAccount(newAccount());
+    const { value, key } = newKeyMaterial('secret');
+    await store.insertKey(newKey(account.id, key));
+    await store.revokeKey(key.id);
+    const bytes = Buffer.concat(['', '-wal', '-shm'].filter((s) => existsSync(file + s)).map((s) => readFileSync(file + s)));
+    assert.ok(bytes.includes(key.hash), 'the hash is there (the search sees the records)');
+    assert.ok(!bytes.includes(value), 'the value is not');
+    assert.ok(!bytes.includes(value.slice(key.prefix.length)), 'nor the part of it beyond the listed prefix');
+    await store.close();
+  });
+
+  test('openStore opens nodegate.db in the data directory when no database URL is set', async () => {
+    const dataDir = join(dir, randomUUID(), 'data');
+    const store = await openStore({ dataDir, database: {} });
+    assert.equal(store.kind, 'sqlite');
+    await store.ping();
+    assert.ok(existsSync(join(dataDir, 'nodegate.db')));
+    await store.close();
+  });
+});

@@ -1,0 +1,279 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import { DEFAULT_PERMISSIONS } from '../accounts/model.ts';
+import { newKeyMaterial } from '../accounts/key-value.ts';
+import { StoreConflictError, type NewAccount, type NewApiKey, type NewPlan, type Store } from './store.ts';
+
+export const freePlan: NewPlan = { id: 'free', name: 'Free', cuPerSecond: 330, cuPerMonth: 30_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 50 };
+export const bigPlan: NewPlan = { id: 'enterprise', name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000 };
+
+export const newAccount = (over: Partial<NewAccount> = {}): NewAccount => ({
+  id: randomUUID(), name: 'Ada', email: `ada-${randomUUID()}@example.com`, passwordHash: null, status: 'active',
+  role: 'member', planId: 'free', ...over,
+});
+
+/** A key record as the service makes it: from `newKeyMaterial`, so only the hash ever reaches the store. */
+export const newKey = (accountId: string, over: Partial<NewApiKey> = {}): NewApiKey => ({
+  ...newKeyMaterial('test').key, accountId, type: 'Standard', permissions: [...DEFAULT_PERMISSIONS], ipAllowlist: [],
+  originAllowlist: [], networkAllowlist: [], methodAllowlist: [], expiresAt: null, ...over,
+});
+
+const isIso = (s: string) => assert.equal(new Date(s).toISOString(), s);
+const conflict = (pattern: RegExp) => (err: unknown) => err instanceof StoreConflictError && pattern.test(err.message);
+/** Lets the clock move past the millisecond a record was written in. */
+const tick = () => sleep(5);
+
+/**
+ * The behaviour every Store must have (STYLE principle 6): run by sqlite.test.ts and postgres.test.ts, each with
+ * a factory answering an empty, migrated store.
+ */
+export function storeContract(name: string, makeStore: () => Promise<Store>, options: { skip?: string } = {}): void {
+  describe(`${name} store`, { skip: options.skip }, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await makeStore();
+    });
+    afterEach(() => store.close());
+
+    describe('plans', () => {
+      test('keeps every field of a plan, with a monthly quota beyond 32 bits as a number', async () => {
+        const created = await store.createPlan(bigPlan);
+        assert.deepEqual({ ...created, createdAt: undefined, updatedAt: undefined }, { ...bigPlan, createdAt: undefined, updatedAt: undefined });
+        isIso(created.createdAt);
+        assert.equal(created.updatedAt, created.createdAt);
+        assert.deepEqual(await store.getPlan('enterprise'), created);
+        assert.equal(typeof (await store.getPlan('enterprise'))!.cuPerMonth, 'number');
+      });
+
+      test('lists plans smallest first, as on a pricing page', async () => {
+        await store.createPlan(bigPlan);
+        await store.createPlan(freePlan);
+        assert.deepEqual((await store.listPlans()).map((p) => p.id), ['free', 'enterprise']);
+      });
+
+      test('refuses a second plan with the same id', async () => {
+        await store.createPlan(freePlan);
+        await assert.rejects(store.createPlan({ ...freePlan, name: 'Other' }), conflict(/plan "free" already exists/));
+      });
+
+      test('updates only the given fields, bumping updatedAt and keeping createdAt', async () => {
+        const created = await store.createPlan(freePlan);
+        await tick();
+        const updated = await store.updatePlan('free', { cuPerSecond: 500, debugMethods: true, name: undefined });
+        assert.deepEqual({ ...updated, updatedAt: undefined }, { ...created, cuPerSecond: 500, debugMethods: true, updatedAt: undefined });
+        assert.ok(updated!.updatedAt > created.updatedAt);
+        assert.deepEqual(await store.getPlan('free'), updated);
+      });
+
+      test('answers undefined for a plan that does not exist', async () => {
+        assert.equal(await store.getPlan('nope'), undefined);
+        assert.equal(await store.updatePlan('nope', { name: 'x' }), undefined);
+        assert.equal(await store.deletePlan('nope'), false);
+      });
+
+      test('deletes a plan no account is on', async () => {
+        await store.createPlan(freePlan);
+        assert.equal(await store.deletePlan('free'), true);
+        assert.equal(await store.getPlan('free'), undefined);
+      });
+
+      test('refuses to delete a plan while an account is on it', async () => {
+        await store.createPlan(freePlan);
+        await store.createAccount(newAccount());
+        await assert.rejects(store.deletePlan('free'), conflict(/plan "free" is in use/));
+        assert.ok(await store.getPlan('free'));
+      });
+    });
+
+    describe('accounts', () => {
+      beforeEach(async () => {
+        await store.createPlan(freePlan);
+        await store.createPlan(bigPlan);
+      });
+
+      test('keeps every field of an account and finds it by id', async () => {
+        const input = newAccount({ passwordHash: 'scrypt$16384$8$1$c2FsdA$aGFzaA', role: 'operator' });
+        const created = await store.createAccount(input);
+        assert.deepEqual({ ...created, createdAt: undefined, updatedAt: undefined }, { ...input, createdAt: undefined, updatedAt: undefined });
+        isIso(created.createdAt);
+        assert.deepEqual(await store.getAccount(input.id), created);
+        assert.equal(await store.getAccount('nope'), undefined);
+      });
+
+      test('finds an account by email whatever its case, and keeps the email as typed', async () => {
+        const created = await store.createAccount(newAccount({ email: 'Ada.Lovelace@Example.COM' }));
+        assert.deepEqual(await store.getAccountByEmail('ada.lovelace@example.com'), created);
+        assert.deepEqual(await store.getAccountByEmail('ADA.LOVELACE@EXAMPLE.COM'), created);
+        assert.equal(created.email, 'Ada.Lovelace@Example.COM');
+        assert.equal(await store.getAccountByEmail('someone@example.com'), undefined);
+      });
+
+      test('refuses a second account with the same email, whatever its case', async () => {
+        await store.createAccount(newAccount({ email: 'ada@example.com' }));
+        await assert.rejects(store.createAccount(newAccount({ email: 'ADA@Example.com' })), conflict(/email ADA@Example.com already exists/));
+        assert.equal((await store.listAccounts()).length, 1);
+      });
+
+      test('refuses a second account with the same id', async () => {
+        const a = await store.createAccount(newAccount());
+        await assert.rejects(store.createAccount(newAccount({ id: a.id })), conflict(/already exists/));
+      });
+
+      test('refuses an account on an unknown plan', async () => {
+        await assert.rejects(store.createAccount(newAccount({ planId: 'platinum' })), conflict(/unknown plan "platinum"/));
+        assert.deepEqual(await store.listAccounts(), []);
+      });
+
+      test('lists every account', async () => {
+        const a = await store.createAccount(newAccount());
+        const b = await store.createAccount(newAccount({ planId: 'enterprise' }));
+        assert.deepEqual((await store.listAccounts()).map((x) => x.id).sort(), [a.id, b.id].sort());
+      });
+
+      test('updates the given fields, bumping updatedAt; can clear the password', async () => {
+        const created = await store.createAccount(newAccount({ passwordHash: 'scrypt$x' }));
+        await tick();
+        const patch = { name: 'Grace', email: 'Grace@example.com', passwordHash: null, status: 'suspended', role: 'operator', planId: 'enterprise' } as const;
+        const updated = await store.updateAccount(created.id, patch);
+        assert.deepEqual({ ...updated, updatedAt: undefined }, { ...created, ...patch, updatedAt: undefined });
+        assert.ok(updated!.updatedAt > created.updatedAt);
+        assert.deepEqual(await store.getAccountByEmail('grace@EXAMPLE.com'), updated);
+        assert.equal(await store.getAccountByEmail(created.email), undefined);
+      });
+
+      test('refuses to change an email to one another account has, whatever its case', async () => {
+        await store.createAccount(newAccount({ email: 'ada@example.com' }));
+        const b = await store.createAccount(newAccount());
+        await assert.rejects(store.updateAccount(b.id, { email: 'Ada@Example.com' }), conflict(/already exists/));
+        assert.equal((await store.getAccount(b.id))!.email, b.email);
+      });
+
+      test('lets an account change the case of its own email', async () => {
+        const a = await store.createAccount(newAccount({ email: 'ada@example.com' }));
+        assert.equal((await store.updateAccount(a.id, { email: 'Ada@example.com' }))!.email, 'Ada@example.com');
+      });
+
+      test('refuses to move an account to an unknown plan', async () => {
+        const a = await store.createAccount(newAccount());
+        await assert.rejects(store.updateAccount(a.id, { planId: 'platinum' }), conflict(/unknown plan "platinum"/));
+        assert.equal((await store.getAccount(a.id))!.planId, 'free');
+      });
+
+      test('answers undefined when updating an account that does not exist', async () => {
+        assert.equal(await store.updateAccount('nope', { name: 'x' }), undefined);
+      });
+    });
+
+    describe('keys', () => {
+      let account: string;
+      beforeEach(async () => {
+        await store.createPlan(freePlan);
+        account = (await store.createAccount(newAccount())).id;
+      });
+
+      test('keeps a key with its type, permissions and restrictions', async () => {
+        const input = newKey(account, {
+          type: 'Restricted', permissions: ['rpc', 'admin'], ipAllowlist: ['10.0.0.0/8', '2001:db8::1'],
+          originAllowlist: ['https://app.example'], networkAllowlist: ['mainnet'], methodAllowlist: ['eth_call', 'eth_chainId'],
+          expiresAt: '2030-01-01T00:00:00Z',
+        });
+        const created = await store.insertKey(input);
+        assert.deepEqual(created, { ...input, expiresAt: '2030-01-01T00:00:00.000Z', createdAt: created.createdAt, lastUsedAt: null, revokedAt: null });
+        isIso(created.createdAt);
+        assert.deepEqual(await store.getKey(input.id), created);
+        assert.equal(await store.getKey('nope'), undefined);
+      });
+
+      test('refuses a key for an unknown account', async () => {
+        await assert.rejects(store.insertKey(newKey('ghost')), conflict(/unknown account "ghost"/));
+      });
+
+      test('refuses a second key with the same hash', async () => {
+        const k = await store.insertKey(newKey(account));
+        await assert.rejects(store.insertKey(newKey(account, { hash: k.hash })), conflict(/already exists/));
+      });
+
+      test("lists only the account's own keys", async () => {
+        const other = (await store.createAccount(newAccount())).id;
+        const mine = [await store.insertKey(newKey(account)), await store.insertKey(newKey(account))];
+        await store.insertKey(newKey(other));
+        assert.deepEqual((await store.listKeys(account)).map((k) => k.id).sort(), mine.map((k) => k.id).sort());
+        assert.deepEqual(await store.listKeys('nobody'), []);
+      });
+
+      test('finds a key by its hash together with its account and plan', async () => {
+        const key = await store.insertKey(newKey(account));
+        const ctx = await store.findKeyByHash(key.hash);
+        assert.deepEqual(ctx, { key, account: await store.getAccount(account), plan: await store.getPlan('free') });
+        assert.equal(await store.findKeyByHash('0'.repeat(64)), undefined);
+      });
+
+      test("the key lookup reflects the account's current plan and status", async () => {
+        await store.createPlan(bigPlan);
+        const key = await store.insertKey(newKey(account));
+        await store.updateAccount(account, { planId: 'enterprise', status: 'suspended' });
+        const ctx = (await store.findKeyByHash(key.hash))!;
+        assert.equal(ctx.plan.cuPerMonth, 10_000_000_000);
+        assert.equal(ctx.account.status, 'suspended');
+      });
+
+      test('updates a key name and restrictions, and can clear its expiry', async () => {
+        const key = await store.insertKey(newKey(account, { expiresAt: '2030-01-01T00:00:00.000Z' }));
+        const patch = { name: 'renamed', ipAllowlist: ['192.0.2.1'], originAllowlist: [], networkAllowlist: ['testnet'], methodAllowlist: ['eth_blockNumber'], expiresAt: null };
+        const updated = await store.updateKey(key.id, patch);
+        assert.deepEqual(updated, { ...key, ...patch });
+        assert.deepEqual((await store.findKeyByHash(key.hash))!.key, updated);
+        assert.equal(await store.updateKey('nope', { name: 'x' }), undefined);
+      });
+
+      test('revokes a key once: a second revocation keeps the first time', async () => {
+        const key = await store.insertKey(newKey(account));
+        const first = await store.revokeKey(key.id);
+        isIso(first!.revokedAt!);
+        await tick();
+        const second = await store.revokeKey(key.id);
+        assert.equal(second!.revokedAt, first!.revokedAt);
+        assert.equal(await store.revokeKey('nope'), undefined);
+      });
+
+      test('still finds a revoked key by hash, with its revocation time, so the resolver can refuse it', async () => {
+        const key = await store.insertKey(newKey(account));
+        const revoked = await store.revokeKey(key.id);
+        assert.equal((await store.findKeyByHash(key.hash))!.key.revokedAt, revoked!.revokedAt);
+      });
+
+      test('records the last use of many keys in one call, ignoring keys that are gone', async () => {
+        const [a, b, c] = [await store.insertKey(newKey(account)), await store.insertKey(newKey(account)), await store.insertKey(newKey(account))];
+        await store.touchKeys(new Map([[a.id, '2026-01-01T10:00:00.000Z'], [b.id, '2026-01-01T11:00:00Z'], ['gone', '2026-01-01T12:00:00.000Z']]));
+        await store.touchKeys(new Map());
+        assert.equal((await store.getKey(a.id))!.lastUsedAt, '2026-01-01T10:00:00.000Z');
+        assert.equal((await store.getKey(b.id))!.lastUsedAt, '2026-01-01T11:00:00.000Z');
+        assert.equal((await store.getKey(c.id))!.lastUsedAt, null);
+      });
+
+      test('never moves a last use backwards (instances flush in any order)', async () => {
+        const key = await store.insertKey(newKey(account));
+        await store.touchKeys(new Map([[key.id, '2026-01-01T10:00:00.000Z']]));
+        await store.touchKeys(new Map([[key.id, '2026-01-01T09:00:00.000Z']]));
+        assert.equal((await store.getKey(key.id))!.lastUsedAt, '2026-01-01T10:00:00.000Z');
+      });
+    });
+
+    describe('meta and health', () => {
+      test('keeps and overwrites meta values', async () => {
+        assert.equal(await store.getMeta('bootstrapped'), undefined);
+        await store.setMeta('bootstrapped', 'a');
+        await store.setMeta('bootstrapped', 'b');
+        assert.equal(await store.getMeta('bootstrapped'), 'b');
+      });
+
+      test('answers a ping, and closing twice is harmless', async () => {
+        await store.ping();
+        await store.close();
+        await store.close();
+      });
+    });
+  });
+}
