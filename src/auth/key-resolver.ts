@@ -26,7 +26,8 @@ interface Entry { resolved: ResolvedKey | null; expires: number }
  */
 export class KeyResolver {
   private readonly cache = new Map<string, Entry>();
-  private readonly lastUsed = new Map<string, string>();
+  /** Key id → last use, ms; turned into ISO strings only when flushed. */
+  private readonly lastUsed = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly store: Store, private readonly ttlMs = 1000, flushMs = 10_000, private readonly maxEntries = 100_000) {
@@ -55,7 +56,7 @@ export class KeyResolver {
     if (r.key.revokedAt) throw new GatewayError('KEY_REVOKED');
     if (r.expiresAtMs <= now) throw new GatewayError('INVALID_KEY', { detail: 'the key has expired' });
     if (r.account.status !== 'active') throw new GatewayError('INVALID_KEY', { detail: 'the account is suspended' });
-    this.lastUsed.set(r.key.id, new Date(now).toISOString());
+    this.lastUsed.set(r.key.id, now);
     return r;
   }
 
@@ -66,7 +67,8 @@ export class KeyResolver {
 
   async flushLastUsed(): Promise<void> {
     if (this.lastUsed.size === 0) return;
-    const batch = new Map(this.lastUsed);
+    const batch = new Map<string, string>();
+    for (const [id, ms] of this.lastUsed) batch.set(id, new Date(ms).toISOString());
     this.lastUsed.clear();
     await this.store.touchKeys(batch);
   }
