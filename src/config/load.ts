@@ -31,6 +31,7 @@ function applyEnv(raw: Record<string, any>, env: NodeJS.ProcessEnv): void {
   if (env.NODEGATE_DATA_DIR) set(['dataDir'], env.NODEGATE_DATA_DIR);
   if (env.NODEGATE_LOG_LEVEL) set(['log', 'level'], env.NODEGATE_LOG_LEVEL);
   if (env.DATABASE_URL) set(['database', 'url'], env.DATABASE_URL);
+  if (env.REDIS_URL) set(['limits', 'redisUrl'], env.REDIS_URL);
 }
 
 /** Reads a YAML or JSON file (JSON is YAML), returning its top-level object. */

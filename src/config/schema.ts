@@ -81,6 +81,22 @@ export interface Config {
     /** PostgreSQL URL (DATABASE_URL); absent: the SQLite file in dataDir. */
     url?: string;
   };
+  limits: {
+    /** false: no per-second limits and no quota (plans still decide batch size, debug methods, filters). */
+    enabled: boolean;
+    /** Bucket size of the per-second limit, in seconds of the plan's rate: the burst a key may spend at once. */
+    burstSeconds: number;
+    /** Compute units per method, over the default table (src/limits/default-costs.ts). */
+    costs: Record<string, number>;
+    /** Cost of a method that is in neither table (an operator's extra method). */
+    defaultCost: number;
+    /** How often monthly usage is written to the store, ms (batched, never per request). */
+    usageFlushMs: number;
+    /** Failed authentications allowed per client IP: a rate per second and a burst (keys cannot be guessed at speed). */
+    unknownKeys: { perSecond: number; burst: number };
+    /** Redis for limits shared by several instances (REDIS_URL); absent: in memory. */
+    redisUrl?: string;
+  };
   log: {
     level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
     /** One line per request (path redacted, never the key). */
@@ -192,6 +208,28 @@ export const configSchema = {
       properties: {
         keyCacheTtlMs: { type: 'integer', minimum: 0, maximum: 60000, default: 1000 },
         lastUsedFlushMs: { type: 'integer', minimum: 100, default: 10000 },
+      },
+    },
+    limits: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: { type: 'boolean', default: true },
+        burstSeconds: { type: 'number', exclusiveMinimum: 0, maximum: 60, default: 1 },
+        costs: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 }, default: {} },
+        defaultCost: { type: 'integer', minimum: 0, default: 10 },
+        usageFlushMs: { type: 'integer', minimum: 100, default: 5000 },
+        unknownKeys: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            perSecond: { type: 'number', exclusiveMinimum: 0, default: 5 },
+            burst: { type: 'integer', minimum: 1, default: 20 },
+          },
+        },
+        redisUrl: { type: 'string', pattern: '^rediss?://' },
       },
     },
     database: {

@@ -1,10 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorizeRequest } from '../auth/authorize.ts';
-import type { KeyResolver } from '../auth/key-resolver.ts';
+import type { KeyResolver, ResolvedKey } from '../auth/key-resolver.ts';
+import { UnknownKeyGuard } from '../auth/unknown-key-guard.ts';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
+import type { Limits } from '../limits/limits.ts';
+import type { RateDecision } from '../limits/rate-limiter.ts';
 import { frameBody, type FramedItem } from '../rpc/framing.ts';
-import { runItem, type RequestContext } from '../rpc/pipeline.ts';
+import { executeItem, prepareItem, type PreparedCall, type RequestContext } from '../rpc/pipeline.ts';
 import { responseJson } from '../rpc/respond.ts';
 import type { Networks } from '../upstream/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
@@ -14,14 +17,27 @@ interface Params { network: string; apikey?: string }
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
+/** An item's answer, and the HTTP status it would give if it were the only one. */
+interface Answer { answer: UpstreamAnswer; status: number }
+
+export interface RpcRouteDeps {
+  config: Readonly<Config>;
+  networks: Networks;
+  keys: KeyResolver;
+  /** Absent when `limits.enabled` is false: the stage then costs nothing. */
+  limits: Limits | undefined;
+}
+
 /**
- * The JSON-RPC endpoint, `POST /v1/{network}/{apikey}` and its aliases (DECISIONS 2). Request-level stages
- * run here in order (content type → parse → network → authenticate), then each item runs the item pipeline.
+ * The JSON-RPC endpoint, `POST /v1/{network}/{apikey}` and its aliases (DECISIONS 2). The request-level stages
+ * run here in order (content type → parse → network → authenticate/authorize → limit), the item stages in
+ * rpc/pipeline.ts; docs/pipeline.md draws the whole.
  */
-export function registerRpcRoutes(app: FastifyInstance, deps: { config: Readonly<Config>; networks: Networks; keys: KeyResolver }) {
-  const { config, networks, keys } = deps;
+export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
+  const { config, networks, keys, limits } = deps;
   const maxBatch = config.rpc.maxBatchSize;
   const concurrency = config.rpc.batchConcurrency;
+  const guard = new UnknownKeyGuard(config.limits.unknownKeys.perSecond, config.limits.unknownKeys.burst);
 
   const handler = async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
     let { network: netName, apikey } = req.params;
@@ -39,42 +55,71 @@ export function registerRpcRoutes(app: FastifyInstance, deps: { config: Readonly
     } catch (err) {
       return sendError(reply, err as GatewayError);
     }
-    const firstId = framed.batch ? null : framed.items[0].id;
+    const { items, batch } = framed;
+    const firstId = batch ? null : items[0].id;
 
     // Stage network.
     const network = networks.get(netName);
     if (!network) return sendError(reply, new GatewayError('UNKNOWN_NETWORK', { network: netName.slice(0, 64) }), firstId);
 
-    // Stage authenticate: the key in the path (spec: Authentication); then authorize what applies to the request.
-    let key;
+    // Stage authenticate, then authorize what applies to the whole request (DECISIONS 6). Unknown keys are
+    // limited per client IP, before the store is asked, so keys cannot be guessed at speed (DECISIONS 7).
+    let key: ResolvedKey;
     const origin = req.headers.origin;
     try {
+      guard.check(req.ip);
       key = await keys.resolve(apikey);
       authorizeRequest(key, { ip: req.ip, origin, network: network.name });
     } catch (err) {
-      return sendError(reply, err as GatewayError, firstId);
+      if ((err as GatewayError).status === 401) guard.failed(req.ip);
+      return sendLimitedError(reply, err as GatewayError, firstId);
     }
     // A key restricted to origins answers CORS for its own origin only (DECISIONS 2).
     if (key.origins && origin) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
-    if (framed.batch && framed.items.length > key.plan.maxBatchSize) {
-      const detail = `batch of ${framed.items.length} requests exceeds the limit of ${key.plan.maxBatchSize} of the ${key.plan.name} plan`;
+    if (batch && items.length > key.plan.maxBatchSize) {
+      const detail = `batch of ${items.length} requests exceeds the limit of ${key.plan.maxBatchSize} of the ${key.plan.name} plan`;
       return sendError(reply, new GatewayError('INVALID_REQUEST', { detail }));
     }
 
+    // Item stages before the limit: method, authorize, validate. Refused items cost nothing.
     const ctx: RequestContext = { network, key, requestId: req.id };
-    const { items } = framed;
-    if (!framed.batch) {
-      const item = items[0];
-      const answer = await answerItem(ctx, item, req);
-      if (item.notification) return reply.code(204).send();
-      const status = 'error' in item ? item.error.status : answer.status;
-      return reply.code(status).type('application/json').send(responseJson(item.id, answer.answer));
+    const answers = new Array<Answer | undefined>(items.length);
+    const prepared: Array<PreparedCall | undefined> = new Array(items.length);
+    let cost = 0;
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
+      if ('error' in item) { answers[i] = failed(item.error); continue; }
+      try {
+        const p = prepareItem(ctx, item);
+        prepared[i] = p;
+        cost += p.entry.cost;
+      } catch (err) {
+        answers[i] = failed(asGatewayError(err, req));
+      }
     }
-    const answers = await mapBounded(items, concurrency, (item) => answerItem(ctx, item, req));
-    const parts: string[] = [];
-    for (let i = 0; i < items.length; i++) if (!items[i].notification) parts.push(responseJson(items[i].id, answers[i].answer));
-    if (parts.length === 0) return reply.code(204).send();
-    return reply.code(200).type('application/json').send(`[${parts.join(',')}]`);
+
+    // Stage limit: the request's units against the key's bucket and the account's quota, as a whole.
+    if (limits) {
+      let decision: RateDecision;
+      try {
+        decision = await limits.admit(key, cost);
+      } catch (err) {
+        return sendLimitedError(reply, asGatewayError(err, req), firstId);
+      }
+      rateHeaders(reply, decision);
+    }
+
+    // Item stages after the limit, concurrently but bounded; answers keep request order.
+    await forEachBounded(items.length, concurrency, async (i) => {
+      const p = prepared[i];
+      if (!p) return;
+      try {
+        answers[i] = { answer: await executeItem(ctx, p), status: 200 };
+      } catch (err) {
+        answers[i] = failed(asGatewayError(err, req));
+      }
+    });
+    return respond(reply, framed.batch, items, answers as Answer[]);
   };
 
   app.post('/v1/:network/:apikey', handler);
@@ -83,32 +128,47 @@ export function registerRpcRoutes(app: FastifyInstance, deps: { config: Readonly
   app.post('/v1/:network/', handler);
 }
 
-/** Runs one item; a gateway error becomes its answer, with the status it would give alone. */
-async function answerItem(ctx: RequestContext, item: FramedItem, req: FastifyRequest): Promise<{ answer: UpstreamAnswer; status: number }> {
-  if ('error' in item) return { answer: { error: item.error.toJSON() }, status: item.error.status };
-  try {
-    return { answer: await runItem(ctx, item), status: 200 };
-  } catch (err) {
-    const e = err instanceof GatewayError ? err : internal(err, req);
-    return { answer: { error: e.toJSON() }, status: e.status };
+/** Stage respond: one object with its item's status, or an array with 200; 204 when only notifications. */
+function respond(reply: FastifyReply, batch: boolean, items: FramedItem[], answers: Answer[]): FastifyReply {
+  if (!batch) {
+    if (items[0].notification) return reply.code(204).send();
+    return reply.code(answers[0].status).type('application/json').send(responseJson(items[0].id, answers[0].answer));
   }
+  const parts: string[] = [];
+  for (let i = 0; i < items.length; i++) if (!items[i].notification) parts.push(responseJson(items[i].id, answers[i].answer));
+  if (parts.length === 0) return reply.code(204).send();
+  return reply.code(200).type('application/json').send(`[${parts.join(',')}]`);
 }
 
-function internal(err: unknown, req: FastifyRequest): GatewayError {
+const failed = (e: GatewayError): Answer => ({ answer: { error: e.toJSON() }, status: e.status });
+
+function asGatewayError(err: unknown, req: FastifyRequest): GatewayError {
+  if (err instanceof GatewayError) return err;
   req.log.error({ err }, 'unexpected error in the request pipeline');
   return new GatewayError('INTERNAL');
 }
 
-/** Like Promise.all over `items`, with at most `limit` in flight; results keep the order of `items`. */
-async function mapBounded<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
+/** 429s carry Retry-After (whole seconds, at least 1) and, from the bucket, the RateLimit headers. */
+function sendLimitedError(reply: FastifyReply, err: GatewayError, id: FramedItem['id']): FastifyReply {
+  if (err.status === 429) {
+    const retryAfter = Number(err.data.retryAfter ?? 1);
+    reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));
+    const decision = (err as GatewayError & { decision?: RateDecision }).decision;
+    if (decision) rateHeaders(reply, decision);
+  }
+  return sendError(reply, err, id);
+}
+
+function rateHeaders(reply: FastifyReply, d: RateDecision): void {
+  reply.header('ratelimit-limit', String(d.limit)).header('ratelimit-remaining', String(d.remaining)).header('ratelimit-reset', String(d.resetSeconds));
+}
+
+/** Runs fn(0..n-1) with at most `limit` in flight. */
+async function forEachBounded(n: number, limit: number, fn: (i: number) => Promise<void>): Promise<void> {
+  if (n === 1) return fn(0);
   let next = 0;
   const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
+    while (next < n) await fn(next++);
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
+  await Promise.all(Array.from({ length: Math.min(limit, n) }, worker));
 }

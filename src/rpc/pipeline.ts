@@ -1,6 +1,6 @@
-import { GatewayError } from '../errors/gateway-error.ts';
 import { authorizeMethod } from '../auth/authorize.ts';
 import type { ResolvedKey } from '../auth/key-resolver.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
 import type { Network } from '../upstream/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import type { Next } from './adapters/adapter.ts';
@@ -14,17 +14,28 @@ export interface RequestContext {
   requestId: string;
 }
 
+/** An item that passed the checks of `prepareItem`: what it costs and how to run it. */
+export interface PreparedCall {
+  call: RpcCall;
+  entry: MethodEntry;
+}
+
 /**
- * The item stages of the request pipeline, in order (docs/pipeline.md). Request-level stages (content type,
- * body size, parse, network, authenticate) run before, in http/rpc-route.ts; each item of a batch then goes
- * through these, independently. A stage answers by throwing a GatewayError; later stages (limit, cache) slot in
- * between `validate` and `forward` without touching the others.
+ * The item stages before the limit (docs/pipeline.md): `method` → `authorize` → `validate`. Request-level stages
+ * (content type, parse, network, authenticate) run before, in http/rpc-route.ts; then every item of a batch is
+ * prepared, the request's `limit` stage weighs the prepared items together, and `executeItem` runs each one.
+ * A stage refuses by throwing a GatewayError, which becomes that item's answer and costs nothing.
  */
-export async function runItem(ctx: RequestContext, call: RpcCall): Promise<UpstreamAnswer> {
+export function prepareItem(ctx: RequestContext, call: RpcCall): PreparedCall {
   const entry = resolveMethod(ctx, call);
   authorizeMethod(ctx.key, entry.name, entry.debug);
   validate(entry, call);
-  return forward(ctx, entry, call);
+  return { call, entry };
+}
+
+/** The item stages after the limit: (`cache`, with the upstream pool) → `forward`. */
+export function executeItem(ctx: RequestContext, p: PreparedCall): Promise<UpstreamAnswer> {
+  return forward(ctx, p.entry, p.call);
 }
 
 /** Stage `method`: only allowed methods exist (DECISIONS 4). */
@@ -33,8 +44,6 @@ function resolveMethod(ctx: RequestContext, call: RpcCall): MethodEntry {
   if (!entry) throw new GatewayError('METHOD_NOT_FOUND', { method: truncate(call.method) });
   return entry;
 }
-
-/** Stage `authorize` is auth/authorize.ts `authorizeMethod`: the key's method allowlist, debug methods and the plan. */
 
 /** Stage `validate`: params against the method's schemas, before any upstream is asked. */
 function validate(entry: MethodEntry, call: RpcCall): void {

@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { startGateway, type Gateway } from '../../src/app.ts';
 import { validateConfig } from '../../src/config/load.ts';
 
+/** The plan of the demo account in tests (see startTestGateway). */
+export const TEST_PLAN = { name: 'Test', cuPerSecond: 10_000_000, cuPerMonth: 1_000_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 10_000 };
+
 export interface TestGateway {
   gw: Gateway;
   url: string;
@@ -30,7 +33,11 @@ export interface RpcResult {
  */
 export async function startTestGateway(raw: Record<string, any> = {}): Promise<TestGateway> {
   const dataDir = raw.dataDir ?? mkdtempSync(join(tmpdir(), 'nodegate-test-'));
-  const config = validateConfig({ ...raw, dataDir, server: { port: 0, ...raw.server }, log: { level: 'silent', ...raw.log } });
+  // Suites that do not test limits run on a plan generous enough never to meet them (bursts of 2,000
+  // transactions); the limits suites bring their own plans.
+  const plans = raw.plans ?? { ...validateConfig({}).plans, test: TEST_PLAN };
+  const accounts = { defaultPlan: raw.plans ? undefined : 'test', ...raw.accounts };
+  const config = validateConfig({ ...raw, dataDir, plans, accounts, server: { port: 0, ...raw.server }, log: { level: 'silent', ...raw.log } });
   const gw = await startGateway(config);
   const key = gw.secrets.demoKey!;
   const rpc: TestGateway['rpc'] = async (body, opts = {}) => {

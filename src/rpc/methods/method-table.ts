@@ -7,6 +7,7 @@ import { eth_pendingTransactions } from '../adapters/eth_pendingTransactions.ts'
 import { eth_protocolVersion } from '../adapters/eth_protocolVersion.ts';
 import { net_peerCount } from '../adapters/net_peerCount.ts';
 import { methodSchemas } from '../schemas/method-schemas.ts';
+import { DEFAULT_COSTS } from '../../limits/default-costs.ts';
 import { ALLOWED_METHODS } from './allowed.ts';
 import { compileParamValidator, type ParamValidator } from './param-validator.ts';
 
@@ -21,6 +22,8 @@ export interface MethodEntry {
   readonly timeoutMs: number;
   /** `debug_*`: plans may exclude them. */
   readonly debug: boolean;
+  /** Compute units one call costs (DECISIONS 7). */
+  readonly cost: number;
 }
 
 const adapters: Record<string, Adapter> = {
@@ -69,5 +72,6 @@ function entry(name: string, validate: ParamValidator, config: Readonly<Config>)
     adapter: adapters[name],
     timeoutMs: debug ? config.rpc.debugTimeoutMs : config.rpc.timeoutMs,
     debug,
+    cost: config.limits.costs[name] ?? DEFAULT_COSTS[name] ?? config.limits.defaultCost,
   };
 }

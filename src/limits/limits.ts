@@ -1,0 +1,42 @@
+import type { ResolvedKey } from '../auth/key-resolver.ts';
+import type { Config } from '../config/schema.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
+import { secondsToNextMonth, type QuotaTracker } from './quota.ts';
+import type { RateDecision, RateLimiter } from './rate-limiter.ts';
+
+/**
+ * The `limit` stage (DECISIONS 7): a request's compute units against the key's per-second bucket and the
+ * account's monthly quota, both from the plan. Called once per HTTP request with the sum of its admitted
+ * items, so a batch is admitted or refused as a whole. Nothing is spent for a refused request.
+ */
+export class Limits {
+  private readonly burstSeconds: number;
+
+  constructor(config: Readonly<Config>, private readonly rate: RateLimiter, private readonly quota: QuotaTracker) {
+    this.burstSeconds = config.limits.burstSeconds;
+  }
+
+  /** Admits `cost` units for the key, or throws 429 (-32005) with `data: {limit, window, retryAfter}`. */
+  async admit(k: ResolvedKey, cost: number): Promise<RateDecision> {
+    const plan = k.plan;
+    if (cost > 0) {
+      const used = await this.quota.usedBy(k.account.id);
+      if (used + cost > plan.cuPerMonth) {
+        const retryAfter = secondsToNextMonth(Date.now());
+        throw new GatewayError('LIMIT_EXCEEDED', {
+          detail: `the monthly quota of ${plan.cuPerMonth} compute units of the ${plan.name} plan is spent`,
+          limit: plan.cuPerMonth, window: 'month', retryAfter,
+        });
+      }
+    }
+    const d = await this.rate.consume(`k:${k.key.id}`, cost, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds);
+    if (!d.allowed) {
+      throw Object.assign(new GatewayError('LIMIT_EXCEEDED', {
+        detail: `${plan.cuPerSecond} compute units per second`,
+        limit: plan.cuPerSecond, window: 'second', retryAfter: d.retryAfterSeconds,
+      }), { decision: d });
+    }
+    this.quota.add(k.account.id, cost);
+    return d;
+  }
+}

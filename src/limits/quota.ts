@@ -1,0 +1,108 @@
+import type { Logger } from 'pino';
+import type { Store } from '../store/store.ts';
+
+/** `YYYY-MM` of a time, UTC: quotas are per calendar month. */
+export const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
+
+/** Seconds from `ms` to the first instant of the next UTC month. */
+export function secondsToNextMonth(ms: number): number {
+  const d = new Date(ms);
+  return Math.ceil((Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) - ms) / 1000);
+}
+
+/**
+ * Monthly compute-unit quotas per account (DECISIONS 7). Usage is counted in memory and written to the store in
+ * batches every `flushMs` (and on shutdown), so it survives a restart without a write per request. After each
+ * flush, the accounts this instance saw are re-read, which folds in what other instances spent: across instances
+ * an account can overshoot by at most one flush interval of traffic.
+ */
+export class QuotaTracker {
+  private month: string;
+  /** Units known used this month: the store's figure at last read plus what this instance added since. */
+  private readonly used = new Map<string, number>();
+  private readonly pending = new Map<string, number>();
+  private readonly loading = new Map<string, Promise<number>>();
+  private readonly timer: NodeJS.Timeout;
+  private flushing: Promise<void> | undefined;
+
+  constructor(private readonly store: Store, flushMs: number, private readonly log: Logger, private readonly now: () => number = Date.now) {
+    this.month = monthOf(now());
+    this.timer = setInterval(() => void this.flush(), flushMs);
+    this.timer.unref();
+  }
+
+  /** Units the account has used this month (read from the store once per account, then tracked here). */
+  async usedBy(accountId: string): Promise<number> {
+    this.rollOver();
+    const known = this.used.get(accountId);
+    if (known !== undefined) return known;
+    let p = this.loading.get(accountId);
+    if (!p) {
+      p = Promise.resolve().then(() => this.store.getUsage(accountId, this.month)).then((n) => {
+        this.loading.delete(accountId);
+        const total = n + (this.pending.get(accountId) ?? 0);
+        this.used.set(accountId, total);
+        return total;
+      }, (err) => {
+        // The store being unreachable must not stop traffic: count from zero here, correct at the next flush.
+        this.loading.delete(accountId);
+        this.log.warn({ err: (err as Error).message }, 'could not read usage; counting from zero until the store answers');
+        const total = this.pending.get(accountId) ?? 0;
+        this.used.set(accountId, total);
+        return total;
+      });
+      this.loading.set(accountId, p);
+    }
+    return p;
+  }
+
+  /** Counts units an admitted request spent. */
+  add(accountId: string, units: number): void {
+    if (units <= 0) return;
+    this.rollOver();
+    this.pending.set(accountId, (this.pending.get(accountId) ?? 0) + units);
+    this.used.set(accountId, (this.used.get(accountId) ?? 0) + units);
+  }
+
+  /** Writes pending usage to the store and refreshes the accounts it touched. */
+  flush(): Promise<void> {
+    this.flushing ??= this.doFlush().finally(() => { this.flushing = undefined; });
+    return this.flushing;
+  }
+
+  private async doFlush(month = this.month): Promise<void> {
+    if (this.pending.size === 0) return;
+    const batch = new Map(this.pending);
+    this.pending.clear();
+    try {
+      await this.store.addUsage(month, batch);
+    } catch (err) {
+      for (const [a, n] of batch) this.pending.set(a, (this.pending.get(a) ?? 0) + n); // kept for the next try
+      this.log.warn({ err: (err as Error).message }, 'could not write usage; will retry');
+      return;
+    }
+    if (month !== this.month) return;
+    await Promise.all([...batch.keys()].map(async (a) => {
+      const stored = await this.store.getUsage(a, month).catch(() => undefined);
+      if (stored !== undefined) this.used.set(a, stored + (this.pending.get(a) ?? 0));
+    }));
+  }
+
+  /** A new month starts every account at zero; what the old month still had pending is written to it. */
+  private rollOver(): void {
+    const m = monthOf(this.now());
+    if (m === this.month) return;
+    const old = this.month;
+    const oldPending = new Map(this.pending);
+    this.month = m;
+    this.pending.clear();
+    this.used.clear();
+    if (oldPending.size) void this.store.addUsage(old, oldPending).catch((err) => this.log.warn({ err: (err as Error).message }, 'could not write last month\'s usage'));
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flushing;
+    await this.flush();
+  }
+}

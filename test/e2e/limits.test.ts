@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createPublicClient, http } from 'viem';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+
+/** Plans small enough to meet in a test. eth_chainId costs 5 units, eth_blockNumber 10 (src/limits/default-costs.ts). */
+const PLANS = {
+  tiny: { name: 'Tiny', cuPerSecond: 10, cuPerMonth: 1_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 10 },
+  mini: { name: 'Mini', cuPerSecond: 20, cuPerMonth: 1_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 10 },
+  small: { name: 'Small', cuPerSecond: 100, cuPerMonth: 1_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 10 },
+  quota: { name: 'Quota', cuPerSecond: 10_000, cuPerMonth: 50, maxBatchSize: 100, debugMethods: false, maxFilters: 10 },
+  rate: { name: 'Rate', cuPerSecond: 200, cuPerMonth: 1_000_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 10 },
+};
+const chainId = (id: unknown = 1) => ({ jsonrpc: '2.0', id, method: 'eth_chainId', params: [] });
+
+async function keyOn(g: TestGateway, planId: string): Promise<string> {
+  const acct = await g.gw.accounts.createAccount({ name: planId, email: `${planId}-${Math.random()}@example.com`, planId });
+  return (await g.gw.accounts.createKey(acct.id, { name: planId })).value;
+}
+
+describe('plan limits on the wire (memory backend)', () => {
+  let g: TestGateway;
+  before(async () => {
+    g = await startTestGateway({ plans: PLANS, accounts: { defaultPlan: 'small' }, limits: { usageFlushMs: 200, unknownKeys: { perSecond: 1, burst: 5 } }, networks: { mainnet: { chainId: 1 } } });
+  });
+  after(() => g?.close());
+
+  test('every authenticated response carries RateLimit-Limit, -Remaining and -Reset', async () => {
+    const key = await keyOn(g, 'small');
+    const r = await g.rpc(chainId(), { key });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('ratelimit-limit'), '100');
+    assert.equal(r.headers.get('ratelimit-remaining'), '95');
+    assert.equal(r.headers.get('ratelimit-reset'), '1');
+  });
+
+  test('over the per-second limit: 429, -32005, data {limit, window, retryAfter}, Retry-After', async () => {
+    const key = await keyOn(g, 'tiny');
+    // A burst of 10 units admits two eth_chainId at once; the third is refused (refilling 5 units takes 0.5 s).
+    assert.equal((await g.rpc([chainId(1), chainId(2)], { key })).status, 200);
+    const r = await g.rpc(chainId(7), { key });
+    assert.equal(r.status, 429);
+    assert.equal(r.headers.get('retry-after'), '1');
+    assert.equal(r.headers.get('ratelimit-remaining'), '0');
+    assert.deepEqual(Object.keys(r.body).sort(), ['error', 'id', 'jsonrpc']);
+    assert.equal(r.body.id, 7);
+    assert.equal(r.body.error.code, -32005);
+    assert.equal(r.body.error.message, 'limit exceeded: 10 compute units per second');
+    const { reason, detail, limit, window, retryAfter } = r.body.error.data;
+    assert.deepEqual({ reason, detail, limit, window }, { reason: 'limit_exceeded', detail: '10 compute units per second', limit: 10, window: 'second' });
+    assert.ok(retryAfter > 0 && retryAfter <= 0.5, `retryAfter ${retryAfter} s: one call's 5 units at 10/s`);
+    // Waiting that long is enough.
+    await new Promise((res) => setTimeout(res, retryAfter * 1000 + 20));
+    assert.equal((await g.rpc(chainId(8), { key })).status, 200);
+  });
+
+  test('refused requests cost nothing: 401, 403, parse errors, invalid params, unknown methods', async () => {
+    const key = await keyOn(g, 'small');
+    const first = await g.rpc(chainId(), { key });
+    const before = Number(first.headers.get('ratelimit-remaining'));
+    await g.rpc('{nope', { key });
+    await g.rpc({ jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: ['0x12'] }, { key });
+    await g.rpc({ jsonrpc: '2.0', id: 1, method: 'evm_mine', params: [] }, { key });
+    await g.rpc({ jsonrpc: '2.0', id: 1, method: 'debug_traceCall', params: [{}, 'latest'] }, { key }); // 403: no debug on Small
+    const after = await g.rpc({ jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: ['0x12'] }, { key });
+    // Only time refilled the bucket in between: never less than before.
+    assert.ok(Number(after.headers.get('ratelimit-remaining')) >= before, `${after.headers.get('ratelimit-remaining')} >= ${before}`);
+  });
+
+  test('a batch is costed as the sum of its items: over the remaining budget it is refused whole with 429', async () => {
+    const key = await keyOn(g, 'mini');
+    // 20 units of burst at 20 per second; two eth_chainId spend 10.
+    const first = await g.rpc([chainId(1), chainId(2)], { key });
+    assert.equal(first.headers.get('ratelimit-remaining'), '10');
+    const over = await g.rpc([chainId(3), chainId(4), chainId(5)], { key });
+    assert.equal(over.status, 429);
+    assert.ok(!Array.isArray(over.body), 'one error object for the whole batch');
+    assert.equal(over.body.id, null);
+    assert.equal(over.body.error.code, -32005);
+    // Nothing was spent by the refusal: a batch within what remains passes, and is counted per item.
+    const ok = await g.rpc([chainId(6), chainId(7)], { key });
+    assert.equal(ok.status, 200);
+    assert.deepEqual(ok.body.map((x: any) => x.result), ['0x1', '0x1']);
+    assert.ok(Number(ok.headers.get('ratelimit-remaining')) <= 1, `10 units spent, at most a refill's unit left: ${ok.headers.get('ratelimit-remaining')}`);
+  });
+
+  test('unknown keys are limited per client IP: 401 until the burst is spent, then 429', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) statuses.push((await g.rpc(chainId(), { key: 'ngk_' + String(i).repeat(43) })).status);
+    assert.deepEqual(statuses.slice(0, 5), [401, 401, 401, 401, 401]);
+    assert.equal(statuses[6], 429);
+    // Even a valid key from that address waits: a guess that happens to be right learns nothing faster.
+    const r = await g.rpc(chainId(), { key: g.key });
+    assert.equal(r.status, 429);
+    assert.ok(Number(r.headers.get('retry-after')) >= 1);
+  });
+});
+
+describe('monthly quota', () => {
+  test('a plan with a small monthly quota is refused once it is spent, and still after a restart', async () => {
+    let g = await startTestGateway({ plans: PLANS, accounts: { defaultPlan: 'quota' }, limits: { usageFlushMs: 100 }, networks: { mainnet: { chainId: 1 } } });
+    const dataDir = g.dataDir;
+    const key = g.key;
+    try {
+      // 50 units: ten eth_chainId.
+      for (let i = 0; i < 10; i++) assert.equal((await g.rpc(chainId(i), { key })).status, 200, `call ${i}`);
+      const r = await g.rpc(chainId(99), { key });
+      assert.equal(r.status, 429);
+      assert.equal(r.body.error.data.window, 'month');
+      assert.equal(r.body.error.data.limit, 50);
+      assert.ok(r.body.error.data.retryAfter > 0 && r.body.error.data.retryAfter <= 31 * 86400);
+      assert.equal(r.headers.get('retry-after'), String(r.body.error.data.retryAfter));
+    } finally {
+      await g.gw.close(); // flushes usage; the data directory stays
+    }
+    g = await startTestGateway({ dataDir, plans: PLANS, accounts: { defaultPlan: 'quota' }, networks: { mainnet: { chainId: 1 } } });
+    try {
+      const r = await g.rpc(chainId(), { key });
+      assert.equal(r.status, 429);
+      assert.equal(r.body.error.data.window, 'month');
+    } finally {
+      await g.close();
+    }
+  });
+});
+
+describe('accuracy and clients', () => {
+  let g: TestGateway;
+  before(async () => {
+    g = await startTestGateway({ plans: PLANS, accounts: { defaultPlan: 'rate' }, networks: { mainnet: { chainId: 1 } } });
+  });
+  after(() => g?.close());
+
+  test('offered 3N units per second for 10 s, a key with N per second gets N per second (plus the burst)', async () => {
+    const key = await keyOn(g, 'rate');
+    const N = 200; // units per second; eth_chainId costs 5, so 40 calls a second, and 120 offered
+    const seconds = 10;
+    const perCall = 5;
+    const offeredPerSecond = (3 * N) / perCall;
+    const admitted: number[] = Array(seconds).fill(0);
+    const start = Date.now();
+    const inflight: Promise<void>[] = [];
+    for (let i = 0; i < seconds * offeredPerSecond; i++) {
+      const due = start + (i * 1000) / offeredPerSecond;
+      const wait = due - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      inflight.push(g.rpc(chainId(i), { key }).then((r) => {
+        if (r.status === 200) admitted[Math.min(seconds - 1, Math.floor((Date.now() - start) / 1000))] += perCall;
+      }));
+    }
+    await Promise.all(inflight);
+    const total = admitted.reduce((a, b) => a + b, 0);
+    const elapsed = (Date.now() - start) / 1000;
+    console.log(`limits accuracy (memory): N=${N} CU/s, offered ${3 * N} CU/s for ${elapsed.toFixed(1)} s; admitted per second: ${admitted.join(', ')}; total ${total} CU = ${(total / elapsed).toFixed(1)} CU/s`);
+    const burst = N;
+    assert.ok(total >= 0.9 * N * elapsed, `at least 0.9N per second: ${total}`);
+    assert.ok(total <= 1.1 * N * elapsed + burst, `at most 1.1N per second plus the burst: ${total}`);
+  });
+
+  test('viem honours Retry-After: a client on a limited key finishes all its calls by retrying', async () => {
+    const key = await keyOn(g, 'rate');
+    const client = createPublicClient({ transport: http(`${g.url}/v1/mainnet/${key}`, { retryCount: 30, retryDelay: 50 }) });
+    // 80 eth_chainId calls = 400 units at 200 per second: about a second past the burst, so some are refused and retried.
+    const results = await Promise.all(Array.from({ length: 80 }, () => client.request({ method: 'eth_chainId' })));
+    assert.equal(results.length, 80);
+    assert.ok(results.every((r) => r === '0x1'));
+  });
+});
