@@ -6,7 +6,10 @@ import type { Config } from './config/schema.ts';
 import { redactPath } from './http/redact.ts';
 import { buildServer } from './http/server.ts';
 import { AccountsService } from './accounts/service.ts';
-import { ALLOWED_METHODS } from './rpc/methods/allowed.ts';
+import { accountsCatalogue } from './accounts/catalogue.ts';
+import { Limits } from './limits/limits.ts';
+import { MemoryRateLimiter } from './limits/memory-rate-limiter.ts';
+import { QuotaTracker } from './limits/quota.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/store.ts';
 import { Networks } from './upstream/networks.ts';
@@ -40,15 +43,6 @@ export function createLogger(config: Readonly<Config>, destination?: pino.Destin
   );
 }
 
-/** The names a key's allowlists may hold: the configured networks (and aliases) and the allowed methods. */
-export function accountsCatalogue(config: Readonly<Config>) {
-  const networks = new Map<string, string>();
-  for (const [name, n] of Object.entries(config.networks)) [name, ...n.aliases].forEach((x) => networks.set(x, name));
-  const methods = new Set<string>(ALLOWED_METHODS);
-  for (const extra of Object.values(config.rpc.extraMethods)) extra.forEach((m) => methods.add(m));
-  return { networks, methods, defaultPlan: config.accounts.defaultPlan };
-}
-
 /** The composition root: builds every part from the configuration, starts the chains, and listens. */
 export async function startGateway(config: Readonly<Config>, opts: { log?: Logger } = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config);
@@ -56,11 +50,14 @@ export async function startGateway(config: Readonly<Config>, opts: { log?: Logge
   const networks = new Networks(config, log);
   const keys = new KeyResolver(store, config.auth.keyCacheTtlMs, config.auth.lastUsedFlushMs);
   const accounts = new AccountsService(store, accountsCatalogue(config), () => keys.invalidate());
+  const rateLimiter = new MemoryRateLimiter();
+  const quota = new QuotaTracker(store, config.limits.usageFlushMs, log);
+  const limits = config.limits.enabled ? new Limits(config, rateLimiter, quota) : undefined;
   let app: FastifyInstance | undefined;
   try {
     await networks.start();
     const secrets = await bootstrap(store, accounts, config);
-    app = buildServer({ config, log, networks, keys, store, accounts });
+    app = buildServer({ config, log, networks, keys, store, accounts, limits });
     await app.listen({ host: config.server.host, port: config.server.port });
     const { port } = app.server.address() as { port: number };
     const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
@@ -70,6 +67,8 @@ export async function startGateway(config: Readonly<Config>, opts: { log?: Logge
     const close = () => (closing ??= (async () => {
       await server.close();
       await keys.close();
+      await quota.close();
+      await rateLimiter.close();
       await networks.close();
       await store.close();
     })());
@@ -77,6 +76,8 @@ export async function startGateway(config: Readonly<Config>, opts: { log?: Logge
   } catch (err) {
     await app?.close().catch(() => {});
     await keys.close();
+    await quota.close().catch(() => {});
+    await rateLimiter.close();
     await networks.close().catch(() => {});
     await store.close();
     throw err;

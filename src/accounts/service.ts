@@ -55,10 +55,14 @@ export class AccountsService {
 
   async createPlan(input: PlanInput): Promise<Plan> {
     if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(input.id ?? '')) throw new ValidationError('id', 'lowercase letters, digits and dashes, at most 63');
+    if (!input.name?.trim()) throw new ValidationError('name', 'must not be empty');
+    checkPlanNumbers(input);
     return this.changed(await this.store.createPlan(input));
   }
 
   async updatePlan(id: string, patch: PlanPatch): Promise<Plan> {
+    if (patch.name !== undefined && !patch.name.trim()) throw new ValidationError('name', 'must not be empty');
+    checkPlanNumbers(patch);
     return this.changed((await this.store.updatePlan(id, patch)) ?? notFound('plan'));
   }
 
@@ -79,8 +83,9 @@ export class AccountsService {
 
   async createAccount(input: NewAccountInput): Promise<Account> {
     const email = input.email?.trim();
-    if (!email || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new ValidationError('email', 'must be an email address');
+    if (!email || !EMAIL.test(email)) throw new ValidationError('email', 'must be an email address');
     if (!input.name?.trim()) throw new ValidationError('name', 'must not be empty');
+    if (input.role !== undefined && !ROLES.includes(input.role)) throw new ValidationError('role', `one of ${ROLES.join(', ')}`);
     if (input.password !== undefined && input.password.length < 12) throw new ValidationError('password', 'must be at least 12 characters');
     const planId = input.planId ?? this.catalogue.defaultPlan;
     if (!(await this.store.getPlan(planId))) throw new ValidationError('planId', `no plan ${planId}`);
@@ -99,6 +104,10 @@ export class AccountsService {
   async updateAccount(id: string, patch: Omit<AccountPatch, 'passwordHash'> & { password?: string }): Promise<Account> {
     const { password, ...rest } = patch;
     const p: AccountPatch = { ...rest };
+    if (rest.name !== undefined && !rest.name.trim()) throw new ValidationError('name', 'must not be empty');
+    if (rest.email !== undefined && !EMAIL.test(rest.email.trim())) throw new ValidationError('email', 'must be an email address');
+    if (rest.role !== undefined && !ROLES.includes(rest.role)) throw new ValidationError('role', `one of ${ROLES.join(', ')}`);
+    if (rest.status !== undefined && !['active', 'suspended'].includes(rest.status)) throw new ValidationError('status', 'one of active, suspended');
     if (rest.planId !== undefined && !(await this.store.getPlan(rest.planId))) throw new ValidationError('planId', `no plan ${rest.planId}`);
     if (password !== undefined) {
       if (password.length < 12) throw new ValidationError('password', 'must be at least 12 characters');
@@ -207,6 +216,24 @@ export class AccountsService {
     this.onChange();
     return x;
   }
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+const ROLES: readonly Role[] = ['operator', 'member'];
+
+/** The same bounds as the configuration's plans (config/schema.ts). */
+function checkPlanNumbers(p: PlanPatch): void {
+  const int = (field: keyof PlanPatch, min: number, max = Number.MAX_SAFE_INTEGER) => {
+    const v = p[field];
+    if (v !== undefined && (!Number.isInteger(v) || (v as number) < min || (v as number) > max)) {
+      throw new ValidationError(field, `must be an integer from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}`);
+    }
+  };
+  int('cuPerSecond', 1);
+  int('cuPerMonth', 1);
+  int('maxBatchSize', 1, 1000);
+  int('maxFilters', 0);
+  if (p.debugMethods !== undefined && typeof p.debugMethods !== 'boolean') throw new ValidationError('debugMethods', 'must be true or false');
 }
 
 function notFound(what: string): never {

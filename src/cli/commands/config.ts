@@ -1,0 +1,19 @@
+import { runGroup, type Subcommand } from '../command.ts';
+
+export const CONFIG_COMMANDS: Record<string, Subcommand> = {
+  check: {
+    usage: 'check [--config FILE]',
+    summary: 'validate the configuration and print it (errors name the field)',
+    async run(config) {
+      const { redactUrl } = await import('../../upstream/http-upstream.ts');
+      // Upstream URLs often carry a hosted node's credentials: shown redacted, like in the banner.
+      const networks = Object.fromEntries(Object.entries(config.networks).map(([n, v]) => [n, { ...v, upstream: v.upstream === 'embedded' ? v.upstream : redactUrl(v.upstream) }]));
+      const database = config.database.url ? { url: redactUrl(config.database.url) } : config.database;
+      process.stdout.write(JSON.stringify({ ...config, networks, database }, null, 2) + '\n');
+      console.error('configuration is valid');
+      return 0;
+    },
+  },
+};
+
+export const configCommand = (argv: string[]) => runGroup('config', CONFIG_COMMANDS, argv);

@@ -1,0 +1,28 @@
+import type { Config } from '../../config/schema.ts';
+import type { Subcommand } from '../command.ts';
+
+/** Starts the gateway, prints the banner, and stops gracefully on SIGTERM/SIGINT (exit 0) or after 20 s (exit 1). */
+async function start(config: Readonly<Config>): Promise<number> {
+  // Loaded here, not at the top: the management commands share this module graph and need none of the server.
+  const [{ startGateway }, { banner }] = await Promise.all([import('../../app.ts'), import('../banner.ts')]);
+  const gw = await startGateway(config);
+  process.stdout.write(banner(gw));
+  // No anvil outlives Nodegate, even on an unexpected exit.
+  process.on('exit', () => gw.networks.killNow());
+  return new Promise((resolve) => {
+    const stop = (signal: string) => {
+      gw.log.info({ signal }, 'shutting down: finishing in-flight requests, snapshotting chains');
+      const force = setTimeout(() => { gw.log.error('shutdown took over 20 s; exiting'); resolve(1); }, 20_000);
+      force.unref();
+      gw.close().then(() => { clearTimeout(force); resolve(0); }, (err) => { gw.log.error({ err }, 'shutdown failed'); resolve(1); });
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}
+
+export const START: Subcommand = {
+  usage: 'start [--config FILE]',
+  summary: 'start the gateway (default: embedded mainnet and testnet)',
+  run: (config) => start(config),
+};

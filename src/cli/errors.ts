@@ -1,0 +1,33 @@
+import { NotFoundError, ValidationError } from '../accounts/errors.ts';
+import { ConfigError } from '../config/load.ts';
+import { StoreConflictError } from '../store/store.ts';
+
+/** The command line itself is wrong (unknown command or flag, missing argument): exit 2, with the usage. */
+export class UsageError extends Error {
+  constructor(message: string, readonly usage?: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** Service fields whose flag is not simply the field in kebab case. */
+const FLAG_OF: Record<string, string> = {
+  planId: 'plan', ipAllowlist: 'ip', originAllowlist: 'origin', networkAllowlist: 'network', methodAllowlist: 'method', expiresAt: 'expires',
+};
+
+/** The flag a service field is given by: `ipAllowlist` → `--ip`, `cuPerSecond` → `--cu-per-second`. */
+export function flagOf(field: string): string {
+  return '--' + (FLAG_OF[field] ?? field.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()));
+}
+
+/**
+ * What the user sees for an error, and the exit status: 2 when the command or a value is wrong (naming the
+ * flag), 1 for everything else (not found, conflicts with what is stored, the store unreachable).
+ */
+export function describeError(err: unknown): { message: string; code: number } {
+  if (err instanceof UsageError) return { message: `nodegate: ${err.message}${err.usage ? `\nusage:\n${err.usage}` : ''}`, code: 2 };
+  if (err instanceof ConfigError) return { message: err.message, code: 2 };
+  if (err instanceof ValidationError) return { message: `nodegate: ${flagOf(err.field)}: ${err.message.slice(err.field.length + 2)}`, code: 2 };
+  if (err instanceof NotFoundError || err instanceof StoreConflictError) return { message: `nodegate: ${err.message}`, code: 1 };
+  return { message: `nodegate: ${err instanceof Error ? err.message : String(err)}`, code: 1 };
+}
