@@ -8,7 +8,7 @@ import { buildServer } from './http/server.ts';
 import { AccountsService } from './accounts/service.ts';
 import { accountsCatalogue } from './accounts/catalogue.ts';
 import { Limits } from './limits/limits.ts';
-import { MemoryRateLimiter } from './limits/memory-rate-limiter.ts';
+import { openRateLimiter, type OpenedRateLimiter } from './limits/open-rate-limiter.ts';
 import { QuotaTracker } from './limits/quota.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/store.ts';
@@ -21,6 +21,7 @@ export interface Gateway {
   networks: Networks;
   keys: KeyResolver;
   accounts: AccountsService;
+  rateLimiter: OpenedRateLimiter;
   log: Logger;
   /** Secrets created by this start (first start only), to print once. */
   secrets: BootstrapSecrets;
@@ -50,14 +51,14 @@ export async function startGateway(config: Readonly<Config>, opts: { log?: Logge
   const networks = new Networks(config, log);
   const keys = new KeyResolver(store, config.auth.keyCacheTtlMs, config.auth.lastUsedFlushMs);
   const accounts = new AccountsService(store, accountsCatalogue(config), () => keys.invalidate());
-  const rateLimiter = new MemoryRateLimiter();
+  const rateLimiter = await openRateLimiter({ redisUrl: config.limits.redisUrl, log });
   const quota = new QuotaTracker(store, config.limits.usageFlushMs, log);
   const limits = config.limits.enabled ? new Limits(config, rateLimiter, quota) : undefined;
   let app: FastifyInstance | undefined;
   try {
     await networks.start();
     const secrets = await bootstrap(store, accounts, config);
-    app = buildServer({ config, log, networks, keys, store, accounts, limits });
+    app = buildServer({ config, log, networks, keys, store, accounts, limits, rateLimiter });
     await app.listen({ host: config.server.host, port: config.server.port });
     const { port } = app.server.address() as { port: number };
     const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
@@ -72,7 +73,7 @@ export async function startGateway(config: Readonly<Config>, opts: { log?: Logge
       await networks.close();
       await store.close();
     })());
-    return { config, app, store, networks, keys, accounts, log, secrets, url, close };
+    return { config, app, store, networks, keys, accounts, rateLimiter, log, secrets, url, close };
   } catch (err) {
     await app?.close().catch(() => {});
     await keys.close();

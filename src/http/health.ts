@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify';
+import type { OpenedRateLimiter } from '../limits/open-rate-limiter.ts';
 import type { Store } from '../store/store.ts';
 import type { Networks } from '../upstream/networks.ts';
 
 /**
  * `/healthz`: the process is alive. `/readyz`: the store answers and every network's node answers
- * (DECISIONS 11); 503 with the failing parts otherwise, so a load balancer stops sending traffic.
+ * (DECISIONS 11); 503 with the failing parts otherwise, so a load balancer stops sending traffic. It also says
+ * where the per-second limits are kept (`memory`, `redis`, or `degraded`).
  */
-export function registerHealthRoutes(app: FastifyInstance, deps: { networks: Networks; store: Store }) {
+export function registerHealthRoutes(app: FastifyInstance, deps: { networks: Networks; store: Store; rateLimiter: OpenedRateLimiter }) {
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
     const checks: Record<string, string> = {};
@@ -22,6 +24,9 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { networks: Net
       }),
     ]);
     const ready = Object.values(checks).every((v) => v === 'ok');
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks });
+    // Limits degraded to this instance's memory (Redis unreachable) still serve: reported, not a reason to stop traffic.
+    const limiter = deps.rateLimiter.status();
+    const limits = limiter === 'degraded' ? 'degraded: Redis unreachable, limiting in local memory' : limiter;
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks, limits });
   });
 }

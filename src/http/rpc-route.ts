@@ -71,8 +71,9 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
       key = await keys.resolve(apikey);
       authorizeRequest(key, { ip: req.ip, origin, network: network.name });
     } catch (err) {
-      if ((err as GatewayError).status === 401) guard.failed(req.ip);
-      return sendLimitedError(reply, err as GatewayError, firstId);
+      const e = asGatewayError(err, req);
+      if (e.status === 401) guard.failed(req.ip);
+      return sendLimitedError(reply, e, firstId);
     }
     // A key restricted to origins answers CORS for its own origin only (DECISIONS 2).
     if (key.origins && origin) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');

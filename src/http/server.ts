@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import type { AccountsService } from '../accounts/service.ts';
+import { registerApi } from '../api/register.ts';
 import type { KeyResolver } from '../auth/key-resolver.ts';
+import type { Limits } from '../limits/limits.ts';
+import type { OpenedRateLimiter } from '../limits/open-rate-limiter.ts';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Store } from '../store/store.ts';
@@ -19,6 +23,9 @@ export interface ServerDeps {
   networks: Networks;
   keys: KeyResolver;
   store: Store;
+  accounts: AccountsService;
+  limits: Limits | undefined;
+  rateLimiter: OpenedRateLimiter;
 }
 
 /** Builds the HTTP server: fastify with the endpoint, health checks, CORS and catalogued errors. */
@@ -58,6 +65,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
 
   registerRpcRoutes(app, deps);
   registerHealthRoutes(app, deps);
+  registerApi(app, deps);
 
   // Browser dapps call RPC endpoints directly (DECISIONS 2): answer the CORS preflight.
   const preflight = (_req: unknown, reply: import('fastify').FastifyReply) => {

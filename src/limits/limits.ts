@@ -30,7 +30,8 @@ export class Limits {
       }
     }
     const d = await this.rate.consume(`k:${k.key.id}`, cost, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds);
-    if (!d.allowed) {
+    // A request whose items were all refused costs nothing and is never refused for its cost (0).
+    if (!d.allowed && cost > 0) {
       throw Object.assign(new GatewayError('LIMIT_EXCEEDED', {
         detail: `${plan.cuPerSecond} compute units per second`,
         limit: plan.cuPerSecond, window: 'second', retryAfter: d.retryAfterSeconds,

@@ -5,7 +5,7 @@ import type pg from 'pg';
  * its own transaction under an advisory lock (see postgres.ts). Never edit a released migration: add the next one.
  *
  * Types: times are timestamptz (read back as ISO strings); lists are text[] (`pg` answers JS arrays);
- * cu_per_month is bigint (billions of compute units exceed int4; read back as a JS number).
+ * cu_per_month and usage.compute_units are bigint (billions of compute units exceed int4; read back as JS numbers).
  * Constraint names are the ones PostgreSQL would choose; the store only relies on the column in the violation.
  */
 export const postgresMigrations: string[] = [
@@ -57,6 +57,15 @@ export const postgresMigrations: string[] = [
      revoked_at timestamptz
    );
    CREATE INDEX api_keys_account_id ON api_keys (account_id);`,
+
+  // 2: compute units used per account and calendar month (UTC), for the monthly quota (DECISIONS 7). One row
+  // per account and month, added to by periodic flushes of every instance.
+  `CREATE TABLE usage (
+     account_id text NOT NULL REFERENCES accounts (id),
+     month text NOT NULL CHECK (month ~ '^[0-9]{4}-(0[1-9]|1[0-2])$'),
+     compute_units bigint NOT NULL,
+     PRIMARY KEY (account_id, month)
+   );`,
 ];
 
 /** Serialises migrations across instances starting at once (advisory locks are per database). 'NGST'. */

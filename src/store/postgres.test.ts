@@ -1,49 +1,15 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import pg from 'pg';
 import { newKeyMaterial } from '../accounts/key-value.ts';
+import { freshDatabase, postgresReachable, postgresWhere } from '../../test/helpers/postgres.ts';
 import { openStore } from './open-store.ts';
 import { PostgresStore } from './postgres.ts';
 import { postgresMigrations } from './postgres-migrations.ts';
 import { freePlan, newAccount, newKey, storeContract } from './store.contract.ts';
 
-// A real PostgreSQL (STYLE principle 11): trust auth on 127.0.0.1:5432; each run works in databases of its own.
-const ADMIN_URL = process.env.NODEGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const where = `${new URL(ADMIN_URL).hostname}:${new URL(ADMIN_URL).port || 5432}`;
-
-async function reachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-const created: string[] = [];
-/** A new, empty database; dropped when the file's tests are done. */
-async function freshDatabase(): Promise<string> {
-  const name = `nodegate_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client(ADMIN_URL);
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  created.push(name);
-  const url = new URL(ADMIN_URL);
-  url.pathname = '/' + name;
-  return url.toString();
-}
-after(async () => {
-  if (created.length === 0) return;
-  const admin = new pg.Client(ADMIN_URL);
-  await admin.connect();
-  for (const name of created) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
-});
+const where = postgresWhere;
+const reachable = postgresReachable;
 
 /** SQL on the test database, beside the store (to look at rows as they are kept, and to empty tables). */
 async function sql(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
@@ -62,7 +28,7 @@ const sharedUrl = () => (contractDb ??= freshDatabase());
 async function emptyStore(): Promise<PostgresStore> {
   const url = await sharedUrl();
   const store = await PostgresStore.open(url);
-  await sql(url, 'TRUNCATE api_keys, accounts, plans, meta');
+  await sql(url, 'TRUNCATE usage, api_keys, accounts, plans, meta');
   return store;
 }
 
@@ -74,7 +40,7 @@ if (!up && process.env.CI) {
 } else {
   const skip = up ? undefined : `PostgreSQL not reachable at ${where}`;
   if (skip) console.warn(`postgres store suite skipped: ${skip} (set CI to make this a failure)`);
-  storeContract('postgres', emptyStore, { skip });
+  storeContract('postgres', emptyStore, { skip, sameDatabase: async () => PostgresStore.open(await sharedUrl()) });
 
   describe('postgres store, specifically', { skip }, () => {
     test('several instances starting at once apply each migration exactly once', async () => {

@@ -4,7 +4,7 @@ import { accountConflict, keyConflict, planConflict, rethrowConflict, type Viola
 import { migratePostgres } from './postgres-migrations.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime,
-  keyFromRow, normalizeEmail, planFromRow, selectList, type Codec, type Row,
+  keyFromRow, normalizeEmail, planFromRow, selectList, usageBatch, type Codec, type Row,
 } from './rows.ts';
 import type { AccountPatch, ApiKeyPatch, NewAccount, NewApiKey, NewPlan, PlanPatch, Store } from './store.ts';
 
@@ -12,7 +12,7 @@ const codec: Codec = {
   bool: (v) => v === true,
   list: (v) => v as string[],
   time: (v) => (v instanceof Date ? v : new Date(v as string)).toISOString(),
-  bigint: (v) => Number(v), // `pg` answers int8 as a string; plan quotas stay far below 2^53.
+  bigint: (v) => Number(v), // `pg` answers int8 as a string; quotas and usage stay far below 2^53.
 };
 
 /** PostgreSQL names the violated column in `detail`: `Key (email_normalized)=(...) already exists.` */
@@ -45,6 +45,14 @@ const Q = {
   // One statement for the whole batch; several instances may flush in any order, so last use only moves forward.
   touchKeys: `UPDATE api_keys k SET last_used_at = v.t FROM unnest($1::text[], $2::timestamptz[]) AS v (id, t)
     WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.t)`,
+  // One statement for the whole batch, so it is one transaction; rows in account order (usageBatch sorts them,
+  // ORDER BY keeps it through the join) so that concurrent flushes lock rows in the same order and never deadlock.
+  // Accounts that are gone are skipped (as touchKeys skips keys): one stale entry must not lose the batch.
+  addUsage: `INSERT INTO usage (account_id, month, compute_units)
+    SELECT v.id, $1, v.units FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS v (id, units, n)
+    JOIN accounts a ON a.id = v.id ORDER BY v.n
+    ON CONFLICT (account_id, month) DO UPDATE SET compute_units = usage.compute_units + excluded.compute_units`,
+  usage: 'SELECT compute_units FROM usage WHERE account_id = $1 AND month = $2',
   getMeta: 'SELECT value FROM meta WHERE name = $1',
   setMeta: 'INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
   ping: 'SELECT 1',
@@ -191,6 +199,16 @@ export class PostgresStore implements Store {
   async touchKeys(lastUsed: ReadonlyMap<string, string>): Promise<void> {
     if (lastUsed.size === 0) return;
     await this.rows('touchKeys', [[...lastUsed.keys()], [...lastUsed.values()].map(isoTime)]);
+  }
+
+  async addUsage(month: string, byAccount: ReadonlyMap<string, number>): Promise<void> {
+    const { ids, units } = usageBatch(month, byAccount);
+    if (ids.length > 0) await this.rows('addUsage', [month, ids, units]);
+  }
+
+  async getUsage(accountId: string, month: string): Promise<number> {
+    const [row] = await this.rows('usage', [accountId, month]);
+    return row ? codec.bigint(row.compute_units) : 0;
   }
 
   async getMeta(name: string): Promise<string | undefined> {

@@ -110,3 +110,17 @@ export function keyFromRow(r: Row, c: Codec, p = ''): ApiKey {
     revokedAt: nullableTime(c, r[p + 'revoked_at']),
   };
 }
+
+/**
+ * A usage batch as both stores write it: whole, positive units only (a zero adds nothing; anything else is a
+ * caller's bug, refused before it reaches either database), ordered by account id so that concurrent batches
+ * lock rows in one order (PostgreSQL would otherwise deadlock two flushes that share accounts).
+ */
+export function usageBatch(month: string, byAccount: ReadonlyMap<string, number>): { ids: string[]; units: number[] } {
+  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new TypeError(`usage month must be YYYY-MM, not "${month}"`);
+  const entries = [...byAccount].filter(([, units]) => units !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [id, units] of entries) {
+    if (!Number.isSafeInteger(units) || units < 0) throw new TypeError(`usage of account "${id}" must be whole compute units, not ${units}`);
+  }
+  return { ids: entries.map(([id]) => id), units: entries.map(([, units]) => units) };
+}

@@ -81,6 +81,15 @@ export const sqliteMigrations: string[] = [
    DROP TABLE api_keys;
    ALTER TABLE api_keys_v2 RENAME TO api_keys;
    CREATE INDEX api_keys_account_id ON api_keys (account_id);`,
+
+  // 3: compute units used per account and calendar month (UTC), for the monthly quota (DECISIONS 7). One row
+  // per account and month, added to by periodic flushes; INTEGER is 64-bit, so billions of units fit.
+  `CREATE TABLE usage (
+     account_id TEXT NOT NULL REFERENCES accounts (id),
+     month TEXT NOT NULL CHECK (month GLOB '[0-9][0-9][0-9][0-9]-[01][0-9]' AND substr(month, 6) BETWEEN '01' AND '12'),
+     compute_units INTEGER NOT NULL,
+     PRIMARY KEY (account_id, month)
+   ) WITHOUT ROWID;`,
 ];
 
 /** Brings the file's schema up to date; refuses a file from a newer Nodegate rather than guess. */

@@ -15,7 +15,8 @@ const dir = mkdtempSync(join(tmpdir(), 'ng-sqlite-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const freshFile = () => join(dir, `${randomUUID()}.db`);
 
-storeContract('sqlite', async () => new SqliteStore(freshFile()));
+let lastFile = '';
+storeContract('sqlite', async () => new SqliteStore((lastFile = freshFile())), { sameDatabase: async () => new SqliteStore(lastFile) });
 
 /** A store file as Nodegate 0.1 left it: migration 1 only, with keys that clients already hold. */
 function releasedV1Store(file: string, keys: { id: string; name: string; prefix: string; hash: string }[], revoked?: string) {

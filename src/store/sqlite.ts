@@ -5,7 +5,7 @@ import type { Account, ApiKey, KeyContext, Plan } from '../accounts/model.ts';
 import { accountConflict, keyConflict, planConflict, rethrowConflict, type Violation } from './conflict.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime, keyFromRow, normalizeEmail, planFromRow,
-  selectList, type Codec, type Row,
+  selectList, usageBatch, type Codec, type Row,
 } from './rows.ts';
 import { migrateSqlite } from './sqlite-migrations.ts';
 import type { AccountPatch, ApiKeyPatch, NewAccount, NewApiKey, NewPlan, PlanPatch, Store } from './store.ts';
@@ -54,6 +54,7 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly stmts;
   private readonly touchAll;
+  private readonly addUsageAll;
   private readonly updates;
 
   constructor(file: string) {
@@ -88,6 +89,12 @@ export class SqliteStore implements Store {
       revokeKey: db.prepare<[string, string], Row>('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? RETURNING *'),
       // Several instances may flush in any order: last use only moves forward.
       touchKey: db.prepare('UPDATE api_keys SET last_used_at = @t WHERE id = @id AND (last_used_at IS NULL OR last_used_at < @t)'),
+      // Accounts that are gone are skipped (as touchKeys skips keys): one stale entry must not lose the batch.
+      addUsage: db.prepare(
+        `INSERT INTO usage (account_id, month, compute_units) SELECT id, @month, @units FROM accounts WHERE id = @id
+         ON CONFLICT (account_id, month) DO UPDATE SET compute_units = usage.compute_units + excluded.compute_units`,
+      ),
+      usage: db.prepare<[string, string], { compute_units: number }>('SELECT compute_units FROM usage WHERE account_id = ? AND month = ?'),
       getMeta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE name = ?'),
       setMeta: db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
       ping: db.prepare('SELECT 1'),
@@ -95,6 +102,9 @@ export class SqliteStore implements Store {
     const { stmts } = this;
     this.touchAll = db.transaction((lastUsed: ReadonlyMap<string, string>) => {
       for (const [id, t] of lastUsed) stmts.touchKey.run({ id, t: isoTime(t) });
+    });
+    this.addUsageAll = db.transaction((month: string, ids: string[], units: number[]) => {
+      ids.forEach((id, i) => stmts.addUsage.run({ id, month, units: units[i] }));
     });
     // Read, merge, write in one IMMEDIATE transaction: no lost update against another writer of the file
     // (the CLI while the server runs), and one prepared statement per table whatever the patch.
@@ -211,6 +221,16 @@ export class SqliteStore implements Store {
 
   async touchKeys(lastUsed: ReadonlyMap<string, string>): Promise<void> {
     if (lastUsed.size > 0) this.touchAll(lastUsed);
+  }
+
+  async addUsage(month: string, byAccount: ReadonlyMap<string, number>): Promise<void> {
+    const { ids, units } = usageBatch(month, byAccount);
+    // IMMEDIATE: takes the write lock first, so another instance on the file waits (busy_timeout) rather than failing.
+    if (ids.length > 0) this.addUsageAll.immediate(month, ids, units);
+  }
+
+  async getUsage(accountId: string, month: string): Promise<number> {
+    return this.stmts.usage.get(accountId, month)?.compute_units ?? 0;
   }
 
   async getMeta(name: string): Promise<string | undefined> {

@@ -25,11 +25,17 @@ const conflict = (pattern: RegExp) => (err: unknown) => err instanceof StoreConf
 /** Lets the clock move past the millisecond a record was written in. */
 const tick = () => sleep(5);
 
+export interface ContractOptions {
+  skip?: string;
+  /** Opens another instance on the database of the store `makeStore` answered last, without emptying it. */
+  sameDatabase: () => Promise<Store>;
+}
+
 /**
  * The behaviour every Store must have (STYLE principle 6): run by sqlite.test.ts and postgres.test.ts, each with
  * a factory answering an empty, migrated store.
  */
-export function storeContract(name: string, makeStore: () => Promise<Store>, options: { skip?: string } = {}): void {
+export function storeContract(name: string, makeStore: () => Promise<Store>, options: ContractOptions): void {
   describe(`${name} store`, { skip: options.skip }, () => {
     let store: Store;
     beforeEach(async () => {
@@ -258,6 +264,74 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         await store.touchKeys(new Map([[key.id, '2026-01-01T10:00:00.000Z']]));
         await store.touchKeys(new Map([[key.id, '2026-01-01T09:00:00.000Z']]));
         assert.equal((await store.getKey(key.id))!.lastUsedAt, '2026-01-01T10:00:00.000Z');
+      });
+    });
+
+    describe('usage', () => {
+      let a: string;
+      let b: string;
+      beforeEach(async () => {
+        await store.createPlan(freePlan);
+        a = (await store.createAccount(newAccount())).id;
+        b = (await store.createAccount(newAccount())).id;
+      });
+
+      test('adds up the compute units of several flushes, per account', async () => {
+        await store.addUsage('2026-03', new Map([[a, 120], [b, 7]]));
+        await store.addUsage('2026-03', new Map([[a, 30]]));
+        await store.addUsage('2026-03', new Map());
+        assert.equal(await store.getUsage(a, '2026-03'), 150);
+        assert.equal(await store.getUsage(b, '2026-03'), 7);
+      });
+
+      test('keeps each month apart, so a new month starts from zero', async () => {
+        await store.addUsage('2026-03', new Map([[a, 500]]));
+        await store.addUsage('2026-04', new Map([[a, 1]]));
+        assert.equal(await store.getUsage(a, '2026-03'), 500);
+        assert.equal(await store.getUsage(a, '2026-04'), 1);
+        assert.equal(await store.getUsage(a, '2026-05'), 0);
+      });
+
+      test('answers 0 for an account with no usage or no account at all', async () => {
+        assert.equal(await store.getUsage(a, '2026-03'), 0);
+        assert.equal(await store.getUsage('nope', '2026-03'), 0);
+      });
+
+      test('skips accounts that are gone without losing the rest of the batch', async () => {
+        await store.addUsage('2026-03', new Map([['gone', 10], [a, 20]]));
+        assert.equal(await store.getUsage(a, '2026-03'), 20);
+        assert.equal(await store.getUsage('gone', '2026-03'), 0);
+      });
+
+      test('keeps totals beyond 32 bits exactly, as numbers', async () => {
+        await store.addUsage('2026-03', new Map([[a, 3_000_000_000]]));
+        await store.addUsage('2026-03', new Map([[a, 3_000_000_001]]));
+        const used = await store.getUsage(a, '2026-03');
+        assert.equal(typeof used, 'number');
+        assert.equal(used, 6_000_000_001);
+      });
+
+      test('refuses a malformed month or fractional units before writing anything', async () => {
+        await assert.rejects(store.addUsage('2026-3', new Map([[a, 1]])), TypeError);
+        await assert.rejects(store.addUsage('2026-13', new Map([[a, 1]])), TypeError);
+        await assert.rejects(store.addUsage('2026-03', new Map([[a, 1], [b, 1.5]])), TypeError);
+        assert.equal(await store.getUsage(a, '2026-03'), 0);
+      });
+
+      test('counts every unit when two instances flush overlapping batches at the same time', async () => {
+        const other = await options.sameDatabase();
+        try {
+          const accounts = [a, b];
+          for (let i = 0; i < 4; i++) accounts.push((await store.createAccount(newAccount())).id);
+          // Each flush names the accounts in its own order: the store must not deadlock on shared rows.
+          const batch = (i: number) => new Map(accounts.map((id, j) => [accounts[(i + j) % accounts.length], j + 1] as const));
+          await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? other : store).addUsage('2026-03', batch(i))));
+          const perFlush = accounts.length * (accounts.length + 1) / 2;
+          const totals = await Promise.all(accounts.map((id) => other.getUsage(id, '2026-03')));
+          assert.equal(totals.reduce((x, y) => x + y, 0), 20 * perFlush);
+        } finally {
+          await other.close();
+        }
       });
     });
 

@@ -50,6 +50,14 @@ export interface Store {
   /** Records last use of keys, in one batch (flushed periodically, never per request). */
   touchKeys(lastUsed: ReadonlyMap<string, string>): Promise<void>;
 
+  /**
+   * Adds compute units to accounts' usage of `month` (`YYYY-MM`, UTC), in one batch (DECISIONS 7: flushed
+   * periodically, never per request). Concurrent adds from several instances all count.
+   */
+  addUsage(month: string, byAccount: ReadonlyMap<string, number>): Promise<void>;
+  /** Compute units an account has used in `month` (0 when none). */
+  getUsage(accountId: string, month: string): Promise<number>;
+
   getMeta(name: string): Promise<string | undefined>;
   setMeta(name: string, value: string): Promise<void>;
   /** Cheap round trip for /readyz. */

@@ -11,7 +11,7 @@ import { AutomineWatchdog } from './automine-watchdog.ts';
 import { freePort } from './free-port.ts';
 import { SnapshotFiles } from './snapshots.ts';
 import { findStaleAnvil, isAlive, removePidFile, writePidFile } from './stale-process.ts';
-import { ChainSnapshotter } from './chain-snapshotter.ts';
+import { ChainSnapshotter, finalSnapshot } from './chain-snapshotter.ts';
 
 /** Methods after which the automine watchdog is poked. */
 const WRITES = new Set(['eth_sendRawTransaction', 'eth_sendTransaction']);
@@ -95,14 +95,11 @@ export class AnvilSupervisor implements Upstream {
     this.log.warn({ network: this.network, pid: stale.pid }, 'found an anvil left by a previous run; saving its chain and stopping it');
     const node = new HttpUpstream(`http://127.0.0.1:${stale.port}`, 1);
     try {
-      const dump = await node.call('anvil_dumpState', [true], 10_000);
-      if (typeof dump.result === 'string') this.snapshots.write(Buffer.from(dump.result.slice(2), 'hex'));
-    } catch (err) {
-      this.log.warn({ network: this.network, err: (err as Error).message }, 'could not save the stale chain; using the last snapshot');
+      await finalSnapshot(node, this.snapshots, this.log.child({ network: this.network }));
     } finally {
+      try { process.kill(stale.pid, 'SIGKILL'); } catch { /* already gone */ }
       await node.close();
     }
-    try { process.kill(stale.pid, 'SIGKILL'); } catch { /* already gone */ }
     for (let i = 0; i < 100 && isAlive(stale.pid); i++) await sleep(20);
     removePidFile(this.pidFile);
   }
@@ -128,9 +125,18 @@ export class AnvilSupervisor implements Upstream {
   private async launch(): Promise<void> {
     const bad = new Set<string>();
     for (;;) {
-      const load = this.snapshots.prepareLoad(bad);
+      const choice = await this.snapshots.prepareLoad(bad);
+      for (const d of choice.damaged) this.log.error({ network: this.network, snapshot: d.file, why: d.why }, 'damaged snapshot; trying the previous one');
+      const load = choice.load;
+      if (!load && this.snapshots.any()) {
+        // Never start an empty chain over snapshots: its first snapshot would replace them.
+        throw new Error(`the embedded chain ${this.network} has snapshots in ${this.snapshots.dir} but none loads; `
+          + 'move them away to start a new chain');
+      }
       const port = await freePort();
-      const child = spawn(anvilBinaryPath(), this.args(port, load?.path), { stdio: ['ignore', 'ignore', 'pipe'] });
+      // Its own process group: a terminal's Ctrl-C (SIGINT to the foreground group) or a group-wide SIGTERM
+      // must reach Nodegate only, which takes the final snapshot and then stops anvil itself.
+      const child = spawn(anvilBinaryPath(), this.args(port, load?.path), { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
       this.lastStderr = [];
       child.stderr!.setEncoding('utf8').on('data', (s: string) => {
         this.lastStderr.push(...s.split('\n').filter(Boolean));
@@ -140,6 +146,7 @@ export class AnvilSupervisor implements Upstream {
       const client = new HttpUpstream(`http://127.0.0.1:${port}`);
       const up = await Promise.race([waitAnswers(client, 20_000), exited.then(() => false)]);
       if (up === true) {
+        this.snapshots.removeLoadFile();
         this.adopt(child, client, port, exited);
         this.log.info({ network: this.network, pid: child.pid, snapshot: load?.from ?? 'none (new chain)' }, 'embedded chain up');
         return;
@@ -157,6 +164,12 @@ export class AnvilSupervisor implements Upstream {
   }
 
   private adopt(child: ChildProcess, client: HttpUpstream, port: number, exited: Promise<number | null>): void {
+    if (this.stopping) {
+      // A restart that finished after close() began: nobody would stop this anvil.
+      child.kill('SIGKILL');
+      void client.close();
+      return;
+    }
     this.child = child;
     this.client = client;
     this.upSince = Date.now();
@@ -187,15 +200,16 @@ export class AnvilSupervisor implements Upstream {
     });
   }
 
-  /** Final snapshot, then SIGTERM (SIGKILL after 5 s). */
+  /** Final snapshot, then SIGTERM (SIGKILL after 5 s, or at once if anvil is still busy with a dump). */
   async close(): Promise<void> {
     this.stopping = true;
     this.watchdog?.stop();
     const child = this.child;
-    if (this.snapshotter) await this.snapshotter.stopAndFlush();
+    // No child: anvil is restarting, and the last snapshot is all there is.
+    const idle = child && this.snapshotter ? await this.snapshotter.stopAndFlush() : true;
     if (child && child.exitCode === null) {
       const gone = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
+      child.kill(idle ? 'SIGTERM' : 'SIGKILL');
       const t = setTimeout(() => child.kill('SIGKILL'), 5000);
       await gone;
       clearTimeout(t);

@@ -1,6 +1,13 @@
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+
+/** The snapshot chosen for loading, and the newer ones found damaged on the way. */
+export interface LoadChoice {
+  load?: { path: string; from: string };
+  damaged: Array<{ file: string; why: string }>;
+}
 
 /**
  * Crash-safe snapshots of one embedded chain (DECISIONS 11). anvil's own `--state` file is overwritten in
@@ -12,6 +19,8 @@ export class SnapshotFiles {
   readonly current: string;
   readonly previous: string;
   private readonly tmp: string;
+  /** Where a damaged current snapshot is moved, so the next write keeps the good previous one as previous. */
+  readonly damagedCopy: string;
   /** Where the snapshot chosen for loading is unpacked: anvil's `--load-state` reads plain JSON. */
   readonly loadFile: string;
 
@@ -19,6 +28,7 @@ export class SnapshotFiles {
     this.current = join(dir, 'state.json.gz');
     this.previous = join(dir, 'state.prev.json.gz');
     this.tmp = join(dir, 'state.json.gz.tmp');
+    this.damagedCopy = join(dir, 'state.damaged.json.gz');
     this.loadFile = join(dir, 'load-state.json');
   }
 
@@ -36,23 +46,38 @@ export class SnapshotFiles {
     syncDir(this.dir);
   }
 
+  /** Whether any snapshot exists (whole or not): then a new, empty chain must never replace them. */
+  any(): boolean {
+    return existsSync(this.current) || existsSync(this.previous);
+  }
+
   /**
-   * Unpacks the newest snapshot that is whole (gzip CRC and JSON both check) into `loadFile` and returns
-   * its path, or undefined when there is none. `skip` names snapshots already found not to load.
+   * Unpacks the newest snapshot that is whole into `loadFile`. `skip` names snapshots already found not to
+   * load. A damaged current snapshot is moved aside when the previous one is used.
+   *
+   * Checked by gunzip alone (its CRC and length catch truncation and corruption), streamed to the file:
+   * parsing the JSON here would need it as one string, and a chain dumped with its historical states can
+   * exceed the longest string Node can hold (~512 MiB), which made a whole snapshot look damaged.
    */
-  prepareLoad(skip: ReadonlySet<string> = new Set()): { path: string; from: string } | undefined {
+  async prepareLoad(skip: ReadonlySet<string> = new Set()): Promise<LoadChoice> {
+    const damaged: LoadChoice['damaged'] = [];
     for (const file of [this.current, this.previous]) {
       if (skip.has(file) || !existsSync(file)) continue;
       try {
-        const json = gunzipSync(readFileSync(file));
-        JSON.parse(json.toString('utf8'));
-        writeFileSync(this.loadFile, json);
-        return { path: this.loadFile, from: file };
-      } catch {
-        continue; // a damaged copy: fall back to the previous one
+        await pipeline(createReadStream(file), createGunzip(), createWriteStream(this.loadFile));
+      } catch (err) {
+        damaged.push({ file, why: (err as Error).message });
+        continue;
       }
+      if (file === this.previous && existsSync(this.current)) renameSync(this.current, this.damagedCopy);
+      return { load: { path: this.loadFile, from: file }, damaged };
     }
-    return undefined;
+    return { damaged };
+  }
+
+  /** Removes the unpacked copy once anvil has read it (it can be as large as the JSON of the chain). */
+  removeLoadFile(): void {
+    rmSync(this.loadFile, { force: true });
   }
 }
 

@@ -1,10 +1,12 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 
 /** What is recorded about a running anvil, so a Nodegate killed with SIGKILL can clean up on its next start. */
 export interface PidRecord { pid: number; port: number }
 
+/** Written whole or not at all (temporary file, rename): a torn pid file would hide a stale anvil for ever. */
 export function writePidFile(file: string, rec: PidRecord): void {
-  writeFileSync(file, JSON.stringify(rec));
+  writeFileSync(`${file}.tmp`, JSON.stringify(rec));
+  renameSync(`${file}.tmp`, file);
 }
 
 export function removePidFile(file: string): void {
@@ -31,11 +33,17 @@ export function findStaleAnvil(file: string): PidRecord | undefined {
   return rec;
 }
 
+/** A zombie counts as gone: it holds no port and no state, and its reaping is not ours to wait for. */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return process.platform !== 'linux';
   }
 }

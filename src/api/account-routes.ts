@@ -1,0 +1,58 @@
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { AccountsService, NewKeyInput } from '../accounts/service.ts';
+import type { ApiKeyPatch } from '../store/store.ts';
+import { errorResponses, idParams, keyPatchBody, listOf, newKeyBody, ref } from './schemas.ts';
+
+const security: Record<string, string[]>[] = [{ apiKey: [] }];
+const tags = ['account'];
+type Id = { Params: { id: string } };
+
+/**
+ * The account's own routes (Bearer key with `admin`): the account and its plan, and its keys. Every key
+ * operation is scoped to the caller's account: another account's key is 404, exactly like a missing one.
+ */
+export async function accountRoutes(api: FastifyInstance, opts: { accounts: AccountsService; authenticate: onRequestAsyncHookHandler }) {
+  const { accounts } = opts;
+  api.addHook('onRequest', opts.authenticate);
+  // Set by the onRequest hook above for every route here.
+  const me = (req: FastifyRequest) => req.principal!.account.id;
+
+  api.get('/account', {
+    schema: { summary: 'The calling account and its plan', tags, security, response: { 200: ref('AccountWithPlan', 'The account'), ...errorResponses(401, 403) } },
+  }, async (req) => {
+    const account = await accounts.getAccount(me(req));
+    return { ...account, plan: await accounts.getPlan(account.planId) };
+  });
+
+  api.get('/keys', {
+    schema: { summary: "The account's keys (values are never shown again, only `prefix`)", tags, security, response: { 200: listOf('keys', 'Key', 'The keys, revoked ones included'), ...errorResponses(401, 403) } },
+  }, async (req) => ({ keys: await accounts.listKeys(me(req)) }));
+
+  api.post<{ Body: NewKeyInput }>('/keys', {
+    schema: {
+      summary: 'Create a key; its value is in this response and never again', tags, security, body: newKeyBody,
+      response: { 201: ref('CreatedKey', 'The key with its value'), ...errorResponses(400, 401, 403) },
+    },
+  }, async (req, reply) => {
+    const { key, value } = await accounts.createKey(me(req), req.body);
+    return reply.code(201).send({ ...key, value });
+  });
+
+  api.get<Id>('/keys/:id', {
+    schema: { summary: 'One key', tags, security, params: idParams, response: { 200: ref('Key', 'The key'), ...errorResponses(401, 403, 404) } },
+  }, async (req) => accounts.getKey(req.params.id, me(req)));
+
+  api.patch<Id & { Body: ApiKeyPatch }>('/keys/:id', {
+    schema: {
+      summary: "Change a key's name, allowlists or expiry", tags, security, params: idParams, body: keyPatchBody,
+      response: { 200: ref('Key', 'The changed key'), ...errorResponses(400, 401, 403, 404) },
+    },
+  }, async (req) => accounts.updateKey(req.params.id, req.body, me(req)));
+
+  api.post<Id>('/keys/:id/revoke', {
+    schema: {
+      summary: 'Revoke a key: the next request with it is refused (idempotent; the record stays, with revokedAt)', tags, security, params: idParams,
+      response: { 200: ref('Key', 'The revoked key'), ...errorResponses(401, 403, 404) },
+    },
+  }, async (req) => accounts.revokeKey(req.params.id, me(req)));
+}

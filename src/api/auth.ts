@@ -1,0 +1,109 @@
+import type { FastifyRequest } from 'fastify';
+import type { Account } from '../accounts/model.ts';
+import { ipAllowed } from '../auth/ip-allowlist.ts';
+import type { KeyResolver, ResolvedKey } from '../auth/key-resolver.ts';
+import type { UnknownKeyGuard } from '../auth/unknown-key-guard.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
+import { ApiError } from './errors.ts';
+import type { PasswordLogins } from './password-login.ts';
+
+/** Who is calling: the account, and the key when it came with one (Bearer) rather than a password (Basic). */
+export interface Principal {
+  account: Account;
+  key?: ResolvedKey;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling, set by the management API's authentication hooks (only on its routes). */
+    principal: Principal | null;
+  }
+}
+
+const BEARER = 'Bearer realm="nodegate"';
+const BASIC = 'Basic realm="nodegate operator", charset="UTF-8"';
+
+/**
+ * The two ways into the management API, as onRequest hooks (so nothing is parsed for an unauthenticated caller):
+ * `account` needs a Bearer key with the `admin` permission; `operator` needs an operator account, by Basic
+ * email:password or by such a key. Failures are 401 with `WWW-Authenticate` (nothing or wrong given) or 403
+ * (valid, but not enough); messages never repeat what was sent. Each 401 spends from the client IP's bucket in
+ * `guard`, and an IP with an empty bucket gets 429 before anything is checked (DECISIONS 7: no guessing keys or
+ * passwords at speed; it also keeps one client from holding the few scrypt slots).
+ */
+export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard) {
+  async function byKey(req: FastifyRequest, value: string, challenge: string): Promise<Principal> {
+    let k: ResolvedKey;
+    try {
+      k = await keys.resolve(value);
+    } catch (err) {
+      if (err instanceof GatewayError && err.status === 401) throw unauthorized(err.message, challenge);
+      throw err;
+    }
+    if (!k.key.permissions.includes('admin')) throw forbidden('the key lacks the admin permission');
+    // The key's own restrictions hold here too: its IP allowlist, and its origin allowlist for browser calls.
+    if (k.ipRanges && !ipAllowed(req.ip, k.ipRanges)) throw forbidden(`IP address ${req.ip} is not in the key's allowlist`);
+    const origin = req.headers.origin;
+    if (k.origins && origin && !k.origins.has(origin)) throw forbidden(`origin ${origin.slice(0, 200)} is not in the key's allowlist`);
+    return { account: k.account, key: k };
+  }
+
+  async function byPassword(header: string): Promise<Principal> {
+    const decoded = Buffer.from(header, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon <= 0) throw unauthorized('malformed Basic credentials (base64 of email:password)', BASIC);
+    const account = await logins.login(decoded.slice(0, colon), decoded.slice(colon + 1));
+    if (!account) throw unauthorized('wrong email or password', BASIC);
+    if (account.status !== 'active') throw unauthorized('the account is suspended', BASIC);
+    return { account };
+  }
+
+  const guarded = (authenticate: (req: FastifyRequest) => Promise<void>) => async (req: FastifyRequest): Promise<void> => {
+    try {
+      guard.check(req.ip);
+    } catch (err) {
+      const retryAfter = String((err as GatewayError).data?.retryAfter ?? 1);
+      throw new ApiError(429, 'too_many_requests', 'too many failed authentications from this address', undefined, { 'retry-after': retryAfter });
+    }
+    try {
+      await authenticate(req);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) guard.failed(req.ip);
+      throw err;
+    }
+  };
+
+  return {
+    account: guarded(async (req) => {
+      const [scheme, value] = credentials(req);
+      if (scheme !== 'bearer' || !value) throw unauthorized('an API key with the admin permission is required: Authorization: Bearer <key>', BEARER);
+      req.principal = await byKey(req, value, BEARER);
+    }),
+
+    operator: guarded(async (req) => {
+      const [scheme, value] = credentials(req);
+      const both = `${BASIC}, ${BEARER}`;
+      let p: Principal;
+      if (scheme === 'basic' && value) p = await byPassword(value);
+      else if (scheme === 'bearer' && value) p = await byKey(req, value, both);
+      else throw unauthorized('operator credentials are required: Basic email:password, or Bearer <admin key of an operator>', both);
+      if (p.account.role !== 'operator') throw forbidden('the operator role is required');
+      req.principal = p;
+    }),
+  };
+}
+
+function credentials(req: FastifyRequest): [string, string] {
+  const h = req.headers.authorization ?? '';
+  const space = h.indexOf(' ');
+  if (space === -1) return [h.toLowerCase(), ''];
+  return [h.slice(0, space).toLowerCase(), h.slice(space + 1).trim()];
+}
+
+function unauthorized(message: string, challenge: string): ApiError {
+  return new ApiError(401, 'unauthorized', message, undefined, { 'www-authenticate': challenge });
+}
+
+function forbidden(message: string): ApiError {
+  return new ApiError(403, 'forbidden', message);
+}

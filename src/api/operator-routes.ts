@@ -1,0 +1,85 @@
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { AccountsService, NewAccountInput, NewKeyInput, PlanInput } from '../accounts/service.ts';
+import type { AccountPatch, PlanPatch } from '../store/store.ts';
+import { ApiError } from './errors.ts';
+import { accountPatchBody, errorResponses, idParams, listOf, newAccountBody, newKeyBody, newPlanBody, planPatchBody, ref } from './schemas.ts';
+
+const security: Record<string, string[]>[] = [{ operatorPassword: [] }, { apiKey: [] }];
+type Id = { Params: { id: string } };
+type AccountChange = Omit<AccountPatch, 'passwordHash' | 'status'> & { password?: string };
+
+/**
+ * The operator's routes under `/operator` (DECISIONS 6: the operator administers accounts, plans and keys): Basic
+ * email:password of an operator account, or a Bearer `admin` key of one. Everything goes through AccountsService,
+ * which holds the rules and drops the key cache on every change.
+ */
+export async function operatorRoutes(api: FastifyInstance, opts: { accounts: AccountsService; authenticate: onRequestAsyncHookHandler }) {
+  const { accounts } = opts;
+  api.addHook('onRequest', opts.authenticate);
+  const s = (tag: string, summary: string, rest: Record<string, unknown>, ...errors: number[]) => ({
+    schema: { summary, tags: [`operator: ${tag}`], security, ...rest, response: { ...(rest.response as object), ...errorResponses(401, 403, ...errors) } },
+  });
+
+  // Plans --------------------------------------------------------------------------------------------------
+  api.get('/plans', s('plans', 'All plans', { response: { 200: listOf('plans', 'Plan', 'The plans') } }), async () => ({ plans: await accounts.listPlans() }));
+
+  api.post<{ Body: PlanInput }>('/plans', s('plans', 'Create a plan', { body: newPlanBody, response: { 201: ref('Plan', 'The plan') } }, 400, 409),
+    async (req, reply) => reply.code(201).send(await accounts.createPlan(req.body)));
+
+  api.get<Id>('/plans/:id', s('plans', 'One plan', { params: idParams, response: { 200: ref('Plan', 'The plan') } }, 404),
+    async (req) => accounts.getPlan(req.params.id));
+
+  api.patch<Id & { Body: PlanPatch }>('/plans/:id', s('plans', "Change a plan's name or limits (effective on the next request)", { params: idParams, body: planPatchBody, response: { 200: ref('Plan', 'The changed plan') } }, 400, 404),
+    async (req) => accounts.updatePlan(req.params.id, req.body));
+
+  api.delete<Id>('/plans/:id', s('plans', 'Delete a plan; refused (409) while an account is on it', { params: idParams, response: { 204: { description: 'Deleted', type: 'null' } } }, 404, 409),
+    async (req, reply) => {
+      await accounts.deletePlan(req.params.id);
+      return reply.code(204).send();
+    });
+
+  // Accounts -----------------------------------------------------------------------------------------------
+  api.get('/accounts', s('accounts', 'All accounts', { response: { 200: listOf('accounts', 'Account', 'The accounts') } }), async () => ({ accounts: await accounts.listAccounts() }));
+
+  api.post<{ Body: NewAccountInput }>('/accounts', s('accounts', 'Create an account (role member and the default plan unless given)', { body: newAccountBody, response: { 201: ref('Account', 'The account') } }, 400, 409),
+    async (req, reply) => reply.code(201).send(await accounts.createAccount(req.body)));
+
+  api.get<Id>('/accounts/:id', s('accounts', 'One account', { params: idParams, response: { 200: ref('Account', 'The account') } }, 404),
+    async (req) => accounts.getAccount(req.params.id));
+
+  api.patch<Id & { Body: AccountChange }>('/accounts/:id', s('accounts', "Change an account's name, email, password, role or plan", { params: idParams, body: accountPatchBody, response: { 200: ref('Account', 'The changed account') } }, 400, 404, 409),
+    async (req) => {
+      if (req.body.role === 'member') notSelf(req, 'remove the operator role from');
+      return accounts.updateAccount(req.params.id, req.body);
+    });
+
+  api.post<Id>('/accounts/:id/suspend', s('accounts', "Suspend an account: its keys and logins are refused from the next request", { params: idParams, response: { 200: ref('Account', 'The account') } }, 404, 409),
+    async (req) => {
+      notSelf(req, 'suspend');
+      return accounts.suspendAccount(req.params.id);
+    });
+
+  api.post<Id>('/accounts/:id/reactivate', s('accounts', 'Reactivate a suspended account', { params: idParams, response: { 200: ref('Account', 'The account') } }, 404),
+    async (req) => accounts.reactivateAccount(req.params.id));
+
+  // Keys of any account ------------------------------------------------------------------------------------
+  api.get<Id>('/accounts/:id/keys', s('keys', "An account's keys", { params: idParams, response: { 200: listOf('keys', 'Key', 'The keys') } }, 404),
+    async (req) => {
+      await accounts.getAccount(req.params.id);
+      return { keys: await accounts.listKeys(req.params.id) };
+    });
+
+  api.post<Id & { Body: NewKeyInput }>('/accounts/:id/keys', s('keys', 'Create a key for an account; its value is in this response and never again', { params: idParams, body: newKeyBody, response: { 201: ref('CreatedKey', 'The key with its value') } }, 400, 404),
+    async (req, reply) => {
+      const { key, value } = await accounts.createKey(req.params.id, req.body);
+      return reply.code(201).send({ ...key, value });
+    });
+
+  api.post<Id>('/keys/:id/revoke', s('keys', 'Revoke any key: the next request with it is refused', { params: idParams, response: { 200: ref('Key', 'The revoked key') } }, 404),
+    async (req) => accounts.revokeKey(req.params.id));
+}
+
+/** An operator cannot lock themselves out through the API (the CLI can still repair anything). */
+function notSelf(req: FastifyRequest<Id>, what: string): void {
+  if (req.principal!.account.id === req.params.id) throw new ApiError(409, 'conflict', `an operator cannot ${what} their own account`);
+}

@@ -1,0 +1,30 @@
+import type { Logger } from 'pino';
+import { MemoryRateLimiter } from './memory-rate-limiter.ts';
+import type { RateLimiter } from './rate-limiter.ts';
+import { RedisRateLimiter } from './redis-rate-limiter.ts';
+import { ResilientRateLimiter, type RateLimiterStatus } from './resilient-rate-limiter.ts';
+
+/** A limiter that can say where it keeps its buckets (for /readyz): in memory by configuration, or Redis's status. */
+export interface OpenedRateLimiter extends RateLimiter {
+  status(): 'memory' | RateLimiterStatus;
+}
+
+export interface OpenRateLimiterOptions {
+  /** `limits.redisUrl` (REDIS_URL); absent: limits are kept in this process's memory. */
+  redisUrl?: string;
+  /** Key prefix in Redis (default `ng:rl:`). */
+  prefix?: string;
+  log: Logger;
+}
+
+/**
+ * The configured per-second limiter. With a Redis URL, waits for the first connection (at most its connect
+ * timeout) so that the first requests do not find Redis "down" while it is still connecting; when that fails the
+ * gateway starts anyway, degraded to memory, and switches to Redis once it answers.
+ */
+export async function openRateLimiter(options: OpenRateLimiterOptions): Promise<OpenedRateLimiter> {
+  if (!options.redisUrl) return Object.assign(new MemoryRateLimiter(), { status: () => 'memory' as const });
+  const shared = new RedisRateLimiter({ url: options.redisUrl, prefix: options.prefix });
+  const degraded = await shared.connect().then(() => false, () => true);
+  return new ResilientRateLimiter({ shared, log: options.log, degraded });
+}

@@ -1,0 +1,181 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, describe, test } from 'node:test';
+import pino from 'pino';
+import { MemoryRateLimiter } from './memory-rate-limiter.ts';
+import { openRateLimiter } from './open-rate-limiter.ts';
+import type { RateDecision } from './rate-limiter.ts';
+import { RedisRateLimiter } from './redis-rate-limiter.ts';
+import { ResilientRateLimiter, type SharedRateLimiter } from './resilient-rate-limiter.ts';
+import { REDIS_URL, rawRedis, redisSkipReason, removeKeys, testPrefix } from './test-redis.ts';
+
+/** A logger whose lines the test can read. */
+function capturedLog() {
+  const lines: { level: number; msg: string }[] = [];
+  const stream = new Writable({ write(chunk, _enc, done) { lines.push(JSON.parse(String(chunk))); done(); } });
+  return { log: pino({ level: 'info' }, stream), warnings: () => lines.filter((l) => l.level === 40), infos: () => lines.filter((l) => l.level === 30) };
+}
+
+/** Polls until `check` holds (or fails after `ms`). */
+async function eventually(check: () => boolean, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
+    await sleep(20);
+  }
+}
+
+describe('resilient rate limiter, without Redis', () => {
+  test('answers from memory and reports degraded when nothing listens at the Redis address, with one warning', async () => {
+    const { log, warnings } = capturedLog();
+    const limiter = await openRateLimiter({ redisUrl: 'redis://127.0.0.1:1', log });
+    try {
+      assert.equal(limiter.status(), 'degraded');
+      const t0 = performance.now();
+      const decisions: RateDecision[] = [];
+      for (let i = 0; i < 6; i++) decisions.push(await limiter.consume('k', 1, 1, 5));
+      assert.ok(performance.now() - t0 < 100, 'no request waits on the unreachable Redis');
+      assert.deepEqual(decisions.map((d) => d.allowed), [true, true, true, true, true, false], 'the plan is still enforced, in memory');
+      assert.equal(warnings().length, 1);
+      assert.match(warnings()[0].msg, /Redis unreachable/);
+      assert.equal(limiter.status(), 'degraded');
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  test('while degraded, no request calls Redis; it is asked at most once per recheck interval, off the request path', async () => {
+    const { log, warnings } = capturedLog();
+    let now = 0;
+    const calls = { consume: 0, ping: 0 };
+    let down = true;
+    const shared: SharedRateLimiter = {
+      async consume(...args) {
+        calls.consume++;
+        if (down) throw new Error('Command timed out');
+        return new MemoryRateLimiter().consume(...args);
+      },
+      async ping() {
+        calls.ping++;
+        if (down) throw new Error('Connection is closed');
+      },
+      async close() {},
+    };
+    const limiter = new ResilientRateLimiter({ shared, log, recheckMs: 1000, now: () => now });
+    await Promise.all(Array.from({ length: 5 }, () => limiter.consume('k', 1, 10, 10)));
+    assert.equal(calls.consume, 5, 'requests already on their way all find out');
+    assert.equal(warnings().length, 1, 'one warning per outage');
+    for (let i = 0; i < 50; i++) await limiter.consume('k', 0, 10, 10);
+    assert.deepEqual(calls, { consume: 5, ping: 0 });
+    now = 1000;
+    for (let i = 0; i < 50; i++) await limiter.consume('k', 0, 10, 10);
+    await sleep(0);
+    assert.deepEqual(calls, { consume: 5, ping: 1 }, 'one check in the interval');
+    down = false;
+    now = 1500;
+    limiter.status();
+    await sleep(0);
+    assert.equal(calls.ping, 1, 'not before the interval is over');
+    now = 2000;
+    limiter.status();
+    await sleep(0);
+    assert.equal(limiter.status(), 'redis');
+    await limiter.consume('k', 1, 10, 10);
+    assert.equal(calls.consume, 6, 'back to the shared limiter');
+    await limiter.close();
+  });
+
+  test('without a Redis URL, limits are kept in memory', async () => {
+    const limiter = await openRateLimiter({ log: capturedLog().log });
+    assert.equal(limiter.status(), 'memory');
+    assert.ok(limiter instanceof MemoryRateLimiter);
+    await limiter.close();
+  });
+});
+
+/** A TCP relay to Redis that the test can cut and restore, as a network outage would. */
+class Relay {
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+  port = 0;
+
+  async start(): Promise<void> {
+    const target = new URL(REDIS_URL);
+    this.server = createServer((client) => {
+      const upstream = connect(Number(target.port || 6379), target.hostname);
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on('error', () => {});
+        s.on('close', () => { this.sockets.delete(s); client.destroy(); upstream.destroy(); });
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
+    this.port = (this.server.address() as { port: number }).port;
+  }
+
+  async cut(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+}
+
+const skip = await redisSkipReason('resilient rate limiter suite (with Redis)');
+const prefix = testPrefix();
+after(() => (skip ? undefined : removeKeys(prefix)));
+
+describe('resilient rate limiter, with Redis', { skip }, () => {
+  test('reports redis and keeps its buckets there when Redis answers', async () => {
+    const { log, warnings } = capturedLog();
+    const limiter = await openRateLimiter({ redisUrl: REDIS_URL, prefix, log });
+    const redis = rawRedis();
+    try {
+      assert.equal(limiter.status(), 'redis');
+      const bucket = `resilient:${randomUUID()}`;
+      assert.equal((await limiter.consume(bucket, 1, 1, 5)).remaining, 4);
+      assert.equal(await redis.exists(prefix + bucket), 1);
+      assert.equal(warnings().length, 0);
+    } finally {
+      redis.disconnect();
+      await limiter.close();
+    }
+  });
+
+  test('falls back to memory when Redis goes away mid-way, with one warning, and returns to Redis when it is back', async () => {
+    const { log, warnings, infos } = capturedLog();
+    const relay = new Relay();
+    await relay.start();
+    const shared = new RedisRateLimiter({ url: `redis://127.0.0.1:${relay.port}`, prefix });
+    await shared.connect();
+    const limiter = new ResilientRateLimiter({ shared, log, recheckMs: 100 });
+    const redis = rawRedis();
+    try {
+      assert.equal((await limiter.consume(`before:${randomUUID()}`, 1, 1, 5)).allowed, true);
+      assert.equal(limiter.status(), 'redis');
+
+      await relay.cut();
+      const during = `during:${randomUUID()}`;
+      const decisions = await Promise.all(Array.from({ length: 8 }, () => limiter.consume(during, 1, 1, 5)));
+      for (let i = 0; i < 20; i++) decisions.push(await limiter.consume(during, 1, 1, 5));
+      assert.equal(decisions.filter((d) => d.allowed).length, 5, 'still limited, from memory');
+      assert.equal(limiter.status(), 'degraded');
+      assert.equal(warnings().length, 1, 'one warning for the outage');
+      assert.equal(await redis.exists(prefix + during), 0);
+
+      await relay.start(); // same port
+      await eventually(() => limiter.status() === 'redis', 5000, 'back on Redis once it answers');
+      const back = `back:${randomUUID()}`;
+      await limiter.consume(back, 1, 1, 5);
+      assert.equal(await redis.exists(prefix + back), 1, 'buckets are in Redis again');
+      assert.match(infos().at(-1)!.msg, /Redis answers again/);
+      assert.equal(warnings().length, 1);
+    } finally {
+      redis.disconnect();
+      await limiter.close();
+      await relay.cut();
+    }
+  });
+});

@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { killAll, startNodegate, type NodegateProcess } from '../helpers/process.ts';
+import { freshDatabase, postgresSkipReason } from '../helpers/postgres.ts';
+import { redisSkipReason, REDIS_URL } from '../../src/limits/test-redis.ts';
+
+/**
+ * DECISIONS 7 across instances: two gateway processes sharing PostgreSQL (the key) and Redis (the bucket) give
+ * one key N compute units per second in all, not N each.
+ */
+const skip = (await postgresSkipReason('shared limits suite')) ?? (await redisSkipReason('shared limits suite'));
+
+describe('per-second limits shared by two gateway processes through Redis', { skip }, () => {
+  let node: Server;
+  let a: NodegateProcess;
+  let b: NodegateProcess;
+  const N = 200;
+
+  before(async () => {
+    // A node that answers eth_chainId at once, so the gateways alone decide what is admitted.
+    node = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => { body += c; }).on('end', () => {
+        const { id } = JSON.parse(body);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ jsonrpc: '2.0', id, result: '0x1' }));
+      });
+    });
+    await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
+    const config = {
+      networks: { mainnet: { chainId: 1, upstream: `http://127.0.0.1:${(node.address() as { port: number }).port}` } },
+      plans: { shared: { name: 'Shared', cuPerSecond: N, cuPerMonth: 1_000_000_000, maxBatchSize: 100 } },
+      accounts: { defaultPlan: 'shared' },
+    };
+    const env = { DATABASE_URL: await freshDatabase(), REDIS_URL, NODEGATE_LOG_LEVEL: 'warn' };
+    a = await startNodegate({ config, env });
+    b = await startNodegate({ config, env, key: a.key });
+  });
+  after(async () => {
+    await a?.stop();
+    await b?.stop();
+    await killAll();
+    node?.close();
+  });
+
+  test('/readyz says the limits are in Redis', async () => {
+    for (const g of [a, b]) {
+      const body = await (await fetch(`${g.url}/readyz`)).json();
+      assert.equal(body.limits, 'redis');
+    }
+  });
+
+  test('offered 3N for 10 s across both, the key gets N per second in all (plus the burst)', async () => {
+    const perCall = 5; // eth_chainId
+    const seconds = 10;
+    const offeredPerSecond = (3 * N) / perCall;
+    const admitted = [0, 0];
+    const start = Date.now();
+    const inflight: Promise<void>[] = [];
+    for (let i = 0; i < seconds * offeredPerSecond; i++) {
+      const due = start + (i * 1000) / offeredPerSecond;
+      const wait = due - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const which = i % 2;
+      const g = which ? b : a;
+      inflight.push(fetch(g.rpcUrl(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' })
+        .then(async (r) => {
+          await r.arrayBuffer();
+          if (r.status === 200) admitted[which] += perCall;
+          else assert.equal(r.status, 429, 'a refusal is a 429, nothing else');
+        }));
+    }
+    await Promise.all(inflight);
+    const elapsed = (Date.now() - start) / 1000;
+    const total = admitted[0] + admitted[1];
+    console.log(`limits accuracy (Redis, two processes): N=${N} CU/s, offered ${3 * N} CU/s for ${elapsed.toFixed(1)} s; admitted ${admitted[0]} + ${admitted[1]} = ${total} CU = ${(total / elapsed).toFixed(1)} CU/s`);
+    assert.ok(total >= 0.9 * N * elapsed, `at least 0.9N per second: ${total}`);
+    assert.ok(total <= 1.1 * N * elapsed + N, `at most 1.1N per second plus the burst: ${total}`);
+    assert.ok(admitted[0] > 0 && admitted[1] > 0, 'both instances admitted some');
+  });
+});
