@@ -64,7 +64,4 @@ export class Networks {
     await Promise.all(this.list.map((n) => n.upstream.close()));
   }
 
-  killNow(): void {
-    for (const s of this.embedded) s.killNow();
-  }
 }

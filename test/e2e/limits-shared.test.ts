@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { killAll, startNodegate, type NodegateProcess } from '../helpers/process.ts';
@@ -42,6 +43,7 @@ describe('per-second limits shared by two gateway processes through Redis', { sk
     await b?.stop();
     await killAll();
     node?.close();
+    for (const g of [a, b]) if (g) rmSync(g.dataDir, { recursive: true, force: true });
   });
 
   test('/readyz says the limits are in Redis', async () => {

@@ -1,14 +1,12 @@
 import type { Config } from '../../config/schema.ts';
 import type { Subcommand } from '../command.ts';
 
-/** Starts the gateway, prints the banner, and stops gracefully on SIGTERM/SIGINT (exit 0) or after 20 s (exit 1). */
+/** Starts the gateway, prints the banner, and stops gracefully on SIGTERM/SIGINT/SIGHUP (exit 0) or after 20 s (exit 1). */
 async function start(config: Readonly<Config>): Promise<number> {
   // Loaded here, not at the top: the management commands share this module graph and need none of the server.
   const [{ startGateway }, { banner }] = await Promise.all([import('../../app.ts'), import('../banner.ts')]);
   const gw = await startGateway(config);
   process.stdout.write(banner(gw));
-  // No anvil outlives Nodegate, even on an unexpected exit.
-  process.on('exit', () => gw.networks.killNow());
   return new Promise((resolve) => {
     const stop = (signal: string) => {
       gw.log.info({ signal }, 'shutting down: finishing in-flight requests, snapshotting chains');
@@ -18,6 +16,8 @@ async function start(config: Readonly<Config>): Promise<number> {
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
+    // A closed terminal: the same clean stop, so the chain's last second is snapshotted too.
+    process.once('SIGHUP', () => stop('SIGHUP'));
   });
 }
 

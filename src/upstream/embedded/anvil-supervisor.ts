@@ -142,7 +142,8 @@ export class AnvilSupervisor implements Upstream {
         this.lastStderr.push(...s.split('\n').filter(Boolean));
         this.lastStderr.splice(0, Math.max(0, this.lastStderr.length - 20));
       });
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      live.add(child);
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { live.delete(child); resolve(code); }));
       const client = new HttpUpstream(`http://127.0.0.1:${port}`);
       const up = await Promise.race([waitAnswers(client, 20_000), exited.then(() => false)]);
       if (up === true) {
@@ -218,11 +219,17 @@ export class AnvilSupervisor implements Upstream {
     removePidFile(this.pidFile);
   }
 
-  /** Synchronous last resort for process 'exit': no anvil outlives Nodegate. */
-  killNow(): void {
-    try { this.child?.kill('SIGKILL'); } catch { /* gone */ }
-  }
 }
+
+/**
+ * Every running anvil of this process, killed synchronously when the process exits without closing its gateway
+ * (an uncaught error, a test file that ends early): no anvil outlives the process that started it. Signals that
+ * kill Nodegate outright (SIGKILL) are covered by the pid file at the next start instead.
+ */
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of live) try { c.kill('SIGKILL'); } catch { /* gone */ }
+});
 
 async function waitAnswers(client: HttpUpstream, withinMs: number): Promise<boolean> {
   const until = Date.now() + withinMs;

@@ -3,16 +3,17 @@ import type { HttpUpstream } from '../http-upstream.ts';
 import type { SnapshotFiles } from './snapshots.ts';
 
 /**
- * Historical states (what answers eth_getBalance and eth_call at an old block) are saved only by the final
- * snapshot of a graceful stop, and only if the dump fits in this budget. Measured on anvil 1.7.1 with the
- * prague hardfork: every historical state is a full copy of the state, and the state itself grows with each
- * block (EIP-2935/4788 system contract storage, block hashes), so the dump grows quadratically: 35 KB at
- * 32 blocks, 4.7 MB at 400, 30 MB at 900, 131 MB (292 MB of JSON) taking 11.5 s at 1,855, and anvil answers
- * nothing while it dumps. Taken every 500 ms it stalls the chain for seconds after a few hundred blocks and
- * soon exceeds what Node can hold in one string. Without history the same 1,855-block chain dumps in
- * ~100 ms to 0.9 MB, growing linearly. So the periodic snapshots (crash safety of blocks, transactions,
- * receipts, logs and current state) leave history out, and a chain restarted after a crash answers
- * queries at blocks before the restart with an out-of-range error.
+ * Historical states (what answers eth_getBalance and eth_call at an old block) are saved only by a final
+ * snapshot (a graceful stop, or the anvil a SIGKILLed Nodegate left), and only if the dump fits in this
+ * budget. Measured on anvil 1.7.1 with the prague hardfork: every historical state is a full copy of the
+ * state, and the state itself grows with each block (EIP-2935/4788 system contract storage, block hashes), so
+ * the dump grows quadratically: 35 KB at 32 blocks, 4.7 MB at 400, 30 MB at 900, 131 MB (292 MB of JSON)
+ * taking 11.5 s at 1,855, and anvil answers nothing while it dumps. Taken every 500 ms it stalls the chain
+ * for seconds after a few hundred blocks and soon exceeds what Node can hold in one string. Without history
+ * the same 1,855-block chain dumps in ~100 ms to 0.9 MB, growing linearly. So the periodic snapshots (crash
+ * safety of blocks, transactions, receipts, logs and current state) leave history out, and a chain restarted
+ * from one (after anvil or the machine crashed) answers state queries at blocks before the restart with an
+ * out-of-range error.
  */
 export const HISTORY_BUDGET_MS = 5000;
 
