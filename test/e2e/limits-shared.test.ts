@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { killAll, startNodegate, type NodegateProcess } from '../helpers/process.ts';
+import { offerLoad } from '../helpers/offered-load.ts';
 import { freshDatabase, postgresSkipReason } from '../helpers/postgres.ts';
 import { redisSkipReason, REDIS_URL } from '../../src/limits/test-redis.ts';
 
@@ -56,25 +57,15 @@ describe('per-second limits shared by two gateway processes through Redis', { sk
   test('offered 3N for 10 s across both, the key gets N per second in all (plus the burst)', async () => {
     const perCall = 5; // eth_chainId
     const seconds = 10;
-    const offeredPerSecond = (3 * N) / perCall;
     const admitted = [0, 0];
-    const start = Date.now();
-    const inflight: Promise<void>[] = [];
-    for (let i = 0; i < seconds * offeredPerSecond; i++) {
-      const due = start + (i * 1000) / offeredPerSecond;
-      const wait = due - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const { elapsed } = await offerLoad((3 * N) / perCall, seconds, async (i) => {
       const which = i % 2;
-      const g = which ? b : a;
-      inflight.push(fetch(g.rpcUrl(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' })
-        .then(async (r) => {
-          await r.arrayBuffer();
-          if (r.status === 200) admitted[which] += perCall;
-          else assert.equal(r.status, 429, 'a refusal is a 429, nothing else');
-        }));
-    }
-    await Promise.all(inflight);
-    const elapsed = (Date.now() - start) / 1000;
+      const r = await fetch((which ? b : a).rpcUrl(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' });
+      await r.arrayBuffer();
+      if (r.status === 200) admitted[which] += perCall;
+      else assert.equal(r.status, 429, 'a refusal is a 429, nothing else');
+      return r.status === 200;
+    });
     const total = admitted[0] + admitted[1];
     console.log(`limits accuracy (Redis, two processes): N=${N} CU/s, offered ${3 * N} CU/s for ${elapsed.toFixed(1)} s; admitted ${admitted[0]} + ${admitted[1]} = ${total} CU = ${(total / elapsed).toFixed(1)} CU/s`);
     assert.ok(total >= 0.9 * N * elapsed, `at least 0.9N per second: ${total}`);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createPublicClient, http } from 'viem';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { offerLoad } from '../helpers/offered-load.ts';
 
 /** Plans small enough to meet in a test. eth_chainId costs 5 units, eth_blockNumber 10 (src/limits/default-costs.ts). */
 const PLANS = {
@@ -136,22 +137,9 @@ describe('accuracy and clients', () => {
     const N = 200; // units per second; eth_chainId costs 5, so 40 calls a second, and 120 offered
     const seconds = 10;
     const perCall = 5;
-    const offeredPerSecond = (3 * N) / perCall;
-    const admitted: number[] = Array(seconds).fill(0);
-    const start = Date.now();
-    const inflight: Promise<void>[] = [];
-    for (let i = 0; i < seconds * offeredPerSecond; i++) {
-      const due = start + (i * 1000) / offeredPerSecond;
-      const wait = due - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      inflight.push(g.rpc(chainId(i), { key }).then((r) => {
-        if (r.status === 200) admitted[Math.min(seconds - 1, Math.floor((Date.now() - start) / 1000))] += perCall;
-      }));
-    }
-    await Promise.all(inflight);
-    const total = admitted.reduce((a, b) => a + b, 0);
-    const elapsed = (Date.now() - start) / 1000;
-    console.log(`limits accuracy (memory): N=${N} CU/s, offered ${3 * N} CU/s for ${elapsed.toFixed(1)} s; admitted per second: ${admitted.join(', ')}; total ${total} CU = ${(total / elapsed).toFixed(1)} CU/s`);
+    const { admitted, elapsed } = await offerLoad((3 * N) / perCall, seconds, async (i) => (await g.rpc(chainId(i), { key })).status === 200);
+    const total = admitted * perCall;
+    console.log(`limits accuracy (memory): N=${N} CU/s, offered ${3 * N} CU/s for ${elapsed.toFixed(1)} s; admitted ${total} CU = ${(total / elapsed).toFixed(1)} CU/s`);
     const burst = N;
     assert.ok(total >= 0.9 * N * elapsed, `at least 0.9N per second: ${total}`);
     assert.ok(total <= 1.1 * N * elapsed + burst, `at most 1.1N per second plus the burst: ${total}`);
