@@ -7,6 +7,9 @@ const require = createRequire(import.meta.url);
 /**
  * Path of the platform's anvil binary, shipped inside `@foundry-rs/anvil-<os>-<arch>`. Spawned directly:
  * through `npx` or the wrapper package it costs ~0.8 s and leaves orphans on SIGTERM (DECISIONS 11).
+ * package.json depends on the linux-amd64 package directly (optional): the registry this project installs from
+ * serves no other platform's package, and the wrapper `@foundry-rs/anvil` names them all, which leaves a lock file
+ * that `npm ci` refuses. On another platform, `npm i @foundry-rs/anvil` brings the right one.
  */
 export function anvilBinaryPath(): string {
   const os = process.platform;
@@ -16,7 +19,7 @@ export function anvilBinaryPath(): string {
   try {
     dir = dirname(require.resolve(`${pkg}/package.json`));
   } catch {
-    throw new Error(`the embedded chain needs ${pkg} (an optional dependency of @foundry-rs/anvil); run npm ci on this platform`);
+    throw new Error(`the embedded chain needs anvil for this platform: npm i ${pkg} (or @foundry-rs/anvil, which brings it)`);
   }
   const bin = join(dir, 'bin', os === 'win32' ? 'anvil.exe' : 'anvil');
   if (!existsSync(bin)) throw new Error(`anvil binary missing at ${bin}`);
