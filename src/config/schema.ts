@@ -1,3 +1,5 @@
+import type { Plan } from '../accounts/model.ts';
+
 /**
  * The one typed configuration schema (STYLE principle 7): every field with its default and unit, validated
  * once at start-up by ajv (which also fills the defaults), then frozen and passed down.
@@ -26,16 +28,7 @@ export interface NetworkConfig {
 }
 
 /** A plan as configured (DECISIONS 6): seeded into the store, then edited by the operator there. */
-export interface PlanConfig {
-  name: string;
-  /** Compute units per second, per key. */
-  cuPerSecond: number;
-  /** Compute units per calendar month (UTC), per account. */
-  cuPerMonth: number;
-  maxBatchSize: number;
-  debugMethods: boolean;
-  maxFilters: number;
-}
+export type PlanConfig = Omit<Plan, 'id' | 'createdAt' | 'updatedAt'>;
 
 export interface Config {
   server: {
@@ -43,6 +36,11 @@ export interface Config {
     port: number;
     /** Largest accepted request body, bytes (DECISIONS 2). */
     bodyLimit: number;
+    /**
+     * Longest time a request (headers and body) may take to arrive, ms; slower ones get 408 and the connection is
+     * closed, so a client trickling its body (slow loris) cannot hold a connection forever. fastify's default is none.
+     */
+    requestTimeoutMs: number;
     /** Peers whose X-Forwarded-For is believed (IPs or CIDRs). */
     trustedProxies: string[];
   };
@@ -119,6 +117,7 @@ export const configSchema = {
         host: { ...str, default: '127.0.0.1' },
         port: { type: 'integer', minimum: 0, maximum: 65535, default: 8545 },
         bodyLimit: { type: 'integer', minimum: 1024, default: 1048576 },
+        requestTimeoutMs: { type: 'integer', minimum: 100, default: 30000 },
         trustedProxies: { type: 'array', items: str, default: [] },
       },
     },

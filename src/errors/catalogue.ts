@@ -19,6 +19,7 @@ export const catalogue = {
   PARSE_ERROR: { status: 400, code: -32700, message: 'Parse error', reason: 'parse_error', situation: 'body is not JSON' },
   INVALID_REQUEST: { status: 400, code: -32600, message: 'Invalid Request', reason: 'invalid_request', situation: 'not a valid request object / batch framing' },
   BODY_TOO_LARGE: { status: 413, code: -32600, message: 'request body exceeds {limit} bytes', reason: 'body_too_large', situation: 'body too large' },
+  REQUEST_TIMEOUT: { status: 408, code: -32600, message: 'request not received within {limit} ms', reason: 'request_timeout', situation: 'the request (headers and body) took longer than server.requestTimeoutMs to arrive' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, code: -32600, message: 'unsupported content type {type}', reason: 'unsupported_media_type', situation: 'content type not JSON' },
   HTTP_METHOD_NOT_ALLOWED: { status: 405, code: -32600, message: 'HTTP method {method} not allowed, use POST', reason: 'http_method_not_allowed', situation: 'GET or another HTTP method on the endpoint' },
   ROUTE_NOT_FOUND: { status: 404, code: -32600, message: 'no endpoint at this path; use POST /v1/{network}/{apikey}', reason: 'route_not_found', situation: 'a path that is not an endpoint' },

@@ -10,6 +10,7 @@ import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Store } from '../store/store.ts';
 import type { Networks } from '../upstream/networks.ts';
+import { clientErrorHandler, frameworkErrors } from './client-errors.ts';
 import { registerHealthRoutes } from './health.ts';
 import { redactPath } from './redact.ts';
 import { registerRpcRoutes } from './rpc-route.ts';
@@ -36,6 +37,17 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     // fastify's two log lines per request cost more than the request; an optional one-liner is below.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.server.bodyLimit,
+    // fastify's default is no limit at all: a client trickling its body would hold its connection forever.
+    // node checks the deadline on a shared timer, every connectionsCheckingInterval (30 s by default: too coarse),
+    // and enforces it on a body only when headersTimeout is not longer (otherwise a trickled body lasted 60 s).
+    requestTimeout: config.server.requestTimeoutMs,
+    http: {
+      requestTimeout: config.server.requestTimeoutMs,
+      headersTimeout: Math.min(60_000, config.server.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.round(config.server.requestTimeoutMs / 10))),
+    },
+    clientErrorHandler: clientErrorHandler(config.server.requestTimeoutMs),
+    frameworkErrors,
     // The caller's id is kept when it is safe to echo; otherwise one is made (X-Request-Id on every response).
     genReqId: (req) => {
       const h = req.headers['x-request-id'];

@@ -48,8 +48,10 @@ export function frameItem(raw: unknown): FramedItem {
   const o = raw as Record<string, unknown>;
   const hasId = o.id !== undefined;
   const id = o.id;
-  if (hasId && id !== null && typeof id !== 'string' && typeof id !== 'number') {
-    return invalid(null, false, 'id must be a string, a number or null');
+  // A number too large for a double (1e400) parses to Infinity, which has no JSON form: echoed, it made the
+  // answer invalid JSON (`"id":Infinity`). It is refused like any other id that cannot be echoed.
+  if (hasId && id !== null && typeof id !== 'string' && (typeof id !== 'number' || !Number.isFinite(id))) {
+    return invalid(null, false, 'id must be a string, a finite number or null');
   }
   const rid = hasId ? (id as RpcId) : null;
   if (o.jsonrpc !== undefined && o.jsonrpc !== '2.0') return invalid(rid, !hasId, 'jsonrpc must be "2.0"');

@@ -9,7 +9,7 @@ import { net_peerCount } from '../adapters/net_peerCount.ts';
 import { methodSchemas } from '../schemas/method-schemas.ts';
 import { DEFAULT_COSTS } from '../../limits/default-costs.ts';
 import { ALLOWED_METHODS } from './allowed.ts';
-import { compileParamValidator, type ParamValidator } from './param-validator.ts';
+import { anyParams, compileParamValidator, type ParamValidator } from './param-validator.ts';
 
 /**
  * One entry per allowed method (STYLE 5): how its params are validated, which adapter closes a node's gap,
@@ -34,9 +34,6 @@ const adapters: Record<string, Adapter> = {
   debug_traceTransaction,
   eth_getTransactionReceipt,
 };
-
-/** Accepts any params: for operator-added methods (`rpc.extraMethods`) that no schema describes. */
-const anyParams: ParamValidator = () => undefined;
 
 /** Method tables by network, built once at start-up. A method absent from a network's table is -32601. */
 export function buildMethodTables(config: Readonly<Config>): Map<string, ReadonlyMap<string, MethodEntry>> {

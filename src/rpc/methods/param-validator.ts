@@ -44,8 +44,47 @@ export function compileParamValidator(schema: MethodSchema): ParamValidator {
           expected: params[i].schema.title ?? params[i].name,
         });
       }
+      // Open-ended objects (state overrides, unknown call fields) take any value: one nested 10,000 deep passed the
+      // schema, then overflowed the stack of JSON.stringify on its way to the node (500, found by test/e2e/fuzz).
+      // No node would take it either: serde_json (anvil, reth) stops at 128 levels.
+      if (typeof v === 'object' && deeperThan(v as object, MAX_DEPTH)) return tooDeep(i, params[i].name, params[i].schema.title ?? params[i].name);
     }
     if (defaultsLatest && (values.length === blockAt || values[blockAt] === null)) values[blockAt] = 'latest';
     return undefined;
   };
+}
+
+/**
+ * For operator-added methods that no schema describes (`rpc.extraMethods`): any params, except those nested
+ * too deep to be forwarded (see above).
+ */
+export const anyParams: ParamValidator = (values) => {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v !== null && typeof v === 'object' && deeperThan(v, MAX_DEPTH)) return tooDeep(i, `argument ${i}`, 'any JSON value');
+  }
+  return undefined;
+};
+
+/** Deepest nesting of arrays and objects a parameter may have. */
+const MAX_DEPTH = 128;
+
+function tooDeep(index: number, param: string, expected: unknown): GatewayError {
+  return new GatewayError('INVALID_PARAMS', { detail: `argument ${index} (${param}) is nested deeper than ${MAX_DEPTH} levels`, param, index, expected });
+}
+
+/** Whether a parsed JSON value nests arrays/objects deeper than `max`; iterative, so depth cannot overflow the stack. */
+function deeperThan(root: object, max: number): boolean {
+  const values: object[] = [root];
+  const depths: number[] = [1];
+  while (values.length > 0) {
+    const v = values.pop()!;
+    const d = depths.pop()!;
+    if (d > max) return true;
+    const children = Array.isArray(v) ? v : Object.values(v);
+    for (const c of children) {
+      if (c !== null && typeof c === 'object') { values.push(c); depths.push(d + 1); }
+    }
+  }
+  return false;
 }
