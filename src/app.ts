@@ -51,7 +51,7 @@ export async function startGateway(config: Readonly<Config>, opts: { log?: Logge
   const networks = new Networks(config, log);
   const keys = new KeyResolver(store, config.auth.keyCacheTtlMs, config.auth.lastUsedFlushMs);
   const accounts = new AccountsService(store, accountsCatalogue(config), () => keys.invalidate());
-  const rateLimiter = await openRateLimiter({ redisUrl: config.limits.redisUrl, log });
+  const rateLimiter = await openRateLimiter({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log });
   const quota = new QuotaTracker(store, config.limits.usageFlushMs, log);
   const limits = config.limits.enabled ? new Limits(config, rateLimiter, quota) : undefined;
   let app: FastifyInstance | undefined;

@@ -94,6 +94,8 @@ export interface Config {
     unknownKeys: { perSecond: number; burst: number };
     /** Redis for limits shared by several instances (REDIS_URL); absent: in memory. */
     redisUrl?: string;
+    /** How long a Redis command may take before this instance falls back to local limits, ms. */
+    redisTimeoutMs: number;
   };
   log: {
     level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -229,6 +231,7 @@ export const configSchema = {
           },
         },
         redisUrl: { type: 'string', pattern: '^rediss?://' },
+        redisTimeoutMs: { type: 'integer', minimum: 10, maximum: 10000, default: 200 },
       },
     },
     database: {

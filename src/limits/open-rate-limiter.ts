@@ -12,6 +12,8 @@ export interface OpenedRateLimiter extends RateLimiter {
 export interface OpenRateLimiterOptions {
   /** `limits.redisUrl` (REDIS_URL); absent: limits are kept in this process's memory. */
   redisUrl?: string;
+  /** `limits.redisTimeoutMs`: a slower command counts as Redis being down. */
+  timeoutMs?: number;
   /** Key prefix in Redis (default `ng:rl:`). */
   prefix?: string;
   log: Logger;
@@ -24,7 +26,7 @@ export interface OpenRateLimiterOptions {
  */
 export async function openRateLimiter(options: OpenRateLimiterOptions): Promise<OpenedRateLimiter> {
   if (!options.redisUrl) return Object.assign(new MemoryRateLimiter(), { status: () => 'memory' as const });
-  const shared = new RedisRateLimiter({ url: options.redisUrl, prefix: options.prefix });
+  const shared = new RedisRateLimiter({ url: options.redisUrl, prefix: options.prefix, commandTimeoutMs: options.timeoutMs });
   const degraded = await shared.connect().then(() => false, () => true);
   return new ResilientRateLimiter({ shared, log: options.log, degraded });
 }
