@@ -1,15 +1,34 @@
 /**
  * `npm run bench [-- NAME...]`: runs the benchmarks (all, or those whose name contains NAME) and prints their tables.
  * Speed lives here, not in the tests: these numbers are measured, printed and compared, never asserted.
+ * The RPC benchmarks share one anvil and the processes in front of it (bench/bench-targets.ts); docs/performance.md
+ * explains the numbers.
  */
+import { benchAddedLatency } from './added-latency.ts';
+import { BenchTargets } from './bench-targets.ts';
 import { benchKeyResolution } from './key-resolution.ts';
+import { benchLimitsOnOff } from './limits-on-off.ts';
+import { benchRpcThroughput } from './rpc-throughput.ts';
 
-const benches: Record<string, () => Promise<void>> = {
+const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
+  'rpc-throughput': benchRpcThroughput,
+  'added-latency': benchAddedLatency,
+  'limits-on-off': benchLimitsOnOff,
   'key-resolution': benchKeyResolution,
 };
 
 const wanted = process.argv.slice(2);
-for (const [name, run] of Object.entries(benches)) {
-  if (wanted.length && !wanted.some((w) => name.includes(w))) continue;
-  await run();
+const targets = new BenchTargets();
+const stop = () => void targets.close().finally(() => process.exit(130));
+process.once('SIGINT', stop);
+process.once('SIGTERM', stop);
+const t0 = Date.now();
+try {
+  for (const [name, run] of Object.entries(benches)) {
+    if (wanted.length && !wanted.some((w) => name.includes(w))) continue;
+    await run(targets);
+  }
+} finally {
+  await targets.close();
 }
+console.log(`\n(${((Date.now() - t0) / 1000).toFixed(0)} s)`);

@@ -17,6 +17,11 @@ export interface EmbeddedChainConfig {
   snapshotIntervalMs: number;
   /** Mine when transactions wait and no block came for this long, ms (foundry issue 10122). */
   automineWatchdogMs: number;
+  /**
+   * How long a graceful stop may spend saving the historical states (state at old blocks), ms; 0: never. Their
+   * dump grows with the square of the chain's length (src/upstream/embedded/chain-snapshotter.ts).
+   */
+  historyBudgetMs: number;
 }
 
 export interface NetworkConfig {
@@ -25,6 +30,11 @@ export interface NetworkConfig {
   upstream: string;
   /** Other names the network answers to, e.g. `devnet` for `testnet` (DECISIONS 2). */
   aliases: string[];
+  /**
+   * Blocks below the head after which an answer about a block cannot change any more (the cache keeps those for
+   * ever). Absent: 0 for an embedded chain (nothing reorganises it), 64 for a node (two epochs on Ethereum).
+   */
+  finalityDepth?: number;
 }
 
 /** A plan as configured (DECISIONS 6): seeded into the store, then edited by the operator there. */
@@ -96,6 +106,16 @@ export interface Config {
     redisUrl?: string;
     /** How long a Redis command may take before this instance falls back to local limits, ms. */
     redisTimeoutMs: number;
+    /** eth_getLogs: blocks one query may span and logs one answer may hold (0: any); whatever `enabled` says. */
+    getLogs: { maxBlockRange: number; maxResults: number };
+  };
+  /** The response cache (DECISIONS 9), in memory, per instance. */
+  cache: {
+    enabled: boolean;
+    /** Bytes of answers kept, all networks together; the least recently used go first. */
+    maxBytes: number;
+    /** How often each network's head is read, ms: answers tied to `latest` end when it moves. */
+    headPollMs: number;
   };
   log: {
     level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -140,6 +160,7 @@ export const configSchema = {
           chainId: { type: 'integer', minimum: 1 },
           upstream: { type: 'string', pattern: '^(embedded|https?://.+)$', default: 'embedded' },
           aliases: { type: 'array', items: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }, default: [] },
+          finalityDepth: { type: 'integer', minimum: 0, maximum: 100000 },
         },
       },
     },
@@ -168,6 +189,7 @@ export const configSchema = {
         blockTimeSeconds: { type: 'number', exclusiveMinimum: 0, default: 2 },
         snapshotIntervalMs: { type: 'integer', minimum: 50, maximum: 1000, default: 500 },
         automineWatchdogMs: { type: 'integer', minimum: 20, default: 200 },
+        historyBudgetMs: { type: 'integer', minimum: 0, maximum: 600000, default: 5000 },
       },
     },
     plans: {
@@ -232,6 +254,25 @@ export const configSchema = {
         },
         redisUrl: { type: 'string', pattern: '^rediss?://' },
         redisTimeoutMs: { type: 'integer', minimum: 10, maximum: 10000, default: 200 },
+        getLogs: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            maxBlockRange: { type: 'integer', minimum: 0, default: 10000 },
+            maxResults: { type: 'integer', minimum: 0, default: 10000 },
+          },
+        },
+      },
+    },
+    cache: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: { type: 'boolean', default: true },
+        maxBytes: { type: 'integer', minimum: 0, default: 67108864 },
+        headPollMs: { type: 'integer', minimum: 20, maximum: 60000, default: 500 },
       },
     },
     database: {

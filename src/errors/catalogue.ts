@@ -30,7 +30,7 @@ export const catalogue = {
   FORBIDDEN: { status: 403, code: -32011, message: 'forbidden: {detail}', reason: 'forbidden', situation: "key lacks permission; IP, origin, network or method not allowed for the key" },
   UNKNOWN_NETWORK: { status: 404, code: -32012, message: 'unknown network {network}', reason: 'unknown_network', situation: 'unknown network' },
   LIMIT_EXCEEDED: { status: 429, code: -32005, message: 'limit exceeded', reason: 'limit_exceeded', situation: 'per-second limit or plan quota exceeded' },
-  LOGS_TOO_MANY: { status: 200, code: -32005, message: 'query returned more than {max} results. Try with this block range [{from}, {to}].', reason: 'logs_too_many', situation: 'eth_getLogs too many results / too wide a range' },
+  LOGS_TOO_MANY: { status: 200, code: -32005, message: 'query returned more than {limit} results. Try with this block range [{from}, {to}].', reason: 'logs_too_many', situation: 'eth_getLogs too many results / too wide a range' },
   FILTER_NOT_FOUND: { status: 200, code: -32000, message: 'filter not found', reason: 'filter_not_found', situation: 'filter id unknown, expired, or of another key' },
   TRANSACTION_NOT_FOUND: { status: 200, code: -32000, message: 'transaction not found', reason: 'transaction_not_found', situation: 'debug_traceTransaction of an unknown hash (geth wording)' },
   UPSTREAM_UNAVAILABLE: { status: 503, code: -32002, message: 'resource unavailable', reason: 'upstream_unavailable', situation: 'no healthy upstream' },

@@ -51,7 +51,7 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
     // Stage parse: the whole body, framed into items (DECISIONS 3).
     let framed;
     try {
-      framed = frameBody(req.body as Buffer, maxBatch);
+      framed = frameBody(req.body as Buffer | undefined, maxBatch);
     } catch (err) {
       return sendError(reply, err as GatewayError);
     }
@@ -120,6 +120,8 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
         answers[i] = failed(asGatewayError(err, req));
       }
     });
+    // DECISIONS 9: a single request says whether its answer came from the cache.
+    if (!batch && prepared[0]?.cache) reply.header('x-cache', prepared[0].cache);
     return respond(reply, framed.batch, items, answers as Answer[]);
   };
 

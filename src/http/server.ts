@@ -29,6 +29,9 @@ export interface ServerDeps {
   rateLimiter: OpenedRateLimiter;
 }
 
+/** Response headers a browser lets scripts read (CORS): limits, the request id, the cache outcome. */
+const EXPOSED_HEADERS = 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, X-Request-Id, X-Cache';
+
 /** Builds the HTTP server: fastify with the endpoint, health checks, CORS and catalogued errors. */
 export function buildServer(deps: ServerDeps): FastifyInstance {
   const { config, log } = deps;
@@ -65,6 +68,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     reply.header('access-control-allow-origin', '*');
+    // Without this a browser hides these from the dapp's scripts: a client there could not honour Retry-After.
+    reply.header('access-control-expose-headers', EXPOSED_HEADERS);
     done();
   });
 

@@ -6,8 +6,13 @@ export const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
 
 /** Seconds from `ms` to the first instant of the next UTC month. */
 export function secondsToNextMonth(ms: number): number {
+  return Math.ceil((monthBounds(ms)[1] - ms) / 1000);
+}
+
+/** First instant of the UTC month of `ms`, and of the next one. */
+function monthBounds(ms: number): [number, number] {
   const d = new Date(ms);
-  return Math.ceil((Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) - ms) / 1000);
+  return [Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)];
 }
 
 /**
@@ -18,6 +23,9 @@ export function secondsToNextMonth(ms: number): number {
  */
 export class QuotaTracker {
   private month: string;
+  /** The month's bounds, ms: checked on every request, so the `YYYY-MM` string is made only when it changes. */
+  private monthStart: number;
+  private monthEnd: number;
   /** Units known used this month: the store's figure at last read plus what this instance added since. */
   private readonly used = new Map<string, number>();
   private readonly pending = new Map<string, number>();
@@ -26,7 +34,9 @@ export class QuotaTracker {
   private flushing: Promise<void> | undefined;
 
   constructor(private readonly store: Store, flushMs: number, private readonly log: Logger, private readonly now: () => number = Date.now) {
-    this.month = monthOf(now());
+    const t = now();
+    this.month = monthOf(t);
+    [this.monthStart, this.monthEnd] = monthBounds(t);
     this.timer = setInterval(() => void this.flush(), flushMs);
     this.timer.unref();
   }
@@ -90,7 +100,10 @@ export class QuotaTracker {
 
   /** A new month starts every account at zero; what the old month still had pending is written to it. */
   private rollOver(): void {
-    const m = monthOf(this.now());
+    const t = this.now();
+    if (t >= this.monthStart && t < this.monthEnd) return;
+    [this.monthStart, this.monthEnd] = monthBounds(t);
+    const m = monthOf(t);
     if (m === this.month) return;
     const old = this.month;
     const oldPending = new Map(this.pending);

@@ -1,6 +1,16 @@
+import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { GatewayError } from '../errors/gateway-error.ts';
 
-export type RpcId = string | number | null;
+/**
+ * A numeric id a double cannot hold exactly (an integer beyond 2^53, or more digits than a double keeps): its
+ * JSON text as the client sent it. DECISIONS 3 says ids are echoed exactly; JSON.parse would turn
+ * 12345678901234567890 into 12345678901234567000, and a client matching answers by id would never find its own.
+ */
+export class ExactNumberId {
+  constructor(readonly json: string) {}
+}
+
+export type RpcId = string | number | null | ExactNumberId;
 
 /** A request object that passed framing (DECISIONS 3). `notification`: it had no id and gets no answer. */
 export interface RpcCall {
@@ -23,21 +33,57 @@ export interface FramedBody {
  * Parses and frames a body: a single request is a batch of one, so there is one path (DECISIONS 3).
  * Throws a GatewayError for what fails the body as a whole: not JSON, empty or oversized batch.
  */
-export function frameBody(body: Buffer | string, maxBatch: number): FramedBody {
+export function frameBody(body: Buffer | string | undefined, maxBatch: number): FramedBody {
+  // A POST without a body (and without a content type) has none: nothing to parse is a parse error.
+  if (body === undefined) throw new GatewayError('PARSE_ERROR');
+  const text = typeof body === 'string' ? body : body.toString('utf8');
   let doc: unknown;
   try {
-    doc = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
+    doc = JSON.parse(text);
   } catch {
     throw new GatewayError('PARSE_ERROR');
   }
-  if (!Array.isArray(doc)) return { batch: false, items: [frameItem(doc)] };
+  if (!Array.isArray(doc)) {
+    const items = [frameItem(doc)];
+    if (inexactId(items[0])) exactIds(text, items, false);
+    return { batch: false, items };
+  }
   if (doc.length === 0) throw new GatewayError('INVALID_REQUEST', { detail: 'empty batch' });
   if (doc.length > maxBatch) {
     throw new GatewayError('INVALID_REQUEST', { detail: `batch of ${doc.length} requests exceeds the limit of ${maxBatch}` });
   }
   const items = new Array<FramedItem>(doc.length);
-  for (let i = 0; i < doc.length; i++) items[i] = frameItem(doc[i]);
+  let inexact = false;
+  for (let i = 0; i < doc.length; i++) {
+    items[i] = frameItem(doc[i]);
+    if (inexactId(items[i])) inexact = true;
+  }
+  if (inexact) exactIds(text, items, true);
   return { batch: true, items };
+}
+
+/** A numeric id whose text a double may not give back: the only case that needs the slow, lossless parse. */
+const inexactId = (item: FramedItem) => typeof item.id === 'number' && !Number.isSafeInteger(item.id);
+
+/**
+ * The rare path: parses the body again keeping numbers as their text, and replaces each inexact numeric id by its
+ * exact text; duplicate keys keep the last value, as JSON.parse does. lossless-json recurses, so a body nested
+ * deeper than its stack allows (V8's parser allows more) keeps the ids JSON.parse read: the validate stage refuses
+ * such a body's params anyway, and the answer is still well-formed.
+ */
+function exactIds(text: string, items: FramedItem[], batch: boolean): void {
+  let doc: unknown;
+  try {
+    doc = parseLossless(text, null, { onDuplicateKey: ({ newValue }) => newValue });
+  } catch {
+    return;
+  }
+  const objects = (batch ? doc : [doc]) as unknown[];
+  for (let i = 0; i < items.length; i++) {
+    if (!inexactId(items[i])) continue;
+    const id = (objects[i] as Record<string, unknown>).id;
+    if (isLosslessNumber(id)) items[i].id = new ExactNumberId(id.value);
+  }
 }
 
 /** Frames one request object. Unknown members are ignored. */

@@ -1,5 +1,6 @@
 import { authorizeMethod } from '../auth/authorize.ts';
 import type { ResolvedKey } from '../auth/key-resolver.ts';
+import type { CacheOutcome } from '../cache/response-cache.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Network } from '../upstream/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
@@ -18,6 +19,8 @@ export interface RequestContext {
 export interface PreparedCall {
   call: RpcCall;
   entry: MethodEntry;
+  /** Set by the cache stage: whether the answer came from the cache (the `X-Cache` header of a single request). */
+  cache?: CacheOutcome;
 }
 
 /**
@@ -33,9 +36,11 @@ export function prepareItem(ctx: RequestContext, call: RpcCall): PreparedCall {
   return { call, entry };
 }
 
-/** The item stages after the limit: (`cache`, with the upstream pool) → `forward`. */
+/** The item stages after the limit: `cache` → `forward` (the upstream pool joins here). */
 export function executeItem(ctx: RequestContext, p: PreparedCall): Promise<UpstreamAnswer> {
-  return forward(ctx, p.entry, p.call);
+  const cache = ctx.network.cache;
+  if (!cache) return forward(ctx, p.entry, p.call);
+  return cache.run(p.call.method, p.call.params, () => forward(ctx, p.entry, p.call), p);
 }
 
 /** Stage `method`: only allowed methods exist (DECISIONS 4). */

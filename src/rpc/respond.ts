@@ -4,9 +4,9 @@ import type { RpcId } from './framing.ts';
 
 /** Serialises one response object; the id is echoed with its type kept (DECISIONS 3). */
 export function responseJson(id: RpcId, answer: UpstreamAnswer): string {
-  const idJson = typeof id === 'string' ? JSON.stringify(id) : String(id);
+  const idJson = typeof id === 'number' ? String(id) : typeof id === 'string' ? JSON.stringify(id) : id === null ? 'null' : id.json;
   if (answer.error !== undefined) return `{"jsonrpc":"2.0","id":${idJson},"error":${JSON.stringify(errorObject(answer.error))}}`;
-  const result = answer.result === undefined ? 'null' : JSON.stringify(answer.result);
+  const result = answer.raw ?? (answer.result === undefined ? 'null' : JSON.stringify(answer.result));
   return `{"jsonrpc":"2.0","id":${idJson},"result":${result}}`;
 }
 

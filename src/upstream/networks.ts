@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import { HeadWatch } from '../cache/head-watch.ts';
+import { NetworkCache, ResponseCache } from '../cache/response-cache.ts';
 import type { Config } from '../config/schema.ts';
 import type { MethodEntry } from '../rpc/methods/method-table.ts';
 import { buildMethodTables } from '../rpc/methods/method-table.ts';
@@ -13,6 +15,8 @@ export interface Network {
   readonly kind: 'embedded' | 'upstream';
   readonly upstream: Upstream;
   readonly methods: ReadonlyMap<string, MethodEntry>;
+  /** The cache stage of this network; absent when `cache.enabled` is false. */
+  readonly cache: NetworkCache | undefined;
 }
 
 /**
@@ -26,16 +30,26 @@ export class Networks {
 
   constructor(config: Readonly<Config>, log: Logger) {
     const tables = buildMethodTables(config);
+    const answers = config.cache.enabled ? new ResponseCache(config.cache.maxBytes, Object.keys(config.networks).length) : undefined;
     for (const [name, net] of Object.entries(config.networks)) {
       let upstream: Upstream;
+      let supervisor: AnvilSupervisor | undefined;
       if (net.upstream === 'embedded') {
-        const sup = new AnvilSupervisor(name, net.chainId, config.embedded, config.dataDir, log);
-        this.embedded.push(sup);
-        upstream = sup;
+        supervisor = new AnvilSupervisor(name, net.chainId, config.embedded, config.dataDir, log);
+        this.embedded.push(supervisor);
+        upstream = supervisor;
       } else {
         upstream = new HttpUpstream(net.upstream);
       }
-      const network: Network = { name, chainId: net.chainId, kind: net.upstream === 'embedded' ? 'embedded' : 'upstream', upstream, methods: tables.get(name)! };
+      const kind = net.upstream === 'embedded' ? 'embedded' : 'upstream';
+      let cache: NetworkCache | undefined;
+      if (answers) {
+        const depth = net.finalityDepth ?? (kind === 'embedded' ? 0 : 64);
+        const watch = new HeadWatch(upstream, depth, config.cache.headPollMs, log.child({ network: name }));
+        cache = new NetworkCache(name, answers, watch);
+        if (supervisor) supervisor.onRestart = () => watch.reset();
+      }
+      const network: Network = { name, chainId: net.chainId, kind, upstream, methods: tables.get(name)!, cache };
       this.list.push(network);
       for (const n of [name, ...net.aliases]) this.byName.set(n, network);
     }
@@ -53,6 +67,7 @@ export class Networks {
   /** Starts the embedded chains (in parallel) and resolves when all answer. */
   async start(): Promise<void> {
     await Promise.all(this.embedded.map((s) => s.start()));
+    for (const n of this.list) n.cache?.watch.start();
   }
 
   /** The embedded supervisors, for shutdown and tests. */
@@ -61,6 +76,7 @@ export class Networks {
   }
 
   async close(): Promise<void> {
+    for (const n of this.list) n.cache?.watch.stop();
     await Promise.all(this.list.map((n) => n.upstream.close()));
   }
 

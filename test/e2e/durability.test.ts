@@ -287,6 +287,25 @@ describe('durability of the embedded chains', { concurrency: false }, () => {
     assert.equal((await ng2.stop('SIGTERM')).code, 0);
   });
 
+  test('embedded.historyBudgetMs 0: a stop keeps the chain but not the state at old blocks, as documented', async () => {
+    const config = { limits: { enabled: false }, embedded: { historyBudgetMs: 0 } };
+    const ng = await startNodegate({ config });
+    dirs.push(ng.dataDir);
+    const dev = new Sender(wallet(0));
+    const hashes: string[] = [];
+    for (let i = 0; i < 3; i++) hashes.push(await dev.send(ng, { to: RECIPIENT, value: ETH }));
+    const mined = await waitMined(ng, hashes);
+    const old = mined[0].blockNumber as string;
+    assert.equal(await ng.call('eth_getBalance', [RECIPIENT, old]), hex(ETH), 'state at the old block, before the stop');
+    assert.equal((await ng.stop('SIGTERM')).code, 0);
+
+    const ng2 = await startNodegate({ dataDir: ng.dataDir, key: ng.key, config });
+    assert.equal((await receipts(ng2, hashes)).filter(Boolean).length, hashes.length, 'every transaction kept');
+    assert.equal(await ng2.call('eth_getBalance', [RECIPIENT, 'latest']), hex(3n * ETH), 'the current state kept');
+    await assert.rejects(ng2.call('eth_getBalance', [RECIPIENT, old]), 'the state at the old block was not saved');
+    assert.equal((await ng2.stop('SIGTERM')).code, 0);
+  });
+
   test('a burst of 2,000 raw transactions from 32 concurrent senders is entirely mined within seconds', async (t) => {
     const ng = await startNodegate({ env: { NODEGATE_LOG_LEVEL: 'debug' } });
     dirs.push(ng.dataDir);

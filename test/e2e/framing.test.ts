@@ -41,6 +41,19 @@ describe('JSON-RPC framing and the error catalogue on the wire', () => {
     }
   });
 
+  test('a numeric id beyond what a double holds is echoed digit for digit, alone and in a batch', async () => {
+    const big = '12345678901234567890123';
+    const long = '0.12345678901234567890123';
+    const single = await g.rpc(`{"jsonrpc":"2.0","id":${big},"method":"eth_chainId"}`);
+    assert.equal(single.status, 200);
+    assert.equal(single.text, `{"jsonrpc":"2.0","id":${big},"result":"0x1"}`);
+    // Errors echo it too, and items with ordinary ids around it keep theirs.
+    const batch = await g.rpc(`[{"id":7,"method":"eth_chainId"},{"id":${long},"method":"eth_foo"},{"id":-${big},"id":${big},"method":"eth_chainId"}]`);
+    assert.equal(batch.status, 200);
+    assert.match(batch.text, new RegExp(`^\\[\\{"jsonrpc":"2.0","id":7,"result":"0x1"\\},\\{"jsonrpc":"2.0","id":${long.replace('.', '\\.')},"error":\\{"code":-32601,`));
+    assert.ok(batch.text.endsWith(`{"jsonrpc":"2.0","id":${big},"result":"0x1"}]`), batch.text);
+  });
+
   test('jsonrpc absent means 2.0; params absent means []; unknown members are ignored', async () => {
     const r = await g.rpc({ id: 7, method: 'eth_blockNumber', extra: { x: 1 } });
     assert.equal(r.status, 200);
@@ -209,6 +222,11 @@ describe('JSON-RPC framing and the error catalogue on the wire', () => {
     assert.match(res.headers.get('access-control-allow-methods') ?? '', /POST/);
     const r = await g.rpc(call('eth_chainId'));
     assert.equal(r.headers.get('access-control-allow-origin'), '*');
+    // A dapp in a browser can read what tells it to slow down, and whether the cache answered.
+    const exposed = (r.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(/\s*,\s*/);
+    for (const h of ['retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'x-request-id', 'x-cache']) {
+      assert.ok(exposed.includes(h), `${h} is exposed to scripts: ${exposed}`);
+    }
   });
 
   test("every response carries X-Request-Id, the caller's own when it sent one", async () => {

@@ -1,7 +1,10 @@
 import type { Config } from '../../config/schema.ts';
 import type { Subcommand } from '../command.ts';
 
-/** Starts the gateway, prints the banner, and stops gracefully on SIGTERM/SIGINT/SIGHUP (exit 0) or after 20 s (exit 1). */
+/**
+ * Starts the gateway, prints the banner, and stops gracefully on SIGTERM/SIGINT/SIGHUP (exit 0), or gives up
+ * (exit 1) 15 s past the time the chains' history may take (`embedded.historyBudgetMs`): 20 s by default.
+ */
 async function start(config: Readonly<Config>): Promise<number> {
   // Loaded here, not at the top: the management commands share this module graph and need none of the server.
   const [{ startGateway }, { banner }] = await Promise.all([import('../../app.ts'), import('../banner.ts')]);
@@ -10,7 +13,8 @@ async function start(config: Readonly<Config>): Promise<number> {
   return new Promise((resolve) => {
     const stop = (signal: string) => {
       gw.log.info({ signal }, 'shutting down: finishing in-flight requests, snapshotting chains');
-      const force = setTimeout(() => { gw.log.error('shutdown took over 20 s; exiting'); resolve(1); }, 20_000);
+      const deadlineMs = config.embedded.historyBudgetMs + 15_000;
+      const force = setTimeout(() => { gw.log.error({ deadlineMs }, 'shutdown took too long; exiting'); resolve(1); }, deadlineMs);
       force.unref();
       gw.close().then(() => { clearTimeout(force); resolve(0); }, (err) => { gw.log.error({ err }, 'shutdown failed'); resolve(1); });
     };

@@ -8,6 +8,7 @@ import { eth_protocolVersion } from '../adapters/eth_protocolVersion.ts';
 import { net_peerCount } from '../adapters/net_peerCount.ts';
 import { methodSchemas } from '../schemas/method-schemas.ts';
 import { DEFAULT_COSTS } from '../../limits/default-costs.ts';
+import { getLogsBounds } from '../../limits/get-logs-bounds.ts';
 import { ALLOWED_METHODS } from './allowed.ts';
 import { anyParams, compileParamValidator, type ParamValidator } from './param-validator.ts';
 
@@ -37,12 +38,13 @@ const adapters: Record<string, Adapter> = {
 
 /** Method tables by network, built once at start-up. A method absent from a network's table is -32601. */
 export function buildMethodTables(config: Readonly<Config>): Map<string, ReadonlyMap<string, MethodEntry>> {
+  const policies = policyAdapters(config);
   const base = new Map<string, MethodEntry>();
   for (const name of ALLOWED_METHODS) {
     if (name === 'eth_chainId' && config.rpc.strictMethods) continue;
     const schema = methodSchemas[name];
     if (!schema) throw new Error(`no schema for allowed method ${name}`);
-    base.set(name, entry(name, compileParamValidator(schema), config));
+    base.set(name, entry(name, compileParamValidator(schema), config, policies));
   }
   const tables = new Map<string, ReadonlyMap<string, MethodEntry>>();
   for (const network of Object.keys(config.networks)) {
@@ -54,19 +56,31 @@ export function buildMethodTables(config: Readonly<Config>): Map<string, Readonl
     const t = new Map(base);
     for (const name of extra) {
       const schema = methodSchemas[name];
-      t.set(name, entry(name, schema ? compileParamValidator(schema) : anyParams, config));
+      t.set(name, entry(name, schema ? compileParamValidator(schema) : anyParams, config, policies));
     }
     tables.set(network, t);
   }
   return tables;
 }
 
-function entry(name: string, validate: ParamValidator, config: Readonly<Config>): MethodEntry {
+/** The gateway's own rules on a method's calls (DECISIONS 7), which wrap the node adapter, if any. */
+function policyAdapters(config: Readonly<Config>): Record<string, Adapter> {
+  const { maxBlockRange, maxResults } = config.limits.getLogs;
+  return maxBlockRange || maxResults ? { eth_getLogs: getLogsBounds(config.limits.getLogs) } : {};
+}
+
+/** `outer` around `inner`: the call outer passes on runs inner; other calls outer makes go to the node. */
+function wrap(outer: Adapter | undefined, inner: Adapter | undefined): Adapter | undefined {
+  if (!outer || !inner) return outer ?? inner;
+  return (method, params, next) => outer(method, params, (m, p) => (m === method ? inner(m, p, next) : next(m, p)));
+}
+
+function entry(name: string, validate: ParamValidator, config: Readonly<Config>, policies: Record<string, Adapter>): MethodEntry {
   const debug = name.startsWith('debug_');
   return {
     name,
     validate,
-    adapter: adapters[name],
+    adapter: wrap(policies[name], adapters[name]),
     timeoutMs: debug ? config.rpc.debugTimeoutMs : config.rpc.timeoutMs,
     debug,
     cost: config.limits.costs[name] ?? DEFAULT_COSTS[name] ?? config.limits.defaultCost,

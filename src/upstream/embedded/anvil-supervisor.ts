@@ -34,6 +34,11 @@ export class AnvilSupervisor implements Upstream {
   private watchdog: AutomineWatchdog | undefined;
   private snapshotter: ChainSnapshotter | undefined;
   private lastStderr: string[] = [];
+  /**
+   * Called when anvil died and the chain is about to come back from its last snapshot, which may lack the last
+   * moments: whatever was learnt about the chain (the response cache) no longer holds.
+   */
+  onRestart: (() => void) | undefined;
 
   constructor(
     readonly network: string,
@@ -95,7 +100,7 @@ export class AnvilSupervisor implements Upstream {
     this.log.warn({ network: this.network, pid: stale.pid }, 'found an anvil left by a previous run; saving its chain and stopping it');
     const node = new HttpUpstream(`http://127.0.0.1:${stale.port}`, 1);
     try {
-      await finalSnapshot(node, this.snapshots, this.log.child({ network: this.network }));
+      await finalSnapshot(node, this.snapshots, this.log.child({ network: this.network }), this.cfg.historyBudgetMs);
     } finally {
       try { process.kill(stale.pid, 'SIGKILL'); } catch { /* already gone */ }
       await node.close();
@@ -178,7 +183,7 @@ export class AnvilSupervisor implements Upstream {
     this.watchdog = this.cfg.mining === 'auto'
       ? new AutomineWatchdog(client, this.cfg.automineWatchdogMs, (err) => this.log.warn({ network: this.network, err: String(err) }, 'automine watchdog check failed'))
       : undefined;
-    this.snapshotter = new ChainSnapshotter(client, this.snapshots, this.cfg.snapshotIntervalMs, this.log.child({ network: this.network }));
+    this.snapshotter = new ChainSnapshotter(client, this.snapshots, this.cfg.snapshotIntervalMs, this.log.child({ network: this.network }), this.cfg.historyBudgetMs);
     this.snapshotter.start();
     void exited.then((code) => this.onExit(child, code));
   }
@@ -192,6 +197,7 @@ export class AnvilSupervisor implements Upstream {
     this.snapshotter?.stop();
     void client?.close();
     if (this.stopping) return;
+    this.onRestart?.();
     if (Date.now() - this.upSince > 30_000) this.restarts = 0;
     const delay = Math.min(250 * 2 ** this.restarts++, 5000);
     this.log.error({ network: this.network, code, stderr: this.lastStderr.slice(-3), retryInMs: delay }, 'embedded chain exited; restarting from the last snapshot');

@@ -4,8 +4,8 @@ import type { SnapshotFiles } from './snapshots.ts';
 
 /**
  * Historical states (what answers eth_getBalance and eth_call at an old block) are saved only by a final
- * snapshot (a graceful stop, or the anvil a SIGKILLed Nodegate left), and only if the dump fits in this
- * budget. Measured on anvil 1.7.1 with the prague hardfork: every historical state is a full copy of the
+ * snapshot (a graceful stop, or the anvil a SIGKILLed Nodegate left), and only if the dump fits in a
+ * budget (`embedded.historyBudgetMs`, 5 s by default: what a container's stop grace of 10 s leaves room for). Measured on anvil 1.7.1 with the prague hardfork: every historical state is a full copy of the
  * state, and the state itself grows with each block (EIP-2935/4788 system contract storage, block hashes), so
  * the dump grows quadratically: 35 KB at 32 blocks, 4.7 MB at 400, 30 MB at 900, 131 MB (292 MB of JSON)
  * taking 11.5 s at 1,855, and anvil answers nothing while it dumps. Taken every 500 ms it stalls the chain
@@ -15,7 +15,6 @@ import type { SnapshotFiles } from './snapshots.ts';
  * from one (after anvil or the machine crashed) answers state queries at blocks before the restart with an
  * out-of-range error.
  */
-export const HISTORY_BUDGET_MS = 5000;
 
 export interface SnapshotResult {
   /** The head (hex block number) the dump holds at least. */
@@ -56,13 +55,14 @@ export async function snapshotOnce(node: HttpUpstream, files: SnapshotFiles, his
  * the first one the previous, both of the same head). Resolves false when anvil may still be busy with an
  * abandoned dump (stop it with SIGKILL then). Never rejects.
  */
-export async function finalSnapshot(node: HttpUpstream, files: SnapshotFiles, log: Logger, budgetMs = HISTORY_BUDGET_MS): Promise<boolean> {
+export async function finalSnapshot(node: HttpUpstream, files: SnapshotFiles, log: Logger, budgetMs: number): Promise<boolean> {
   try {
     log.debug(await snapshotOnce(node, files, false, 30_000), 'chain snapshot written');
   } catch (err) {
     log.error({ err: (err as Error).message }, 'final chain snapshot failed; the chain restarts from the last periodic one');
     return false;
   }
+  if (budgetMs === 0) return true;
   try {
     log.debug(await snapshotOnce(node, files, true, budgetMs), 'chain snapshot written');
     return true;
@@ -77,7 +77,7 @@ export async function finalSnapshot(node: HttpUpstream, files: SnapshotFiles, lo
  * Takes a snapshot of a chain whenever it changed, checked every `intervalMs` (DECISIONS 11: a SIGKILL loses
  * at most the last second of chain activity). A change is a new head or a write since the last snapshot;
  * an idle chain costs one eth_blockNumber per tick and no disk writes. Periodic snapshots hold no historical
- * states (see HISTORY_BUDGET_MS).
+ * states (see above).
  */
 export class ChainSnapshotter {
   private timer: NodeJS.Timeout | undefined;
@@ -92,6 +92,7 @@ export class ChainSnapshotter {
     private readonly files: SnapshotFiles,
     private readonly intervalMs: number,
     private readonly log: Logger,
+    private readonly historyBudgetMs: number,
   ) {}
 
   start(): void {
@@ -128,6 +129,6 @@ export class ChainSnapshotter {
   async stopAndFlush(): Promise<boolean> {
     this.stop();
     await this.running;
-    return finalSnapshot(this.node, this.files, this.log);
+    return finalSnapshot(this.node, this.files, this.log, this.historyBudgetMs);
   }
 }

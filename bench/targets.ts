@@ -1,0 +1,136 @@
+/**
+ * What the RPC benchmarks measure, each a separate process on this machine: anvil itself, the bare reference
+ * proxy in front of it, and Nodegate in front of it (network upstream = the same anvil URL; authentication,
+ * validation and, unless told otherwise, limits on). Started once per `npm run bench`, stopped at the end.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { anvilBinaryPath } from '../src/upstream/embedded/anvil-binary.ts';
+import { freePort, startNodegate, type NodegateProcess } from '../test/helpers/process.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** anvil's development mnemonic: its accounts are funded with 10,000 ETH each. */
+export const DEV_MNEMONIC = 'test test test test test test test test test test test junk';
+/** Dev accounts anvil funds: enough for each target to send transactions from its own accounts (no nonce clashes). */
+export const DEV_ACCOUNTS = 40;
+export const CHAIN_ID = 31337;
+
+/** A URL to POST JSON-RPC bodies to. */
+export interface Target {
+  name: string;
+  url: string;
+  /** The process serving `url`. */
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** anvil on a free port, spawned directly (not through npx), silent. */
+export async function startAnvil(): Promise<Target> {
+  const port = await freePort();
+  const child = spawn(anvilBinaryPath(), [
+    '--host', '127.0.0.1', '--port', String(port), '--silent',
+    '--accounts', String(DEV_ACCOUNTS), '--mnemonic', DEV_MNEMONIC, '--chain-id', String(CHAIN_ID),
+  ], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}/`;
+  await waitAnswers(url, child);
+  return { name: 'anvil', url, pid: child.pid!, stop: () => stopChild(child) };
+}
+
+/** bench/bare-proxy.ts as a child process, in front of `upstream`. */
+export async function startBareProxy(upstream: string): Promise<Target> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-proxy.ts', upstream], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((res, rej) => {
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (s: string) => {
+      out += s;
+      const m = /listening on (\d+)/.exec(out);
+      if (m) res(Number(m[1]));
+    });
+    child.once('exit', () => rej(new Error(`bare proxy exited: ${out}`)));
+  });
+  const url = `http://127.0.0.1:${port}/`;
+  await waitAnswers(url, child);
+  return { name: 'bare proxy', url, pid: child.pid!, stop: () => stopChild(child) };
+}
+
+/**
+ * Nodegate as users run it (`nodegate start`, a child process, default log level), its one network pointed at
+ * `upstream`, the demo key on a plan too generous to limit. `limits: false` sets `limits.enabled: false`; the
+ * response cache is off unless `cache: true`, so that "uncached" means what it says.
+ */
+export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean } = {}): Promise<Target & { proc: NodegateProcess }> {
+  const proc = await startNodegate({
+    // Limits in the process's memory, the store in SQLite: a single instance (empty values are ignored).
+    env: { REDIS_URL: '', DATABASE_URL: '', NODEGATE_LOG_LEVEL: '' },
+    config: {
+      networks: { mainnet: { chainId: CHAIN_ID, upstream } },
+      plans: { bench: { name: 'Bench', cuPerSecond: 1_000_000_000, cuPerMonth: 1_000_000_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 100 } },
+      accounts: { defaultPlan: 'bench' },
+      limits: { enabled: opts.limits !== false },
+      cache: { enabled: opts.cache === true },
+    },
+  });
+  const name = opts.cache ? 'Nodegate cached' : opts.limits === false ? 'Nodegate, limits off' : 'Nodegate';
+  const url = proc.rpcUrl('mainnet');
+  await waitAnswers(url, proc.child);
+  return {
+    name, url, proc, pid: proc.pid,
+    async stop() {
+      await proc.stop('SIGTERM');
+      rmSync(proc.dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** anvil's version line, for the table's heading. */
+export function anvilVersion(): string {
+  return /anvil Version: (\S+)/.exec(spawnSync(anvilBinaryPath(), ['--version'], { encoding: 'utf8' }).stdout)?.[1] ?? 'unknown';
+}
+
+/**
+ * CPU time a process (all its threads) has used so far, µs, from /proc (Linux; undefined elsewhere). A target's
+ * CPU per request varies far less than its throughput on a machine shared with other work.
+ */
+export function cpuMicros(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000; // utime + stime, in clock ticks of 10 ms (USER_HZ 100)
+  } catch {
+    return undefined;
+  }
+}
+
+/** Posts one body and returns the parsed answer. */
+export async function post(url: string, body: string): Promise<any> {
+  const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const text = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode} from ${url}: ${text.slice(0, 200)}`);
+  return JSON.parse(text);
+}
+
+async function waitAnswers(url: string, child: ChildProcess): Promise<void> {
+  const until = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${url}: the process exited (${child.exitCode})`);
+    try {
+      const a = await post(url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}');
+      if (a.result) return;
+    } catch (err) {
+      if (Date.now() > until) throw err;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await gone;
+  clearTimeout(t);
+}

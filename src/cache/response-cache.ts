@@ -1,0 +1,101 @@
+import { LRUCache } from 'lru-cache';
+import type { UpstreamAnswer } from '../upstream/upstream.ts';
+import { CACHE_POLICIES, WRITES, type CachePolicy } from './cache-policy.ts';
+import type { HeadWatch } from './head-watch.ts';
+
+const sizeOf = (answer: UpstreamAnswer, key: string) =>
+  key.length + (answer.raw?.length ?? JSON.stringify(answer.result ?? null).length) + 64;
+
+const newLru = (maxBytes: number) => new LRUCache<string, UpstreamAnswer>({ maxSize: Math.max(1, maxBytes), sizeCalculation: sizeOf });
+
+/**
+ * The answers of every network, in memory, bounded in bytes (least recently used go first): answers that hold for
+ * ever in one store shared by the networks (three quarters of `cache.maxBytes`), answers tied to the head in one
+ * store per network (the rest, shared out), emptied whenever that network's head moves, so that what a block made
+ * stale never takes the place of what still holds.
+ */
+export class ResponseCache {
+  private readonly final: LRUCache<string, UpstreamAnswer>;
+
+  constructor(private readonly maxBytes: number, private readonly networks: number) {
+    this.final = newLru(Math.floor(maxBytes * 0.75));
+  }
+
+  get(key: string): UpstreamAnswer | undefined {
+    return this.final.get(key);
+  }
+
+  set(key: string, answer: UpstreamAnswer): void {
+    this.final.set(key, answer);
+  }
+
+  /** A store for one network's answers tied to its head. */
+  headStore(): LRUCache<string, UpstreamAnswer> {
+    return newLru(Math.floor((this.maxBytes * 0.25) / Math.max(1, this.networks)));
+  }
+}
+
+/** What the cache stage did with a call, for the `X-Cache` header of single requests. */
+export type CacheOutcome = 'HIT' | 'MISS';
+
+/**
+ * The cache stage of one network (docs/pipeline.md): a lookup before the call, one upstream call for identical
+ * calls in flight at once (coalescing), and the answer kept for as long as its method's policy says. Errors are
+ * never kept. Answers tied to `latest` are kept only if the head did not move while they were being fetched.
+ */
+export class NetworkCache {
+  private readonly inflight = new Map<string, Promise<UpstreamAnswer>>();
+  private readonly final = (n: number) => this.watch.final(n);
+  /** Answers of the head epoch `headEpoch`; emptied when the epoch moves on. */
+  private readonly head: LRUCache<string, UpstreamAnswer>;
+  private headEpoch = -1;
+
+  constructor(private readonly network: string, private readonly store: ResponseCache, readonly watch: HeadWatch) {
+    this.head = store.headStore();
+  }
+
+  /** The head store, for `epoch`: what an earlier epoch left is dropped first. */
+  private headFor(epoch: number): LRUCache<string, UpstreamAnswer> {
+    if (epoch !== this.headEpoch) {
+      this.head.clear();
+      this.headEpoch = epoch;
+    }
+    return this.head;
+  }
+
+  /** Answers `method(params)`, from the cache or through `call`; says which in `seen.cache`. */
+  async run(method: string, params: unknown[], call: () => Promise<UpstreamAnswer>, seen: { cache?: CacheOutcome }): Promise<UpstreamAnswer> {
+    const policy: CachePolicy | undefined = CACHE_POLICIES[method];
+    if (!policy || policy(params, undefined, this.final) === 'never') {
+      seen.cache = 'MISS';
+      const answer = await call();
+      if (WRITES.has(method) && answer.error === undefined) this.watch.moved();
+      return answer;
+    }
+    const epoch = this.watch.epoch;
+    const key = `${this.network}\u0000${this.watch.generation}\u0000${method}\u0000${JSON.stringify(params)}`;
+    const hit = this.store.get(key) ?? this.headFor(epoch).get(key);
+    if (hit) {
+      seen.cache = 'HIT';
+      return hit;
+    }
+    seen.cache = 'MISS';
+    // Identical calls in flight share one upstream call, within one head epoch.
+    const flightKey = `${epoch}\u0000${key}`;
+    const flying = this.inflight.get(flightKey);
+    if (flying) return flying;
+    const p = call();
+    this.inflight.set(flightKey, p);
+    try {
+      const answer = await p;
+      if (answer.error === undefined) {
+        const scope = policy(params, answer.result, this.final);
+        if (scope === 'forever') this.store.set(key, answer);
+        else if (scope === 'head' && this.watch.epoch === epoch) this.headFor(epoch).set(key, answer);
+      }
+      return answer;
+    } finally {
+      this.inflight.delete(flightKey);
+    }
+  }
+}

@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { GatewayError } from '../errors/gateway-error.ts';
+import { responseJson } from '../rpc/respond.ts';
+import { HttpUpstream } from './http-upstream.ts';
+
+/**
+ * A node that answers each call with `answer(id)`: the body it sends, given the id of the call; a batch with
+ * `answerBatch` of its calls. `requests` counts the HTTP requests it got.
+ */
+let answer: (id: number) => string = () => '';
+type Call = { id: number; method: string; params: unknown[] };
+const geth = (calls: Call[]) => `[${calls.map((c) => `{"jsonrpc":"2.0","id":${c.id},"result":${JSON.stringify(c.params[0])}}`).join(',')}]`;
+let answerBatch: (calls: Call[]) => string = geth;
+let requests = 0;
+let server: Server;
+let node: HttpUpstream;
+
+before(async () => {
+  server = createServer((req, res) => {
+    requests++;
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      const doc = JSON.parse(body);
+      res.end(Array.isArray(doc) ? answerBatch(doc) : answer(doc.id));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  node = new HttpUpstream(`http://127.0.0.1:${(server.address() as { port: number }).port}`, 2);
+});
+after(async () => {
+  await node.close();
+  await new Promise((r) => server.close(r));
+});
+
+describe('HttpUpstream answers', () => {
+  test("pass a result on byte for byte, numbers beyond 2^53 included", async () => {
+    const result = '{"number":"0x10","big":123456789012345678901234567890,"logs":[{"data":"0x00"}]}';
+    answer = (id) => `{"jsonrpc":"2.0","id":${id},"result":${result}}\n`;
+    const a = await node.call('eth_getBlockByNumber', ['0x10', false], 1000);
+    assert.equal(a.raw, result);
+    assert.equal((a.result as { number: string }).number, '0x10', 'the parsed result is there for adapters');
+    assert.equal(responseJson(7, a), `{"jsonrpc":"2.0","id":7,"result":${result}}`);
+  });
+
+  test('in another member order or with more members are parsed and written again', async () => {
+    for (const make of [
+      (id: number) => `{"jsonrpc":"2.0","result":"0x1","id":${id}}`,
+      (id: number) => `{"jsonrpc":"2.0","id":${id},"result":"0x1","extra":true}`,
+      (id: number) => `{"jsonrpc":"2.0", "id":${id}, "result": "0x1"}`,
+    ]) {
+      answer = make;
+      const a = await node.call('eth_blockNumber', [], 1000);
+      assert.equal(a.raw, undefined, answer(1));
+      assert.equal(responseJson(1, a), '{"jsonrpc":"2.0","id":1,"result":"0x1"}');
+    }
+  });
+
+  test('pass JSON-RPC errors through', async () => {
+    answer = (id) => `{"jsonrpc":"2.0","id":${id},"error":{"code":-32000,"message":"boom"}}`;
+    assert.deepEqual(await node.call('eth_call', [], 1000), { error: { code: -32000, message: 'boom' } });
+  });
+
+  test('that are not JSON-RPC are 503 (-32002)', async () => {
+    for (const body of ['<html>bad gateway</html>', '[]', '{"jsonrpc":"2.0","id":1}']) {
+      answer = () => body;
+      await assert.rejects(node.call('eth_blockNumber', [], 1000), (e: GatewayError) => e.status === 503 && e.code === -32002);
+    }
+  });
+});
+
+describe('HttpUpstream batching', () => {
+  test('calls made in the same tick reach the node as one batch, each answer going to its own call', async () => {
+    // The node answers in reverse order: matching is by id, not position.
+    answerBatch = (calls) => geth([...calls].reverse());
+    requests = 0;
+    const answers = await Promise.all(['0xa', '0xb', '0xc', '0xd'].map((v) => node.call('eth_getBalance', [v], 1000)));
+    assert.equal(requests, 1);
+    assert.deepEqual(answers.map((a) => a.result), ['0xa', '0xb', '0xc', '0xd']);
+    assert.equal(responseJson(5, answers[2]), '{"jsonrpc":"2.0","id":5,"result":"0xc"}');
+  });
+
+  test('a node that refuses batches, or leaves a call out, gets those calls again one by one', async () => {
+    const singles: string[] = [];
+    answer = (id) => `{"jsonrpc":"2.0","id":${id},"result":"single"}`;
+    answerBatch = () => '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large"}}';
+    const refused = await Promise.all([1, 2, 3].map((v) => node.call('eth_getBalance', [v], 1000)));
+    assert.deepEqual(refused.map((a) => a.result), ['single', 'single', 'single']);
+    answerBatch = () => '<html>400 batch requests are not supported</html>';
+    const notJson = await Promise.all([1, 2].map((v) => node.call('eth_getBalance', [v], 1000)));
+    assert.deepEqual(notJson.map((a) => a.result), ['single', 'single']);
+
+    answerBatch = (calls) => geth(calls.filter((c) => c.params[0] !== 'lost'));
+    answer = (id) => { singles.push(String(id)); return `{"jsonrpc":"2.0","id":${id},"result":"again"}`; };
+    const partial = await Promise.all(['x', 'lost', 'y'].map((v) => node.call('eth_getBalance', [v], 1000)));
+    assert.deepEqual(partial.map((a) => a.result), ['x', 'again', 'y']);
+    assert.equal(singles.length, 1);
+
+    // geth past its answer size limit: the items it did not run come back with -32003 "response too large".
+    answerBatch = (calls) => `[${calls.map((c, i) => (i === 0
+      ? `{"jsonrpc":"2.0","id":${c.id},"result":"big"}`
+      : `{"jsonrpc":"2.0","id":${c.id},"error":{"code":-32003,"message":"response too large"}}`)).join(',')}]`;
+    const large = await Promise.all(['a', 'b', 'c'].map((v) => node.call('eth_getBlockByNumber', [v], 1000)));
+    assert.deepEqual(large.map((a) => a.result), ['big', 'again', 'again']);
+  });
+
+  test("an item's JSON-RPC error stays that item's; a dead node fails every call of the batch with 503", async () => {
+    answerBatch = (calls) => `[${calls.map((c) => (c.params[0] === 'bad'
+      ? `{"jsonrpc":"2.0","id":${c.id},"error":{"code":3,"message":"execution reverted","data":"0x"}}`
+      : `{"jsonrpc":"2.0","id":${c.id},"result":"ok"}`)).join(',')}]`;
+    const [good, bad] = await Promise.all([node.call('eth_call', ['good'], 1000), node.call('eth_call', ['bad'], 1000)]);
+    assert.deepEqual(good, { result: 'ok' });
+    assert.deepEqual(bad, { error: { code: 3, message: 'execution reverted', data: '0x' } });
+
+    const dead = new HttpUpstream('http://127.0.0.1:9');
+    const all = await Promise.allSettled([dead.call('eth_blockNumber', [], 500), dead.call('eth_chainId', [], 500)]);
+    await dead.close();
+    for (const r of all) assert.ok(r.status === 'rejected' && (r.reason as GatewayError).code === -32002);
+  });
+
+  test('calls with different time-outs are not held in one batch', async () => {
+    answerBatch = geth;
+    answer = (id) => `{"jsonrpc":"2.0","id":${id},"result":"single"}`;
+    requests = 0;
+    const answers = await Promise.all([
+      node.call('eth_getBalance', ['r1'], 1000), node.call('debug_traceTransaction', ['t'], 60_000), node.call('eth_getBalance', ['r2'], 1000),
+    ]);
+    assert.deepEqual(answers.map((a) => a.result), ['r1', 'single', 'r2']);
+    assert.equal(requests, 2);
+  });
+});
