@@ -19,17 +19,19 @@ export class AutomineWatchdog {
   }
 
   private async check(): Promise<void> {
+    // Cleared first: a write accepted while this check runs (after it read the pool) must schedule a check of its own.
+    this.timer = undefined;
     try {
       const status = await this.node.call('txpool_status', [], 2000);
       const pending = Number((status.result as { pending?: string } | undefined)?.pending ?? 0);
       const head = (await this.node.call('eth_blockNumber', [], 2000)).result as string;
       if (pending > 0 && head === this.lastHead) await this.node.call('evm_mine', [], 5000);
       this.lastHead = head;
-      this.timer = undefined;
       if (pending > 0) this.poke();
     } catch (err) {
-      this.timer = undefined;
       this.onError(err);
+      // The node did not answer (busy, restarting): transactions may still wait, so look again later.
+      this.poke();
     }
   }
 

@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Upstream, UpstreamAnswer } from '../upstream.ts';
+import { AutomineWatchdog } from './automine-watchdog.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A node whose pool and head the test sets; it records the blocks the watchdog mines. */
+class FakeNode implements Upstream {
+  readonly label = 'fake';
+  pending = 0;
+  head = 1;
+  mined = 0;
+  failNext = 0;
+  /** Runs while the watchdog reads the pool: a write that lands during a check. */
+  onPoolRead: (() => void) | undefined;
+  async call(method: string): Promise<UpstreamAnswer> {
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw new Error('node busy');
+    }
+    if (method === 'txpool_status') {
+      const pending = this.pending;
+      this.onPoolRead?.();
+      this.onPoolRead = undefined;
+      return { result: { pending: `0x${pending.toString(16)}`, queued: '0x0' } };
+    }
+    if (method === 'eth_blockNumber') return { result: `0x${this.head.toString(16)}` };
+    if (method === 'evm_mine') {
+      this.mined++;
+      this.head++;
+      this.pending = 0;
+      return { result: '0x0' };
+    }
+    throw new Error(`unexpected ${method}`);
+  }
+  async close(): Promise<void> {}
+}
+
+async function until(check: () => boolean, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
+    await sleep(10);
+  }
+}
+
+describe('automine watchdog', () => {
+  it('mines a block when a transaction stays pending and no block comes', async () => {
+    const node = new FakeNode();
+    const dog = new AutomineWatchdog(node, 20, () => {});
+    node.pending = 1;
+    dog.poke();
+    await until(() => node.mined === 1, 2000, 'a block mined for the stuck transaction');
+    dog.stop();
+  });
+
+  it('does not mine while nothing is pending', async () => {
+    const node = new FakeNode();
+    const dog = new AutomineWatchdog(node, 10, () => {});
+    dog.poke();
+    await sleep(150);
+    assert.equal(node.mined, 0);
+    dog.stop();
+  });
+
+  it('a write accepted while a check reads the pool gets a check of its own', async () => {
+    const node = new FakeNode();
+    const dog = new AutomineWatchdog(node, 20, () => {});
+    // The check sees an empty pool, but a transaction arrives (and stalls) while it runs.
+    node.onPoolRead = () => {
+      node.pending = 1;
+      dog.poke();
+    };
+    dog.poke();
+    await until(() => node.mined === 1, 2000, 'the transaction that arrived during a check was mined');
+    dog.stop();
+  });
+
+  it('keeps watching after the node failed to answer a check', async () => {
+    const node = new FakeNode();
+    const errors: unknown[] = [];
+    const dog = new AutomineWatchdog(node, 20, (e) => errors.push(e));
+    node.pending = 1;
+    node.failNext = 1;
+    dog.poke();
+    await until(() => node.mined === 1, 2000, 'mined after the failed check');
+    assert.equal(errors.length, 1);
+    dog.stop();
+  });
+});
