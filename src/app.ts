@@ -13,6 +13,8 @@ import { QuotaTracker } from './limits/quota.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/store.ts';
 import { Networks } from './upstream/networks.ts';
+import { Filters } from './filters/filters.ts';
+import { MemoryFilterStore } from './filters/memory-filter-store.ts';
 
 export interface Gateway {
   config: Readonly<Config>;
@@ -48,7 +50,8 @@ export function createLogger(config: Readonly<Config>, destination?: pino.Destin
 export async function startGateway(config: Readonly<Config>, opts: { log?: Logger } = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config);
   const store = await openStore(config);
-  const networks = new Networks(config, log);
+  const filterStore = new MemoryFilterStore();
+  const networks = new Networks(config, log, new Filters(filterStore, config.filters.idleTimeoutMs));
   const keys = new KeyResolver(store, config.auth.keyCacheTtlMs, config.auth.lastUsedFlushMs);
   const accounts = new AccountsService(store, accountsCatalogue(config), () => keys.invalidate());
   const rateLimiter = await openRateLimiter({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log });
@@ -71,6 +74,7 @@ export async function startGateway(config: Readonly<Config>, opts: { log?: Logge
       await quota.close();
       await rateLimiter.close();
       await networks.close();
+      await filterStore.close();
       await store.close();
     })());
     return { config, app, store, networks, keys, accounts, rateLimiter, log, secrets, url, close };
@@ -80,6 +84,7 @@ export async function startGateway(config: Readonly<Config>, opts: { log?: Logge
     await quota.close().catch(() => {});
     await rateLimiter.close();
     await networks.close().catch(() => {});
+    await filterStore.close();
     await store.close();
     throw err;
   }

@@ -117,6 +117,11 @@ export interface Config {
     /** How often each network's head is read, ms: answers tied to `latest` end when it moves. */
     headPollMs: number;
   };
+  /** Filters kept by the gateway (DECISIONS 8). */
+  filters: {
+    /** A filter not polled for this long is gone, ms (geth: 5 minutes). */
+    idleTimeoutMs: number;
+  };
   log: {
     level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
     /** One line per request (path redacted, never the key). */
@@ -273,6 +278,14 @@ export const configSchema = {
         enabled: { type: 'boolean', default: true },
         maxBytes: { type: 'integer', minimum: 0, default: 67108864 },
         headPollMs: { type: 'integer', minimum: 20, maximum: 60000, default: 500 },
+      },
+    },
+    filters: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        idleTimeoutMs: { type: 'integer', minimum: 100, maximum: 86400000, default: 300000 },
       },
     },
     database: {

@@ -32,6 +32,7 @@ export const catalogue = {
   LIMIT_EXCEEDED: { status: 429, code: -32005, message: 'limit exceeded', reason: 'limit_exceeded', situation: 'per-second limit or plan quota exceeded' },
   LOGS_TOO_MANY: { status: 200, code: -32005, message: 'query returned more than {limit} results. Try with this block range [{from}, {to}].', reason: 'logs_too_many', situation: 'eth_getLogs too many results / too wide a range' },
   FILTER_NOT_FOUND: { status: 200, code: -32000, message: 'filter not found', reason: 'filter_not_found', situation: 'filter id unknown, expired, or of another key' },
+  FILTER_LIMIT: { status: 200, code: -32005, message: 'too many filters: this key may keep {limit} at once; uninstall one or let one expire', reason: 'filter_limit', situation: "a new filter would pass the plan's filters per key" },
   TRANSACTION_NOT_FOUND: { status: 200, code: -32000, message: 'transaction not found', reason: 'transaction_not_found', situation: 'debug_traceTransaction of an unknown hash (geth wording)' },
   UPSTREAM_UNAVAILABLE: { status: 503, code: -32002, message: 'resource unavailable', reason: 'upstream_unavailable', situation: 'no healthy upstream' },
   UPSTREAM_TIMEOUT: { status: 504, code: -32015, message: 'request timed out', reason: 'upstream_timeout', situation: 'upstream timed out' },

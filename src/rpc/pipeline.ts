@@ -36,11 +36,24 @@ export function prepareItem(ctx: RequestContext, call: RpcCall): PreparedCall {
   return { call, entry };
 }
 
-/** The item stages after the limit: `cache` → `forward` (the upstream pool joins here). */
+/**
+ * The item stages after the limit: `local` (methods the gateway answers itself: filters) or `cache` → `forward`
+ * (the upstream pool joins here).
+ */
 export function executeItem(ctx: RequestContext, p: PreparedCall): Promise<UpstreamAnswer> {
+  const { entry, call } = p;
   const cache = ctx.network.cache;
-  if (!cache) return forward(ctx, p.entry, p.call);
-  return cache.run(p.call.method, p.call.params, () => forward(ctx, p.entry, p.call), p);
+  if (entry.local) {
+    if (cache) p.cache = 'MISS'; // answered afresh, as every call is that the cache does not keep
+    return entry.local(ctx, call.params, nodeOf(ctx, entry));
+  }
+  const answer = cache ? cache.run(call.method, call.params, () => forward(ctx, entry, call), p) : forward(ctx, entry, call);
+  if (!entry.write) return answer;
+  // A sent transaction's hash, for the network's pending-transaction filters.
+  return answer.then((a) => {
+    if (a.error === undefined) ctx.network.filters.noteTransaction(ctx.network.name, a.result);
+    return a;
+  });
 }
 
 /** Stage `method`: only allowed methods exist (DECISIONS 4). */
@@ -58,10 +71,14 @@ function validate(entry: MethodEntry, call: RpcCall): void {
 
 /** Stage `forward`: to the network's node, through the method's adapter if it has one. */
 function forward(ctx: RequestContext, entry: MethodEntry, call: RpcCall): Promise<UpstreamAnswer> {
+  if (!entry.adapter) return ctx.network.upstream.call(call.method, call.params, entry.timeoutMs);
+  return entry.adapter(call.method, call.params, nodeOf(ctx, entry));
+}
+
+/** The network's node, with the method's time-out, for adapters and local methods. */
+function nodeOf(ctx: RequestContext, entry: MethodEntry): Next {
   const upstream = ctx.network.upstream;
-  if (!entry.adapter) return upstream.call(call.method, call.params, entry.timeoutMs);
-  const next: Next = (method, params) => upstream.call(method, params, entry.timeoutMs);
-  return entry.adapter(call.method, call.params, next);
+  return (method, params) => upstream.call(method, params, entry.timeoutMs);
 }
 
 /** A method name is echoed in the error message; a megabyte of it is not. */

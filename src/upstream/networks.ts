@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { HeadWatch } from '../cache/head-watch.ts';
+import type { Filters } from '../filters/filters.ts';
 import { NetworkCache, ResponseCache } from '../cache/response-cache.ts';
 import type { Config } from '../config/schema.ts';
 import type { MethodEntry } from '../rpc/methods/method-table.ts';
@@ -17,6 +18,8 @@ export interface Network {
   readonly methods: ReadonlyMap<string, MethodEntry>;
   /** The cache stage of this network; absent when `cache.enabled` is false. */
   readonly cache: NetworkCache | undefined;
+  /** The gateway's filters (shared by the networks; each filter knows its own). */
+  readonly filters: Filters;
 }
 
 /**
@@ -28,8 +31,8 @@ export class Networks {
   readonly list: Network[] = [];
   private readonly embedded: AnvilSupervisor[] = [];
 
-  constructor(config: Readonly<Config>, log: Logger) {
-    const tables = buildMethodTables(config);
+  constructor(config: Readonly<Config>, log: Logger, readonly filters: Filters) {
+    const tables = buildMethodTables(config, filters.methods());
     const answers = config.cache.enabled ? new ResponseCache(config.cache.maxBytes, Object.keys(config.networks).length) : undefined;
     for (const [name, net] of Object.entries(config.networks)) {
       let upstream: Upstream;
@@ -49,7 +52,7 @@ export class Networks {
         cache = new NetworkCache(name, answers, watch);
         if (supervisor) supervisor.onRestart = () => watch.reset();
       }
-      const network: Network = { name, chainId: net.chainId, kind, upstream, methods: tables.get(name)!, cache };
+      const network: Network = { name, chainId: net.chainId, kind, upstream, methods: tables.get(name)!, cache, filters };
       this.list.push(network);
       for (const n of [name, ...net.aliases]) this.byName.set(n, network);
     }

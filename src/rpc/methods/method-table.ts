@@ -8,6 +8,8 @@ import { eth_protocolVersion } from '../adapters/eth_protocolVersion.ts';
 import { net_peerCount } from '../adapters/net_peerCount.ts';
 import { methodSchemas } from '../schemas/method-schemas.ts';
 import { DEFAULT_COSTS } from '../../limits/default-costs.ts';
+import { WRITES } from '../../cache/cache-policy.ts';
+import type { LocalMethod } from '../../filters/filters.ts';
 import { getLogsBounds } from '../../limits/get-logs-bounds.ts';
 import { ALLOWED_METHODS } from './allowed.ts';
 import { anyParams, compileParamValidator, type ParamValidator } from './param-validator.ts';
@@ -25,6 +27,10 @@ export interface MethodEntry {
   readonly debug: boolean;
   /** Compute units one call costs (DECISIONS 7). */
   readonly cost: number;
+  /** Answered by the gateway itself (the filter methods, DECISIONS 8), with the node behind `next`. */
+  readonly local: LocalMethod | undefined;
+  /** Sends a transaction: its hash is noted for pending-transaction filters. */
+  readonly write: boolean;
 }
 
 const adapters: Record<string, Adapter> = {
@@ -37,14 +43,17 @@ const adapters: Record<string, Adapter> = {
 };
 
 /** Method tables by network, built once at start-up. A method absent from a network's table is -32601. */
-export function buildMethodTables(config: Readonly<Config>): Map<string, ReadonlyMap<string, MethodEntry>> {
+export function buildMethodTables(
+  config: Readonly<Config>,
+  locals: Readonly<Record<string, LocalMethod>> = {},
+): Map<string, ReadonlyMap<string, MethodEntry>> {
   const policies = policyAdapters(config);
   const base = new Map<string, MethodEntry>();
   for (const name of ALLOWED_METHODS) {
     if (name === 'eth_chainId' && config.rpc.strictMethods) continue;
     const schema = methodSchemas[name];
     if (!schema) throw new Error(`no schema for allowed method ${name}`);
-    base.set(name, entry(name, compileParamValidator(schema), config, policies));
+    base.set(name, entry(name, compileParamValidator(schema), config, policies, locals));
   }
   const tables = new Map<string, ReadonlyMap<string, MethodEntry>>();
   for (const network of Object.keys(config.networks)) {
@@ -56,7 +65,7 @@ export function buildMethodTables(config: Readonly<Config>): Map<string, Readonl
     const t = new Map(base);
     for (const name of extra) {
       const schema = methodSchemas[name];
-      t.set(name, entry(name, schema ? compileParamValidator(schema) : anyParams, config, policies));
+      t.set(name, entry(name, schema ? compileParamValidator(schema) : anyParams, config, policies, locals));
     }
     tables.set(network, t);
   }
@@ -75,7 +84,13 @@ function wrap(outer: Adapter | undefined, inner: Adapter | undefined): Adapter |
   return (method, params, next) => outer(method, params, (m, p) => (m === method ? inner(m, p, next) : next(m, p)));
 }
 
-function entry(name: string, validate: ParamValidator, config: Readonly<Config>, policies: Record<string, Adapter>): MethodEntry {
+function entry(
+  name: string,
+  validate: ParamValidator,
+  config: Readonly<Config>,
+  policies: Record<string, Adapter>,
+  locals: Readonly<Record<string, LocalMethod>>,
+): MethodEntry {
   const debug = name.startsWith('debug_');
   return {
     name,
@@ -84,5 +99,7 @@ function entry(name: string, validate: ParamValidator, config: Readonly<Config>,
     timeoutMs: debug ? config.rpc.debugTimeoutMs : config.rpc.timeoutMs,
     debug,
     cost: config.limits.costs[name] ?? DEFAULT_COSTS[name] ?? config.limits.defaultCost,
+    local: locals[name],
+    write: WRITES.has(name),
   };
 }

@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { FilterState, FilterStore } from './filter-store.ts';
+import { MemoryFilterStore } from './memory-filter-store.ts';
+
+/** The contract every filter store keeps; a shared (Redis) store runs the same suite when it arrives. */
+function filterStoreContract(name: string, open: (now: () => number) => FilterStore): void {
+  describe(`filter store contract: ${name}`, () => {
+    let t = 1_000_000;
+    const clock = () => t;
+    const filter = (id: string, keyId = 'k1', ttl = 1000): FilterState => ({
+      id, keyId, network: 'mainnet', kind: 'blocks', cursor: { number: 1, hash: '0x01' }, origin: 1, recent: [], expiresAt: t + ttl,
+    });
+
+    it('keeps, finds, updates and removes a filter', async () => {
+      const s = open(clock);
+      assert.equal(await s.add(filter('0xa'), 10), true);
+      assert.equal((await s.get('0xa'))?.keyId, 'k1');
+      const f = (await s.get('0xa'))!;
+      await s.update({ ...f, cursor: { number: 5, hash: '0x05' } });
+      assert.equal((await s.get('0xa'))?.cursor.number, 5);
+      assert.equal(await s.remove('0xa'), true);
+      assert.equal(await s.remove('0xa'), false);
+      assert.equal(await s.get('0xa'), undefined);
+      await s.close();
+    });
+
+    it('a filter removed while it was polled stays removed', async () => {
+      const s = open(clock);
+      await s.add(filter('0xb'), 10);
+      const f = (await s.get('0xb'))!;
+      await s.remove('0xb');
+      await s.update(f);
+      assert.equal(await s.get('0xb'), undefined);
+      await s.close();
+    });
+
+    it('refuses a filter past the per-key limit, counting only live filters of that key', async () => {
+      const s = open(clock);
+      assert.equal(await s.add(filter('0x1', 'k1'), 2), true);
+      assert.equal(await s.add(filter('0x2', 'k1', 10), 2), true);
+      assert.equal(await s.add(filter('0x3', 'k1'), 2), false);
+      assert.equal(await s.add(filter('0x4', 'k2'), 2), true, 'another key has its own count');
+      assert.equal(await s.add(filter('0x5', 'k3'), 0), false, 'a plan of 0 filters allows none');
+      t += 20; // 0x2 has expired
+      assert.equal(await s.add(filter('0x3', 'k1'), 2), true);
+      await s.close();
+    });
+
+    it('a filter is gone once its expiry passes', async () => {
+      const s = open(clock);
+      await s.add(filter('0xc', 'k1', 100), 10);
+      t += 99;
+      assert.ok(await s.get('0xc'));
+      t += 1;
+      assert.equal(await s.get('0xc'), undefined);
+      assert.equal(await s.remove('0xc'), false);
+      await s.close();
+    });
+  });
+}
+
+filterStoreContract('memory', (now) => new MemoryFilterStore(now));

@@ -1,0 +1,50 @@
+/**
+ * Filters kept by the gateway (DECISIONS 8), as plain data so that a shared store (Redis, for several instances)
+ * can hold them as they are. The store only keeps them; what a poll returns is worked out in filters.ts.
+ */
+export type FilterKind = 'logs' | 'blocks' | 'pending';
+
+/** A block the filter has reported on: its hash tells, at the next poll, whether a reorganisation dropped it. */
+export interface SeenBlock {
+  number: number;
+  hash: string;
+  /** Logs filters: the logs reported from this block, sent again with `removed: true` if the block is dropped. */
+  logs?: unknown[];
+}
+
+export interface FilterState {
+  /** A 128-bit random QUANTITY: unguessable, so another key's filter cannot be found by trying. */
+  id: string;
+  keyId: string;
+  network: string;
+  kind: FilterKind;
+  /** Logs filters: the `eth_newFilter` object (address, topics, fromBlock, toBlock, blockHash). */
+  criteria?: Record<string, unknown>;
+  /** The newest block reported (or the head when the filter was made). */
+  cursor: SeenBlock;
+  /** The head when the filter was made: nothing at or before it is ever reported as new. */
+  origin: number;
+  /**
+   * Recent blocks the filter saw, oldest first, within the reorganisation window: every block a block filter
+   * reported, and for a logs filter the blocks it reported logs from and the head at each poll.
+   */
+  recent: SeenBlock[];
+  /** Pending filters: the sequence number of the last transaction reported, and hashes already reported. */
+  pendingSeq?: number;
+  pendingSeen?: string[];
+  /** When it expires unless polled again, ms since the epoch. */
+  expiresAt: number;
+}
+
+/** Where filters live: memory on one instance; a shared store behind several. */
+export interface FilterStore {
+  /** Adds `filter` unless its key already has `maxPerKey` live filters; false if it has. */
+  add(filter: FilterState, maxPerKey: number): Promise<boolean>;
+  /** The live filter with this id, or undefined (unknown or expired). */
+  get(id: string): Promise<FilterState | undefined>;
+  /** Saves a polled filter (its cursor and expiry moved); a filter removed meanwhile stays removed. */
+  update(filter: FilterState): Promise<void>;
+  /** Removes it; false if there was no live filter with this id. */
+  remove(id: string): Promise<boolean>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,270 @@
+import { randomBytes } from 'node:crypto';
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { Next } from '../rpc/adapters/adapter.ts';
+import type { RequestContext } from '../rpc/pipeline.ts';
+import type { UpstreamAnswer } from '../upstream/upstream.ts';
+import type { FilterKind, FilterState, FilterStore, SeenBlock } from './filter-store.ts';
+
+/** A method the gateway answers itself, with the node reachable through `next`. */
+export type LocalMethod = (ctx: RequestContext, params: unknown[], next: Next) => Promise<UpstreamAnswer>;
+
+/** Blocks a reorganisation is looked for in: deeper ones are taken as final (PoS chains reorganise 1-2 blocks). */
+const REORG_WINDOW = 64;
+/** Logs kept per filter to be sent again with `removed: true`; past this, older blocks' logs are forgotten. */
+const MAX_KEPT_LOGS = 10_000;
+/** Transactions sent through the gateway, per network, that pending filters report (newest kept). */
+const MAX_NOTED_TRANSACTIONS = 10_000;
+/** Block hashes a block filter reports per poll at most; the rest come at the next poll. */
+const MAX_BLOCKS_PER_POLL = 2_000;
+
+interface Head {
+  number: number;
+  hash: string;
+}
+
+/** The node's answer, or a 503 that says what failed: a filter cannot be advanced on a node error. */
+async function result(next: Next, method: string, params: unknown[]): Promise<any> {
+  const a = await next(method, params);
+  if (a.error !== undefined) {
+    throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `the node refused ${method} while a filter was polled: ${String(a.error.message).slice(0, 200)}` });
+  }
+  return a.result;
+}
+
+async function blockAt(next: Next, tag: string): Promise<Head | undefined> {
+  const b = await result(next, 'eth_getBlockByNumber', [tag, false]);
+  if (!b || typeof b.hash !== 'string' || typeof b.number !== 'string') return undefined;
+  return { number: Number(b.number), hash: b.hash };
+}
+
+const hex = (n: number) => `0x${n.toString(16)}`;
+const answer = (value: unknown): UpstreamAnswer => ({ result: value });
+
+/** A numeric block of a filter's fromBlock/toBlock; tags (latest, pending…) do not bound what a poll reports. */
+function numericBlock(v: unknown): number | undefined {
+  return typeof v === 'string' && v.startsWith('0x') ? Number(v) : undefined;
+}
+
+/**
+ * The filter methods, answered by the gateway (DECISIONS 8): a filter belongs to the key that made it, lives in
+ * the filter store (so it survives a change of upstream and is shared by instances that share the store), and a
+ * poll asks the node what changed since the filter's cursor: new logs (`eth_getLogs` over the new blocks), new
+ * block hashes, or transactions sent since. A poll first checks that the cursor block is still on the chain;
+ * if a reorganisation dropped it, the logs reported from dropped blocks come again with `removed: true`, and the
+ * new branch is reported.
+ */
+export class Filters {
+  /** Per network: transactions sent through this gateway, for pending-transaction filters. */
+  private readonly noted = new Map<string, { seq: number; hashes: string[] }>();
+  /** Polls of one filter run one after another, so two concurrent polls never report the same change twice. */
+  private readonly polling = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly store: FilterStore, private readonly idleMs: number, private readonly now: () => number = Date.now) {}
+
+  /** The methods, for the method table. */
+  methods(): Record<string, LocalMethod> {
+    return {
+      eth_newFilter: (ctx, params, next) => this.create(ctx, 'logs', next, (params[0] ?? {}) as Record<string, unknown>),
+      eth_newBlockFilter: (ctx, _params, next) => this.create(ctx, 'blocks', next),
+      eth_newPendingTransactionFilter: (ctx, _params, next) => this.create(ctx, 'pending', next),
+      eth_getFilterChanges: (ctx, params, next) => this.changes(ctx, String(params[0]), next),
+      eth_getFilterLogs: (ctx, params, next) => this.logs(ctx, String(params[0]), next),
+      eth_uninstallFilter: (ctx, params) => this.uninstall(ctx, String(params[0])),
+    };
+  }
+
+  /** A transaction went to the node through the gateway: pending filters of its network report it. */
+  noteTransaction(network: string, hash: unknown): void {
+    if (typeof hash !== 'string') return;
+    let n = this.noted.get(network);
+    if (!n) this.noted.set(network, (n = { seq: 0, hashes: [] }));
+    n.hashes.push(hash);
+    n.seq++;
+    if (n.hashes.length > MAX_NOTED_TRANSACTIONS) n.hashes.splice(0, n.hashes.length - MAX_NOTED_TRANSACTIONS);
+  }
+
+  private async create(ctx: RequestContext, kind: FilterKind, next: Next, criteria?: Record<string, unknown>): Promise<UpstreamAnswer> {
+    const head = await blockAt(next, 'latest');
+    if (!head) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: 'the node has no latest block' });
+    const filter: FilterState = {
+      id: newFilterId(),
+      keyId: ctx.key.key.id,
+      network: ctx.network.name,
+      kind,
+      criteria,
+      cursor: head,
+      origin: head.number,
+      recent: [{ ...head }],
+      pendingSeq: kind === 'pending' ? (this.noted.get(ctx.network.name)?.seq ?? 0) : undefined,
+      pendingSeen: kind === 'pending' ? [] : undefined,
+      expiresAt: this.now() + this.idleMs,
+    };
+    const limit = ctx.key.plan.maxFilters;
+    if (!(await this.store.add(filter, limit))) throw new GatewayError('FILTER_LIMIT', { limit });
+    return answer(filter.id);
+  }
+
+  /** The caller's live filter on this network, or -32000 "filter not found" (also for another key's filter). */
+  private async own(ctx: RequestContext, id: string): Promise<FilterState> {
+    const f = await this.store.get(id.toLowerCase());
+    if (!f || f.keyId !== ctx.key.key.id || f.network !== ctx.network.name) throw new GatewayError('FILTER_NOT_FOUND');
+    return f;
+  }
+
+  private async uninstall(ctx: RequestContext, id: string): Promise<UpstreamAnswer> {
+    const f = await this.store.get(id.toLowerCase());
+    if (!f || f.keyId !== ctx.key.key.id || f.network !== ctx.network.name) return answer(false);
+    return answer(await this.store.remove(f.id));
+  }
+
+  private async logs(ctx: RequestContext, id: string, next: Next): Promise<UpstreamAnswer> {
+    const f = await this.own(ctx, id);
+    if (f.kind !== 'logs') throw new GatewayError('FILTER_NOT_FOUND'); // geth: only log filters have logs
+    f.expiresAt = this.now() + this.idleMs;
+    await this.store.update(f);
+    // The network's own eth_getLogs, with its bounds (DECISIONS 7): a filter is no way around them.
+    const getLogs = ctx.network.methods.get('eth_getLogs');
+    const criteria = f.criteria ?? {};
+    return getLogs?.adapter ? getLogs.adapter('eth_getLogs', [criteria], next) : next('eth_getLogs', [criteria]);
+  }
+
+  private changes(ctx: RequestContext, id: string, next: Next): Promise<UpstreamAnswer> {
+    const key = id.toLowerCase();
+    const before = this.polling.get(key) ?? Promise.resolve();
+    const run = before.catch(() => {}).then(() => this.poll(ctx, key, next));
+    const settled = run.finally(() => {
+      if (this.polling.get(key) === settled) this.polling.delete(key);
+    });
+    this.polling.set(key, settled.catch(() => {}));
+    return run;
+  }
+
+  private async poll(ctx: RequestContext, id: string, next: Next): Promise<UpstreamAnswer> {
+    const f = await this.own(ctx, id);
+    f.expiresAt = this.now() + this.idleMs;
+    let out: unknown[];
+    if (f.kind === 'pending') {
+      out = await this.pendingChanges(f, next);
+    } else {
+      const head = await blockAt(next, 'latest');
+      if (!head) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: 'the node has no latest block' });
+      out = head.number === f.cursor.number && head.hash === f.cursor.hash ? [] : await this.chainChanges(f, head, next);
+    }
+    await this.store.update(f);
+    return answer(out);
+  }
+
+  /** What changed on the chain since the cursor: dropped logs first (removed), then the new blocks' logs or hashes. */
+  private async chainChanges(f: FilterState, head: Head, next: Next): Promise<unknown[]> {
+    const { base, dropped } = await this.forkPoint(f, head, next);
+    const out: unknown[] = [];
+    if (f.kind === 'logs') for (const b of dropped) for (const log of b.logs ?? []) out.push({ ...(log as object), removed: true });
+    f.recent = f.recent.filter((b) => !dropped.includes(b));
+    if (f.kind === 'logs') {
+      const logs = await this.newLogs(f, base + 1, head.number, next);
+      out.push(...logs);
+      this.remember(f, logs);
+      if (f.recent.at(-1)?.number !== head.number) f.recent.push({ ...head });
+      f.cursor = head;
+    } else {
+      const to = Math.min(head.number, base + MAX_BLOCKS_PER_POLL);
+      const blocks = await Promise.all(Array.from({ length: Math.max(0, to - base) }, (_, i) => blockAt(next, hex(base + 1 + i))));
+      for (const b of blocks) {
+        if (!b) continue;
+        out.push(b.hash);
+        f.recent.push({ number: b.number, hash: b.hash });
+      }
+      const last = blocks.at(-1);
+      f.cursor = to === head.number ? head : last ?? f.cursor;
+    }
+    const floor = head.number - REORG_WINDOW;
+    f.recent = f.recent.filter((b) => b.number > floor);
+    return out;
+  }
+
+  /**
+   * The newest block the filter reported that is still on the chain (`base`), and the reported blocks that are not
+   * (`dropped`). Usually one lookup: the cursor block is still there. Otherwise the recent blocks are looked up
+   * together (one upstream batch) and the newest that survived is the base.
+   */
+  private async forkPoint(f: FilterState, head: Head, next: Next): Promise<{ base: number; dropped: SeenBlock[] }> {
+    if (head.number >= f.cursor.number) {
+      const at = head.number === f.cursor.number ? head : await blockAt(next, hex(f.cursor.number));
+      if (at?.hash === f.cursor.hash) return { base: f.cursor.number, dropped: [] };
+    }
+    const candidates = f.recent.filter((b) => b.number <= head.number);
+    const now = await Promise.all(candidates.map((b) => blockAt(next, hex(b.number))));
+    let survivor = -1;
+    for (let i = candidates.length - 1; i >= 0; i--) {
+      if (now[i]?.hash === candidates[i].hash) {
+        survivor = i;
+        break;
+      }
+    }
+    if (survivor >= 0) {
+      const kept = candidates[survivor];
+      return { base: kept.number, dropped: f.recent.filter((b) => b.number > kept.number || (b.number === kept.number && b.hash !== kept.hash)) };
+    }
+    const dropped = f.recent;
+    // Nothing seen recently survived: look again over the reorganisation window (older blocks are taken as final),
+    // where every log reported is in `dropped`, but not before the filter was made.
+    return { base: Math.max(f.origin, Math.min(f.cursor.number, head.number) - REORG_WINDOW), dropped };
+  }
+
+  /** The filter's logs in blocks from..to, within its own fromBlock/toBlock. */
+  private async newLogs(f: FilterState, from: number, to: number, next: Next): Promise<unknown[]> {
+    const c = f.criteria ?? {};
+    if (typeof c.blockHash === 'string') return []; // a filter on one block has nothing new to report
+    const lo = Math.max(from, numericBlock(c.fromBlock) ?? 0);
+    const hi = Math.min(to, numericBlock(c.toBlock) ?? Infinity);
+    if (lo > hi) return [];
+    const query: Record<string, unknown> = { fromBlock: hex(lo), toBlock: hex(hi) };
+    if (c.address !== undefined) query.address = c.address;
+    if (c.topics !== undefined) query.topics = c.topics;
+    const logs = await result(next, 'eth_getLogs', [query]);
+    return Array.isArray(logs) ? logs : [];
+  }
+
+  /** Keeps the reported logs by block, so that a reorganisation can take them back. */
+  private remember(f: FilterState, logs: unknown[]): void {
+    for (const log of logs as { blockNumber?: string; blockHash?: string }[]) {
+      if (typeof log.blockNumber !== 'string' || typeof log.blockHash !== 'string') continue;
+      const n = Number(log.blockNumber);
+      let b = f.recent.at(-1);
+      if (!b || b.number !== n || b.hash !== log.blockHash) f.recent.push((b = { number: n, hash: log.blockHash, logs: [] }));
+      b.logs!.push(log);
+    }
+    let kept = 0;
+    for (let i = f.recent.length - 1; i >= 0; i--) {
+      kept += f.recent[i].logs?.length ?? 0;
+      if (kept > MAX_KEPT_LOGS) {
+        f.recent.splice(0, i + 1);
+        break;
+      }
+    }
+  }
+
+  /** Transactions sent through the gateway since the last poll, and those in the node's pending block. */
+  private async pendingChanges(f: FilterState, next: Next): Promise<string[]> {
+    const n = this.noted.get(f.network);
+    const out: string[] = [];
+    if (n && n.seq > (f.pendingSeq ?? 0)) {
+      const fresh = Math.min(n.seq - (f.pendingSeq ?? 0), n.hashes.length);
+      out.push(...n.hashes.slice(n.hashes.length - fresh));
+      f.pendingSeq = n.seq;
+    }
+    const pending = await next('eth_getBlockByNumber', ['pending', false]).catch(() => undefined);
+    const txs = (pending?.result as { transactions?: unknown } | null | undefined)?.transactions;
+    const seen = new Set(f.pendingSeen);
+    for (const h of out) seen.add(h);
+    if (Array.isArray(txs)) for (const h of txs) if (typeof h === 'string' && !seen.has(h)) { out.push(h); seen.add(h); }
+    f.pendingSeen = [...seen].slice(-1000);
+    return out;
+  }
+}
+
+/** 128 random bits as a QUANTITY (no leading zeros). */
+function newFilterId(): string {
+  const hexId = randomBytes(16).toString('hex').replace(/^0+/, '');
+  return `0x${hexId || '0'}`;
+}
