@@ -14,7 +14,12 @@ describe('eth_getLogs bounds', () => {
   const tx = async (params: Record<string, string>) => {
     const [from] = await g.call<string[]>('eth_accounts');
     const hash = await g.call<string>('eth_sendTransaction', [{ from, ...params }]);
-    return g.call<{ blockNumber: string; contractAddress: string | null }>('eth_getTransactionReceipt', [hash]);
+    // anvil may answer just before it mines: wait for the receipt, as a client does.
+    for (const end = Date.now() + 10_000; ; await new Promise((r) => setTimeout(r, 50))) {
+      const receipt = await g.call<{ blockNumber: string; contractAddress: string | null } | null>('eth_getTransactionReceipt', [hash]);
+      if (receipt) return receipt;
+      assert.ok(Date.now() < end, `no receipt for ${hash} within 10 s`);
+    }
   };
   const getLogs = (filter: Record<string, unknown>) => g.rpc({ jsonrpc: '2.0', id: 9, method: 'eth_getLogs', params: [filter] });
   const hex = (n: number) => '0x' + n.toString(16);
