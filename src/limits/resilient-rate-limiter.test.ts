@@ -11,21 +11,13 @@ import type { RateDecision } from './rate-limiter.ts';
 import { RedisRateLimiter } from './redis-rate-limiter.ts';
 import { ResilientRateLimiter, type SharedRateLimiter } from './resilient-rate-limiter.ts';
 import { REDIS_URL, rawRedis, redisSkipReason, removeKeys, testPrefix } from './test-redis.ts';
+import { eventually } from '../../test/helpers/eventually.ts';
 
 /** A logger whose lines the test can read. */
 function capturedLog() {
   const lines: { level: number; msg: string }[] = [];
   const stream = new Writable({ write(chunk, _enc, done) { lines.push(JSON.parse(String(chunk))); done(); } });
   return { log: pino({ level: 'info' }, stream), warnings: () => lines.filter((l) => l.level === 40), infos: () => lines.filter((l) => l.level === 30) };
-}
-
-/** Polls until `check` holds (or fails after `ms`). */
-async function eventually(check: () => boolean, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
-    await sleep(20);
-  }
 }
 
 describe('resilient rate limiter, without Redis', () => {

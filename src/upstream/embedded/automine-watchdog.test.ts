@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Upstream, UpstreamAnswer } from '../upstream.ts';
+import { eventually } from '../../../test/helpers/eventually.ts';
 import { AutomineWatchdog } from './automine-watchdog.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -37,21 +38,13 @@ class FakeNode implements Upstream {
   async close(): Promise<void> {}
 }
 
-async function until(check: () => boolean, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
-    await sleep(10);
-  }
-}
-
 describe('automine watchdog', () => {
   it('mines a block when a transaction stays pending and no block comes', async () => {
     const node = new FakeNode();
     const dog = new AutomineWatchdog(node, 20, () => {});
     node.pending = 1;
     dog.poke();
-    await until(() => node.mined === 1, 2000, 'a block mined for the stuck transaction');
+    await eventually(() => node.mined === 1, 2000, 'a block mined for the stuck transaction');
     dog.stop();
   });
 
@@ -73,7 +66,7 @@ describe('automine watchdog', () => {
       dog.poke();
     };
     dog.poke();
-    await until(() => node.mined === 1, 2000, 'the transaction that arrived during a check was mined');
+    await eventually(() => node.mined === 1, 2000, 'the transaction that arrived during a check was mined');
     dog.stop();
   });
 
@@ -84,7 +77,7 @@ describe('automine watchdog', () => {
     node.pending = 1;
     node.failNext = 1;
     dog.poke();
-    await until(() => node.mined === 1, 2000, 'mined after the failed check');
+    await eventually(() => node.mined === 1, 2000, 'mined after the failed check');
     assert.equal(errors.length, 1);
     dog.stop();
   });
