@@ -130,12 +130,13 @@ export class Filters {
 
   private changes(ctx: RequestContext, id: string, next: Next): Promise<UpstreamAnswer> {
     const key = id.toLowerCase();
-    const before = this.polling.get(key) ?? Promise.resolve();
-    const run = before.catch(() => {}).then(() => this.poll(ctx, key, next));
-    const settled = run.finally(() => {
-      if (this.polling.get(key) === settled) this.polling.delete(key);
+    const run = (this.polling.get(key) ?? Promise.resolve()).then(() => this.poll(ctx, key, next));
+    // The queue's tail never rejects; the last poll out removes it, so polled ids do not pile up here.
+    const tail: Promise<unknown> = run.then(() => {}, () => {});
+    this.polling.set(key, tail);
+    void tail.then(() => {
+      if (this.polling.get(key) === tail) this.polling.delete(key);
     });
-    this.polling.set(key, settled.catch(() => {}));
     return run;
   }
 
