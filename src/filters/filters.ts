@@ -105,17 +105,22 @@ export class Filters {
     return answer(filter.id);
   }
 
-  /** The caller's live filter on this network, or -32000 "filter not found" (also for another key's filter). */
-  private async own(ctx: RequestContext, id: string): Promise<FilterState> {
+  /** The caller's live filter on this network; another key's, or one made on another network, is not found. */
+  private async find(ctx: RequestContext, id: string): Promise<FilterState | undefined> {
     const f = await this.store.get(id.toLowerCase());
-    if (!f || f.keyId !== ctx.key.key.id || f.network !== ctx.network.name) throw new GatewayError('FILTER_NOT_FOUND');
+    return f && f.keyId === ctx.key.key.id && f.network === ctx.network.name ? f : undefined;
+  }
+
+  /** As `find`, or -32000 "filter not found". */
+  private async own(ctx: RequestContext, id: string): Promise<FilterState> {
+    const f = await this.find(ctx, id);
+    if (!f) throw new GatewayError('FILTER_NOT_FOUND');
     return f;
   }
 
   private async uninstall(ctx: RequestContext, id: string): Promise<UpstreamAnswer> {
-    const f = await this.store.get(id.toLowerCase());
-    if (!f || f.keyId !== ctx.key.key.id || f.network !== ctx.network.name) return answer(false);
-    return answer(await this.store.remove(f.id));
+    const f = await this.find(ctx, id);
+    return answer(f ? await this.store.remove(f.id) : false);
   }
 
   private async logs(ctx: RequestContext, id: string, next: Next): Promise<UpstreamAnswer> {
