@@ -24,7 +24,10 @@ export async function seedPlans(store: Store, plans: Config['plans']): Promise<v
  */
 export async function bootstrap(store: Store, accounts: AccountsService, config: Readonly<Config>, env: NodeJS.ProcessEnv = process.env): Promise<BootstrapSecrets> {
   await seedPlans(store, config.plans);
-  if (await store.getMeta('accounts_bootstrapped')) return {};
+  if (await store.getMeta('accounts_bootstrapped')) {
+    await moveDemoToDeveloperPlan(store, accounts, config);
+    return {};
+  }
   const given = env.NODEGATE_OPERATOR_PASSWORD;
   const operatorPassword = given || randomBytes(18).toString('base64url');
   const operatorEmail = config.accounts.operatorEmail;
@@ -35,4 +38,17 @@ export async function bootstrap(store: Store, accounts: AccountsService, config:
   const { value } = await accounts.createKey(demo.id, { name: 'demo', type: 'Standard' });
   await store.setMeta('accounts_bootstrapped', new Date().toISOString());
   return { operatorEmail, operatorPassword: given ? undefined : operatorPassword, demoKey: value };
+}
+
+/**
+ * Stores bootstrapped before the development plan existed put the demo account on `growth`, where a deploy script
+ * of 20 transactions is refused (a transaction costs ~400 units against a 660-unit bucket). Once per store, the
+ * demo account moves to the configured default plan if it is still on that old default; an operator's own choice
+ * (any other plan) is kept.
+ */
+async function moveDemoToDeveloperPlan(store: Store, accounts: AccountsService, config: Readonly<Config>): Promise<void> {
+  if (config.accounts.defaultPlan !== 'developer' || (await store.getMeta('demo_plan_developer'))) return;
+  const demo = await store.getAccountByEmail('demo@localhost');
+  if (demo?.planId === 'growth' && (await store.getPlan('developer'))) await accounts.updateAccount(demo.id, { planId: 'developer' });
+  await store.setMeta('demo_plan_developer', new Date().toISOString());
 }

@@ -31,19 +31,21 @@ function blockScope(block: unknown, final: (n: number) => boolean): CacheScope {
 }
 
 /**
- * By block hash: a block never changes, but a hash the node does not know yet (null) may be known after the next
- * block.
+ * By block hash: a block never changes. A hash the node does not know (null) is not kept at all: the block may
+ * arrive with the next head, which this gateway may learn of only after a caller has (read-your-writes).
  */
-const byBlockHash: CachePolicy = (_params, result) => (result === null ? 'head' : 'forever');
+const byBlockHash: CachePolicy = (_params, result) => (result === null ? 'never' : 'forever');
 
 /**
  * By transaction hash: the answer is fixed once its block is final; before that a reorganisation may move the
- * transaction (or drop it), and a pending or unknown one may be mined with the next block.
+ * transaction (or drop it). A pending or unknown one (null, or no block yet) is not kept: a client polling for
+ * its receipt must see it as soon as the node has it, not at the next head poll.
  */
 const byTxHash: CachePolicy = (_params, result, final) => {
   if (result === undefined) return 'forever'; // before the call: worth a lookup
   const n = (result as { blockNumber?: unknown } | null)?.blockNumber;
-  return typeof n === 'string' && final(Number(n)) ? 'forever' : 'head';
+  if (typeof n !== 'string') return 'never';
+  return final(Number(n)) ? 'forever' : 'head';
 };
 
 /** A trace of a transaction: like the transaction, but the trace does not say its block, so until the head moves. */

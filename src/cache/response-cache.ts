@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
-import { CACHE_POLICIES, WRITES, type CachePolicy } from './cache-policy.ts';
-import type { HeadWatch } from './head-watch.ts';
+import type { ChainHead } from '../chain/chain-head.ts';
+import { CACHE_POLICIES, type CachePolicy } from './cache-policy.ts';
 
 const sizeOf = (answer: UpstreamAnswer, key: string) =>
   key.length + (answer.raw?.length ?? JSON.stringify(answer.result ?? null).length) + 64;
@@ -45,22 +45,22 @@ export type CacheOutcome = 'HIT' | 'MISS';
  */
 export class NetworkCache {
   private readonly inflight = new Map<string, Promise<UpstreamAnswer>>();
-  private readonly final = (n: number) => this.watch.final(n);
+  private readonly final = (n: number) => this.head.final(n);
   /** Answers of the head epoch `headEpoch`; emptied when the epoch moves on. */
-  private readonly head: LRUCache<string, UpstreamAnswer>;
+  private readonly atHead: LRUCache<string, UpstreamAnswer>;
   private headEpoch = -1;
 
-  constructor(private readonly network: string, private readonly store: ResponseCache, readonly watch: HeadWatch) {
-    this.head = store.headStore();
+  constructor(private readonly network: string, private readonly store: ResponseCache, readonly head: ChainHead) {
+    this.atHead = store.headStore();
   }
 
   /** The head store, for `epoch`: what an earlier epoch left is dropped first. */
   private headFor(epoch: number): LRUCache<string, UpstreamAnswer> {
     if (epoch !== this.headEpoch) {
-      this.head.clear();
+      this.atHead.clear();
       this.headEpoch = epoch;
     }
-    return this.head;
+    return this.atHead;
   }
 
   /** Answers `method(params)`, from the cache or through `call`; says which in `seen.cache`. */
@@ -68,12 +68,10 @@ export class NetworkCache {
     const policy: CachePolicy | undefined = CACHE_POLICIES[method];
     if (!policy || policy(params, undefined, this.final) === 'never') {
       seen.cache = 'MISS';
-      const answer = await call();
-      if (WRITES.has(method) && answer.error === undefined) this.watch.moved();
-      return answer;
+      return call();
     }
-    const epoch = this.watch.epoch;
-    const key = `${this.network}\u0000${this.watch.generation}\u0000${method}\u0000${JSON.stringify(params)}`;
+    const epoch = this.head.epoch;
+    const key = `${this.network}\u0000${this.head.generation}\u0000${method}\u0000${JSON.stringify(params)}`;
     const hit = this.store.get(key) ?? this.headFor(epoch).get(key);
     if (hit) {
       seen.cache = 'HIT';
@@ -91,7 +89,7 @@ export class NetworkCache {
       if (answer.error === undefined) {
         const scope = policy(params, answer.result, this.final);
         if (scope === 'forever') this.store.set(key, answer);
-        else if (scope === 'head' && this.watch.epoch === epoch) this.headFor(epoch).set(key, answer);
+        else if (scope === 'head' && this.head.epoch === epoch) this.headFor(epoch).set(key, answer);
       }
       return answer;
     } finally {

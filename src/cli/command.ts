@@ -23,7 +23,12 @@ export interface Subcommand {
   run(config: Readonly<Config>, values: Values, args: string[]): Promise<Output | number>;
 }
 
-export const COMMON: Options = { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } };
+export const COMMON: Options = {
+  config: { type: 'string', short: 'c' },
+  help: { type: 'boolean', short: 'h' },
+  /** Management commands: create a new store even though a gateway answers on the configured port (store-guard.ts). */
+  'new-store': { type: 'boolean' },
+};
 export const JSON_FLAG: Options = { json: { type: 'boolean' } };
 
 /** The first word of `argv` that is neither a flag nor `--config`'s value, and `argv` without it. */

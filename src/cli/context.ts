@@ -5,6 +5,7 @@ import { accountsCatalogue } from '../accounts/catalogue.ts';
 import { AccountsService } from '../accounts/service.ts';
 import type { Config } from '../config/schema.ts';
 import { openStore } from '../store/open-store.ts';
+import { describeStore, refuseStrayStore } from './store-guard.ts';
 import type { Store } from '../store/store.ts';
 import type { Output, Values } from './command.ts';
 
@@ -25,6 +26,9 @@ type Handler = (cx: Context, values: Values, args: string[]) => Promise<Output>;
 export function withStore(handler: Handler) {
   return async (config: Readonly<Config>, values: Values, args: string[]): Promise<Output> => {
     const names = accountsCatalogue(config);
+    await refuseStrayStore(config, values['new-store'] === true);
+    // Which store, on every command: a change made to the wrong one is otherwise silent. stderr keeps --json clean.
+    process.stderr.write(`store: ${describeStore(config)}\n`);
     const store = await openStore(config);
     try {
       await seedPlans(store, config.plans);

@@ -10,6 +10,14 @@ export class UsageError extends Error {
   }
 }
 
+/** The command would work on a store other than the one evidently meant (exit 1, nothing done). */
+export class StoreRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreRefusedError';
+  }
+}
+
 /** Service fields whose flag is not simply the field in kebab case. */
 const FLAG_OF: Record<string, string> = {
   planId: 'plan', ipAllowlist: 'ip', originAllowlist: 'origin', networkAllowlist: 'network', methodAllowlist: 'method', expiresAt: 'expires',
@@ -26,8 +34,11 @@ export function flagOf(field: string): string {
  */
 export function describeError(err: unknown): { message: string; code: number } {
   if (err instanceof UsageError) return { message: `nodegate: ${err.message}${err.usage ? `\nusage:\n${err.usage}` : ''}`, code: 2 };
-  if (err instanceof ConfigError) return { message: err.message, code: 2 };
+  if (err instanceof ConfigError) {
+    const n = err.problems.length;
+    return { message: `${err.message}\nconfiguration is invalid: ${n} problem${n === 1 ? '' : 's'}, nothing was started or changed`, code: 2 };
+  }
   if (err instanceof ValidationError) return { message: `nodegate: ${flagOf(err.field)}: ${err.message.slice(err.field.length + 2)}`, code: 2 };
-  if (err instanceof NotFoundError || err instanceof StoreConflictError) return { message: `nodegate: ${err.message}`, code: 1 };
+  if (err instanceof NotFoundError || err instanceof StoreConflictError || err instanceof StoreRefusedError) return { message: `nodegate: ${err.message}`, code: 1 };
   return { message: `nodegate: ${err instanceof Error ? err.message : String(err)}`, code: 1 };
 }

@@ -92,7 +92,10 @@ export interface Config {
   limits: {
     /** false: no per-second limits and no quota (plans still decide batch size, debug methods, filters). */
     enabled: boolean;
-    /** Bucket size of the per-second limit, in seconds of the plan's rate: the burst a key may spend at once. */
+    /**
+     * Bucket size of the per-second limit, in seconds of the plan's rate: the burst a key may spend at once, as
+     * hosted services allow bursts (RateLimit-Limit is this bucket). Default 10 s.
+     */
     burstSeconds: number;
     /** Compute units per method, over the default table (src/limits/default-costs.ts). */
     costs: Record<string, number>;
@@ -202,6 +205,10 @@ export const configSchema = {
       minProperties: 1,
       propertyNames: { pattern: '^[a-z0-9][a-z0-9-]{0,62}$' },
       default: {
+        // The embedded default is for development (DECISIONS 7): the demo account and keys made without a plan
+        // choice run on a plan no single developer's scripts, test suites or traces reach. The hosted-style plans
+        // below are for real deployments (set accounts.defaultPlan).
+        developer: { name: 'Developer', cuPerSecond: 1000000, cuPerMonth: 1000000000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 10000 },
         free: { name: 'Free', cuPerSecond: 330, cuPerMonth: 30000000, maxBatchSize: 100, debugMethods: false, maxFilters: 50 },
         growth: { name: 'Growth', cuPerSecond: 660, cuPerMonth: 400000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 500 },
         enterprise: { name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000 },
@@ -225,7 +232,7 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
       properties: {
-        defaultPlan: { ...str, default: 'growth' },
+        defaultPlan: { ...str, default: 'developer' },
         operatorEmail: { ...str, default: 'operator@localhost' },
       },
     },
@@ -244,7 +251,7 @@ export const configSchema = {
       default: {},
       properties: {
         enabled: { type: 'boolean', default: true },
-        burstSeconds: { type: 'number', exclusiveMinimum: 0, maximum: 60, default: 1 },
+        burstSeconds: { type: 'number', exclusiveMinimum: 0, maximum: 60, default: 10 },
         costs: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 }, default: {} },
         defaultCost: { type: 'integer', minimum: 0, default: 10 },
         usageFlushMs: { type: 'integer', minimum: 100, default: 5000 },

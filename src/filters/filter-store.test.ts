@@ -25,6 +25,22 @@ function filterStoreContract(name: string, open: (now: () => number) => FilterSt
       await s.close();
     });
 
+    it('hands out copies: a change is kept only when it is saved with update', async () => {
+      const s = open(clock);
+      const added = filter('0xc');
+      await s.add(added, 10);
+      added.cursor.number = 99; // the caller's object is not the stored one
+      const f = (await s.get('0xc'))!;
+      f.cursor.number = 7;
+      f.recent.push({ number: 7, hash: '0x07', logs: [{ logIndex: '0x0' }] });
+      assert.equal((await s.get('0xc'))?.cursor.number, 1, 'a poll that failed before update changed nothing');
+      assert.deepEqual((await s.get('0xc'))?.recent, []);
+      await s.update(f);
+      f.recent[0].logs!.push({ logIndex: '0x1' });
+      assert.deepEqual((await s.get('0xc'))?.recent, [{ number: 7, hash: '0x07', logs: [{ logIndex: '0x0' }] }]);
+      await s.close();
+    });
+
     it('a filter removed while it was polled stays removed', async () => {
       const s = open(clock);
       await s.add(filter('0xb'), 10);

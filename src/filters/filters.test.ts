@@ -15,7 +15,34 @@ function fakeNode(chain: { head: number }): Next {
   };
 }
 
-const ctx = { key: { key: { id: 'k1' }, plan: { maxFilters: 10 } }, network: { name: 'mainnet', methods: new Map() } } as unknown as RequestContext;
+const head = { number: undefined as number | undefined, advance(n: number) { if (this.number === undefined || n > this.number) this.number = n; } };
+const ctx = { key: { key: { id: 'k1' }, plan: { maxFilters: 10 } }, network: { name: 'mainnet', methods: new Map(), head } } as unknown as RequestContext;
+
+/**
+ * A chain that can reorganise: block n of branch b has hash (b, n) and one log. `failLogs` makes the next eth_getLogs
+ * fail, as a node restarting in the middle of a reorganisation does.
+ */
+function forkingNode(chain: { head: number; branchFrom: number; branch: number; failLogs: boolean }): Next {
+  const hash = (n: number) => `0x${(n >= chain.branchFrom ? chain.branch : 0).toString(16).padStart(2, '0')}${n.toString(16).padStart(62, '0')}`;
+  return async (method, params) => {
+    await new Promise((r) => setImmediate(r));
+    if (method === 'eth_getBlockByNumber') {
+      const n = params[0] === 'latest' ? chain.head : Number(params[0]);
+      return { result: n > chain.head ? null : { number: `0x${n.toString(16)}`, hash: hash(n) } };
+    }
+    if (method === 'eth_getLogs') {
+      if (chain.failLogs) {
+        chain.failLogs = false;
+        return { error: { code: -32000, message: 'node restarting' } };
+      }
+      const q = params[0] as { fromBlock: string; toBlock: string };
+      const logs = [];
+      for (let n = Number(q.fromBlock); n <= Math.min(Number(q.toBlock), chain.head); n++) logs.push({ blockNumber: `0x${n.toString(16)}`, blockHash: hash(n), logIndex: '0x0' });
+      return { result: logs };
+    }
+    return { result: null };
+  };
+}
 
 describe('filters: polls of one filter', () => {
   it('concurrent polls report each new block once, in order', async () => {
@@ -29,6 +56,28 @@ describe('filters: polls of one filter', () => {
     const reported = polls.flatMap((p) => p.result as string[]).map(Number);
     assert.deepEqual(reported, [6, 7, 8, 9]);
     assert.deepEqual(polls.map((p) => (p.result as string[]).length), [4, 0, 0], 'the first poll has them all, the others nothing');
+    await store.close();
+  });
+});
+
+describe('filters: a poll commits nothing until its node calls succeeded', () => {
+  it('a reorganisation whose eth_getLogs fails once still reports the dropped logs with removed: true at the next poll', async () => {
+    const store = new MemoryFilterStore();
+    const methods = new Filters(store, 60_000).methods();
+    head.number = undefined;
+    const chain = { head: 5, branchFrom: Infinity, branch: 0, failLogs: false };
+    const next = forkingNode(chain);
+    const id = (await methods.eth_newFilter(ctx, [{}], next)).result;
+    chain.head = 7;
+    const first = (await methods.eth_getFilterChanges(ctx, [id], next)).result as any[];
+    assert.deepEqual(first.map((l) => [Number(l.blockNumber), l.removed ?? false]), [[6, false], [7, false]]);
+    // Blocks 6 and 7 are replaced by another branch, up to 8; the node fails the first eth_getLogs after it.
+    Object.assign(chain, { head: 8, branchFrom: 6, branch: 1, failLogs: true });
+    await assert.rejects(methods.eth_getFilterChanges(ctx, [id], next), /node refused eth_getLogs/);
+    const second = (await methods.eth_getFilterChanges(ctx, [id], next)).result as any[];
+    assert.deepEqual(second.map((l) => [Number(l.blockNumber), l.removed ?? false]), [[6, true], [7, true], [6, false], [7, false], [8, false]]);
+    assert.ok(second[0].blockHash !== second[2].blockHash, 'the removed logs are those of the dropped branch');
+    assert.deepEqual((await methods.eth_getFilterChanges(ctx, [id], next)).result, [], 'and nothing twice');
     await store.close();
   });
 });

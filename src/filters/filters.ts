@@ -38,6 +38,32 @@ async function blockAt(next: Next, tag: string): Promise<Head | undefined> {
 }
 
 const hex = (n: number) => `0x${n.toString(16)}`;
+
+/** How long a poll waits for the node to have a block that the network's head says exists. */
+const CATCH_UP_MS = 2_000;
+
+/**
+ * The head a filter works to: the node's latest block, or, if a caller was already shown a newer block (a receipt
+ * read a moment before the node counts its block, or another upstream), that block, once the node has it. So a
+ * filter polled right after a receipt reports that receipt's logs (read-your-writes, DECISIONS 9).
+ */
+async function headBlock(ctx: RequestContext, next: Next): Promise<Head> {
+  const chain = ctx.network.head;
+  const end = Date.now() + CATCH_UP_MS;
+  for (;;) {
+    const latest = await blockAt(next, 'latest');
+    if (!latest) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: 'the node has no latest block' });
+    const known = chain.number;
+    if (known === undefined || latest.number >= known) {
+      chain.advance(latest.number);
+      return latest;
+    }
+    const seen = await blockAt(next, hex(known));
+    if (seen) return seen;
+    if (Date.now() >= end) return latest; // the block a caller saw is gone (the chain went back): the node's head
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 const answer = (value: unknown): UpstreamAnswer => ({ result: value });
 
 /** A numeric block of a filter's fromBlock/toBlock; tags (latest, pending…) do not bound what a poll reports. */
@@ -85,8 +111,7 @@ export class Filters {
   }
 
   private async create(ctx: RequestContext, kind: FilterKind, next: Next, criteria?: Record<string, unknown>): Promise<UpstreamAnswer> {
-    const head = await blockAt(next, 'latest');
-    if (!head) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: 'the node has no latest block' });
+    const head = await headBlock(ctx, next);
     const filter: FilterState = {
       id: newFilterId(),
       keyId: ctx.key.key.id,
@@ -146,6 +171,11 @@ export class Filters {
     return run;
   }
 
+  /**
+   * One poll, on the store's copy of the filter: the cursor and the blocks kept for reorganisations are committed
+   * (`update`) only once every node call the answer depends on has succeeded. A poll that fails (the node refused
+   * eth_getLogs in the middle of a reorganisation) changes nothing, and the next one reports the same changes.
+   */
   private async poll(ctx: RequestContext, id: string, next: Next): Promise<UpstreamAnswer> {
     const f = await this.own(ctx, id);
     f.expiresAt = this.now() + this.idleMs;
@@ -153,8 +183,7 @@ export class Filters {
     if (f.kind === 'pending') {
       out = await this.pendingChanges(f, next);
     } else {
-      const head = await blockAt(next, 'latest');
-      if (!head) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: 'the node has no latest block' });
+      const head = await headBlock(ctx, next);
       out = head.number === f.cursor.number && head.hash === f.cursor.hash ? [] : await this.chainChanges(f, head, next);
     }
     await this.store.update(f);

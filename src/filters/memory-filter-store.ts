@@ -1,7 +1,8 @@
 import type { FilterState, FilterStore } from './filter-store.ts';
 
 /**
- * Filters in this process's memory. Expired filters are dropped when met and by a sweep every minute, so a client
+ * Filters in this process's memory, handed out and taken back as copies, as a shared store does: a poll that fails
+ * half-way changed only its own copy, so nothing it did not commit with `update` is lost or half-applied. Expired filters are dropped when met and by a sweep every minute, so a client
  * that makes filters and never polls them holds memory for at most the expiry time.
  */
 export class MemoryFilterStore implements FilterStore {
@@ -23,7 +24,7 @@ export class MemoryFilterStore implements FilterStore {
     } else if (maxPerKey < 1) {
       return false;
     }
-    this.filters.set(filter.id, filter);
+    this.filters.set(filter.id, structuredClone(filter));
     let set = this.byKey.get(filter.keyId);
     if (!set) this.byKey.set(filter.keyId, (set = new Set()));
     set.add(filter.id);
@@ -31,11 +32,12 @@ export class MemoryFilterStore implements FilterStore {
   }
 
   async get(id: string): Promise<FilterState | undefined> {
-    return this.live(id);
+    const f = this.live(id);
+    return f && structuredClone(f);
   }
 
   async update(filter: FilterState): Promise<void> {
-    if (this.filters.has(filter.id)) this.filters.set(filter.id, filter);
+    if (this.filters.has(filter.id)) this.filters.set(filter.id, structuredClone(filter));
   }
 
   async remove(id: string): Promise<boolean> {

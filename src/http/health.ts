@@ -9,7 +9,8 @@ import type { Networks } from '../upstream/networks.ts';
  * where the per-second limits are kept (`memory`, `redis`, or `degraded`).
  */
 export function registerHealthRoutes(app: FastifyInstance, deps: { networks: Networks; store: Store; rateLimiter: OpenedRateLimiter }) {
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  // `service` lets the CLI tell a Nodegate gateway from anything else on its port (src/cli/store-guard.ts).
+  app.get('/healthz', async () => ({ status: 'ok', service: 'nodegate' }));
   app.get('/readyz', async (_req, reply) => {
     const checks: Record<string, string> = {};
     await Promise.all([

@@ -1,17 +1,22 @@
-import { gcra, type RateDecision, type RateLimiter } from './rate-limiter.ts';
+import { bucketShape, fullAt, tokenBucket, type BucketState, type RateDecision, type RateLimiter } from './rate-limiter.ts';
+
+interface Kept extends BucketState {
+  /** When the bucket is full again: the sweep forgets it then. */
+  full: number;
+}
 
 /**
- * The in-process limiter (the default, and the fallback when Redis is unreachable). One number per bucket; a
- * coarse sweep every minute forgets buckets whose TAT has passed (they are full again anyway).
+ * The in-process limiter (the default, and the fallback when Redis is unreachable). One small record per bucket,
+ * changed in place; a coarse sweep every minute forgets buckets that are full again (a missing bucket is full).
  */
 export class MemoryRateLimiter implements RateLimiter {
-  private readonly tats = new Map<string, number>();
+  private readonly buckets = new Map<string, Kept>();
   private readonly sweep: NodeJS.Timeout;
 
   constructor(private readonly now: () => number = Date.now) {
     this.sweep = setInterval(() => {
       const t = this.now();
-      for (const [k, tat] of this.tats) if (tat <= t) this.tats.delete(k);
+      for (const [k, b] of this.buckets) if (b.full <= t) this.buckets.delete(k);
     }, 60_000);
     this.sweep.unref();
   }
@@ -23,16 +28,26 @@ export class MemoryRateLimiter implements RateLimiter {
   /** The same, synchronously: for callers on the hot path that must not yield (the unknown-key guard). */
   consumeSync(bucket: string, cost: number, rate: number, burst: number): RateDecision {
     const now = this.now();
-    const { tat, decision } = gcra(this.tats.get(bucket) ?? now, now, cost, rate, burst);
-    if (decision.allowed) this.tats.set(bucket, tat);
+    const kept = this.buckets.get(bucket);
+    const { level, decision } = tokenBucket(kept, now, cost, rate, burst);
+    if (decision.allowed && cost > 0) {
+      const full = fullAt(level, now, bucketShape(rate, burst));
+      if (kept) {
+        kept.level = level;
+        kept.at = now;
+        kept.full = full;
+      } else {
+        this.buckets.set(bucket, { level, at: now, full });
+      }
+    }
     return decision;
   }
 
   /** Whether a request of `cost` would be admitted now, without spending (no entry: yes, and no allocation). */
   wouldAdmit(bucket: string, cost: number, rate: number, burst: number): boolean {
-    const tat = this.tats.get(bucket);
-    if (tat === undefined) return true;
-    return gcra(tat, this.now(), cost, rate, burst).decision.allowed;
+    const kept = this.buckets.get(bucket);
+    if (kept === undefined) return true;
+    return tokenBucket(kept, this.now(), cost, rate, burst).decision.allowed;
   }
 
   async close(): Promise<void> {

@@ -30,13 +30,14 @@ export function rateLimiterContract(name: string, make: () => Promise<RateLimite
       const b = bucket();
       const decisions = [];
       for (let i = 0; i < 6; i++) decisions.push(await limiter.consume(b, 1, 1, 5));
-      assert.deepEqual(decisions[0], { allowed: true, limit: 1, remaining: 4, resetSeconds: 1, retryAfterSeconds: 0 });
+      assert.deepEqual(decisions[0], { allowed: true, limit: 5, remaining: 4, resetSeconds: 1, retryAfterMs: 0, retryAfterSeconds: 0 });
       assert.deepEqual(decisions.map((d) => d.allowed), [true, true, true, true, true, false]);
       assert.deepEqual(decisions.map((d) => d.remaining), [4, 3, 2, 1, 0, 0]);
       const refused = decisions[5];
-      assert.equal(refused.limit, 1);
+      assert.equal(refused.limit, 5);
       assert.equal(refused.resetSeconds, 5, 'the bucket is full again 5 s (5 units at 1/s) from now');
-      assert.ok(refused.retryAfterSeconds > 0 && refused.retryAfterSeconds <= 1, `retry after ${refused.retryAfterSeconds} s`);
+      assert.ok(refused.retryAfterMs > 0 && refused.retryAfterMs <= 1000, `retry after ${refused.retryAfterMs} ms`);
+      assert.equal(refused.retryAfterSeconds, 1);
     });
 
     test('refills at the rate: after a wait, at least the units earned meanwhile are admitted, and no more than that', async () => {
@@ -48,7 +49,7 @@ export function rateLimiterContract(name: string, make: () => Promise<RateLimite
       const again = await drain(b, 1, 20, 10);
       const elapsed = performance.now() - t0;
       assert.ok(again >= 6, `admitted ${again} after 300 ms at 20/s`);
-      // GCRA's bound: over any interval, the burst plus what the rate earned in it (+1 for the ms rounding).
+      // The bucket's bound: over any interval, the burst plus what the rate earned in it (+1 for the ms rounding).
       assert.ok(first + again <= 10 + (20 * elapsed) / 1000 + 1, `admitted ${first + again} in ${elapsed.toFixed(0)} ms at 20/s`);
     });
 
@@ -60,46 +61,64 @@ export function rateLimiterContract(name: string, make: () => Promise<RateLimite
         assert.equal(d.allowed, false);
         assert.equal(d.remaining, 1);
       }
-      assert.deepEqual(await limiter.consume(b, 1, 1, 5), { allowed: true, limit: 1, remaining: 0, resetSeconds: 5, retryAfterSeconds: 0 });
+      assert.deepEqual(await limiter.consume(b, 1, 1, 5), { allowed: true, limit: 5, remaining: 0, resetSeconds: 5, retryAfterMs: 0, retryAfterSeconds: 0 });
     });
 
     test('a request costlier than the burst passes only when the bucket is full, and empties it', async () => {
       const full = bucket();
-      assert.deepEqual(await limiter.consume(full, 8, 1, 5), { allowed: true, limit: 1, remaining: 0, resetSeconds: 8, retryAfterSeconds: 0 });
+      assert.deepEqual(await limiter.consume(full, 8, 1, 5), { allowed: true, limit: 5, remaining: 0, resetSeconds: 8, retryAfterMs: 0, retryAfterSeconds: 0 });
       const next = await limiter.consume(full, 1, 1, 5);
       assert.equal(next.allowed, false);
-      assert.ok(next.retryAfterSeconds > 3 && next.retryAfterSeconds <= 4, `retry after ${next.retryAfterSeconds} s: 8 units owed, 5 tolerated, 1 asked`);
+      assert.ok(next.retryAfterMs > 3000 && next.retryAfterMs <= 4000, `retry after ${next.retryAfterMs} ms: 3 units owed, then 1 asked`);
+      assert.equal(next.retryAfterSeconds, 4);
 
       const used = bucket();
       assert.equal((await limiter.consume(used, 1, 1, 5)).allowed, true);
       const big = await limiter.consume(used, 8, 1, 5);
       assert.equal(big.allowed, false);
-      assert.ok(big.retryAfterSeconds > 0 && big.retryAfterSeconds <= 1, `retry after ${big.retryAfterSeconds} s, when the bucket is full`);
+      assert.ok(big.retryAfterMs > 0 && big.retryAfterMs <= 1000, `retry after ${big.retryAfterMs} ms, when the bucket is full`);
     });
 
     test('keeps buckets apart', async () => {
       const a = bucket();
       const b = bucket();
       assert.equal(await drain(a, 1, 1, 3), 3);
-      assert.deepEqual(await limiter.consume(b, 1, 1, 3), { allowed: true, limit: 1, remaining: 2, resetSeconds: 1, retryAfterSeconds: 0 });
+      assert.deepEqual(await limiter.consume(b, 1, 1, 3), { allowed: true, limit: 3, remaining: 2, resetSeconds: 1, retryAfterMs: 0, retryAfterSeconds: 0 });
       assert.equal((await limiter.consume(a, 1, 1, 3)).allowed, false);
     });
 
-    test('when refused, retryAfterSeconds is how long to wait: waiting that long admits the request', async () => {
+    test('when refused, retryAfterMs is how long to wait: waiting that long admits the request', async () => {
       const b = bucket();
       assert.equal(await drain(b, 1, 10, 2), 2);
       const refused = await limiter.consume(b, 1, 10, 2);
       assert.equal(refused.allowed, false);
-      assert.ok(refused.retryAfterSeconds > 0 && refused.retryAfterSeconds <= 0.1, `retry after ${refused.retryAfterSeconds} s at 10/s`);
-      await sleep(refused.retryAfterSeconds * 1000 + 5); // timers may fire a millisecond early
+      assert.ok(refused.retryAfterMs > 0 && refused.retryAfterMs <= 100, `retry after ${refused.retryAfterMs} ms at 10/s`);
+      assert.equal(refused.retryAfterSeconds, 1, 'whole seconds, rounded up');
+      await sleep(refused.retryAfterMs + 5); // timers may fire a millisecond early
       assert.equal((await limiter.consume(b, 1, 10, 2)).allowed, true);
+    });
+
+    test('a call dearer than the bucket passes on a full bucket at every rate, and again after its Retry-After', async () => {
+      for (const rate of [1, 3, 7, 330, 660, 1000, 5000]) {
+        const b = bucket();
+        const dear = Math.ceil(rate * 1.5) + 1;
+        const first = await limiter.consume(b, dear, rate, rate);
+        assert.equal(first.allowed, true, `${dear} units on a full bucket of ${rate}`);
+        assert.ok(first.remaining <= first.limit && first.limit === rate, `remaining ${first.remaining} of ${first.limit}`);
+        if (rate < 330) continue; // the slow rates would make this test wait seconds
+        const refused = await limiter.consume(b, dear, rate, rate);
+        assert.equal(refused.allowed, false);
+        assert.equal(refused.retryAfterSeconds, Math.ceil(refused.retryAfterMs / 1000));
+        await sleep(refused.retryAfterMs + 5);
+        assert.equal((await limiter.consume(b, dear, rate, rate)).allowed, true, `after ${refused.retryAfterMs} ms at ${rate}/s`);
+      }
     });
 
     test('a request of no cost spends nothing and reports the bucket as it refills', async () => {
       const b = bucket();
       assert.equal(await drain(b, 5, 10, 10), 2);
       const empty = await limiter.consume(b, 0, 10, 10);
-      assert.deepEqual({ ...empty, remaining: undefined }, { allowed: true, limit: 10, remaining: undefined, resetSeconds: 1, retryAfterSeconds: 0 });
+      assert.deepEqual({ ...empty, remaining: undefined }, { allowed: true, limit: 10, remaining: undefined, resetSeconds: 1, retryAfterMs: 0, retryAfterSeconds: 0 });
       assert.ok(empty.remaining <= 1, `remaining ${empty.remaining} right after spending the burst`);
       await sleep(250); // earns 2.5 units
       const later = await limiter.consume(b, 0, 10, 10);

@@ -1,50 +1,93 @@
 /**
- * Per-second compute-unit limits (DECISIONS 7) as GCRA, the token bucket without a timer: each bucket keeps one
- * number, the theoretical arrival time (TAT). A request of `cost` units moves TAT by cost/rate seconds; it is
- * admitted while TAT stays within `burst` units of now. No fixed window, so nothing admits double at an edge.
- * Memory and Redis implement this one interface; `rate-limiter.contract.ts` runs against both.
+ * Per-second compute-unit limits (DECISIONS 7) as a token bucket kept in integers, so that no rounding can ever
+ * refuse what the rules admit (a double GCRA step refused a 1,000-unit trace on a full 660-unit bucket for ever).
+ * A bucket holds `level` micro-units (10^-6 of a unit) as of `at` (ms); it refills at `rate` units per second, that
+ * is `rate * 1000` micro-units per ms, up to `burst` units. Every quantity is an integer below 2^53, so the memory
+ * limiter (JavaScript) and the Redis one (Lua) compute exactly the same thing. Memory and Redis implement the one
+ * interface below; `rate-limiter.contract.ts` runs against both.
  */
 export interface RateDecision {
   allowed: boolean;
-  /** Units per second of the bucket (RateLimit-Limit). */
+  /** Units the bucket holds when full (RateLimit-Limit). */
   limit: number;
-  /** Units that could still be spent right now (RateLimit-Remaining). */
+  /** Units that could still be spent right now, never above `limit` (RateLimit-Remaining). */
   remaining: number;
   /** Seconds until the bucket is full again (RateLimit-Reset). */
   resetSeconds: number;
-  /** When refused: seconds until this request would be admitted; 0 when allowed. */
+  /** When refused: ms until this request would be admitted, if nothing else is spent meanwhile; 0 when allowed. */
+  retryAfterMs: number;
+  /** `retryAfterMs` in whole seconds, at least 1 when refused (Retry-After and `data.retryAfter`); 0 when allowed. */
   retryAfterSeconds: number;
 }
 
 export interface RateLimiter {
   /**
    * Spends `cost` units of `bucket` if the bucket admits them, atomically; a refused request spends nothing.
-   * `burst` is the bucket size in units; a request costing more than the burst is admitted when the bucket is full.
+   * `burst` is the bucket size in units; a request costing more than the burst is admitted whenever the bucket is full.
    */
   consume(bucket: string, cost: number, ratePerSecond: number, burst: number): Promise<RateDecision>;
   close(): Promise<void>;
 }
 
+/** Micro-units per unit: rates are exact to 0.001 unit per second. */
+export const MICRO = 1_000_000;
+
+/** A bucket as stored: micro-units (negative after a request dearer than the burst) as of `at` ms. */
+export interface BucketState {
+  level: number;
+  at: number;
+}
+
+/** The integer parameters of a bucket. */
+export interface BucketShape {
+  /** Micro-units when full. */
+  cap: number;
+  /** Micro-units earned per ms. */
+  perMs: number;
+}
+
+/** `rate` units/s and `burst` units as integers; a bucket holds at least one unit and earns at least 1 µunit/ms. */
+export function bucketShape(rate: number, burst: number): BucketShape {
+  return { cap: Math.max(MICRO, Math.round(burst * MICRO)), perMs: Math.max(1, Math.round(rate * 1000)) };
+}
+
+/** The level at `now` of a bucket last seen as `s` (undefined: never used, so full). */
+export function levelAt(s: BucketState | undefined, now: number, shape: BucketShape): number {
+  if (s === undefined) return shape.cap;
+  const dt = now - s.at;
+  if (dt <= 0) return s.level; // a clock that stepped back earns nothing
+  const missing = shape.cap - s.level;
+  if (missing <= 0 || dt >= Math.ceil(missing / shape.perMs)) return shape.cap;
+  return s.level + dt * shape.perMs;
+}
+
 /**
- * The GCRA step, shared by the memory limiter and (as Lua) the Redis one. Times in ms.
- * Returns the new TAT (unchanged when refused) and the decision.
+ * One step, shared by the memory limiter and (as the same Lua) the Redis one: the bucket's level now, whether
+ * `cost` fits, and the level after. A request of no cost is always admitted and spends nothing.
  */
-export function gcra(tat: number, now: number, cost: number, rate: number, burst: number): { tat: number; decision: RateDecision } {
-  const per = 1000 / rate; // ms per unit
-  const tolerance = Math.max(burst, cost) * per;
-  const base = Math.max(tat, now);
-  const next = base + cost * per;
-  const allowed = next - now <= tolerance;
-  const newTat = allowed ? next : base;
-  const debt = newTat - now; // ms of units outstanding
+export function tokenBucket(s: BucketState | undefined, now: number, cost: number, rate: number, burst: number): { level: number; decision: RateDecision } {
+  const shape = bucketShape(rate, burst);
+  const level = levelAt(s, now, shape);
+  const want = cost * MICRO;
+  // A full bucket admits anything: otherwise a call dearer than the bucket (a trace) could never pass.
+  const allowed = want <= level || level === shape.cap;
+  const after = allowed ? level - want : level;
+  let retryAfterMs = 0;
+  if (!allowed) retryAfterMs = Math.ceil((Math.min(want, shape.cap) - level) / shape.perMs);
   return {
-    tat: newTat,
+    level: after,
     decision: {
       allowed,
-      limit: rate,
-      remaining: Math.max(0, Math.floor((Math.max(burst, cost) * per - debt) / per)),
-      resetSeconds: Math.ceil(debt / 1000),
-      retryAfterSeconds: allowed ? 0 : Math.ceil(next - now - tolerance) / 1000,
+      limit: Math.floor(shape.cap / MICRO),
+      remaining: after > 0 ? Math.floor(after / MICRO) : 0,
+      resetSeconds: Math.ceil(Math.ceil((shape.cap - after) / shape.perMs) / 1000),
+      retryAfterMs,
+      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil(retryAfterMs / 1000)),
     },
   };
+}
+
+/** When the bucket, at `level` as of `now`, is full again (ms): after that its state need not be kept. */
+export function fullAt(level: number, now: number, shape: BucketShape): number {
+  return level >= shape.cap ? now : now + Math.ceil((shape.cap - level) / shape.perMs);
 }

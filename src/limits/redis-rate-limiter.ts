@@ -1,29 +1,36 @@
 import { Redis } from 'ioredis';
-import { gcra, type RateDecision, type RateLimiter } from './rate-limiter.ts';
+import { bucketShape, MICRO, tokenBucket, type RateDecision, type RateLimiter } from './rate-limiter.ts';
 
 /**
- * `gcra()` as one Lua script, so that reading and moving a bucket's TAT is atomic across every gateway instance.
- * `now` is Redis `TIME` in whole ms (as `Date.now()`), so the instances share one clock whatever theirs say.
- * Numbers cross as `%.17g` text, which round-trips a double exactly (Lua's own `tostring` keeps 14 digits).
- * The script answers the TAT it read and the `now` it used; `consume` runs the same `gcra()` on them for the
- * decision, so the Redis and memory limiters cannot drift apart. The key expires when its TAT passes (a full
- * bucket needs no key).
+ * `tokenBucket()` as one Lua script, so that reading and moving a bucket is atomic across every gateway instance.
+ * `now` is Redis `TIME` in whole ms (as `Date.now()`), so the instances share one clock whatever theirs say. The
+ * bucket is `level at` (micro-units, ms): integers below 2^53, which Lua's doubles hold exactly and `%.17g` writes
+ * in full (Lua's own `tostring` keeps 14 digits). The script answers the state it read and the `now` it used;
+ * `consume` runs the same `tokenBucket()` on them for the decision, so the Redis and memory limiters cannot drift
+ * apart. The key expires when the bucket is full again (a full bucket needs no key).
  */
-const GCRA_LUA = `
+const BUCKET_LUA = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local cost, rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local want, cap, perMs = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local stored = redis.call('GET', KEYS[1])
-local tat = now
-if stored then tat = tonumber(stored) end
-local per = 1000 / rate
-local tolerance = math.max(burst, cost) * per
-local base = math.max(tat, now)
-local nxt = base + cost * per
-if nxt - now <= tolerance and nxt > now then
-  redis.call('SET', KEYS[1], string.format('%.17g', nxt), 'PX', string.format('%d', math.ceil(nxt - now)))
+local level, at = cap, now
+if stored then
+  local sp = string.find(stored, ' ')
+  level, at = tonumber(string.sub(stored, 1, sp - 1)), tonumber(string.sub(stored, sp + 1))
 end
-return { string.format('%.17g', tat), string.format('%.17g', now) }
+local cur = level
+local dt = now - at
+if dt > 0 then
+  local missing = cap - level
+  if missing <= 0 or dt >= math.ceil(missing / perMs) then cur = cap else cur = level + dt * perMs end
+end
+if want > 0 and (want <= cur or cur == cap) then
+  local after = cur - want
+  redis.call('SET', KEYS[1], string.format('%.17g %.17g', after, now), 'PX', string.format('%d', math.max(1, math.ceil((cap - after) / perMs))))
+end
+if stored then return { string.format('%.17g', level), string.format('%.17g', at), string.format('%.17g', now) } end
+return { '', '', string.format('%.17g', now) }
 `;
 
 export interface RedisRateLimiterOptions {
@@ -37,7 +44,7 @@ export interface RedisRateLimiterOptions {
   connectTimeoutMs?: number;
 }
 
-type WithGcra = Redis & { nodegateGcra(key: string, cost: string, rate: string, burst: string): Promise<[string, string]> };
+type WithBucket = Redis & { nodegateBucket(key: string, want: string, cap: string, perMs: string): Promise<[string, string, string]> };
 
 /**
  * Per-second limits shared by several gateway instances through Redis. Fails fast rather than queueing: no
@@ -48,7 +55,7 @@ export class RedisRateLimiter implements RateLimiter {
   readonly prefix: string;
   /** host:port, for logs (never the URL: it may hold a password). */
   readonly where: string;
-  private readonly redis: WithGcra;
+  private readonly redis: WithBucket;
 
   constructor(options: RedisRateLimiterOptions) {
     this.prefix = options.prefix ?? 'ng:rl:';
@@ -65,8 +72,8 @@ export class RedisRateLimiter implements RateLimiter {
     // Failures reach callers as rejected commands; without a listener ioredis would print every reconnect attempt.
     redis.on('error', () => {});
     // EVALSHA, falling back to EVAL (which caches it) when the server does not know the script yet.
-    redis.defineCommand('nodegateGcra', { numberOfKeys: 1, lua: GCRA_LUA });
-    this.redis = redis as WithGcra;
+    redis.defineCommand('nodegateBucket', { numberOfKeys: 1, lua: BUCKET_LUA });
+    this.redis = redis as WithBucket;
   }
 
   /** Makes the first connection (rejects when Redis is unreachable; reconnection continues in the background). */
@@ -76,8 +83,10 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async consume(bucket: string, cost: number, rate: number, burst: number): Promise<RateDecision> {
-    const [tat, now] = await this.redis.nodegateGcra(this.prefix + bucket, String(cost), String(rate), String(burst));
-    return gcra(Number(tat), Number(now), cost, rate, burst).decision;
+    const { cap, perMs } = bucketShape(rate, burst);
+    const [level, at, now] = await this.redis.nodegateBucket(this.prefix + bucket, String(cost * MICRO), String(cap), String(perMs));
+    const stored = level === '' ? undefined : { level: Number(level), at: Number(at) };
+    return tokenBucket(stored, Number(now), cost, rate, burst).decision;
   }
 
   /** One round trip; rejects while Redis is unreachable. */

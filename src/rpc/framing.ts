@@ -18,6 +18,11 @@ export interface RpcCall {
   notification: boolean;
   method: string;
   params: unknown[];
+  /**
+   * `params` was present but not an array (an object or a scalar): -32602, but only once the method is known to
+   * exist, so an unknown method is -32601 whatever its params (the JSON-RPC 2.0 spec's `foo.get` example).
+   */
+  paramsNotArray?: true;
 }
 
 /** One item of the body after framing: a call to run, or an error to answer at once. */
@@ -102,12 +107,10 @@ export function frameItem(raw: unknown): FramedItem {
   const rid = hasId ? (id as RpcId) : null;
   if (o.jsonrpc !== undefined && o.jsonrpc !== '2.0') return invalid(rid, !hasId, 'jsonrpc must be "2.0"');
   if (typeof o.method !== 'string' || o.method.length === 0) return invalid(rid, !hasId, 'method must be a non-empty string');
-  let params = o.params;
-  if (params === undefined) params = [];
-  else if (!Array.isArray(params)) {
-    return { id: rid, notification: !hasId, error: new GatewayError('INVALID_PARAMS', { detail: 'params must be an array' }) };
-  }
-  return { id: rid, notification: !hasId, method: o.method, params: params as unknown[] };
+  const params = o.params;
+  if (params === undefined) return { id: rid, notification: !hasId, method: o.method, params: [] };
+  if (!Array.isArray(params)) return { id: rid, notification: !hasId, method: o.method, params: [], paramsNotArray: true };
+  return { id: rid, notification: !hasId, method: o.method, params };
 }
 
 function invalid(id: RpcId, notification: boolean, detail: string): FramedItem {

@@ -45,15 +45,24 @@ export function executeItem(ctx: RequestContext, p: PreparedCall): Promise<Upstr
   const cache = ctx.network.cache;
   if (entry.local) {
     if (cache) p.cache = 'MISS'; // answered afresh, as every call is that the cache does not keep
-    return entry.local(ctx, call.params, nodeOf(ctx, entry));
+    return entry.local(ctx, call.params, nodeOf(ctx, entry)).then((a) => ctx.network.head.seen(call.method, call.params, a));
   }
-  const answer = cache ? cache.run(call.method, call.params, () => forward(ctx, entry, call), p) : forward(ctx, entry, call);
+  const answer = cache ? cache.run(call.method, call.params, () => forwardSeen(ctx, entry, call), p) : forwardSeen(ctx, entry, call);
   if (!entry.write) return answer;
-  // A sent transaction's hash, for the network's pending-transaction filters.
   return answer.then((a) => {
-    if (a.error === undefined) ctx.network.filters.noteTransaction(ctx.network.name, a.result);
+    if (a.error === undefined) {
+      // The head is about to move (a block per transaction on automining chains): answers tied to it end now.
+      ctx.network.head.moved();
+      // A sent transaction's hash, for the network's pending-transaction filters.
+      ctx.network.filters.noteTransaction(ctx.network.name, a.result);
+    }
     return a;
   });
+}
+
+/** `forward`, then the network's head learns of any block the answer shows (read-your-writes, DECISIONS 9). */
+function forwardSeen(ctx: RequestContext, entry: MethodEntry, call: RpcCall): Promise<UpstreamAnswer> {
+  return forward(ctx, entry, call).then((a) => ctx.network.head.seen(call.method, call.params, a));
 }
 
 /** Stage `method`: only allowed methods exist (DECISIONS 4). */
@@ -65,6 +74,7 @@ function resolveMethod(ctx: RequestContext, call: RpcCall): MethodEntry {
 
 /** Stage `validate`: params against the method's schemas, before any upstream is asked. */
 function validate(entry: MethodEntry, call: RpcCall): void {
+  if (call.paramsNotArray) throw new GatewayError('INVALID_PARAMS', { detail: 'params must be an array' });
   const err = entry.validate(call.params);
   if (err) throw err;
 }

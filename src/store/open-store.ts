@@ -4,8 +4,11 @@ import { PostgresStore } from './postgres.ts';
 import { SqliteStore } from './sqlite.ts';
 import type { Store } from './store.ts';
 
+/** The SQLite file of a configuration without a database URL. */
+export const sqlitePath = (config: Pick<Config, 'dataDir'>) => join(config.dataDir, 'nodegate.db');
+
 /** The configured store, migrated and ready: PostgreSQL when `database.url` (DATABASE_URL) is set, else the SQLite file in `dataDir`. */
 export async function openStore(config: Pick<Config, 'database' | 'dataDir'>): Promise<Store> {
   if (config.database.url) return PostgresStore.open(config.database.url);
-  return new SqliteStore(join(config.dataDir, 'nodegate.db'));
+  return new SqliteStore(sqlitePath(config));
 }

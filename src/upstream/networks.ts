@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { HeadWatch } from '../cache/head-watch.ts';
+import { ChainHead } from '../chain/chain-head.ts';
 import type { Filters } from '../filters/filters.ts';
 import { NetworkCache, ResponseCache } from '../cache/response-cache.ts';
 import type { Config } from '../config/schema.ts';
@@ -16,6 +16,8 @@ export interface Network {
   readonly kind: 'embedded' | 'upstream';
   readonly upstream: Upstream;
   readonly methods: ReadonlyMap<string, MethodEntry>;
+  /** The network's head: what every answer showed and the node's polled head (read-your-writes). */
+  readonly head: ChainHead;
   /** The cache stage of this network; absent when `cache.enabled` is false. */
   readonly cache: NetworkCache | undefined;
   /** The gateway's filters (shared by the networks; each filter knows its own). */
@@ -45,14 +47,11 @@ export class Networks {
         upstream = new HttpUpstream(net.upstream);
       }
       const kind = net.upstream === 'embedded' ? 'embedded' : 'upstream';
-      let cache: NetworkCache | undefined;
-      if (answers) {
-        const depth = net.finalityDepth ?? (kind === 'embedded' ? 0 : 64);
-        const watch = new HeadWatch(upstream, depth, config.cache.headPollMs, log.child({ network: name }));
-        cache = new NetworkCache(name, answers, watch);
-        if (supervisor) supervisor.onRestart = () => watch.reset();
-      }
-      const network: Network = { name, chainId: net.chainId, kind, upstream, methods: tables.get(name)!, cache, filters };
+      const depth = net.finalityDepth ?? (kind === 'embedded' ? 0 : 64);
+      const head = new ChainHead(upstream, depth, config.cache.headPollMs, log.child({ network: name }));
+      if (supervisor) supervisor.onRestart = () => head.reset();
+      const cache = answers ? new NetworkCache(name, answers, head) : undefined;
+      const network: Network = { name, chainId: net.chainId, kind, upstream, methods: tables.get(name)!, head, cache, filters };
       this.list.push(network);
       for (const n of [name, ...net.aliases]) this.byName.set(n, network);
     }
@@ -70,7 +69,7 @@ export class Networks {
   /** Starts the embedded chains (in parallel) and resolves when all answer. */
   async start(): Promise<void> {
     await Promise.all(this.embedded.map((s) => s.start()));
-    for (const n of this.list) n.cache?.watch.start();
+    for (const n of this.list) n.head.start();
   }
 
   /** The embedded supervisors, for shutdown and tests. */
@@ -79,7 +78,7 @@ export class Networks {
   }
 
   async close(): Promise<void> {
-    for (const n of this.list) n.cache?.watch.stop();
+    for (const n of this.list) n.head.stop();
     await Promise.all(this.list.map((n) => n.upstream.close()));
   }
 

@@ -4,11 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { freePort } from '../helpers/process.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const CLI = ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')];
@@ -16,10 +17,12 @@ const CLI = ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')];
 interface Run { code: number; stdout: string; stderr: string }
 
 let dataDir: string;
+/** A port nothing listens on: the CLI looks there for a running gateway (store-guard.ts), and 8545 may be in use. */
+let port: string;
 
 /** Runs `nodegate ARGS` on the test's data directory (SQLite; no configuration file unless given). */
 function cli(args: string[], opts: { input?: string; env?: Record<string, string | undefined> } = {}): Promise<Run> {
-  const env = { ...process.env, NODEGATE_DATA_DIR: dataDir, NODEGATE_CONFIG: undefined, DATABASE_URL: undefined, ...opts.env };
+  const env = { ...process.env, NODEGATE_DATA_DIR: dataDir, NODEGATE_PORT: port, NODEGATE_CONFIG: undefined, DATABASE_URL: undefined, ...opts.env };
   const child = spawn(process.execPath, [...CLI, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -50,14 +53,15 @@ async function refused(args: string[], code: number, stderr: RegExp, opts?: Para
 const firstKey = (out: string) => /\b(ngk_[0-9A-Za-z]+)\b/.exec(out)?.[1];
 
 describe('nodegate plans|accounts|keys on the local store', () => {
-  before(() => {
+  before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'nodegate-cli-'));
+    port = String(await freePort());
   });
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
   test('plans list on a fresh data directory shows the configured plans', async () => {
     const { plans } = await json(['plans', 'list']);
-    assert.deepEqual(plans.map((p: { id: string }) => p.id).sort(), ['enterprise', 'free', 'growth']);
+    assert.deepEqual(plans.map((p: { id: string }) => p.id).sort(), ['developer', 'enterprise', 'free', 'growth']);
     assert.equal(plans.find((p: { id: string }) => p.id === 'growth').cuPerSecond, 660);
   });
 
@@ -168,7 +172,41 @@ describe('nodegate plans|accounts|keys on the local store', () => {
     const value = firstKey(r.stdout)!;
     assert.match(r.stdout, /^API key created\. It is shown this once; only its hash is stored:\n {2}ngk_/);
     assert.match(r.stdout, /account:\s+demo@localhost/);
-    assert.ok(r.stdout.includes(`http://127.0.0.1:8545/v1/mainnet/${value}`), 'the curl line uses the new key');
+    assert.ok(r.stdout.includes(`http://127.0.0.1:${port}/v1/mainnet/${value}`), 'the curl line uses the new key');
+    assert.equal(r.stderr, `store: SQLite ${join(dataDir, 'nodegate.db')}\n`, 'it says which store it changed');
+  });
+
+  test('refuses to create a new store where the running gateway\'s was evidently meant; --new-store creates one', async () => {
+    const gateway = await startTestGateway({ networks: { mainnet: { chainId: 1 } } });
+    const elsewhere = mkdtempSync(join(tmpdir(), 'nodegate-cli-elsewhere-'));
+    try {
+      const env = { NODEGATE_DATA_DIR: elsewhere, NODEGATE_PORT: new URL(gateway.url).port };
+      const r = await cli(['keys', 'create', '--name', 'lost'], { env });
+      assert.equal(r.code, 1, r.stderr);
+      assert.equal(r.stdout, '', 'no key was made');
+      assert.match(r.stderr, new RegExp(`no store at ${join(elsewhere, 'nodegate.db')}, but a Nodegate gateway answers on ${gateway.url}`));
+      assert.match(r.stderr, /--new-store/);
+      assert.equal(existsSync(join(elsewhere, 'nodegate.db')), false, 'and no store was created');
+      const forced = await cli(['keys', 'create', '--name', 'meant', '--new-store'], { env });
+      assert.equal(forced.code, 0, forced.stderr);
+      assert.match(forced.stderr, new RegExp(`^store: SQLite ${join(elsewhere, 'nodegate.db')}$`, 'm'));
+      // Once the store exists, it is the one meant: no flag needed.
+      assert.equal((await cli(['keys', 'list'], { env })).code, 0);
+    } finally {
+      await gateway.close();
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  test('config check ends with one verdict line naming the store, valid or not', async () => {
+    const ok = await cli(['config', 'check']);
+    assert.equal(ok.code, 0, ok.stderr);
+    const last = ok.stderr.trimEnd().split('\n').at(-1)!;
+    assert.match(last, /^configuration is valid: http:\/\/127\.0\.0\.1:\d+; networks mainnet \(chain 1, embedded\), testnet \(chain 11155111, embedded\); store SQLite /);
+    assert.ok(last.includes(join(dataDir, 'nodegate.db')));
+    const bad = await cli(['config', 'check'], { env: { NODEGATE_PORT: 'seventy' } });
+    assert.equal(bad.code, 2);
+    assert.equal(bad.stderr.trimEnd().split('\n').at(-1), 'configuration is invalid: 1 problem, nothing was started or changed');
   });
 
   test('changes made by the CLI take effect on a gateway running on the same store', async () => {
@@ -221,7 +259,7 @@ describe('nodegate plans|accounts|keys on the local store', () => {
         'plans: { hobby: { name: Hobby, cuPerSecond: 10, cuPerMonth: 1000 } }',
         'accounts: { defaultPlan: hobby }',
       ].join('\n'));
-      const env = { NODEGATE_DATA_DIR: undefined };
+      const env = { NODEGATE_DATA_DIR: undefined, NODEGATE_PORT: undefined };
       assert.deepEqual((await json(['plans', 'list', '--config', file], { env })).plans.map((p: { id: string }) => p.id), ['hobby']);
       const r = await cli(['keys', 'create', '--config', file, '--name', 'x'], { env });
       assert.equal(r.code, 0, r.stderr);

@@ -165,6 +165,17 @@ describe('JSON-RPC framing and the error catalogue on the wire', () => {
     }
   });
 
+  test('an unknown method is -32601 whatever its params look like (the JSON-RPC 2.0 spec\'s batch example)', async () => {
+    const r = await g.rpc([
+      { jsonrpc: '2.0', method: 'foo.get', params: { name: 'myself' }, id: '5' },
+      { jsonrpc: '2.0', method: 'eth_foo', params: 7, id: 6 },
+      { jsonrpc: '2.0', method: 'eth_getBalance', params: { address: '0x00' }, id: 7 },
+    ]);
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.map((x: any) => [x.id, x.error.code]), [['5', -32601], [6, -32601], [7, -32602]]);
+    assert.equal(r.body[0].error.message, 'the method foo.get does not exist/is not available');
+  });
+
   test('a missing or unknown key is 401 -32010, and the key is never echoed', async () => {
     const bad = 'ngk_' + 'A'.repeat(43);
     for (const path of ['/v1/mainnet', '/v1/mainnet/', `/v1/mainnet/${bad}`, '/v1/mainnet/not-a-key']) {

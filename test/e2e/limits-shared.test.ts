@@ -36,7 +36,7 @@ describe('per-second limits shared by two gateway processes through Redis', { sk
       accounts: { defaultPlan: 'shared' },
       // A loaded 2-core machine can make Redis answer late; falling back to local buckets (each N) would be
       // the resilience working, not what this test measures.
-      limits: { redisTimeoutMs: 2000 },
+      limits: { redisTimeoutMs: 2000, burstSeconds: 1 },
     };
     const env = { DATABASE_URL: await freshDatabase(), REDIS_URL, NODEGATE_LOG_LEVEL: 'warn' };
     a = await startNodegate({ config, env });

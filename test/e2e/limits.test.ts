@@ -4,7 +4,7 @@ import { createPublicClient, http } from 'viem';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { offerLoad } from '../helpers/offered-load.ts';
 
-/** Plans small enough to meet in a test. eth_chainId costs 5 units, eth_blockNumber 10 (src/limits/default-costs.ts). */
+/** Plans small enough to meet in a test, with buckets of one second of their rate (limits.burstSeconds: 1). eth_chainId costs 5 units, eth_blockNumber 10 (src/limits/default-costs.ts). */
 const PLANS = {
   tiny: { name: 'Tiny', cuPerSecond: 10, cuPerMonth: 1_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 10 },
   mini: { name: 'Mini', cuPerSecond: 20, cuPerMonth: 1_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 10 },
@@ -22,7 +22,7 @@ async function keyOn(g: TestGateway, planId: string): Promise<string> {
 describe('plan limits on the wire (memory backend)', () => {
   let g: TestGateway;
   before(async () => {
-    g = await startTestGateway({ plans: PLANS, accounts: { defaultPlan: 'small' }, limits: { usageFlushMs: 200, unknownKeys: { perSecond: 1, burst: 5 } }, networks: { mainnet: { chainId: 1 } } });
+    g = await startTestGateway({ plans: PLANS, accounts: { defaultPlan: 'small' }, limits: { burstSeconds: 1, usageFlushMs: 200, unknownKeys: { perSecond: 1, burst: 5 } }, networks: { mainnet: { chainId: 1 } } });
   });
   after(() => g?.close());
 
@@ -49,9 +49,9 @@ describe('plan limits on the wire (memory backend)', () => {
     assert.equal(r.body.error.message, 'limit exceeded: 10 compute units per second');
     const { reason, detail, limit, window, retryAfter } = r.body.error.data;
     assert.deepEqual({ reason, detail, limit, window }, { reason: 'limit_exceeded', detail: '10 compute units per second', limit: 10, window: 'second' });
-    assert.ok(retryAfter > 0 && retryAfter <= 0.5, `retryAfter ${retryAfter} s: one call's 5 units at 10/s`);
+    assert.equal(retryAfter, 1, "whole seconds, as Retry-After: one call's 5 units at 10/s take 0.5 s");
     // Waiting that long is enough.
-    await new Promise((res) => setTimeout(res, retryAfter * 1000 + 20));
+    await new Promise((res) => setTimeout(res, retryAfter * 1000));
     assert.equal((await g.rpc(chainId(8), { key })).status, 200);
   });
 
@@ -128,7 +128,7 @@ describe('monthly quota', () => {
 describe('accuracy and clients', () => {
   let g: TestGateway;
   before(async () => {
-    g = await startTestGateway({ plans: PLANS, accounts: { defaultPlan: 'rate' }, networks: { mainnet: { chainId: 1 } } });
+    g = await startTestGateway({ plans: PLANS, accounts: { defaultPlan: 'rate' }, limits: { burstSeconds: 1 }, networks: { mainnet: { chainId: 1 } } });
   });
   after(() => g?.close());
 

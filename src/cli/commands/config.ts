@@ -1,4 +1,5 @@
 import { runGroup, type Subcommand } from '../command.ts';
+import { describeStore, gatewayUrl } from '../store-guard.ts';
 
 export const CONFIG_COMMANDS: Record<string, Subcommand> = {
   check: {
@@ -10,7 +11,10 @@ export const CONFIG_COMMANDS: Record<string, Subcommand> = {
       const networks = Object.fromEntries(Object.entries(config.networks).map(([n, v]) => [n, { ...v, upstream: v.upstream === 'embedded' ? v.upstream : redactUrl(v.upstream) }]));
       const database = config.database.url ? { url: redactUrl(config.database.url) } : config.database;
       process.stdout.write(JSON.stringify({ ...config, networks, database }, null, 2) + '\n');
-      console.error('configuration is valid');
+      // One verdict line, last: what a person checks at a glance.
+      const nets = Object.entries(networks).map(([n, v]) => `${n} (chain ${v.chainId}, ${v.upstream})`).join(', ');
+      const limits = config.limits.redisUrl ? `limits in Redis ${redactUrl(config.limits.redisUrl)}` : 'limits in memory';
+      console.error(`configuration is valid: ${gatewayUrl(config)}; networks ${nets}; store ${describeStore(config)}; ${limits}; new accounts on plan ${config.accounts.defaultPlan}`);
       return 0;
     },
   },

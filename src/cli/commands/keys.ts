@@ -5,6 +5,7 @@ import type { ApiKeyPatch } from '../../store/store.ts';
 import { JSON_FLAG, runGroup, type Options, type Subcommand, type Values } from '../command.ts';
 import { findAccount, isId, named, withStore, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
+import { gatewayUrl } from '../store-guard.ts';
 import { list, nonEmpty, oneOf, required, someChange, str } from '../flags.ts';
 import { fields, keyStatus, orAny, prefixShown, publicKey, table } from '../format.ts';
 
@@ -53,13 +54,6 @@ function details(k: ApiKey, account: Account | undefined): string {
     ['expires', k.expiresAt ?? 'never'], ['created', k.createdAt], ['last used', k.lastUsedAt ?? 'never'],
     ...(k.revokedAt ? [['revoked', k.revokedAt] as [string, string]] : []),
   ]);
-}
-
-/** Where this configuration's gateway listens, as a client on this machine reaches it. */
-function gatewayUrl(config: Readonly<Config>): string {
-  const { host, port } = config.server;
-  const h = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-  return `http://${h}:${port}`;
 }
 
 /** A curl line like the start banner's, when the key can make that call from here. */
