@@ -63,6 +63,7 @@ export class ChainHead {
    */
   moved(): void {
     this.epoch++;
+    if (this.timer === undefined) return; // not polling (no cache): nothing waits for the new head
     void this.poll();
     // anvil may answer a transaction a moment before its block exists: look again shortly.
     setTimeout(() => void this.poll(), 50).unref();

@@ -12,6 +12,8 @@ export function banner(gw: Gateway): string {
     lines.push(`  ${n.name}${aliases.length ? ` (also ${aliases.join(', ')})` : ''}  chain id ${n.chainId}  ${kind}`);
   }
   lines.push('', `  POST ${gw.url}/v1/{network}/{apikey}`);
+  const plan = gw.config.accounts.defaultPlan;
+  lines.push(`  plan of new accounts: ${plan}${plan === 'developer' ? ' (for development: limits no developer meets; set accounts.defaultPlan for a real deployment)' : ''}`);
   if (gw.secrets.operatorEmail) {
     lines.push('', `First start: operator login ${gw.secrets.operatorEmail} created (management API: ${gw.url}/api/v1).`);
     if (gw.secrets.operatorPassword) lines.push(`  password: ${gw.secrets.operatorPassword}   (shown this once; set NODEGATE_OPERATOR_PASSWORD to choose it)`);

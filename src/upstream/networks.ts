@@ -69,7 +69,9 @@ export class Networks {
   /** Starts the embedded chains (in parallel) and resolves when all answer. */
   async start(): Promise<void> {
     await Promise.all(this.embedded.map((s) => s.start()));
-    for (const n of this.list) n.head.start();
+    // The head is polled for the cache (answers tied to `latest` end when it moves); without a cache it learns
+    // only from the answers that pass (read-your-writes needs no more), and asks the node nothing of its own.
+    for (const n of this.list) if (n.cache) n.head.start();
   }
 
   /** The embedded supervisors, for shutdown and tests. */

@@ -147,7 +147,7 @@ describe('fuzzing the endpoint through the wire', () => {
   async function assertAlive(): Promise<void> {
     const res = await request(`${g.url}/healthz`, { headersTimeout: 5000 });
     assert.equal(res.statusCode, 200, '/healthz');
-    assert.deepEqual(await res.body.json(), { status: 'ok' });
+    assert.deepEqual(await res.body.json(), { status: 'ok', service: 'nodegate' });
   }
 
   const preview = (b: Buffer) => (b.length > 300 ? `${b.subarray(0, 300).toString('utf8')}… (${b.length} bytes)` : b.toString('utf8'));
