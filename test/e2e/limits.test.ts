@@ -11,6 +11,7 @@ const PLANS = {
   small: { name: 'Small', cuPerSecond: 100, cuPerMonth: 1_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 10 },
   quota: { name: 'Quota', cuPerSecond: 10_000, cuPerMonth: 50, maxBatchSize: 100, debugMethods: false, maxFilters: 10 },
   rate: { name: 'Rate', cuPerSecond: 200, cuPerMonth: 1_000_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 10 },
+  tracer: { name: 'Growth-like', cuPerSecond: 660, cuPerMonth: 1_000_000_000, maxBatchSize: 100, debugMethods: true, maxFilters: 10 },
 };
 const chainId = (id: unknown = 1) => ({ jsonrpc: '2.0', id, method: 'eth_chainId', params: [] });
 
@@ -53,6 +54,23 @@ describe('plan limits on the wire (memory backend)', () => {
     // Waiting that long is enough.
     await new Promise((res) => setTimeout(res, retryAfter * 1000));
     assert.equal((await g.rpc(chainId(8), { key })).status, 200);
+  });
+
+  test('a trace dearer than the bucket passes on a full bucket (660 units against 1,000); Retry-After admits the next', async () => {
+    const key = await keyOn(g, 'tracer');
+    const trace = (id: number) => ({ jsonrpc: '2.0', id, method: 'debug_traceCall', params: [{ to: '0x0000000000000000000000000000000000000001' }, 'latest'] });
+    const first = await g.rpc(trace(1), { key });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.equal(first.headers.get('ratelimit-limit'), '660');
+    assert.equal(first.headers.get('ratelimit-remaining'), '0');
+    const refused = await g.rpc(trace(2), { key });
+    assert.equal(refused.status, 429);
+    const retryAfter = refused.body.error.data.retryAfter;
+    assert.equal(refused.headers.get('retry-after'), String(retryAfter), 'Retry-After and data.retryAfter agree');
+    assert.equal(retryAfter, 2, '340 units owed past the bucket, then a full bucket: 1.52 s at 660/s, in whole seconds');
+    assert.ok(Number(refused.headers.get('ratelimit-remaining')) <= Number(refused.headers.get('ratelimit-limit')));
+    await new Promise((res) => setTimeout(res, retryAfter * 1000));
+    assert.equal((await g.rpc(trace(3), { key })).status, 200, 'waiting Retry-After admits the same call');
   });
 
   test('refused requests cost nothing: 401, 403, parse errors, invalid params, unknown methods', async () => {
