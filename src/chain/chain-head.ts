@@ -17,6 +17,8 @@ export class ChainHead {
   generation = 0;
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
+  /** The last poll saw the node below the head (once may be a node a moment behind; twice, the chain went back). */
+  private behind = false;
 
   constructor(
     private readonly upstream: Upstream,
@@ -108,9 +110,6 @@ export class ChainHead {
       // The node is down: nothing cached is served past what it was, and the next poll tries again.
     }
   }
-
-  /** The last poll saw the node below the head. */
-  private behind = false;
 
   stop(): void {
     clearInterval(this.timer);
