@@ -28,8 +28,9 @@ const BASIC = 'Basic realm="nodegate operator", charset="UTF-8"';
  * `account` needs a Bearer key with the `admin` permission; `operator` needs an operator account, by Basic
  * email:password or by such a key. Failures are 401 with `WWW-Authenticate` (nothing or wrong given) or 403
  * (valid, but not enough); messages never repeat what was sent. Each 401 spends from the client IP's bucket in
- * `guard`, and an IP with an empty bucket gets 429 before anything is checked (DECISIONS 7: no guessing keys or
- * passwords at speed; it also keeps one client from holding the few scrypt slots).
+ * `guard`; an IP with an empty bucket gets 429 for its failures, and before any password is checked (DECISIONS 7:
+ * no guessing keys or passwords at speed; it also keeps one client from holding the few scrypt slots), while a
+ * valid admin key from it still passes.
  */
 export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard) {
   async function byKey(req: FastifyRequest, value: string, challenge: string): Promise<Principal> {
@@ -58,17 +59,23 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
     return { account };
   }
 
+  const tooMany = (retryAfter: number) =>
+    new ApiError(429, 'too_many_requests', 'too many failed authentications from this address', undefined, { 'retry-after': String(retryAfter) });
+
+  /**
+   * Failures count per IP; only failures are refused once it has none left, so a valid admin key keeps working from
+   * an address someone guesses from. A password is checked only while the IP has failures left: the check itself
+   * (a deliberately slow hash) is the work a guesser would otherwise get for free.
+   */
   const guarded = (authenticate: (req: FastifyRequest) => Promise<void>) => async (req: FastifyRequest): Promise<void> => {
-    try {
-      guard.check(req.ip);
-    } catch (err) {
-      const retryAfter = String((err as GatewayError).data?.retryAfter ?? 1);
-      throw new ApiError(429, 'too_many_requests', 'too many failed authentications from this address', undefined, { 'retry-after': retryAfter });
-    }
+    if (credentials(req)[0] === 'basic' && guard.exhausted(req.ip)) throw tooMany(1);
     try {
       await authenticate(req);
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401) guard.failed(req.ip);
+      if (err instanceof ApiError && err.status === 401) {
+        const retryAfter = guard.failed(req.ip);
+        if (retryAfter !== undefined) throw tooMany(retryAfter);
+      }
       throw err;
     }
   };

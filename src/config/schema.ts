@@ -69,6 +69,13 @@ export interface Config {
     /** Upstream call time-out, ms; `debug_*` get `debugTimeoutMs`. */
     timeoutMs: number;
     debugTimeoutMs: number;
+    /**
+     * Most gas an `eth_call`, `eth_estimateGas` or `debug_traceCall` may burn on the node (geth's RPC gas cap, 50M);
+     * a call asking more runs with the cap. 0: no cap.
+     */
+    gasCap: number;
+    /** Largest answer a node may give to one call, bytes; a larger one is -32005 and is never held whole. */
+    maxAnswerBytes: number;
   };
   embedded: EmbeddedChainConfig;
   /** Plans by id; each missing from the store is created at start-up (existing ones are the operator's to edit). */
@@ -183,6 +190,8 @@ export const configSchema = {
         extraMethods: { type: 'object', additionalProperties: { type: 'array', items: str }, default: {} },
         timeoutMs: { type: 'integer', minimum: 100, default: 30000 },
         debugTimeoutMs: { type: 'integer', minimum: 100, default: 120000 },
+        gasCap: { type: 'integer', minimum: 0, default: 50000000 },
+        maxAnswerBytes: { type: 'integer', minimum: 1024, default: 16777216 },
       },
     },
     embedded: {

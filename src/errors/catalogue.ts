@@ -33,6 +33,7 @@ export const catalogue = {
   LOGS_TOO_MANY: { status: 200, code: -32005, message: 'query returned more than {limit} results. Try with this block range [{from}, {to}].', reason: 'logs_too_many', situation: 'eth_getLogs too many results / too wide a range' },
   FILTER_NOT_FOUND: { status: 200, code: -32000, message: 'filter not found', reason: 'filter_not_found', situation: 'filter id unknown, expired, or of another key' },
   FILTER_LIMIT: { status: 200, code: -32005, message: 'too many filters: this key may keep {limit} at once; uninstall one or let one expire', reason: 'filter_limit', situation: "a new filter would pass the plan's filters per key" },
+  ANSWER_TOO_LARGE: { status: 200, code: -32005, message: "the node's answer to {method} exceeds {limit} bytes; ask for less (a smaller range, a lighter tracer)", reason: 'answer_too_large', situation: "the node's answer to one call exceeds rpc.maxAnswerBytes (it is never held whole)" },
   TRANSACTION_NOT_FOUND: { status: 200, code: -32000, message: 'transaction not found', reason: 'transaction_not_found', situation: 'debug_traceTransaction of an unknown hash (geth wording)' },
   UPSTREAM_UNAVAILABLE: { status: 503, code: -32002, message: 'resource unavailable', reason: 'upstream_unavailable', situation: 'no healthy upstream' },
   UPSTREAM_TIMEOUT: { status: 504, code: -32015, message: 'request timed out', reason: 'upstream_timeout', situation: 'upstream timed out' },

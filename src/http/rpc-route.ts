@@ -9,11 +9,18 @@ import type { RateDecision } from '../limits/rate-limiter.ts';
 import { frameBody, type FramedItem } from '../rpc/framing.ts';
 import { executeItem, prepareItem, type PreparedCall, type RequestContext } from '../rpc/pipeline.ts';
 import { responseJson } from '../rpc/respond.ts';
-import type { Networks } from '../upstream/networks.ts';
+import type { Network, Networks } from '../upstream/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import { sendError } from './send-error.ts';
 
 interface Params { network: string; apikey?: string }
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What the admission stage decided before the body was read: the network and the caller's key. */
+    admitted?: { network: Network; key: ResolvedKey };
+  }
+}
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
@@ -39,15 +46,51 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
   const concurrency = config.rpc.batchConcurrency;
   const guard = new UnknownKeyGuard(config.limits.unknownKeys.perSecond, config.limits.unknownKeys.burst);
 
-  const handler = async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
+  /**
+   * The request-level stages that need no body (content type → network → authenticate → authorize), run as the
+   * request arrives (`onRequest`), before its body is read or parsed: a request without a valid key costs a hash
+   * and a lookup, never a read of its body. Unknown keys are limited per client IP (DECISIONS 7), counted only
+   * on failures: a valid key is never refused because its address is shared with someone guessing.
+   */
+  const admit = async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
+    // A refusal here closes the connection when a body is on its way: keeping it open would mean reading (and
+    // throwing away) the whole body to find the next request, the very work a refusal before the body saves.
+    const refuse = (e: GatewayError) => {
+      if (req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined)) reply.header('connection', 'close');
+      return sendLimitedError(reply, e, null);
+    };
     let { network: netName, apikey } = req.params;
     // `/v1/{network}` without a key matches `/{network}/{apikey}` with network "v1".
     if (netName === 'v1' && req.routeOptions.url === '/:network/:apikey') [netName, apikey] = [apikey!, undefined];
 
     // Stage content-type (DECISIONS 2: application/json with any charset, or absent).
     const type = req.headers['content-type'];
-    if (type !== undefined && !JSON_TYPE.test(type)) return sendError(reply, new GatewayError('UNSUPPORTED_MEDIA_TYPE', { type: type.slice(0, 64) }));
+    if (type !== undefined && !JSON_TYPE.test(type)) return refuse(new GatewayError('UNSUPPORTED_MEDIA_TYPE', { type: type.slice(0, 64) }));
 
+    // Stage network.
+    const network = networks.get(netName);
+    if (!network) return refuse(new GatewayError('UNKNOWN_NETWORK', { network: netName.slice(0, 64) }));
+
+    // Stage authenticate, then authorize what applies to the whole request (DECISIONS 6).
+    let key: ResolvedKey;
+    try {
+      key = await keys.resolve(apikey);
+    } catch (err) {
+      const e = asGatewayError(err, req);
+      // An address that has spent its failures learns nothing more: 429, whatever the wrong key it tried.
+      const retryAfter = e.status === 401 ? guard.failed(req.ip) : undefined;
+      return refuse(retryAfter === undefined ? e : guard.refusal(retryAfter));
+    }
+    try {
+      authorizeRequest(key, { ip: req.ip, origin: req.headers.origin, network: network.name });
+    } catch (err) {
+      return refuse(asGatewayError(err, req));
+    }
+    req.admitted = { network, key };
+  };
+
+  const handler = async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
+    const { network, key } = req.admitted!;
     // Stage parse: the whole body, framed into items (DECISIONS 3).
     let framed;
     try {
@@ -58,23 +101,7 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
     const { items, batch } = framed;
     const firstId = batch ? null : items[0].id;
 
-    // Stage network.
-    const network = networks.get(netName);
-    if (!network) return sendError(reply, new GatewayError('UNKNOWN_NETWORK', { network: netName.slice(0, 64) }), firstId);
-
-    // Stage authenticate, then authorize what applies to the whole request (DECISIONS 6). Unknown keys are
-    // limited per client IP, before the store is asked, so keys cannot be guessed at speed (DECISIONS 7).
-    let key: ResolvedKey;
     const origin = req.headers.origin;
-    try {
-      guard.check(req.ip);
-      key = await keys.resolve(apikey);
-      authorizeRequest(key, { ip: req.ip, origin, network: network.name });
-    } catch (err) {
-      const e = asGatewayError(err, req);
-      if (e.status === 401) guard.failed(req.ip);
-      return sendLimitedError(reply, e, firstId);
-    }
     // A key restricted to origins answers CORS for its own origin only (DECISIONS 2).
     if (key.origins && origin) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
     if (batch && items.length > key.plan.maxBatchSize) {
@@ -125,10 +152,7 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
     return respond(reply, framed.batch, items, answers as Answer[]);
   };
 
-  app.post('/v1/:network/:apikey', handler);
-  app.post('/:network/:apikey', handler);
-  app.post('/v1/:network', handler);
-  app.post('/v1/:network/', handler);
+  for (const url of ['/v1/:network/:apikey', '/:network/:apikey', '/v1/:network', '/v1/:network/']) app.post(url, { onRequest: admit }, handler);
 }
 
 /** Stage respond: one object with its item's status, or an array with 200; 204 when only notifications. */

@@ -28,7 +28,7 @@ before(async () => {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  node = new HttpUpstream(`http://127.0.0.1:${(server.address() as { port: number }).port}`, 2);
+  node = new HttpUpstream(`http://127.0.0.1:${(server.address() as { port: number }).port}`, Infinity, 2);
 });
 after(async () => {
   await node.close();

@@ -63,7 +63,11 @@ export class HttpUpstream implements Upstream {
   private readonly path: string;
   private nextId = 1;
 
-  constructor(readonly url: string, connections = 64) {
+  /**
+   * `maxAnswerBytes`: the largest answer body read for one call (rpc.maxAnswerBytes); a larger one is cut off as it
+   * streams in, so that no node (nor a caller asking a node for a 400 MB trace) can make the gateway hold it.
+   */
+  constructor(readonly url: string, private readonly maxAnswerBytes = Infinity, connections = 64) {
     const u = new URL(url);
     this.label = redactUrl(url);
     this.path = u.pathname + u.search;
@@ -114,7 +118,7 @@ export class HttpUpstream implements Upstream {
   }
 
   private post(body: string, timeoutMs: number): Promise<string> {
-    return postText(this.pool, { path: this.path, method: 'POST', headers: HEADERS, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+    return postText(this.pool, { path: this.path, method: 'POST', headers: HEADERS, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, this.maxAnswerBytes);
   }
 
   private async sendOne(p: Pending): Promise<void> {
@@ -123,6 +127,7 @@ export class HttpUpstream implements Upstream {
     try {
       text = await this.post(requestJson(id, p.method, p.params), p.timeoutMs);
     } catch (err) {
+      if (err instanceof AnswerTooLarge) return p.reject(new GatewayError('ANSWER_TOO_LARGE', { method: p.method, limit: this.maxAnswerBytes }));
       return p.reject(classify(err));
     }
     try {
@@ -149,6 +154,11 @@ export class HttpUpstream implements Upstream {
     try {
       text = await this.post(`[${parts.join(',')}]`, batch[0].timeoutMs);
     } catch (err) {
+      // Their answers together are over the limit: each alone may fit, and gets the limit to itself.
+      if (err instanceof AnswerTooLarge) {
+        for (const p of batch) void this.sendOne(p);
+        return;
+      }
       // No answer at all (down, or too slow): sending the calls again singly would only hammer it.
       const e = classify(err);
       for (const p of batch) p.reject(e);
@@ -187,18 +197,29 @@ export class HttpUpstream implements Upstream {
  * stream, parsed headers and their promises per call, ~8 µs of CPU per upstream call on the bench machine
  * (docs/performance.md), for a body that is read whole anyway.
  */
-function postText(pool: Pool, opts: Dispatcher.DispatchOptions): Promise<string> {
+function postText(pool: Pool, opts: Dispatcher.DispatchOptions, maxBytes: number): Promise<string> {
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = [];
+    let bytes = 0;
     pool.dispatch(opts, {
-      onRequestStart() { chunks = []; },
-      onResponseStart() { chunks = []; },
-      onResponseData(_c, chunk) { chunks.push(chunk); },
+      onRequestStart() { chunks = []; bytes = 0; },
+      onResponseStart() { chunks = []; bytes = 0; },
+      onResponseData(controller, chunk) {
+        bytes += chunk.length;
+        if (bytes > maxBytes) {
+          chunks = []; // let go of what was read at once
+          return controller.abort(new AnswerTooLarge());
+        }
+        chunks.push(chunk);
+      },
       onResponseEnd() { resolve((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8')); },
       onResponseError(_c, err) { reject(err); },
     });
   });
 }
+
+/** An answer body cut off at the limit (the connection is closed; nothing more of it is read). */
+class AnswerTooLarge extends Error {}
 
 /**
  * The result's JSON text, cut out of the node's answer when it is exactly `{"jsonrpc":"2.0","id":ID,"result":…}`

@@ -40,11 +40,11 @@ export class Networks {
       let upstream: Upstream;
       let supervisor: AnvilSupervisor | undefined;
       if (net.upstream === 'embedded') {
-        supervisor = new AnvilSupervisor(name, net.chainId, config.embedded, config.dataDir, log);
+        supervisor = new AnvilSupervisor(name, net.chainId, config.embedded, config.dataDir, log, config.rpc.maxAnswerBytes);
         this.embedded.push(supervisor);
         upstream = supervisor;
       } else {
-        upstream = new HttpUpstream(net.upstream);
+        upstream = new HttpUpstream(net.upstream, config.rpc.maxAnswerBytes);
       }
       const kind = net.upstream === 'embedded' ? 'embedded' : 'upstream';
       const depth = net.finalityDepth ?? (kind === 'embedded' ? 0 : 64);

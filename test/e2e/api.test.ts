@@ -514,7 +514,7 @@ describe('management REST API /api/v1 on the wire', () => {
 
   // Last: it leaves this client's bucket empty.
   describe('guessing', () => {
-    test('failed authentications are limited per IP: 429 with Retry-After, even for good credentials, RPC unaffected', async () => {
+    test('failed authentications are limited per IP: 429 with Retry-After; no password is checked then; a valid key still passes', async () => {
       let r: Res | undefined;
       for (let i = 0; i < 60; i++) {
         r = await api('GET', '/api/v1/account', bearer('ngk_' + String(i).padStart(43, 'G')));
@@ -524,7 +524,7 @@ describe('management REST API /api/v1 on the wire', () => {
       assertError(r!, 429, 'too_many_requests');
       assert.ok(Number(r!.headers.get('retry-after')) >= 1);
       assertError(await api('GET', '/api/v1/operator/plans', operator), 429, 'too_many_requests');
-      assertError(await api('GET', '/api/v1/account', bearer(alice.admin)), 429, 'too_many_requests');
+      assert.equal((await api('GET', '/api/v1/account', bearer(alice.admin))).status, 200, 'a valid admin key from that address');
       assert.equal((await g.rpc({ jsonrpc: '2.0', id: 1, method: 'eth_chainId' }, { key: alice.admin })).status, 200);
     });
   });

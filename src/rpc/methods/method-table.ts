@@ -11,6 +11,7 @@ import { DEFAULT_COSTS } from '../../limits/default-costs.ts';
 import { WRITES } from '../../cache/cache-policy.ts';
 import type { LocalMethod } from '../../filters/filters.ts';
 import { getLogsBounds } from '../../limits/get-logs-bounds.ts';
+import { GAS_CAPPED, gasCap } from '../../limits/gas-cap.ts';
 import { ALLOWED_METHODS } from './allowed.ts';
 import { anyParams, compileParamValidator, type ParamValidator } from './param-validator.ts';
 
@@ -74,8 +75,11 @@ export function buildMethodTables(
 
 /** The gateway's own rules on a method's calls (DECISIONS 7), which wrap the node adapter, if any. */
 function policyAdapters(config: Readonly<Config>): Record<string, Adapter> {
+  const policies: Record<string, Adapter> = {};
   const { maxBlockRange, maxResults } = config.limits.getLogs;
-  return maxBlockRange || maxResults ? { eth_getLogs: getLogsBounds(config.limits.getLogs) } : {};
+  if (maxBlockRange || maxResults) policies.eth_getLogs = getLogsBounds(config.limits.getLogs);
+  if (config.rpc.gasCap > 0) for (const m of GAS_CAPPED) policies[m] = gasCap(config.rpc.gasCap);
+  return policies;
 }
 
 /** `outer` around `inner`: the call outer passes on runs inner; other calls outer makes go to the node. */

@@ -21,17 +21,37 @@ export const EIP1898 = {
 /** Filter ids are opaque: nodes (and later the gateway) mint them with leading zeros, so any hex is accepted. */
 export const FILTER_ID = { title: 'filter identifier', type: 'string', pattern: '^0x[0-9a-fA-F]{1,64}$' };
 
+/**
+ * geth's trace options (TraceConfig, TraceCallConfig), and nothing else: an unknown option would be ignored by the
+ * node yet make a distinct cache key, and a tracer outside geth's built-in set (JavaScript tracer code) runs
+ * arbitrary work on the shared node. `timeout` is a Go duration, as geth takes it.
+ */
 export const TRACE_CONFIG = {
   title: 'Trace configuration',
   type: 'object',
+  additionalProperties: false,
   properties: {
-    tracer: { type: 'string' },
-    tracerConfig: { type: 'object' },
-    timeout: { type: 'string' },
+    tracer: { enum: ['callTracer', 'prestateTracer', '4byteTracer', 'noopTracer', 'flatCallTracer'] },
+    tracerConfig: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        onlyTopCall: { type: 'boolean' },
+        withLog: { type: 'boolean' },
+        diffMode: { type: 'boolean' },
+        disableCode: { type: 'boolean' },
+        disableStorage: { type: 'boolean' },
+        convertParityErrors: { type: 'boolean' },
+        includePrecompiles: { type: 'boolean' },
+      },
+    },
+    timeout: { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m)$' },
+    reexec: { type: 'integer', minimum: 0 },
     disableStack: { type: 'boolean' },
     disableStorage: { type: 'boolean' },
     enableMemory: { type: 'boolean' },
     enableReturnData: { type: 'boolean' },
+    debug: { type: 'boolean' },
     limit: { type: 'integer', minimum: 0 },
     stateOverrides: { type: 'object' },
     blockOverrides: { type: 'object' },

@@ -27,6 +27,8 @@ export class AnvilSupervisor implements Upstream {
   private readonly pidFile: string;
   private child: ChildProcess | undefined;
   private client: HttpUpstream | undefined;
+  /** The supervisor's own calls (snapshots: a dump may be larger than any answer a caller may get), unbounded. */
+  private internal: HttpUpstream | undefined;
   private ready: Promise<void> | undefined;
   private stopping = false;
   private restarts = 0;
@@ -46,6 +48,8 @@ export class AnvilSupervisor implements Upstream {
     private readonly cfg: EmbeddedChainConfig,
     dataDir: string,
     private readonly log: Logger,
+    /** rpc.maxAnswerBytes: the largest answer read from anvil for one call. */
+    private readonly maxAnswerBytes = Infinity,
   ) {
     const dir = join(dataDir, 'chains', network);
     mkdirSync(dir, { recursive: true });
@@ -98,7 +102,7 @@ export class AnvilSupervisor implements Upstream {
     const stale = findStaleAnvil(this.pidFile);
     if (!stale) return;
     this.log.warn({ network: this.network, pid: stale.pid }, 'found an anvil left by a previous run; saving its chain and stopping it');
-    const node = new HttpUpstream(`http://127.0.0.1:${stale.port}`, 1);
+    const node = new HttpUpstream(`http://127.0.0.1:${stale.port}`, Infinity, 1);
     try {
       await finalSnapshot(node, this.snapshots, this.log.child({ network: this.network }), this.cfg.historyBudgetMs);
     } finally {
@@ -149,7 +153,7 @@ export class AnvilSupervisor implements Upstream {
       });
       live.add(child);
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { live.delete(child); resolve(code); }));
-      const client = new HttpUpstream(`http://127.0.0.1:${port}`);
+      const client = new HttpUpstream(`http://127.0.0.1:${port}`, this.maxAnswerBytes);
       const up = await Promise.race([waitAnswers(client, 20_000), exited.then(() => false)]);
       if (up === true) {
         this.snapshots.removeLoadFile();
@@ -178,12 +182,13 @@ export class AnvilSupervisor implements Upstream {
     }
     this.child = child;
     this.client = client;
+    const internal = (this.internal = new HttpUpstream(`http://127.0.0.1:${port}`));
     this.upSince = Date.now();
     writePidFile(this.pidFile, { pid: child.pid!, port });
     this.watchdog = this.cfg.mining === 'auto'
-      ? new AutomineWatchdog(client, this.cfg.automineWatchdogMs, (err) => this.log.warn({ network: this.network, err: String(err) }, 'automine watchdog check failed'))
+      ? new AutomineWatchdog(internal, this.cfg.automineWatchdogMs, (err) => this.log.warn({ network: this.network, err: String(err) }, 'automine watchdog check failed'))
       : undefined;
-    this.snapshotter = new ChainSnapshotter(client, this.snapshots, this.cfg.snapshotIntervalMs, this.log.child({ network: this.network }), this.cfg.historyBudgetMs);
+    this.snapshotter = new ChainSnapshotter(internal, this.snapshots, this.cfg.snapshotIntervalMs, this.log.child({ network: this.network }), this.cfg.historyBudgetMs);
     this.snapshotter.start();
     void exited.then((code) => this.onExit(child, code));
   }
@@ -192,10 +197,13 @@ export class AnvilSupervisor implements Upstream {
     if (this.child !== child) return;
     this.child = undefined;
     const client = this.client;
+    const internal = this.internal;
     this.client = undefined;
+    this.internal = undefined;
     this.watchdog?.stop();
     this.snapshotter?.stop();
     void client?.close();
+    void internal?.close();
     if (this.stopping) return;
     this.onRestart?.();
     if (Date.now() - this.upSince > 30_000) this.restarts = 0;
@@ -222,6 +230,7 @@ export class AnvilSupervisor implements Upstream {
       clearTimeout(t);
     }
     await this.client?.close();
+    await this.internal?.close();
     removePidFile(this.pidFile);
   }
 

@@ -1,0 +1,173 @@
+/**
+ * One tenant cannot hurt another (issue 10), through the wire: work a cheap call can ask of the shared node is
+ * bounded (the gas cap), an answer is never held whole past its limit, and trace options outside geth's set are
+ * refused. Each test prints what an attacker got and what it cost.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
+import { spawn } from 'node:child_process';
+import { after, before, describe, test } from 'node:test';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+
+const LOOP = '0x5b600056'; // JUMPDEST PUSH1 0 JUMP: runs until its gas is gone
+const TARGET = '0x00000000000000000000000000000000000000aa';
+const HUGE_GAS = '0x2540be400'; // 10^10
+/** 4 senders of 1 MB bodies to the URL in argv; prints how many went, every 100 ms, until killed. */
+const FLOOD = `
+const url = process.argv[1];
+const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: ['x'.repeat(1024 * 1024 - 100)] });
+let sent = 0;
+setInterval(() => console.log(sent), 100);
+for (let i = 0; i < 4; i++) (async () => { for (;;) { await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then((r) => r.arrayBuffer(), () => {}); sent++; } })();
+`;
+
+describe('bounded work and answers for every key', { timeout: 180_000 }, () => {
+  let g: TestGateway;
+  let node: Server;
+  /** Bytes the fake node managed to write of its 256 MB answer before the gateway hung up. */
+  let written = 0;
+
+  before(async () => {
+    // A node whose eth_call answer is 256 MB, streamed: what a buggy or hostile upstream, or a huge trace, sends.
+    node = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => { body += c; }).on('end', () => {
+        const { id } = JSON.parse(body);
+        res.setHeader('content-type', 'application/json');
+        res.write(`{"jsonrpc":"2.0","id":${id},"result":"0x`);
+        const chunk = 'ab'.repeat(32 * 1024);
+        let left = (256 * 1024 * 1024) / chunk.length;
+        const pump = () => {
+          while (left > 0) {
+            left--;
+            written += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+          res.end('"}');
+        };
+        res.on('close', () => { left = 0; });
+        pump();
+      });
+    });
+    await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
+    const big = `http://127.0.0.1:${(node.address() as { port: number }).port}`;
+    g = await startTestGateway({ networks: { mainnet: { chainId: 1 }, big: { chainId: 7, upstream: big } }, rpc: { maxAnswerBytes: 1024 * 1024 } });
+  });
+  after(async () => {
+    await g?.close();
+    node?.close();
+  });
+
+  const call = (method: string, params: unknown[], network = 'mainnet') => g.rpc({ jsonrpc: '2.0', id: 1, method, params }, { network });
+  const loopCall = { to: TARGET, gas: HUGE_GAS };
+  const override = { [TARGET]: { code: LOOP } };
+
+  test('an eth_call asking 10^10 gas of a looping contract runs with the 50M gas cap, and other callers stay served', async () => {
+    const traced = await call('debug_traceCall', [loopCall, 'latest', { tracer: 'callTracer', stateOverrides: override }]);
+    assert.equal(traced.body.error, undefined, JSON.stringify(traced.body.error));
+    // callTracer's gas is what the call got after the 21,000 of intrinsic gas.
+    assert.equal(Number(traced.body.result.gas) + 21_000, 50_000_000, 'the node ran it with 50,000,000 gas, not 10^10');
+    assert.match(traced.body.result.error, /out of gas/i);
+
+    const t0 = performance.now();
+    const attack = await call('eth_call', [loopCall, 'latest', override]);
+    const attackMs = performance.now() - t0;
+    assert.match(JSON.stringify(attack.body.error), /OutOfGas/i);
+
+    /** p50 of a victim's eth_getBalance over `ms`, in ms. */
+    const victim = async (ms: number) => {
+      const times: number[] = [];
+      const end = performance.now() + ms;
+      for (let i = 0; performance.now() < end; i++) {
+        const t = performance.now();
+        const r = await call('eth_getBalance', [`0x${(0x1000 + i).toString(16).padStart(40, '0')}`, 'latest']);
+        assert.equal(r.status, 200);
+        times.push(performance.now() - t);
+      }
+      times.sort((a, b) => a - b);
+      return times[Math.floor(times.length / 2)];
+    };
+    const quiet = await victim(1500);
+    let attacking = true;
+    let attacks = 0;
+    const attackers = Array.from({ length: 4 }, async () => {
+      while (attacking) {
+        await call('eth_call', [loopCall, 'latest', override]);
+        attacks++;
+      }
+    });
+    const loud = await victim(1500);
+    attacking = false;
+    await Promise.all(attackers);
+    console.log(`gas cap: one attacking eth_call took ${attackMs.toFixed(0)} ms (10^10 gas took anvil 7.5-12.5 s uncapped); `
+      + `victim eth_getBalance p50 ${quiet.toFixed(1)} ms quiet, ${loud.toFixed(1)} ms under 4 attackers (${attacks} attacks, ${(loud / quiet).toFixed(2)}x)`);
+  });
+
+  test("a node's answer over rpc.maxAnswerBytes is -32005, cut off as it streams, never held whole", async () => {
+    const rss0 = process.memoryUsage().rss;
+    const r = await call('eth_call', [{ to: TARGET }, 'latest'], 'big');
+    const rss1 = process.memoryUsage().rss;
+    assert.equal(r.status, 200);
+    assert.equal(r.body.error.code, -32005);
+    assert.equal(r.body.error.data.reason, 'answer_too_large');
+    assert.equal(r.body.error.message, "the node's answer to eth_call exceeds 1048576 bytes; ask for less (a smaller range, a lighter tracer)");
+    await new Promise((res) => setTimeout(res, 50)); // the fake node's own writes already queued still count below
+    console.log(`answer limit: the node wrote ${(written / 1048576).toFixed(1)} MB of its 256 MB before the gateway hung up; gateway RSS ${(rss0 / 1048576).toFixed(0)} → ${(rss1 / 1048576).toFixed(0)} MB`);
+    assert.ok(written < 64 * 1024 * 1024, `the gateway stopped reading early: ${written} bytes written`);
+    assert.ok(rss1 - rss0 < 64 * 1024 * 1024, `memory stayed bounded: +${((rss1 - rss0) / 1048576).toFixed(0)} MB`);
+    // The network still answers what fits.
+    assert.equal((await call('eth_chainId', [], 'big')).status, 200);
+  });
+
+  test('trace options outside geth\'s set, and JavaScript tracers, are -32602 before the node is asked', async () => {
+    for (const options of [{ tracer: 'callTracer', bogus: true }, { tracer: '{ result: function() { while (true) {} } }' }, { tracer: 'callTracer', tracerConfig: { cacheBuster: 1 } }]) {
+      const r = await call('debug_traceCall', [{ to: TARGET }, 'latest', options]);
+      assert.equal(r.body.error?.code, -32602, JSON.stringify(options));
+    }
+    assert.equal((await call('debug_traceCall', [{ to: TARGET }, 'latest', { tracer: 'callTracer', tracerConfig: { onlyTopCall: true }, timeout: '5s' }])).body.error, undefined);
+  });
+
+  test('a request without a valid key is answered before its body is read: 1 MB bodies cost a guesser nothing', async () => {
+    // Headers announcing 1 MB, then a trickle: the answer comes while the body is still outstanding.
+    const url = new URL(g.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname, () => {
+        socket.write(`POST /v1/mainnet/ngk_${'Z'.repeat(43)} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n`);
+        socket.write('['.repeat(1000));
+      });
+      let text = '';
+      socket.on('data', (d) => {
+        text += d;
+        if (text.includes('\r\n\r\n')) { socket.destroy(); resolve(text); }
+      });
+      socket.on('error', reject);
+      setTimeout(() => { socket.destroy(); reject(new Error(`no answer while the body was outstanding: ${text}`)); }, 5000).unref();
+    });
+    assert.match(answer, /^HTTP\/1\.1 (401|429) /);
+
+    // A flood of whole 1 MB bodies with wrong keys next to a valid client, from another process (a load generator
+    // in this one would share the gateway's event loop and measure itself).
+    const p50 = async (ms: number) => {
+      const times: number[] = [];
+      const end = performance.now() + ms;
+      while (performance.now() < end) {
+        const t = performance.now();
+        assert.equal((await call('eth_blockNumber', [])).status, 200);
+        times.push(performance.now() - t);
+      }
+      times.sort((a, b) => a - b);
+      return times[Math.floor(times.length / 2)];
+    };
+    const quiet = await p50(1000);
+    const flood = spawn(process.execPath, ['-e', FLOOD, `${g.url}/v1/mainnet/ngk_${'Y'.repeat(43)}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    flood.stdout!.on('data', (d) => { out += d; });
+    await new Promise((r) => flood.stdout!.once('data', r)); // it has started sending
+    const loud = await p50(1000);
+    flood.kill('SIGTERM');
+    await new Promise((r) => flood.once('exit', r));
+    const sent = out.trim().split('\n').at(-1);
+    console.log(`unauthenticated 1 MB bodies: ${sent} sent by 4 senders in another process; a valid client's p50 ${quiet.toFixed(1)} ms quiet, ${loud.toFixed(1)} ms during the flood`);
+  });
+});
