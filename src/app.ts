@@ -51,7 +51,7 @@ export async function startGateway(config: Readonly<Config>, opts: { log?: Logge
   const log = opts.log ?? createLogger(config);
   const store = await openStore(config);
   const filterStore = new MemoryFilterStore();
-  const networks = new Networks(config, log, new Filters(filterStore, config.filters.idleTimeoutMs));
+  const networks = new Networks(config, log, new Filters(filterStore, config.filters.idleTimeoutMs, Date.now, config.filters.maxKeptBytes));
   const keys = new KeyResolver(store, config.auth.keyCacheTtlMs, config.auth.lastUsedFlushMs);
   const accounts = new AccountsService(store, accountsCatalogue(config), () => keys.invalidate());
   const rateLimiter = await openRateLimiter({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log });

@@ -131,6 +131,11 @@ export interface Config {
   filters: {
     /** A filter not polled for this long is gone, ms (geth: 5 minutes). */
     idleTimeoutMs: number;
+    /**
+     * Bytes of reported logs one filter keeps to send again with `removed: true` after a reorganisation (the oldest
+     * blocks' go first). A reorganisation reaching logs no longer kept ends the filter, saying so.
+     */
+    maxKeptBytes: number;
   };
   log: {
     level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -302,6 +307,7 @@ export const configSchema = {
       default: {},
       properties: {
         idleTimeoutMs: { type: 'integer', minimum: 100, maximum: 86400000, default: 300000 },
+        maxKeptBytes: { type: 'integer', minimum: 0, default: 1048576 },
       },
     },
     database: {

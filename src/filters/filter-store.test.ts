@@ -8,8 +8,8 @@ function filterStoreContract(name: string, open: (now: () => number) => FilterSt
   describe(`filter store contract: ${name}`, () => {
     let t = 1_000_000;
     const clock = () => t;
-    const filter = (id: string, keyId = 'k1', ttl = 1000): FilterState => ({
-      id, keyId, network: 'mainnet', kind: 'blocks', cursor: { number: 1, hash: '0x01' }, origin: 1, recent: [], expiresAt: t + ttl,
+    const filter = (id: string, keyId = 'k1', ttl = 1000, accountId = `a-${keyId}`): FilterState => ({
+      id, keyId, accountId, network: 'mainnet', kind: 'blocks', cursor: { number: 1, hash: '0x01' }, origin: 1, recent: [], expiresAt: t + ttl,
     });
 
     it('keeps, finds, updates and removes a filter', async () => {
@@ -60,6 +60,17 @@ function filterStoreContract(name: string, open: (now: () => number) => FilterSt
       assert.equal(await s.add(filter('0x5', 'k3'), 0), false, 'a plan of 0 filters allows none');
       t += 20; // 0x2 has expired
       assert.equal(await s.add(filter('0x3', 'k1'), 2), true);
+      await s.close();
+    });
+
+    it("refuses a filter past the limit of its account, whichever of the account's keys asks", async () => {
+      const s = open(clock);
+      assert.equal(await s.add(filter('0x11', 'k1', 1000, 'acct'), 2), true);
+      assert.equal(await s.add(filter('0x12', 'k2', 1000, 'acct'), 2), true);
+      assert.equal(await s.add(filter('0x13', 'k3', 1000, 'acct'), 2), false, 'a third key of the same account');
+      assert.equal(await s.add(filter('0x14', 'k4', 1000, 'other'), 2), true);
+      await s.remove('0x11');
+      assert.equal(await s.add(filter('0x13', 'k3', 1000, 'acct'), 2), true, 'room again once one is gone');
       await s.close();
     });
 

@@ -16,6 +16,8 @@ export interface FilterState {
   /** A 128-bit random QUANTITY: unguessable, so another key's filter cannot be found by trying. */
   id: string;
   keyId: string;
+  /** The key's account: the plan's filters are counted per account too (its keys together). */
+  accountId: string;
   network: string;
   kind: FilterKind;
   /** Logs filters: the `eth_newFilter` object (address, topics, fromBlock, toBlock, blockHash). */
@@ -29,6 +31,10 @@ export interface FilterState {
    * reported, and for a logs filter the blocks it reported logs from and the head at each poll.
    */
   recent: SeenBlock[];
+  /** Logs filters: approximate bytes of the logs kept in `recent` (bounded by filters.maxKeptBytes). */
+  keptBytes?: number;
+  /** Logs filters: the newest block whose kept logs were dropped for the budget (a reorganisation reaching it overflows). */
+  forgotUpTo?: number;
   /** Pending filters: the sequence number of the last transaction reported, and hashes already reported. */
   pendingSeq?: number;
   pendingSeen?: string[];
@@ -38,8 +44,8 @@ export interface FilterState {
 
 /** Where filters live: memory on one instance; a shared store behind several. */
 export interface FilterStore {
-  /** Adds `filter` unless its key already has `maxPerKey` live filters; false if it has. */
-  add(filter: FilterState, maxPerKey: number): Promise<boolean>;
+  /** Adds `filter` unless its key, or its account, already has `max` live filters; false if so. */
+  add(filter: FilterState, max: number): Promise<boolean>;
   /** The live filter with this id, or undefined (unknown or expired). */
   get(id: string): Promise<FilterState | undefined>;
   /** Saves a polled filter (its cursor and expiry moved); a filter removed meanwhile stays removed. */

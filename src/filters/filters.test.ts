@@ -4,6 +4,7 @@ import type { Next } from '../rpc/adapters/adapter.ts';
 import type { RequestContext } from '../rpc/pipeline.ts';
 import { Filters } from './filters.ts';
 import { MemoryFilterStore } from './memory-filter-store.ts';
+import { getLogsBounds } from '../limits/get-logs-bounds.ts';
 
 /** A chain of `head` blocks whose hashes are their numbers; answers after a turn of the event loop, as a node does. */
 function fakeNode(chain: { head: number }): Next {
@@ -16,7 +17,7 @@ function fakeNode(chain: { head: number }): Next {
 }
 
 const head = { number: undefined as number | undefined, advance(n: number) { if (this.number === undefined || n > this.number) this.number = n; } };
-const ctx = { key: { key: { id: 'k1' }, plan: { maxFilters: 10 } }, network: { name: 'mainnet', methods: new Map(), head } } as unknown as RequestContext;
+const ctx = { key: { key: { id: 'k1' }, account: { id: 'a1' }, plan: { maxFilters: 10 } }, network: { name: 'mainnet', methods: new Map(), head } } as unknown as RequestContext;
 
 /**
  * A chain that can reorganise: block n of branch b has hash (b, n) and one log. `failLogs` makes the next eth_getLogs
@@ -78,6 +79,50 @@ describe('filters: a poll commits nothing until its node calls succeeded', () =>
     assert.deepEqual(second.map((l) => [Number(l.blockNumber), l.removed ?? false]), [[6, true], [7, true], [6, false], [7, false], [8, false]]);
     assert.ok(second[0].blockHash !== second[2].blockHash, 'the removed logs are those of the dropped branch');
     assert.deepEqual((await methods.eth_getFilterChanges(ctx, [id], next)).result, [], 'and nothing twice');
+    await store.close();
+  });
+});
+
+describe('filters: bounded polls and kept logs', () => {
+  const boundedCtx = (maxResults: number) => ({
+    ...ctx,
+    network: { ...ctx.network, methods: new Map([['eth_getLogs', { adapter: getLogsBounds({ maxBlockRange: 0, maxResults }) }]]) },
+  }) as unknown as RequestContext;
+
+  it('a poll answers no more logs than eth_getLogs may, and the next polls go on from there', async () => {
+    const store = new MemoryFilterStore();
+    const methods = new Filters(store, 60_000).methods();
+    head.number = undefined;
+    const c = boundedCtx(3);
+    const chain = { head: 5, branchFrom: Infinity, branch: 0, failLogs: false };
+    const next = forkingNode(chain);
+    const id = (await methods.eth_newFilter(c, [{}], next)).result;
+    chain.head = 12;
+    const polls: number[][] = [];
+    for (let i = 0; i < 4; i++) polls.push(((await methods.eth_getFilterChanges(c, [id], next)).result as any[]).map((l) => Number(l.blockNumber)));
+    assert.deepEqual(polls, [[6, 7, 8], [9, 10, 11], [12], []]);
+    await store.close();
+  });
+
+  it('past its kept-bytes budget, a filter forgets the oldest logs, and a reorganisation reaching them overflows it, saying so', async () => {
+    const store = new MemoryFilterStore();
+    const methods = new Filters(store, 60_000, Date.now, 1_200).methods(); // about two logs
+    head.number = undefined;
+    const chain = { head: 5, branchFrom: Infinity, branch: 0, failLogs: false };
+    const next = forkingNode(chain);
+    const id = (await methods.eth_newFilter(ctx, [{}], next)).result as string;
+    chain.head = 9;
+    assert.equal(((await methods.eth_getFilterChanges(ctx, [id], next)).result as any[]).length, 4);
+    const kept = (await store.get(id))!;
+    assert.ok(kept.keptBytes! <= 1_200, `kept ${kept.keptBytes} bytes`);
+    assert.equal(kept.forgotUpTo, 7, 'the logs of blocks 6 and 7 were let go');
+    // A reorganisation of the last block only: its logs are still kept.
+    Object.assign(chain, { branchFrom: 9, branch: 1 });
+    assert.deepEqual(((await methods.eth_getFilterChanges(ctx, [id], next)).result as any[]).map((l) => [Number(l.blockNumber), l.removed ?? false]), [[9, true], [9, false]]);
+    // One reaching block 7, whose logs were let go: the filter cannot report them removed, and says so.
+    Object.assign(chain, { branchFrom: 7, branch: 2 });
+    await assert.rejects(methods.eth_getFilterChanges(ctx, [id], next), (e: any) => e.entry === 'FILTER_OVERFLOW' && /eth_getLogs from block 0x7/.test(e.message));
+    await assert.rejects(methods.eth_getFilterChanges(ctx, [id], next), (e: any) => e.entry === 'FILTER_NOT_FOUND', 'and it is gone');
     await store.close();
   });
 });

@@ -10,8 +10,6 @@ export type LocalMethod = (ctx: RequestContext, params: unknown[], next: Next) =
 
 /** Blocks a reorganisation is looked for in: deeper ones are taken as final (PoS chains reorganise 1-2 blocks). */
 const REORG_WINDOW = 64;
-/** Logs kept per filter to be sent again with `removed: true`; past this, older blocks' logs are forgotten. */
-const MAX_KEPT_LOGS = 10_000;
 /** Transactions sent through the gateway, per network, that pending filters report (at least this many newest kept). */
 const MAX_NOTED_TRANSACTIONS = 10_000;
 /** Block hashes a block filter reports per poll at most; the rest come at the next poll. */
@@ -85,7 +83,16 @@ export class Filters {
   /** Polls of one filter run one after another, so two concurrent polls never report the same change twice. */
   private readonly polling = new Map<string, Promise<unknown>>();
 
-  constructor(private readonly store: FilterStore, private readonly idleMs: number, private readonly now: () => number = Date.now) {}
+  /**
+   * `maxKeptBytes`: bytes of reported logs a filter keeps for reorganisations (filters.maxKeptBytes). Polls answer
+   * through the network's own eth_getLogs bounds (limits.getLogs), so no poll holds more than eth_getLogs may.
+   */
+  constructor(
+    private readonly store: FilterStore,
+    private readonly idleMs: number,
+    private readonly now: () => number = Date.now,
+    private readonly maxKeptBytes = 1024 * 1024,
+  ) {}
 
   /** The methods, for the method table. */
   methods(): Record<string, LocalMethod> {
@@ -115,6 +122,7 @@ export class Filters {
     const filter: FilterState = {
       id: newFilterId(),
       keyId: ctx.key.key.id,
+      accountId: ctx.key.account.id,
       network: ctx.network.name,
       kind,
       criteria,
@@ -184,24 +192,34 @@ export class Filters {
       out = await this.pendingChanges(f, next);
     } else {
       const head = await headBlock(ctx, next);
-      out = head.number === f.cursor.number && head.hash === f.cursor.hash ? [] : await this.chainChanges(f, head, next);
+      out = head.number === f.cursor.number && head.hash === f.cursor.hash ? [] : await this.chainChanges(ctx, f, head, next);
     }
     await this.store.update(f);
     return answer(out);
   }
 
   /** What changed on the chain since the cursor: dropped logs first (removed), then the new blocks' logs or hashes. */
-  private async chainChanges(f: FilterState, head: Head, next: Next): Promise<unknown[]> {
+  private async chainChanges(ctx: RequestContext, f: FilterState, head: Head, next: Next): Promise<unknown[]> {
     const { base, dropped } = await this.forkPoint(f, head, next);
     const out: unknown[] = [];
-    if (f.kind === 'logs') for (const b of dropped) for (const log of b.logs ?? []) out.push({ ...(log as object), removed: true });
+    if (f.kind === 'logs') {
+      // Logs reported from a dropped block that the budget no longer keeps cannot be taken back: the filter says so.
+      if (f.forgotUpTo !== undefined && dropped.some((b) => b.number <= f.forgotUpTo!)) {
+        await this.store.remove(f.id);
+        throw new GatewayError('FILTER_OVERFLOW', { from: hex(base + 1) });
+      }
+      for (const b of dropped) for (const log of b.logs ?? []) out.push({ ...(log as object), removed: true });
+    }
     f.recent = f.recent.filter((b) => !dropped.includes(b));
     if (f.kind === 'logs') {
-      const logs = await this.newLogs(f, base + 1, head.number, next);
+      const { logs, upTo } = await this.newLogs(ctx, f, base + 1, head.number, next);
       out.push(...logs);
       this.remember(f, logs);
-      if (f.recent.at(-1)?.number !== head.number) f.recent.push({ ...head });
-      f.cursor = head;
+      // More than eth_getLogs may answer at once: this poll reports up to `upTo`, the next one goes on from there.
+      const reached = upTo === head.number ? head : await blockAt(next, hex(upTo));
+      if (!reached) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `the node has no block ${upTo}` });
+      if (f.recent.at(-1)?.number !== reached.number) f.recent.push({ ...reached });
+      f.cursor = reached;
     } else {
       const to = Math.min(head.number, base + MAX_BLOCKS_PER_POLL);
       const blocks = await Promise.all(Array.from({ length: Math.max(0, to - base) }, (_, i) => blockAt(next, hex(base + 1 + i))));
@@ -214,6 +232,7 @@ export class Filters {
       f.cursor = to === head.number ? head : last ?? f.cursor;
     }
     const floor = head.number - REORG_WINDOW;
+    for (const b of f.recent) if (b.number <= floor && b.logs) for (const log of b.logs) f.keptBytes! -= logBytes(log);
     f.recent = f.recent.filter((b) => b.number > floor);
     return out;
   }
@@ -247,37 +266,52 @@ export class Filters {
     return { base: Math.max(f.origin, Math.min(f.cursor.number, head.number) - REORG_WINDOW), dropped };
   }
 
-  /** The filter's logs in blocks from..to, within its own fromBlock/toBlock. */
-  private async newLogs(f: FilterState, from: number, to: number, next: Next): Promise<unknown[]> {
+  /**
+   * The filter's logs in blocks from..to, within its own fromBlock/toBlock, through the network's eth_getLogs bounds.
+   * When they hold more than one answer may, the logs of the first range that fits, and `upTo`, its last block.
+   */
+  private async newLogs(ctx: RequestContext, f: FilterState, from: number, to: number, next: Next): Promise<{ logs: unknown[]; upTo: number }> {
     const c = f.criteria ?? {};
-    if (typeof c.blockHash === 'string') return []; // a filter on one block has nothing new to report
+    if (typeof c.blockHash === 'string') return { logs: [], upTo: to }; // a filter on one block has nothing new to report
     const lo = Math.max(from, numericBlock(c.fromBlock) ?? 0);
     const hi = Math.min(to, numericBlock(c.toBlock) ?? Infinity);
-    if (lo > hi) return [];
+    if (lo > hi) return { logs: [], upTo: to };
     const query: Record<string, unknown> = { fromBlock: hex(lo), toBlock: hex(hi) };
     if (c.address !== undefined) query.address = c.address;
     if (c.topics !== undefined) query.topics = c.topics;
-    const logs = await result(next, 'eth_getLogs', [query]);
-    return Array.isArray(logs) ? logs : [];
+    try {
+      return { logs: await getLogs(ctx, next, query), upTo: to };
+    } catch (err) {
+      const fits = err instanceof GatewayError && err.entry === 'LOGS_TOO_MANY' ? Number(err.data.to) : NaN;
+      // One block alone over the bound cannot be split: that error is the poll's answer.
+      if (!(fits >= lo && fits < hi)) throw err;
+      return { logs: await getLogs(ctx, next, { ...query, toBlock: hex(fits) }), upTo: fits };
+    }
   }
 
-  /** Keeps the reported logs by block, so that a reorganisation can take them back. */
+  /**
+   * Keeps the reported logs by block, so that a reorganisation can take them back, within the filter's budget of
+   * bytes: past it, the oldest blocks' logs are let go, and `forgotUpTo` remembers where (a reorganisation reaching
+   * there overflows the filter, saying so).
+   */
   private remember(f: FilterState, logs: unknown[]): void {
+    let kept = f.keptBytes ?? 0;
     for (const log of logs as { blockNumber?: string; blockHash?: string }[]) {
       if (typeof log.blockNumber !== 'string' || typeof log.blockHash !== 'string') continue;
       const n = Number(log.blockNumber);
       let b = f.recent.at(-1);
       if (!b || b.number !== n || b.hash !== log.blockHash) f.recent.push((b = { number: n, hash: log.blockHash, logs: [] }));
-      b.logs!.push(log);
+      (b.logs ??= []).push(log);
+      kept += logBytes(log);
     }
-    let kept = 0;
-    for (let i = f.recent.length - 1; i >= 0; i--) {
-      kept += f.recent[i].logs?.length ?? 0;
-      if (kept > MAX_KEPT_LOGS) {
-        f.recent.splice(0, i + 1);
-        break;
-      }
+    for (const b of f.recent) {
+      if (kept <= this.maxKeptBytes) break;
+      if (!b.logs?.length) continue;
+      for (const log of b.logs) kept -= logBytes(log);
+      b.logs = undefined;
+      f.forgotUpTo = Math.max(f.forgotUpTo ?? -1, b.number);
     }
+    f.keptBytes = kept;
   }
 
   /** Transactions sent through the gateway since the last poll, and those in the node's pending block. */
@@ -297,6 +331,22 @@ export class Filters {
     f.pendingSeen = [...seen].slice(-1000);
     return out;
   }
+}
+
+/** eth_getLogs as the network answers it to callers: with its bounds (limits.getLogs). */
+async function getLogs(ctx: RequestContext, next: Next, query: Record<string, unknown>): Promise<unknown[]> {
+  const entry = ctx.network.methods.get('eth_getLogs');
+  const a = entry?.adapter ? await entry.adapter('eth_getLogs', [query], next) : await next('eth_getLogs', [query]);
+  if (a.error !== undefined) {
+    throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `the node refused eth_getLogs while a filter was polled: ${String(a.error.message).slice(0, 200)}` });
+  }
+  return Array.isArray(a.result) ? a.result : [];
+}
+
+/** About what a log takes in memory, from what varies in it (no stringify on the poll path). */
+function logBytes(log: unknown): number {
+  const l = log as { data?: unknown; topics?: unknown };
+  return 512 + (typeof l.data === 'string' ? l.data.length : 0) + (Array.isArray(l.topics) ? l.topics.length * 80 : 0);
 }
 
 /** 128 random bits as a QUANTITY (no leading zeros). */

@@ -7,8 +7,9 @@ import type { FilterState, FilterStore } from './filter-store.ts';
  */
 export class MemoryFilterStore implements FilterStore {
   private readonly filters = new Map<string, FilterState>();
-  /** Key id → ids of its filters, for the per-key limit. */
+  /** Key id, and account id → ids of their filters, for the limits per key and per account. */
   private readonly byKey = new Map<string, Set<string>>();
+  private readonly byAccount = new Map<string, Set<string>>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly now: () => number = Date.now) {
@@ -16,19 +17,20 @@ export class MemoryFilterStore implements FilterStore {
     this.sweeper.unref();
   }
 
-  async add(filter: FilterState, maxPerKey: number): Promise<boolean> {
-    const ids = this.byKey.get(filter.keyId);
-    if (ids) {
-      for (const id of ids) this.live(id);
-      if (ids.size >= maxPerKey) return false;
-    } else if (maxPerKey < 1) {
-      return false;
-    }
+  async add(filter: FilterState, max: number): Promise<boolean> {
+    if (this.count(this.byKey, filter.keyId) >= max || this.count(this.byAccount, filter.accountId) >= max) return false;
     this.filters.set(filter.id, structuredClone(filter));
-    let set = this.byKey.get(filter.keyId);
-    if (!set) this.byKey.set(filter.keyId, (set = new Set()));
-    set.add(filter.id);
+    index(this.byKey, filter.keyId, filter.id);
+    index(this.byAccount, filter.accountId, filter.id);
     return true;
+  }
+
+  /** Live filters under `owner` in `by` (expired ones are dropped on the way). */
+  private count(by: Map<string, Set<string>>, owner: string): number {
+    const ids = by.get(owner);
+    if (!ids) return 0;
+    for (const id of ids) this.live(id);
+    return by.get(owner)?.size ?? 0;
   }
 
   async get(id: string): Promise<FilterState | undefined> {
@@ -62,12 +64,23 @@ export class MemoryFilterStore implements FilterStore {
 
   private drop(f: FilterState): void {
     this.filters.delete(f.id);
-    const ids = this.byKey.get(f.keyId);
-    ids?.delete(f.id);
-    if (ids?.size === 0) this.byKey.delete(f.keyId);
+    unindex(this.byKey, f.keyId, f.id);
+    unindex(this.byAccount, f.accountId, f.id);
   }
 
   private sweep(): void {
     for (const id of [...this.filters.keys()]) this.live(id);
   }
+}
+
+function index(by: Map<string, Set<string>>, owner: string, id: string): void {
+  let set = by.get(owner);
+  if (!set) by.set(owner, (set = new Set()));
+  set.add(id);
+}
+
+function unindex(by: Map<string, Set<string>>, owner: string, id: string): void {
+  const ids = by.get(owner);
+  ids?.delete(id);
+  if (ids?.size === 0) by.delete(owner);
 }

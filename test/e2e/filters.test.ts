@@ -119,17 +119,21 @@ describe('filters kept by the gateway', { timeout: 120_000 }, () => {
     assert.deepEqual(await ok('eth_getFilterChanges', [id]), [], 'still there for its owner');
   });
 
-  test("the plan's filters per key are enforced; an uninstalled filter frees its place", async () => {
-    const key = await newKey('two');
+  test("the plan's filters per key and per account are enforced; an uninstalled filter frees its place", async () => {
+    const account = await g.gw.accounts.createAccount({ name: 'two', email: `two-${Math.random()}@example.com`, planId: 'two' });
+    const key = (await g.gw.accounts.createKey(account.id, { name: 'first' })).value;
     const a = await ok<string>('eth_newBlockFilter', [], key);
     await ok<string>('eth_newFilter', [{}], key);
     const r = await rpc('eth_newPendingTransactionFilter', [], key);
     assert.equal(r.status, 200);
     assert.deepEqual(r.body.error, {
       code: -32005,
-      message: 'too many filters: this key may keep 2 at once; uninstall one or let one expire',
+      message: 'too many filters: this account may keep 2 at once; uninstall one or let one expire',
       data: { reason: 'filter_limit', limit: 2 },
     });
+    // Another key of the same account shares the account's filters (keys are free to make; filters are not).
+    const sibling = (await g.gw.accounts.createKey(account.id, { name: 'sibling' })).value;
+    assert.equal((await rpc('eth_newBlockFilter', [], sibling)).body.error?.data.reason, 'filter_limit');
     assert.equal(await ok('eth_uninstallFilter', [a], key), true);
     assert.match(await ok<string>('eth_newPendingTransactionFilter', [], key), /^0x/);
   });
