@@ -26,6 +26,15 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
     for (const schema of SHARED_SCHEMAS) api.addSchema(schema);
     useJsonBodies(api, SHARED_SCHEMAS);
     api.decorateRequest('principal', null);
+    // Every change says it is JSON, with a body or without (revoke, suspend): a cross-site form or a plain
+    // fetch cannot send that content type without a CORS preflight, which this API never grants (no
+    // Access-Control-Allow-Origin here), so no page elsewhere can make a change with a visitor's credentials.
+    api.addHook('onRequest', async (req) => {
+      if (req.method === 'GET' || req.method === 'HEAD') return;
+      if (!/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
+        throw new ApiError(415, 'bad_request', 'a change must be sent as JSON (Content-Type: application/json), also without a body');
+      }
+    });
     api.setErrorHandler(handleApiError);
     api.setNotFoundHandler((req, reply) =>
       sendApiError(reply, new ApiError(404, 'not_found', `no route ${req.method} here; the routes are in ${API_PREFIX}/openapi.json`)));

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { AccountsService } from '../accounts/service.ts';
-import { registerApi } from '../api/register.ts';
+import { API_PREFIX, registerApi } from '../api/register.ts';
 import type { KeyResolver } from '../auth/key-resolver.ts';
 import type { Limits } from '../limits/limits.ts';
 import type { OpenedRateLimiter } from '../limits/open-rate-limiter.ts';
@@ -67,9 +67,13 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
 
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
-    reply.header('access-control-allow-origin', '*');
-    // Without this a browser hides these from the dapp's scripts: a client there could not honour Retry-After.
-    reply.header('access-control-expose-headers', EXPOSED_HEADERS);
+    // Browser dapps call the JSON-RPC endpoint directly (DECISIONS 2); the management API is for the dashboard and
+    // scripts, and answers no other origin (no CORS for it: a page elsewhere cannot read or change accounts).
+    if (!req.url.startsWith(API_PREFIX)) {
+      reply.header('access-control-allow-origin', '*');
+      // Without this a browser hides these from the dapp's scripts: a client there could not honour Retry-After.
+      reply.header('access-control-expose-headers', EXPOSED_HEADERS);
+    }
     done();
   });
 

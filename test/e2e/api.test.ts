@@ -44,7 +44,9 @@ describe('management REST API /api/v1 on the wire', () => {
     const headers: Record<string, string> = {};
     if (auth) headers.authorization = auth;
     const payload = opts.raw ?? (body === undefined ? undefined : JSON.stringify(body));
-    if (payload !== undefined) headers['content-type'] = opts.type ?? 'application/json';
+    // Every change is sent as JSON, with a body or without (the API refuses it otherwise, see 'changes need JSON').
+    if (payload !== undefined || method !== 'GET') headers['content-type'] = opts.type ?? 'application/json';
+    if (opts.type === '') delete headers['content-type'];
     const res = await fetch(g.url + path, { method, headers, body: payload });
     const text = await res.text();
     let parsed: any;
@@ -513,6 +515,25 @@ describe('management REST API /api/v1 on the wire', () => {
   });
 
   // Last: it leaves this client's bucket empty.
+  describe('changes need JSON, and no other origin is answered', () => {
+    test('a change without Content-Type: application/json is 415, also without a body; nothing changed', async () => {
+      const k = (await api('POST', '/api/v1/keys', bearer(alice.admin), { name: 'csrf-target' })).body;
+      assertError(await api('POST', `/api/v1/keys/${k.id}/revoke`, bearer(alice.admin), undefined, { type: '' }), 415, 'bad_request');
+      assertError(await api('POST', `/api/v1/keys/${k.id}/revoke`, bearer(alice.admin), undefined, { type: 'text/plain' }), 415, 'bad_request');
+      assertError(await api('PATCH', `/api/v1/keys/${k.id}`, bearer(alice.admin), undefined, { raw: '{"name":"x"}', type: 'application/x-www-form-urlencoded' }), 415, 'bad_request');
+      assert.equal((await api('GET', `/api/v1/keys/${k.id}`, bearer(alice.admin))).body.revokedAt, null, 'not revoked');
+      assert.equal((await api('POST', `/api/v1/keys/${k.id}/revoke`, bearer(alice.admin))).status, 200, 'with the JSON content type, it goes');
+    });
+
+    test('the management API sends no Access-Control-Allow-Origin; the JSON-RPC endpoint does', async () => {
+      const res = await fetch(`${g.url}/api/v1/account`, { headers: { authorization: bearer(alice.admin), origin: 'https://evil.example' } });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('access-control-allow-origin'), null);
+      const rpc = await g.rpc({ jsonrpc: '2.0', id: 1, method: 'eth_chainId' }, { headers: { origin: 'https://dapp.example' } });
+      assert.equal(rpc.headers.get('access-control-allow-origin'), '*');
+    });
+  });
+
   describe('guessing', () => {
     test('failed authentications are limited per IP: 429 with Retry-After; no password is checked then; a valid key still passes', async () => {
       let r: Res | undefined;

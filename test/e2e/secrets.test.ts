@@ -28,7 +28,7 @@ async function exercise(database: string | undefined) {
   const responses: string[] = [];
   const operator = 'Basic ' + Buffer.from(`${gw.secrets.operatorEmail}:${gw.secrets.operatorPassword}`).toString('base64');
   const api = async (method: string, path: string, body?: unknown, auth = operator) => {
-    const res = await fetch(gw.url + path, { method, headers: { authorization: auth, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    const res = await fetch(gw.url + path, { method, headers: { authorization: auth, ...(method !== 'GET' ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
     const text = await res.text();
     return { status: res.status, text, json: text ? JSON.parse(text) : undefined };
   };
