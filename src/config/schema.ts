@@ -53,6 +53,10 @@ export interface Config {
     requestTimeoutMs: number;
     /** Peers whose X-Forwarded-For is believed (IPs or CIDRs). */
     trustedProxies: string[];
+    /** Open connections at once, all clients together; past it new ones are refused. */
+    maxConnections: number;
+    /** Open connections at once from one client address (trusted proxies excepted); 0: no cap. */
+    maxConnectionsPerIp: number;
   };
   /** Holds the SQLite store and the embedded chains' snapshots. */
   dataDir: string;
@@ -161,6 +165,8 @@ export const configSchema = {
         bodyLimit: { type: 'integer', minimum: 1024, default: 1048576 },
         requestTimeoutMs: { type: 'integer', minimum: 100, default: 30000 },
         trustedProxies: { type: 'array', items: str, default: [] },
+        maxConnections: { type: 'integer', minimum: 1, default: 10000 },
+        maxConnectionsPerIp: { type: 'integer', minimum: 0, default: 256 },
       },
     },
     dataDir: { ...str, default: './data' },

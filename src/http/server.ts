@@ -11,6 +11,7 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { Store } from '../store/store.ts';
 import type { Networks } from '../upstream/networks.ts';
 import { clientErrorHandler, frameworkErrors } from './client-errors.ts';
+import { capConnections } from './connection-caps.ts';
 import { registerHealthRoutes } from './health.ts';
 import { redactPath } from './redact.ts';
 import { registerRpcRoutes } from './rpc-route.ts';
@@ -60,6 +61,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
+
+  capConnections(app.server, config.server.maxConnections, config.server.maxConnectionsPerIp, config.server.trustedProxies);
 
   // Bodies are read raw: the gateway frames JSON-RPC itself, and the content type is checked by the route.
   app.removeAllContentTypeParsers();

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import { Agent, request } from 'undici';
 import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -206,5 +207,45 @@ describe('bounded work and answers for every key', { timeout: 180_000 }, () => {
     const rss1 = process.memoryUsage().rss;
     console.log(`filters: the first filter's polls answered ${sizes.join(', ')} logs; 50 filters × 15,000 logs; RSS ${(rss0 / 1048576).toFixed(0)} → ${(rss1 / 1048576).toFixed(0)} MB`);
     assert.deepEqual(sizes, [10_000, 5_000, 0]);
+  });
+});
+
+describe('connections: capped per client address and in total', { timeout: 120_000 }, () => {
+  let g: TestGateway;
+  before(async () => {
+    g = await startTestGateway({ networks: { mainnet: { chainId: 1 } }, server: { maxConnectionsPerIp: 20 } });
+  });
+  after(() => g?.close());
+
+  /** A raw keep-alive connection from `localAddress` that asks /healthz once: 'served' (and stays open) or 'closed'. */
+  const hog = (localAddress: string) => new Promise<{ socket: Socket; outcome: 'served' | 'closed' }>((resolve) => {
+    const url = new URL(g.url);
+    const socket = connect({ port: Number(url.port), host: url.hostname, localAddress }, () => {
+      socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    });
+    socket.once('data', () => resolve({ socket, outcome: 'served' }));
+    socket.once('close', () => resolve({ socket, outcome: 'closed' }));
+    socket.on('error', () => {});
+  });
+
+  test('one address holding connections gets 20; another address is still served; closing frees them', async () => {
+    const hogs = await Promise.all(Array.from({ length: 40 }, () => hog('127.0.0.1')));
+    const served = hogs.filter((h) => h.outcome === 'served').length;
+    console.log(`connections: one address opened 40, ${served} were served and held, ${40 - served} closed unread`);
+    assert.equal(served, 20);
+    // Another client, from another loopback address, is unaffected.
+    const other = new Agent({ localAddress: '127.0.0.2' });
+    const r = await request(`${g.url}/v1/mainnet/${g.key}`, { method: 'POST', dispatcher: other, headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' });
+    assert.equal(r.statusCode, 200);
+    assert.equal(((await r.body.json()) as { result: string }).result, '0x1');
+    await other.close();
+    // Once the first address lets go, it is served again.
+    for (const h of hogs) h.socket.destroy();
+    const end = Date.now() + 5000;
+    let again = await hog('127.0.0.1');
+    // The server counts a connection gone when it sees it close, a moment after this side did.
+    while (again.outcome === 'closed' && Date.now() < end) again = await hog('127.0.0.1');
+    assert.equal(again.outcome, 'served');
+    again.socket.destroy();
   });
 });
