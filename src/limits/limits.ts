@@ -5,8 +5,8 @@ import { secondsToNextMonth, type QuotaTracker } from './quota.ts';
 import type { RateDecision, RateLimiter } from './rate-limiter.ts';
 
 /**
- * The `limit` stage (DECISIONS 7): a request's compute units against the key's per-second bucket and the
- * account's monthly quota, both from the plan. Called once per HTTP request with the sum of its admitted
+ * The `limit` stage (DECISIONS 7): a request's compute units against the account's per-second bucket (its keys
+ * together) and its monthly quota, both from the plan. Called once per HTTP request with the sum of its admitted
  * items, so a batch is admitted or refused as a whole. Nothing is spent for a refused request.
  */
 export class Limits {
@@ -29,7 +29,9 @@ export class Limits {
         });
       }
     }
-    const d = await this.rate.consume(`k:${k.key.id}`, cost, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds);
+    // One bucket per account, not per key: keys are free to make, so five keys must not be five times the plan's
+    // rate. Each key is held to it too (a key's spending is part of its account's).
+    const d = await this.rate.consume(`a:${k.account.id}`, cost, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds);
     // A request whose items were all refused costs nothing and is never refused for its cost (0).
     if (!d.allowed && cost > 0) {
       throw Object.assign(new GatewayError('LIMIT_EXCEEDED', {

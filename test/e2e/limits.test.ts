@@ -73,6 +73,15 @@ describe('plan limits on the wire (memory backend)', () => {
     assert.equal((await g.rpc(trace(3), { key })).status, 200, 'waiting Retry-After admits the same call');
   });
 
+  test("an account's keys share its per-second bucket: a second key is not a second bucket", async () => {
+    const acct = await g.gw.accounts.createAccount({ name: 'two keys', email: `two-keys-${Math.random()}@example.com`, planId: 'tiny' });
+    const [a, b] = [(await g.gw.accounts.createKey(acct.id, { name: 'a' })).value, (await g.gw.accounts.createKey(acct.id, { name: 'b' })).value];
+    assert.equal((await g.rpc([chainId(1), chainId(2)], { key: a })).status, 200, "key a spends the account's 10 units");
+    const r = await g.rpc(chainId(3), { key: b });
+    assert.equal(r.status, 429, 'key b finds the bucket spent');
+    assert.equal(r.body.error.data.window, 'second');
+  });
+
   test('refused requests cost nothing: 401, 403, parse errors, invalid params, unknown methods', async () => {
     const key = await keyOn(g, 'small');
     const first = await g.rpc(chainId(), { key });
