@@ -112,6 +112,8 @@ export interface Config {
     costs: Record<string, number>;
     /** Cost of a method that is in neither table (an operator's extra method). */
     defaultCost: number;
+    /** Cost of an item refused before it ran (invalid, unknown method, invalid params, forbidden), and of a body that is not JSON-RPC. */
+    invalidCost: number;
     /** How often monthly usage is written to the store, ms (batched, never per request). */
     usageFlushMs: number;
     /** Failed authentications allowed per client IP: a rate per second and a burst (keys cannot be guessed at speed). */
@@ -274,6 +276,7 @@ export const configSchema = {
         burstSeconds: { type: 'number', exclusiveMinimum: 0, maximum: 60, default: 10 },
         costs: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 }, default: {} },
         defaultCost: { type: 'integer', minimum: 0, default: 10 },
+        invalidCost: { type: 'integer', minimum: 0, default: 1 },
         usageFlushMs: { type: 'integer', minimum: 100, default: 5000 },
         unknownKeys: {
           type: 'object',

@@ -44,6 +44,7 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
   const { config, networks, keys, limits } = deps;
   const maxBatch = config.rpc.maxBatchSize;
   const concurrency = config.rpc.batchConcurrency;
+  const invalidCost = config.limits.invalidCost;
   const guard = new UnknownKeyGuard(config.limits.unknownKeys.perSecond, config.limits.unknownKeys.burst);
 
   /**
@@ -96,6 +97,8 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
     try {
       framed = frameBody(req.body as Buffer | undefined, maxBatch);
     } catch (err) {
+      // A body that is not JSON-RPC at all is metered like an invalid item.
+      if (limits) await limits.admit(key, invalidCost).then((d) => rateHeaders(reply, d), () => {});
       return sendError(reply, err as GatewayError);
     }
     const { items, batch } = framed;
@@ -109,20 +112,22 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
       return sendError(reply, new GatewayError('INVALID_REQUEST', { detail }));
     }
 
-    // Item stages before the limit: method, authorize, validate. Refused items cost nothing.
+    // Item stages before the limit: method, authorize, validate. A refused item costs `invalidCost` (1 unit),
+    // not its method's: answering it is work too, and a flood of invalid items is limited like any other.
     const ctx: RequestContext = { network, key, requestId: req.id };
     const answers = new Array<Answer | undefined>(items.length);
     const prepared: Array<PreparedCall | undefined> = new Array(items.length);
     let cost = 0;
     for (let i = 0; i < items.length; i++) {
       const item = items[i];
-      if ('error' in item) { answers[i] = failed(item.error); continue; }
+      if ('error' in item) { answers[i] = failed(item.error); cost += invalidCost; continue; }
       try {
         const p = prepareItem(ctx, item);
         prepared[i] = p;
         cost += p.entry.cost;
       } catch (err) {
         answers[i] = failed(asGatewayError(err, req));
+        cost += invalidCost;
       }
     }
 

@@ -82,7 +82,7 @@ describe('plan limits on the wire (memory backend)', () => {
     assert.equal(r.body.error.data.window, 'second');
   });
 
-  test('refused requests cost nothing: 401, 403, parse errors, invalid params, unknown methods', async () => {
+  test('refused items cost one unit, not their method\'s: parse errors, invalid params, unknown methods, debug off-plan', async () => {
     const key = await keyOn(g, 'small');
     const first = await g.rpc(chainId(), { key });
     const before = Number(first.headers.get('ratelimit-remaining'));
@@ -91,8 +91,19 @@ describe('plan limits on the wire (memory backend)', () => {
     await g.rpc({ jsonrpc: '2.0', id: 1, method: 'evm_mine', params: [] }, { key });
     await g.rpc({ jsonrpc: '2.0', id: 1, method: 'debug_traceCall', params: [{}, 'latest'] }, { key }); // 403: no debug on Small
     const after = await g.rpc({ jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: ['0x12'] }, { key });
-    // Only time refilled the bucket in between: never less than before.
-    assert.ok(Number(after.headers.get('ratelimit-remaining')) >= before, `${after.headers.get('ratelimit-remaining')} >= ${before}`);
+    // Five refusals spent five units (a debug call would have been 1,000), less what time refilled meanwhile.
+    const remaining = Number(after.headers.get('ratelimit-remaining'));
+    assert.ok(remaining >= before - 5 && remaining < 100, `${remaining} between ${before - 5} and the full bucket`);
+  });
+
+  test('a flood of invalid items is limited like any other work', async () => {
+    const key = await keyOn(g, 'tiny'); // 10 units, refilling 10 per second
+    const invalid = Array.from({ length: 10 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'nope', params: [] }));
+    const flood = await g.rpc(invalid, { key });
+    assert.equal(flood.status, 200);
+    assert.ok(flood.body.every((x: any) => x.error.code === -32601));
+    assert.equal(flood.headers.get('ratelimit-remaining'), '0', 'ten invalid items spent the ten units');
+    assert.equal((await g.rpc(invalid, { key })).status, 429, 'the next flood is refused');
   });
 
   test('a batch is costed as the sum of its items: over the remaining budget it is refused whole with 429', async () => {
