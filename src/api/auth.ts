@@ -5,7 +5,7 @@ import type { KeyResolver, ResolvedKey } from '../auth/key-resolver.ts';
 import type { UnknownKeyGuard } from '../auth/unknown-key-guard.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { ApiError } from './errors.ts';
-import type { PasswordLogins } from './password-login.ts';
+import { PasswordCheckRefused, type PasswordLogins } from './password-login.ts';
 
 /** Who is calling: the account, and the key when it came with one (Bearer) rather than a password (Basic). */
 export interface Principal {
@@ -22,6 +22,8 @@ declare module 'fastify' {
 
 const BEARER = 'Bearer realm="nodegate"';
 const BASIC = 'Basic realm="nodegate operator", charset="UTF-8"';
+/** The one answer to every failed password login. */
+const LOGIN_FAILED = 'wrong email or password';
 
 /**
  * The two ways into the management API, as onRequest hooks (so nothing is parsed for an unauthenticated caller):
@@ -49,13 +51,25 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
     return { account: k.account, key: k };
   }
 
-  async function byPassword(header: string): Promise<Principal> {
+  /**
+   * Every failed login gets the one same 401, whatever failed (no such email, a wrong password, a suspended
+   * account, no operator role): an answer that told them apart would tell a guesser which emails exist and what
+   * they are. A login not even checked (too many checks waiting, or the email backing off after failures) is 429.
+   */
+  async function byPassword(header: string, role?: 'operator'): Promise<Principal> {
     const decoded = Buffer.from(header, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    if (colon <= 0) throw unauthorized('malformed Basic credentials (base64 of email:password)', BASIC);
-    const account = await logins.login(decoded.slice(0, colon), decoded.slice(colon + 1));
-    if (!account) throw unauthorized('wrong email or password', BASIC);
-    if (account.status !== 'active') throw unauthorized('the account is suspended', BASIC);
+    if (colon <= 0) throw unauthorized(LOGIN_FAILED, BASIC);
+    let account: Account | undefined;
+    try {
+      account = await logins.login(decoded.slice(0, colon), decoded.slice(colon + 1));
+    } catch (err) {
+      if (err instanceof PasswordCheckRefused) {
+        throw new ApiError(429, 'too_many_requests', err.message, undefined, { 'retry-after': String(err.retryAfterSeconds) });
+      }
+      throw err;
+    }
+    if (!account || account.status !== 'active' || (role && account.role !== role)) throw unauthorized(LOGIN_FAILED, BASIC);
     return { account };
   }
 
@@ -91,7 +105,7 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
       const [scheme, value] = credentials(req);
       const both = `${BASIC}, ${BEARER}`;
       let p: Principal;
-      if (scheme === 'basic' && value) p = await byPassword(value);
+      if (scheme === 'basic' && value) p = await byPassword(value, 'operator');
       else if (scheme === 'bearer' && value) p = await byKey(req, value, both);
       else throw unauthorized('operator credentials are required: Basic email:password, or Bearer <admin key of an operator>', both);
       if (p.account.role !== 'operator') throw forbidden('the operator role is required');

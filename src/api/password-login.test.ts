@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Account } from '../accounts/model.ts';
-import { PasswordLogins } from './password-login.ts';
+import { PasswordCheckRefused, PasswordLogins } from './password-login.ts';
 
 function fixture(opts: { ttlMs?: number; concurrency?: number; delayMs?: number } = {}) {
   const accounts = new Map<string, Account>();
@@ -67,5 +67,31 @@ describe('PasswordLogins', () => {
     assert.deepEqual(results, Array(7).fill(undefined));
     assert.equal(f.calls.length, 7);
     assert.equal(f.peak(), 2);
+  });
+});
+
+describe('PasswordLogins under attack', () => {
+  test('at most maxWaiting checks wait for a slot; the rest are refused at once, unchecked', async () => {
+    const f = fixture({ concurrency: 2, delayMs: 30 });
+    const logins = new PasswordLogins({ getAccountByEmail: async (e) => f.accounts.get(e) }, { concurrency: 2, maxWaiting: 8, freeFailures: 1000, verify: async () => { await new Promise((r) => setTimeout(r, 30)); return false; } });
+    const outcomes = await Promise.all(Array.from({ length: 150 }, (_, i) => logins.login(`guess${i}@x`, 'nope').then(() => 'checked', (e) => (e instanceof PasswordCheckRefused ? e.reason : 'error'))));
+    assert.equal(outcomes.filter((o) => o === 'checked').length, 10, '2 running and 8 waiting');
+    assert.equal(outcomes.filter((o) => o === 'busy').length, 140);
+  });
+
+  test('an email that failed 3 times in a row backs off, doubling; the right password after the wait clears it', async () => {
+    let now = 1_000_000;
+    const f = fixture();
+    const logins = new PasswordLogins({ getAccountByEmail: async (e) => f.accounts.get(e) }, { verify: async (p, stored) => stored === `H${p.at(-1)}` && p.startsWith('pw'), now: () => now });
+    for (let i = 0; i < 3; i++) assert.equal(await logins.login('op@x', 'wrong'), undefined);
+    await assert.rejects(logins.login('op@x', 'pw1'), (e: any) => e instanceof PasswordCheckRefused && e.reason === 'backoff' && e.retryAfterSeconds === 1, 'even the right password waits');
+    await assert.rejects(logins.login('OP@x', 'pw1'), PasswordCheckRefused, 'whatever the case of the email');
+    now += 1000;
+    assert.equal(await logins.login('op@x', 'wrong'), undefined);
+    await assert.rejects(logins.login('op@x', 'pw1'), (e: any) => e.retryAfterSeconds === 2, 'twice as long after the next failure');
+    now += 2000;
+    assert.equal((await logins.login('op@x', 'pw1'))?.id, 'a1');
+    assert.equal(await logins.login('op@x', 'wrong'), undefined, 'a success starts the count again: one failure is free');
+    assert.equal(await logins.login('nobody@x', 'wrong'), undefined, 'unknown emails back off the same way (no enumeration)');
   });
 });

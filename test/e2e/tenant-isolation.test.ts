@@ -249,3 +249,31 @@ describe('connections: capped per client address and in total', { timeout: 120_0
     again.socket.destroy();
   });
 });
+
+describe('password guessing', { timeout: 120_000 }, () => {
+  let g: TestGateway;
+  before(async () => {
+    g = await startTestGateway({ networks: { mainnet: { chainId: 1 } } });
+  });
+  after(() => g?.close());
+
+  const basic = (email: string, password: string) => `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}`;
+
+  test('150 concurrent wrong passwords: few are checked, the rest refused at once; the operator logs in meanwhile', async () => {
+    const guesser = new Agent({ localAddress: '127.0.0.1', connections: 150 });
+    const operator = new Agent({ localAddress: '127.0.0.2' });
+    const login = (auth: string, dispatcher: Agent) => request(`${g.url}/api/v1/operator/plans`, { headers: { authorization: auth }, dispatcher })
+      .then(async (r) => { await r.body.text(); return r.statusCode; });
+    const t0 = performance.now();
+    const guesses = Promise.all(Array.from({ length: 150 }, (_, i) => login(basic(`guess${i}@example.com`, 'wrong-password'), guesser)));
+    const own = await login(basic(g.gw.secrets.operatorEmail!, g.gw.secrets.operatorPassword!), operator);
+    const ownMs = performance.now() - t0;
+    const statuses = await guesses;
+    const count = (s: number) => statuses.filter((x) => x === s).length;
+    console.log(`passwords: 150 concurrent guesses → ${count(401)} checked (401), ${count(429)} refused unchecked (429); the operator's login took ${ownMs.toFixed(0)} ms`);
+    assert.equal(own, 200);
+    assert.equal(count(401) + count(429), 150);
+    assert.ok(count(401) <= 30, 'at most the per-IP burst and the waiting room are checked');
+    await Promise.all([guesser.close(), operator.close()]);
+  });
+});
