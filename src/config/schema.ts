@@ -277,7 +277,7 @@ export const configSchema = {
         costs: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 }, default: {} },
         defaultCost: { type: 'integer', minimum: 0, default: 10 },
         invalidCost: { type: 'integer', minimum: 0, default: 1 },
-        usageFlushMs: { type: 'integer', minimum: 100, default: 5000 },
+        usageFlushMs: { type: 'integer', minimum: 100, default: 2000 },
         unknownKeys: {
           type: 'object',
           additionalProperties: false,

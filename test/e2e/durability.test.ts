@@ -179,7 +179,7 @@ describe('durability of the embedded chains', { concurrency: false }, () => {
     assert.equal(anvilsOf(ng2.dataDir, oldAnvils).length, 0, 'no anvil outlives Nodegate');
   });
 
-  test('hard crash (Nodegate and its anvils SIGKILLed together): the snapshots keep every transaction older than 2 s', async (t) => {
+  test('hard crash (Nodegate and its anvils SIGKILLed together): every accepted transaction is there after the restart', async (t) => {
     const ng = await startNodegate();
     dirs.push(ng.dataDir);
     const senders = [2, 3, 4, 5, 6, 7, 8, 9].map((i) => new Sender(wallet(i)));
@@ -199,12 +199,13 @@ describe('durability of the embedded chains', { concurrency: false }, () => {
     const ng2 = await startNodegate({ dataDir: ng.dataDir, key: ng.key });
     const oldR = await receipts(ng2, old);
     assert.equal(oldR.filter(Boolean).length, old.length, 'every transaction older than 2 s has its receipt');
+    // The last ones are in no snapshot yet: the journal gives them back, under the hashes their senders were given.
     const recentR = await receipts(ng2, recent);
-    note(t, `${recentR.filter(Boolean).length} of the ${recent.length} transactions sent just before the crash survived; restart took ${ng2.startMs} ms`);
-    // The chain is consistent: the senders' nonces match the surviving transactions.
+    note(t, `${recentR.filter(Boolean).length} of the ${recent.length} transactions sent just before the crash are there; restart took ${ng2.startMs} ms`);
+    assert.equal(recentR.filter(Boolean).length, recent.length, 'every accepted transaction survived the crash');
     for (const s of senders) {
       const count = Number(await ng2.call('eth_getTransactionCount', [s.address, 'latest']));
-      assert.ok(count >= 15 && count <= 20, `nonce of ${s.address} is ${count}`);
+      assert.equal(count, 20, `nonce of ${s.address}`);
     }
     assert.equal((await ng2.stop('SIGTERM')).code, 0);
   });

@@ -10,6 +10,7 @@ import { anvilBinaryPath } from './anvil-binary.ts';
 import { AutomineWatchdog } from './automine-watchdog.ts';
 import { freePort } from './free-port.ts';
 import { SnapshotFiles } from './snapshots.ts';
+import { TxJournal } from './tx-journal.ts';
 import { findStaleAnvil, isAlive, removePidFile, writePidFile } from './stale-process.ts';
 import { ChainSnapshotter, finalSnapshot } from './chain-snapshotter.ts';
 
@@ -24,6 +25,7 @@ const WRITES = new Set(['eth_sendRawTransaction', 'eth_sendTransaction']);
 export class AnvilSupervisor implements Upstream {
   readonly label: string;
   private readonly snapshots: SnapshotFiles;
+  private readonly journal: TxJournal;
   private readonly pidFile: string;
   private child: ChildProcess | undefined;
   private client: HttpUpstream | undefined;
@@ -54,6 +56,7 @@ export class AnvilSupervisor implements Upstream {
     const dir = join(dataDir, 'chains', network);
     mkdirSync(dir, { recursive: true });
     this.snapshots = new SnapshotFiles(dir);
+    this.journal = new TxJournal(dir);
     this.pidFile = join(dir, 'anvil.pid');
     this.label = `embedded local chain (anvil, chain id ${chainId})`;
   }
@@ -72,12 +75,39 @@ export class AnvilSupervisor implements Upstream {
 
   async call(method: string, params: unknown[], timeoutMs: number): Promise<UpstreamAnswer> {
     if (!this.client) await this.waitReady(timeoutMs);
-    const answer = await this.client!.call(method, params, timeoutMs);
+    const client = this.client!;
+    const answer = await client.call(method, params, timeoutMs);
     if (WRITES.has(method) && answer.error === undefined) {
       this.watchdog?.poke();
       this.snapshotter?.markDirty();
+      await this.journalWrite(client, method, params, answer.result);
     }
     return answer;
+  }
+
+  /**
+   * Journals an accepted transaction before the caller hears of it: the signed raw transaction (one anvil signed
+   * for eth_sendTransaction is asked back from it), so that a restart can send it again under the same hash.
+   */
+  private async journalWrite(client: HttpUpstream, method: string, params: unknown[], hash: unknown): Promise<void> {
+    let raw = params[0];
+    if (method === 'eth_sendTransaction') {
+      raw = await client.call('eth_getRawTransactionByHash', [hash], 5000).then((a) => a.result, () => undefined);
+    }
+    if (typeof raw === 'string') this.journal.append(raw);
+    else this.log.warn({ network: this.network, tx: String(hash) }, 'an accepted transaction could not be journaled');
+  }
+
+  /** Sends the journaled transactions again after a start from a snapshot (those it holds are refused as known). */
+  private async replayJournal(client: HttpUpstream): Promise<void> {
+    const entries = this.journal.entries();
+    if (entries.length === 0) return;
+    let replayed = 0;
+    for (const raw of entries) {
+      const a = await client.call('eth_sendRawTransaction', [raw], 10_000).catch(() => undefined);
+      if (a && a.error === undefined) replayed++;
+    }
+    if (replayed > 0) this.log.warn({ network: this.network, replayed, journaled: entries.length }, 'transactions accepted after the last snapshot sent again from the journal');
   }
 
   private async waitReady(timeoutMs: number): Promise<void> {
@@ -157,6 +187,7 @@ export class AnvilSupervisor implements Upstream {
       const up = await Promise.race([waitAnswers(client, 20_000), exited.then(() => false)]);
       if (up === true) {
         this.snapshots.removeLoadFile();
+        await this.replayJournal(client);
         this.adopt(child, client, port, exited);
         this.log.info({ network: this.network, pid: child.pid, snapshot: load?.from ?? 'none (new chain)' }, 'embedded chain up');
         return;
@@ -188,7 +219,7 @@ export class AnvilSupervisor implements Upstream {
     this.watchdog = this.cfg.mining === 'auto'
       ? new AutomineWatchdog(internal, this.cfg.automineWatchdogMs, (err) => this.log.warn({ network: this.network, err: String(err) }, 'automine watchdog check failed'))
       : undefined;
-    this.snapshotter = new ChainSnapshotter(internal, this.snapshots, this.cfg.snapshotIntervalMs, this.log.child({ network: this.network }), this.cfg.historyBudgetMs);
+    this.snapshotter = new ChainSnapshotter(internal, this.snapshots, this.cfg.snapshotIntervalMs, this.log.child({ network: this.network }), this.cfg.historyBudgetMs, this.journal);
     this.snapshotter.start();
     void exited.then((code) => this.onExit(child, code));
   }
@@ -231,6 +262,7 @@ export class AnvilSupervisor implements Upstream {
     }
     await this.client?.close();
     await this.internal?.close();
+    this.journal.close();
     removePidFile(this.pidFile);
   }
 

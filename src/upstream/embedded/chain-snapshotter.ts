@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { HttpUpstream } from '../http-upstream.ts';
 import type { SnapshotFiles } from './snapshots.ts';
+import type { TxJournal } from './tx-journal.ts';
 
 /**
  * Historical states (what answers eth_getBalance and eth_call at an old block) are saved only by a final
@@ -86,6 +87,8 @@ export class ChainSnapshotter {
   private running: Promise<void> | undefined;
   /** anvil answers nothing while it dumps: keep dumping to at most a quarter of its time on long chains. */
   private notBefore = 0;
+  /** The journal sealed before the last snapshot that was written: dropped once the next one is. */
+  private sealedBefore = 0;
 
   constructor(
     private readonly node: HttpUpstream,
@@ -93,6 +96,8 @@ export class ChainSnapshotter {
     private readonly intervalMs: number,
     private readonly log: Logger,
     private readonly historyBudgetMs: number,
+    /** Accepted transactions since the snapshots (tx-journal.ts): cut as snapshots are written. */
+    private readonly journal?: TxJournal,
   ) {}
 
   start(): void {
@@ -111,7 +116,11 @@ export class ChainSnapshotter {
       const head = (await this.node.call('eth_blockNumber', [], 5000)).result as string;
       if (!this.dirty && head === this.lastHead) return;
       this.dirty = false;
+      const sealed = this.journal?.seal() ?? 0;
       const r = await snapshotOnce(this.node, this.files, false, 30_000);
+      // What was journaled before the previous dump began is in this one, mined or not then.
+      if (this.sealedBefore) this.journal?.dropThrough(this.sealedBefore);
+      this.sealedBefore = sealed;
       this.notBefore = Date.now() + 3 * r.ms;
       this.lastHead = r.head;
       this.log.debug(r, 'chain snapshot written');
