@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { parseAllowlist } from '../auth/ip-allowlist.ts';
-import type { AccountPatch, ApiKeyPatch, PlanPatch, Store } from '../store/store.ts';
+import { StoreConflictError, type AccountPatch, type ApiKeyPatch, type PlanPatch, type Store } from '../store/store.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 import { newKeyMaterial } from './key-value.ts';
 import { KEY_TYPES, PERMISSIONS, permissionsFor, type Account, type ApiKey, type KeyType, type Permission, type Plan, type Role } from './model.ts';
@@ -29,6 +29,8 @@ export type PlanInput = Omit<Plan, 'createdAt' | 'updatedAt'>;
 
 /** What names are valid in a key's network and method allowlists. */
 export interface Catalogue {
+  /** Keys an account may have that are not revoked (accounts.maxKeysPerAccount). */
+  maxKeysPerAccount?: number;
   /** Network names and aliases → the network's name (allowlists keep names: `devnet` is stored as `testnet`). */
   networks: ReadonlyMap<string, string>;
   methods: ReadonlySet<string>;
@@ -130,6 +132,24 @@ export class AccountsService {
     return this.store.listKeys(accountId);
   }
 
+  /**
+   * A page of the account's keys, oldest first, and the cursor of the next page (null after the last): an account
+   * with thousands of revoked keys and long allowlists is never answered in one body.
+   */
+  async listKeysPage(accountId: string, limit: number, cursor?: string): Promise<{ keys: ApiKey[]; nextCursor: string | null }> {
+    let after: { createdAt: string; id: string } | undefined;
+    if (cursor) {
+      const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+      if (!createdAt || !id || Number.isNaN(Date.parse(createdAt))) throw new ValidationError('cursor', 'not a cursor this API gave');
+      after = { createdAt, id };
+    }
+    const keys = await this.store.listKeys(accountId, { limit: limit + 1, after });
+    const more = keys.length > limit;
+    if (more) keys.length = limit;
+    const last = keys.at(-1);
+    return { keys, nextCursor: more && last ? Buffer.from(`${last.createdAt}|${last.id}`).toString('base64url') : null };
+  }
+
   /** The key, if it exists and (with `ownerId`) belongs to that account. */
   async getKey(id: string, ownerId?: string): Promise<ApiKey> {
     const key = await this.store.getKey(id);
@@ -152,6 +172,11 @@ export class AccountsService {
       throw new ValidationError('permissions', `only Restricted keys choose permissions; a ${type} key has ${permissionsFor(type, undefined).join(', ')}`);
     }
     const lists = this.checkRestrictions(input);
+    // Keys are free to make: without a cap, one account could make thousands (each a lookup entry, a row, a list).
+    const max = this.catalogue.maxKeysPerAccount;
+    if (max !== undefined && (await this.store.countActiveKeys(accountId)) >= max) {
+      throw new StoreConflictError(`the account already has ${max} keys that are not revoked (the most it may have); revoke one first`);
+    }
     const { value, key } = newKeyMaterial(name);
     const created = await this.store.insertKey({
       ...key,

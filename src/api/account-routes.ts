@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { AccountsService, NewKeyInput } from '../accounts/service.ts';
 import type { ApiKeyPatch } from '../store/store.ts';
-import { errorResponses, idParams, keyPatchBody, listOf, newKeyBody, ref } from './schemas.ts';
+import { errorResponses, idParams, keyPatchBody, newKeyBody, pageOf, pageQuery, ref } from './schemas.ts';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }];
 const tags = ['account'];
@@ -24,9 +24,12 @@ export async function accountRoutes(api: FastifyInstance, opts: { accounts: Acco
     return { ...account, plan: await accounts.getPlan(account.planId) };
   });
 
-  api.get('/keys', {
-    schema: { summary: "The account's keys (values are never shown again, only `prefix`)", tags, security, response: { 200: listOf('keys', 'Key', 'The keys, revoked ones included'), ...errorResponses(401, 403) } },
-  }, async (req) => ({ keys: await accounts.listKeys(me(req)) }));
+  api.get<{ Querystring: { limit?: string; cursor?: string } }>('/keys', {
+    schema: {
+      summary: "The account's keys, oldest first, a page at a time (values are never shown again, only `prefix`)", tags, security, querystring: pageQuery,
+      response: { 200: pageOf('keys', 'Key', 'A page of the keys, revoked ones included'), ...errorResponses(400, 401, 403) },
+    },
+  }, async (req) => accounts.listKeysPage(me(req), Number(req.query.limit ?? 100), req.query.cursor));
 
   api.post<{ Body: NewKeyInput }>('/keys', {
     schema: {

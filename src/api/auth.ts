@@ -4,6 +4,7 @@ import { ipAllowed } from '../auth/ip-allowlist.ts';
 import type { KeyResolver, ResolvedKey } from '../auth/key-resolver.ts';
 import type { UnknownKeyGuard } from '../auth/unknown-key-guard.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
+import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
 import { ApiError } from './errors.ts';
 import { PasswordCheckRefused, type PasswordLogins } from './password-login.ts';
 
@@ -34,7 +35,8 @@ const LOGIN_FAILED = 'wrong email or password';
  * no guessing keys or passwords at speed; it also keeps one client from holding the few scrypt slots), while a
  * valid admin key from it still passes.
  */
-export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard) {
+export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard, rate: { perSecond: number; burst: number }) {
+  const perAccount = new MemoryRateLimiter();
   async function byKey(req: FastifyRequest, value: string, challenge: string): Promise<Principal> {
     let k: ResolvedKey;
     try {
@@ -91,6 +93,11 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
         if (retryAfter !== undefined) throw tooMany(retryAfter);
       }
       throw err;
+    }
+    // Each account's own calls are limited too: the API writes to the store and lists, the hot path does neither.
+    const d = perAccount.consumeSync(req.principal!.account.id, 1, rate.perSecond, rate.burst);
+    if (!d.allowed) {
+      throw new ApiError(429, 'too_many_requests', `more than ${rate.perSecond} management calls per second from this account`, undefined, { 'retry-after': String(d.retryAfterSeconds) });
     }
   };
 

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 
 import type { AccountsService, NewAccountInput, NewKeyInput, PlanInput } from '../accounts/service.ts';
 import type { AccountPatch, PlanPatch } from '../store/store.ts';
 import { ApiError } from './errors.ts';
-import { accountPatchBody, errorResponses, idParams, listOf, newAccountBody, newKeyBody, newPlanBody, planPatchBody, ref } from './schemas.ts';
+import { accountPatchBody, errorResponses, idParams, listOf, newAccountBody, newKeyBody, newPlanBody, pageOf, pageQuery, planPatchBody, ref } from './schemas.ts';
 
 const security: Record<string, string[]>[] = [{ operatorPassword: [] }, { apiKey: [] }];
 type Id = { Params: { id: string } };
@@ -63,10 +63,10 @@ export async function operatorRoutes(api: FastifyInstance, opts: { accounts: Acc
     async (req) => accounts.reactivateAccount(req.params.id));
 
   // Keys of any account ------------------------------------------------------------------------------------
-  api.get<Id>('/accounts/:id/keys', s('keys', "An account's keys", { params: idParams, response: { 200: listOf('keys', 'Key', 'The keys') } }, 404),
+  api.get<Id & { Querystring: { limit?: string; cursor?: string } }>('/accounts/:id/keys', s('keys', "An account's keys, oldest first, a page at a time", { params: idParams, querystring: pageQuery, response: { 200: pageOf('keys', 'Key', 'A page of the keys') } }, 400, 404),
     async (req) => {
       await accounts.getAccount(req.params.id);
-      return { keys: await accounts.listKeys(req.params.id) };
+      return accounts.listKeysPage(req.params.id, Number(req.query.limit ?? 100), req.query.cursor);
     });
 
   api.post<Id & { Body: NewKeyInput }>('/accounts/:id/keys', s('keys', 'Create a key for an account; its value is in this response and never again', { params: idParams, body: newKeyBody, response: { 201: ref('CreatedKey', 'The key with its value') } }, 400, 404),

@@ -40,7 +40,7 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
       sendApiError(reply, new ApiError(404, 'not_found', `no route ${req.method} here; the routes are in ${API_PREFIX}/openapi.json`)));
 
     const { perSecond, burst } = deps.config.limits.unknownKeys;
-    const auth = apiAuthentication(deps.keys, new PasswordLogins(deps.store), new UnknownKeyGuard(perSecond, burst));
+    const auth = apiAuthentication(deps.keys, new PasswordLogins(deps.store), new UnknownKeyGuard(perSecond, burst), deps.config.limits.managementApi);
     openApiRoute(api);
     await api.register(accountRoutes, { accounts: deps.accounts, authenticate: auth.account });
     await api.register(operatorRoutes, { prefix: '/operator', accounts: deps.accounts, authenticate: auth.operator });

@@ -189,6 +189,24 @@ export function errorResponses(...statuses: number[]) {
 }
 
 export const ref = (id: string, description: string) => ({ description, $ref: `${id}#` });
+/** `?limit=&cursor=` of a paged list (query strings are strings: `limit` is checked as digits, then read). */
+export const pageQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'string', pattern: '^(?:[1-9][0-9]{0,2}|1000)$', description: 'items per page, 1-1000 (default 100)' },
+    cursor: { type: 'string', maxLength: 200, description: 'nextCursor of the page before' },
+  },
+} as const;
+
+/** A page of a list: its items and the cursor of the next page (null after the last). */
+export const pageOf = (prop: string, id: string, description: string) => ({
+  description,
+  type: 'object',
+  required: [prop, 'nextCursor'],
+  properties: { [prop]: { type: 'array', items: { $ref: `${id}#` } }, nextCursor: { type: ['string', 'null'] } },
+});
+
 export const listOf = (prop: string, id: string, description: string) => ({
   description,
   type: 'object',

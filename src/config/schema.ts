@@ -89,6 +89,8 @@ export interface Config {
     defaultPlan: string;
     /** Login of the operator created on first start (password printed once, or NODEGATE_OPERATOR_PASSWORD). */
     operatorEmail: string;
+    /** Keys an account may have that are not revoked. */
+    maxKeysPerAccount: number;
   };
   auth: {
     /** How long a resolved key is trusted without asking the store, ms: the bound on cross-instance revocation. */
@@ -118,6 +120,8 @@ export interface Config {
     usageFlushMs: number;
     /** Failed authentications allowed per client IP: a rate per second and a burst (keys cannot be guessed at speed). */
     unknownKeys: { perSecond: number; burst: number };
+    /** Management API calls per account (/api/v1): a rate per second and a burst, per instance. */
+    managementApi: { perSecond: number; burst: number };
     /** Redis for limits shared by several instances (REDIS_URL); absent: in memory. */
     redisUrl?: string;
     /** How long a Redis command may take before this instance falls back to local limits, ms. */
@@ -256,6 +260,7 @@ export const configSchema = {
       properties: {
         defaultPlan: { ...str, default: 'developer' },
         operatorEmail: { ...str, default: 'operator@localhost' },
+        maxKeysPerAccount: { type: 'integer', minimum: 1, default: 100 },
       },
     },
     auth: {
@@ -285,6 +290,15 @@ export const configSchema = {
           properties: {
             perSecond: { type: 'number', exclusiveMinimum: 0, default: 5 },
             burst: { type: 'integer', minimum: 1, default: 20 },
+          },
+        },
+        managementApi: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            perSecond: { type: 'number', exclusiveMinimum: 0, default: 50 },
+            burst: { type: 'integer', minimum: 1, default: 200 },
           },
         },
         redisUrl: { type: 'string', pattern: '^rediss?://' },

@@ -6,7 +6,7 @@ import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime,
   keyFromRow, normalizeEmail, planFromRow, selectList, usageBatch, type Codec, type Row,
 } from './rows.ts';
-import type { AccountPatch, ApiKeyPatch, NewAccount, NewApiKey, NewPlan, PlanPatch, Store } from './store.ts';
+import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Store } from './store.ts';
 
 const codec: Codec = {
   bool: (v) => v === true,
@@ -38,6 +38,8 @@ const Q = {
   insertAccount: insertSql('accounts', [...ACCOUNT_COLUMNS, 'email_normalized']),
   key: 'SELECT * FROM api_keys WHERE id = $1',
   keysOf: 'SELECT * FROM api_keys WHERE account_id = $1 ORDER BY created_at, id',
+  keysPage: 'SELECT * FROM api_keys WHERE account_id = $1 AND (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT $4',
+  activeKeys: 'SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL',
   keyContext: `SELECT ${selectList(KEY_COLUMNS, 'k', 'k_')}, ${selectList(ACCOUNT_COLUMNS, 'a', 'a_')}, ${selectList(PLAN_COLUMNS, 'p', 'p_')}
     FROM api_keys k JOIN accounts a ON a.id = k.account_id JOIN plans p ON p.id = a.plan_id WHERE k.hash = $1`,
   insertKey: insertSql('api_keys', KEY_COLUMNS),
@@ -172,8 +174,15 @@ export class PostgresStore implements Store {
     return row && keyFromRow(row, codec);
   }
 
-  async listKeys(accountId: string): Promise<ApiKey[]> {
-    return (await this.rows('keysOf', [accountId])).map((r) => keyFromRow(r, codec));
+  async listKeys(accountId: string, page?: KeyPage): Promise<ApiKey[]> {
+    const rows = page
+      ? await this.rows('keysPage', [accountId, page.after?.createdAt ?? '-infinity', page.after?.id ?? '', page.limit])
+      : await this.rows('keysOf', [accountId]);
+    return rows.map((r) => keyFromRow(r, codec));
+  }
+
+  async countActiveKeys(accountId: string): Promise<number> {
+    return (await this.rows('activeKeys', [accountId]))[0].n as number;
   }
 
   async findKeyByHash(hash: string): Promise<KeyContext | undefined> {

@@ -8,7 +8,7 @@ import {
   selectList, usageBatch, type Codec, type Row,
 } from './rows.ts';
 import { migrateSqlite } from './sqlite-migrations.ts';
-import type { AccountPatch, ApiKeyPatch, NewAccount, NewApiKey, NewPlan, PlanPatch, Store } from './store.ts';
+import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Store } from './store.ts';
 
 const codec: Codec = {
   bool: (v) => v === 1,
@@ -80,6 +80,8 @@ export class SqliteStore implements Store {
       updateAccount: db.prepare(updateSql('accounts', accountCols)),
       key: db.prepare<[string], Row>('SELECT * FROM api_keys WHERE id = ?'),
       keysOf: db.prepare<[string], Row>('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id'),
+      keysPage: db.prepare<[string, string, string, number], Row>('SELECT * FROM api_keys WHERE account_id = ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?'),
+      activeKeys: db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND revoked_at IS NULL'),
       keyContext: db.prepare<[string], Row>(
         `SELECT ${selectList(KEY_COLUMNS, 'k', 'k_')}, ${selectList(ACCOUNT_COLUMNS, 'a', 'a_')}, ${selectList(PLAN_COLUMNS, 'p', 'p_')}
          FROM api_keys k JOIN accounts a ON a.id = k.account_id JOIN plans p ON p.id = a.plan_id WHERE k.hash = ?`,
@@ -200,8 +202,15 @@ export class SqliteStore implements Store {
     return row && keyFromRow(row, codec);
   }
 
-  async listKeys(accountId: string): Promise<ApiKey[]> {
-    return this.stmts.keysOf.all(accountId).map((r) => keyFromRow(r, codec));
+  async listKeys(accountId: string, page?: KeyPage): Promise<ApiKey[]> {
+    const rows = page
+      ? this.stmts.keysPage.all(accountId, page.after?.createdAt ?? '', page.after?.id ?? '', page.limit)
+      : this.stmts.keysOf.all(accountId);
+    return rows.map((r) => keyFromRow(r, codec));
+  }
+
+  async countActiveKeys(accountId: string): Promise<number> {
+    return this.stmts.activeKeys.get(accountId)!.n;
   }
 
   async findKeyByHash(hash: string): Promise<KeyContext | undefined> {

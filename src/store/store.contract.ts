@@ -209,6 +209,26 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         assert.deepEqual(await store.listKeys('nobody'), []);
       });
 
+      test('lists keys in pages, oldest first, each after the last of the one before; counts the active ones', async () => {
+        const acct = (await store.createAccount(newAccount())).id;
+        const made = [];
+        for (let i = 0; i < 5; i++) made.push(await store.insertKey(newKey(acct)));
+        const all = await store.listKeys(acct);
+        const pages = [];
+        let after: { createdAt: string; id: string } | undefined;
+        for (;;) {
+          const page = await store.listKeys(acct, { limit: 2, after });
+          if (page.length === 0) break;
+          pages.push(page.map((k) => k.id));
+          after = { createdAt: page.at(-1)!.createdAt, id: page.at(-1)!.id };
+        }
+        assert.deepEqual(pages.map((p) => p.length), [2, 2, 1]);
+        assert.deepEqual(pages.flat(), all.map((k) => k.id));
+        assert.equal(await store.countActiveKeys(acct), 5);
+        await store.revokeKey(made[0].id);
+        assert.equal(await store.countActiveKeys(acct), 4);
+      });
+
       test('finds a key by its hash together with its account and plan', async () => {
         const key = await store.insertKey(newKey(account));
         const ctx = await store.findKeyByHash(key.hash);

@@ -22,6 +22,12 @@ export class StoreConflictError extends Error {
  * variants fit; getters answer `undefined` for what does not exist; updates answer the new record or
  * `undefined` when there was none to update.
  */
+/** A page of keys: at most `limit`, after the key with this creation time and id. */
+export interface KeyPage {
+  limit: number;
+  after?: { createdAt: string; id: string };
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
 
@@ -41,7 +47,13 @@ export interface Store {
 
   insertKey(key: NewApiKey): Promise<ApiKey>;
   getKey(id: string): Promise<ApiKey | undefined>;
-  listKeys(accountId: string): Promise<ApiKey[]>;
+  /**
+   * The account's keys, oldest first; with `page`, at most `limit` of them after the key `after` (a keyset page:
+   * stable while keys are added).
+   */
+  listKeys(accountId: string, page?: KeyPage): Promise<ApiKey[]>;
+  /** How many of the account's keys are not revoked. */
+  countActiveKeys(accountId: string): Promise<number>;
   /** The key with this SHA-256, with its account and plan, in one read (the hot path's only store access). */
   findKeyByHash(hash: string): Promise<KeyContext | undefined>;
   updateKey(id: string, patch: ApiKeyPatch): Promise<ApiKey | undefined>;

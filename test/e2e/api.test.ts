@@ -519,6 +519,45 @@ describe('management REST API /api/v1 on the wire', () => {
   });
 
   // Last: it leaves this client's bucket empty.
+  describe('bounded lists and key counts', () => {
+    test('an account may have at most 100 keys that are not revoked; revoking one makes room', async () => {
+      const m = await member('Many', 'many-keys@example.com');
+      const admin = await adminKey(m.id);
+      let last: Res | undefined;
+      let made = 1;
+      for (; made < 101; made++) {
+        last = await api('POST', '/api/v1/keys', bearer(admin.value), { name: `k${made}` });
+        if (last.status !== 201) break;
+      }
+      assert.equal(made, 100, 'the 101st key is refused');
+      assertError(last!, 409, 'conflict');
+      assert.match(last!.body.error.message, /already has 100 keys/);
+      const first = (await api('GET', '/api/v1/keys?limit=2', bearer(admin.value))).body.keys.find((k: any) => k.id !== admin.id);
+      assert.equal((await api('POST', `/api/v1/keys/${first.id}/revoke`, bearer(admin.value))).status, 200);
+      assert.equal((await api('POST', '/api/v1/keys', bearer(admin.value), { name: 'after a revocation' })).status, 201);
+
+      // The list comes in pages, oldest first; following nextCursor reads every key once.
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page: Res = await api('GET', `/api/v1/keys?limit=30${cursor ? `&cursor=${cursor}` : ''}`, bearer(admin.value));
+        assert.equal(page.status, 200, page.text);
+        assert.ok(page.body.keys.length <= 30);
+        seen.push(...page.body.keys.map((k: any) => k.id));
+        cursor = page.body.nextCursor;
+        pages++;
+      } while (cursor);
+      assert.equal(seen.length, 101, '100 made, one revoked (still listed), one more');
+      assert.equal(new Set(seen).size, seen.length);
+      assert.equal(pages, 4);
+      assert.equal((await api('GET', '/api/v1/keys', bearer(admin.value))).body.keys.length, 100, 'a page is 100 by default');
+      assert.equal((await api('GET', `/api/v1/operator/accounts/${m.id}/keys?limit=1`, operator)).body.keys.length, 1);
+      assertError(await api('GET', '/api/v1/keys?limit=5000', bearer(admin.value)), 400, 'validation_failed', 'limit');
+      assertError(await api('GET', '/api/v1/keys?cursor=bm9wZQ', bearer(admin.value)), 400, 'validation_failed', 'cursor');
+    });
+  });
+
   describe('changes need JSON, and no other origin is answered', () => {
     test('a change without Content-Type: application/json is 415, also without a body; nothing changed', async () => {
       const k = (await api('POST', '/api/v1/keys', bearer(alice.admin), { name: 'csrf-target' })).body;

@@ -250,10 +250,10 @@ describe('connections: capped per client address and in total', { timeout: 120_0
   });
 });
 
-describe('password guessing', { timeout: 120_000 }, () => {
+describe('password guessing, and the management API per account', { timeout: 120_000 }, () => {
   let g: TestGateway;
   before(async () => {
-    g = await startTestGateway({ networks: { mainnet: { chainId: 1 } } });
+    g = await startTestGateway({ networks: { mainnet: { chainId: 1 } }, limits: { managementApi: { perSecond: 1, burst: 3 } } });
   });
   after(() => g?.close());
 
@@ -275,5 +275,21 @@ describe('password guessing', { timeout: 120_000 }, () => {
     assert.equal(count(401) + count(429), 150);
     assert.ok(count(401) <= 30, 'at most the per-IP burst and the waiting room are checked');
     await Promise.all([guesser.close(), operator.close()]);
+  });
+
+  test("an account's management calls are limited; another account's are not", async () => {
+    const admin = async (email: string) => {
+      const a = await g.gw.accounts.createAccount({ name: email, email });
+      return (await g.gw.accounts.createKey(a.id, { name: 'admin', type: 'Restricted', permissions: ['admin'] })).value;
+    };
+    const [busy, calm] = [await admin('busy@example.com'), await admin('calm@example.com')];
+    const get = (key: string) => fetch(`${g.url}/api/v1/keys`, { headers: { authorization: `Bearer ${key}` } });
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await get(busy)).status);
+    assert.deepEqual(statuses.slice(0, 3), [200, 200, 200]);
+    const refused = await get(busy);
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+    assert.equal((await get(calm)).status, 200, 'another account is not held back');
   });
 });
