@@ -285,10 +285,14 @@ describe('password guessing, and the management API per account', { timeout: 120
     const [busy, calm] = [await admin('busy@example.com'), await admin('calm@example.com')];
     const get = (key: string) => fetch(`${g.url}/api/v1/keys`, { headers: { authorization: `Bearer ${key}` } });
     const statuses = [];
-    for (let i = 0; i < 5; i++) statuses.push((await get(busy)).status);
-    assert.deepEqual(statuses.slice(0, 3), [200, 200, 200]);
-    const refused = await get(busy);
-    assert.equal(refused.status, 429);
+    let refused: Response | undefined;
+    for (let i = 0; i < 30 && !refused; i++) {
+      const r = await get(busy);
+      statuses.push(r.status);
+      if (r.status === 429) refused = r;
+    }
+    assert.deepEqual(statuses.slice(0, 3), [200, 200, 200], 'the burst of 3 passes');
+    assert.ok(refused, `refused past the burst and the rate: ${statuses.join(' ')}`);
     assert.ok(Number(refused.headers.get('retry-after')) >= 1);
     assert.equal((await get(calm)).status, 200, 'another account is not held back');
   });
