@@ -67,7 +67,8 @@ describe('plan limits on the wire (memory backend)', () => {
     assert.equal(refused.status, 429);
     const retryAfter = refused.body.error.data.retryAfter;
     assert.equal(refused.headers.get('retry-after'), String(retryAfter), 'Retry-After and data.retryAfter agree');
-    assert.equal(retryAfter, 2, '340 units owed past the bucket, then a full bucket: 1.52 s at 660/s, in whole seconds');
+    // 340 units owed past the bucket, then a full bucket: up to 1.52 s at 660/s (less what refilled since), whole seconds.
+    assert.ok(retryAfter === 1 || retryAfter === 2, `retryAfter ${retryAfter}`);
     assert.ok(Number(refused.headers.get('ratelimit-remaining')) <= Number(refused.headers.get('ratelimit-limit')));
     await new Promise((res) => setTimeout(res, retryAfter * 1000));
     assert.equal((await g.rpc(trace(3), { key })).status, 200, 'waiting Retry-After admits the same call');
