@@ -24,6 +24,9 @@ declare module 'fastify' {
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
+/** Errors of the execute stage that refuse a call by the gateway's own rules, before a node does any work for it. */
+const REFUSED_AFTER_LIMIT: ReadonlySet<string> = new Set(['FILTER_LIMIT', 'FILTER_NOT_FOUND']);
+
 /** An item's answer, and the HTTP status it would give if it were the only one. */
 interface Answer { answer: UpstreamAnswer; status: number }
 
@@ -143,15 +146,20 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
     }
 
     // Item stages after the limit, concurrently but bounded; answers keep request order.
+    let refund = 0;
     await forEachBounded(items.length, concurrency, async (i) => {
       const p = prepared[i];
       if (!p) return;
       try {
         answers[i] = { answer: await executeItem(ctx, p), status: 200 };
       } catch (err) {
-        answers[i] = failed(asGatewayError(err, req));
+        const e = asGatewayError(err, req);
+        answers[i] = failed(e);
+        // Refused by the gateway's own rules before any node work: costs what an invalid item costs.
+        if (REFUSED_AFTER_LIMIT.has(e.entry)) refund += Math.max(0, p.entry.cost - invalidCost);
       }
     });
+    if (refund > 0) limits?.refund(key, refund);
     // DECISIONS 9: a single request says whether its answer came from the cache.
     if (!batch && prepared[0]?.cache) reply.header('x-cache', prepared[0].cache);
     return respond(reply, framed.batch, items, answers as Answer[]);

@@ -42,4 +42,15 @@ export class Limits {
     this.quota.add(k.account.id, cost);
     return d;
   }
+
+  /**
+   * Gives back `units` of work the gateway refused after the limit stage had admitted it (a filter over the plan's
+   * count): a refused request costs no more than an invalid one. Best effort, off the answer's path.
+   */
+  refund(k: ResolvedKey, units: number): void {
+    if (units <= 0) return;
+    const plan = k.plan;
+    void this.rate.consume(`a:${k.account.id}`, -units, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds).catch(() => {});
+    this.quota.add(k.account.id, -units);
+  }
 }

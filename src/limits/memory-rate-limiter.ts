@@ -30,7 +30,7 @@ export class MemoryRateLimiter implements RateLimiter {
     const now = this.now();
     const kept = this.buckets.get(bucket);
     const { level, decision } = tokenBucket(kept, now, cost, rate, burst);
-    if (decision.allowed && cost > 0) {
+    if (decision.allowed && cost !== 0) {
       const full = fullAt(level, now, bucketShape(rate, burst));
       if (kept) {
         kept.level = level;

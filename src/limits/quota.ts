@@ -66,9 +66,9 @@ export class QuotaTracker {
     return p;
   }
 
-  /** Counts units an admitted request spent. */
+  /** Counts units an admitted request spent (negative: units given back, for work refused after admission). */
   add(accountId: string, units: number): void {
-    if (units <= 0) return;
+    if (units === 0) return;
     this.rollOver();
     this.pending.set(accountId, (this.pending.get(accountId) ?? 0) + units);
     this.used.set(accountId, (this.used.get(accountId) ?? 0) + units);

@@ -79,6 +79,14 @@ export function rateLimiterContract(name: string, make: () => Promise<RateLimite
       assert.ok(big.retryAfterMs > 0 && big.retryAfterMs <= 1000, `retry after ${big.retryAfterMs} ms, when the bucket is full`);
     });
 
+    test('a negative cost gives units back, never past a full bucket', async () => {
+      const b = bucket();
+      assert.equal((await limiter.consume(b, 5, 1, 5)).remaining, 0);
+      assert.equal((await limiter.consume(b, -3, 1, 5)).remaining, 3, 'three given back');
+      assert.equal((await limiter.consume(b, -100, 1, 5)).remaining, 5, 'at most a full bucket');
+      assert.equal((await limiter.consume(b, 5, 1, 5)).allowed, true);
+    });
+
     test('keeps buckets apart', async () => {
       const a = bucket();
       const b = bucket();

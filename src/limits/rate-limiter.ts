@@ -24,6 +24,7 @@ export interface RateLimiter {
   /**
    * Spends `cost` units of `bucket` if the bucket admits them, atomically; a refused request spends nothing.
    * `burst` is the bucket size in units; a request costing more than the burst is admitted whenever the bucket is full.
+   * A negative `cost` gives units back (a refund), up to a full bucket.
    */
   consume(bucket: string, cost: number, ratePerSecond: number, burst: number): Promise<RateDecision>;
   close(): Promise<void>;
@@ -69,9 +70,10 @@ export function tokenBucket(s: BucketState | undefined, now: number, cost: numbe
   const shape = bucketShape(rate, burst);
   const level = levelAt(s, now, shape);
   const want = cost * MICRO;
-  // A full bucket admits anything: otherwise a call dearer than the bucket (a trace) could never pass.
+  // A full bucket admits anything: otherwise a call dearer than the bucket (a trace) could never pass. A negative
+  // cost is a refund (work refused after it was admitted): it gives units back, never past the full bucket.
   const allowed = want <= level || level === shape.cap;
-  const after = allowed ? level - want : level;
+  const after = want < 0 ? Math.min(shape.cap, level - want) : allowed ? level - want : level;
   let retryAfterMs = 0;
   if (!allowed) retryAfterMs = Math.ceil((Math.min(want, shape.cap) - level) / shape.perMs);
   return {

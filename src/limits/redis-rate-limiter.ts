@@ -25,8 +25,8 @@ if dt > 0 then
   local missing = cap - level
   if missing <= 0 or dt >= math.ceil(missing / perMs) then cur = cap else cur = level + dt * perMs end
 end
-if want > 0 and (want <= cur or cur == cap) then
-  local after = cur - want
+if want < 0 or (want > 0 and (want <= cur or cur == cap)) then
+  local after = math.min(cap, cur - want)
   redis.call('SET', KEYS[1], string.format('%.17g %.17g', after, now), 'PX', string.format('%d', math.max(1, math.ceil((cap - after) / perMs))))
 end
 if stored then return { string.format('%.17g', level), string.format('%.17g', at), string.format('%.17g', now) } end

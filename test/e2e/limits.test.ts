@@ -11,6 +11,7 @@ const PLANS = {
   small: { name: 'Small', cuPerSecond: 100, cuPerMonth: 1_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 10 },
   quota: { name: 'Quota', cuPerSecond: 10_000, cuPerMonth: 50, maxBatchSize: 100, debugMethods: false, maxFilters: 10 },
   rate: { name: 'Rate', cuPerSecond: 200, cuPerMonth: 1_000_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 10 },
+  nofilters: { name: 'No filters', cuPerSecond: 20, cuPerMonth: 1_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 0 },
   tracer: { name: 'Growth-like', cuPerSecond: 660, cuPerMonth: 1_000_000_000, maxBatchSize: 100, debugMethods: true, maxFilters: 10 },
 };
 const chainId = (id: unknown = 1) => ({ jsonrpc: '2.0', id, method: 'eth_chainId', params: [] });
@@ -95,6 +96,17 @@ describe('plan limits on the wire (memory backend)', () => {
     // Five refusals spent five units (a debug call would have been 1,000), less what time refilled meanwhile.
     const remaining = Number(after.headers.get('ratelimit-remaining'));
     assert.ok(remaining >= before - 5 && remaining < 100, `${remaining} between ${before - 5} and the full bucket`);
+  });
+
+  test("a filter refused for the plan's count costs what an invalid item costs, not eth_newBlockFilter's 20 units", async () => {
+    const key = await keyOn(g, 'nofilters'); // 20 units, refilling 20 per second; no filters at all
+    const refused = await g.rpc({ jsonrpc: '2.0', id: 1, method: 'eth_newBlockFilter', params: [] }, { key });
+    assert.equal(refused.body.error.data.reason, 'filter_limit');
+    // Charged 20 to be admitted, 19 given back: an eth_chainId (5) passes at once with at least 13 left. Charged
+    // the whole 20, the bucket would be empty and the call refused for a quarter of a second.
+    const next = await g.rpc(chainId(2), { key });
+    assert.equal(next.status, 200);
+    assert.ok(Number(next.headers.get('ratelimit-remaining')) >= 13, `remaining ${next.headers.get('ratelimit-remaining')}`);
   });
 
   test('a flood of invalid items is limited like any other work', async () => {
