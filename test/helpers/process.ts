@@ -72,11 +72,12 @@ export function freePort(): Promise<number> {
 /** Starts Nodegate on a free port and resolves once its banner is printed. */
 export async function startNodegate(opts: StartOptions = {}): Promise<NodegateProcess> {
   const dataDir = opts.dataDir ?? tempDataDir();
-  const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.PORT;
   delete env.NODEGATE_CONFIG;
-  Object.assign(env, { NODEGATE_DATA_DIR: dataDir, NODEGATE_PORT: String(port), NODEGATE_HOST: '127.0.0.1' }, opts.env);
+  // Port 0: Nodegate binds a free port itself and prints it in the banner. A port chosen here and bound by the
+  // child later could be taken in between by another process (EADDRINUSE on a busy machine).
+  Object.assign(env, { NODEGATE_DATA_DIR: dataDir, NODEGATE_PORT: '0', NODEGATE_HOST: '127.0.0.1' }, opts.env);
   if (opts.config) {
     const file = join(dataDir, 'test-config.json');
     writeFileSync(file, JSON.stringify(opts.config));

@@ -163,6 +163,7 @@ export class AnvilSupervisor implements Upstream {
 
   private async launch(): Promise<void> {
     const bad = new Set<string>();
+    let portRetries = 0;
     for (;;) {
       const choice = await this.snapshots.prepareLoad(bad);
       for (const d of choice.damaged) this.log.error({ network: this.network, snapshot: d.file, why: d.why }, 'damaged snapshot; trying the previous one');
@@ -195,6 +196,12 @@ export class AnvilSupervisor implements Upstream {
       await client.close();
       child.kill('SIGKILL');
       const why = this.lastStderr.slice(-3).join(' | ') || 'no answer';
+      // The free port was taken between choosing it and anvil binding it (another process on a busy machine):
+      // nothing is wrong with the snapshot, so the same one is tried again on another port.
+      if (/address already in use|addrinuse/i.test(why) && portRetries++ < 5) {
+        this.log.warn({ network: this.network, port }, 'the port chosen for anvil was taken meanwhile; trying another');
+        continue;
+      }
       if (load) {
         this.log.error({ network: this.network, snapshot: load.from, why }, 'anvil would not start from this snapshot; trying the previous one');
         bad.add(load.from);
