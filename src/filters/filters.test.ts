@@ -83,6 +83,24 @@ describe('filters: a poll commits nothing until its node calls succeeded', () =>
   });
 });
 
+describe('filters: a chain replaced under a filter', () => {
+  it('a shorter chain replacing the block the filter was made at: the new blocks\' logs are reported', async () => {
+    const store = new MemoryFilterStore();
+    const methods = new Filters(store, 60_000).methods();
+    head.number = undefined;
+    const chain = { head: 5, branchFrom: Infinity, branch: 0, failLogs: false };
+    const next = forkingNode(chain);
+    const id = (await methods.eth_newFilter(ctx, [{}], next)).result;
+    // As an embedded chain restored from a snapshot that lacked its last blocks, then given one new transaction.
+    Object.assign(chain, { head: 4, branchFrom: 4, branch: 1 });
+    head.number = undefined; // the network's head was reset with the chain
+    const changes = (await methods.eth_getFilterChanges(ctx, [id], next)).result as any[];
+    assert.deepEqual(changes.map((l) => [Number(l.blockNumber), l.removed ?? false]), [[4, false]]);
+    assert.deepEqual((await methods.eth_getFilterChanges(ctx, [id], next)).result, [], 'and only once');
+    await store.close();
+  });
+});
+
 describe('filters: bounded polls and kept logs', () => {
   const boundedCtx = (maxResults: number) => ({
     ...ctx,

@@ -162,7 +162,10 @@ describe('filters kept by the gateway', { timeout: 120_000 }, () => {
     }
     const r = await send({ to: counter, data: increment });
     const changes = await ok<any[]>('eth_getFilterChanges', [id]);
-    assert.deepEqual(changes.map((l) => l.blockHash), [r.blockHash]);
+    // The new transaction's log, always. If the restored chain lacked the last blocks, their transactions were sent
+    // again from the journal into new blocks, which are new to the filter too (as a reorganisation's are).
+    assert.ok(changes.some((l) => l.blockHash === r.blockHash && !l.removed), JSON.stringify(changes.map((l) => [l.blockNumber, l.removed])));
+    assert.equal(changes.at(-1).blockHash, r.blockHash, 'the newest last');
   });
 
   test('logs of blocks a reorganisation dropped come again with removed: true, then the new branch', async () => {
