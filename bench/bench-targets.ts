@@ -34,6 +34,11 @@ export class BenchTargets {
     return this.once('nodegate-nolimits', async () => startNodegateTarget((await this.anvil()).url, { limits: false }));
   }
 
+  /** Nodegate with usage recording and /metrics off. */
+  nodegateNoAnalytics(): Promise<Target> {
+    return this.once('nodegate-noanalytics', async () => startNodegateTarget((await this.anvil()).url, { analytics: false }));
+  }
+
   /** Stops every process started, the upstream last. */
   async close(): Promise<void> {
     const all = await Promise.allSettled([...this.started.values()]);

@@ -8,12 +8,14 @@ import { benchAddedLatency } from './added-latency.ts';
 import { BenchTargets } from './bench-targets.ts';
 import { benchKeyResolution } from './key-resolution.ts';
 import { benchLimitsOnOff } from './limits-on-off.ts';
+import { benchAnalyticsOnOff } from './analytics-on-off.ts';
 import { benchRpcThroughput } from './rpc-throughput.ts';
 
 const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   'rpc-throughput': benchRpcThroughput,
   'added-latency': benchAddedLatency,
   'limits-on-off': benchLimitsOnOff,
+  'analytics-on-off': benchAnalyticsOnOff,
   'key-resolution': benchKeyResolution,
 };
 

@@ -62,7 +62,7 @@ export async function startBareProxy(upstream: string): Promise<Target> {
  * `upstream`, the demo key on a plan too generous to limit. `limits: false` sets `limits.enabled: false`; the
  * response cache is off unless `cache: true`, so that "uncached" means what it says.
  */
-export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean } = {}): Promise<Target & { proc: NodegateProcess }> {
+export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean; analytics?: boolean } = {}): Promise<Target & { proc: NodegateProcess }> {
   const proc = await startNodegate({
     // Limits in the process's memory, the store in SQLite: a single instance (empty values are ignored).
     env: { REDIS_URL: '', DATABASE_URL: '', NODEGATE_LOG_LEVEL: '' },
@@ -72,9 +72,11 @@ export async function startNodegateTarget(upstream: string, opts: { limits?: boo
       accounts: { defaultPlan: 'bench' },
       limits: { enabled: opts.limits !== false },
       cache: { enabled: opts.cache === true },
+      analytics: { enabled: opts.analytics !== false },
+      metrics: { enabled: opts.analytics !== false },
     },
   });
-  const name = opts.cache ? 'Nodegate cached' : opts.limits === false ? 'Nodegate, limits off' : 'Nodegate';
+  const name = opts.cache ? 'Nodegate cached' : opts.limits === false ? 'Nodegate, limits off' : opts.analytics === false ? 'Nodegate, analytics off' : 'Nodegate';
   const url = proc.rpcUrl('mainnet');
   await waitAnswers(url, proc.child);
   return {

@@ -12,9 +12,15 @@ import { openRateLimiter, type OpenedRateLimiter } from './limits/open-rate-limi
 import { QuotaTracker } from './limits/quota.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/store.ts';
-import { Networks } from './upstream/networks.ts';
+import { Networks } from './chain/networks.ts';
 import { Filters } from './filters/filters.ts';
 import { MemoryFilterStore } from './filters/memory-filter-store.ts';
+import { Metrics } from './analytics/metrics.ts';
+import { RefusalLog } from './analytics/refusal-log.ts';
+import { UsageRecorder } from './analytics/usage-recorder.ts';
+import { WebhookDelivery } from './webhooks/delivery.ts';
+import { WebhookProducer } from './webhooks/producer.ts';
+import { systemResolve, type Resolve } from './webhooks/target-guard.ts';
 
 export interface Gateway {
   config: Readonly<Config>;
@@ -27,6 +33,8 @@ export interface Gateway {
   log: Logger;
   /** Secrets created by this start (first start only), to print once. */
   secrets: BootstrapSecrets;
+  /** Webhooks' outbox writer and deliverer; absent when `webhooks.enabled` is false. */
+  webhooks: { producer: WebhookProducer; delivery: WebhookDelivery } | undefined;
   /** The listening base URL, `http://127.0.0.1:PORT`. */
   url: string;
   /** Graceful stop: no new requests, in-flight ones finish, chains snapshotted and stopped, store closed. */
@@ -47,7 +55,11 @@ export function createLogger(config: Readonly<Config>, destination?: pino.Destin
 }
 
 /** The composition root: builds every part from the configuration, starts the chains, and listens. */
-export async function startGateway(config: Readonly<Config>, opts: { log?: Logger } = {}): Promise<Gateway> {
+export async function startGateway(config: Readonly<Config>, opts: {
+  log?: Logger;
+  /** Webhooks' view of the network: DNS answers and a spy told of each connection before it opens (tests). */
+  webhookNet?: { resolve?: Resolve; onConnect?: (target: { hostname: string; port: string }) => void };
+} = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config);
   const store = await openStore(config);
   const filterStore = new MemoryFilterStore();
@@ -57,11 +69,20 @@ export async function startGateway(config: Readonly<Config>, opts: { log?: Logge
   const rateLimiter = await openRateLimiter({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log });
   const quota = new QuotaTracker(store, config.limits.usageFlushMs, log);
   const limits = config.limits.enabled ? new Limits(config, rateLimiter, quota) : undefined;
+  const usage = config.analytics.enabled ? new UsageRecorder(store, config.analytics.flushMs, config.analytics.retentionDays, log) : undefined;
+  const refusals = new RefusalLog(log);
+  const resolve = opts.webhookNet?.resolve ?? systemResolve;
+  const delivery = config.webhooks.enabled ? new WebhookDelivery(store, { ...config.webhooks, resolve, onConnect: opts.webhookNet?.onConnect }, log.child({ part: 'webhooks' })) : undefined;
+  const producer = delivery ? new WebhookProducer(store, networks, log.child({ part: 'webhooks' }), () => delivery.poke()) : undefined;
+  const metrics = config.metrics.enabled ? new Metrics(networks, () => filterStore.size, usage, delivery) : undefined;
+  const webhooks = delivery && producer ? { resolve, written: () => delivery.poke(), changed: () => producer.refresh().catch(() => {}) } : undefined;
   let app: FastifyInstance | undefined;
   try {
+    await producer?.init();
     await networks.start();
     const secrets = await bootstrap(store, accounts, config);
-    app = buildServer({ config, log, networks, keys, store, accounts, limits, rateLimiter });
+    app = buildServer({ config, log, networks, keys, store, accounts, limits, rateLimiter, usage, metrics, refusals, webhooks });
+    delivery?.start();
     await app.listen({ host: config.server.host, port: config.server.port });
     const { port } = app.server.address() as { port: number };
     const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
@@ -70,16 +91,23 @@ export async function startGateway(config: Readonly<Config>, opts: { log?: Logge
     const server = app;
     const close = () => (closing ??= (async () => {
       await server.close();
+      await producer?.settled();
+      await delivery?.close();
       await keys.close();
       await quota.close();
+      await usage?.close();
+      refusals.close();
       await rateLimiter.close();
       await networks.close();
       await filterStore.close();
       await store.close();
     })());
-    return { config, app, store, networks, keys, accounts, rateLimiter, log, secrets, url, close };
+    return { config, app, store, networks, keys, accounts, rateLimiter, log, secrets, url, close, webhooks: producer && delivery ? { producer, delivery } : undefined };
   } catch (err) {
     await app?.close().catch(() => {});
+    await delivery?.close().catch(() => {});
+    await usage?.close().catch(() => {});
+    refusals.close();
     await keys.close();
     await quota.close().catch(() => {});
     await rateLimiter.close();

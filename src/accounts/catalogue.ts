@@ -8,5 +8,5 @@ export function accountsCatalogue(config: Readonly<Config>): Catalogue {
   for (const [name, n] of Object.entries(config.networks)) [name, ...n.aliases].forEach((x) => networks.set(x, name));
   const methods = new Set<string>(ALLOWED_METHODS);
   for (const extra of Object.values(config.rpc.extraMethods)) extra.forEach((m) => methods.add(m));
-  return { networks, methods, defaultPlan: config.accounts.defaultPlan, maxKeysPerAccount: config.accounts.maxKeysPerAccount };
+  return { networks, methods, defaultPlan: config.accounts.defaultPlan };
 }

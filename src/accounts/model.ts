@@ -26,6 +26,8 @@ export interface Plan {
   /** Whether `debug_*` methods are included. */
   debugMethods: boolean;
   maxFilters: number;
+  /** Keys an account on this plan may have that are not revoked (each is a row, a lookup entry, a bucket). */
+  maxKeys: number;
   createdAt: string;
   updatedAt: string;
 }

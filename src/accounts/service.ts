@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { parseAllowlist } from '../auth/ip-allowlist.ts';
-import { StoreConflictError, type AccountPatch, type ApiKeyPatch, type PlanPatch, type Store } from '../store/store.ts';
+import { DEFAULT_MAX_KEYS, StoreConflictError, type AccountPatch, type ApiKeyPatch, type PlanPatch, type Store } from '../store/store.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 import { newKeyMaterial } from './key-value.ts';
 import { KEY_TYPES, PERMISSIONS, permissionsFor, type Account, type ApiKey, type KeyType, type Permission, type Plan, type Role } from './model.ts';
@@ -25,12 +25,10 @@ export interface NewAccountInput {
   planId?: string;
 }
 
-export type PlanInput = Omit<Plan, 'createdAt' | 'updatedAt'>;
+export type PlanInput = Omit<Plan, 'createdAt' | 'updatedAt' | 'maxKeys'> & { maxKeys?: number };
 
 /** What names are valid in a key's network and method allowlists. */
 export interface Catalogue {
-  /** Keys an account may have that are not revoked (accounts.maxKeysPerAccount). */
-  maxKeysPerAccount?: number;
   /** Network names and aliases → the network's name (allowlists keep names: `devnet` is stored as `testnet`). */
   networks: ReadonlyMap<string, string>;
   methods: ReadonlySet<string>;
@@ -159,7 +157,7 @@ export class AccountsService {
 
   /** Creates a key; its value is returned this once and never stored. */
   async createKey(accountId: string, input: NewKeyInput): Promise<{ key: ApiKey; value: string }> {
-    await this.getAccount(accountId);
+    const account = await this.getAccount(accountId);
     const name = input.name?.trim();
     if (!name) throw new ValidationError('name', 'must not be empty');
     const type = input.type ?? 'Standard';
@@ -172,10 +170,11 @@ export class AccountsService {
       throw new ValidationError('permissions', `only Restricted keys choose permissions; a ${type} key has ${permissionsFor(type, undefined).join(', ')}`);
     }
     const lists = this.checkRestrictions(input);
-    // Keys are free to make: without a cap, one account could make thousands (each a lookup entry, a row, a list).
-    const max = this.catalogue.maxKeysPerAccount;
-    if (max !== undefined && (await this.store.countActiveKeys(accountId)) >= max) {
-      throw new StoreConflictError(`the account already has ${max} keys that are not revoked (the most it may have); revoke one first`);
+    // Keys are free to make: without a cap, one account could make thousands (each a lookup entry, a row, a list,
+    // and a per-second bucket of its own). The plan says how many.
+    const max = (await this.store.getPlan(account.planId))?.maxKeys ?? DEFAULT_MAX_KEYS;
+    if ((await this.store.countActiveKeys(accountId)) >= max) {
+      throw new StoreConflictError(`the account already has ${max} keys that are not revoked (the most its plan allows); revoke one first`);
     }
     const { value, key } = newKeyMaterial(name);
     const created = await this.store.insertKey({
@@ -258,6 +257,7 @@ function checkPlanNumbers(p: PlanPatch): void {
   int('cuPerMonth', 1);
   int('maxBatchSize', 1, 1000);
   int('maxFilters', 0);
+  int('maxKeys', 1);
   if (p.debugMethods !== undefined && typeof p.debugMethods !== 'boolean') throw new ValidationError('debugMethods', 'must be true or false');
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import '@fastify/cookie';
 import type { Account } from '../accounts/model.ts';
 import { ipAllowed } from '../auth/ip-allowlist.ts';
 import type { KeyResolver, ResolvedKey } from '../auth/key-resolver.ts';
@@ -7,11 +8,14 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
 import { ApiError } from './errors.ts';
 import { PasswordCheckRefused, type PasswordLogins } from './password-login.ts';
+import { csrfMatches, SESSION_COOKIE, type Sessions } from './sessions.ts';
 
-/** Who is calling: the account, and the key when it came with one (Bearer) rather than a password (Basic). */
+/** Who is calling: the account, and the key when it came with one (Bearer), or the dashboard session it used. */
 export interface Principal {
   account: Account;
   key?: ResolvedKey;
+  /** The session's id hash, when the call came with the session cookie. */
+  session?: string;
 }
 
 declare module 'fastify' {
@@ -35,9 +39,27 @@ const LOGIN_FAILED = 'wrong email or password';
  * no guessing keys or passwords at speed; it also keeps one client from holding the few scrypt slots), while a
  * valid admin key from it still passes.
  */
-export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard, rate: { perSecond: number; burst: number }) {
+export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard, rate: { perSecond: number; burst: number }, sessions: Sessions, store: { getAccount(id: string): Promise<Account | undefined> }) {
   const perAccount = new MemoryRateLimiter();
-  async function byKey(req: FastifyRequest, value: string, challenge: string): Promise<Principal> {
+
+  /**
+   * The dashboard's session cookie, when no Authorization header was sent. Every change (any method but GET and
+   * HEAD) must carry the session's CSRF token in `X-CSRF-Token`: a page elsewhere can make the browser send the
+   * cookie, never read the token.
+   */
+  async function bySession(req: FastifyRequest): Promise<Principal | undefined> {
+    const value = req.cookies?.[SESSION_COOKIE];
+    if (!value) return undefined;
+    const session = await sessions.find(value);
+    if (!session) throw unauthorized('the session has ended; log in again', BEARER);
+    const account = await store.getAccount(session.accountId);
+    if (!account || account.status !== 'active') throw unauthorized('the session has ended; log in again', BEARER);
+    if (req.method !== 'GET' && req.method !== 'HEAD' && !csrfMatches(req.headers['x-csrf-token'], session.csrf)) {
+      throw forbidden('a change made with the dashboard session needs its CSRF token in X-CSRF-Token');
+    }
+    return { account, session: session.idHash };
+  }
+  async function byKey(req: FastifyRequest, value: string, challenge: string, permission: 'admin' | 'analytics' | 'webhooks' = 'admin'): Promise<Principal> {
     let k: ResolvedKey;
     try {
       k = await keys.resolve(value);
@@ -45,7 +67,7 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
       if (err instanceof GatewayError && err.status === 401) throw unauthorized(err.message, challenge);
       throw err;
     }
-    if (!k.key.permissions.includes('admin')) throw forbidden('the key lacks the admin permission');
+    if (!k.key.permissions.includes(permission)) throw forbidden(`the key lacks the ${permission} permission`);
     // The key's own restrictions hold here too: its IP allowlist, and its origin allowlist for browser calls.
     if (k.ipRanges && !ipAllowed(req.ip, k.ipRanges)) throw forbidden(`IP address ${req.ip} is not in the key's allowlist`);
     const origin = req.headers.origin;
@@ -101,18 +123,41 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
     }
   };
 
+  function sessionOrKey(permission: 'analytics' | 'webhooks') {
+    return guarded(async (req) => {
+      const [scheme, value] = credentials(req);
+      if (!scheme) {
+        const p = await bySession(req);
+        if (p) return void (req.principal = p);
+      }
+      if (scheme !== 'bearer' || !value) throw unauthorized(`an API key with the ${permission} permission, or the dashboard session, is required: Authorization: Bearer <key>`, BEARER);
+      req.principal = await byKey(req, value, BEARER, permission);
+    });
+  }
+
   return {
     account: guarded(async (req) => {
       const [scheme, value] = credentials(req);
-      if (scheme !== 'bearer' || !value) throw unauthorized('an API key with the admin permission is required: Authorization: Bearer <key>', BEARER);
+      if (!scheme) {
+        const p = await bySession(req);
+        if (p) return void (req.principal = p);
+      }
+      if (scheme !== 'bearer' || !value) throw unauthorized('an API key with the admin permission, or the dashboard session, is required: Authorization: Bearer <key>', BEARER);
       req.principal = await byKey(req, value, BEARER);
     }),
+
+    /** Usage analytics: the session, or a key with the `analytics` permission (DECISIONS 6). */
+    analytics: sessionOrKey('analytics'),
+    /** Webhooks: the session, or a key with the `webhooks` permission (DECISIONS 6). */
+    webhooks: sessionOrKey('webhooks'),
 
     operator: guarded(async (req) => {
       const [scheme, value] = credentials(req);
       const both = `${BASIC}, ${BEARER}`;
-      let p: Principal;
-      if (scheme === 'basic' && value) p = await byPassword(value, 'operator');
+      let p: Principal | undefined;
+      if (!scheme) p = await bySession(req);
+      if (p) { /* the dashboard session of an account: its role is checked below */ }
+      else if (scheme === 'basic' && value) p = await byPassword(value, 'operator');
       else if (scheme === 'bearer' && value) p = await byKey(req, value, both);
       else throw unauthorized('operator credentials are required: Basic email:password, or Bearer <admin key of an operator>', both);
       if (p.account.role !== 'operator') throw forbidden('the operator role is required');

@@ -26,6 +26,7 @@ export async function registerOpenApi(api: FastifyInstance): Promise<void> {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (`ngk_…`) with the admin permission' },
           operatorPassword: { type: 'http', scheme: 'basic', description: 'Email and password of an operator account' },
+          session: { type: 'apiKey', in: 'cookie', name: 'nodegate_session', description: 'The dashboard session (POST /api/v1/session); changes also need X-CSRF-Token' },
         },
       },
     },

@@ -10,7 +10,15 @@ import { useJsonBodies } from './body.ts';
 import { ApiError, handleApiError, sendApiError } from './errors.ts';
 import { openApiRoute, registerOpenApi } from './openapi.ts';
 import { operatorRoutes } from './operator-routes.ts';
+import cookie from '@fastify/cookie';
 import { PasswordLogins } from './password-login.ts';
+import { sessionRoutes } from './session-routes.ts';
+import { analyticsRoutes } from './analytics-routes.ts';
+import { webhookRoutes } from './webhook-routes.ts';
+import type { Resolve } from '../webhooks/target-guard.ts';
+import type { Networks } from '../chain/networks.ts';
+import type { UsageRecorder } from '../analytics/usage-recorder.ts';
+import { Sessions } from './sessions.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -20,7 +28,7 @@ export const API_PREFIX = '/api/v1';
  * error shape and 404, and an OpenAPI document of exactly these routes (the JSON-RPC endpoint is outside this
  * context, so it is not in it). See docs/api.md.
  */
-export function registerApi(app: FastifyInstance, deps: { config: Readonly<Config>; accounts: AccountsService; keys: KeyResolver; store: Store }): void {
+export function registerApi(app: FastifyInstance, deps: { config: Readonly<Config>; accounts: AccountsService; keys: KeyResolver; store: Store; networks: Networks; usage?: UsageRecorder; webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> } }): void {
   app.register(async (api) => {
     await registerOpenApi(api);
     for (const schema of SHARED_SCHEMAS) api.addSchema(schema);
@@ -35,14 +43,38 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
         throw new ApiError(415, 'bad_request', 'a change must be sent as JSON (Content-Type: application/json), also without a body');
       }
     });
+    // Admin changes leave a line: who (account and how they came in), what (route and target), with what outcome.
+    api.addHook('onResponse', async (req, reply) => {
+      if (req.method === 'GET' || req.method === 'HEAD' || !req.principal || reply.statusCode >= 400) return;
+      const p = req.principal;
+      req.log.info({
+        actor: p.account.email, actorId: p.account.id, via: p.key ? `key ${p.key.key.prefix}` : p.session ? 'session' : 'password',
+        change: `${req.method} ${req.routeOptions.url}`, target: (req.params as { id?: string } | undefined)?.id, status: reply.statusCode,
+      }, 'management change');
+    });
     api.setErrorHandler(handleApiError);
     api.setNotFoundHandler((req, reply) =>
       sendApiError(reply, new ApiError(404, 'not_found', `no route ${req.method} here; the routes are in ${API_PREFIX}/openapi.json`)));
 
+    await api.register(cookie);
     const { perSecond, burst } = deps.config.limits.unknownKeys;
-    const auth = apiAuthentication(deps.keys, new PasswordLogins(deps.store), new UnknownKeyGuard(perSecond, burst), deps.config.limits.managementApi);
+    const guard = new UnknownKeyGuard(perSecond, burst);
+    const logins = new PasswordLogins(deps.store);
+    const sessions = new Sessions(deps.store, deps.config.dashboard.sessionHours * 3_600_000);
+    const auth = apiAuthentication(deps.keys, logins, guard, deps.config.limits.managementApi, sessions, deps.store);
     openApiRoute(api);
+    await api.register(sessionRoutes, { accounts: deps.accounts, logins, sessions, guard, authenticate: auth.account });
     await api.register(accountRoutes, { accounts: deps.accounts, authenticate: auth.account });
+    if (deps.webhooks) {
+      await api.register(webhookRoutes, {
+        store: deps.store, networks: deps.networks, authenticate: auth.webhooks, allowPrivateTargets: deps.config.webhooks.allowPrivateTargets,
+        resolve: deps.webhooks.resolve, written: deps.webhooks.written, changed: deps.webhooks.changed,
+      });
+    }
+    await api.register(analyticsRoutes, {
+      store: deps.store, accounts: deps.accounts, networks: deps.networks, usage: deps.usage, authenticate: auth.analytics, operator: auth.operator,
+      baseUrl: (req) => `${req.protocol}://${req.host}`,
+    });
     await api.register(operatorRoutes, { prefix: '/operator', accounts: deps.accounts, authenticate: auth.operator });
   }, { prefix: API_PREFIX });
 }

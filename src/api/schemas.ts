@@ -30,7 +30,7 @@ export const ApiErrorSchema = {
 export const PlanSchema = {
   $id: 'Plan',
   type: 'object',
-  required: ['id', 'name', 'cuPerSecond', 'cuPerMonth', 'maxBatchSize', 'debugMethods', 'maxFilters', 'createdAt', 'updatedAt'],
+  required: ['id', 'name', 'cuPerSecond', 'cuPerMonth', 'maxBatchSize', 'debugMethods', 'maxFilters', 'maxKeys', 'createdAt', 'updatedAt'],
   properties: {
     id: { type: 'string', description: 'Slug, e.g. `free`' },
     name: { type: 'string' },
@@ -39,6 +39,7 @@ export const PlanSchema = {
     maxBatchSize: { type: 'integer' },
     debugMethods: { type: 'boolean', description: 'Whether `debug_*` methods are included' },
     maxFilters: { type: 'integer', description: 'Filters per key' },
+    maxKeys: { type: 'integer', description: 'Keys per account that are not revoked' },
     createdAt: dateTime,
     updatedAt: dateTime,
   },
@@ -133,6 +134,7 @@ const planNumbers = {
   maxBatchSize: { type: 'integer', minimum: 1, maximum: 1000 },
   debugMethods: { type: 'boolean' },
   maxFilters: { type: 'integer', minimum: 0 },
+  maxKeys: { type: 'integer', minimum: 1 },
 } as const;
 
 export const newPlanBody = {
@@ -146,6 +148,7 @@ export const newPlanBody = {
     maxBatchSize: { ...planNumbers.maxBatchSize, default: 100 },
     debugMethods: { ...planNumbers.debugMethods, default: false },
     maxFilters: { ...planNumbers.maxFilters, default: 100 },
+    maxKeys: { ...planNumbers.maxKeys, default: 100 },
   },
 } as const;
 

@@ -29,6 +29,11 @@ export class ResponseCache {
     this.final.set(key, answer);
   }
 
+  /** Drops every answer whose key starts with `prefix` (one network's, when its chain was replaced). */
+  drop(prefix: string): void {
+    for (const key of [...this.final.keys()]) if (key.startsWith(prefix)) this.final.delete(key);
+  }
+
   /** A store for one network's answers tied to its head. */
   headStore(): LRUCache<string, UpstreamAnswer> {
     return newLru(Math.floor((this.maxBytes * 0.25) / Math.max(1, this.networks)));
@@ -42,6 +47,11 @@ export type CacheOutcome = 'HIT' | 'MISS';
  * The cache stage of one network (docs/pipeline.md): a lookup before the call, one upstream call for identical
  * calls in flight at once (coalescing), and the answer kept for as long as its method's policy says. Errors are
  * never kept. Answers tied to `latest` are kept only if the head did not move while they were being fetched.
+ *
+ * Keys name the chain, not this process: an answer that holds for ever is keyed by network, method and params; one
+ * tied to the head also by the head's block number, so that a store shared by several instances could hold both.
+ * When the chain goes back or is replaced (the chain module's `reorg` and `reset` events), the network's answers
+ * are dropped (`dropAll`).
  */
 export class NetworkCache {
   private readonly inflight = new Map<string, Promise<UpstreamAnswer>>();
@@ -52,6 +62,13 @@ export class NetworkCache {
 
   constructor(private readonly network: string, private readonly store: ResponseCache, readonly head: ChainHead) {
     this.atHead = store.headStore();
+  }
+
+  /** The chain went back or was replaced: nothing cached of this network holds (the chain module's events). */
+  dropAll(): void {
+    this.store.drop(`${this.network}\u0000`);
+    this.atHead.clear();
+    this.headEpoch = -1;
   }
 
   /** The head store, for `epoch`: what an earlier epoch left is dropped first. */
@@ -71,15 +88,16 @@ export class NetworkCache {
       return call();
     }
     const epoch = this.head.epoch;
-    const key = `${this.network}\u0000${this.head.generation}\u0000${method}\u0000${JSON.stringify(params)}`;
-    const hit = this.store.get(key) ?? this.headFor(epoch).get(key);
+    const key = `${this.network}\u0000${method}\u0000${JSON.stringify(params)}`;
+    const atHeadKey = `${key}\u0000@${this.head.number ?? '?'}`;
+    const hit = this.store.get(key) ?? this.headFor(epoch).get(atHeadKey);
     if (hit) {
       seen.cache = 'HIT';
       return hit;
     }
     seen.cache = 'MISS';
     // Identical calls in flight share one upstream call, within one head epoch.
-    const flightKey = `${epoch}\u0000${key}`;
+    const flightKey = `${epoch}\u0000${atHeadKey}`;
     const flying = this.inflight.get(flightKey);
     if (flying) return flying;
     const p = call();
@@ -89,7 +107,7 @@ export class NetworkCache {
       if (answer.error === undefined) {
         const scope = policy(params, answer.result, this.final);
         if (scope === 'forever') this.store.set(key, answer);
-        else if (scope === 'head' && this.head.epoch === epoch) this.headFor(epoch).set(key, answer);
+        else if (scope === 'head' && this.head.epoch === epoch) this.headFor(epoch).set(atHeadKey, answer);
       }
       return answer;
     } finally {

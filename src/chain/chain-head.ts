@@ -1,41 +1,49 @@
 import type { Logger } from 'pino';
-import type { Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
+import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import { blockSeenIn } from './block-seen.ts';
 
+/** What the head tells the chain module, which turns it into events (chain/chain.ts). */
+export interface HeadListener {
+  advanced(n: number): void;
+  wentBack(from: number, to: number): void;
+}
+
 /**
- * A network's head (DECISIONS 9), the one place that knows it: the cache, the filters and `eth_blockNumber` ask
- * here. It moves forward on two signals: the node's `eth_blockNumber`, polled every `pollMs`, and every answer that
- * shows a block (a receipt, a block, a log, a block number), at once, so that nothing served afterwards is older
- * than what a caller has already seen (read-your-writes). `epoch` changes whenever the head moves, which ends every
- * answer tied to `latest`; `generation` changes when the chain went backwards (an embedded chain restored from its
- * last snapshot, a deep reorganisation), which ends every answer of the network, final ones included.
+ * A network's head (DECISIONS 9), kept by the chain module: the cache, the filters and `eth_blockNumber` read it
+ * here. It moves forward on two signals: the best head of the network's upstreams, read by the chain module's
+ * health checks (`observe`), and every answer that shows a block (a receipt, a block, a log, a block number), at
+ * once, so that nothing served afterwards is older than what a caller has already seen (read-your-writes). `epoch`
+ * changes whenever the head moves, which ends every answer tied to `latest`. When the chain went backwards (an
+ * embedded chain restored from its last snapshot, a deep reorganisation) the chain module says so as an event
+ * (`reset`, `reorg`), on which the cache drops every answer of the network, final ones included.
  */
 export class ChainHead {
   /** The newest block number known to exist, or undefined before the first answer. */
   number: number | undefined;
+  /** The upstreams' `safe` and `finalized` blocks where they have them (read on networks of several upstreams). */
+  safe: number | undefined;
+  finalized: number | undefined;
   epoch = 0;
-  generation = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private polling: Promise<void> | undefined;
-  /** The last poll saw the node below the head (once may be a node a moment behind; twice, the chain went back). */
+  /** The last observation was below the head (once may be a node a moment behind; twice, the chain went back). */
   private behind = false;
 
   constructor(
-    private readonly upstream: Upstream,
     private readonly finalityDepth: number,
-    private readonly pollMs: number,
     private readonly log: Logger,
+    /** Asks the chain module to read the upstreams' heads now (after a write). */
+    private readonly poll: () => void,
+    private readonly listener: HeadListener,
   ) {}
 
   /** Block `n` is at or below the finality depth: an answer about it cannot change any more. */
   final(n: number): boolean {
-    return this.number !== undefined && n <= this.number - this.finalityDepth;
+    return (this.number !== undefined && n <= this.number - this.finalityDepth) || (this.finalized !== undefined && n <= this.finalized);
   }
 
-  start(): void {
-    void this.poll();
-    this.timer = setInterval(() => void this.poll(), this.pollMs);
-    this.timer.unref();
+  /** The upstreams' safe or finalized block moved on (never back: a node behind the others does not undo it). */
+  settled(tag: 'safe' | 'finalized', n: number): void {
+    const was = this[tag];
+    if (was === undefined || n > was) this[tag] = n;
   }
 
   /** Block `n` exists (an answer showed it): the head moves to it if it is newer. */
@@ -43,6 +51,7 @@ export class ChainHead {
     if (this.number !== undefined && n <= this.number) return;
     this.number = n;
     this.epoch++;
+    this.listener.advanced(n);
   }
 
   /**
@@ -65,53 +74,43 @@ export class ChainHead {
    */
   moved(): void {
     this.epoch++;
-    if (this.timer === undefined) return; // not polling (no cache): nothing waits for the new head
-    void this.poll();
+    this.poll();
     // anvil may answer a transaction a moment before its block exists: look again shortly.
-    setTimeout(() => void this.poll(), 50).unref();
+    setTimeout(this.poll, 50).unref();
   }
 
   /** The chain was replaced (an embedded chain restored from its snapshot): nothing known about it holds. */
   reset(): void {
-    this.generation++;
     this.epoch++;
     this.number = undefined;
+    this.safe = undefined;
+    this.finalized = undefined;
   }
 
-  /** Reads the node's head now (one read at a time; callers share it). */
-  poll(): Promise<void> {
-    return (this.polling ??= this.read().finally(() => { this.polling = undefined; }));
-  }
-
-  private async read(): Promise<void> {
-    try {
-      const a = await this.upstream.call('eth_blockNumber', [], Math.max(1000, this.pollMs));
-      if (typeof a.result !== 'string') return;
-      const n = Number(a.result);
-      if (n === this.number) return;
-      // Below what a caller was shown: the node may only be a moment behind (it answered a receipt before it
-      // counted the block), or the chain went back. Only a poll that stays below twice is taken as the chain
-      // going back; until then the head holds.
-      if (this.number !== undefined && n < this.number) {
-        if (!this.behind) {
-          this.behind = true;
-          return;
-        }
-        this.generation++;
-        this.log.warn({ from: this.number, to: n }, 'the chain went back; cached answers of this network dropped');
-        this.number = n;
-        this.epoch++;
-        this.behind = false;
+  /**
+   * The best head of the upstreams, as read by a health check. Below what a caller was shown: the node may only
+   * be a moment behind (it answered a receipt before it counted the block), or the chain went back. Only an
+   * observation that stays below twice is taken as the chain going back; until then the head holds.
+   */
+  observe(n: number): void {
+    if (n === this.number) {
+      this.behind = false;
+      return;
+    }
+    if (this.number !== undefined && n < this.number) {
+      if (!this.behind) {
+        this.behind = true;
         return;
       }
+      const from = this.number;
+        this.log.warn({ from, to: n }, 'the chain went back; cached answers of this network dropped');
+      this.number = n;
+      this.epoch++;
       this.behind = false;
-      this.advance(n);
-    } catch {
-      // The node is down: nothing cached is served past what it was, and the next poll tries again.
+      this.listener.wentBack(from, n);
+      return;
     }
-  }
-
-  stop(): void {
-    clearInterval(this.timer);
+    this.behind = false;
+    this.advance(n);
   }
 }

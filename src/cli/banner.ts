@@ -1,5 +1,4 @@
 import type { Gateway } from '../app.ts';
-import { redactUrl } from '../upstream/http-upstream.ts';
 
 /** The start-up banner (DECISIONS 11): URL, networks with chain ids and kinds, and first-start secrets once. */
 export function banner(gw: Gateway): string {
@@ -8,10 +7,18 @@ export function banner(gw: Gateway): string {
     const aliases = gw.networks.aliasesOf(n);
     const kind = n.kind === 'embedded'
       ? 'embedded local chain (anvil on 127.0.0.1, not a public network; data in ' + gw.config.dataDir + ')'
-      : `upstream ${redactUrl(gw.config.networks[n.name].upstream)}`;
+      : `${n.chain.members.length} upstream${n.chain.members.length > 1 ? 's' : ''}`;
     lines.push(`  ${n.name}${aliases.length ? ` (also ${aliases.join(', ')})` : ''}  chain id ${n.chainId}  ${kind}`);
+    // Each node as the chain module found it at start: a dead or wrong one is visible here, not only in a log.
+    if (n.kind !== 'embedded') {
+      for (const s of n.chain.status()) {
+        const head = s.head === undefined ? '' : `, head ${s.head}`;
+        lines.push(`    ${s.role} ${s.upstream}: ${s.state}${head}${s.error ? ` (${s.error})` : ''}`);
+      }
+    }
   }
   lines.push('', `  POST ${gw.url}/v1/{network}/{apikey}`);
+  if (gw.config.dashboard.enabled) lines.push(`  dashboard: ${gw.url}/dashboard (log in with an account's email and password)`);
   const plan = gw.config.accounts.defaultPlan;
   lines.push(`  plan of new accounts: ${plan}${plan === 'developer' ? ' (for development: limits no developer meets; set accounts.defaultPlan for a real deployment)' : ''}`);
   if (gw.secrets.operatorEmail) {

@@ -5,6 +5,8 @@ import { CONFIG_COMMANDS, configCommand } from './commands/config.ts';
 import { keys, KEY_COMMANDS } from './commands/keys.ts';
 import { PLAN_COMMANDS, plans } from './commands/plans.ts';
 import { START } from './commands/start.ts';
+import { usage, USAGE_COMMANDS } from './commands/usage.ts';
+import { webhooks, WEBHOOK_COMMANDS } from './commands/webhooks.ts';
 import { describeError, UsageError } from './errors.ts';
 
 const USAGE = `  nodegate ${START.usage}
@@ -13,6 +15,8 @@ ${groupUsage('config', CONFIG_COMMANDS)}
 ${groupUsage('plans', PLAN_COMMANDS)}
 ${groupUsage('accounts', ACCOUNT_COMMANDS)}
 ${groupUsage('keys', KEY_COMMANDS)}
+${groupUsage('usage', USAGE_COMMANDS)}
+${groupUsage('webhooks', WEBHOOK_COMMANDS)}
 
 Every command takes --config FILE (or NODEGATE_CONFIG) and the environment overrides (NODEGATE_DATA_DIR,
 DATABASE_URL...), and works on the store the gateway uses; see docs/cli.md and docs/configuration.md.
@@ -24,6 +28,8 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   plans,
   accounts,
   keys,
+  usage,
+  webhooks,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -18,8 +18,9 @@ test('with no file, the defaults: embedded mainnet and testnet (devnet alias), 1
   assert.equal(c.server.host, '127.0.0.1');
   assert.equal(c.server.port, 8545);
   assert.equal(c.dataDir, './data');
-  assert.deepEqual(c.networks.mainnet, { chainId: 1, upstream: 'embedded', aliases: [] });
-  assert.deepEqual(c.networks.testnet, { chainId: 11155111, upstream: 'embedded', aliases: ['devnet'] });
+  const embedded = [{ url: 'embedded', role: 'primary', weight: 1 }];
+  assert.deepEqual(c.networks.mainnet, { chainId: 1, upstreams: embedded, aliases: [] });
+  assert.deepEqual(c.networks.testnet, { chainId: 11155111, upstreams: embedded, aliases: ['devnet'] });
   assert.equal(c.rpc.maxBatchSize, 100);
   assert.equal(c.server.bodyLimit, 1048576);
   assert.ok(Object.isFrozen(c.server));
@@ -32,6 +33,7 @@ test('a YAML file and environment overrides; the environment wins', () => {
   assert.equal(c.server.host, '0.0.0.0');
   assert.equal(c.dataDir, '/tmp/x');
   assert.equal(c.networks.mainnet.upstream, 'https://user:pw@node.example/rpc');
+  assert.deepEqual(c.networks.mainnet.upstreams, [{ url: 'https://user:pw@node.example/rpc', role: 'primary', weight: 1 }], 'the shorthand is one primary');
   assert.equal(c.networks.testnet, undefined);
   assert.equal(loadConfig(undefined, { PORT: '7000' }).server.port, 7000);
 });
@@ -61,4 +63,23 @@ test('errors name the field', () => {
 test('a network name used twice (as a name and an alias) is refused', () => {
   const p = file('dup.yaml', 'networks:\n  mainnet: { chainId: 1, aliases: [testnet] }\n  testnet: { chainId: 5 }\n');
   assert.throws(() => loadConfig(p, {}), /the name testnet is used twice/);
+});
+
+test('a network of several upstreams: roles and weights kept; embedded alone; one primary at least; not both forms', () => {
+  const ok = file('pool.yaml', [
+    'networks:',
+    '  mainnet:',
+    '    chainId: 1',
+    '    upstreams:',
+    '      - { url: "http://a.example", weight: 2 }',
+    '      - { url: "http://b.example", role: fallback, timeoutMs: 2000 }',
+  ].join('\n'));
+  assert.deepEqual(loadConfig(ok, {}).networks.mainnet.upstreams, [
+    { url: 'http://a.example', role: 'primary', weight: 2 },
+    { url: 'http://b.example', role: 'fallback', weight: 1, timeoutMs: 2000 },
+  ]);
+  const bad = (yaml: string, message: RegExp) => assert.throws(() => loadConfig(file('bad-pool.yaml', yaml), {}), message);
+  bad('networks:\n  mainnet:\n    chainId: 1\n    upstreams: [{ url: embedded }, { url: "http://a.example" }]\n', /embedded is a local chain of its own/);
+  bad('networks:\n  mainnet:\n    chainId: 1\n    upstreams: [{ url: "http://a.example", role: fallback }]\n', /at least one upstream must be a primary/);
+  bad('networks:\n  mainnet:\n    chainId: 1\n    upstream: embedded\n    upstreams: [{ url: "http://a.example" }]\n', /give upstream or upstreams, not both/);
 });

@@ -67,6 +67,17 @@ export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
   const config = raw as unknown as Config;
   const names = new Set<string>();
   for (const [name, net] of Object.entries(config.networks)) {
+    // One list of upstreams for the code to read; `upstream` is the configuration's shorthand for a single one.
+    if (net.upstream !== undefined && net.upstreams !== undefined) {
+      throw new ConfigError([`networks.${name}: give upstream or upstreams, not both`]);
+    }
+    net.upstreams ??= [{ url: net.upstream ?? 'embedded', role: 'primary', weight: 1 }];
+    if (net.upstreams.length > 1 && net.upstreams.some((u) => u.url === 'embedded')) {
+      throw new ConfigError([`networks.${name}.upstreams: embedded is a local chain of its own and must be the network's only upstream`]);
+    }
+    if (!net.upstreams.some((u) => u.role === 'primary')) {
+      throw new ConfigError([`networks.${name}.upstreams: at least one upstream must be a primary`]);
+    }
     for (const n of [name, ...net.aliases]) {
       if (names.has(n)) throw new ConfigError([`networks.${name}: the name ${n} is used twice`]);
       names.add(n);
@@ -74,6 +85,9 @@ export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
   }
   if (!config.plans[config.accounts.defaultPlan]) {
     throw new ConfigError([`accounts.defaultPlan: no plan named ${config.accounts.defaultPlan} in plans (${Object.keys(config.plans).join(', ')})`]);
+  }
+  if (config.rpc.maxAnswerBytesInFlight < config.rpc.maxAnswerBytes) {
+    throw new ConfigError([`rpc.maxAnswerBytesInFlight: must be >= rpc.maxAnswerBytes (${config.rpc.maxAnswerBytes}), or no answer of the largest size could be read`]);
   }
   return deepFreeze(config);
 }

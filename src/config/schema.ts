@@ -24,10 +24,26 @@ export interface EmbeddedChainConfig {
   historyBudgetMs: number;
 }
 
+/** One upstream of a network (DECISIONS 9). */
+export interface UpstreamConfig {
+  /** `embedded` (an anvil Nodegate supervises; then the network's only upstream) or the URL of a node. */
+  url: string;
+  /** primary: takes reads by weight and every raw transaction; fallback: used when no primary is usable; dedicated: for Dedicated keys only. */
+  role: 'primary' | 'fallback' | 'dedicated';
+  weight: number;
+  /** Per-upstream time-outs, ms; absent: rpc.timeoutMs and rpc.debugTimeoutMs. */
+  timeoutMs?: number;
+  debugTimeoutMs?: number;
+}
+
 export interface NetworkConfig {
   chainId: number;
-  /** `embedded` (an anvil Nodegate supervises) or the URL of a node. */
-  upstream: string;
+  /** Shorthand for one primary upstream: `embedded` or a URL. After loading, `upstreams` is what counts. */
+  upstream?: string;
+  /** The network's upstreams; filled from `upstream` (or `embedded`) when not given. */
+  upstreams: UpstreamConfig[];
+  /** Blocks an upstream may lag the best head before it is skipped; absent: upstreams.maxLagBlocks. */
+  maxLagBlocks?: number;
   /** Other names the network answers to, e.g. `devnet` for `testnet` (DECISIONS 2). */
   aliases: string[];
   /**
@@ -80,6 +96,8 @@ export interface Config {
     gasCap: number;
     /** Largest answer a node may give to one call, bytes; a larger one is -32005 and is never held whole. */
     maxAnswerBytes: number;
+    /** Largest sum of node answers held at once for all calls, bytes (≥ maxAnswerBytes); past it, -32005 answers_busy. */
+    maxAnswerBytesInFlight: number;
   };
   embedded: EmbeddedChainConfig;
   /** Plans by id; each missing from the store is created at start-up (existing ones are the operator's to edit). */
@@ -89,8 +107,6 @@ export interface Config {
     defaultPlan: string;
     /** Login of the operator created on first start (password printed once, or NODEGATE_OPERATOR_PASSWORD). */
     operatorEmail: string;
-    /** Keys an account may have that are not revoked. */
-    maxKeysPerAccount: number;
   };
   auth: {
     /** How long a resolved key is trusted without asking the store, ms: the bound on cross-instance revocation. */
@@ -134,8 +150,56 @@ export interface Config {
     enabled: boolean;
     /** Bytes of answers kept, all networks together; the least recently used go first. */
     maxBytes: number;
-    /** How often each network's head is read, ms: answers tied to `latest` end when it moves. */
-    headPollMs: number;
+  };
+  /** Usage recording for analytics (DECISIONS 10). */
+  analytics: {
+    enabled: boolean;
+    /** How often recorded usage is written to the store, ms (a crash loses at most this much of analytics). */
+    flushMs: number;
+    /** Usage minutes older than this are dropped; 0: kept for ever. */
+    retentionDays: number;
+  };
+  /** `/metrics` (Prometheus text format) for the operator. */
+  metrics: {
+    enabled: boolean;
+    /** Client addresses (IPs or CIDRs) that may read it; others get 404. */
+    allow: string[];
+  };
+  /** Webhooks (DECISIONS 10). */
+  webhooks: {
+    enabled: boolean;
+    /** Let targets be private, loopback or link-local addresses: local development only. */
+    allowPrivateTargets: boolean;
+    /** Time a receiver has to answer, ms. */
+    timeoutMs: number;
+    /** First retry after about this long, then twice as late each time (with jitter), at most an hour apart. */
+    retryBaseMs: number;
+    /** A webhook whose oldest undelivered event is older than this is disabled, with the reason. */
+    giveUpAfterMs: number;
+    /** How often the outbox is looked at, ms (also at once when events are written). */
+    pollMs: number;
+    /** How long an instance holds the events it is delivering; an instance that died lets go after this, ms. */
+    leaseMs: number;
+  };
+  /** The web dashboard at /dashboard. */
+  dashboard: {
+    enabled: boolean;
+    /** How long a login lasts, hours. */
+    sessionHours: number;
+  };
+  /** The chain module's view of every network's upstreams (DECISIONS 9). */
+  upstreams: {
+    /**
+     * How often each upstream is checked (its head read, its chain id after it was unreachable), ms. The network's
+     * head comes from these checks and from every answer; answers tied to `latest` end when it moves.
+     */
+    checkIntervalMs: number;
+    /** Blocks an upstream may lag the best head before it is skipped (per network: networks.<n>.maxLagBlocks). */
+    maxLagBlocks: number;
+    /** Failures in a row (calls or checks) that open an upstream's circuit breaker. */
+    breakerFailures: number;
+    /** How long an open breaker keeps an upstream out before one trial call, ms. */
+    breakerCooldownMs: number;
   };
   /** Filters kept by the gateway (DECISIONS 8). */
   filters: {
@@ -181,8 +245,8 @@ export const configSchema = {
       minProperties: 1,
       propertyNames: { pattern: '^[a-z0-9][a-z0-9-]{0,62}$' },
       default: {
-        mainnet: { chainId: 1, upstream: 'embedded', aliases: [] },
-        testnet: { chainId: 11155111, upstream: 'embedded', aliases: ['devnet'] },
+        mainnet: { chainId: 1, aliases: [] },
+        testnet: { chainId: 11155111, aliases: ['devnet'] },
       },
       additionalProperties: {
         type: 'object',
@@ -190,7 +254,25 @@ export const configSchema = {
         required: ['chainId'],
         properties: {
           chainId: { type: 'integer', minimum: 1 },
-          upstream: { type: 'string', pattern: '^(embedded|https?://.+)$', default: 'embedded' },
+          upstream: { type: 'string', pattern: '^(embedded|https?://.+)$' },
+          upstreams: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 32,
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['url'],
+              properties: {
+                url: { type: 'string', pattern: '^(embedded|https?://.+)$' },
+                role: { enum: ['primary', 'fallback', 'dedicated'], default: 'primary' },
+                weight: { type: 'number', exclusiveMinimum: 0, maximum: 1000, default: 1 },
+                timeoutMs: { type: 'integer', minimum: 100 },
+                debugTimeoutMs: { type: 'integer', minimum: 100 },
+              },
+            },
+          },
+          maxLagBlocks: { type: 'integer', minimum: 0, maximum: 100000 },
           aliases: { type: 'array', items: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }, default: [] },
           finalityDepth: { type: 'integer', minimum: 0, maximum: 100000 },
         },
@@ -209,6 +291,7 @@ export const configSchema = {
         debugTimeoutMs: { type: 'integer', minimum: 100, default: 120000 },
         gasCap: { type: 'integer', minimum: 0, default: 50000000 },
         maxAnswerBytes: { type: 'integer', minimum: 1024, default: 16777216 },
+        maxAnswerBytesInFlight: { type: 'integer', minimum: 1024, default: 67108864 },
       },
     },
     embedded: {
@@ -234,10 +317,10 @@ export const configSchema = {
         // The embedded default is for development (DECISIONS 7): the demo account and keys made without a plan
         // choice run on a plan no single developer's scripts, test suites or traces reach. The hosted-style plans
         // below are for real deployments (set accounts.defaultPlan).
-        developer: { name: 'Developer', cuPerSecond: 1000000, cuPerMonth: 1000000000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 10000 },
-        free: { name: 'Free', cuPerSecond: 330, cuPerMonth: 30000000, maxBatchSize: 100, debugMethods: false, maxFilters: 50 },
-        growth: { name: 'Growth', cuPerSecond: 660, cuPerMonth: 400000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 500 },
-        enterprise: { name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000 },
+        developer: { name: 'Developer', cuPerSecond: 1000000, cuPerMonth: 1000000000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 10000, maxKeys: 100 },
+        free: { name: 'Free', cuPerSecond: 330, cuPerMonth: 30000000, maxBatchSize: 100, debugMethods: false, maxFilters: 50, maxKeys: 10 },
+        growth: { name: 'Growth', cuPerSecond: 660, cuPerMonth: 400000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 500, maxKeys: 100 },
+        enterprise: { name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000, maxKeys: 1000 },
       },
       additionalProperties: {
         type: 'object',
@@ -250,6 +333,7 @@ export const configSchema = {
           maxBatchSize: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
           debugMethods: { type: 'boolean', default: false },
           maxFilters: { type: 'integer', minimum: 0, default: 100 },
+          maxKeys: { type: 'integer', minimum: 1, default: 100 },
         },
       },
     },
@@ -260,7 +344,6 @@ export const configSchema = {
       properties: {
         defaultPlan: { ...str, default: 'developer' },
         operatorEmail: { ...str, default: 'operator@localhost' },
-        maxKeysPerAccount: { type: 'integer', minimum: 1, default: 100 },
       },
     },
     auth: {
@@ -321,7 +404,59 @@ export const configSchema = {
       properties: {
         enabled: { type: 'boolean', default: true },
         maxBytes: { type: 'integer', minimum: 0, default: 67108864 },
-        headPollMs: { type: 'integer', minimum: 20, maximum: 60000, default: 500 },
+      },
+    },
+    analytics: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: { type: 'boolean', default: true },
+        flushMs: { type: 'integer', minimum: 100, maximum: 600000, default: 5000 },
+        retentionDays: { type: 'integer', minimum: 0, maximum: 3650, default: 30 },
+      },
+    },
+    metrics: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: { type: 'boolean', default: true },
+        allow: { type: 'array', items: { type: 'string' }, default: ['127.0.0.0/8', '::1'] },
+      },
+    },
+    webhooks: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: { type: 'boolean', default: true },
+        allowPrivateTargets: { type: 'boolean', default: false },
+        timeoutMs: { type: 'integer', minimum: 100, maximum: 60000, default: 5000 },
+        retryBaseMs: { type: 'integer', minimum: 10, maximum: 3600000, default: 5000 },
+        giveUpAfterMs: { type: 'integer', minimum: 1000, default: 86400000 },
+        pollMs: { type: 'integer', minimum: 20, maximum: 60000, default: 1000 },
+        leaseMs: { type: 'integer', minimum: 200, maximum: 3600000, default: 60000 },
+      },
+    },
+    dashboard: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: { type: 'boolean', default: true },
+        sessionHours: { type: 'number', exclusiveMinimum: 0, maximum: 720, default: 12 },
+      },
+    },
+    upstreams: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        checkIntervalMs: { type: 'integer', minimum: 20, maximum: 60000, default: 500 },
+        maxLagBlocks: { type: 'integer', minimum: 0, maximum: 100000, default: 5 },
+        breakerFailures: { type: 'integer', minimum: 1, maximum: 1000, default: 3 },
+        breakerCooldownMs: { type: 'integer', minimum: 100, maximum: 600000, default: 5000 },
       },
     },
     filters: {

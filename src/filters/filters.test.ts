@@ -1,23 +1,29 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Next } from '../rpc/adapters/adapter.ts';
-import type { RequestContext } from '../rpc/pipeline.ts';
-import { Filters } from './filters.ts';
+import { Filters, type FilterContext } from './filters.ts';
 import { MemoryFilterStore } from './memory-filter-store.ts';
 import { getLogsBounds } from '../limits/get-logs-bounds.ts';
 
 /** A chain of `head` blocks whose hashes are their numbers; answers after a turn of the event loop, as a node does. */
 function fakeNode(chain: { head: number }): Next {
   const block = (n: number) => ({ number: `0x${n.toString(16)}`, hash: `0x${n.toString(16).padStart(64, '0')}` });
-  return async (method, params) => {
+  return (node = async (method, params) => {
     await new Promise((r) => setImmediate(r));
     if (method === 'eth_getBlockByNumber') return { result: block(params[0] === 'latest' ? chain.head : Number(params[0])) };
     return { result: null };
-  };
+  });
 }
 
-const head = { number: undefined as number | undefined, advance(n: number) { if (this.number === undefined || n > this.number) this.number = n; } };
-const ctx = { key: { key: { id: 'k1' }, account: { id: 'a1' }, plan: { maxFilters: 10 } }, network: { name: 'mainnet', methods: new Map(), head } } as unknown as RequestContext;
+/** The node of the test running now: the chain module's latest block is read from it. */
+let node: Next;
+const chain = {
+  async latestBlock() {
+    const b = (await node('eth_getBlockByNumber', ['latest', false])).result as { number: string; hash: string };
+    return { number: Number(b.number), hash: b.hash };
+  },
+};
+const ctx: FilterContext = { key: { key: { id: 'k1' }, account: { id: 'a1' }, plan: { maxFilters: 10 } }, network: { name: 'mainnet', methods: new Map(), chain } };
 
 /**
  * A chain that can reorganise: block n of branch b has hash (b, n) and one log. `failLogs` makes the next eth_getLogs
@@ -25,7 +31,7 @@ const ctx = { key: { key: { id: 'k1' }, account: { id: 'a1' }, plan: { maxFilter
  */
 function forkingNode(chain: { head: number; branchFrom: number; branch: number; failLogs: boolean }): Next {
   const hash = (n: number) => `0x${(n >= chain.branchFrom ? chain.branch : 0).toString(16).padStart(2, '0')}${n.toString(16).padStart(62, '0')}`;
-  return async (method, params) => {
+  return (node = async (method, params) => {
     await new Promise((r) => setImmediate(r));
     if (method === 'eth_getBlockByNumber') {
       const n = params[0] === 'latest' ? chain.head : Number(params[0]);
@@ -42,7 +48,7 @@ function forkingNode(chain: { head: number; branchFrom: number; branch: number; 
       return { result: logs };
     }
     return { result: null };
-  };
+  });
 }
 
 describe('filters: polls of one filter', () => {
@@ -65,7 +71,6 @@ describe('filters: a poll commits nothing until its node calls succeeded', () =>
   it('a reorganisation whose eth_getLogs fails once still reports the dropped logs with removed: true at the next poll', async () => {
     const store = new MemoryFilterStore();
     const methods = new Filters(store, 60_000).methods();
-    head.number = undefined;
     const chain = { head: 5, branchFrom: Infinity, branch: 0, failLogs: false };
     const next = forkingNode(chain);
     const id = (await methods.eth_newFilter(ctx, [{}], next)).result;
@@ -87,13 +92,11 @@ describe('filters: a chain replaced under a filter', () => {
   it('a shorter chain replacing the block the filter was made at: the new blocks\' logs are reported', async () => {
     const store = new MemoryFilterStore();
     const methods = new Filters(store, 60_000).methods();
-    head.number = undefined;
     const chain = { head: 5, branchFrom: Infinity, branch: 0, failLogs: false };
     const next = forkingNode(chain);
     const id = (await methods.eth_newFilter(ctx, [{}], next)).result;
     // As an embedded chain restored from a snapshot that lacked its last blocks, then given one new transaction.
     Object.assign(chain, { head: 4, branchFrom: 4, branch: 1 });
-    head.number = undefined; // the network's head was reset with the chain
     const changes = (await methods.eth_getFilterChanges(ctx, [id], next)).result as any[];
     assert.deepEqual(changes.map((l) => [Number(l.blockNumber), l.removed ?? false]), [[4, false]]);
     assert.deepEqual((await methods.eth_getFilterChanges(ctx, [id], next)).result, [], 'and only once');
@@ -104,13 +107,12 @@ describe('filters: a chain replaced under a filter', () => {
 describe('filters: bounded polls and kept logs', () => {
   const boundedCtx = (maxResults: number) => ({
     ...ctx,
-    network: { ...ctx.network, methods: new Map([['eth_getLogs', { adapter: getLogsBounds({ maxBlockRange: 0, maxResults }) }]]) },
-  }) as unknown as RequestContext;
+    network: { ...ctx.network, methods: new Map([['eth_getLogs', { adapter: getLogsBounds({ maxBlockRange: 0, maxResults }, async () => undefined) }]]) },
+  }) as FilterContext;
 
   it('a poll answers no more logs than eth_getLogs may, and the next polls go on from there', async () => {
     const store = new MemoryFilterStore();
     const methods = new Filters(store, 60_000).methods();
-    head.number = undefined;
     const c = boundedCtx(3);
     const chain = { head: 5, branchFrom: Infinity, branch: 0, failLogs: false };
     const next = forkingNode(chain);
@@ -125,7 +127,6 @@ describe('filters: bounded polls and kept logs', () => {
   it('past its kept-bytes budget, a filter forgets the oldest logs, and a reorganisation reaching them overflows it, saying so', async () => {
     const store = new MemoryFilterStore();
     const methods = new Filters(store, 60_000, Date.now, 1_200).methods(); // about two logs
-    head.number = undefined;
     const chain = { head: 5, branchFrom: Infinity, branch: 0, failLogs: false };
     const next = forkingNode(chain);
     const id = (await methods.eth_newFilter(ctx, [{}], next)).result as string;

@@ -1,12 +1,28 @@
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { Next } from '../rpc/adapters/adapter.ts';
-import type { RequestContext } from '../rpc/pipeline.ts';
+import type { Adapter, Next } from '../rpc/adapters/adapter.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import type { FilterKind, FilterState, FilterStore, SeenBlock } from './filter-store.ts';
 
+/**
+ * What a filter method needs of the request: who asks, and the network (its name, its eth_getLogs with bounds,
+ * its chain module for the head). Narrower than the pipeline's FilterContext, which satisfies it, so that
+ * filters depend neither on the pipeline nor on the network assembly (no import circle).
+ */
+export interface FilterContext {
+  key: { key: { id: string }; account: { id: string }; plan: { maxFilters: number } };
+  network: {
+    name: string;
+    methods: ReadonlyMap<string, { adapter?: Adapter }>;
+    chain: { latestBlock(timeoutMs: number): Promise<Head> };
+  };
+}
+
 /** A method the gateway answers itself, with the node reachable through `next`. */
-export type LocalMethod = (ctx: RequestContext, params: unknown[], next: Next) => Promise<UpstreamAnswer>;
+export type LocalMethod = (ctx: FilterContext, params: unknown[], next: Next) => Promise<UpstreamAnswer>;
+
+/** Time-out of the chain module's read of the latest block for a poll, ms. */
+const HEAD_TIMEOUT_MS = 10_000;
 
 /** Blocks a reorganisation is looked for in: deeper ones are taken as final (PoS chains reorganise 1-2 blocks). */
 const REORG_WINDOW = 64;
@@ -37,31 +53,6 @@ async function blockAt(next: Next, tag: string): Promise<Head | undefined> {
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
-/** How long a poll waits for the node to have a block that the network's head says exists. */
-const CATCH_UP_MS = 2_000;
-
-/**
- * The head a filter works to: the node's latest block, or, if a caller was already shown a newer block (a receipt
- * read a moment before the node counts its block, or another upstream), that block, once the node has it. So a
- * filter polled right after a receipt reports that receipt's logs (read-your-writes, DECISIONS 9).
- */
-async function headBlock(ctx: RequestContext, next: Next): Promise<Head> {
-  const chain = ctx.network.head;
-  const end = Date.now() + CATCH_UP_MS;
-  for (;;) {
-    const latest = await blockAt(next, 'latest');
-    if (!latest) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: 'the node has no latest block' });
-    const known = chain.number;
-    if (known === undefined || latest.number >= known) {
-      chain.advance(latest.number);
-      return latest;
-    }
-    const seen = await blockAt(next, hex(known));
-    if (seen) return seen;
-    if (Date.now() >= end) return latest; // the block a caller saw is gone (the chain went back): the node's head
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 const answer = (value: unknown): UpstreamAnswer => ({ result: value });
 
 /** A numeric block of a filter's fromBlock/toBlock; tags (latest, pending…) do not bound what a poll reports. */
@@ -117,8 +108,8 @@ export class Filters {
     if (n.hashes.length >= 2 * MAX_NOTED_TRANSACTIONS) n.hashes.splice(0, MAX_NOTED_TRANSACTIONS);
   }
 
-  private async create(ctx: RequestContext, kind: FilterKind, next: Next, criteria?: Record<string, unknown>): Promise<UpstreamAnswer> {
-    const head = await headBlock(ctx, next);
+  private async create(ctx: FilterContext, kind: FilterKind, next: Next, criteria?: Record<string, unknown>): Promise<UpstreamAnswer> {
+    const head = await ctx.network.chain.latestBlock(HEAD_TIMEOUT_MS);
     const filter: FilterState = {
       id: newFilterId(),
       keyId: ctx.key.key.id,
@@ -139,24 +130,24 @@ export class Filters {
   }
 
   /** The caller's live filter on this network; another key's, or one made on another network, is not found. */
-  private async find(ctx: RequestContext, id: string): Promise<FilterState | undefined> {
+  private async find(ctx: FilterContext, id: string): Promise<FilterState | undefined> {
     const f = await this.store.get(id.toLowerCase());
     return f && f.keyId === ctx.key.key.id && f.network === ctx.network.name ? f : undefined;
   }
 
   /** As `find`, or -32000 "filter not found". */
-  private async own(ctx: RequestContext, id: string): Promise<FilterState> {
+  private async own(ctx: FilterContext, id: string): Promise<FilterState> {
     const f = await this.find(ctx, id);
     if (!f) throw new GatewayError('FILTER_NOT_FOUND');
     return f;
   }
 
-  private async uninstall(ctx: RequestContext, id: string): Promise<UpstreamAnswer> {
+  private async uninstall(ctx: FilterContext, id: string): Promise<UpstreamAnswer> {
     const f = await this.find(ctx, id);
     return answer(f ? await this.store.remove(f.id) : false);
   }
 
-  private async logs(ctx: RequestContext, id: string, next: Next): Promise<UpstreamAnswer> {
+  private async logs(ctx: FilterContext, id: string, next: Next): Promise<UpstreamAnswer> {
     const f = await this.own(ctx, id);
     if (f.kind !== 'logs') throw new GatewayError('FILTER_NOT_FOUND'); // geth: only log filters have logs
     f.expiresAt = this.now() + this.idleMs;
@@ -167,7 +158,7 @@ export class Filters {
     return getLogs?.adapter ? getLogs.adapter('eth_getLogs', [criteria], next) : next('eth_getLogs', [criteria]);
   }
 
-  private changes(ctx: RequestContext, id: string, next: Next): Promise<UpstreamAnswer> {
+  private changes(ctx: FilterContext, id: string, next: Next): Promise<UpstreamAnswer> {
     const key = id.toLowerCase();
     const run = (this.polling.get(key) ?? Promise.resolve()).then(() => this.poll(ctx, key, next));
     // The queue's tail never rejects; the last poll out removes it, so polled ids do not pile up here.
@@ -184,14 +175,14 @@ export class Filters {
    * (`update`) only once every node call the answer depends on has succeeded. A poll that fails (the node refused
    * eth_getLogs in the middle of a reorganisation) changes nothing, and the next one reports the same changes.
    */
-  private async poll(ctx: RequestContext, id: string, next: Next): Promise<UpstreamAnswer> {
+  private async poll(ctx: FilterContext, id: string, next: Next): Promise<UpstreamAnswer> {
     const f = await this.own(ctx, id);
     f.expiresAt = this.now() + this.idleMs;
     let out: unknown[];
     if (f.kind === 'pending') {
       out = await this.pendingChanges(f, next);
     } else {
-      const head = await headBlock(ctx, next);
+      const head = await ctx.network.chain.latestBlock(HEAD_TIMEOUT_MS);
       out = head.number === f.cursor.number && head.hash === f.cursor.hash ? [] : await this.chainChanges(ctx, f, head, next);
     }
     await this.store.update(f);
@@ -199,7 +190,7 @@ export class Filters {
   }
 
   /** What changed on the chain since the cursor: dropped logs first (removed), then the new blocks' logs or hashes. */
-  private async chainChanges(ctx: RequestContext, f: FilterState, head: Head, next: Next): Promise<unknown[]> {
+  private async chainChanges(ctx: FilterContext, f: FilterState, head: Head, next: Next): Promise<unknown[]> {
     const { base, dropped } = await this.forkPoint(f, head, next);
     const out: unknown[] = [];
     if (f.kind === 'logs') {
@@ -273,7 +264,7 @@ export class Filters {
    * The filter's logs in blocks from..to, within its own fromBlock/toBlock, through the network's eth_getLogs bounds.
    * When they hold more than one answer may, the logs of the first range that fits, and `upTo`, its last block.
    */
-  private async newLogs(ctx: RequestContext, f: FilterState, from: number, to: number, next: Next): Promise<{ logs: unknown[]; upTo: number }> {
+  private async newLogs(ctx: FilterContext, f: FilterState, from: number, to: number, next: Next): Promise<{ logs: unknown[]; upTo: number }> {
     const c = f.criteria ?? {};
     if (typeof c.blockHash === 'string') return { logs: [], upTo: to }; // a filter on one block has nothing new to report
     const lo = Math.max(from, numericBlock(c.fromBlock) ?? 0);
@@ -337,7 +328,7 @@ export class Filters {
 }
 
 /** eth_getLogs as the network answers it to callers: with its bounds (limits.getLogs). */
-async function getLogs(ctx: RequestContext, next: Next, query: Record<string, unknown>): Promise<unknown[]> {
+async function getLogs(ctx: FilterContext, next: Next, query: Record<string, unknown>): Promise<unknown[]> {
   const entry = ctx.network.methods.get('eth_getLogs');
   const a = entry?.adapter ? await entry.adapter('eth_getLogs', [query], next) : await next('eth_getLogs', [query]);
   if (a.error !== undefined) {

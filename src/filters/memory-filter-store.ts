@@ -17,6 +17,11 @@ export class MemoryFilterStore implements FilterStore {
     this.sweeper.unref();
   }
 
+  /** Live filters, all keys together (for /metrics). */
+  get size(): number {
+    return this.filters.size;
+  }
+
   async add(filter: FilterState, max: number): Promise<boolean> {
     if (this.count(this.byKey, filter.keyId) >= max || this.count(this.byAccount, filter.accountId) >= max) return false;
     this.filters.set(filter.id, structuredClone(filter));

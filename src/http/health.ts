@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { OpenedRateLimiter } from '../limits/open-rate-limiter.ts';
 import type { Store } from '../store/store.ts';
-import type { Networks } from '../upstream/networks.ts';
+import type { Networks } from '../chain/networks.ts';
 
 /**
- * `/healthz`: the process is alive. `/readyz`: the store answers and every network's node answers
- * (DECISIONS 11); 503 with the failing parts otherwise, so a load balancer stops sending traffic. It also says
- * where the per-second limits are kept (`memory`, `redis`, or `degraded`).
+ * `/healthz`: the process is alive. `/readyz`: the store answers and every network has an upstream that answers
+ * (DECISIONS 11); 503 with the failing parts otherwise, so a load balancer stops sending traffic. Each network's
+ * upstreams are listed as its chain module sees them (state, chain id, head, lag, breaker). It also says where
+ * the per-second limits are kept (`memory`, `redis`, or `degraded`).
  */
 export function registerHealthRoutes(app: FastifyInstance, deps: { networks: Networks; store: Store; rateLimiter: OpenedRateLimiter }) {
   // `service` lets the CLI tell a Nodegate gateway from anything else on its port (src/cli/store-guard.ts).
@@ -16,18 +17,17 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { networks: Net
     await Promise.all([
       deps.store.ping().then(() => { checks.store = 'ok'; }, (e) => { checks.store = `down: ${(e as Error).message}`; }),
       ...deps.networks.list.map(async (n) => {
-        try {
-          const a = await n.upstream.call('eth_chainId', [], 2000);
-          checks[`network:${n.name}`] = a.result !== undefined && Number(a.result) === n.chainId ? 'ok' : `wrong chain id ${String(a.result)}`;
-        } catch (e) {
-          checks[`network:${n.name}`] = `down: ${(e as Error).message}`;
-        }
+        // A fresh round of checks, so that an upstream that died a moment ago is not reported up.
+        await n.chain.check();
+        const up = n.chain.status().filter((s) => s.state === 'up').length;
+        checks[`network:${n.name}`] = up > 0 ? 'ok' : 'down: no upstream answers with this chain';
       }),
     ]);
+    const upstreams = deps.networks.list.flatMap((n) => n.chain.status());
     const ready = Object.values(checks).every((v) => v === 'ok');
     // Limits degraded to this instance's memory (Redis unreachable) still serve: reported, not a reason to stop traffic.
     const limiter = deps.rateLimiter.status();
     const limits = limiter === 'degraded' ? 'degraded: Redis unreachable, limiting in local memory' : limiter;
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks, limits });
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks, upstreams, limits });
   });
 }

@@ -13,3 +13,15 @@ export function redactPath(url: string): string {
   }
   return path;
 }
+
+/** Hides user:password and query strings (often an API key of a hosted node) in a URL shown to people. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.username || u.password) { u.username = '***'; u.password = ''; }
+    if (u.search) u.search = '?***';
+    return u.toString();
+  } catch {
+    return '(invalid url)';
+  }
+}

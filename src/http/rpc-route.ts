@@ -2,6 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorizeRequest } from '../auth/authorize.ts';
 import type { KeyResolver, ResolvedKey } from '../auth/key-resolver.ts';
 import { UnknownKeyGuard } from '../auth/unknown-key-guard.ts';
+import type { Metrics } from '../analytics/metrics.ts';
+import type { RefusalLog } from '../analytics/refusal-log.ts';
+import type { UsageRecorder } from '../analytics/usage-recorder.ts';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Limits } from '../limits/limits.ts';
@@ -9,7 +12,7 @@ import type { RateDecision } from '../limits/rate-limiter.ts';
 import { frameBody, type FramedItem } from '../rpc/framing.ts';
 import { executeItem, prepareItem, type PreparedCall, type RequestContext } from '../rpc/pipeline.ts';
 import { responseJson } from '../rpc/respond.ts';
-import type { Network, Networks } from '../upstream/networks.ts';
+import type { Network, Networks } from '../chain/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import { sendError } from './send-error.ts';
 
@@ -36,6 +39,10 @@ export interface RpcRouteDeps {
   keys: KeyResolver;
   /** Absent when `limits.enabled` is false: the stage then costs nothing. */
   limits: Limits | undefined;
+  /** Usage per key, network, method and outcome (analytics); absent when `analytics.enabled` is false. */
+  usage?: UsageRecorder;
+  metrics?: Metrics;
+  refusals?: RefusalLog;
 }
 
 /**
@@ -44,7 +51,7 @@ export interface RpcRouteDeps {
  * rpc/pipeline.ts; docs/pipeline.md draws the whole.
  */
 export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
-  const { config, networks, keys, limits } = deps;
+  const { config, networks, keys, limits, usage, metrics, refusals } = deps;
   const maxBatch = config.rpc.maxBatchSize;
   const concurrency = config.rpc.batchConcurrency;
   const invalidCost = config.limits.invalidCost;
@@ -93,7 +100,26 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
     req.admitted = { network, key };
   };
 
+  /**
+   * Stage record, off the answer's path: each item's outcome and units to the usage recorder and the metrics (a
+   * Map lookup and a few additions each; the store sees them in batches). `units(i)`: what item i cost.
+   */
+  const record = (t0: number, network: Network, key: ResolvedKey, items: FramedItem[], answers: Array<Answer | undefined>, units: (i: number) => number) => {
+    const ms = performance.now() - t0;
+    metrics?.request(network.name, ms / 1000);
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
+      // Only names the network knows are labels: a caller cannot grow the tables with made-up method names.
+      const method = 'method' in item && network.methods.has(item.method) ? item.method : '(invalid)';
+      const code = answers[i]?.answer.error?.code ?? 0;
+      const u = units(i);
+      usage?.record(key.account.id, key.key.id, network.name, method, code, u, ms);
+      metrics?.item(network.name, method, code, u);
+    }
+  };
+
   const handler = async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
+    const t0 = performance.now();
     const { network, key } = req.admitted!;
     // Stage parse: the whole body, framed into items (DECISIONS 3).
     let framed;
@@ -140,13 +166,21 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
       try {
         decision = await limits.admit(key, cost);
       } catch (err) {
-        return sendLimitedError(reply, asGatewayError(err, req), firstId);
+        const e = asGatewayError(err, req);
+        if (e.status === 429) {
+          metrics?.refused(network.name);
+          refusals?.refused(key.key.id, key.account.id, network.name);
+          const refusedAnswer = failed(e);
+          record(t0, network, key, items, items.map(() => refusedAnswer), () => 0);
+        }
+        return sendLimitedError(reply, e, firstId);
       }
       rateHeaders(reply, decision);
     }
 
     // Item stages after the limit, concurrently but bounded; answers keep request order.
     let refund = 0;
+    let refunded: Set<number> | undefined;
     await forEachBounded(items.length, concurrency, async (i) => {
       const p = prepared[i];
       if (!p) return;
@@ -156,12 +190,19 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
         const e = asGatewayError(err, req);
         answers[i] = failed(e);
         // Refused by the gateway's own rules before any node work: costs what an invalid item costs.
-        if (REFUSED_AFTER_LIMIT.has(e.entry)) refund += Math.max(0, p.entry.cost - invalidCost);
+        if (REFUSED_AFTER_LIMIT.has(e.entry)) {
+          refund += Math.max(0, p.entry.cost - invalidCost);
+          (refunded ??= new Set()).add(i);
+        }
       }
     });
     if (refund > 0) limits?.refund(key, refund);
     // DECISIONS 9: a single request says whether its answer came from the cache.
-    if (!batch && prepared[0]?.cache) reply.header('x-cache', prepared[0].cache);
+    if (!batch && prepared[0]?.cache) {
+      reply.header('x-cache', prepared[0].cache);
+      metrics?.cacheLookup(network.name, prepared[0].cache);
+    }
+    if (usage || metrics) record(t0, network, key, items, answers, (i) => (prepared[i] && !refunded?.has(i) ? prepared[i]!.entry.cost : invalidCost));
     return respond(reply, framed.batch, items, answers as Answer[]);
   };
 

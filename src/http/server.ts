@@ -9,12 +9,18 @@ import type { OpenedRateLimiter } from '../limits/open-rate-limiter.ts';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Store } from '../store/store.ts';
-import type { Networks } from '../upstream/networks.ts';
+import type { Networks } from '../chain/networks.ts';
 import { clientErrorHandler, frameworkErrors } from './client-errors.ts';
 import { capConnections } from './connection-caps.ts';
 import { registerHealthRoutes } from './health.ts';
 import { redactPath } from './redact.ts';
 import { registerRpcRoutes } from './rpc-route.ts';
+import { registerMetricsRoute } from './metrics-route.ts';
+import { registerDashboard } from './dashboard-route.ts';
+import type { Metrics } from '../analytics/metrics.ts';
+import type { RefusalLog } from '../analytics/refusal-log.ts';
+import type { UsageRecorder } from '../analytics/usage-recorder.ts';
+import type { Resolve } from '../webhooks/target-guard.ts';
 import { sendError } from './send-error.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
@@ -28,6 +34,10 @@ export interface ServerDeps {
   accounts: AccountsService;
   limits: Limits | undefined;
   rateLimiter: OpenedRateLimiter;
+  usage?: UsageRecorder;
+  webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> };
+  metrics?: Metrics;
+  refusals?: RefusalLog;
 }
 
 /** Response headers a browser lets scripts read (CORS): limits, the request id, the cache outcome. */
@@ -72,7 +82,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     reply.header('x-request-id', req.id);
     // Browser dapps call the JSON-RPC endpoint directly (DECISIONS 2); the management API is for the dashboard and
     // scripts, and answers no other origin (no CORS for it: a page elsewhere cannot read or change accounts).
-    if (!req.url.startsWith(API_PREFIX)) {
+    if (!req.url.startsWith(API_PREFIX) && !req.url.startsWith('/dashboard') && !req.url.startsWith('/metrics')) {
       reply.header('access-control-allow-origin', '*');
       // Without this a browser hides these from the dapp's scripts: a client there could not honour Retry-After.
       reply.header('access-control-expose-headers', EXPOSED_HEADERS);
@@ -90,6 +100,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   registerRpcRoutes(app, deps);
   registerHealthRoutes(app, deps);
   registerApi(app, deps);
+  if (deps.metrics) registerMetricsRoute(app, deps.metrics, config.metrics.allow);
+  if (config.dashboard.enabled) void app.register(registerDashboard);
 
   // Browser dapps call RPC endpoints directly (DECISIONS 2): answer the CORS preflight.
   const preflight = (_req: unknown, reply: import('fastify').FastifyReply) => {

@@ -22,12 +22,12 @@ const hex = (n: number) => '0x' + n.toString(16);
  * ("Try with this block range [0x…, 0x…]."), which indexers (ethers, The Graph, Ponder) parse to split their query.
  * A policy of the gateway, not a node's gap, but it wraps the call the same way an adapter does.
  */
-export function getLogsBounds(bounds: GetLogsBounds): Adapter {
+export function getLogsBounds(bounds: GetLogsBounds, head: () => Promise<number | undefined>): Adapter {
   return async (method, params, next) => {
     const filter = (params[0] ?? {}) as LogFilter;
     let from: number | undefined;
     if (filter.blockHash === undefined && bounds.maxBlockRange > 0) {
-      const range = await blockRange(filter, next);
+      const range = await blockRange(filter, next, head);
       if (range) {
         from = range.from;
         // A reversed range is the node's to refuse, with its own message.
@@ -52,17 +52,17 @@ function tooMany(bounds: GetLogsBounds, from: number, to: number): GatewayError 
   return new GatewayError('LOGS_TOO_MANY', { limit: bounds.maxResults || bounds.maxBlockRange, from: hex(from), to: hex(to) });
 }
 
-/** The filter's range as block numbers; tags are asked of the node (the head once). Undefined: cannot tell. */
-async function blockRange(filter: LogFilter, next: Next): Promise<{ from: number; to: number } | undefined> {
-  let head: Promise<number | undefined> | undefined;
+/**
+ * The filter's range as block numbers: `latest` is the chain module's head (the network's agreed head, never asked
+ * of a node here); safe and finalized are asked of the node. Undefined: cannot tell.
+ */
+async function blockRange(filter: LogFilter, next: Next, head: () => Promise<number | undefined>): Promise<{ from: number; to: number } | undefined> {
+  let latest: Promise<number | undefined> | undefined;
   const resolve = async (tag: string | undefined): Promise<number | undefined> => {
     const t = tag ?? 'latest';
     if (t.startsWith('0x')) return Number(t);
     if (t === 'earliest') return 0;
-    if (t === 'latest' || t === 'pending') {
-      head ??= next('eth_blockNumber', []).then((a) => (typeof a.result === 'string' ? Number(a.result) : undefined));
-      return head;
-    }
+    if (t === 'latest' || t === 'pending') return (latest ??= head());
     // safe, finalized: the node knows which block that is.
     const block = await next('eth_getBlockByNumber', [t, false]);
     const n = (block.result as { number?: unknown } | null)?.number;

@@ -2,7 +2,7 @@ import { authorizeMethod } from '../auth/authorize.ts';
 import type { ResolvedKey } from '../auth/key-resolver.ts';
 import type { CacheOutcome } from '../cache/response-cache.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { Network } from '../upstream/networks.ts';
+import type { Network } from '../chain/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import type { Next } from './adapters/adapter.ts';
 import type { RpcCall } from './framing.ts';
@@ -38,7 +38,7 @@ export function prepareItem(ctx: RequestContext, call: RpcCall): PreparedCall {
 
 /**
  * The item stages after the limit: `local` (methods the gateway answers itself: filters) or `cache` → `forward`
- * (the upstream pool joins here).
+ * (the chain module routes it to an upstream).
  */
 export function executeItem(ctx: RequestContext, p: PreparedCall): Promise<UpstreamAnswer> {
   const { entry, call } = p;
@@ -50,12 +50,9 @@ export function executeItem(ctx: RequestContext, p: PreparedCall): Promise<Upstr
   const answer = cache ? cache.run(call.method, call.params, () => forwardSeen(ctx, entry, call), p) : forwardSeen(ctx, entry, call);
   if (!entry.write) return answer;
   return answer.then((a) => {
-    if (a.error === undefined) {
-      // The head is about to move (a block per transaction on automining chains): answers tied to it end now.
-      ctx.network.head.moved();
-      // A sent transaction's hash, for the network's pending-transaction filters.
-      ctx.network.filters.noteTransaction(ctx.network.name, a.result);
-    }
+    // The head is about to move (a block per transaction on automining chains), and the chain module's
+    // subscribers (pending-transaction filters) hear of the transaction.
+    if (a.error === undefined) ctx.network.chain.transactionSent(a.result);
     return a;
   });
 }
@@ -79,16 +76,22 @@ function validate(entry: MethodEntry, call: RpcCall): void {
   if (err) throw err;
 }
 
-/** Stage `forward`: to the network's node, through the method's adapter if it has one. */
+/** Stage `forward`: to the network's chain module (which routes to an upstream), through the method's adapter if it has one. */
 function forward(ctx: RequestContext, entry: MethodEntry, call: RpcCall): Promise<UpstreamAnswer> {
-  if (!entry.adapter) return ctx.network.upstream.call(call.method, call.params, entry.timeoutMs);
+  if (!entry.adapter) return ctx.network.chain.call(call.method, call.params, entry.timeoutMs, routeOf(ctx));
   return entry.adapter(call.method, call.params, nodeOf(ctx, entry));
 }
 
-/** The network's node, with the method's time-out, for adapters and local methods. */
+/** Dedicated keys' calls go to the network's dedicated upstreams, where it has any. */
+const DEDICATED = { dedicated: true };
+const SHARED = {};
+const routeOf = (ctx: RequestContext) => (ctx.key.key.type === 'Dedicated' ? DEDICATED : SHARED);
+
+/** The network's chain module, with the method's time-out, for adapters and local methods. */
 function nodeOf(ctx: RequestContext, entry: MethodEntry): Next {
-  const upstream = ctx.network.upstream;
-  return (method, params) => upstream.call(method, params, entry.timeoutMs);
+  const chain = ctx.network.chain;
+  const route = routeOf(ctx);
+  return (method, params) => chain.call(method, params, entry.timeoutMs, route);
 }
 
 /** A method name is echoed in the error message; a megabyte of it is not. */

@@ -66,6 +66,70 @@ export const postgresMigrations: string[] = [
      compute_units bigint NOT NULL,
      PRIMARY KEY (account_id, month)
    );`,
+
+  // 3: keys per account, by plan (issue 10: an account could make thousands).
+  `ALTER TABLE plans ADD COLUMN max_keys integer NOT NULL DEFAULT 100 CHECK (max_keys >= 1);`,
+
+  // 4: usage per key, network, method and outcome per minute (analytics), and dashboard sessions (issue 12).
+  `CREATE TABLE usage_minutes (
+     minute text NOT NULL,
+     account_id text NOT NULL,
+     key_id text NOT NULL,
+     network text NOT NULL,
+     method text NOT NULL,
+     code integer NOT NULL,
+     requests bigint NOT NULL,
+     compute_units bigint NOT NULL,
+     latency_ms_sum bigint NOT NULL,
+     l0 bigint NOT NULL, l1 bigint NOT NULL, l2 bigint NOT NULL, l3 bigint NOT NULL, l4 bigint NOT NULL, l5 bigint NOT NULL,
+     PRIMARY KEY (minute, key_id, network, method, code)
+   );
+   CREATE INDEX usage_minutes_account ON usage_minutes (account_id, minute);
+   CREATE TABLE sessions (
+     id_hash text PRIMARY KEY,
+     account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+     csrf text NOT NULL,
+     created_at timestamptz NOT NULL,
+     expires_at timestamptz NOT NULL
+   );
+   CREATE INDEX sessions_account ON sessions (account_id);`,
+
+  // 5: webhooks and their outbox of events (issue 13).
+  `CREATE TABLE webhooks (
+     id text PRIMARY KEY,
+     account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+     network text NOT NULL,
+     kind text NOT NULL,
+     url text NOT NULL,
+     options text NOT NULL,
+     secret text NOT NULL,
+     status text NOT NULL,
+     disabled_reason text,
+     created_at timestamptz NOT NULL,
+     updated_at timestamptz NOT NULL
+   );
+   CREATE INDEX webhooks_account ON webhooks (account_id);
+   CREATE TABLE webhook_events (
+     id text PRIMARY KEY,
+     webhook_id text NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+     seq bigint NOT NULL,
+     type text NOT NULL,
+     body text NOT NULL,
+     created_at timestamptz NOT NULL,
+     status text NOT NULL,
+     attempts integer NOT NULL DEFAULT 0,
+     next_attempt_at timestamptz NOT NULL,
+     lease_owner text,
+     lease_until timestamptz,
+     last_status integer,
+     last_error text,
+     delivered_at timestamptz,
+     UNIQUE (webhook_id, seq)
+   );
+   CREATE INDEX webhook_events_due ON webhook_events (status, next_attempt_at);`,
+
+  // 6: each webhook's oldest pending event found by index (a claim looks at one event per webhook, not at the backlog).
+  `CREATE INDEX webhook_events_head ON webhook_events (webhook_id, status, seq);`,
 ];
 
 /** Serialises migrations across instances starting at once (advisory locks are per database). 'NGST'. */

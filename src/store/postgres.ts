@@ -4,9 +4,10 @@ import { accountConflict, keyConflict, planConflict, rethrowConflict, type Viola
 import { migratePostgres } from './postgres-migrations.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime,
-  keyFromRow, normalizeEmail, planFromRow, selectList, usageBatch, type Codec, type Row,
+  keyFromRow, normalizeEmail, planFromRow, selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, USAGE_MINUTE_COLUMNS, webhookEventFromRow, webhookFromRow, type Codec, type Row,
 } from './rows.ts';
-import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Store } from './store.ts';
+import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch } from './store.ts';
+import { DEFAULT_MAX_KEYS } from './store.ts';
 
 const codec: Codec = {
   bool: (v) => v === true,
@@ -58,6 +59,45 @@ const Q = {
   getMeta: 'SELECT value FROM meta WHERE name = $1',
   setMeta: 'INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
   ping: 'SELECT 1',
+  // One statement per batch: unnest of one array per column, added to what other instances flushed.
+  addUsageMinutes: `INSERT INTO usage_minutes (${USAGE_MINUTE_COLUMNS.join(', ')})
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::bigint[],
+      $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[])
+    ON CONFLICT (minute, key_id, network, method, code) DO UPDATE SET
+      requests = usage_minutes.requests + excluded.requests, compute_units = usage_minutes.compute_units + excluded.compute_units,
+      latency_ms_sum = usage_minutes.latency_ms_sum + excluded.latency_ms_sum,
+      l0 = usage_minutes.l0 + excluded.l0, l1 = usage_minutes.l1 + excluded.l1, l2 = usage_minutes.l2 + excluded.l2,
+      l3 = usage_minutes.l3 + excluded.l3, l4 = usage_minutes.l4 + excluded.l4, l5 = usage_minutes.l5 + excluded.l5`,
+  pruneUsageMinutes: 'DELETE FROM usage_minutes WHERE minute < $1',
+  createSession: 'INSERT INTO sessions (id_hash, account_id, csrf, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
+  session: 'SELECT * FROM sessions WHERE id_hash = $1 AND expires_at > now()',
+  deleteSession: 'DELETE FROM sessions WHERE id_hash = $1',
+  deleteSessionsOf: 'DELETE FROM sessions WHERE account_id = $1',
+  insertWebhook: `INSERT INTO webhooks (${['id', 'account_id', 'network', 'kind', 'url', 'options', 'secret', 'status', 'disabled_reason', 'created_at', 'updated_at'].join(', ')})
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, now(), now()) RETURNING *`,
+  webhook: 'SELECT * FROM webhooks WHERE id = $1',
+  webhooksOf: 'SELECT * FROM webhooks WHERE account_id = $1 ORDER BY created_at, id',
+  allWebhooks: 'SELECT * FROM webhooks ORDER BY created_at, id',
+  updateWebhook: `UPDATE webhooks SET url = coalesce($2, url), options = coalesce($3, options), secret = coalesce($4, secret),
+    status = coalesce($5, status), disabled_reason = CASE WHEN $6::boolean THEN $7 ELSE disabled_reason END, updated_at = now() WHERE id = $1 RETURNING *`,
+  deleteWebhook: 'DELETE FROM webhooks WHERE id = $1',
+  // One event at a time, its webhook's row locked: the seq of two instances' concurrent adds cannot collide.
+  addWebhookEvent: `WITH w AS (SELECT id FROM webhooks WHERE id = $2 FOR UPDATE)
+    INSERT INTO webhook_events (id, webhook_id, seq, type, body, created_at, status, attempts, next_attempt_at)
+    SELECT $1, w.id, coalesce((SELECT max(seq) FROM webhook_events WHERE webhook_id = w.id), 0) + 1, $3, $4, $5::timestamptz, 'pending', 0, $5::timestamptz FROM w
+    ON CONFLICT (id) DO NOTHING`,
+  // Leases the due heads of the active webhooks; SKIP LOCKED: another instance claiming at the same moment takes others.
+  claimWebhookEvents: `WITH due AS (
+      SELECT e.id FROM webhooks w
+      JOIN webhook_events e ON e.id = (SELECT p.id FROM webhook_events p WHERE p.webhook_id = w.id AND p.status = 'pending' ORDER BY p.seq LIMIT 1)
+      WHERE w.status = 'active' AND e.next_attempt_at <= $2::timestamptz
+        AND (e.lease_until IS NULL OR e.lease_until <= $2::timestamptz OR e.lease_owner = $1)
+      ORDER BY e.next_attempt_at, e.webhook_id LIMIT $4 FOR UPDATE OF e SKIP LOCKED)
+    UPDATE webhook_events SET lease_owner = $1, lease_until = $3::timestamptz FROM due WHERE webhook_events.id = due.id RETURNING webhook_events.*`,
+  recordWebhookAttempt: `UPDATE webhook_events SET attempts = attempts + 1, last_status = $3, last_error = $4,
+    status = CASE WHEN $5::boolean THEN 'delivered' ELSE status END, delivered_at = CASE WHEN $5::boolean THEN $6::timestamptz ELSE delivered_at END,
+    next_attempt_at = $7::timestamptz, lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
+  webhookEvents: 'SELECT * FROM webhook_events WHERE webhook_id = $1 ORDER BY seq DESC LIMIT $2',
 } as const;
 
 /** The store for several instances sharing one database (`DATABASE_URL`). */
@@ -115,7 +155,7 @@ export class PostgresStore implements Store {
 
   async createPlan(p: NewPlan): Promise<Plan> {
     const now = new Date().toISOString();
-    const values = [p.id, p.name, p.cuPerSecond, p.cuPerMonth, p.maxBatchSize, p.debugMethods, p.maxFilters, now, now];
+    const values = [p.id, p.name, p.cuPerSecond, p.cuPerMonth, p.maxBatchSize, p.debugMethods, p.maxFilters, p.maxKeys ?? DEFAULT_MAX_KEYS, now, now];
     return planFromRow((await this.write('insertPlan', values, planConflict(p.id)))[0], codec);
   }
 
@@ -218,6 +258,91 @@ export class PostgresStore implements Store {
   async getUsage(accountId: string, month: string): Promise<number> {
     const [row] = await this.rows('usage', [accountId, month]);
     return row ? codec.bigint(row.compute_units) : 0;
+  }
+
+  async addUsageMinutes(rows: readonly UsageMinute[]): Promise<void> {
+    if (rows.length === 0) return;
+    const columns = USAGE_MINUTE_COLUMNS.map(() => [] as unknown[]);
+    for (const r of rows) usageMinuteValues(r).forEach((v, i) => columns[i].push(v));
+    await this.rows('addUsageMinutes', columns);
+  }
+
+  async listUsageMinutes(q: UsageQuery): Promise<UsageMinute[]> {
+    const where = usageWhere(q, (i) => `$${i}`);
+    const res = await this.pool.query<Row>(`SELECT * FROM usage_minutes WHERE ${where.sql} ORDER BY minute, key_id, network, method, code`, where.values);
+    return res.rows.map(usageMinuteFromRow);
+  }
+
+  async pruneUsageMinutes(before: string): Promise<void> {
+    await this.rows('pruneUsageMinutes', [before]);
+  }
+
+  async createSession(s: Session): Promise<void> {
+    await this.rows('createSession', [s.idHash, s.accountId, s.csrf, s.createdAt, s.expiresAt]);
+  }
+
+  async getSession(idHash: string): Promise<Session | undefined> {
+    const [r] = await this.rows('session', [idHash]);
+    return r && { idHash: r.id_hash as string, accountId: r.account_id as string, csrf: r.csrf as string, createdAt: codec.time(r.created_at), expiresAt: codec.time(r.expires_at) };
+  }
+
+  async deleteSession(idHash: string): Promise<void> {
+    await this.rows('deleteSession', [idHash]);
+  }
+
+  async deleteSessionsOf(accountId: string): Promise<void> {
+    await this.rows('deleteSessionsOf', [accountId]);
+  }
+
+  async createWebhook(w: NewWebhook): Promise<Webhook> {
+    const [r] = await this.rows('insertWebhook', [w.id, w.accountId, w.network, w.kind, w.url, JSON.stringify(w.options), w.secret, w.status]);
+    return webhookFromRow(r, codec);
+  }
+
+  async getWebhook(id: string): Promise<Webhook | undefined> {
+    const [r] = await this.rows('webhook', [id]);
+    return r && webhookFromRow(r, codec);
+  }
+
+  async listWebhooks(accountId?: string): Promise<Webhook[]> {
+    const rows = accountId === undefined ? await this.rows('allWebhooks') : await this.rows('webhooksOf', [accountId]);
+    return rows.map((r) => webhookFromRow(r, codec));
+  }
+
+  async updateWebhook(id: string, p: WebhookPatch): Promise<Webhook | undefined> {
+    const [r] = await this.rows('updateWebhook', [id, p.url ?? null, p.options ? JSON.stringify(p.options) : null, p.secret ?? null, p.status ?? null, p.disabledReason !== undefined, p.disabledReason ?? null]);
+    return r && webhookFromRow(r, codec);
+  }
+
+  async deleteWebhook(id: string): Promise<boolean> {
+    return ((await this.pool.query({ name: 'deleteWebhook', text: Q.deleteWebhook, values: [id] })).rowCount ?? 0) > 0;
+  }
+
+  async addWebhookEvents(events: readonly NewWebhookEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      for (const e of events) await client.query({ name: 'addWebhookEvent', text: Q.addWebhookEvent, values: [e.id, e.webhookId, e.type, e.body, e.createdAt] });
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async claimWebhookEvents(owner: string, now: string, leaseUntil: string, limit: number): Promise<WebhookEvent[]> {
+    return (await this.rows('claimWebhookEvents', [owner, now, leaseUntil, limit])).map((r) => webhookEventFromRow(r, codec)).sort((a, b) => (a.nextAttemptAt < b.nextAttemptAt ? -1 : 1));
+  }
+
+  async recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<void> {
+    await this.rows('recordWebhookAttempt', [id, owner, a.status, a.error, a.delivered, a.at, a.nextAttemptAt]);
+  }
+
+  async listWebhookEvents(webhookId: string, limit: number): Promise<WebhookEvent[]> {
+    return (await this.rows('webhookEvents', [webhookId, limit])).map((r) => webhookEventFromRow(r, codec));
   }
 
   async getMeta(name: string): Promise<string | undefined> {

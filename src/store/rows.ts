@@ -1,4 +1,5 @@
 import type { Account, ApiKey, KeyType, Permission, Plan } from '../accounts/model.ts';
+import type { UsageMinute, UsageQuery, Webhook, WebhookEvent, WebhookStatus } from './store.ts';
 
 /**
  * Columns and row-to-model mapping shared by both stores. The tables have the same columns on SQLite and
@@ -15,7 +16,7 @@ export interface Codec {
 export type Row = Record<string, unknown>;
 
 export const PLAN_COLUMNS = [
-  'id', 'name', 'cu_per_second', 'cu_per_month', 'max_batch_size', 'debug_methods', 'max_filters', 'created_at', 'updated_at',
+  'id', 'name', 'cu_per_second', 'cu_per_month', 'max_batch_size', 'debug_methods', 'max_filters', 'max_keys', 'created_at', 'updated_at',
 ] as const;
 export const ACCOUNT_COLUMNS = [
   'id', 'name', 'email', 'password_hash', 'status', 'role', 'plan_id', 'created_at', 'updated_at',
@@ -28,7 +29,7 @@ export const KEY_COLUMNS = [
 /** The model fields an update may set, with their columns (identical on both stores). */
 export const PLAN_FIELDS = {
   name: 'name', cuPerSecond: 'cu_per_second', cuPerMonth: 'cu_per_month', maxBatchSize: 'max_batch_size',
-  debugMethods: 'debug_methods', maxFilters: 'max_filters',
+  debugMethods: 'debug_methods', maxFilters: 'max_filters', maxKeys: 'max_keys',
 } as const;
 export const ACCOUNT_FIELDS = {
   name: 'name', email: 'email', passwordHash: 'password_hash', status: 'status', role: 'role', planId: 'plan_id',
@@ -72,6 +73,7 @@ export function planFromRow(r: Row, c: Codec, p = ''): Plan {
     maxBatchSize: Number(r[p + 'max_batch_size']),
     debugMethods: c.bool(r[p + 'debug_methods']),
     maxFilters: Number(r[p + 'max_filters']),
+    maxKeys: Number(r[p + 'max_keys']),
     createdAt: c.time(r[p + 'created_at']),
     updatedAt: c.time(r[p + 'updated_at']),
   };
@@ -123,4 +125,54 @@ export function usageBatch(month: string, byAccount: ReadonlyMap<string, number>
     if (!Number.isSafeInteger(units) || units < 0) throw new TypeError(`usage of account "${id}" must be whole compute units, not ${units}`);
   }
   return { ids: entries.map(([id]) => id), units: entries.map(([, units]) => units) };
+}
+
+/** Columns of usage_minutes, in the order the stores insert them. */
+export const USAGE_MINUTE_COLUMNS = [
+  'minute', 'account_id', 'key_id', 'network', 'method', 'code', 'requests', 'compute_units', 'latency_ms_sum',
+  'l0', 'l1', 'l2', 'l3', 'l4', 'l5',
+] as const;
+
+/** A usage row's values in USAGE_MINUTE_COLUMNS order. */
+export function usageMinuteValues(u: UsageMinute): unknown[] {
+  return [u.minute, u.accountId, u.keyId, u.network, u.method, u.code, u.requests, u.computeUnits, u.latencyMsSum, ...u.latency];
+}
+
+export function usageMinuteFromRow(r: Row): UsageMinute {
+  return {
+    minute: r.minute as string, accountId: r.account_id as string, keyId: r.key_id as string, network: r.network as string,
+    method: r.method as string, code: Number(r.code), requests: Number(r.requests), computeUnits: Number(r.compute_units),
+    latencyMsSum: Number(r.latency_ms_sum), latency: [r.l0, r.l1, r.l2, r.l3, r.l4, r.l5].map(Number),
+  };
+}
+
+/** Where-clause of a usage query, with `$n` or `?` placeholders, and its values. */
+export function usageWhere(q: UsageQuery, placeholder: (i: number) => string): { sql: string; values: unknown[] } {
+  const parts = ['minute >= ' + placeholder(1), 'minute < ' + placeholder(2)];
+  const values: unknown[] = [q.from, q.to];
+  for (const [col, v] of [['account_id', q.accountId], ['key_id', q.keyId], ['network', q.network]] as const) {
+    if (v === undefined) continue;
+    values.push(v);
+    parts.push(`${col} = ${placeholder(values.length)}`);
+  }
+  return { sql: parts.join(' AND '), values };
+}
+
+export const WEBHOOK_COLUMNS = ['id', 'account_id', 'network', 'kind', 'url', 'options', 'secret', 'status', 'disabled_reason', 'created_at', 'updated_at'] as const;
+
+export function webhookFromRow(r: Row, c: Codec): Webhook {
+  return {
+    id: r.id as string, accountId: r.account_id as string, network: r.network as string, kind: r.kind as string, url: r.url as string,
+    options: JSON.parse(r.options as string) as Record<string, unknown>, secret: r.secret as string, status: r.status as WebhookStatus,
+    disabledReason: (r.disabled_reason as string | null) ?? null, createdAt: c.time(r.created_at), updatedAt: c.time(r.updated_at),
+  };
+}
+
+export function webhookEventFromRow(r: Row, c: Codec): WebhookEvent {
+  return {
+    id: r.id as string, webhookId: r.webhook_id as string, seq: Number(r.seq), type: r.type as string, body: r.body as string,
+    createdAt: c.time(r.created_at), status: r.status as WebhookEvent['status'], attempts: Number(r.attempts),
+    nextAttemptAt: c.time(r.next_attempt_at), lastStatus: r.last_status === null || r.last_status === undefined ? null : Number(r.last_status),
+    lastError: (r.last_error as string | null) ?? null, deliveredAt: r.delivered_at ? c.time(r.delivered_at) : null,
+  };
 }

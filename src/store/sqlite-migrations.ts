@@ -90,6 +90,71 @@ export const sqliteMigrations: string[] = [
      compute_units INTEGER NOT NULL,
      PRIMARY KEY (account_id, month)
    ) WITHOUT ROWID;`,
+
+  // 4: keys per account, by plan (issue 10: an account could make thousands).
+  `ALTER TABLE plans ADD COLUMN max_keys INTEGER NOT NULL DEFAULT 100 CHECK (max_keys >= 1);`,
+
+  // 5: usage per key, network, method and outcome per minute (analytics), and dashboard sessions (issue 12).
+  `CREATE TABLE usage_minutes (
+     minute TEXT NOT NULL,
+     account_id TEXT NOT NULL,
+     key_id TEXT NOT NULL,
+     network TEXT NOT NULL,
+     method TEXT NOT NULL,
+     code INTEGER NOT NULL,
+     requests INTEGER NOT NULL,
+     compute_units INTEGER NOT NULL,
+     latency_ms_sum INTEGER NOT NULL,
+     l0 INTEGER NOT NULL, l1 INTEGER NOT NULL, l2 INTEGER NOT NULL, l3 INTEGER NOT NULL, l4 INTEGER NOT NULL, l5 INTEGER NOT NULL,
+     PRIMARY KEY (minute, key_id, network, method, code)
+   ) WITHOUT ROWID;
+   CREATE INDEX usage_minutes_account ON usage_minutes (account_id, minute);
+   CREATE TABLE sessions (
+     id_hash TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+     csrf TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     expires_at TEXT NOT NULL
+   );
+   CREATE INDEX sessions_account ON sessions (account_id);`,
+
+  // 6: webhooks and their outbox of events (issue 13): an event is written before it is sent, and marked when a
+  // delivery was acknowledged, so a restart loses nothing and sends nothing twice that was acknowledged.
+  `CREATE TABLE webhooks (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+     network TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     url TEXT NOT NULL,
+     options TEXT NOT NULL,
+     secret TEXT NOT NULL,
+     status TEXT NOT NULL,
+     disabled_reason TEXT,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE INDEX webhooks_account ON webhooks (account_id);
+   CREATE TABLE webhook_events (
+     id TEXT PRIMARY KEY,
+     webhook_id TEXT NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+     seq INTEGER NOT NULL,
+     type TEXT NOT NULL,
+     body TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     status TEXT NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_attempt_at TEXT NOT NULL,
+     lease_owner TEXT,
+     lease_until TEXT,
+     last_status INTEGER,
+     last_error TEXT,
+     delivered_at TEXT,
+     UNIQUE (webhook_id, seq)
+   );
+   CREATE INDEX webhook_events_due ON webhook_events (status, next_attempt_at);`,
+
+  // 7: each webhook's oldest pending event found by index (a claim looks at one event per webhook, not at the backlog).
+  `CREATE INDEX webhook_events_head ON webhook_events (webhook_id, status, seq);`,
 ];
 
 /** Brings the file's schema up to date; refuses a file from a newer Nodegate rather than guess. */

@@ -5,10 +5,11 @@ import type { Account, ApiKey, KeyContext, Plan } from '../accounts/model.ts';
 import { accountConflict, keyConflict, planConflict, rethrowConflict, type Violation } from './conflict.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime, keyFromRow, normalizeEmail, planFromRow,
-  selectList, usageBatch, type Codec, type Row,
+  selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, USAGE_MINUTE_COLUMNS, WEBHOOK_COLUMNS, webhookEventFromRow, webhookFromRow, type Codec, type Row,
 } from './rows.ts';
 import { migrateSqlite } from './sqlite-migrations.ts';
-import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Store } from './store.ts';
+import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch } from './store.ts';
+import { DEFAULT_MAX_KEYS } from './store.ts';
 
 const codec: Codec = {
   bool: (v) => v === 1,
@@ -19,7 +20,11 @@ const codec: Codec = {
 
 const planParams = (p: Plan) => ({
   id: p.id, name: p.name, cu_per_second: p.cuPerSecond, cu_per_month: p.cuPerMonth, max_batch_size: p.maxBatchSize,
-  debug_methods: p.debugMethods ? 1 : 0, max_filters: p.maxFilters, created_at: p.createdAt, updated_at: p.updatedAt,
+  debug_methods: p.debugMethods ? 1 : 0, max_filters: p.maxFilters, max_keys: p.maxKeys, created_at: p.createdAt, updated_at: p.updatedAt,
+});
+const webhookParams = (w: Webhook) => ({
+  id: w.id, account_id: w.accountId, network: w.network, kind: w.kind, url: w.url, options: JSON.stringify(w.options), secret: w.secret,
+  status: w.status, disabled_reason: w.disabledReason, created_at: w.createdAt, updated_at: w.updatedAt,
 });
 const accountParams = (a: Account) => ({
   id: a.id, name: a.name, email: a.email, email_normalized: normalizeEmail(a.email), password_hash: a.passwordHash,
@@ -55,6 +60,9 @@ export class SqliteStore implements Store {
   private readonly stmts;
   private readonly touchAll;
   private readonly addUsageAll;
+  private readonly addUsageMinutesAll;
+  private readonly addWebhookEventsAll;
+  private readonly claimAll;
   private readonly updates;
 
   constructor(file: string) {
@@ -100,10 +108,61 @@ export class SqliteStore implements Store {
       getMeta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE name = ?'),
       setMeta: db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
       ping: db.prepare('SELECT 1'),
+      addUsageMinute: db.prepare(
+        `INSERT INTO usage_minutes (${USAGE_MINUTE_COLUMNS.join(', ')}) VALUES (${USAGE_MINUTE_COLUMNS.map(() => '?').join(', ')})
+         ON CONFLICT (minute, key_id, network, method, code) DO UPDATE SET
+           requests = requests + excluded.requests, compute_units = compute_units + excluded.compute_units,
+           latency_ms_sum = latency_ms_sum + excluded.latency_ms_sum, l0 = l0 + excluded.l0, l1 = l1 + excluded.l1,
+           l2 = l2 + excluded.l2, l3 = l3 + excluded.l3, l4 = l4 + excluded.l4, l5 = l5 + excluded.l5`,
+      ),
+      pruneUsageMinutes: db.prepare<[string]>('DELETE FROM usage_minutes WHERE minute < ?'),
+      createSession: db.prepare('INSERT INTO sessions (id_hash, account_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?)'),
+      session: db.prepare<[string, string], Row>('SELECT * FROM sessions WHERE id_hash = ? AND expires_at > ?'),
+      deleteSession: db.prepare<[string]>('DELETE FROM sessions WHERE id_hash = ?'),
+      deleteSessionsOf: db.prepare<[string]>('DELETE FROM sessions WHERE account_id = ?'),
+      insertWebhook: db.prepare(insertSql('webhooks', WEBHOOK_COLUMNS)),
+      webhook: db.prepare<[string], Row>('SELECT * FROM webhooks WHERE id = ?'),
+      webhooksOf: db.prepare<[string], Row>('SELECT * FROM webhooks WHERE account_id = ? ORDER BY created_at, id'),
+      allWebhooks: db.prepare<[], Row>('SELECT * FROM webhooks ORDER BY created_at, id'),
+      deleteWebhook: db.prepare<[string]>('DELETE FROM webhooks WHERE id = ?'),
+      addWebhookEvent: db.prepare(
+        `INSERT INTO webhook_events (id, webhook_id, seq, type, body, created_at, status, attempts, next_attempt_at)
+         SELECT @id, @webhookId, coalesce(max(seq), 0) + 1, @type, @body, @createdAt, 'pending', 0, @createdAt
+         FROM webhook_events WHERE webhook_id = @webhookId HAVING EXISTS (SELECT 1 FROM webhooks WHERE id = @webhookId)
+         ON CONFLICT (id) DO NOTHING`,
+      ),
+      dueWebhookEvents: db.prepare<{ now: string; owner: string; limit: number }, Row>(
+        // Per active webhook, its oldest pending event (by index), if due and not leased by another.
+        `SELECT e.* FROM webhooks w
+         JOIN webhook_events e ON e.id = (SELECT p.id FROM webhook_events p WHERE p.webhook_id = w.id AND p.status = 'pending' ORDER BY p.seq LIMIT 1)
+         WHERE w.status = 'active' AND e.next_attempt_at <= @now
+           AND (e.lease_until IS NULL OR e.lease_until <= @now OR e.lease_owner = @owner)
+         ORDER BY e.next_attempt_at, e.webhook_id LIMIT @limit`,
+      ),
+      leaseWebhookEvent: db.prepare('UPDATE webhook_events SET lease_owner = ?, lease_until = ? WHERE id = ?'),
+      recordWebhookAttempt: db.prepare(
+        `UPDATE webhook_events SET attempts = attempts + 1, last_status = @status, last_error = @error,
+           status = CASE WHEN @delivered = 1 THEN 'delivered' ELSE status END,
+           delivered_at = CASE WHEN @delivered = 1 THEN @at ELSE delivered_at END,
+           next_attempt_at = @nextAttemptAt, lease_owner = NULL, lease_until = NULL
+         WHERE id = @id AND lease_owner = @owner`,
+      ),
+      webhookEvents: db.prepare<[string, number], Row>('SELECT * FROM webhook_events WHERE webhook_id = ? ORDER BY seq DESC LIMIT ?'),
     };
     const { stmts } = this;
     this.touchAll = db.transaction((lastUsed: ReadonlyMap<string, string>) => {
       for (const [id, t] of lastUsed) stmts.touchKey.run({ id, t: isoTime(t) });
+    });
+    this.addUsageMinutesAll = db.transaction((rows: readonly UsageMinute[]) => {
+      for (const r of rows) stmts.addUsageMinute.run(...usageMinuteValues(r));
+    });
+    this.addWebhookEventsAll = db.transaction((events: readonly NewWebhookEvent[]) => {
+      for (const e of events) stmts.addWebhookEvent.run(e);
+    });
+    this.claimAll = db.transaction((owner: string, now: string, leaseUntil: string, limit: number) => {
+      const rows = stmts.dueWebhookEvents.all({ now, owner, limit });
+      for (const r of rows) stmts.leaseWebhookEvent.run(owner, leaseUntil, r.id);
+      return rows.map((r) => webhookEventFromRow({ ...r, lease_owner: owner, lease_until: leaseUntil }, codec));
     });
     this.addUsageAll = db.transaction((month: string, ids: string[], units: number[]) => {
       ids.forEach((id, i) => stmts.addUsage.run({ id, month, units: units[i] }));
@@ -154,7 +213,7 @@ export class SqliteStore implements Store {
 
   async createPlan(plan: NewPlan): Promise<Plan> {
     const now = new Date().toISOString();
-    this.write(() => this.stmts.insertPlan.run(planParams({ ...plan, createdAt: now, updatedAt: now })), planConflict(plan.id));
+    this.write(() => this.stmts.insertPlan.run(planParams({ ...plan, maxKeys: plan.maxKeys ?? DEFAULT_MAX_KEYS, createdAt: now, updatedAt: now })), planConflict(plan.id));
     return (await this.getPlan(plan.id))!;
   }
 
@@ -240,6 +299,80 @@ export class SqliteStore implements Store {
 
   async getUsage(accountId: string, month: string): Promise<number> {
     return this.stmts.usage.get(accountId, month)?.compute_units ?? 0;
+  }
+
+  async addUsageMinutes(rows: readonly UsageMinute[]): Promise<void> {
+    if (rows.length > 0) this.addUsageMinutesAll.immediate(rows);
+  }
+
+  async listUsageMinutes(q: UsageQuery): Promise<UsageMinute[]> {
+    const where = usageWhere(q, () => '?');
+    return this.db.prepare<unknown[], Row>(`SELECT * FROM usage_minutes WHERE ${where.sql} ORDER BY minute, key_id, network, method, code`).all(...where.values).map(usageMinuteFromRow);
+  }
+
+  async pruneUsageMinutes(before: string): Promise<void> {
+    this.stmts.pruneUsageMinutes.run(before);
+  }
+
+  async createSession(s: Session): Promise<void> {
+    this.stmts.createSession.run(s.idHash, s.accountId, s.csrf, s.createdAt, s.expiresAt);
+  }
+
+  async getSession(idHash: string): Promise<Session | undefined> {
+    const r = this.stmts.session.get(idHash, new Date().toISOString());
+    return r && { idHash: r.id_hash as string, accountId: r.account_id as string, csrf: r.csrf as string, createdAt: r.created_at as string, expiresAt: r.expires_at as string };
+  }
+
+  async deleteSession(idHash: string): Promise<void> {
+    this.stmts.deleteSession.run(idHash);
+  }
+
+  async deleteSessionsOf(accountId: string): Promise<void> {
+    this.stmts.deleteSessionsOf.run(accountId);
+  }
+
+  async createWebhook(w: NewWebhook): Promise<Webhook> {
+    const now = new Date().toISOString();
+    this.stmts.insertWebhook.run(webhookParams({ ...w, disabledReason: null, createdAt: now, updatedAt: now }));
+    return (await this.getWebhook(w.id))!;
+  }
+
+  async getWebhook(id: string): Promise<Webhook | undefined> {
+    const r = this.stmts.webhook.get(id);
+    return r && webhookFromRow(r, codec);
+  }
+
+  async listWebhooks(accountId?: string): Promise<Webhook[]> {
+    const rows = accountId === undefined ? this.stmts.allWebhooks.all() : this.stmts.webhooksOf.all(accountId);
+    return rows.map((r) => webhookFromRow(r, codec));
+  }
+
+  async updateWebhook(id: string, patch: WebhookPatch): Promise<Webhook | undefined> {
+    const current = await this.getWebhook(id);
+    if (!current) return undefined;
+    const next = { ...current, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)), updatedAt: new Date().toISOString() };
+    this.db.prepare(`UPDATE webhooks SET url = @url, options = @options, secret = @secret, status = @status, disabled_reason = @disabled_reason, updated_at = @updated_at WHERE id = @id`).run(webhookParams(next));
+    return this.getWebhook(id);
+  }
+
+  async deleteWebhook(id: string): Promise<boolean> {
+    return this.stmts.deleteWebhook.run(id).changes > 0;
+  }
+
+  async addWebhookEvents(events: readonly NewWebhookEvent[]): Promise<void> {
+    if (events.length > 0) this.addWebhookEventsAll.immediate(events);
+  }
+
+  async claimWebhookEvents(owner: string, now: string, leaseUntil: string, limit: number): Promise<WebhookEvent[]> {
+    return this.claimAll.immediate(owner, now, leaseUntil, limit);
+  }
+
+  async recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<void> {
+    this.stmts.recordWebhookAttempt.run({ id, owner, delivered: a.delivered ? 1 : 0, status: a.status, error: a.error, at: a.at, nextAttemptAt: a.nextAttemptAt });
+  }
+
+  async listWebhookEvents(webhookId: string, limit: number): Promise<WebhookEvent[]> {
+    return this.stmts.webhookEvents.all(webhookId, limit).map((r) => webhookEventFromRow(r, codec));
   }
 
   async getMeta(name: string): Promise<string | undefined> {

@@ -4,10 +4,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { DEFAULT_PERMISSIONS } from '../accounts/model.ts';
 import { newKeyMaterial } from '../accounts/key-value.ts';
-import { StoreConflictError, type NewAccount, type NewApiKey, type NewPlan, type Store } from './store.ts';
+import { StoreConflictError, type NewAccount, type NewApiKey, type NewPlan, type Store, type UsageMinute } from './store.ts';
 
 export const freePlan: NewPlan = { id: 'free', name: 'Free', cuPerSecond: 330, cuPerMonth: 30_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 50 };
-export const bigPlan: NewPlan = { id: 'enterprise', name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000 };
+export const bigPlan: NewPlan = { id: 'enterprise', name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000, maxKeys: 1000 };
 
 export const newAccount = (over: Partial<NewAccount> = {}): NewAccount => ({
   id: randomUUID(), name: 'Ada', email: `ada-${randomUUID()}@example.com`, passwordHash: null, status: 'active',
@@ -51,6 +51,11 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         assert.equal(created.updatedAt, created.createdAt);
         assert.deepEqual(await store.getPlan('enterprise'), created);
         assert.equal(typeof (await store.getPlan('enterprise'))!.cuPerMonth, 'number');
+      });
+
+      test('a plan made without maxKeys gets 100', async () => {
+        assert.equal((await store.createPlan(freePlan)).maxKeys, 100);
+        assert.equal((await store.updatePlan('free', { maxKeys: 7 }))!.maxKeys, 7);
       });
 
       test('lists plans smallest first, as on a pricing page', async () => {
@@ -352,6 +357,85 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         } finally {
           await other.close();
         }
+      });
+    });
+
+    describe('usage minutes and sessions', () => {
+      const row = (over: Partial<UsageMinute> = {}): UsageMinute => ({
+        minute: '2026-03-01T10:00', accountId: 'acc-1', keyId: 'key-1', network: 'mainnet', method: 'eth_call', code: 0,
+        requests: 2, computeUnits: 52, latencyMsSum: 9, latency: [1, 1, 0, 0, 0, 0], ...over,
+      });
+
+      test('adds flushes of the same minute, key, network, method and outcome together; keeps the others apart', async () => {
+        await store.addUsageMinutes([row(), row({ code: -32602, computeUnits: 0 }), row({ minute: '2026-03-01T10:01' })]);
+        await store.addUsageMinutes([row({ requests: 3, computeUnits: 78, latencyMsSum: 1000, latency: [0, 0, 0, 1, 2, 0] })]);
+        await store.addUsageMinutes([]);
+        const rows = await store.listUsageMinutes({ from: '2026-03-01T10:00', to: '2026-03-01T10:01' });
+        assert.deepEqual(rows, [
+          row({ code: -32602, computeUnits: 0 }),
+          row({ requests: 5, computeUnits: 130, latencyMsSum: 1009, latency: [1, 1, 0, 1, 2, 0] }),
+        ]);
+        assert.equal((await store.listUsageMinutes({ from: '2026-03-01T00:00', to: '2026-03-02T00:00', keyId: 'key-1', network: 'mainnet' })).length, 3);
+        assert.equal((await store.listUsageMinutes({ from: '2026-03-01T00:00', to: '2026-03-02T00:00', accountId: 'other' })).length, 0);
+        await store.pruneUsageMinutes('2026-03-01T10:01');
+        assert.deepEqual((await store.listUsageMinutes({ from: '2026-01-01T00:00', to: '2027-01-01T00:00' })).map((r) => r.minute), ['2026-03-01T10:01']);
+      });
+
+      test('a session is found by its hash until it expires or is deleted; all of an account\'s end together', async () => {
+        await store.createPlan(freePlan);
+        const acct = (await store.createAccount(newAccount())).id;
+        const soon = new Date(Date.now() + 60_000).toISOString();
+        await store.createSession({ idHash: 'h1', accountId: acct, csrf: 'c1', createdAt: new Date().toISOString(), expiresAt: soon });
+        await store.createSession({ idHash: 'h2', accountId: acct, csrf: 'c2', createdAt: new Date().toISOString(), expiresAt: soon });
+        await store.createSession({ idHash: 'old', accountId: acct, csrf: 'c3', createdAt: '2020-01-01T00:00:00.000Z', expiresAt: '2020-01-02T00:00:00.000Z' });
+        assert.equal((await store.getSession('h1'))?.csrf, 'c1');
+        assert.equal(await store.getSession('old'), undefined, 'expired');
+        await store.deleteSession('h1');
+        assert.equal(await store.getSession('h1'), undefined);
+        await store.deleteSessionsOf(acct);
+        assert.equal(await store.getSession('h2'), undefined);
+      });
+    });
+
+    describe('webhooks and their outbox', () => {
+      const T = (s: number) => new Date(Date.UTC(2026, 10, 23, 12, 0, s)).toISOString();
+      test('events go out in order per webhook, one at a time, leased to one owner; attempts recorded; paused ones wait', async () => {
+        await store.createPlan(freePlan);
+        const acct = (await store.createAccount(newAccount())).id;
+        const hook = (id: string) => store.createWebhook({ id, accountId: acct, network: 'mainnet', kind: 'block.mined', url: 'https://example.com/h', options: { a: 1 }, secret: 's', status: 'active' });
+        const w1 = await hook('w1');
+        await hook('w2');
+        assert.deepEqual(w1.options, { a: 1 });
+        assert.equal(w1.disabledReason, null);
+        const ev = (id: string, webhookId: string, s: number) => ({ id, webhookId, type: 'block.mined', body: `{"n":${s}}`, createdAt: T(s) });
+        await store.addWebhookEvents([ev('e1', 'w1', 1), ev('e2', 'w1', 2), ev('f1', 'w2', 1)]);
+        await store.addWebhookEvents([ev('e1', 'w1', 1), ev('e3', 'w1', 3), ev('gone', 'nope', 4)]);
+        assert.deepEqual((await store.listWebhookEvents('w1', 10)).map((e) => [e.id, e.seq]), [['e3', 3], ['e2', 2], ['e1', 1]], 'one e1; in order');
+
+        const first = await store.claimWebhookEvents('A', T(10), T(40), 10);
+        assert.deepEqual(first.map((e) => e.id).sort(), ['e1', 'f1'], 'only the oldest pending event of each webhook');
+        assert.deepEqual(await store.claimWebhookEvents('B', T(11), T(41), 10), [], 'leased to A');
+        await store.recordWebhookAttempt('e1', 'B', { delivered: true, status: 200, error: null, at: T(12), nextAttemptAt: T(12) });
+        assert.equal((await store.listWebhookEvents('w1', 10)).find((e) => e.id === 'e1')!.status, 'pending', 'not B\'s lease');
+        await store.recordWebhookAttempt('e1', 'A', { delivered: false, status: 500, error: 'HTTP 500', at: T(12), nextAttemptAt: T(30) });
+        await store.recordWebhookAttempt('f1', 'A', { delivered: true, status: 204, error: null, at: T(12), nextAttemptAt: T(12) });
+        assert.deepEqual(await store.claimWebhookEvents('B', T(20), T(50), 10), [], 'e1 waits for its retry; e2 waits behind it');
+        const retry = await store.claimWebhookEvents('B', T(30), T(60), 10);
+        assert.deepEqual(retry.map((e) => [e.id, e.attempts, e.lastStatus]), [['e1', 1, 500]]);
+        await store.recordWebhookAttempt('e1', 'B', { delivered: true, status: 200, error: null, at: T(31), nextAttemptAt: T(31) });
+        assert.deepEqual((await store.claimWebhookEvents('B', T(32), T(62), 10)).map((e) => e.id), ['e2']);
+        await store.recordWebhookAttempt('e2', 'B', { delivered: true, status: 200, error: null, at: T(33), nextAttemptAt: T(33) });
+
+        await store.updateWebhook('w1', { status: 'paused' });
+        assert.deepEqual(await store.claimWebhookEvents('B', T(34), T(64), 10), [], 'a paused webhook\'s events wait');
+        const back = await store.updateWebhook('w1', { status: 'active', secret: 's2', disabledReason: null });
+        assert.equal(back!.secret, 's2');
+        assert.deepEqual((await store.claimWebhookEvents('B', T(35), T(65), 10)).map((e) => e.id), ['e3']);
+        const delivered = (await store.listWebhookEvents('w1', 10)).find((e) => e.id === 'e1')!;
+        assert.deepEqual([delivered.status, delivered.attempts, delivered.lastStatus, delivered.deliveredAt], ['delivered', 2, 200, T(31)]);
+        assert.equal((await store.listWebhooks(acct)).length, 2);
+        assert.equal(await store.deleteWebhook('w1'), true);
+        assert.deepEqual(await store.listWebhookEvents('w1', 10), [], 'its events went with it');
       });
     });
 

@@ -1,12 +1,105 @@
 import type { Account, ApiKey, KeyContext, Plan } from '../accounts/model.ts';
 
+/** Keys per account of a plan made without saying (and of plans made before the limit existed). */
+export const DEFAULT_MAX_KEYS = 100;
+
 /** Fields a caller sets when creating; ids and timestamps are the store's unless given. */
-export type NewPlan = Omit<Plan, 'createdAt' | 'updatedAt'>;
+/** `maxKeys` may be left out (100): plans made before it existed, and callers that do not care. */
+export type NewPlan = Omit<Plan, 'createdAt' | 'updatedAt' | 'maxKeys'> & { maxKeys?: number };
 export type PlanPatch = Partial<Omit<Plan, 'id' | 'createdAt' | 'updatedAt'>>;
 export type NewAccount = Omit<Account, 'createdAt' | 'updatedAt'>;
 export type AccountPatch = Partial<Pick<Account, 'name' | 'email' | 'passwordHash' | 'status' | 'role' | 'planId'>>;
 export type NewApiKey = Omit<ApiKey, 'createdAt' | 'lastUsedAt' | 'revokedAt'>;
 export type ApiKeyPatch = Partial<Pick<ApiKey, 'name' | 'ipAllowlist' | 'originAllowlist' | 'networkAllowlist' | 'methodAllowlist' | 'expiresAt'>>;
+
+/** Latency buckets of usage rows, ms: a call counts in the first bucket its time fits; the last is "above". */
+export const LATENCY_BUCKETS_MS = [5, 25, 100, 500, 2500] as const;
+
+/** One minute of one key's calls of one method on one network with one outcome (DECISIONS 10: usage analytics). */
+export interface UsageMinute {
+  /** UTC minute, `YYYY-MM-DDTHH:MM`. */
+  minute: string;
+  accountId: string;
+  keyId: string;
+  network: string;
+  method: string;
+  /** 0: answered with a result; else the JSON-RPC error code of the answer. */
+  code: number;
+  requests: number;
+  computeUnits: number;
+  latencyMsSum: number;
+  /** Calls per bucket of LATENCY_BUCKETS_MS, and one more for the slower ones. */
+  latency: number[];
+}
+
+/** Usage rows of minutes in [from, to), optionally of one account, key or network. */
+export interface UsageQuery {
+  from: string;
+  to: string;
+  accountId?: string;
+  keyId?: string;
+  network?: string;
+}
+
+/** A dashboard login (its id is only ever stored hashed). */
+export interface Session {
+  idHash: string;
+  accountId: string;
+  /** The token every change made with this session must carry (X-CSRF-Token). */
+  csrf: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+export type WebhookStatus = 'active' | 'paused' | 'disabled';
+
+/** A webhook (DECISIONS 10): chain events of one kind on one network, POSTed to `url`, signed with `secret`. */
+export interface Webhook {
+  id: string;
+  accountId: string;
+  network: string;
+  kind: string;
+  url: string;
+  options: Record<string, unknown>;
+  /** The HMAC key of the signatures; kept as is (it must sign), shown to the user only when made or rotated. */
+  secret: string;
+  status: WebhookStatus;
+  disabledReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+export type NewWebhook = Omit<Webhook, 'createdAt' | 'updatedAt' | 'disabledReason'>;
+export type WebhookPatch = Partial<Pick<Webhook, 'url' | 'options' | 'secret' | 'status' | 'disabledReason'>>;
+
+/** One event in a webhook's outbox, with its delivery so far. */
+export interface WebhookEvent {
+  /** Fixed by what happened (the webhook, the kind, the block…): the same event found by two instances is one. */
+  id: string;
+  webhookId: string;
+  /** Order of the webhook's events: delivered one at a time, in this order. */
+  seq: number;
+  type: string;
+  /** The JSON body POSTed, exactly. */
+  body: string;
+  createdAt: string;
+  status: 'pending' | 'delivered';
+  attempts: number;
+  nextAttemptAt: string;
+  lastStatus: number | null;
+  lastError: string | null;
+  deliveredAt: string | null;
+}
+export type NewWebhookEvent = Pick<WebhookEvent, 'id' | 'webhookId' | 'type' | 'body' | 'createdAt'>;
+
+/** What one delivery attempt of a leased event came to. */
+export interface WebhookAttempt {
+  delivered: boolean;
+  status: number | null;
+  error: string | null;
+  at: string;
+  /** When to try again (ignored when delivered). */
+  nextAttemptAt: string;
+}
 
 /** A uniqueness or reference rule refused a write (duplicate email, plan in use, unknown plan...). */
 export class StoreConflictError extends Error {
@@ -69,6 +162,42 @@ export interface Store {
   addUsage(month: string, byAccount: ReadonlyMap<string, number>): Promise<void>;
   /** Compute units an account has used in `month` (0 when none). */
   getUsage(accountId: string, month: string): Promise<number>;
+
+  /**
+   * Adds calls to usage minutes, in one batch (flushed off the hot path, never per request); concurrent adds from
+   * several instances all count.
+   */
+  addUsageMinutes(rows: readonly UsageMinute[]): Promise<void>;
+  listUsageMinutes(query: UsageQuery): Promise<UsageMinute[]>;
+  /** Drops usage minutes before `minute` (retention). */
+  pruneUsageMinutes(before: string): Promise<void>;
+
+  createSession(session: Session): Promise<void>;
+  getSession(idHash: string): Promise<Session | undefined>;
+  deleteSession(idHash: string): Promise<void>;
+  /** Ends every session of an account (password changed, account suspended). */
+  deleteSessionsOf(accountId: string): Promise<void>;
+
+  createWebhook(webhook: NewWebhook): Promise<Webhook>;
+  getWebhook(id: string): Promise<Webhook | undefined>;
+  /** An account's webhooks, oldest first; without `accountId`, everyone's. */
+  listWebhooks(accountId?: string): Promise<Webhook[]>;
+  updateWebhook(id: string, patch: WebhookPatch): Promise<Webhook | undefined>;
+  deleteWebhook(id: string): Promise<boolean>;
+  /**
+   * Appends events to their webhooks' outboxes, in the order given (each after its webhook's last). An event whose
+   * id is already there is skipped: two instances finding the same event write it once.
+   */
+  addWebhookEvents(events: readonly NewWebhookEvent[]): Promise<void>;
+  /**
+   * Leases up to `limit` events due by `now` for `owner` until `leaseUntil`: of each active webhook only its oldest
+   * pending event (deliveries stay in order), and none leased by another owner whose lease still runs.
+   */
+  claimWebhookEvents(owner: string, now: string, leaseUntil: string, limit: number): Promise<WebhookEvent[]>;
+  /** Records an attempt at a leased event and ends the lease; nothing if the lease is no longer `owner`'s. */
+  recordWebhookAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<void>;
+  /** A webhook's events, newest first. */
+  listWebhookEvents(webhookId: string, limit: number): Promise<WebhookEvent[]>;
 
   getMeta(name: string): Promise<string | undefined>;
   setMeta(name: string, value: string): Promise<void>;

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { responseJson } from '../rpc/respond.ts';
+import { AnswerBudget, UNBOUNDED_ANSWERS } from '../limits/answer-budget.ts';
 import { HttpUpstream } from './http-upstream.ts';
 
 /**
@@ -28,7 +29,7 @@ before(async () => {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  node = new HttpUpstream(`http://127.0.0.1:${(server.address() as { port: number }).port}`, Infinity, 2);
+  node = new HttpUpstream(`http://127.0.0.1:${(server.address() as { port: number }).port}`, UNBOUNDED_ANSWERS, 2);
 });
 after(async () => {
   await node.close();
@@ -129,5 +130,60 @@ describe('HttpUpstream batching', () => {
     ]);
     assert.deepEqual(answers.map((a) => a.result), ['r1', 'single', 'r2']);
     assert.equal(requests, 2);
+  });
+});
+
+/** Resolves once two of the calls have failed (those cut off), whatever the others do. */
+function settleTwo(calls: Promise<unknown>[]): Promise<void> {
+  let failed = 0;
+  return new Promise((r) => { for (const c of calls) c.catch(() => { if (++failed === 2) r(); }); });
+}
+
+describe('the answers held for all calls at once are bounded (rpc.maxAnswerBytesInFlight)', () => {
+  test('a call whose answer would pass the budget is cut off with -32005 answers_busy; the budget comes back whole', async () => {
+    // Each answer: 600 kB written at once, then held open until `finish` is called: answers in flight together.
+    const open: Array<() => void> = [];
+    let opened: () => void = () => {};
+    const answersOpen = (n: number) => new Promise<void>((r) => { opened = () => { if (open.length >= n) r(); }; opened(); });
+    const big = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => { body += c; }).on('end', () => {
+        const { id } = JSON.parse(body);
+        res.write(`{"jsonrpc":"2.0","id":${id},"result":"0x${'ab'.repeat(300 * 1024)}`);
+        open.push(() => res.end('"}'));
+        opened();
+      });
+    });
+    await new Promise<void>((r) => big.listen(0, '127.0.0.1', r));
+    const budget = new AnswerBudget(1024 * 1024, 2 * 1024 * 1024);
+    const up = new HttpUpstream(`http://127.0.0.1:${(big.address() as { port: number }).port}`, budget, 8);
+    try {
+      // Different time-outs: each call its own HTTP request, as eight callers would be.
+      const calls = Array.from({ length: 5 }, (_, i) => up.call('debug_traceTransaction', [i], 10_000 + i));
+      const settled = Promise.allSettled(calls);
+      // Three answers of 600 kB fit in 2 MiB; the fourth and fifth pass it and are cut off as their bytes arrive.
+      await answersOpen(5);
+      // Two are refused while the three others are still held open by the node.
+      await Promise.race([settled.then(() => assert.fail('every call settled while three answers were held open')), settleTwo(calls)]);
+      for (const finish of open) finish();
+      const results = await settled;
+      const busy = results.filter((s) => s.status === 'rejected');
+      assert.equal(busy.length, 2, 'two answers passed the budget');
+      for (const s of busy) {
+        const e = (s as PromiseRejectedResult).reason as GatewayError;
+        assert.equal(e.code, -32005);
+        assert.match(e.message, /holds 2097152 bytes of node answers/);
+      }
+      assert.equal(results.filter((s) => s.status === 'fulfilled').length, 3);
+      assert.equal(budget.inFlight, 0, 'every byte taken was given back');
+      // With the budget free again, a call of the same size is answered.
+      const again = up.call('debug_traceTransaction', ['again'], 10_000);
+      await answersOpen(6);
+      open[5]();
+      assert.equal(((await again).result as string).length, 2 + 600 * 1024);
+    } finally {
+      await up.close();
+      big.close();
+    }
   });
 });

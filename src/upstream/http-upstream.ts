@@ -1,6 +1,8 @@
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { Upstream, UpstreamAnswer } from './upstream.ts';
+import { redactUrl } from '../http/redact.ts';
+import { AnswerBudget, UNBOUNDED_ANSWERS } from '../limits/answer-budget.ts';
+import { NodeHttpError, retryAfterMs, type Upstream, type UpstreamAnswer } from './upstream.ts';
 
 const HEADERS = { 'content-type': 'application/json' };
 /** Calls per upstream batch: well under what nodes accept (geth: 1,000) and what hosted nodes allow (100). */
@@ -41,18 +43,6 @@ function toAnswer(msg: any): UpstreamAnswer {
   throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: 'the node answered with something that is not JSON-RPC' });
 }
 
-/** Hides user:password and query strings (often an API key of a hosted node) in a URL shown to people. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.username || u.password) { u.username = '***'; u.password = ''; }
-    if (u.search) u.search = '?***';
-    return u.toString();
-  } catch {
-    return '(invalid url)';
-  }
-}
-
 /**
  * A JSON-RPC node over HTTP, through an undici keep-alive pool. Failures are classified here, once:
  * no answer at all is 503 (-32002), too slow is 504 (-32015); any JSON-RPC answer passes through.
@@ -64,10 +54,11 @@ export class HttpUpstream implements Upstream {
   private nextId = 1;
 
   /**
-   * `maxAnswerBytes`: the largest answer body read for one call (rpc.maxAnswerBytes); a larger one is cut off as it
-   * streams in, so that no node (nor a caller asking a node for a 400 MB trace) can make the gateway hold it.
+   * `answers`: the largest answer body read for one call (rpc.maxAnswerBytes) and the budget all answers share
+   * (rpc.maxAnswerBytesInFlight); an answer past either is cut off as it streams, so that no node (nor callers
+   * asking a node for 400 MB traces) can make the gateway hold it.
    */
-  constructor(readonly url: string, private readonly maxAnswerBytes = Infinity, connections = 64) {
+  constructor(readonly url: string, private readonly answers: AnswerBudget = UNBOUNDED_ANSWERS, connections = 64) {
     const u = new URL(url);
     this.label = redactUrl(url);
     this.path = u.pathname + u.search;
@@ -117,26 +108,34 @@ export class HttpUpstream implements Upstream {
     return id;
   }
 
-  private post(body: string, timeoutMs: number): Promise<string> {
-    return postText(this.pool, { path: this.path, method: 'POST', headers: HEADERS, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, this.maxAnswerBytes);
+  /** The answer's text; its bytes stay taken from the budget until the caller gives them back. */
+  private post(body: string, timeoutMs: number): Promise<Answered> {
+    return postText(this.pool, { path: this.path, method: 'POST', headers: HEADERS, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, this.answers);
+  }
+
+  private refusal(err: unknown, method: string): GatewayError {
+    if (err instanceof AnswerTooLarge) return new GatewayError('ANSWER_TOO_LARGE', { method, limit: this.answers.maxAnswerBytes });
+    if (err instanceof AnswersBusy) return new GatewayError('ANSWERS_BUSY', { limit: this.answers.totalBytes });
+    return classify(err);
   }
 
   private async sendOne(p: Pending): Promise<void> {
     const id = this.takeId();
-    let text: string;
+    let got: Answered;
     try {
-      text = await this.post(requestJson(id, p.method, p.params), p.timeoutMs);
+      got = await this.post(requestJson(id, p.method, p.params), p.timeoutMs);
     } catch (err) {
-      if (err instanceof AnswerTooLarge) return p.reject(new GatewayError('ANSWER_TOO_LARGE', { method: p.method, limit: this.maxAnswerBytes }));
-      return p.reject(classify(err));
+      return p.reject(this.refusal(err, p.method));
     }
     try {
-      const msg = parseAnswer(text);
+      const msg = parseAnswer(got.text);
       const answer = toAnswer(msg);
-      if (answer.error === undefined) answer.raw = resultText(text, id, msg);
+      if (answer.error === undefined) answer.raw = resultText(got.text, id, msg);
       p.resolve(answer);
     } catch (err) {
       p.reject(err);
+    } finally {
+      this.answers.give(got.bytes);
     }
   }
 
@@ -150,12 +149,12 @@ export class HttpUpstream implements Upstream {
     const ids = new Array<number>(batch.length);
     const parts = new Array<string>(batch.length);
     for (let i = 0; i < batch.length; i++) parts[i] = requestJson((ids[i] = this.takeId()), batch[i].method, batch[i].params);
-    let text: string;
+    let got: Answered;
     try {
-      text = await this.post(`[${parts.join(',')}]`, batch[0].timeoutMs);
+      got = await this.post(`[${parts.join(',')}]`, batch[0].timeoutMs);
     } catch (err) {
-      // Their answers together are over the limit: each alone may fit, and gets the limit to itself.
-      if (err instanceof AnswerTooLarge) {
+      // Their answers together are over the limit (of one answer, or of the budget): each alone may fit.
+      if (err instanceof AnswerTooLarge || err instanceof AnswersBusy) {
         for (const p of batch) void this.sendOne(p);
         return;
       }
@@ -166,9 +165,11 @@ export class HttpUpstream implements Upstream {
     }
     let msgs: unknown;
     try {
-      msgs = JSON.parse(text);
+      msgs = JSON.parse(got.text);
     } catch {
       msgs = undefined; // not JSON (a proxy's "batches not supported" page): a refusal of the batch, as below
+    } finally {
+      this.answers.give(got.bytes);
     }
     const byId = new Map<unknown, any>();
     if (Array.isArray(msgs)) for (const m of msgs) if (m && typeof m === 'object') byId.set((m as { id?: unknown }).id, m);
@@ -197,29 +198,47 @@ export class HttpUpstream implements Upstream {
  * stream, parsed headers and their promises per call, ~8 µs of CPU per upstream call on the bench machine
  * (docs/performance.md), for a body that is read whole anyway.
  */
-function postText(pool: Pool, opts: Dispatcher.DispatchOptions, maxBytes: number): Promise<string> {
+function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBudget): Promise<Answered> {
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = [];
     let bytes = 0;
+    // What this answer holds of the budget; given back here when it fails, else by the caller once parsed.
+    const drop = () => { chunks = []; budget.give(bytes); bytes = 0; };
     pool.dispatch(opts, {
-      onRequestStart() { chunks = []; bytes = 0; },
-      onResponseStart() { chunks = []; bytes = 0; },
+      onRequestStart() { drop(); },
+      onResponseStart(controller, status, headers) {
+        drop();
+        // "Not now" from the node or a proxy in front of it: no JSON-RPC answer to pass on; another upstream may answer.
+        if (status === 429 || status === 502 || status === 503 || status === 504) {
+          const after = headers['retry-after'];
+          controller.abort(new NodeHttpError(status, retryAfterMs(Array.isArray(after) ? after[0] : after)));
+        }
+      },
       onResponseData(controller, chunk) {
-        bytes += chunk.length;
-        if (bytes > maxBytes) {
-          chunks = []; // let go of what was read at once
+        if (bytes + chunk.length > budget.maxAnswerBytes) {
+          drop(); // let go of what was read at once
           return controller.abort(new AnswerTooLarge());
         }
+        if (!budget.take(chunk.length)) {
+          drop();
+          return controller.abort(new AnswersBusy());
+        }
+        bytes += chunk.length;
         chunks.push(chunk);
       },
-      onResponseEnd() { resolve((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8')); },
-      onResponseError(_c, err) { reject(err); },
+      onResponseEnd() { resolve({ text: (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8'), bytes }); },
+      onResponseError(_c, err) { drop(); reject(err); },
     });
   });
 }
 
+/** An answer's text and the bytes of the budget it holds. */
+interface Answered { text: string; bytes: number }
+
 /** An answer body cut off at the limit (the connection is closed; nothing more of it is read). */
 class AnswerTooLarge extends Error {}
+/** An answer cut off because the answers held for all calls reached rpc.maxAnswerBytesInFlight. */
+class AnswersBusy extends Error {}
 
 /**
  * The result's JSON text, cut out of the node's answer when it is exactly `{"jsonrpc":"2.0","id":ID,"result":…}`
@@ -237,6 +256,7 @@ function resultText(text: string, id: number, msg: object): string | undefined {
 }
 
 function classify(err: unknown): GatewayError {
+  if (err instanceof NodeHttpError) return err;
   if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
     return new GatewayError('UPSTREAM_TIMEOUT', {}, { cause: err });
   }

@@ -1,4 +1,4 @@
-import type { RpcErrorObject } from '../errors/gateway-error.ts';
+import { GatewayError, type RpcErrorObject } from '../errors/gateway-error.ts';
 
 /**
  * What an upstream answers for one call: a result or a JSON-RPC error (passed through unchanged). `raw`, when
@@ -7,7 +7,7 @@ import type { RpcErrorObject } from '../errors/gateway-error.ts';
  */
 export type UpstreamAnswer = { result: unknown; error?: undefined; raw?: string } | { error: RpcErrorObject; result?: undefined; raw?: undefined };
 
-/** A node that answers JSON-RPC calls: a URL, or an embedded anvil. The pool of several comes later. */
+/** A node that answers JSON-RPC calls: a URL, or an embedded anvil. The chain module pools several (chain/upstream-pool.ts). */
 export interface Upstream {
   /** For logs and the banner; credentials redacted. */
   readonly label: string;
@@ -17,4 +17,24 @@ export interface Upstream {
    */
   call(method: string, params: unknown[], timeoutMs: number): Promise<UpstreamAnswer>;
   close(): Promise<void>;
+}
+
+/**
+ * A node that answered with an HTTP status saying "not now" (429, 502, 503, 504) rather than a JSON-RPC answer:
+ * 503 to a caller like any unavailable node, but retried on another upstream, and a 429's Retry-After kept so
+ * that the node is left alone that long.
+ */
+export class NodeHttpError extends GatewayError {
+  constructor(readonly httpStatus: number, readonly retryAfterMs: number | undefined) {
+    super('UPSTREAM_UNAVAILABLE', { detail: `the node answered HTTP ${httpStatus}` });
+  }
+}
+
+/** Retry-After as ms: delta seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const s = Number(value);
+  if (Number.isFinite(s) && s >= 0) return Math.min(s, 3600) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.min(at - now, 3_600_000));
 }

@@ -26,6 +26,24 @@ const ROUTES = [
   'GET /api/v1/operator/accounts/{id}/keys',
   'POST /api/v1/operator/accounts/{id}/keys',
   'POST /api/v1/operator/keys/{id}/revoke',
+  'GET /api/v1/analytics',
+  'GET /api/v1/networks',
+  'GET /api/v1/operator/analytics',
+  'GET /api/v1/operator/networks',
+  'POST /api/v1/session',
+  'GET /api/v1/session',
+  'DELETE /api/v1/session',
+  'POST /api/v1/session/password',
+  'POST /api/v1/webhooks',
+  'GET /api/v1/webhooks',
+  'GET /api/v1/webhooks/{id}',
+  'PATCH /api/v1/webhooks/{id}',
+  'DELETE /api/v1/webhooks/{id}',
+  'POST /api/v1/webhooks/{id}/pause',
+  'POST /api/v1/webhooks/{id}/resume',
+  'POST /api/v1/webhooks/{id}/rotate-secret',
+  'POST /api/v1/webhooks/{id}/test',
+  'GET /api/v1/webhooks/{id}/deliveries',
 ];
 
 interface Res { status: number; headers: Headers; body: any; text: string }
@@ -114,14 +132,16 @@ describe('management REST API /api/v1 on the wire', () => {
 
     test('describes credentials, bodies and responses, and no schema has a hash', async () => {
       const doc = (await api('GET', '/api/v1/openapi.json', undefined)).body;
-      assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['apiKey', 'operatorPassword']);
+      assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['apiKey', 'operatorPassword', 'session']);
+      // The login itself takes no credentials; "who is logged in" takes only the cookie and never answers 403.
+      const open = new Set(['POST /api/v1/session']);
       for (const route of ROUTES.slice(1)) {
         const [method, path] = route.split(' ');
         const op = doc.paths[path][method.toLowerCase()];
-        assert.ok(op.summary && op.security?.length, `${route} has a summary and security`);
-        assert.ok(op.responses['401'] && op.responses['403'] && op.responses['429'], `${route} documents 401, 403 and 429`);
+        assert.ok(op.summary && (open.has(route) || op.security?.length), `${route} has a summary and security`);
+        assert.ok(op.responses['401'] && op.responses['429'] && (open.has(route) || route === 'GET /api/v1/session' || op.responses['403']), `${route} documents 401, 403 and 429`);
         if (method === 'POST' || method === 'PATCH') {
-          if (!path.endsWith('revoke') && !path.endsWith('suspend') && !path.endsWith('reactivate')) assert.ok(op.requestBody, `${route} has a body`);
+          if (!/(revoke|suspend|reactivate|pause|resume|rotate-secret|test)$/.test(path)) assert.ok(op.requestBody, `${route} has a body`);
         }
       }
       assert.doesNotMatch(JSON.stringify(doc.components.schemas), /"(hash|passwordHash)"/);
@@ -359,7 +379,7 @@ describe('management REST API /api/v1 on the wire', () => {
       assert.ok(list.body.plans.some((p: any) => p.id === 'free'));
       const c = await api('POST', '/api/v1/operator/plans', operator, plan);
       assert.equal(c.status, 201, c.text);
-      assert.deepEqual({ ...c.body, createdAt: undefined, updatedAt: undefined }, { ...plan, maxBatchSize: 100, debugMethods: false, maxFilters: 100, createdAt: undefined, updatedAt: undefined });
+      assert.deepEqual({ ...c.body, createdAt: undefined, updatedAt: undefined }, { ...plan, maxBatchSize: 100, debugMethods: false, maxFilters: 100, maxKeys: 100, createdAt: undefined, updatedAt: undefined });
       const one = await api('GET', '/api/v1/operator/plans/startup', operator);
       assert.equal(one.status, 200);
       assert.equal(one.body.name, 'Startup');
@@ -520,6 +540,18 @@ describe('management REST API /api/v1 on the wire', () => {
 
   // Last: it leaves this client's bucket empty.
   describe('bounded lists and key counts', () => {
+    test("the plan says how many keys an account may have: on a 3-key plan the fourth is 409 until the plan grows", async () => {
+      assert.equal((await api('POST', '/api/v1/operator/plans', operator, { id: 'three-keys', name: 'Three keys', cuPerSecond: 100, cuPerMonth: 1000, maxKeys: 3 })).status, 201);
+      const m = await member('Few', 'few-keys@example.com');
+      assert.equal((await api('PATCH', `/api/v1/operator/accounts/${m.id}`, operator, { planId: 'three-keys' })).status, 200);
+      const admin = await adminKey(m.id);
+      const made = [];
+      for (let i = 0; i < 3; i++) made.push((await api('POST', '/api/v1/keys', bearer(admin.value), { name: `f${i}` })).status);
+      assert.deepEqual(made, [201, 201, 409], 'the admin key and two more: three');
+      assert.equal((await api('PATCH', '/api/v1/operator/plans/three-keys', operator, { maxKeys: 4 })).status, 200);
+      assert.equal((await api('POST', '/api/v1/keys', bearer(admin.value), { name: 'f3' })).status, 201);
+    });
+
     test('an account may have at most 100 keys that are not revoked; revoking one makes room', async () => {
       const m = await member('Many', 'many-keys@example.com');
       const admin = await adminKey(m.id);

@@ -56,7 +56,7 @@ describe('response cache (DECISIONS 9)', () => {
     await node.start();
     g = await startTestGateway({
       networks: { mainnet: { chainId: 1 }, stubnet: { chainId: 5, upstream: node.url, finalityDepth: 10 } },
-      cache: { headPollMs: POLL },
+      upstreams: { checkIntervalMs: POLL },
     });
   });
   after(async () => {
@@ -159,7 +159,7 @@ describe('response cache (DECISIONS 9)', () => {
     const params = ['0x00000000000000000000000000000000000000c0', '0x0'];
     await result('eth_getBalance', params);
     assert.equal((await result('eth_getBalance', params)).cache, 'HIT');
-    const sup = g.gw.networks.supervisors.find((s) => s.pid !== undefined && (g.gw.networks.get('mainnet')!.upstream as unknown) === s)!;
+    const sup = g.gw.networks.supervisors.find((s) => s.pid !== undefined && s.network === 'mainnet')!;
     const old = sup.pid!;
     process.kill(old, 'SIGKILL');
     for (let i = 0; i < 200 && (sup.pid === undefined || sup.pid === old); i++) await sleep(25);

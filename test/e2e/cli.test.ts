@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { SqliteStore } from '../../src/store/sqlite.ts';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,10 +66,40 @@ describe('nodegate plans|accounts|keys on the local store', () => {
     assert.equal(plans.find((p: { id: string }) => p.id === 'growth').cuPerSecond, 660);
   });
 
+  test('usage show: what the gateway flushed, by method, for one account or all', async () => {
+    const store = new SqliteStore(join(dataDir, 'nodegate.db'));
+    const minute = new Date().toISOString().slice(0, 16);
+    const row = { minute, accountId: 'acc-cli', keyId: 'key-cli', network: 'mainnet', computeUnits: 10, latencyMsSum: 4, latency: [2, 0, 0, 0, 0, 0] };
+    await store.addUsageMinutes([{ ...row, method: 'eth_call', code: 0, requests: 2 }, { ...row, method: 'eth_getLogs', code: -32005, requests: 1, computeUnits: 0 }]);
+    await store.close();
+    const all = await json(['usage', 'show']);
+    assert.deepEqual([all.totals.requests, all.totals.errors, all.totals.computeUnits], [3, 1, 10]);
+    assert.deepEqual(all.byMethod.map((m: { method: string; requests: number }) => [m.method, m.requests]), [['eth_call', 2], ['eth_getLogs', 1]]);
+    assert.equal((await json(['usage', 'show', '--account', 'someone-else'])).totals.requests, 0);
+    const text = await cli(['usage', 'show', '--hours', '2']);
+    assert.equal(text.code, 0);
+    assert.match(text.stdout, /eth_call\s+2\s+10\s+0/);
+  });
+
+  test('webhooks list and deliveries: what the store holds, never the secret', async () => {
+    await json(['plans', 'list']); // the store exists, with the configured plans
+    const store = new SqliteStore(join(dataDir, 'nodegate.db'));
+    const acct = (await store.listAccounts())[0] ?? (await store.createAccount({ id: 'acc-wh', name: 'W', email: 'w@example.com', passwordHash: null, status: 'active', role: 'member', planId: 'free' }));
+    await store.createWebhook({ id: 'wh-cli', accountId: acct.id, network: 'mainnet', kind: 'block.mined', url: 'https://hooks.example.com/x', options: {}, secret: 'whsec_never_shown', status: 'active' });
+    await store.addWebhookEvents([{ id: 'evt-cli', webhookId: 'wh-cli', type: 'block.mined', body: '{}', createdAt: new Date().toISOString() }]);
+    await store.close();
+    const list = await cli(['webhooks', 'list']);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /wh-cli .*mainnet .*block\.mined .*https:\/\/hooks\.example\.com\/x .*active/);
+    assert.doesNotMatch(list.stdout + JSON.stringify(await json(['webhooks', 'list'])), /whsec_never_shown/);
+    assert.deepEqual((await json(['webhooks', 'deliveries', 'wh-cli'])).deliveries.map((e: { id: string; status: string }) => [e.id, e.status]), [['evt-cli', 'pending']]);
+    assert.equal((await cli(['webhooks', 'deliveries', 'nope'])).code, 1);
+  });
+
   test('plans create, update, show and delete; refusals name the flag', async () => {
     const pro = await json(['plans', 'create', '--id', 'pro', '--name', 'Pro', '--cu-per-second', '1000', '--cu-per-month', '5_000_000', '--debug-methods']);
     assert.deepEqual({ ...pro, createdAt: undefined, updatedAt: undefined }, {
-      id: 'pro', name: 'Pro', cuPerSecond: 1000, cuPerMonth: 5_000_000, maxBatchSize: 100, debugMethods: true, maxFilters: 100, createdAt: undefined, updatedAt: undefined,
+      id: 'pro', name: 'Pro', cuPerSecond: 1000, cuPerMonth: 5_000_000, maxBatchSize: 100, debugMethods: true, maxFilters: 100, maxKeys: 100, createdAt: undefined, updatedAt: undefined,
     });
     await Promise.all([
       refused(['plans', 'create', '--id', 'pro', '--name', 'Again', '--cu-per-second', '1', '--cu-per-month', '1'], 1, /plan "pro" already exists/),

@@ -16,9 +16,9 @@ const QUOTA = 3000 * COST;
 /** A plan whose monthly quota the usage test spends; the keys test gets one it never meets. */
 const configWith = (cuPerMonth: number) => ({
   limits: { usageFlushMs: FLUSH_MS },
-  plans: { crash: { name: 'Crash', cuPerSecond: 10_000_000, cuPerMonth, maxBatchSize: 100 } },
+  plans: { crash: { name: 'Crash', cuPerSecond: 10_000_000, cuPerMonth, maxBatchSize: 100, maxKeys: 1_000_000 } },
   // The writer makes keys on one account as fast as it can: this suite is about the store, not the key cap.
-  accounts: { defaultPlan: 'crash', maxKeysPerAccount: 1_000_000 },
+  accounts: { defaultPlan: 'crash' },
   log: { level: 'warn' },
 });
 const note = (t: TestContext, msg: string) => { t.diagnostic(msg); console.log(`# ${t.name}: ${msg}`); };

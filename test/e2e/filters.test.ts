@@ -35,7 +35,7 @@ describe('filters kept by the gateway', { timeout: 120_000 }, () => {
   };
   /** The anvil behind mainnet, called directly: the gateway refuses anvil_ and evm_ methods. */
   const node = async (method: string, params: unknown[] = []) => {
-    const a = await g.gw.networks.get('mainnet')!.upstream.call(method, params, 5000);
+    const a = await g.gw.networks.get('mainnet')!.chain.call(method, params, 5000);
     assert.equal(a.error, undefined, `${method}: ${JSON.stringify(a.error)}`);
     return a.result as any;
   };

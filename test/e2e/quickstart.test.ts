@@ -60,6 +60,15 @@ describe('quick start: the start command on the embedded default', () => {
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
   });
 
+  test('the banner names the dashboard, which answers there', async () => {
+    assert.match(out, new RegExp(`dashboard: ${url}/dashboard`));
+    const res = await fetch(`${url}/dashboard/`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type')!, /text\/html/);
+    assert.match(res.headers.get('content-security-policy')!, /script-src 'self'/);
+    assert.match(await res.text(), /<title>Nodegate dashboard<\/title>/);
+  });
+
   test('the printed curl line returns the block number', async () => {
     const { stdout } = await run('sh', ['-c', curlLine]);
     const body = JSON.parse(stdout);

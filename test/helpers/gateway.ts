@@ -31,14 +31,14 @@ export interface RpcResult {
  * Starts a whole gateway in this process on 127.0.0.1 and a free port, with a fresh data directory and its
  * own embedded chains. `raw` is merged over the defaults (as if read from a config file).
  */
-export async function startTestGateway(raw: Record<string, any> = {}): Promise<TestGateway> {
+export async function startTestGateway(raw: Record<string, any> = {}, opts: Parameters<typeof startGateway>[1] = {}): Promise<TestGateway> {
   const dataDir = raw.dataDir ?? mkdtempSync(join(tmpdir(), 'nodegate-test-'));
   // Suites that do not test limits run on a plan generous enough never to meet them (bursts of 2,000
   // transactions); the limits suites bring their own plans.
   const plans = raw.plans ?? { ...validateConfig({}).plans, test: TEST_PLAN };
   const accounts = { defaultPlan: raw.plans ? undefined : 'test', ...raw.accounts };
   const config = validateConfig({ ...raw, dataDir, plans, accounts, server: { port: 0, ...raw.server }, log: { level: 'silent', ...raw.log } });
-  const gw = await startGateway(config);
+  const gw = await startGateway(config, opts);
   const key = gw.secrets.demoKey!;
   const rpc: TestGateway['rpc'] = async (body, opts = {}) => {
     const path = opts.path ?? `/v1/${opts.network ?? 'mainnet'}/${opts.key ?? key}`;

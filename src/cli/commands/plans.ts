@@ -14,8 +14,9 @@ const PLAN_FLAGS: Options = {
   'debug-methods': { type: 'boolean' },
   'no-debug-methods': { type: 'boolean' },
   'max-filters': { type: 'string' },
+  'max-keys': { type: 'string' },
 };
-const SETTINGS = '[--max-batch-size N] [--debug-methods|--no-debug-methods] [--max-filters N]';
+const SETTINGS = '[--max-batch-size N] [--debug-methods|--no-debug-methods] [--max-filters N] [--max-keys N]';
 
 /** The same bounds as a plan in the configuration (config/schema.ts). */
 function planPatch(v: Values): PlanPatch {
@@ -26,17 +27,19 @@ function planPatch(v: Values): PlanPatch {
     maxBatchSize: integer(v, 'max-batch-size', 1, 1000),
     debugMethods: toggle(v, 'debug-methods'),
     maxFilters: integer(v, 'max-filters', 0),
+    maxKeys: integer(v, 'max-keys', 1),
   };
 }
 
 const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, x]) => x !== undefined)) as Partial<T>;
 
-const row = (p: Plan) => [p.id, p.name, String(p.cuPerSecond), String(p.cuPerMonth), String(p.maxBatchSize), p.debugMethods ? 'yes' : 'no', String(p.maxFilters)];
+const row = (p: Plan) => [p.id, p.name, String(p.cuPerSecond), String(p.cuPerMonth), String(p.maxBatchSize), p.debugMethods ? 'yes' : 'no', String(p.maxFilters), String(p.maxKeys)];
 
 const details = (p: Plan) => fields([
   ['id', p.id], ['name', p.name], ['compute units per second (per key)', String(p.cuPerSecond)],
   ['compute units per month (per account)', String(p.cuPerMonth)], ['max batch size', String(p.maxBatchSize)],
   ['debug methods', p.debugMethods ? 'included' : 'not included'], ['max filters (per key)', String(p.maxFilters)],
+  ['max keys (per account)', String(p.maxKeys)],
   ['created', p.createdAt], ['updated', p.updatedAt],
 ]);
 
@@ -47,7 +50,7 @@ export const PLAN_COMMANDS: Record<string, Subcommand> = {
     options: JSON_FLAG,
     run: withStore(async (cx) => {
       const plans = await cx.accounts.listPlans();
-      return { json: { plans }, text: table(['ID', 'NAME', 'CU/S', 'CU/MONTH', 'MAX BATCH', 'DEBUG', 'MAX FILTERS'], plans.map(row), 'no plans') };
+      return { json: { plans }, text: table(['ID', 'NAME', 'CU/S', 'CU/MONTH', 'MAX BATCH', 'DEBUG', 'MAX FILTERS', 'MAX KEYS'], plans.map(row), 'no plans') };
     }),
   },
   show: {
@@ -62,7 +65,7 @@ export const PLAN_COMMANDS: Record<string, Subcommand> = {
   },
   create: {
     usage: `create --id ID --name NAME --cu-per-second N --cu-per-month N ${SETTINGS} [--json]`,
-    summary: 'create a plan (defaults: max batch size 100, no debug methods, 100 filters)',
+    summary: 'create a plan (defaults: max batch size 100, no debug methods, 100 filters, 100 keys)',
     options: { ...PLAN_FLAGS, id: { type: 'string' } },
     run: withStore(async (cx, v) => {
       const id = required(v, 'id', 'lowercase letters, digits and dashes');
@@ -72,7 +75,7 @@ export const PLAN_COMMANDS: Record<string, Subcommand> = {
       const p = planPatch(v);
       const plan = await cx.accounts.createPlan({
         id, name: p.name!, cuPerSecond: p.cuPerSecond!, cuPerMonth: p.cuPerMonth!,
-        maxBatchSize: p.maxBatchSize ?? 100, debugMethods: p.debugMethods ?? false, maxFilters: p.maxFilters ?? 100,
+        maxBatchSize: p.maxBatchSize ?? 100, debugMethods: p.debugMethods ?? false, maxFilters: p.maxFilters ?? 100, maxKeys: p.maxKeys ?? 100,
       });
       return { json: plan, text: `Created plan ${plan.id}.\n${details(plan)}` };
     }),
@@ -84,7 +87,7 @@ export const PLAN_COMMANDS: Record<string, Subcommand> = {
     args: ['ID'],
     run: withStore(async (cx, v, [id]) => {
       const patch = planPatch(v);
-      someChange(patch, '--name, --cu-per-second, --cu-per-month, --max-batch-size, --debug-methods, --no-debug-methods, --max-filters');
+      someChange(patch, '--name, --cu-per-second, --cu-per-month, --max-batch-size, --debug-methods, --no-debug-methods, --max-filters, --max-keys');
       const plan = await named(cx.accounts.updatePlan(id, defined(patch)), `plan ${id}`);
       return { json: plan, text: `Updated plan ${plan.id}.\n${details(plan)}` };
     }),

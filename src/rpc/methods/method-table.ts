@@ -43,28 +43,29 @@ const adapters: Record<string, Adapter> = {
   eth_getTransactionReceipt,
 };
 
+/** What a network's tables need of its chain module: its head, for the `latest` of an eth_getLogs range. */
+export type HeadOf = (network: string) => () => Promise<number | undefined>;
+
 /** Method tables by network, built once at start-up. A method absent from a network's table is -32601. */
 export function buildMethodTables(
   config: Readonly<Config>,
   locals: Readonly<Record<string, LocalMethod>> = {},
+  headOf: HeadOf = () => async () => undefined,
 ): Map<string, ReadonlyMap<string, MethodEntry>> {
-  const policies = policyAdapters(config);
-  const base = new Map<string, MethodEntry>();
+  // Validators are compiled once and shared; entries are per network (their policies know that network's head).
+  const validators = new Map<string, ParamValidator>();
   for (const name of ALLOWED_METHODS) {
     if (name === 'eth_chainId' && config.rpc.strictMethods) continue;
     const schema = methodSchemas[name];
     if (!schema) throw new Error(`no schema for allowed method ${name}`);
-    base.set(name, entry(name, compileParamValidator(schema), config, policies, locals));
+    validators.set(name, compileParamValidator(schema));
   }
   const tables = new Map<string, ReadonlyMap<string, MethodEntry>>();
   for (const network of Object.keys(config.networks)) {
-    const extra = config.rpc.extraMethods[network] ?? [];
-    if (extra.length === 0) {
-      tables.set(network, base);
-      continue;
-    }
-    const t = new Map(base);
-    for (const name of extra) {
+    const policies = policyAdapters(config, headOf(network));
+    const t = new Map<string, MethodEntry>();
+    for (const [name, validate] of validators) t.set(name, entry(name, validate, config, policies, locals));
+    for (const name of config.rpc.extraMethods[network] ?? []) {
       const schema = methodSchemas[name];
       t.set(name, entry(name, schema ? compileParamValidator(schema) : anyParams, config, policies, locals));
     }
@@ -74,10 +75,10 @@ export function buildMethodTables(
 }
 
 /** The gateway's own rules on a method's calls (DECISIONS 7), which wrap the node adapter, if any. */
-function policyAdapters(config: Readonly<Config>): Record<string, Adapter> {
+function policyAdapters(config: Readonly<Config>, head: () => Promise<number | undefined>): Record<string, Adapter> {
   const policies: Record<string, Adapter> = {};
   const { maxBlockRange, maxResults } = config.limits.getLogs;
-  if (maxBlockRange || maxResults) policies.eth_getLogs = getLogsBounds(config.limits.getLogs);
+  if (maxBlockRange || maxResults) policies.eth_getLogs = getLogsBounds(config.limits.getLogs, head);
   if (config.rpc.gasCap > 0) for (const m of GAS_CAPPED) policies[m] = gasCap(config.rpc.gasCap);
   return policies;
 }

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { EmbeddedChainConfig } from '../../config/schema.ts';
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { HttpUpstream } from '../http-upstream.ts';
+import { AnswerBudget, UNBOUNDED_ANSWERS } from '../../limits/answer-budget.ts';
 import type { Upstream, UpstreamAnswer } from '../upstream.ts';
 import { anvilBinaryPath } from './anvil-binary.ts';
 import { AutomineWatchdog } from './automine-watchdog.ts';
@@ -50,8 +51,8 @@ export class AnvilSupervisor implements Upstream {
     private readonly cfg: EmbeddedChainConfig,
     dataDir: string,
     private readonly log: Logger,
-    /** rpc.maxAnswerBytes: the largest answer read from anvil for one call. */
-    private readonly maxAnswerBytes = Infinity,
+    /** rpc.maxAnswerBytes and rpc.maxAnswerBytesInFlight: what answers read from anvil for callers may hold. */
+    private readonly answers: AnswerBudget = UNBOUNDED_ANSWERS,
   ) {
     const dir = join(dataDir, 'chains', network);
     mkdirSync(dir, { recursive: true });
@@ -71,6 +72,12 @@ export class AnvilSupervisor implements Upstream {
   /** The node's current port, for tests and diagnostics; never exposed to callers. */
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /** The chain module's head moved: the watchdog tells a stalled automine from a chain that mines. */
+  headSeen(n: number): void {
+    this.watchdog?.headSeen(n);
+    this.snapshotter?.headSeen(n);
   }
 
   async call(method: string, params: unknown[], timeoutMs: number): Promise<UpstreamAnswer> {
@@ -108,6 +115,15 @@ export class AnvilSupervisor implements Upstream {
       if (a && a.error === undefined) replayed++;
     }
     if (replayed > 0) this.log.warn({ network: this.network, replayed, journaled: entries.length }, 'transactions accepted after the last snapshot sent again from the journal');
+    // Ready means the replayed transactions are in blocks: anvil answers a send a moment before it mines it, so a
+    // caller asking for a receipt right after the restart could otherwise miss the last one. A pool that stays
+    // busy (automine stalled, foundry issue 10122) is mined once.
+    for (let i = 0; i < 100; i++) {
+      const status = await client.call('txpool_status', [], 2000).catch(() => undefined);
+      if (Number((status?.result as { pending?: string } | undefined)?.pending ?? 0) === 0) return;
+      if (i === 25) await client.call('evm_mine', [], 5000).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   private async waitReady(timeoutMs: number): Promise<void> {
@@ -132,7 +148,7 @@ export class AnvilSupervisor implements Upstream {
     const stale = findStaleAnvil(this.pidFile);
     if (!stale) return;
     this.log.warn({ network: this.network, pid: stale.pid }, 'found an anvil left by a previous run; saving its chain and stopping it');
-    const node = new HttpUpstream(`http://127.0.0.1:${stale.port}`, Infinity, 1);
+    const node = new HttpUpstream(`http://127.0.0.1:${stale.port}`, UNBOUNDED_ANSWERS, 1);
     try {
       await finalSnapshot(node, this.snapshots, this.log.child({ network: this.network }), this.cfg.historyBudgetMs);
     } finally {
@@ -184,7 +200,7 @@ export class AnvilSupervisor implements Upstream {
       });
       live.add(child);
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { live.delete(child); resolve(code); }));
-      const client = new HttpUpstream(`http://127.0.0.1:${port}`, this.maxAnswerBytes);
+      const client = new HttpUpstream(`http://127.0.0.1:${port}`, this.answers);
       const up = await Promise.race([waitAnswers(client, 20_000), exited.then(() => false)]);
       if (up === true) {
         this.snapshots.removeLoadFile();

@@ -15,6 +15,8 @@ class FakeNode implements Upstream {
   failNext = 0;
   /** Runs while the watchdog reads the pool: a write that lands during a check. */
   onPoolRead: (() => void) | undefined;
+  /** Runs at every read of the pool. */
+  eachPoolRead: (() => void) | undefined;
   async call(method: string): Promise<UpstreamAnswer> {
     if (this.failNext > 0) {
       this.failNext--;
@@ -24,9 +26,9 @@ class FakeNode implements Upstream {
       const pending = this.pending;
       this.onPoolRead?.();
       this.onPoolRead = undefined;
+      this.eachPoolRead?.();
       return { result: { pending: `0x${pending.toString(16)}`, queued: '0x0' } };
     }
-    if (method === 'eth_blockNumber') return { result: `0x${this.head.toString(16)}` };
     if (method === 'evm_mine') {
       this.mined++;
       this.head++;
@@ -45,6 +47,24 @@ describe('automine watchdog', () => {
     node.pending = 1;
     dog.poke();
     await eventually(() => node.mined === 1, 2000, 'a block mined for the stuck transaction');
+    dog.stop();
+  });
+
+  it('does not mine while blocks keep coming (the chain module tells it of each head)', async () => {
+    const node = new FakeNode();
+    const dog = new AutomineWatchdog(node, 10, () => {});
+    node.pending = 1;
+    let checks = 0;
+    // Each check finds a transaction pending, and a new head has come since the last one: automine is working.
+    node.eachPoolRead = () => {
+      checks++;
+      dog.headSeen(++node.head);
+      if (checks === 5) node.pending = 0; // this check still saw one pending; the next finds none and stops
+    };
+    dog.headSeen(node.head);
+    dog.poke();
+    await eventually(() => checks >= 5, 2000, 'five checks ran');
+    assert.equal(node.mined, 0);
     dog.stop();
   });
 

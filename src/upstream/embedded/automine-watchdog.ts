@@ -7,10 +7,17 @@ import type { Upstream } from '../upstream.ts';
  */
 export class AutomineWatchdog {
   private timer: NodeJS.Timeout | undefined;
-  private lastHead: string | undefined;
+  /** The network's head, as the chain module last told it (the watchdog never asks the node for it). */
+  private head: number | undefined;
+  private lastHead: number | undefined;
   private stopped = false;
 
   constructor(private readonly node: Upstream, private readonly delayMs: number, private readonly onError: (err: unknown) => void) {}
+
+  /** The chain module's head moved (its 'head' event). */
+  headSeen(n: number): void {
+    this.head = n;
+  }
 
   poke(): void {
     if (this.timer || this.stopped) return;
@@ -24,7 +31,8 @@ export class AutomineWatchdog {
     try {
       const status = await this.node.call('txpool_status', [], 2000);
       const pending = Number((status.result as { pending?: string } | undefined)?.pending ?? 0);
-      const head = (await this.node.call('eth_blockNumber', [], 2000)).result as string;
+      const head = this.head;
+      // Transactions waited a whole delay and no block came meanwhile: automine stalled.
       if (pending > 0 && head === this.lastHead) await this.node.call('evm_mine', [], 5000);
       this.lastHead = head;
       if (pending > 0) this.poke();

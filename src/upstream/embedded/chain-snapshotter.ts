@@ -18,8 +18,8 @@ import type { TxJournal } from './tx-journal.ts';
  */
 
 export interface SnapshotResult {
-  /** The head (hex block number) the dump holds at least. */
-  head: string;
+  /** The head the dump holds at least, as the chain module last told it (undefined: not told yet). */
+  head: number | undefined;
   history: boolean;
   ms: number;
   /** Size of the gzipped file written. */
@@ -30,9 +30,8 @@ export interface SnapshotResult {
  * Dumps the chain (`anvil_dumpState`, gzipped by anvil) and writes it as the current snapshot. Rejects on
  * failure or after `timeoutMs`; a dump that finishes after its time-out is dropped, never written.
  */
-export async function snapshotOnce(node: HttpUpstream, files: SnapshotFiles, history: boolean, timeoutMs: number): Promise<SnapshotResult> {
+export async function snapshotOnce(node: HttpUpstream, files: SnapshotFiles, history: boolean, timeoutMs: number, head?: number): Promise<SnapshotResult> {
   const t0 = Date.now();
-  const head = (await node.call('eth_blockNumber', [], 5000)).result as string;
   let late = false;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -56,16 +55,16 @@ export async function snapshotOnce(node: HttpUpstream, files: SnapshotFiles, his
  * the first one the previous, both of the same head). Resolves false when anvil may still be busy with an
  * abandoned dump (stop it with SIGKILL then). Never rejects.
  */
-export async function finalSnapshot(node: HttpUpstream, files: SnapshotFiles, log: Logger, budgetMs: number): Promise<boolean> {
+export async function finalSnapshot(node: HttpUpstream, files: SnapshotFiles, log: Logger, budgetMs: number, head?: number): Promise<boolean> {
   try {
-    log.debug(await snapshotOnce(node, files, false, 30_000), 'chain snapshot written');
+    log.debug(await snapshotOnce(node, files, false, 30_000, head), 'chain snapshot written');
   } catch (err) {
     log.error({ err: (err as Error).message }, 'final chain snapshot failed; the chain restarts from the last periodic one');
     return false;
   }
   if (budgetMs === 0) return true;
   try {
-    log.debug(await snapshotOnce(node, files, true, budgetMs), 'chain snapshot written');
+    log.debug(await snapshotOnce(node, files, true, budgetMs, head), 'chain snapshot written');
     return true;
   } catch (err) {
     log.warn({ err: (err as Error).message, budgetMs },
@@ -76,13 +75,14 @@ export async function finalSnapshot(node: HttpUpstream, files: SnapshotFiles, lo
 
 /**
  * Takes a snapshot of a chain whenever it changed, checked every `intervalMs` (DECISIONS 11: a SIGKILL loses
- * at most the last second of chain activity). A change is a new head or a write since the last snapshot;
- * an idle chain costs one eth_blockNumber per tick and no disk writes. Periodic snapshots hold no historical
- * states (see above).
+ * at most the last second of chain activity). A change is a new head (the chain module tells it: `headSeen`; it
+ * never asks the node) or a write since the last snapshot; an idle chain costs nothing. Periodic snapshots hold no
+ * historical states (see above).
  */
 export class ChainSnapshotter {
   private timer: NodeJS.Timeout | undefined;
-  private lastHead: string | undefined;
+  private lastHead: number | undefined;
+  private head: number | undefined;
   private dirty = false;
   private running: Promise<void> | undefined;
   /** anvil answers nothing while it dumps: keep dumping to at most a quarter of its time on long chains. */
@@ -111,13 +111,18 @@ export class ChainSnapshotter {
     this.dirty = true;
   }
 
+  /** The chain module's head moved (its 'head' event). */
+  headSeen(n: number): void {
+    this.head = n;
+  }
+
   private async tick(): Promise<void> {
     try {
-      const head = (await this.node.call('eth_blockNumber', [], 5000)).result as string;
+      const head = this.head;
       if (!this.dirty && head === this.lastHead) return;
       this.dirty = false;
       const sealed = this.journal?.seal() ?? 0;
-      const r = await snapshotOnce(this.node, this.files, false, 30_000);
+      const r = await snapshotOnce(this.node, this.files, false, 30_000, head);
       // What was journaled before the previous dump began is in this one, mined or not then.
       if (this.sealedBefore) this.journal?.dropThrough(this.sealedBefore);
       this.sealedBefore = sealed;
@@ -138,6 +143,6 @@ export class ChainSnapshotter {
   async stopAndFlush(): Promise<boolean> {
     this.stop();
     await this.running;
-    return finalSnapshot(this.node, this.files, this.log, this.historyBudgetMs);
+    return finalSnapshot(this.node, this.files, this.log, this.historyBudgetMs, this.head);
   }
 }

@@ -1,0 +1,54 @@
+import { LATENCY_BUCKETS_MS, type UsageMinute } from '../store/store.ts';
+
+export type Bucket = 'minute' | 'hour' | 'day';
+
+interface Tally { requests: number; computeUnits: number; errors: number }
+const tally = (): Tally => ({ requests: 0, computeUnits: 0, errors: 0 });
+const add = (t: Tally, r: UsageMinute) => {
+  t.requests += r.requests;
+  t.computeUnits += r.computeUnits;
+  if (r.code !== 0) t.errors += r.requests;
+};
+
+/** The start of `minute`'s bucket, as the same `YYYY-MM-DDTHH:MM` text. */
+const bucketOf = (minute: string, bucket: Bucket) => (bucket === 'minute' ? minute : bucket === 'hour' ? `${minute.slice(0, 13)}:00` : `${minute.slice(0, 10)}T00:00`);
+
+/**
+ * Usage rows folded into what the analytics API and the dashboard show: totals, a time series per bucket (empty
+ * buckets included, so a chart has no gaps), breakdowns by method, key, network and outcome, and the latency
+ * histogram.
+ */
+export function report(rows: readonly UsageMinute[], from: string, to: string, bucket: Bucket) {
+  const totals = tally();
+  const series = new Map<string, Tally & { latencyMsSum: number }>();
+  const step = bucket === 'minute' ? 60_000 : bucket === 'hour' ? 3_600_000 : 86_400_000;
+  for (let t = Date.parse(`${bucketOf(from, bucket)}Z`); t < Date.parse(`${to}Z`); t += step) {
+    series.set(new Date(t).toISOString().slice(0, 16), { ...tally(), latencyMsSum: 0 });
+  }
+  const by = { method: new Map<string, Tally>(), key: new Map<string, Tally>(), network: new Map<string, Tally>(), code: new Map<string, Tally>() };
+  const latency = LATENCY_BUCKETS_MS.map(() => 0).concat(0);
+  let latencyMsSum = 0;
+  for (const r of rows) {
+    add(totals, r);
+    const s = series.get(bucketOf(r.minute, bucket));
+    if (s) { add(s, r); s.latencyMsSum += r.latencyMsSum; }
+    for (const [name, value] of [['method', r.method], ['key', r.keyId], ['network', r.network], ['code', String(r.code)]] as const) {
+      const m = by[name];
+      let t = m.get(value);
+      if (!t) m.set(value, (t = tally()));
+      add(t, r);
+    }
+    r.latency.forEach((n, i) => { latency[i] += n; });
+    latencyMsSum += r.latencyMsSum;
+  }
+  const byRequests = (a: Tally, b: Tally) => b.requests - a.requests;
+  return {
+    from, to, bucket, totals,
+    series: [...series].map(([t, s]) => ({ t, requests: s.requests, computeUnits: s.computeUnits, errors: s.errors, latencyMsAvg: s.requests ? Math.round(s.latencyMsSum / s.requests) : 0 })),
+    byMethod: [...by.method].map(([method, t]) => ({ method, ...t })).sort(byRequests),
+    byKey: [...by.key].map(([keyId, t]) => ({ keyId, ...t })).sort(byRequests),
+    byNetwork: [...by.network].map(([network, t]) => ({ network, ...t })).sort(byRequests),
+    byCode: [...by.code].map(([code, t]) => ({ code: Number(code), ...t })).sort(byRequests),
+    latency: { bucketsMs: [...LATENCY_BUCKETS_MS], counts: latency, avgMs: totals.requests ? Math.round(latencyMsSum / totals.requests) : 0 },
+  };
+}

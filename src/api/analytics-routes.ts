@@ -1,0 +1,105 @@
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { AccountsService } from '../accounts/service.ts';
+import { minuteOf, type UsageRecorder } from '../analytics/usage-recorder.ts';
+import { report, type Bucket } from '../analytics/report.ts';
+import type { Networks } from '../chain/networks.ts';
+import { monthOf } from '../limits/quota.ts';
+import type { Store } from '../store/store.ts';
+import { ApiError } from './errors.ts';
+import { errorResponses } from './schemas.ts';
+
+const member: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }];
+const operator: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }, { operatorPassword: [] }];
+
+type Query = { Querystring: { from?: string; to?: string; bucket?: string; keyId?: string; network?: string; accountId?: string } };
+
+const query = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    from: { type: 'string', description: 'ISO time (default: an hour ago)' },
+    to: { type: 'string', description: 'ISO time (default: now)' },
+    bucket: { enum: ['minute', 'hour', 'day'], description: 'default: by the range (minutes up to 3 hours, hours up to 3 days)' },
+    keyId: { type: 'string' },
+    network: { type: 'string' },
+    accountId: { type: 'string', description: 'operator only: one account (default: all)' },
+  },
+} as const;
+
+/** [from, to) as minutes, and the bucket; refuses what cannot be read or would be too many buckets. */
+function range(q: Query['Querystring']): { from: string; to: string; bucket: Bucket } {
+  const now = Date.now();
+  const parse = (v: string | undefined, fallback: number, name: string) => {
+    if (v === undefined) return fallback;
+    const t = Date.parse(v);
+    if (Number.isNaN(t)) throw new ApiError(400, 'validation_failed', `${name} is not a time (ISO 8601, e.g. 2026-11-23T10:00:00Z)`, name);
+    return t;
+  };
+  const to = parse(q.to, now + 60_000, 'to');
+  const from = parse(q.from, now - 3_600_000, 'from');
+  if (from >= to) throw new ApiError(400, 'validation_failed', 'from must be before to', 'from');
+  const span = to - from;
+  const bucket = (q.bucket as Bucket | undefined) ?? (span <= 3 * 3_600_000 ? 'minute' : span <= 3 * 86_400_000 ? 'hour' : 'day');
+  const step = bucket === 'minute' ? 60_000 : bucket === 'hour' ? 3_600_000 : 86_400_000;
+  if (span / step > 1500) throw new ApiError(400, 'validation_failed', `too many ${bucket}s in the range (at most 1500); choose a larger bucket`, 'bucket');
+  return { from: minuteOf(from), to: minuteOf(to), bucket };
+}
+
+interface Opts {
+  store: Store;
+  accounts: AccountsService;
+  networks: Networks;
+  usage: UsageRecorder | undefined;
+  /** Session, or a key with `analytics`. */
+  authenticate: onRequestAsyncHookHandler;
+  /** Session or key of an operator. */
+  operator: onRequestAsyncHookHandler;
+  /** The public base URL of the RPC endpoint, as callers reach it. */
+  baseUrl: (req: FastifyRequest) => string;
+}
+
+/**
+ * Usage analytics (DECISIONS 10): `GET /analytics` for the calling account (time series, breakdowns by method,
+ * key, network and outcome, latency, the quota used this month); `GET /operator/analytics` for everyone or one
+ * account. Reads what this instance recorded so far first (its last seconds are not yet in the store otherwise).
+ * Also `GET /networks` (the endpoints a member may call) and `GET /operator/networks` (with upstream health).
+ */
+export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
+  const { store, accounts, networks, usage } = opts;
+  const read = async (q: Query['Querystring'], accountId: string | undefined) => {
+    const r = range(q);
+    await usage?.flush();
+    const rows = await store.listUsageMinutes({ ...r, accountId, keyId: q.keyId, network: q.network });
+    return report(rows, r.from, r.to, r.bucket);
+  };
+  const quota = async (accountId: string) => {
+    const account = await accounts.getAccount(accountId);
+    const plan = await accounts.getPlan(account.planId);
+    const month = monthOf(Date.now());
+    return { month, used: await store.getUsage(accountId, month), limit: plan.cuPerMonth, plan: plan.id };
+  };
+  const endpoints = (req: FastifyRequest) => networks.list.map((n) => ({
+    name: n.name, chainId: n.chainId, kind: n.kind, aliases: networks.aliasesOf(n), url: `${opts.baseUrl(req)}/v1/${n.name}/`,
+  }));
+
+  api.register(async (m) => {
+    m.addHook('onRequest', opts.authenticate);
+    m.get<Query>('/analytics', { schema: { summary: "The calling account's usage", tags: ['analytics'], querystring: query, security: member, response: errorResponses(400, 401, 403) } }, async (req) => {
+      if (req.query.accountId !== undefined) throw new ApiError(400, 'validation_failed', 'accountId is for the operator route', 'accountId');
+      const accountId = req.principal!.account.id;
+      return { ...(await read(req.query, accountId)), quota: await quota(accountId) };
+    });
+    m.get('/networks', { schema: { summary: 'The networks and their endpoint URLs (append your key)', tags: ['analytics'], security: member, response: errorResponses(401, 403) } }, async (req) => ({ networks: endpoints(req) }));
+  });
+
+  api.register(async (op) => {
+    op.addHook('onRequest', opts.operator);
+    op.get<Query>('/operator/analytics', { schema: { summary: "Everyone's usage, or one account's", tags: ['analytics'], querystring: query, security: operator, response: errorResponses(400, 401, 403) } }, async (req) => {
+      const r = await read(req.query, req.query.accountId);
+      return req.query.accountId ? { ...r, quota: await quota(req.query.accountId) } : r;
+    });
+    op.get('/operator/networks', { schema: { summary: 'Networks with the state of each upstream', tags: ['analytics'], security: operator, response: errorResponses(401, 403) } }, async (req) => ({
+      networks: endpoints(req).map((e) => ({ ...e, upstreams: networks.get(e.name)!.chain.status() })),
+    }));
+  });
+}

@@ -1,0 +1,104 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { Account } from '../accounts/model.ts';
+import type { AccountsService } from '../accounts/service.ts';
+import type { UnknownKeyGuard } from '../auth/unknown-key-guard.ts';
+import { verifyPassword } from '../accounts/password.ts';
+import { ApiError } from './errors.ts';
+import { errorResponses } from './schemas.ts';
+import { PasswordCheckRefused, type PasswordLogins } from './password-login.ts';
+import { SESSION_COOKIE, type Sessions } from './sessions.ts';
+
+const tags = ['session'];
+const LOGIN_FAILED = 'wrong email or password';
+
+interface Opts {
+  accounts: AccountsService;
+  logins: PasswordLogins;
+  sessions: Sessions;
+  guard: UnknownKeyGuard;
+  /** The account routes' authentication: the session (with its CSRF token on changes) or an admin key. */
+  authenticate: onRequestAsyncHookHandler;
+}
+
+const who = (a: Account) => ({ id: a.id, name: a.name, email: a.email, role: a.role, planId: a.planId });
+
+/**
+ * Dashboard logins (DECISIONS 6): `POST /session` with email and password sets the session cookie and answers the
+ * CSRF token; `GET /session` answers who is logged in (and the token again, for a reloaded page); `DELETE /session`
+ * logs out; `POST /session/password` changes the password and ends every other session of the account. Failed
+ * logins spend the client IP's failures (as keys do) and the email's backoff (src/api/password-login.ts), and all
+ * get one identical 401.
+ */
+export async function sessionRoutes(api: FastifyInstance, opts: Opts) {
+  const { sessions, logins, guard, accounts } = opts;
+  const setCookie = (req: FastifyRequest, reply: FastifyReply, value: string, maxAge: number) =>
+    reply.setCookie(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: req.protocol === 'https', path: '/', maxAge });
+
+  api.post<{ Body: { email: string; password: string } }>('/session', {
+    schema: {
+      summary: 'Log in to the dashboard (sets the session cookie; answers the CSRF token)', tags, security: [], response: errorResponses(400, 401),
+      body: { type: 'object', additionalProperties: false, required: ['email', 'password'], properties: { email: { type: 'string', maxLength: 320 }, password: { type: 'string', maxLength: 1024 } } },
+    },
+  }, async (req, reply) => {
+    const tooMany = (s: number) => new ApiError(429, 'too_many_requests', 'too many failed logins from this address', undefined, { 'retry-after': String(s) });
+    if (guard.exhausted(req.ip)) throw tooMany(1);
+    let account: Account | undefined;
+    try {
+      account = await logins.login(req.body.email, req.body.password);
+    } catch (err) {
+      if (err instanceof PasswordCheckRefused) throw new ApiError(429, 'too_many_requests', err.message, undefined, { 'retry-after': String(err.retryAfterSeconds) });
+      throw err;
+    }
+    if (!account || account.status !== 'active') {
+      const retryAfter = guard.failed(req.ip);
+      if (retryAfter !== undefined) throw tooMany(retryAfter);
+      throw new ApiError(401, 'unauthorized', LOGIN_FAILED);
+    }
+    const { value, session } = await sessions.create(account);
+    setCookie(req, reply, value, sessions.maxAgeSeconds);
+    req.log.info({ accountId: account.id, email: account.email }, 'dashboard login');
+    return { account: who(account), csrfToken: session.csrf, expiresAt: session.expiresAt };
+  });
+
+  // Asked by every load of the dashboard: a visitor without a session is not a failed authentication (no IP
+  // failure is spent), just not logged in.
+  api.get('/session', { schema: { summary: 'Who is logged in, and the CSRF token of the session', tags, security: [{ session: [] }], response: errorResponses(401) } }, async (req) => {
+    const s = await sessions.find(req.cookies[SESSION_COOKIE]);
+    const account = s && (await accounts.getAccount(s.accountId).catch(() => undefined));
+    if (!s || !account || account.status !== 'active') throw new ApiError(401, 'unauthorized', 'not logged in');
+    return { account: who(account), csrfToken: s.csrf, expiresAt: s.expiresAt };
+  });
+
+  api.register(async (authed) => {
+    authed.addHook('onRequest', opts.authenticate);
+    const session = (req: FastifyRequest) => {
+      if (!req.principal?.session) throw new ApiError(400, 'bad_request', 'this route is for the dashboard session (cookie), not for a key');
+      return req.principal.session;
+    };
+
+
+    authed.delete('/session', { schema: { summary: 'Log out', tags, security: [{ session: [] }], response: errorResponses(400, 401, 403) } }, async (req, reply) => {
+      session(req);
+      await sessions.end(req.cookies[SESSION_COOKIE]!);
+      setCookie(req, reply, '', 0);
+      return reply.code(204).send();
+    });
+
+    authed.post<{ Body: { currentPassword: string; newPassword: string } }>('/session/password', {
+      schema: {
+        summary: 'Change the password: every session of the account ends, this one is replaced', tags, security: [{ session: [] }], response: errorResponses(400, 401, 403),
+        body: { type: 'object', additionalProperties: false, required: ['currentPassword', 'newPassword'], properties: { currentPassword: { type: 'string', maxLength: 1024 }, newPassword: { type: 'string', maxLength: 1024 } } },
+      },
+    }, async (req, reply) => {
+      session(req);
+      const account = req.principal!.account;
+      if (!(await verifyPassword(req.body.currentPassword, account.passwordHash))) throw new ApiError(403, 'forbidden', 'the current password is wrong');
+      const updated = await accounts.updateAccount(account.id, { password: req.body.newPassword });
+      await sessions.endAll(account.id);
+      const { value, session: s } = await sessions.create(updated);
+      setCookie(req, reply, value, sessions.maxAgeSeconds);
+      req.log.info({ accountId: account.id }, 'password changed; other sessions ended');
+      return { account: who(updated), csrfToken: s.csrf, expiresAt: s.expiresAt };
+    });
+  });
+}

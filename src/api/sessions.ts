@@ -1,0 +1,56 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Account } from '../accounts/model.ts';
+import type { Session, Store } from '../store/store.ts';
+
+/** The session cookie: HttpOnly (scripts never see it), SameSite=Strict, Secure when served over TLS. */
+export const SESSION_COOKIE = 'nodegate_session';
+
+const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
+
+/**
+ * Dashboard logins (DECISIONS 6): a random 256-bit value in an HttpOnly cookie, stored only as its SHA-256 (a copy
+ * of the store opens no session), with a CSRF token that every change made with it must carry in `X-CSRF-Token`.
+ * Kept in the store, so that every instance knows every session and a logout or a password change ends them all.
+ */
+export class Sessions {
+  constructor(private readonly store: Store, private readonly ttlMs: number) {}
+
+  /** A new session: the cookie's value (shown to the browser only) and the session. */
+  async create(account: Account): Promise<{ value: string; session: Session }> {
+    const value = randomBytes(32).toString('base64url');
+    const now = Date.now();
+    const session: Session = {
+      idHash: sha256(value), accountId: account.id, csrf: randomBytes(24).toString('base64url'),
+      createdAt: new Date(now).toISOString(), expiresAt: new Date(now + this.ttlMs).toISOString(),
+    };
+    await this.store.createSession(session);
+    return { value, session };
+  }
+
+  /** The live session of a cookie value, or undefined. */
+  async find(value: string | undefined): Promise<Session | undefined> {
+    if (!value || value.length > 100) return undefined;
+    return this.store.getSession(sha256(value));
+  }
+
+  async end(value: string): Promise<void> {
+    await this.store.deleteSession(sha256(value));
+  }
+
+  /** Ends every session of the account (password changed, account suspended). */
+  async endAll(accountId: string): Promise<void> {
+    await this.store.deleteSessionsOf(accountId);
+  }
+
+  get maxAgeSeconds(): number {
+    return Math.floor(this.ttlMs / 1000);
+  }
+}
+
+/** Constant-time comparison of a CSRF token sent with a change and the session's. */
+export function csrfMatches(sent: unknown, expected: string): boolean {
+  if (typeof sent !== 'string') return false;
+  const a = Buffer.from(sent);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

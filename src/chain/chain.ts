@@ -1,0 +1,339 @@
+import { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
+import { ChainHead } from './chain-head.ts';
+import { pinLatest } from './pin-latest.ts';
+import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
+import { UpstreamPool, type Route } from './upstream-pool.ts';
+
+/** A block as the chain module hands it out: enough to tell it from another block at the same height. */
+export interface BlockRef {
+  number: number;
+  hash: string;
+  parentHash?: string;
+}
+
+/** What the chain module tells its subscribers (DECISIONS 9). */
+export interface ChainEvents {
+  /** The head moved forward to this block number. */
+  head: [number];
+  /**
+   * The chain was reorganised: `to` is the last block both branches share, `from` the old head; `dropped` the
+   * blocks no longer canonical, when the blocks were being followed (someone listens for `block`).
+   */
+  reorg: [{ from: number; to: number; depth: number; dropped?: BlockRef[] }];
+  /** A new canonical block, each once and in order, while someone listens (webhooks); after a reorg, the new branch. */
+  block: [BlockRef];
+  /** The chain was replaced (an embedded chain restored from its snapshot). */
+  reset: [];
+  /** A transaction went out through the gateway; its hash. */
+  transaction: [string];
+  /** An upstream changed state (up, down, lagging, refused). */
+  upstream: [UpstreamStatus];
+}
+
+/** One upstream as `/readyz`, the banner and the logs show it. */
+export interface UpstreamStatus {
+  network: string;
+  upstream: string;
+  role: string;
+  state: 'up' | 'down' | 'lagging' | 'refused' | 'unknown';
+  chainId: number | undefined;
+  head: number | undefined;
+  lag: number | undefined;
+  breaker: string;
+  error?: string;
+}
+
+const hex = (n: number) => `0x${n.toString(16)}`;
+/** How long a poll for the latest block waits for the upstreams to have a block that the head says exists. */
+const CATCH_UP_MS = 2_000;
+/** Blocks followed back for a reorganisation; deeper ones are taken as final (PoS chains reorganise 1-2 blocks). */
+const FOLLOW_WINDOW = 128;
+/** New blocks read per round of checks at most; the rest come at the next round. */
+const BLOCKS_PER_ROUND = 256;
+/** Time-out of the chain module's own block reads, ms. */
+const BLOCK_READ_MS = 10_000;
+
+/**
+ * One network's chain (DECISIONS 9): the only part of the gateway that asks nodes for the head. It owns the
+ * upstream pool and routes every call through it; it checks each upstream (chain id when it (re)appears, head
+ * every `upstreams.checkIntervalMs`) and keeps the network's head from those checks and from every answer; it
+ * tells subscribers (cache, filters, webhooks, analytics) what happened as events. With more than one upstream,
+ * `latest` in a call is pinned to the agreed head and the call routed to an upstream that has that block, so that
+ * `eth_blockNumber` and a later `eth_getBlockByNumber("latest")` never disagree because two nodes do.
+ */
+export class Chain extends EventEmitter<ChainEvents> implements Upstream {
+  readonly head: ChainHead;
+  readonly pool: UpstreamPool;
+  readonly label: string;
+  private timer: NodeJS.Timeout | undefined;
+  private checking: Promise<void> | undefined;
+  private readonly states = new Map<UpstreamMember, UpstreamStatus['state']>();
+  /** The canonical blocks followed so far, oldest first (only while someone listens for `block`). */
+  private followed: BlockRef[] = [];
+
+  constructor(
+    readonly network: string,
+    readonly chainId: number,
+    readonly members: readonly UpstreamMember[],
+    private readonly policy: HealthPolicy,
+    finalityDepth: number,
+    private readonly checkIntervalMs: number,
+    private readonly log: Logger,
+  ) {
+    super();
+    this.pool = new UpstreamPool(members, policy, () => this.best(), log);
+    this.label = this.pool.label;
+    this.head = new ChainHead(finalityDepth, log, () => void this.check(), {
+      advanced: (n) => this.emit('head', n),
+      wentBack: (from, to) => this.emit('reorg', { from, to, depth: from - to }),
+    });
+  }
+
+  /** Checks every upstream once (a dead one is a warning, not silence), then every `checkIntervalMs`. */
+  async start(): Promise<void> {
+    await this.check();
+    for (const s of this.status()) {
+      if (s.state === 'down') this.log.warn({ upstream: s.upstream, error: s.error }, 'upstream unreachable at start; calls go to the others until it answers');
+    }
+    this.timer = setInterval(() => void this.check(), this.checkIntervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  async close(): Promise<void> {
+    this.stop();
+    await this.pool.close();
+  }
+
+  /** The highest head among upstreams that answer and serve this chain. */
+  best(): number | undefined {
+    let best: number | undefined;
+    const now = Date.now();
+    for (const m of this.members) {
+      if (m.refused || m.head === undefined || m.breaker(now) === 'open') continue;
+      if (best === undefined || m.head > best) best = m.head;
+    }
+    return best;
+  }
+
+  /** One round of checks of every upstream (one round at a time; callers share it). */
+  check(): Promise<void> {
+    return (this.checking ??= this.checkAll().finally(() => { this.checking = undefined; }));
+  }
+
+  private async checkAll(): Promise<void> {
+    await Promise.all(this.members.map((m) => this.checkOne(m)));
+    const best = this.best();
+    if (best !== undefined) this.head.observe(best);
+    for (const m of this.members) this.noteState(m, best);
+    if (this.members.length > 1 && best !== undefined) await this.readSettled(best);
+    if (this.listenerCount('block') > 0) await this.follow().catch((err) => this.log.debug({ err: String(err) }, 'following blocks failed; next round'));
+    else this.followed = []; // nobody listens: nothing is read, and following starts afresh when someone does
+  }
+
+  /**
+   * Follows blocks from `from` on (a subscriber that persisted where it stopped: webhooks), instead of from the
+   * head when following starts. Blocks mined while the gateway was down are then announced too.
+   */
+  resumeFollowing(from: BlockRef): void {
+    if (this.followed.length === 0) this.followed.push(from);
+  }
+
+  /**
+   * Starts following from the latest block now (a new subscriber for `block`): every block after the moment this
+   * resolves is announced, also one mined before the next round of checks.
+   */
+  async startFollowing(): Promise<void> {
+    if (this.followed.length > 0) return;
+    const b = await this.blockAt('latest', BLOCK_READ_MS);
+    if (b && this.followed.length === 0) this.followed.push(b);
+  }
+
+  /**
+   * Reads the blocks since the last one followed, each checked against its parent: a block whose parent is not the
+   * block followed at that height means the chain was reorganised; the followed blocks are walked back to the one
+   * both branches share, and `reorg` names the dropped ones before `block` announces the new branch.
+   */
+  private async follow(): Promise<void> {
+    const head = this.head.number;
+    if (head === undefined) return;
+    if (this.followed.length === 0) {
+      const b = await this.blockAt(hex(head), BLOCK_READ_MS);
+      if (b) this.followed.push(b);
+      return; // where following starts: announced blocks are those that come after it
+    }
+    // The tip first: replaced at the same height (the commonest reorganisation) shows as another hash there.
+    let last = this.followed[this.followed.length - 1];
+    const tip = await this.blockAt(hex(last.number), BLOCK_READ_MS);
+    if (tip && tip.hash !== last.hash) {
+      await this.reorganised(tip);
+      last = this.followed[this.followed.length - 1];
+    }
+    for (let n = last.number + 1; n <= Math.min(head, last.number + BLOCKS_PER_ROUND); n++) {
+      const b = await this.blockAt(hex(n), BLOCK_READ_MS);
+      if (!b) return; // not on the upstreams yet
+      const parent = this.followed[this.followed.length - 1];
+      if (b.parentHash !== undefined && parent.number === b.number - 1 && b.parentHash !== parent.hash) {
+        await this.reorganised(b);
+        return; // the next round goes on from the shared block
+      }
+      this.followed.push(b);
+      if (this.followed.length > FOLLOW_WINDOW) this.followed.shift();
+      this.emit('block', b);
+    }
+  }
+
+  /** `seen` is canonical and disagrees with what was followed: walk back to the shared block, say what was dropped. */
+  private async reorganised(seen: BlockRef): Promise<void> {
+    const from = this.followed[this.followed.length - 1].number;
+    const dropped: BlockRef[] = [];
+    while (this.followed.length > 1) {
+      const mine = this.followed[this.followed.length - 1];
+      const canonical = mine.number === seen.number ? seen : await this.blockAt(hex(mine.number), BLOCK_READ_MS);
+      if (canonical && canonical.hash === mine.hash) break;
+      dropped.unshift(this.followed.pop()!);
+    }
+    const to = this.followed[this.followed.length - 1].number;
+    this.log.warn({ from, to, depth: dropped.length }, 'chain reorganised; cached answers of this network dropped');
+    this.emit('reorg', { from, to, depth: dropped.length, dropped });
+  }
+
+  /**
+   * The safe and finalized blocks, from an upstream at the best head (networks of several upstreams, where calls
+   * naming them are pinned): two reads per round. A node without them (null, an error) leaves them unknown.
+   */
+  private async readSettled(best: number): Promise<void> {
+    const m = this.members.find((x) => x.head === best && x.usable(best, this.policy));
+    if (!m) return;
+    await Promise.all((['safe', 'finalized'] as const).map(async (tag) => {
+      try {
+        const a = await this.pool.via(m, 'eth_getBlockByNumber', [tag, false], Math.max(1000, this.checkIntervalMs));
+        const n = (a.result as { number?: unknown } | null)?.number;
+        if (typeof n === 'string') this.head.settled(tag, Number(n));
+      } catch {
+        // Recorded by the pool; the next round tries again.
+      }
+    }));
+  }
+
+  /** Chain id when the upstream was not known to answer (first check, after a failure), then its head. */
+  private async checkOne(m: UpstreamMember): Promise<void> {
+    if (m.refused || m.resting()) return;
+    const timeout = Math.max(1000, this.checkIntervalMs);
+    try {
+      if (!m.reachable || m.chainId === undefined) {
+        const id = await this.pool.via(m, 'eth_chainId', [], timeout);
+        m.chainId = typeof id.result === 'string' ? Number(id.result) : undefined;
+        if (m.chainId !== this.chainId) {
+          m.refused = true;
+          m.lastError = `chain id ${m.chainId} is not the network's ${this.chainId}`;
+          this.log.error({ upstream: m.label, chainId: m.chainId, expected: this.chainId }, 'upstream refused: it serves another chain');
+          return;
+        }
+      }
+      const a = await this.pool.via(m, 'eth_blockNumber', [], timeout);
+      // Its head as it is now, also lower than before (a node that lost blocks); an answer raised it already.
+      if (typeof a.result === 'string') m.head = Number(a.result);
+    } catch {
+      // Recorded by the pool (breaker); the next round tries again.
+    }
+  }
+
+  private noteState(m: UpstreamMember, best: number | undefined): void {
+    const s = this.statusOf(m, best);
+    const was = this.states.get(m);
+    this.states.set(m, s.state);
+    if (was === undefined || was === s.state) return;
+    this.emit('upstream', s);
+    const line = { upstream: s.upstream, from: was, to: s.state, head: s.head, lag: s.lag, error: s.error };
+    if (s.state === 'up') this.log.info(line, 'upstream state changed');
+    else this.log.warn(line, 'upstream state changed');
+  }
+
+  private statusOf(m: UpstreamMember, best: number | undefined): UpstreamStatus {
+    const breaker = m.breaker();
+    const state = m.refused ? 'refused' : !m.reachable ? (m.lastError ? 'down' : 'unknown') : m.lagging(best, this.policy) ? 'lagging' : 'up';
+    return {
+      network: this.network, upstream: m.label, role: m.config.role, state, chainId: m.chainId, head: m.head,
+      lag: m.lag(best), breaker, ...(m.lastError ? { error: m.lastError } : {}),
+    };
+  }
+
+  /** Every upstream's state now, for `/readyz` and the banner. */
+  status(): UpstreamStatus[] {
+    const best = this.best();
+    return this.members.map((m) => this.statusOf(m, best));
+  }
+
+  /** Some upstream can take calls. */
+  ready(): boolean {
+    return this.status().some((s) => s.state === 'up');
+  }
+
+  /**
+   * Sends a call to the upstreams (the pipeline's `forward` stage and adapters come here). With several upstreams,
+   * `latest` is pinned to the head first.
+   */
+  call(method: string, params: unknown[], timeoutMs: number, route: Route = {}): Promise<UpstreamAnswer> {
+    if (this.members.length > 1 && this.head.number !== undefined) {
+      const pinned = pinLatest(method, params, this.head.number, this.head);
+      if (pinned) return this.pool.call(method, pinned.params, timeoutMs, { ...route, minBlock: pinned.block });
+    }
+    return this.pool.call(method, params, timeoutMs, route);
+  }
+
+  /** A write went through: the head is about to move, and subscribers hear of the transaction. */
+  transactionSent(hash: unknown): void {
+    this.head.moved();
+    if (typeof hash === 'string') this.emit('transaction', hash);
+  }
+
+  /** The chain was replaced (an embedded chain restored from its snapshot). */
+  reset(): void {
+    this.head.reset();
+    this.emit('reset');
+  }
+
+  /** The head's block number, read from the upstreams first if it is not known yet. */
+  async headNumber(): Promise<number | undefined> {
+    if (this.head.number === undefined) await this.check();
+    return this.head.number;
+  }
+
+  /**
+   * The latest block: the upstreams' latest, or, if a caller was already shown a newer block (a receipt read a
+   * moment before the node counts its block, or another upstream), that block, once an upstream has it. So a
+   * filter polled right after a receipt reports that receipt's logs (read-your-writes).
+   */
+  async latestBlock(timeoutMs: number): Promise<BlockRef> {
+    const end = Date.now() + CATCH_UP_MS;
+    for (;;) {
+      const latest = await this.blockAt('latest', timeoutMs);
+      if (!latest) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: 'the node has no latest block' });
+      const known = this.head.number;
+      if (known === undefined || latest.number >= known) {
+        this.head.advance(latest.number);
+        return latest;
+      }
+      const seen = await this.blockAt(hex(known), timeoutMs);
+      if (seen) return seen;
+      if (Date.now() >= end) return latest; // the block a caller saw is gone (the chain went back): the node's head
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** A block's number, hash and parent by number or tag, or undefined if the upstreams do not have it. */
+  async blockAt(tag: string, timeoutMs: number): Promise<BlockRef | undefined> {
+    const a = await this.call('eth_getBlockByNumber', [tag, false], timeoutMs);
+    if (a.error) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `the node refused eth_getBlockByNumber: ${String(a.error.message).slice(0, 200)}` });
+    const b = a.result as { number?: string; hash?: string; parentHash?: string } | null;
+    if (!b || typeof b.number !== 'string' || typeof b.hash !== 'string') return undefined;
+    return { number: Number(b.number), hash: b.hash, parentHash: b.parentHash };
+  }
+}

@@ -1,0 +1,110 @@
+import type { Logger } from 'pino';
+import type { Filters } from '../filters/filters.ts';
+import { NetworkCache, ResponseCache } from '../cache/response-cache.ts';
+import type { Config } from '../config/schema.ts';
+import { AnswerBudget } from '../limits/answer-budget.ts';
+import type { MethodEntry } from '../rpc/methods/method-table.ts';
+import { buildMethodTables } from '../rpc/methods/method-table.ts';
+import { AnvilSupervisor } from '../upstream/embedded/anvil-supervisor.ts';
+import { HttpUpstream } from '../upstream/http-upstream.ts';
+import { Chain } from './chain.ts';
+import type { ChainHead } from './chain-head.ts';
+import { UpstreamMember } from './upstream-member.ts';
+
+/** A configured network, ready to serve. */
+export interface Network {
+  readonly name: string;
+  readonly chainId: number;
+  readonly kind: 'embedded' | 'upstream';
+  /** The chain module: the head, its events, and the routing of every call to the upstreams. */
+  readonly chain: Chain;
+  readonly methods: ReadonlyMap<string, MethodEntry>;
+  /** The chain module's head (read-your-writes), for the cache and `eth_blockNumber`. */
+  readonly head: ChainHead;
+  /** The cache stage of this network; absent when `cache.enabled` is false. */
+  readonly cache: NetworkCache | undefined;
+  /** The gateway's filters (shared by the networks; each filter knows its own). */
+  readonly filters: Filters;
+}
+
+/**
+ * The networks of the configuration, found by name or alias: each gets its chain module, with its upstreams (an
+ * anvil Nodegate supervises for `embedded`, else HTTP nodes), its method table and its cache stage; the filters
+ * and the embedded chains' watchdogs subscribe to its events here.
+ */
+export class Networks {
+  private readonly byName = new Map<string, Network>();
+  readonly list: Network[] = [];
+  private readonly embedded: AnvilSupervisor[] = [];
+
+  constructor(config: Readonly<Config>, log: Logger, readonly filters: Filters) {
+    // One budget for the answers of every network: it bounds the process's memory, which they share.
+    const budget = new AnswerBudget(config.rpc.maxAnswerBytes, config.rpc.maxAnswerBytesInFlight);
+    const answers = config.cache.enabled ? new ResponseCache(config.cache.maxBytes, Object.keys(config.networks).length) : undefined;
+    const chains = new Map<string, Chain>();
+    for (const [name, net] of Object.entries(config.networks)) {
+      const nlog = log.child({ network: name });
+      let supervisor: AnvilSupervisor | undefined;
+      const members = net.upstreams.map((u, i) => {
+        if (u.url !== 'embedded') return new UpstreamMember(new HttpUpstream(u.url, budget), u, i);
+        supervisor = new AnvilSupervisor(name, net.chainId, config.embedded, config.dataDir, log, budget);
+        this.embedded.push(supervisor);
+        return new UpstreamMember(supervisor, u, i);
+      });
+      const kind = supervisor ? 'embedded' : 'upstream';
+      const policy = {
+        maxLagBlocks: net.maxLagBlocks ?? config.upstreams.maxLagBlocks,
+        breakerFailures: config.upstreams.breakerFailures,
+        breakerCooldownMs: config.upstreams.breakerCooldownMs,
+      };
+      const depth = net.finalityDepth ?? (kind === 'embedded' ? 0 : 64);
+      const chain = new Chain(name, net.chainId, members, policy, depth, config.upstreams.checkIntervalMs, nlog);
+      chains.set(name, chain);
+      // Subscribers: the embedded chain's watchdog hears of heads, and its restarts reset the chain.
+      if (supervisor) {
+        const s = supervisor;
+        s.onRestart = () => chain.reset();
+        chain.on('head', (n) => s.headSeen(n));
+      }
+      chain.on('transaction', (hash) => filters.noteTransaction(name, hash));
+    }
+    const tables = buildMethodTables(config, filters.methods(), (name) => () => chains.get(name)!.headNumber());
+    for (const [name, net] of Object.entries(config.networks)) {
+      const chain = chains.get(name)!;
+      const cache = answers ? new NetworkCache(name, answers, chain.head) : undefined;
+      // The cache subscribes: a chain that went back or was replaced leaves nothing cached that holds.
+      if (cache) {
+        chain.on('reset', () => cache.dropAll());
+        chain.on('reorg', () => cache.dropAll());
+      }
+      const kind = this.embedded.some((s) => s.network === name) ? 'embedded' : 'upstream';
+      const network: Network = { name, chainId: net.chainId, kind, chain, methods: tables.get(name)!, head: chain.head, cache, filters };
+      this.list.push(network);
+      for (const n of [name, ...net.aliases]) this.byName.set(n, network);
+    }
+  }
+
+  get(name: string): Network | undefined {
+    return this.byName.get(name);
+  }
+
+  /** Aliases of a network, for the banner. */
+  aliasesOf(network: Network): string[] {
+    return [...this.byName].filter(([n, v]) => v === network && n !== network.name).map(([n]) => n);
+  }
+
+  /** Starts the embedded chains (in parallel), then every chain module's checks; resolves when all ran once. */
+  async start(): Promise<void> {
+    await Promise.all(this.embedded.map((s) => s.start()));
+    await Promise.all(this.list.map((n) => n.chain.start()));
+  }
+
+  /** The embedded supervisors, for shutdown and tests. */
+  get supervisors(): readonly AnvilSupervisor[] {
+    return this.embedded;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.list.map((n) => n.chain.close()));
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * Where a method takes its block parameter, and whether it may be left out (then it means `latest`). Methods
+ * absent take none, or only by hash.
+ */
+const BLOCK_PARAM: ReadonlyMap<string, { index: number; optional: boolean }> = new Map([
+  ['eth_getBalance', { index: 1, optional: false }],
+  ['eth_getCode', { index: 1, optional: false }],
+  ['eth_getTransactionCount', { index: 1, optional: false }],
+  ['eth_getStorageAt', { index: 2, optional: false }],
+  ['eth_call', { index: 1, optional: true }],
+  ['eth_estimateGas', { index: 1, optional: true }],
+  ['eth_feeHistory', { index: 1, optional: false }],
+  ['debug_traceCall', { index: 1, optional: false }],
+  ['eth_getBlockByNumber', { index: 0, optional: false }],
+  ['eth_getBlockTransactionCountByNumber', { index: 0, optional: false }],
+  ['eth_getUncleCountByBlockNumber', { index: 0, optional: false }],
+  ['eth_getUncleByBlockNumberAndIndex', { index: 0, optional: false }],
+  ['eth_getTransactionByBlockNumberAndIndex', { index: 0, optional: false }],
+  ['debug_traceBlockByNumber', { index: 0, optional: false }],
+]);
+
+const hex = (n: number) => `0x${n.toString(16)}`;
+
+/** The network's safe and finalized blocks, where known. */
+export interface Settled {
+  safe?: number;
+  finalized?: number;
+}
+
+/**
+ * A call with `latest` replaced by the agreed head (DECISIONS 9, consistent head), and the block the upstream that
+ * answers must have; undefined when the call names no `latest` and no block number (nothing to pin, any upstream
+ * may answer). A block number the call names is kept, and also becomes the block the upstream must have.
+ * `safe` and `finalized` are pinned to the network's, when known; `pending` and `earliest` pass unchanged.
+ */
+export function pinLatest(method: string, params: unknown[], head: number, settled: Settled = {}): { params: unknown[]; block: number } | undefined {
+  if (method === 'eth_getLogs') return pinLogs(params, head);
+  const at = BLOCK_PARAM.get(method);
+  if (!at) return undefined;
+  const v = params[at.index];
+  const to = v === 'latest' || (v === undefined && at.optional && params.length === at.index) ? head
+    : v === 'safe' ? settled.safe : v === 'finalized' ? settled.finalized : undefined;
+  if (to !== undefined) {
+    const pinned = params.slice();
+    pinned[at.index] = hex(to);
+    return { params: pinned, block: to };
+  }
+  const n = blockNumberOf(v);
+  return n === undefined ? undefined : { params, block: n };
+}
+
+/** eth_getLogs: a missing or `latest` bound becomes the head (a range by block hash is left alone). */
+function pinLogs(params: unknown[], head: number): { params: unknown[]; block: number } | undefined {
+  const f = params[0];
+  if (f === null || typeof f !== 'object' || 'blockHash' in f) return undefined;
+  const q = f as { fromBlock?: unknown; toBlock?: unknown };
+  const latest = (b: unknown) => b === undefined || b === 'latest';
+  if (!latest(q.fromBlock) && !latest(q.toBlock)) {
+    const to = blockNumberOf(q.toBlock);
+    return to === undefined ? undefined : { params, block: to };
+  }
+  const pinned = { ...q, ...(latest(q.fromBlock) ? { fromBlock: hex(head) } : {}), ...(latest(q.toBlock) ? { toBlock: hex(head) } : {}) };
+  return { params: [pinned, ...params.slice(1)], block: head };
+}
+
+/** A block number: a hex quantity, or an EIP-1898 object with `blockNumber`. */
+function blockNumberOf(v: unknown): number | undefined {
+  if (typeof v === 'string') return v.startsWith('0x') ? Number(v) : undefined;
+  if (v !== null && typeof v === 'object' && typeof (v as { blockNumber?: unknown }).blockNumber === 'string') {
+    return blockNumberOf((v as { blockNumber: string }).blockNumber);
+  }
+  return undefined;
+}

@@ -1,0 +1,131 @@
+import type { Upstream } from '../upstream/upstream.ts';
+
+export type UpstreamRole = 'primary' | 'fallback' | 'dedicated';
+
+/** What the operator said about one upstream of a network (config `networks.<name>.upstreams[]`). */
+export interface MemberConfig {
+  role: UpstreamRole;
+  /** Share of the reads among upstreams of the same role (default 1). */
+  weight: number;
+  /** Time-out of a call to this upstream, ms; overrides rpc.timeoutMs. */
+  timeoutMs?: number;
+  /** Time-out of a `debug_*` call to this upstream, ms; overrides rpc.debugTimeoutMs. */
+  debugTimeoutMs?: number;
+}
+
+/** Breaker thresholds and lag bound (config `upstreams`). */
+export interface HealthPolicy {
+  /** Failures in a row (calls or health checks) that open the breaker. */
+  breakerFailures: number;
+  /** How long an open breaker keeps the upstream out before one trial call (half-open), ms. */
+  breakerCooldownMs: number;
+  /** An upstream more than this many blocks behind the best head is skipped. */
+  maxLagBlocks: number;
+}
+
+export type BreakerState = 'closed' | 'open' | 'half-open';
+
+/**
+ * One upstream of a network's pool and what the chain module knows of it: whether it answers (a circuit breaker
+ * fed by every call and every health check), its chain id, its head, and a node's request to be left alone for a
+ * while (429 with Retry-After). The pool picks among members with `usable`.
+ */
+export class UpstreamMember {
+  /** Its latest block as last seen (health check or an answer it gave). */
+  head: number | undefined;
+  /** The chain id it reported; a member whose chain id is not the network's is `refused` for good. */
+  chainId: number | undefined;
+  refused = false;
+  /** Reached at least once since the last failure (for the banner and /readyz). */
+  reachable = false;
+  lastError: string | undefined;
+  private failures = 0;
+  private openUntil = 0;
+  private restUntil = 0;
+  private trialOut = false;
+
+  constructor(
+    readonly upstream: Upstream,
+    readonly config: MemberConfig,
+    /** Position in the configuration: the first primary is the designated signer. */
+    readonly index: number,
+  ) {}
+
+  get label(): string {
+    return this.upstream.label;
+  }
+
+  breaker(now = Date.now()): BreakerState {
+    if (this.openUntil === 0) return 'closed';
+    return now < this.openUntil ? 'open' : 'half-open';
+  }
+
+  /**
+   * May take a call now: not refused, not resting after a 429, breaker closed (or half-open with no trial out),
+   * and no more than `maxLag` blocks behind `best`.
+   */
+  usable(best: number | undefined, policy: HealthPolicy, now = Date.now()): boolean {
+    if (this.refused || now < this.restUntil) return false;
+    const state = this.breaker(now);
+    if (state === 'open' || (state === 'half-open' && this.trialOut)) return false;
+    return !this.lagging(best, policy);
+  }
+
+  /** Asked to be left alone (a 429's Retry-After) until a moment still to come: not even checked meanwhile. */
+  resting(now = Date.now()): boolean {
+    return now < this.restUntil;
+  }
+
+  lagging(best: number | undefined, policy: HealthPolicy): boolean {
+    return best !== undefined && this.head !== undefined && best - this.head > policy.maxLagBlocks;
+  }
+
+  lag(best: number | undefined): number | undefined {
+    return best === undefined || this.head === undefined ? undefined : Math.max(0, best - this.head);
+  }
+
+  /** A call is about to go out; a half-open breaker lets only this one through until it ends. */
+  starting(now = Date.now()): void {
+    if (this.breaker(now) === 'half-open') this.trialOut = true;
+  }
+
+  /** The member answered (with a result or a JSON-RPC error: both mean it is up). Returns true when it came back. */
+  succeeded(): boolean {
+    const back = !this.reachable || this.openUntil !== 0;
+    this.failures = 0;
+    this.openUntil = 0;
+    this.trialOut = false;
+    this.reachable = true;
+    this.lastError = undefined;
+    return back;
+  }
+
+  /** No answer (transport, time-out, 5xx, 429). Returns true when this opened the breaker. */
+  failed(err: unknown, policy: HealthPolicy, now = Date.now(), restMs?: number): boolean {
+    this.lastError = describe(err);
+    if (restMs !== undefined) this.restUntil = now + restMs;
+    this.trialOut = false;
+    this.failures++;
+    const wasOpen = this.openUntil !== 0;
+    if (this.failures >= policy.breakerFailures || wasOpen) {
+      this.openUntil = now + policy.breakerCooldownMs;
+      this.reachable = false;
+      return !wasOpen;
+    }
+    return false;
+  }
+
+  /** The member's time-out for `method`, or the method's own. */
+  timeoutFor(method: string, fallbackMs: number): number {
+    const own = method.startsWith('debug_') ? this.config.debugTimeoutMs : this.config.timeoutMs;
+    return own ?? fallbackMs;
+  }
+}
+
+/** An error as one line for the banner, /readyz and logs: the gateway's message and, if any, what caused it. */
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
+  const why = cause?.code ?? cause?.message;
+  return why ? `${err.message}: ${String(why)}` : err.message;
+}

@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { pino } from 'pino';
+import { GatewayError } from '../errors/gateway-error.ts';
+import { NodeHttpError, type Upstream, type UpstreamAnswer } from '../upstream/upstream.ts';
+import { UpstreamMember, type HealthPolicy, type MemberConfig } from './upstream-member.ts';
+import { UpstreamPool } from './upstream-pool.ts';
+
+const log = pino({ level: 'silent' });
+const policy: HealthPolicy = { breakerFailures: 3, breakerCooldownMs: 60_000, maxLagBlocks: 2 };
+
+/** A node that answers by a function the test sets, and counts the calls it got. */
+class FakeNode implements Upstream {
+  calls: string[] = [];
+  constructor(readonly label: string, public answer: (method: string, params: unknown[]) => UpstreamAnswer | Promise<UpstreamAnswer>) {}
+  async call(method: string, params: unknown[]): Promise<UpstreamAnswer> {
+    this.calls.push(method);
+    return this.answer(method, params);
+  }
+  async close(): Promise<void> {}
+}
+
+const ok = (label: string) => new FakeNode(label, () => ({ result: label }));
+const down = (label: string) => new FakeNode(label, () => { throw new GatewayError('UPSTREAM_UNAVAILABLE'); });
+
+function pool(nodes: FakeNode[], roles: Partial<MemberConfig>[] = [], heads: (number | undefined)[] = []) {
+  const members = nodes.map((n, i) => {
+    const m = new UpstreamMember(n, { role: 'primary', weight: 1, ...roles[i] }, i);
+    m.head = heads[i];
+    return m;
+  });
+  const best = () => Math.max(...members.map((m) => m.head ?? -1));
+  return { members, pool: new UpstreamPool(members, policy, () => (best() < 0 ? undefined : best()), log) };
+}
+
+describe('upstream pool: reads', () => {
+  test('a read that gets no answer from one upstream is sent once to another; the caller sees only the answer', async () => {
+    const [a, b] = [down('a'), ok('b')];
+    const { pool: p } = pool([a, b]);
+    for (let i = 0; i < 20; i++) assert.deepEqual(await p.call('eth_getBalance', ['0x1', 'latest'], 1000), { result: 'b' });
+    assert.ok(a.calls.length <= 3, `the failing upstream was left alone once its breaker opened (${a.calls.length} calls)`);
+  });
+
+  test("a node's JSON-RPC error is the caller's answer: never retried elsewhere", async () => {
+    const a = new FakeNode('a', () => ({ error: { code: 3, message: 'execution reverted' } }));
+    const b = new FakeNode('b', () => ({ error: { code: 3, message: 'execution reverted' } }));
+    const { pool: p } = pool([a, b]);
+    const answer = await p.call('eth_call', [{}, 'latest'], 1000);
+    assert.equal(answer.error?.code, 3);
+    assert.equal(a.calls.length + b.calls.length, 1);
+  });
+
+  test('a node answering 429 is retried elsewhere and then rested for its Retry-After', async () => {
+    const a = new FakeNode('a', () => { throw new NodeHttpError(429, 30_000); });
+    const b = ok('b');
+    const { pool: p, members } = pool([a, b]);
+    for (let i = 0; i < 10; i++) assert.deepEqual(await p.call('eth_chainId', [], 1000), { result: 'b' });
+    assert.equal(a.calls.length, 1, 'asked once, then left alone while it asked to be');
+    assert.equal(members[0].usable(undefined, policy), false);
+  });
+
+  test('an upstream more than maxLagBlocks behind the best head is skipped; within the bound it is used', async () => {
+    const [a, b, c] = [ok('a'), ok('b'), ok('c')];
+    const { pool: p } = pool([a, b, c], [], [100, 99, 90]);
+    for (let i = 0; i < 60; i++) await p.call('eth_getBalance', ['0x1', 'latest'], 1000);
+    assert.equal(c.calls.length, 0, 'the lagging one got nothing');
+    assert.ok(a.calls.length > 0 && b.calls.length > 0, 'both others took reads');
+  });
+
+  test('a call pinned to a block goes to an upstream that has it', async () => {
+    const [a, b] = [ok('a'), ok('b')];
+    const { pool: p } = pool([a, b], [], [100, 101]);
+    for (let i = 0; i < 20; i++) await p.call('eth_getBlockByNumber', ['0x65', false], 1000, { minBlock: 101 });
+    assert.deepEqual([a.calls.length, b.calls.length], [0, 20]);
+  });
+
+  test('fallbacks take reads only when no primary is usable; dedicated upstreams only for dedicated keys', async () => {
+    const [a, f, d] = [ok('a'), ok('f'), ok('d')];
+    const { pool: p, members } = pool([a, f, d], [{}, { role: 'fallback' }, { role: 'dedicated' }]);
+    for (let i = 0; i < 5; i++) await p.call('eth_chainId', [], 1000);
+    assert.deepEqual([a.calls.length, f.calls.length, d.calls.length], [5, 0, 0]);
+    for (let i = 0; i < 5; i++) await p.call('eth_chainId', [], 1000, { dedicated: true });
+    assert.equal(d.calls.length, 5);
+    members[0].refused = true;
+    await p.call('eth_chainId', [], 1000);
+    assert.equal(f.calls.length, 1);
+  });
+
+  test('a breaker opens after breakerFailures failures in a row, lets one trial through after the cool-down, closes on success', async () => {
+    const a = down('a');
+    const m = new UpstreamMember(a, { role: 'primary', weight: 1 }, 0);
+    const p = new UpstreamPool([m, new UpstreamMember(ok('b'), { role: 'primary', weight: 1 }, 1)], { ...policy, breakerCooldownMs: 1000 }, () => undefined, log);
+    const t0 = Date.now();
+    for (let i = 0; i < 3; i++) p.failed(m, new GatewayError('UPSTREAM_UNAVAILABLE'));
+    assert.equal(m.breaker(t0), 'open');
+    assert.equal(m.usable(undefined, policy, t0 + 500), false);
+    assert.equal(m.breaker(t0 + 1500), 'half-open');
+    assert.equal(m.usable(undefined, policy, t0 + 1500), true);
+    m.starting(t0 + 1500);
+    assert.equal(m.usable(undefined, policy, t0 + 1500), false, 'one trial at a time');
+    m.succeeded();
+    assert.equal(m.breaker(), 'closed');
+  });
+});
+
+describe('upstream pool: writes', () => {
+  const RAW = '0x02f86c0180843b9aca00843b9aca0082520894000000000000000000000000000000000000000080808080a0aa';
+
+  test('a raw transaction goes to every usable primary; the first acceptance wins; fallbacks get none', async () => {
+    const [a, b, f] = [ok('0xhash'), ok('0xhash'), ok('0xhash')];
+    const { pool: p } = pool([a, b, f], [{}, {}, { role: 'fallback' }]);
+    assert.deepEqual(await p.call('eth_sendRawTransaction', [RAW], 1000), { result: '0xhash' });
+    assert.deepEqual([a.calls.length, b.calls.length, f.calls.length], [1, 1, 0]);
+  });
+
+  test('"already known" counts as acceptance (the hash is the transaction\'s); a refusal only when every node refuses', async () => {
+    const known = new FakeNode('a', () => ({ error: { code: -32000, message: 'already known' } }));
+    const { pool: p } = pool([known, down('b')]);
+    const a = await p.call('eth_sendRawTransaction', [RAW], 1000);
+    assert.match(String(a.result), /^0x[0-9a-f]{64}$/);
+    const low = new FakeNode('a', () => ({ error: { code: -32000, message: 'nonce too low' } }));
+    const { pool: q } = pool([low, down('b')]);
+    assert.equal((await q.call('eth_sendRawTransaction', [RAW], 1000)).error?.message, 'nonce too low');
+  });
+
+  test('writes are never retried: eth_sendTransaction goes to the designated upstream once', async () => {
+    const a = down('a');
+    const b = ok('b');
+    const { pool: p } = pool([a, b]);
+    await assert.rejects(p.call('eth_sendTransaction', [{}], 1000));
+    assert.deepEqual([a.calls.length, b.calls.length], [1, 0]);
+  });
+});

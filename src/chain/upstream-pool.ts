@@ -1,0 +1,196 @@
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import type { Logger } from 'pino';
+import { GatewayError } from '../errors/gateway-error.ts';
+import { NodeHttpError, type Upstream, type UpstreamAnswer } from '../upstream/upstream.ts';
+import { blockSeenIn } from './block-seen.ts';
+import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
+
+/** How a call is to be routed, decided by the chain module before it reaches the pool. */
+export interface Route {
+  /** The caller's key is Dedicated: its calls go to the network's dedicated upstreams when it has any. */
+  dedicated?: boolean;
+  /** The call names this block (a pinned `latest`): only upstreams that have it may answer. */
+  minBlock?: number;
+}
+
+/**
+ * Methods whose state lives in one node (its accounts and keys, its mempool view, a local chain's controls): all go
+ * to one designated upstream, the first primary, and are never retried elsewhere.
+ */
+const ONE_NODE_PREFIXES = ['evm_', 'anvil_', 'hardhat_', 'personal_', 'txpool_'];
+const ONE_NODE = new Set(['eth_sendTransaction', 'eth_sign', 'eth_signTransaction', 'eth_signTypedData', 'eth_signTypedData_v4', 'eth_accounts']);
+const oneNode = (m: string) => ONE_NODE.has(m) || ONE_NODE_PREFIXES.some((p) => m.startsWith(p));
+
+/** A node that already has the transaction: for a broadcast, as good as accepting it. */
+const ALREADY_KNOWN = /already known|known transaction|already imported|transaction already exists/i;
+
+/** No answer from that upstream (worth another); a JSON-RPC error, a too-large answer or a busy gateway is not. */
+const transportFailure = (err: unknown) =>
+  err instanceof GatewayError && (err.entry === 'UPSTREAM_UNAVAILABLE' || err.entry === 'UPSTREAM_TIMEOUT');
+
+/**
+ * The upstreams of one network (DECISIONS 9), as one `Upstream`: reads go to a usable upstream (primaries by
+ * weight, then fallbacks) and are sent once more to another after a transport failure, a 5xx, a 429 or a time-out;
+ * a JSON-RPC error from a node is the caller's answer and is never retried. `eth_sendRawTransaction` goes to every
+ * usable primary and the first acceptance wins; calls whose state lives in one node go to the designated one.
+ * Every answer and failure feeds the member's breaker and head; the chain module's health checks do the rest.
+ */
+export class UpstreamPool implements Upstream {
+  readonly label: string;
+  /** Told of every call to an upstream: its time and whether an answer came (metrics subscribe here). */
+  onCall: ((upstream: string, seconds: number, answered: boolean) => void) | undefined;
+
+  constructor(
+    readonly members: readonly UpstreamMember[],
+    private readonly policy: HealthPolicy,
+    /** The best head among usable upstreams (the chain module's). */
+    private readonly best: () => number | undefined,
+    private readonly log: Logger,
+  ) {
+    this.label = members.map((m) => m.label).join(', ');
+  }
+
+  call(method: string, params: unknown[], timeoutMs: number, route: Route = {}): Promise<UpstreamAnswer> {
+    if (this.members.length === 1) return this.via(this.members[0], method, params, timeoutMs);
+    if (method === 'eth_sendRawTransaction') return this.broadcast(params, timeoutMs);
+    if (oneNode(method)) return this.via(this.designated(), method, params, timeoutMs);
+    return this.read(method, params, timeoutMs, route);
+  }
+
+  private async read(method: string, params: unknown[], timeoutMs: number, route: Route): Promise<UpstreamAnswer> {
+    const first = this.pick(route);
+    try {
+      return await this.via(first, method, params, timeoutMs);
+    } catch (err) {
+      if (!transportFailure(err)) throw err;
+      const second = this.pick(route, first);
+      if (second === first) throw err;
+      return this.via(second, method, params, timeoutMs);
+    }
+  }
+
+  /**
+   * One call to one member, its outcome recorded: an answer (result or JSON-RPC error) means the node is up, and
+   * shows its head; no answer is a failure for its breaker (with a 429's Retry-After as a rest).
+   */
+  async via(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number): Promise<UpstreamAnswer> {
+    m.starting();
+    const t0 = this.onCall ? performance.now() : 0;
+    let answer: UpstreamAnswer;
+    try {
+      answer = await m.upstream.call(method, params, m.timeoutFor(method, timeoutMs));
+    } catch (err) {
+      this.onCall?.(m.label, (performance.now() - t0) / 1000, false);
+      if (transportFailure(err)) this.failed(m, err);
+      throw err;
+    }
+    this.onCall?.(m.label, (performance.now() - t0) / 1000, true);
+    if (m.succeeded()) this.log.info({ upstream: m.label }, 'upstream answers again');
+    if (answer.error === undefined) {
+      const n = blockSeenIn(method, params, answer.result);
+      if (n !== undefined && (m.head === undefined || n > m.head)) m.head = n;
+    }
+    return answer;
+  }
+
+  /** Records a member's failure; logs when that opened its breaker. */
+  failed(m: UpstreamMember, err: unknown): void {
+    const rest = err instanceof NodeHttpError ? err.retryAfterMs ?? (err.httpStatus === 429 ? 1000 : undefined) : undefined;
+    if (m.failed(err, this.policy, Date.now(), rest)) {
+      this.log.warn({ upstream: m.label, error: m.lastError }, 'upstream failing: breaker open');
+    }
+  }
+
+  /**
+   * The member for the next read. Usable members first: dedicated ones for a dedicated key (if the network has
+   * any), else primaries by weight, then fallbacks; with `minBlock`, only those whose head has that block. When
+   * none is usable, the least bad one anyway (a network with one dead upstream still tries it): never undefined.
+   */
+  pick(route: Route, not?: UpstreamMember): UpstreamMember {
+    const best = this.best();
+    const now = Date.now();
+    const usable = this.members.filter((m) => m !== not && m.usable(best, this.policy, now));
+    const has = (m: UpstreamMember) => route.minBlock === undefined || (m.head !== undefined && m.head >= route.minBlock);
+    const tiers = route.dedicated ? (['dedicated', 'primary', 'fallback'] as const) : (['primary', 'fallback'] as const);
+    for (const role of tiers) {
+      const inRole = usable.filter((m) => m.config.role === role);
+      const withBlock = inRole.filter(has);
+      const choice = weighted(withBlock.length > 0 ? withBlock : route.minBlock === undefined ? inRole : []);
+      if (choice) return choice;
+    }
+    // Usable, but none has the block yet: the one with the highest head.
+    const highest = usable.filter((m) => route.dedicated || m.config.role !== 'dedicated').sort((a, b) => (b.head ?? -1) - (a.head ?? -1))[0];
+    if (highest) return highest;
+    // Dedicated upstreams are capacity paid for by Dedicated keys: others get them only when nothing else is left.
+    const others = this.members.filter((m) => m !== not && !m.refused && (route.dedicated || m.config.role !== 'dedicated'));
+    return others.find((m) => m.breaker(now) !== 'open') ?? others[0] ?? not ?? this.members[0];
+  }
+
+  /** The upstream for calls whose state lives in one node: the first primary that is not refused. */
+  designated(): UpstreamMember {
+    return this.members.find((m) => m.config.role === 'primary' && !m.refused) ?? this.members[0];
+  }
+
+  /**
+   * A raw transaction to every usable primary at once (none usable: the best member); the first acceptance is the
+   * answer, and a node that already has it counts as one (its hash is the transaction's). Only when none accepts:
+   * the first node's refusal (a JSON-RPC error, e.g. nonce too low), or 503 when no node answered at all.
+   */
+  private broadcast(params: unknown[], timeoutMs: number): Promise<UpstreamAnswer> {
+    const best = this.best();
+    let targets = this.members.filter((m) => m.config.role === 'primary' && m.usable(best, this.policy));
+    if (targets.length === 0) targets = [this.pick({})];
+    return new Promise((resolve, reject) => {
+      let left = targets.length;
+      let done = false;
+      let refusal: UpstreamAnswer | undefined;
+      let failure: unknown;
+      const settle = () => {
+        if (--left > 0 || done) return;
+        done = true;
+        if (refusal) resolve(refusal);
+        else reject(failure);
+      };
+      for (const m of targets) {
+        this.via(m, 'eth_sendRawTransaction', params, timeoutMs).then((a) => {
+          if (!done && a.error === undefined) {
+            done = true;
+            return resolve(a);
+          }
+          if (!done && a.error && ALREADY_KNOWN.test(String(a.error.message)) && typeof params[0] === 'string') {
+            done = true;
+            return resolve({ result: txHash(params[0]) });
+          }
+          refusal ??= a;
+          settle();
+        }, (err) => {
+          failure ??= err;
+          settle();
+        });
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.members.map((m) => m.upstream.close()));
+  }
+}
+
+/** A signed transaction's hash: keccak-256 of its bytes. */
+function txHash(raw: string): string {
+  return '0x' + bytesToHex(keccak_256(hexToBytes(raw.startsWith('0x') ? raw.slice(2) : raw)));
+}
+
+/** One of `members`, each as likely as its weight. */
+function weighted(members: UpstreamMember[]): UpstreamMember | undefined {
+  if (members.length <= 1) return members[0];
+  let total = 0;
+  for (const m of members) total += m.config.weight;
+  let r = Math.random() * total;
+  for (const m of members) {
+    r -= m.config.weight;
+    if (r < 0) return m;
+  }
+  return members[members.length - 1];
+}

@@ -1,0 +1,40 @@
+import { report } from '../../analytics/report.ts';
+import { minuteOf } from '../../analytics/usage-recorder.ts';
+import { monthOf } from '../../limits/quota.ts';
+import { UsageError } from '../errors.ts';
+import { JSON_FLAG, runGroup, type Subcommand } from '../command.ts';
+import { withStore } from '../context.ts';
+import { str } from '../flags.ts';
+import { fields, table } from '../format.ts';
+
+const HOURS = 3_600_000;
+
+/** `nodegate usage show`: the analytics of the store (what the gateway flushed), for one account or all. */
+export const USAGE_COMMANDS: Record<string, Subcommand> = {
+  show: {
+    usage: 'show [--account ID] [--key ID] [--network NAME] [--hours N] [--json]',
+    summary: 'requests, compute units and errors by method of the last N hours (24 by default), and the quota used this month',
+    options: { ...JSON_FLAG, account: { type: 'string' }, key: { type: 'string' }, network: { type: 'string' }, hours: { type: 'string' } },
+    run: withStore(async (cx, v) => {
+      const hours = v.hours === undefined ? 24 : Number(v.hours);
+      if (!Number.isFinite(hours) || hours <= 0 || hours > 24 * 90) throw new UsageError('--hours must be a number of hours from 1 to 2160');
+      const now = Date.now();
+      const from = minuteOf(now - hours * HOURS);
+      const to = minuteOf(now + 60_000);
+      const accountId = str(v, 'account');
+      const rows = await cx.store.listUsageMinutes({ from, to, accountId, keyId: str(v, 'key'), network: str(v, 'network') });
+      const r = report(rows, from, to, hours <= 3 ? 'minute' : hours <= 72 ? 'hour' : 'day');
+      const month = monthOf(now);
+      const quota = accountId ? { month, used: await cx.store.getUsage(accountId, month) } : undefined;
+      const text = [
+        fields([['range', `${from} to ${to} UTC`], ['requests', String(r.totals.requests)], ['compute units', String(r.totals.computeUnits)], ['errors', String(r.totals.errors)],
+          ['average latency', `${r.latency.avgMs} ms`], ...(quota ? [['quota used this month', `${quota.used} compute units (${month})`] as [string, string]] : [])]),
+        '',
+        table(['METHOD', 'REQUESTS', 'COMPUTE UNITS', 'ERRORS'], r.byMethod.map((m) => [m.method, String(m.requests), String(m.computeUnits), String(m.errors)]), 'no calls in this range'),
+      ].join('\n');
+      return { json: { ...r, quota }, text };
+    }),
+  },
+};
+
+export const usage = (argv: string[]) => runGroup('usage', USAGE_COMMANDS, argv);

@@ -1,0 +1,24 @@
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance } from 'fastify';
+import { fileURLToPath } from 'node:url';
+
+/** The dashboard's files: plain HTML, CSS and JavaScript modules, served as they are (no CDN, works offline). */
+const ROOT = fileURLToPath(new URL('../dashboard/public/', import.meta.url));
+
+/**
+ * `/dashboard`: the web dashboard (DECISIONS 6 and 10), a page of the gateway's own that talks to `/api/v1` with
+ * the session cookie. Its own strict Content-Security-Policy: scripts and styles only from this origin, no inline
+ * script, no frames, so that text a user typed (a key's name) can never run as code even if it reached the page.
+ */
+export async function registerDashboard(app: FastifyInstance): Promise<void> {
+  await app.register(async (d) => {
+    d.addHook('onSend', async (_req, reply) => {
+      reply.header('content-security-policy', "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+      reply.header('x-content-type-options', 'nosniff');
+      reply.header('referrer-policy', 'no-referrer');
+      reply.header('cache-control', 'no-cache');
+    });
+    await d.register(fastifyStatic, { root: ROOT, prefix: '/dashboard/', index: 'index.html', wildcard: false });
+    d.get('/dashboard', (_req, reply) => reply.redirect('/dashboard/'));
+  });
+}

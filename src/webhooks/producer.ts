@@ -1,0 +1,174 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { BlockRef, Chain } from '../chain/chain.ts';
+import type { Networks } from '../chain/networks.ts';
+import type { NewWebhookEvent, Store, Webhook } from '../store/store.ts';
+
+/** The kinds of webhooks (DECISIONS 10). */
+export const WEBHOOK_KINDS = ['block.mined', 'logs', 'address.activity', 'transaction.mined'] as const;
+
+/** Time-out of the chain reads an event needs (the logs of a block), ms. */
+const READ_MS = 10_000;
+/** Blocks whose logs are kept per webhook, to send them again as removed after a reorganisation. */
+const KEPT_BLOCKS = 128;
+
+const followedKey = (network: string) => `webhooks.followed.${network}`;
+
+/** The id of an event: fixed by the webhook and what happened, so the same event found twice is written once. */
+const eventId = (webhookId: string, what: string) => `evt_${createHash('sha256').update(`${webhookId}|${what}`).digest('hex').slice(0, 32)}`;
+
+/**
+ * Turns the chain modules' events into webhook events in the outbox (DECISIONS 10): each new canonical block
+ * (`block.mined`) and the logs in it matching a webhook's filter (`logs`); after a reorganisation, the dropped
+ * blocks' events again with `removed: true`. Several instances each write the same events; the store keeps one.
+ */
+export class WebhookProducer {
+  /** Per webhook (but block.mined): what each block gave it, by block hash (for the removed events of a reorganisation). */
+  private readonly sent = new Map<string, Map<string, unknown[]>>();
+  private queue: Promise<void> = Promise.resolve();
+
+  /** The networks whose chain this producer listens to: those with a webhook that is not disabled. */
+  private readonly listening = new Map<string, { block: (b: BlockRef) => void; reorg: (r: { dropped?: BlockRef[] }) => void }>();
+
+  constructor(private readonly store: Store, private readonly networks: Networks, private readonly log: Logger, private readonly written: () => void) {}
+
+  /**
+   * Listens to the chains of the networks that have webhooks, and only to those: a chain followed for nobody would
+   * read every block for nothing. Called at start and whenever webhooks are made, resumed or deleted.
+   */
+  async refresh(): Promise<void> {
+    const wanted = new Set((await this.store.listWebhooks()).filter((w) => w.status !== 'disabled').map((w) => w.network));
+    for (const n of this.networks.list) {
+      const on = this.listening.get(n.name);
+      if (wanted.has(n.name) && !on) {
+        const l = {
+          block: (b: BlockRef) => this.enqueue(() => this.block(n.name, n.chain, b, false)),
+          reorg: (r: { dropped?: BlockRef[] }) => { for (const b of r.dropped ?? []) this.enqueue(() => this.block(n.name, n.chain, b, true)); },
+        };
+        n.chain.on('block', l.block);
+        n.chain.on('reorg', l.reorg);
+        this.listening.set(n.name, l);
+        await n.chain.startFollowing().catch(() => {}); // the node is down: the next round of checks starts it
+      } else if (!wanted.has(n.name) && on) {
+        n.chain.off('block', on.block);
+        n.chain.off('reorg', on.reorg);
+        this.listening.delete(n.name);
+        // No webhook left here: the next one starts from its own creation, not from where the last one stopped.
+        await this.queue;
+        await this.store.setMeta(followedKey(n.name), '');
+      }
+    }
+  }
+
+  /**
+   * Before the chains start: each resumes following from the last block whose events were written (store meta),
+   * so blocks mined while no gateway ran (a crash, a restart) get their events too.
+   */
+  async init(): Promise<void> {
+    for (const n of this.networks.list) {
+      const at = await this.store.getMeta(followedKey(n.name));
+      if (at) n.chain.resumeFollowing(JSON.parse(at) as BlockRef);
+    }
+    await this.refresh();
+  }
+
+  /** Events are written one block at a time, in the order the chain told them. */
+  private enqueue(work: () => Promise<void>): void {
+    this.queue = this.queue.then(work).catch((err) => this.log.warn({ err: (err as Error).message }, 'webhook events not written'));
+  }
+
+  /** Waits for the events of what the chains told so far to be written (tests, shutdown). */
+  settled(): Promise<void> {
+    return this.queue;
+  }
+
+  private async block(network: string, chain: Chain, b: BlockRef, removed: boolean): Promise<void> {
+    const hooks = (await this.store.listWebhooks()).filter((w) => w.network === network && w.status !== 'disabled');
+    if (hooks.length === 0) return void (await this.followed(network, b, removed));
+    const events: NewWebhookEvent[] = [];
+    const createdAt = new Date().toISOString();
+    const add = (w: Webhook, type: string, what: string, event: unknown) => {
+      const id = eventId(w.id, what);
+      events.push({ id, webhookId: w.id, type, createdAt, body: JSON.stringify({ id, webhookId: w.id, type, network, createdAt, event }) });
+    };
+    const block = { number: `0x${b.number.toString(16)}`, hash: b.hash, parentHash: b.parentHash ?? null };
+    const reads = new BlockReads(chain, b.hash);
+    for (const w of hooks) {
+      if (w.kind === 'block.mined') {
+        add(w, 'block.mined', `block|${b.hash}|${removed}`, { ...block, removed });
+        continue;
+      }
+      // The other kinds: what the block gave this webhook is kept, to be sent again as removed if the block is dropped.
+      const kept = this.sent.get(w.id) ?? new Map<string, unknown[]>();
+      this.sent.set(w.id, kept);
+      let items: unknown[];
+      if (removed) {
+        items = (kept.get(b.hash) ?? []).map((x) => ({ ...(x as object), removed: true }));
+        kept.delete(b.hash);
+      } else {
+        items = await matches(w, reads);
+        kept.set(b.hash, items);
+        if (kept.size > KEPT_BLOCKS) kept.delete(kept.keys().next().value!);
+      }
+      if (items.length === 0) continue;
+      if (w.kind === 'logs') add(w, 'logs', `logs|${b.hash}|${removed}`, { block, removed, logs: items });
+      else if (w.kind === 'address.activity') add(w, 'address.activity', `activity|${b.hash}|${removed}`, { block, removed, activity: items });
+      else if (w.kind === 'transaction.mined') {
+        for (const t of items as Array<{ hash: string }>) add(w, 'transaction.mined', `tx|${t.hash}|${b.hash}|${removed}`, { block, removed, transaction: t });
+      }
+    }
+    await this.store.addWebhookEvents(events);
+    await this.followed(network, b, removed);
+    if (events.length > 0) this.written();
+  }
+
+  /** Where this network's events are written up to: after a block, that block; after a dropped one, its parent. */
+  private async followed(network: string, b: BlockRef, removed: boolean): Promise<void> {
+    const at = removed ? { number: b.number - 1, hash: b.parentHash ?? '' } : b;
+    if (removed && !b.parentHash) return;
+    await this.store.setMeta(followedKey(network), JSON.stringify(at));
+  }
+}
+
+/** keccak256("Transfer(address,address,uint256)"): ERC-20 and ERC-721 transfers. */
+const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+const lower = (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : '');
+const listOf = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v]).map(lower).filter(Boolean);
+/** An address as a log topic: 32 bytes, left-padded. */
+const topicOf = (a: string) => `0x${a.slice(2).padStart(64, '0')}`;
+
+/** A block's reads, each made once for all the webhooks of the block. */
+class BlockReads {
+  private txs: Promise<Array<{ hash: string; from: string; to: string | null }>> | undefined;
+  private transfers: Promise<Array<{ topics: string[] }>> | undefined;
+  constructor(readonly chain: Chain, readonly hash: string) {}
+
+  transactions() {
+    return (this.txs ??= this.chain.call('eth_getBlockByHash', [this.hash, true], READ_MS).then((a) => ((a.result as { transactions?: unknown[] } | null)?.transactions ?? []) as Array<{ hash: string; from: string; to: string | null }>));
+  }
+
+  transferLogs() {
+    return (this.transfers ??= this.chain.call('eth_getLogs', [{ blockHash: this.hash, topics: [TRANSFER] }], READ_MS).then((a) => (Array.isArray(a.result) ? a.result : []) as Array<{ topics: string[] }>));
+  }
+}
+
+/** What a block gives a webhook of kind logs, address.activity or transaction.mined (its options say what to watch). */
+async function matches(w: Webhook, reads: BlockReads): Promise<unknown[]> {
+  const o = w.options as { address?: unknown; topics?: unknown; addresses?: unknown; hashes?: unknown };
+  if (w.kind === 'logs') {
+    const a = await reads.chain.call('eth_getLogs', [{ blockHash: reads.hash, ...(o.address ? { address: o.address } : {}), ...(o.topics ? { topics: o.topics } : {}) }], READ_MS);
+    return Array.isArray(a.result) ? a.result : [];
+  }
+  if (w.kind === 'transaction.mined') {
+    const watched = new Set(listOf(o.hashes));
+    return (await reads.transactions()).filter((t) => watched.has(lower(t.hash))).map((t) => ({ hash: t.hash, from: t.from, to: t.to }));
+  }
+  // address.activity: transactions from or to a watched address, and token transfers touching one.
+  const watched = new Set(listOf(o.addresses));
+  const topics = new Set([...watched].map(topicOf));
+  const txs = (await reads.transactions()).filter((t) => watched.has(lower(t.from)) || watched.has(lower(t.to)))
+    .map((t) => ({ kind: 'transaction', hash: t.hash, from: t.from, to: t.to }));
+  const transfers = (await reads.transferLogs()).filter((l) => topics.has(lower(l.topics[1])) || topics.has(lower(l.topics[2])))
+    .map((l) => ({ kind: 'transfer', log: l }));
+  return [...txs, ...transfers];
+}

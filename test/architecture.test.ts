@@ -1,0 +1,107 @@
+/**
+ * The architecture rules (docs/architecture.md), as tests on the import graph of src/:
+ *   1. no import circles (type-only imports included: a circle of types is still two concerns made one);
+ *   2. only the chain module (src/chain) reaches the upstream clients (src/upstream, but for the shared interface
+ *      upstream/upstream.ts);
+ *   3. the upstream clients import nothing above them;
+ *   4. no module but the chain module asks a node for the head.
+ *
+ * The graph is read here rather than with dependency-cruiser or madge: both parse TypeScript through the
+ * `typescript` package's JavaScript API, which TypeScript 7 (this project's compiler) no longer has, and the
+ * other parser dependency-cruiser accepts (@swc/core) brings platform packages this project's registry does not
+ * serve, which `npm ci` then refuses. The sources use one import style (ES modules with explicit `.ts`
+ * specifiers), so their imports are read exactly by the patterns below.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const src = join(root, 'src');
+
+/** Source files of src/, tests excluded. */
+function sources(dir = src): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) return sources(p);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') && !e.name.endsWith('.contract.ts') ? [p] : [];
+  });
+}
+
+/** `import … from '…'`, `import '…'`, `export … from '…'`, `import('…')`: relative specifiers only. */
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+['"](\.[^'"]+)['"]|(?:^|\n)\s*import\s+['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g;
+
+/** The import graph of src/: file (relative to the root) → the files it imports. */
+function graph(): Map<string, string[]> {
+  const g = new Map<string, string[]>();
+  for (const file of sources()) {
+    const text = readFileSync(file, 'utf8');
+    const deps: string[] = [];
+    for (const m of text.matchAll(IMPORT)) {
+      const spec = m[1] ?? m[2] ?? m[3];
+      deps.push(relative(root, resolve(dirname(file), spec)));
+    }
+    g.set(relative(root, file), deps);
+  }
+  return g;
+}
+
+/** Every circle of the graph, as the list of files around it (depth-first search, each circle once). */
+function circles(g: Map<string, string[]>): string[][] {
+  const found = new Map<string, string[]>();
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (f: string) => {
+    state.set(f, 'open');
+    stack.push(f);
+    for (const d of g.get(f) ?? []) {
+      if (!g.has(d)) continue;
+      if (state.get(d) === 'open') {
+        const cycle = stack.slice(stack.indexOf(d));
+        found.set([...cycle].sort().join(' '), [...cycle, d]);
+      } else if (!state.has(d)) visit(d);
+    }
+    stack.pop();
+    state.set(f, 'done');
+  };
+  for (const f of g.keys()) if (!state.has(f)) visit(f);
+  return [...found.values()];
+}
+
+test('the import graph is read whole: every src module, and their imports resolve to files', () => {
+  const g = graph();
+  assert.ok(g.size > 100, `${g.size} modules`);
+  const missing = [...g].flatMap(([f, deps]) => deps.filter((d) => d.startsWith('src/') && !g.has(d) && !d.endsWith('.json')).map((d) => `${f} → ${d}`));
+  // A relative import of a test helper or of a data file is fine; one of a source that is not there is a misread.
+  assert.deepEqual(missing.filter((m) => !m.includes('.test.ts') && !m.includes('.contract.ts')), []);
+});
+
+test('no import circles in src/ (type-only imports included)', () => {
+  const found = circles(graph()).map((c) => c.join(' → '));
+  assert.deepEqual(found, []);
+  // The rule bites: the shape this project had before the chain module (filters ↔ pipeline ↔ networks).
+  const before = new Map([['filters', ['pipeline']], ['pipeline', ['networks']], ['networks', ['filters', 'table']], ['table', ['filters']]]);
+  assert.ok(circles(before).length >= 1);
+});
+
+test('only the chain module reaches the upstream clients; they import nothing above them', () => {
+  const g = graph();
+  const isClient = (f: string) => f.startsWith('src/upstream/') && f !== 'src/upstream/upstream.ts';
+  const reaching = [...g].flatMap(([f, deps]) => deps.filter(isClient).filter(() => !f.startsWith('src/chain/') && !f.startsWith('src/upstream/')).map((d) => `${f} → ${d}`));
+  assert.deepEqual(reaching, []);
+  const above = /^src\/(chain|rpc|cache|filters|api|accounts|auth|cli|store|analytics|dashboard|app\.ts)/;
+  const upward = [...g].filter(([f]) => f.startsWith('src/upstream/')).flatMap(([f, deps]) => deps.filter((d) => above.test(d)).map((d) => `${f} → ${d}`));
+  assert.deepEqual(upward, []);
+});
+
+test('no module but the chain module asks a node for the head (eth_blockNumber, the latest block)', () => {
+  // A call whose first argument is the method: call('eth_blockNumber', …), next('eth_getBlockByNumber', ['latest', …]).
+  const asksHead = /(call|next)\(\s*['"]eth_blockNumber['"]|(call|next)\(\s*['"]eth_getBlockByNumber['"]\s*,\s*\[\s*['"]latest['"]/;
+  const offenders = sources().filter((f) => !relative(root, f).startsWith('src/chain/') && asksHead.test(readFileSync(f, 'utf8'))).map((f) => relative(root, f));
+  assert.deepEqual(offenders, []);
+  // The rule bites: the code before the chain module asked in four places, in this very shape.
+  assert.ok(asksHead.test("next('eth_blockNumber', [])") && !asksHead.test("methodAllowlist.includes('eth_blockNumber')"));
+  assert.ok(asksHead.test("await node.call('eth_getBlockByNumber', ['latest', false])"));
+});

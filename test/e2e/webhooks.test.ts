@@ -1,0 +1,216 @@
+/**
+ * Webhooks through the wire (issue 13): a real receiver on loopback (allowed by configuration here), events of the
+ * embedded chain, signatures checked with the documented snippet, retries in order, a restart that loses nothing,
+ * and targets inside the machine refused before any socket opens (injected DNS answers and a connection spy:
+ * nothing leaves 127.0.0.0/8).
+ */
+import assert from 'node:assert/strict';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { keccak256 } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+
+/** docs/webhooks.md's verification snippet, as a receiver would paste it. */
+function verify(secret: string, rawBody: string, header: string, toleranceSeconds = 300): boolean {
+  const parts = Object.fromEntries(header.split(',').map((p) => p.split('=')));
+  const t = Number(parts.t);
+  if (!Number.isInteger(t) || Math.abs(Date.now() / 1000 - t) > toleranceSeconds) return false;
+  const expected = createHmac('sha256', secret).update(`${t}.${rawBody}`).digest('hex');
+  return parts.v1?.length === expected.length && timingSafeEqual(Buffer.from(parts.v1), Buffer.from(expected));
+}
+
+/** A receiver on 127.0.0.1 that records what it gets; `answer` decides each status. */
+class Receiver {
+  server!: Server;
+  got: Array<{ body: string; json: any; signature: string }> = [];
+  answer: (n: number) => number = () => 200;
+  private waiters: Array<() => void> = [];
+  url = '';
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => { body += c; }).on('end', () => {
+        const status = this.answer(this.got.length);
+        this.got.push({ body, json: JSON.parse(body), signature: String(req.headers['nodegate-signature']) });
+        res.writeHead(status).end();
+        for (const w of this.waiters.splice(0)) w();
+      });
+    });
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}/hook`;
+  }
+  /** Resolves when `check` holds, re-checked at each delivery (no sleeping). */
+  until(check: () => boolean): Promise<void> {
+    if (check()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const again = () => (check() ? resolve() : this.waiters.push(again));
+      this.waiters.push(again);
+    });
+  }
+  close(): void {
+    this.server?.close();
+  }
+}
+
+const api = async (g: TestGateway, method: string, path: string, body?: unknown) => {
+  const res = await fetch(`${g.url}/api/v1${path}`, {
+    method, headers: { authorization: `Bearer ${g.key}`, ...(method === 'GET' ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+};
+
+describe('webhooks on the embedded chain', { timeout: 120_000 }, () => {
+  let g: TestGateway;
+  const receiver = new Receiver();
+  const connections: string[] = [];
+  before(async () => {
+    await receiver.start();
+    g = await startTestGateway(
+      { networks: { mainnet: { chainId: 1 } }, webhooks: { allowPrivateTargets: true, retryBaseMs: 50, pollMs: 50 } },
+      { webhookNet: { onConnect: (t) => { connections.push(t.hostname); if (!t.hostname.startsWith('127.')) throw new Error(`test spy: no connection to ${t.hostname}`); } } },
+    );
+  });
+  after(async () => {
+    await g?.close();
+    receiver.close();
+  });
+
+  test('block.mined: each block of a transaction sent, signed; the documented snippet verifies every signature', async () => {
+    const made = await api(g, 'POST', '/webhooks', { network: 'mainnet', kind: 'block.mined', url: receiver.url });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    assert.match(made.body.secret, /^whsec_/);
+    assert.equal((await api(g, 'GET', `/webhooks/${made.body.id}`)).body.secret, undefined, 'the secret is shown once');
+    const [from] = await g.call<string[]>('eth_accounts');
+    const hashes: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const tx = await g.call<string>('eth_sendTransaction', [{ from, to: from, value: '0x1' }]);
+      hashes.push((await g.call<{ blockHash: string }>('eth_getTransactionReceipt', [tx])).blockHash);
+    }
+    await receiver.until(() => hashes.every((h) => receiver.got.some((d) => d.json.event?.hash === h)));
+    const blocks = receiver.got.filter((d) => d.json.type === 'block.mined');
+    for (const d of blocks) {
+      assert.ok(verify(made.body.secret, d.body, d.signature), 'signature verifies');
+      assert.deepEqual(Object.keys(d.json).sort(), ['createdAt', 'event', 'id', 'network', 'type', 'webhookId']);
+      assert.equal(d.json.webhookId, made.body.id);
+    }
+    assert.ok(!verify('whsec_wrong', blocks[0].body, blocks[0].signature), 'and fails with another secret');
+    const numbers = blocks.map((d) => Number(d.json.event.number));
+    assert.deepEqual(numbers, [...numbers].sort((a, b) => a - b), 'in order');
+    assert.equal(new Set(blocks.map((d) => d.json.id)).size, blocks.length, 'each once');
+    console.log(`webhooks: ${blocks.length} block.mined deliveries for ${hashes.length} transactions, all signatures verified`);
+    await api(g, 'DELETE', `/webhooks/${made.body.id}`);
+  });
+
+  test('address.activity and transaction.mined: a watched transaction and a watched address fire once each', async () => {
+    const sender = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'); // dev account 1
+    const watched = '0x00000000000000000000000000000000000000ab';
+    const nonce = Number(await g.call<string>('eth_getTransactionCount', [sender.address, 'pending']));
+    const raw = await sender.signTransaction({ chainId: 1, type: 'eip1559', nonce, to: watched, value: 1n, gas: 21_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n });
+    const hash = keccak256(raw);
+    const tx = (await api(g, 'POST', '/webhooks', { network: 'mainnet', kind: 'transaction.mined', url: receiver.url, options: { hashes: [hash] } })).body;
+    const activity = (await api(g, 'POST', '/webhooks', { network: 'mainnet', kind: 'address.activity', url: receiver.url, options: { addresses: [watched] } })).body;
+    assert.equal((await api(g, 'POST', '/webhooks', { network: 'mainnet', kind: 'transaction.mined', url: receiver.url })).status, 400, 'a hash to watch is needed');
+    const start = receiver.got.length;
+    assert.equal(await g.call('eth_sendRawTransaction', [raw]), hash);
+    const mined = (d: { json: any }) => d.json.webhookId === tx.id && d.json.event.transaction.hash === hash;
+    const touched = (d: { json: any }) => d.json.webhookId === activity.id && d.json.event.activity.some((x: any) => x.hash === hash);
+    await receiver.until(() => receiver.got.slice(start).some(mined) && receiver.got.slice(start).some(touched));
+    const receipt = await g.call<{ blockHash: string }>('eth_getTransactionReceipt', [hash]);
+    const event = receiver.got.slice(start).find(mined)!.json.event;
+    assert.equal(event.block.hash, receipt.blockHash);
+    assert.equal(event.removed, false);
+    assert.ok(verify(tx.secret, receiver.got.slice(start).find(mined)!.body, receiver.got.slice(start).find(mined)!.signature));
+    assert.equal(receiver.got.slice(start).filter(mined).length, 1);
+    for (const w of [tx, activity]) await api(g, 'DELETE', `/webhooks/${w.id}`);
+  });
+
+  test('a receiver that fails 3 times then succeeds gets each event once acknowledged, in order; the deliveries show the attempts', async () => {
+    const made = (await api(g, 'POST', '/webhooks', { network: 'mainnet', kind: 'block.mined', url: receiver.url })).body;
+    const start = receiver.got.length;
+    receiver.answer = (n) => (n - start < 3 ? 500 : 200);
+    const a = (await api(g, 'POST', `/webhooks/${made.id}/test`)).body.id;
+    const b = (await api(g, 'POST', `/webhooks/${made.id}/test`)).body.id;
+    await receiver.until(() => receiver.got.slice(start).filter((d) => d.json.id === b).length >= 1);
+    const seen = receiver.got.slice(start).map((d) => d.json.id);
+    assert.deepEqual(seen, [a, a, a, a, b], 'the first event four times (three 500s), the second only after it');
+    const log = (await api(g, 'GET', `/webhooks/${made.id}/deliveries`)).body.deliveries;
+    const first = log.find((e: any) => e.id === a);
+    assert.deepEqual([first.status, first.attempts, first.lastStatus], ['delivered', 4, 200]);
+    receiver.answer = () => 200;
+    const metrics = await (await fetch(`${g.url}/metrics`)).text();
+    const failed = Number(/nodegate_webhook_attempts_total\{outcome="failed"\} (\d+)/.exec(metrics)?.[1]);
+    const delivered = Number(/nodegate_webhook_attempts_total\{outcome="delivered"\} (\d+)/.exec(metrics)?.[1]);
+    assert.ok(failed >= 3 && delivered >= 2, `/metrics counts the attempts: ${failed} failed, ${delivered} delivered`);
+    await api(g, 'DELETE', `/webhooks/${made.id}`);
+  });
+
+  test('targets inside the machine are refused by default, before any socket opens (injected DNS, connection spy)', async () => {
+    const dns: Record<string, string> = { 'inside.test': '127.0.0.1', 'later.test': '93.184.216.34' };
+    const spy: string[] = [];
+    const strict = await startTestGateway(
+      { networks: { mainnet: { chainId: 1 } }, webhooks: { retryBaseMs: 50, pollMs: 50 } },
+      { webhookNet: { resolve: async (h) => (dns[h] ? [{ address: dns[h], family: 4 }] : []), onConnect: (t) => { spy.push(t.hostname); throw new Error('test spy: no connection'); } } },
+    );
+    try {
+      const refused: string[] = [];
+      for (const url of ['http://127.0.0.1:9/', 'http://10.0.0.1/', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/', 'http://inside.test/hook', 'ftp://example.com/', 'http://nowhere.test/']) {
+        const r = await api(strict, 'POST', '/webhooks', { network: 'mainnet', kind: 'block.mined', url });
+        assert.equal(r.status, 400, url);
+        refused.push(`${url}: ${r.body.error.message}`);
+      }
+      console.log(`webhooks refused:\n  ${refused.join('\n  ')}`);
+      assert.match(refused[2], /169\.254\.169\.254, a linkLocal address/);
+      assert.match(refused[4], /inside\.test resolves to 127\.0\.0\.1, a loopback address/);
+      // A name public when set, inside at delivery time: refused then, and still no socket.
+      const made = await api(strict, 'POST', '/webhooks', { network: 'mainnet', kind: 'block.mined', url: 'http://later.test/hook' });
+      assert.equal(made.status, 201);
+      dns['later.test'] = '10.1.2.3';
+      await api(strict, 'POST', `/webhooks/${made.body.id}/test`);
+      let log: any[] = [];
+      for (let i = 0; i < 200 && !(log[0]?.attempts >= 1); i++) {
+        log = (await api(strict, 'GET', `/webhooks/${made.body.id}/deliveries`)).body.deliveries;
+        if (!(log[0]?.attempts >= 1)) await new Promise((r) => setTimeout(r, 25));
+      }
+      assert.match(log[0].lastError, /later\.test resolves to 10\.1\.2\.3, a private address/);
+      assert.deepEqual(spy, [], 'no connection was ever attempted');
+    } finally {
+      await strict.close();
+    }
+  });
+
+  test('events of blocks mined while the receiver is down, or before a restart, are all delivered after it, none twice', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'nodegate-webhooks-'));
+    const cfg = { dataDir, networks: { mainnet: { chainId: 1 } }, webhooks: { allowPrivateTargets: true, retryBaseMs: 50, pollMs: 50 } };
+    const first = await startTestGateway(cfg);
+    // Nothing listens at the target yet: every delivery fails and stays in the outbox.
+    const made = (await api(first, 'POST', '/webhooks', { network: 'mainnet', kind: 'block.mined', url: 'http://127.0.0.1:9/hook' })).body;
+    const [from] = await first.call<string[]>('eth_accounts');
+    const blocks: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const tx = await first.call<string>('eth_sendTransaction', [{ from, to: from, value: '0x1' }]);
+      blocks.push((await first.call<{ blockHash: string }>('eth_getTransactionReceipt', [tx])).blockHash);
+    }
+    // Stopped at once: some blocks may not even have their events written yet.
+    await first.close();
+    const back = new Receiver();
+    await back.start();
+    const again = await startTestGateway(cfg);
+    try {
+      await again.gw.store.updateWebhook(made.id, { url: back.url });
+      again.gw.webhooks!.delivery.poke();
+      await back.until(() => blocks.every((h) => back.got.some((d) => d.json.event?.hash === h)));
+      const ids = back.got.map((d) => d.json.id);
+      console.log(`webhooks across a restart: ${blocks.length} blocks mined, ${ids.length} events delivered after it`);
+      assert.equal(new Set(ids).size, ids.length, 'none twice');
+    } finally {
+      await again.close();
+      back.close();
+    }
+  });
+});
