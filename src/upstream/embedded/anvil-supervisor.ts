@@ -240,7 +240,8 @@ export class AnvilSupervisor implements Upstream {
     this.upSince = Date.now();
     writePidFile(this.pidFile, { pid: child.pid!, port });
     this.watchdog = this.cfg.mining === 'auto'
-      ? new AutomineWatchdog(internal, this.cfg.automineWatchdogMs, (err) => this.log.warn({ network: this.network, err: String(err) }, 'automine watchdog check failed'))
+      ? new AutomineWatchdog(internal, this.cfg.automineWatchdogMs, (err) => this.log.warn({ network: this.network, err: String(err) }, 'automine watchdog check failed'),
+        (pending) => this.log.debug({ network: this.network, pending }, 'automine stalled with transactions waiting; mined a block'))
       : undefined;
     this.snapshotter = new ChainSnapshotter(internal, this.snapshots, this.cfg.snapshotIntervalMs, this.log.child({ network: this.network }), this.cfg.historyBudgetMs, this.journal);
     this.snapshotter.start();

@@ -12,7 +12,12 @@ export class AutomineWatchdog {
   private lastHead: number | undefined;
   private stopped = false;
 
-  constructor(private readonly node: Upstream, private readonly delayMs: number, private readonly onError: (err: unknown) => void) {}
+  constructor(
+    private readonly node: Upstream,
+    private readonly delayMs: number,
+    private readonly onError: (err: unknown) => void,
+    private readonly onMined: (pending: number) => void = () => {},
+  ) {}
 
   /** The chain module's head moved (its 'head' event). */
   headSeen(n: number): void {
@@ -33,7 +38,10 @@ export class AutomineWatchdog {
       const pending = Number((status.result as { pending?: string } | undefined)?.pending ?? 0);
       const head = this.head;
       // Transactions waited a whole delay and no block came meanwhile: automine stalled.
-      if (pending > 0 && head === this.lastHead) await this.node.call('evm_mine', [], 5000);
+      if (pending > 0 && head === this.lastHead) {
+        await this.node.call('evm_mine', [], 5000);
+        this.onMined(pending);
+      }
       this.lastHead = head;
       if (pending > 0) this.poke();
     } catch (err) {

@@ -18,7 +18,7 @@ import type { TxJournal } from './tx-journal.ts';
  */
 
 export interface SnapshotResult {
-  /** The head the dump holds at least, as the chain module last told it (undefined: not told yet). */
+  /** The head the dump holds: exactly for a final snapshot (the chain stopped); at least, for a periodic one (the chain module's last word; undefined: none yet). */
   head: number | undefined;
   history: boolean;
   ms: number;
@@ -50,12 +50,19 @@ export async function snapshotOnce(node: HttpUpstream, files: SnapshotFiles, his
 }
 
 /**
- * The last snapshot of a chain about to stop: first without history (quick, so the chain itself is safe
+ * The last snapshot of a chain about to stop, with its automine turned off: first without history (quick, so the chain itself is safe
  * whatever happens next), then with history if it fits in `budgetMs` (it becomes the current snapshot and
  * the first one the previous, both of the same head). Resolves false when anvil may still be busy with an
  * abandoned dump (stop it with SIGKILL then). Never rejects.
  */
-export async function finalSnapshot(node: HttpUpstream, files: SnapshotFiles, log: Logger, budgetMs: number, head?: number): Promise<boolean> {
+export async function finalSnapshot(node: HttpUpstream, files: SnapshotFiles, log: Logger, budgetMs: number): Promise<boolean> {
+  // The chain stops here, and the dump holds exactly the head it reports: after a burst anvil's automine goes on
+  // mining empty blocks for a while (one per transaction notice it queued, up to hundreds), so a chain still
+  // moving would be saved at whatever block the dump happened to catch. Nothing is written any more (the
+  // gateway stopped taking calls first), so no transaction waits for a block that will not come.
+  const head = await node.call('evm_setAutomine', [false], 5000)
+    .then(() => node.call('eth_blockNumber', [], 5000))
+    .then((a) => (typeof a.result === 'string' ? Number(a.result) : undefined), () => undefined);
   try {
     log.debug(await snapshotOnce(node, files, false, 30_000, head), 'chain snapshot written');
   } catch (err) {
@@ -143,6 +150,6 @@ export class ChainSnapshotter {
   async stopAndFlush(): Promise<boolean> {
     this.stop();
     await this.running;
-    return finalSnapshot(this.node, this.files, this.log, this.historyBudgetMs, this.head);
+    return finalSnapshot(this.node, this.files, this.log, this.historyBudgetMs);
   }
 }
