@@ -18,7 +18,7 @@ import { MemoryFilterStore } from './filters/memory-filter-store.ts';
 import { Metrics } from './analytics/metrics.ts';
 import { RefusalLog } from './analytics/refusal-log.ts';
 import { UsageRecorder } from './analytics/usage-recorder.ts';
-import { WebhookDelivery } from './webhooks/delivery.ts';
+import { WebhookDelivery, type DeliveryOptions } from './webhooks/delivery.ts';
 import { WebhookProducer } from './webhooks/producer.ts';
 import { systemResolve, type Resolve } from './webhooks/target-guard.ts';
 
@@ -58,7 +58,7 @@ export function createLogger(config: Readonly<Config>, destination?: pino.Destin
 export async function startGateway(config: Readonly<Config>, opts: {
   log?: Logger;
   /** Webhooks' view of the network: DNS answers and a spy told of each connection before it opens (tests). */
-  webhookNet?: { resolve?: Resolve; onConnect?: (target: { hostname: string; port: string }) => void };
+  webhookNet?: Pick<DeliveryOptions, 'resolve' | 'onConnect' | 'route'>;
 } = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config);
   const store = await openStore(config);
@@ -72,7 +72,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
   const usage = config.analytics.enabled ? new UsageRecorder(store, config.analytics.flushMs, config.analytics.retentionDays, log) : undefined;
   const refusals = new RefusalLog(log);
   const resolve = opts.webhookNet?.resolve ?? systemResolve;
-  const delivery = config.webhooks.enabled ? new WebhookDelivery(store, { ...config.webhooks, resolve, onConnect: opts.webhookNet?.onConnect }, log.child({ part: 'webhooks' })) : undefined;
+  const delivery = config.webhooks.enabled ? new WebhookDelivery(store, { ...config.webhooks, ...opts.webhookNet, resolve }, log.child({ part: 'webhooks' })) : undefined;
   const producer = delivery ? new WebhookProducer(store, networks, log.child({ part: 'webhooks' }), () => delivery.poke()) : undefined;
   const metrics = config.metrics.enabled ? new Metrics(networks, () => filterStore.size, usage, delivery) : undefined;
   const webhooks = delivery && producer ? { resolve, written: () => delivery.poke(), changed: () => producer.refresh().catch(() => {}) } : undefined;

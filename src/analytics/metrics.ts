@@ -1,6 +1,14 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Networks } from '../chain/networks.ts';
+import type { WebhookStats } from '../store/store.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
+
+/** What /metrics reads of webhooks: this instance's attempts (and each as it ends), and the shared outbox. */
+export interface WebhookMetricsSource {
+  counts: { delivered: number; failed: number };
+  attemptListener?: (delivered: boolean, seconds: number) => void;
+  stats(): Promise<WebhookStats[]>;
+}
 
 /**
  * What `/metrics` shows the operator (DECISIONS 10), in Prometheus' text format through prom-client: requests,
@@ -19,7 +27,7 @@ export class Metrics {
    * With `usage` (analytics on), requests and compute units are read from the usage recorder at scrape time, and
    * the hot path records each item once; without it, `item` counts here.
    */
-  constructor(networks: Networks, liveFilters: () => number, private readonly usage?: UsageRecorder, webhooks?: { counts: { delivered: number; failed: number; seconds: number } }) {
+  constructor(networks: Networks, liveFilters: () => number, private readonly usage?: UsageRecorder, webhooks?: WebhookMetricsSource) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'nodegate_' });
     const fromUsage = usage;
@@ -45,8 +53,23 @@ export class Metrics {
     new Gauge({ name: 'nodegate_filters', help: 'Live filters', registers, collect() { this.set(liveFilters()); } });
     if (webhooks) {
       const c = webhooks.counts;
-      new Counter({ name: 'nodegate_webhook_attempts_total', help: 'Webhook delivery attempts, by outcome', labelNames: ['outcome'], registers, collect() { this.reset(); this.inc({ outcome: 'delivered' }, c.delivered); this.inc({ outcome: 'failed' }, c.failed); } });
-      new Counter({ name: 'nodegate_webhook_attempt_seconds_total', help: 'Time webhook delivery attempts took, seconds', registers, collect() { this.reset(); this.inc(c.seconds); } });
+      new Counter({ name: 'nodegate_webhook_attempts_total', help: 'Webhook delivery attempts by this instance, by outcome', labelNames: ['outcome'], registers, collect() { this.reset(); this.inc({ outcome: 'delivered' }, c.delivered); this.inc({ outcome: 'failed' }, c.failed); } });
+      const took = new Histogram({ name: 'nodegate_webhook_attempt_duration_seconds', help: 'Time a webhook delivery attempt took (connect, POST, answer), by outcome', labelNames: ['outcome'], buckets: [0.01, 0.05, 0.25, 1, 5, 15], registers });
+      webhooks.attemptListener = (delivered, seconds) => took.observe({ outcome: delivered ? 'delivered' : 'failed' }, seconds);
+      // The backlog is the outbox in the store: shared by every instance, read at scrape time.
+      let stats: Promise<WebhookStats[]> | undefined;
+      const backlog = () => (stats ??= webhooks.stats().finally(() => { setImmediate(() => { stats = undefined; }); }));
+      new Gauge({
+        name: 'nodegate_webhook_backlog_events', help: 'Webhook events written and not yet acknowledged (all instances)', registers,
+        async collect() { this.set((await backlog()).reduce((a, w) => a + w.pending, 0)); },
+      });
+      new Gauge({
+        name: 'nodegate_webhook_backlog_oldest_seconds', help: 'Age of the oldest webhook event not yet acknowledged (0: none waits)', registers,
+        async collect() {
+          const oldest = (await backlog()).reduce((a, w) => (w.oldestPendingAt && (a === undefined || w.oldestPendingAt < a) ? w.oldestPendingAt : a), undefined as string | undefined);
+          this.set(oldest ? Math.max(0, (Date.now() - Date.parse(oldest)) / 1000) : 0);
+        },
+      });
     }
     const statusGauge = (name: string, help: string, value: (s: ReturnType<Networks['list'][number]['chain']['status']>[number]) => number | undefined) =>
       new Gauge({

@@ -78,6 +78,17 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
     const month = monthOf(Date.now());
     return { month, used: await store.getUsage(accountId, month), limit: plan.cuPerMonth, plan: plan.id };
   };
+  // Webhooks in numbers (issue 13): each webhook with its outbox's counts (all instances: the outbox is the store's).
+  const webhookReport = async (accountId: string | undefined) => {
+    const [hooks, stats] = await Promise.all([store.listWebhooks(accountId), store.webhookStats(accountId)]);
+    const by = new Map(stats.map((x) => [x.webhookId, x]));
+    return {
+      webhooks: hooks.map((w) => ({
+        webhookId: w.id, accountId: w.accountId, network: w.network, kind: w.kind, url: w.url, status: w.status,
+        ...(by.get(w.id) ?? { events: 0, delivered: 0, pending: 0, attempts: 0, failedAttempts: 0, oldestPendingAt: null, meanDeliveryMs: null }),
+      })),
+    };
+  };
   const endpoints = (req: FastifyRequest) => networks.list.map((n) => ({
     name: n.name, chainId: n.chainId, kind: n.kind, aliases: networks.aliasesOf(n), url: `${opts.baseUrl(req)}/v1/${n.name}/`,
   }));
@@ -89,6 +100,8 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
       const accountId = req.principal!.account.id;
       return { ...(await read(req.query, accountId)), quota: await quota(accountId) };
     });
+    m.get('/analytics/webhooks', { schema: { summary: "The calling account's webhooks in numbers: events, deliveries, failed attempts, backlog, mean time to delivery", tags: ['analytics'], security: member, response: errorResponses(401, 403) } },
+      async (req) => webhookReport(req.principal!.account.id));
     m.get('/networks', { schema: { summary: 'The networks and their endpoint URLs (append your key)', tags: ['analytics'], security: member, response: errorResponses(401, 403) } }, async (req) => ({ networks: endpoints(req) }));
   });
 
@@ -98,6 +111,8 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
       const r = await read(req.query, req.query.accountId);
       return req.query.accountId ? { ...r, quota: await quota(req.query.accountId) } : r;
     });
+    op.get<{ Querystring: { accountId?: string } }>('/operator/analytics/webhooks', { schema: { summary: "Everyone's webhooks in numbers, or one account's", tags: ['analytics'], querystring: { type: 'object', additionalProperties: false, properties: { accountId: { type: 'string' } } }, security: operator, response: errorResponses(400, 401, 403) } },
+      async (req) => webhookReport(req.query.accountId));
     op.get('/operator/networks', { schema: { summary: 'Networks with the state of each upstream', tags: ['analytics'], security: operator, response: errorResponses(401, 403) } }, async (req) => ({
       networks: endpoints(req).map((e) => ({ ...e, upstreams: networks.get(e.name)!.chain.status() })),
     }));

@@ -4,9 +4,9 @@ import { accountConflict, keyConflict, planConflict, rethrowConflict, type Viola
 import { migratePostgres } from './postgres-migrations.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime,
-  keyFromRow, normalizeEmail, planFromRow, selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, USAGE_MINUTE_COLUMNS, webhookEventFromRow, webhookFromRow, type Codec, type Row,
+  keyFromRow, normalizeEmail, planFromRow, selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, USAGE_MINUTE_COLUMNS, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
 } from './rows.ts';
-import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch } from './store.ts';
+import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats } from './store.ts';
 import { DEFAULT_MAX_KEYS } from './store.ts';
 
 const codec: Codec = {
@@ -98,6 +98,13 @@ const Q = {
     status = CASE WHEN $5::boolean THEN 'delivered' ELSE status END, delivered_at = CASE WHEN $5::boolean THEN $6::timestamptz ELSE delivered_at END,
     next_attempt_at = $7::timestamptz, lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
   webhookEvents: 'SELECT * FROM webhook_events WHERE webhook_id = $1 ORDER BY seq DESC LIMIT $2',
+  webhookStats: `SELECT e.webhook_id, count(*)::int AS events, (count(*) FILTER (WHERE e.status = 'delivered'))::int AS delivered,
+      (count(*) FILTER (WHERE e.status = 'pending'))::int AS pending, coalesce(sum(e.attempts), 0)::int AS attempts,
+      min(e.created_at) FILTER (WHERE e.status = 'pending') AS oldest_pending,
+      (avg(extract(epoch FROM e.delivered_at - e.created_at) * 1000) FILTER (WHERE e.status = 'delivered'))::float8 AS mean_ms
+    FROM webhook_events e JOIN webhooks w ON w.id = e.webhook_id
+    WHERE $1::text IS NULL OR w.account_id = $1
+    GROUP BY e.webhook_id ORDER BY e.webhook_id`,
 } as const;
 
 /** The store for several instances sharing one database (`DATABASE_URL`). */
@@ -343,6 +350,10 @@ export class PostgresStore implements Store {
 
   async listWebhookEvents(webhookId: string, limit: number): Promise<WebhookEvent[]> {
     return (await this.rows('webhookEvents', [webhookId, limit])).map((r) => webhookEventFromRow(r, codec));
+  }
+
+  async webhookStats(accountId?: string): Promise<WebhookStats[]> {
+    return (await this.rows('webhookStats', [accountId ?? null])).map((r) => webhookStatsFromRow(r, codec));
   }
 
   async getMeta(name: string): Promise<string | undefined> {

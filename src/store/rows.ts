@@ -1,5 +1,5 @@
 import type { Account, ApiKey, KeyType, Permission, Plan } from '../accounts/model.ts';
-import type { UsageMinute, UsageQuery, Webhook, WebhookEvent, WebhookStatus } from './store.ts';
+import type { UsageMinute, UsageQuery, Webhook, WebhookEvent, WebhookStats, WebhookStatus } from './store.ts';
 
 /**
  * Columns and row-to-model mapping shared by both stores. The tables have the same columns on SQLite and
@@ -174,5 +174,15 @@ export function webhookEventFromRow(r: Row, c: Codec): WebhookEvent {
     createdAt: c.time(r.created_at), status: r.status as WebhookEvent['status'], attempts: Number(r.attempts),
     nextAttemptAt: c.time(r.next_attempt_at), lastStatus: r.last_status === null || r.last_status === undefined ? null : Number(r.last_status),
     lastError: (r.last_error as string | null) ?? null, deliveredAt: r.delivered_at ? c.time(r.delivered_at) : null,
+  };
+}
+
+export function webhookStatsFromRow(r: Row, c: Codec): WebhookStats {
+  const delivered = Number(r.delivered ?? 0);
+  const attempts = Number(r.attempts ?? 0);
+  return {
+    webhookId: r.webhook_id as string, events: Number(r.events), delivered, pending: Number(r.pending ?? 0), attempts,
+    failedAttempts: attempts - delivered, oldestPendingAt: r.oldest_pending ? c.time(r.oldest_pending) : null,
+    meanDeliveryMs: r.mean_ms === null || r.mean_ms === undefined ? null : Math.round(Number(r.mean_ms)),
   };
 }

@@ -5,10 +5,10 @@ import type { Account, ApiKey, KeyContext, Plan } from '../accounts/model.ts';
 import { accountConflict, keyConflict, planConflict, rethrowConflict, type Violation } from './conflict.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime, keyFromRow, normalizeEmail, planFromRow,
-  selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, USAGE_MINUTE_COLUMNS, WEBHOOK_COLUMNS, webhookEventFromRow, webhookFromRow, type Codec, type Row,
+  selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, USAGE_MINUTE_COLUMNS, WEBHOOK_COLUMNS, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
 } from './rows.ts';
 import { migrateSqlite } from './sqlite-migrations.ts';
-import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch } from './store.ts';
+import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats } from './store.ts';
 import { DEFAULT_MAX_KEYS } from './store.ts';
 
 const codec: Codec = {
@@ -148,6 +148,13 @@ export class SqliteStore implements Store {
          WHERE id = @id AND lease_owner = @owner`,
       ),
       webhookEvents: db.prepare<[string, number], Row>('SELECT * FROM webhook_events WHERE webhook_id = ? ORDER BY seq DESC LIMIT ?'),
+      webhookStats: db.prepare<{ account: string | null }, Row>(
+        `SELECT e.webhook_id, count(*) AS events, sum(e.status = 'delivered') AS delivered, sum(e.status = 'pending') AS pending,
+                sum(e.attempts) AS attempts, min(CASE WHEN e.status = 'pending' THEN e.created_at END) AS oldest_pending,
+                avg(CASE WHEN e.status = 'delivered' THEN (julianday(e.delivered_at) - julianday(e.created_at)) * 86400000.0 END) AS mean_ms
+           FROM webhook_events e JOIN webhooks w ON w.id = e.webhook_id
+          WHERE @account IS NULL OR w.account_id = @account
+          GROUP BY e.webhook_id ORDER BY e.webhook_id`),
     };
     const { stmts } = this;
     this.touchAll = db.transaction((lastUsed: ReadonlyMap<string, string>) => {
@@ -373,6 +380,10 @@ export class SqliteStore implements Store {
 
   async listWebhookEvents(webhookId: string, limit: number): Promise<WebhookEvent[]> {
     return this.stmts.webhookEvents.all(webhookId, limit).map((r) => webhookEventFromRow(r, codec));
+  }
+
+  async webhookStats(accountId?: string): Promise<WebhookStats[]> {
+    return this.stmts.webhookStats.all({ account: accountId ?? null }).map((r) => webhookStatsFromRow(r, codec));
   }
 
   async getMeta(name: string): Promise<string | undefined> {

@@ -431,6 +431,14 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         const back = await store.updateWebhook('w1', { status: 'active', secret: 's2', disabledReason: null });
         assert.equal(back!.secret, 's2');
         assert.deepEqual((await store.claimWebhookEvents('B', T(35), T(65), 10)).map((e) => e.id), ['e3']);
+        // e1 took two attempts (31 s after it was written), e2 one (31 s), f1 one (11 s); e3 waits, leased.
+        const other = (await store.createAccount(newAccount())).id;
+        assert.deepEqual(await store.webhookStats(other), [], 'another account sees none of them');
+        assert.deepEqual(await store.webhookStats(acct), [
+          { webhookId: 'w1', events: 3, delivered: 2, pending: 1, attempts: 3, failedAttempts: 1, oldestPendingAt: T(3), meanDeliveryMs: 30_500 },
+          { webhookId: 'w2', events: 1, delivered: 1, pending: 0, attempts: 1, failedAttempts: 0, oldestPendingAt: null, meanDeliveryMs: 11_000 },
+        ]);
+        assert.equal((await store.webhookStats()).length, 2, 'everyone\'s, for the operator');
         const delivered = (await store.listWebhookEvents('w1', 10)).find((e) => e.id === 'e1')!;
         assert.deepEqual([delivered.status, delivered.attempts, delivered.lastStatus, delivered.deliveredAt], ['delivered', 2, 200, T(31)]);
         assert.equal((await store.listWebhooks(acct)).length, 2);

@@ -91,6 +91,22 @@ export interface WebhookEvent {
 }
 export type NewWebhookEvent = Pick<WebhookEvent, 'id' | 'webhookId' | 'type' | 'body' | 'createdAt'>;
 
+/** A webhook's outbox in numbers (analytics and /metrics): its events, how many were delivered, are waiting, were tried. */
+export interface WebhookStats {
+  webhookId: string;
+  events: number;
+  delivered: number;
+  /** The backlog: events not yet acknowledged. */
+  pending: number;
+  /** Every attempt, the successful ones included. */
+  attempts: number;
+  failedAttempts: number;
+  /** When the oldest waiting event was written (null: none waits). */
+  oldestPendingAt: string | null;
+  /** Mean time from an event being written to its acknowledgement, of the delivered ones. */
+  meanDeliveryMs: number | null;
+}
+
 /** What one delivery attempt of a leased event came to. */
 export interface WebhookAttempt {
   delivered: boolean;
@@ -196,6 +212,8 @@ export interface Store {
   claimWebhookEvents(owner: string, now: string, leaseUntil: string, limit: number): Promise<WebhookEvent[]>;
   /** Records an attempt at a leased event and ends the lease; nothing if the lease is no longer `owner`'s. */
   recordWebhookAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<void>;
+  /** The outbox of each webhook that has events, in numbers; an account's webhooks only, with `accountId`. */
+  webhookStats(accountId?: string): Promise<WebhookStats[]>;
   /** A webhook's events, newest first. */
   listWebhookEvents(webhookId: string, limit: number): Promise<WebhookEvent[]>;
 

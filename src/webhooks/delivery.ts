@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { Agent, buildConnector, request } from 'undici';
 import type { Config } from '../config/schema.ts';
-import type { Store, WebhookEvent } from '../store/store.ts';
+import type { Store, WebhookEvent, WebhookStats } from '../store/store.ts';
 import { signature } from './signature.ts';
 import { addressesOf, checkTarget, systemResolve, TargetRefused, type Resolve } from './target-guard.ts';
 
@@ -10,22 +11,34 @@ import { addressesOf, checkTarget, systemResolve, TargetRefused, type Resolve } 
 export type DeliveryOptions = Omit<Config['webhooks'], 'enabled'> & {
   /** DNS answers (tests inject theirs). */
   resolve?: Resolve;
-  /** Told of every connection about to open, before it opens (tests: a spy that refuses anything not loopback). */
-  onConnect?: (target: { hostname: string; port: string }) => void;
+  /**
+   * Told of every connection about to open, with the checked address it will use, before it opens (tests: a spy
+   * that refuses anything not loopback). Throwing refuses the connection.
+   */
+  onConnect?: (target: { hostname: string; address: string; port: string }) => void;
+  /**
+   * Where a checked address is reached (tests only: a receiver on loopback stands in for a public address, so a
+   * redirect from a "public" receiver can be shown refused without any packet leaving the machine).
+   */
+  route?: (checked: { address: string; family: number }) => { address: string; family: number };
 };
 
 /** Bytes of a receiver's answer read at most (only its status matters; the rest is for the delivery log). */
 const MAX_ANSWER_BYTES = 4096;
 /** Events leased per claim: one per webhook at most, so this many webhooks are served at once. */
 const BATCH = 64;
+/** Redirects followed per delivery, each to a target checked as the first (http to https, a moved receiver). */
+const MAX_REDIRECTS = 3;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /**
  * The delivery side of webhooks (DECISIONS 10): leases due events from the outbox in the store (several instances:
  * each event is leased to one), POSTs each with its signature, records the attempt. 2xx is delivered; anything
  * else (another status, a time-out, a refused target) is retried with exponential backoff and jitter until
- * `giveUpAfterMs`, then the webhook is disabled with the reason. Redirects are not followed: a receiver must answer
- * at its own URL, and a redirect could point anywhere. Every connection's address is checked as it opens (a guarded
- * DNS lookup), so a name that resolves inside at delivery time is refused then, before any socket.
+ * `giveUpAfterMs`, then the webhook is disabled with the reason. A redirect is followed (up to 3, the same signed
+ * POST again) only to a target that passes the same checks. Every connection goes to an address checked as it
+ * opens (the name resolved and each answer checked, then the socket dialled to that address), so a name that
+ * resolves inside at delivery time is refused then, before any socket, and cannot change between check and connect.
  */
 export class WebhookDelivery {
   private readonly owner = randomUUID();
@@ -34,27 +47,24 @@ export class WebhookDelivery {
   private running: Promise<void> | undefined;
   private stopped = false;
   private readonly resolve: Resolve;
-  /** Attempts since start, for /metrics: delivered, failed, and the seconds they took. */
-  readonly counts = { delivered: 0, failed: 0, seconds: 0 };
+  private readonly guard: { allowPrivate: boolean; resolve: Resolve };
+  /** Attempts since start, for /metrics: delivered, failed. */
+  readonly counts = { delivered: 0, failed: 0 };
+  /** Told of each attempt as it ends (/metrics' latency histogram). */
+  attemptListener?: (delivered: boolean, seconds: number) => void;
 
   constructor(private readonly store: Store, private readonly opts: DeliveryOptions, private readonly log: Logger) {
     this.resolve = opts.resolve ?? systemResolve;
-    const guard = { allowPrivate: opts.allowPrivateTargets, resolve: this.resolve };
-    const base = buildConnector({
-      timeout: opts.timeoutMs,
-      // Names are resolved here, each answer checked, and the connection made to the address that was checked.
-      lookup: (hostname: string, _o: unknown, cb: (err: Error | null, address?: string, family?: number) => void) => {
-        addressesOf(hostname, guard).then((list) => cb(null, list[0].address, list[0].family), (err) => cb(err as Error));
-      },
-    } as buildConnector.BuildOptions);
+    const guard = (this.guard = { allowPrivate: opts.allowPrivateTargets, resolve: this.resolve });
+    const base = buildConnector({ timeout: opts.timeoutMs });
     this.agent = new Agent({
       connect: (o, cb) => {
-        try {
-          opts.onConnect?.({ hostname: o.hostname, port: o.port });
-        } catch (err) {
-          return cb(err as Error, null);
-        }
-        return base(o, cb);
+        addressesOf(o.hostname, guard).then((list) => {
+          const a = opts.route?.(list[0]) ?? list[0];
+          opts.onConnect?.({ hostname: o.hostname, address: a.address, port: o.port });
+          // Dialled by address; TLS still names (and verifies) the host the URL names.
+          base({ ...o, hostname: a.address, servername: o.servername ?? (isIP(o.hostname) ? undefined : o.hostname) } as buildConnector.Options, cb);
+        }).catch((err: Error) => cb(err, null));
       },
     });
   }
@@ -90,16 +100,25 @@ export class WebhookDelivery {
     let status: number | null = null;
     let error: string | null = null;
     try {
-      const url = await checkTarget(hook.url, { allowPrivate: this.opts.allowPrivateTargets, resolve: this.resolve });
-      const res = await request(url, {
-        method: 'POST', dispatcher: this.agent, body: e.body, headersTimeout: this.opts.timeoutMs, bodyTimeout: this.opts.timeoutMs,
-        headers: { 'content-type': 'application/json', 'user-agent': 'Nodegate-Webhooks/1', 'nodegate-signature': signature(hook.secret, e.body, Math.floor(at.getTime() / 1000)), 'nodegate-event-id': e.id },
-      });
-      status = res.statusCode;
-      let read = 0;
-      for await (const chunk of res.body) {
-        read += (chunk as Buffer).length;
-        if (read > MAX_ANSWER_BYTES) { res.body.destroy(); break; }
+      let url = await checkTarget(hook.url, this.guard);
+      const headers = { 'content-type': 'application/json', 'user-agent': 'Nodegate-Webhooks/1', 'nodegate-signature': signature(hook.secret, e.body, Math.floor(at.getTime() / 1000)), 'nodegate-event-id': e.id };
+      for (let hop = 0; ; hop++) {
+        const res = await request(url, { method: 'POST', dispatcher: this.agent, body: e.body, headersTimeout: this.opts.timeoutMs, bodyTimeout: this.opts.timeoutMs, headers });
+        status = res.statusCode;
+        let read = 0;
+        for await (const chunk of res.body) {
+          read += (chunk as Buffer).length;
+          if (read > MAX_ANSWER_BYTES) { res.body.destroy(); break; }
+        }
+        const location = res.headers.location;
+        if (!REDIRECTS.has(status) || typeof location !== 'string') break;
+        if (hop === MAX_REDIRECTS) throw new TargetRefused(`more than ${MAX_REDIRECTS} redirects`);
+        const next = new URL(location, url);
+        try {
+          url = await checkTarget(next.href, this.guard);
+        } catch (err) {
+          throw new TargetRefused(`redirected to ${next.origin}: ${(err as Error).message}`);
+        }
       }
       if (status < 200 || status > 299) error = `the receiver answered HTTP ${status}`;
     } catch (err) {
@@ -108,7 +127,7 @@ export class WebhookDelivery {
     const delivered = error === null;
     if (delivered) this.counts.delivered++;
     else this.counts.failed++;
-    this.counts.seconds += (Date.now() - at.getTime()) / 1000;
+    this.attemptListener?.(delivered, (Date.now() - at.getTime()) / 1000);
     const backoff = Math.min(3_600_000, this.opts.retryBaseMs * 2 ** e.attempts) * (0.5 + Math.random());
     await this.store.recordWebhookAttempt(e.id, this.owner, { delivered, status, error, at: at.toISOString(), nextAttemptAt: new Date(at.getTime() + backoff).toISOString() });
     if (!delivered && at.getTime() - Date.parse(e.createdAt) > this.opts.giveUpAfterMs) {
@@ -116,6 +135,11 @@ export class WebhookDelivery {
       await this.store.updateWebhook(hook.id, { status: 'disabled', disabledReason: reason });
       this.log.warn({ webhookId: hook.id, reason }, 'webhook disabled');
     }
+  }
+
+  /** The outbox in numbers (all instances), for /metrics. */
+  stats(): Promise<WebhookStats[]> {
+    return this.store.webhookStats();
   }
 
   async close(): Promise<void> {

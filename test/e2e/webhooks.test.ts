@@ -73,7 +73,7 @@ describe('webhooks on the embedded chain', { timeout: 120_000 }, () => {
     await receiver.start();
     g = await startTestGateway(
       { networks: { mainnet: { chainId: 1 } }, webhooks: { allowPrivateTargets: true, retryBaseMs: 50, pollMs: 50 } },
-      { webhookNet: { onConnect: (t) => { connections.push(t.hostname); if (!t.hostname.startsWith('127.')) throw new Error(`test spy: no connection to ${t.hostname}`); } } },
+      { webhookNet: { onConnect: (t) => { connections.push(t.address); if (!t.address.startsWith('127.')) throw new Error(`test spy: no connection to ${t.address}`); } } },
     );
   });
   after(async () => {
@@ -147,6 +147,16 @@ describe('webhooks on the embedded chain', { timeout: 120_000 }, () => {
     const failed = Number(/nodegate_webhook_attempts_total\{outcome="failed"\} (\d+)/.exec(metrics)?.[1]);
     const delivered = Number(/nodegate_webhook_attempts_total\{outcome="delivered"\} (\d+)/.exec(metrics)?.[1]);
     assert.ok(failed >= 3 && delivered >= 2, `/metrics counts the attempts: ${failed} failed, ${delivered} delivered`);
+    const timed = Number(/nodegate_webhook_attempt_duration_seconds_count\{outcome="failed"\} (\d+)/.exec(metrics)?.[1]);
+    assert.equal(timed, failed, 'each failed attempt timed');
+    // Analytics: this webhook's two events, five attempts (three failed), nothing waiting.
+    const numbers = (await api(g, 'GET', '/analytics/webhooks')).body.webhooks;
+    const mine = numbers.find((w: any) => w.webhookId === made.id);
+    assert.deepEqual([mine.events, mine.delivered, mine.attempts, mine.failedAttempts, mine.pending, mine.oldestPendingAt], [2, 2, 5, 3, 0, null]);
+    assert.ok(mine.meanDeliveryMs >= 0, 'a mean time to delivery');
+    const backlog = Number(/\nnodegate_webhook_backlog_events (\d+)/.exec(metrics)?.[1]);
+    assert.equal(backlog, numbers.reduce((a: number, w: any) => a + w.pending, 0), '/metrics shows the backlog the analytics count');
+    console.log(`webhooks analytics: ${JSON.stringify(mine)}; backlog ${backlog}`);
     await api(g, 'DELETE', `/webhooks/${made.id}`);
   });
 
@@ -181,6 +191,64 @@ describe('webhooks on the embedded chain', { timeout: 120_000 }, () => {
       assert.deepEqual(spy, [], 'no connection was ever attempted');
     } finally {
       await strict.close();
+    }
+  });
+
+  test('a redirect is followed only to a target that passes the same checks (injected DNS, loopback standing in for the internet)', async () => {
+    // hooks.test and moved.test are "public" (their injected addresses are), and are reached on loopback through
+    // the test's route; inside.test resolves to loopback itself, so the guard must refuse it.
+    const dns: Record<string, string> = { 'hooks.test': '93.184.216.34', 'moved.test': '93.184.216.35', 'inside.test': '127.0.0.1' };
+    const dialled: string[] = [];
+    let location = '';
+    const hits: string[] = [];
+    const server = createServer((req, res) => {
+      hits.push(`${req.headers.host}${req.url}`);
+      req.resume().on('end', () => (req.url === '/old' ? res.writeHead(307, { location }).end() : res.writeHead(200).end()));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const gw = await startTestGateway(
+      { networks: { mainnet: { chainId: 1 } }, webhooks: { retryBaseMs: 60_000, pollMs: 50 } },
+      { webhookNet: {
+        resolve: async (h) => (dns[h] ? [{ address: dns[h], family: 4 }] : []),
+        route: (a) => (a.address.startsWith('93.184.216.') ? { address: '127.0.0.1', family: 4 } : a),
+        onConnect: (t) => { dialled.push(`${t.hostname}->${t.address}`); if (t.address !== '127.0.0.1') throw new Error(`test spy: no connection to ${t.address}`); },
+      } },
+    );
+    const lastAttempt = async (id: string) => {
+      for (let i = 0; i < 400; i++) {
+        const [e] = (await api(gw, 'GET', `/webhooks/${id}/deliveries`)).body.deliveries;
+        if (e?.attempts >= 1) return e;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      throw new Error('no attempt recorded');
+    };
+    try {
+      const outcomes: string[] = [];
+      for (const [to, ok] of [[`http://moved.test:${port}/new`, true], [`http://inside.test:${port}/new`, false], [`http://127.0.0.1:${port}/new`, false], [`http://10.0.0.7:${port}/new`, false]] as const) {
+        location = to;
+        hits.length = 0;
+        const made = await api(gw, 'POST', '/webhooks', { network: 'mainnet', kind: 'block.mined', url: `http://hooks.test:${port}/old` });
+        assert.equal(made.status, 201, JSON.stringify(made.body));
+        await api(gw, 'POST', `/webhooks/${made.body.id}/test`);
+        const e = await lastAttempt(made.body.id);
+        outcomes.push(`${to} -> ${e.status}${e.lastError ? `: ${e.lastError}` : ''}`);
+        if (ok) {
+          assert.equal(e.status, 'delivered');
+          assert.deepEqual(hits, [`hooks.test:${port}/old`, `moved.test:${port}/new`], 'the same POST followed to the new place');
+        } else {
+          assert.equal(e.status, 'pending');
+          assert.match(e.lastError, /^redirected to .*(loopback|private) address/);
+          assert.deepEqual(hits, [`hooks.test:${port}/old`], 'nothing reached the place inside');
+        }
+        await api(gw, 'DELETE', `/webhooks/${made.body.id}`);
+      }
+      console.log(`webhooks redirects:\n  ${outcomes.join('\n  ')}\n  connections: ${[...new Set(dialled)].join(', ')}`);
+      assert.ok(dialled.every((d) => d.endsWith('->127.0.0.1')), 'every socket went to loopback');
+      assert.ok(!dialled.some((d) => d.startsWith('inside.test') || d.startsWith('10.')), 'none to a refused place');
+    } finally {
+      await gw.close();
+      server.close();
     }
   });
 
