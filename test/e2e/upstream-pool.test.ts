@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
+import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { privateKeyToAccount } from 'viem/accounts';
 import { banner } from '../../src/cli/banner.ts';
-import { freePort } from '../../src/upstream/embedded/free-port.ts';
 import { startAnvil, type TestAnvil } from '../helpers/anvil.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -241,11 +241,16 @@ describe('a reorganisation on every node of a three-node network', { timeout: 12
 describe('start-up: a node of another chain is refused, a dead one is shown, the rest serve', { timeout: 60_000 }, () => {
   let nodes: TestAnvil[];
   let g: TestGateway;
+  let dead: TcpServer;
   before(async () => {
     nodes = await Promise.all([startAnvil(), startAnvil([], 5)]);
-    const dead = await freePort(); // nothing listens there
+    // A dead node: its port held (a port merely left free may be taken by another test's node meanwhile), every
+    // connection dropped at once, so it never answers.
+    dead = createTcpServer((socket) => socket.destroy());
+    await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
+    const deadPort = (dead.address() as { port: number }).port;
     g = await startTestGateway({
-      networks: { pool: { chainId: 1, upstreams: [{ url: nodes[1].url }, { url: `http://127.0.0.1:${dead}` }, { url: nodes[0].url }] } },
+      networks: { pool: { chainId: 1, upstreams: [{ url: nodes[1].url }, { url: `http://127.0.0.1:${deadPort}` }, { url: nodes[0].url }] } },
       upstreams: { checkIntervalMs: 100 },
       cache: { enabled: false },
     });
@@ -253,6 +258,7 @@ describe('start-up: a node of another chain is refused, a dead one is shown, the
   after(async () => {
     for (const n of nodes ?? []) n.stop();
     await g?.close();
+    dead?.close();
   });
 
   test('the banner and /readyz say which node is refused, which is down; every read is answered by the right chain', async () => {

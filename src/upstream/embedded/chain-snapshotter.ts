@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib';
 import type { Logger } from 'pino';
 import type { HttpUpstream } from '../http-upstream.ts';
 import type { SnapshotFiles } from './snapshots.ts';
@@ -30,7 +31,14 @@ export interface SnapshotResult {
  * Dumps the chain (`anvil_dumpState`, gzipped by anvil) and writes it as the current snapshot. Rejects on
  * failure or after `timeoutMs`; a dump that finishes after its time-out is dropped, never written.
  */
-export async function snapshotOnce(node: HttpUpstream, files: SnapshotFiles, history: boolean, timeoutMs: number, head?: number): Promise<SnapshotResult> {
+/** The head a dump holds (`best_block_number` of anvil's state), read from its text rather than parsed whole. */
+export function dumpHead(gz: Buffer): number | undefined {
+  const m = /"best_block_number":(?:(\d+)|"(0x[0-9a-fA-F]+)")/.exec(gunzipSync(gz).toString('latin1'));
+  return m ? Number(m[1] ?? m[2]) : undefined;
+}
+
+/** `head`: the head as the chain module last told it, or 'exact' to read it from the dump (a chain stopped). */
+export async function snapshotOnce(node: HttpUpstream, files: SnapshotFiles, history: boolean, timeoutMs: number, head?: number | 'exact'): Promise<SnapshotResult> {
   const t0 = Date.now();
   let late = false;
   let timer: NodeJS.Timeout | undefined;
@@ -43,7 +51,7 @@ export async function snapshotOnce(node: HttpUpstream, files: SnapshotFiles, his
     if (typeof dump.result !== 'string') throw new Error(`anvil_dumpState: ${JSON.stringify(dump.error)}`);
     const gz = Buffer.from(dump.result.slice(2), 'hex');
     files.write(gz);
-    return { head, history, ms: Date.now() - t0, bytes: gz.length };
+    return { head: head === 'exact' ? dumpHead(gz) : head, history, ms: Date.now() - t0, bytes: gz.length };
   } finally {
     clearTimeout(timer);
   }
@@ -56,15 +64,17 @@ export async function snapshotOnce(node: HttpUpstream, files: SnapshotFiles, his
  * abandoned dump (stop it with SIGKILL then). Never rejects.
  */
 export async function finalSnapshot(node: HttpUpstream, files: SnapshotFiles, log: Logger, budgetMs: number): Promise<boolean> {
-  // The chain stops here, and the dump holds exactly the head it reports: after a burst anvil's automine goes on
-  // mining empty blocks for a while (one per transaction notice it queued, up to hundreds), so a chain still
-  // moving would be saved at whatever block the dump happened to catch. Nothing is written any more (the
-  // gateway stopped taking calls first), so no transaction waits for a block that will not come.
-  const head = await node.call('evm_setAutomine', [false], 5000)
-    .then(() => node.call('eth_blockNumber', [], 5000))
-    .then((a) => (typeof a.result === 'string' ? Number(a.result) : undefined), () => undefined);
+  // The chain stops here, so both dumps hold the same head, which the log line says (read from the dump): after a
+  // burst anvil's automine goes on mining empty blocks for a while (one per transaction notice it queued, up to
+  // hundreds), and a chain still moving would be saved at whatever block each dump happened to catch. Nothing is
+  // written any more (the gateway stopped taking calls first); a transaction accepted but not yet mined is in the
+  // journal, and mined at the next start.
+  await node.call('evm_setAutomine', [false], 5000).catch(() => undefined);
+  let head: number | undefined;
   try {
-    log.debug(await snapshotOnce(node, files, false, 30_000, head), 'chain snapshot written');
+    const r = await snapshotOnce(node, files, false, 30_000, 'exact');
+    head = r.head;
+    log.debug(r, 'chain snapshot written');
   } catch (err) {
     log.error({ err: (err as Error).message }, 'final chain snapshot failed; the chain restarts from the last periodic one');
     return false;
