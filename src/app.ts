@@ -19,6 +19,7 @@ import { Metrics } from './analytics/metrics.ts';
 import { RefusalLog } from './analytics/refusal-log.ts';
 import { UsageRecorder } from './analytics/usage-recorder.ts';
 import { WebhookDelivery, type DeliveryOptions } from './webhooks/delivery.ts';
+import { Pacer } from './background/pacer.ts';
 import { WebhookProducer } from './webhooks/producer.ts';
 import { systemResolve, type Resolve } from './webhooks/target-guard.ts';
 
@@ -72,8 +73,10 @@ export async function startGateway(config: Readonly<Config>, opts: {
   const usage = config.analytics.enabled ? new UsageRecorder(store, config.analytics.flushMs, config.analytics.retentionDays, log) : undefined;
   const refusals = new RefusalLog(log);
   const resolve = opts.webhookNet?.resolve ?? systemResolve;
-  const delivery = config.webhooks.enabled ? new WebhookDelivery(store, { ...config.webhooks, ...opts.webhookNet, resolve }, log.child({ part: 'webhooks' })) : undefined;
-  const producer = delivery ? new WebhookProducer(store, networks, log.child({ part: 'webhooks' }), () => delivery.poke()) : undefined;
+  let served = 0;
+  const foreground = () => served;
+  const delivery = config.webhooks.enabled ? new WebhookDelivery(store, { ...config.webhooks, ...opts.webhookNet, resolve }, log.child({ part: 'webhooks' }), new Pacer(foreground)) : undefined;
+  const producer = delivery ? new WebhookProducer(store, networks, log.child({ part: 'webhooks' }), () => delivery.poke(), new Pacer(foreground)) : undefined;
   const metrics = config.metrics.enabled ? new Metrics(networks, () => filterStore.size, usage, delivery) : undefined;
   const webhooks = delivery && producer ? { resolve, written: () => delivery.poke(), changed: () => producer.refresh().catch(() => {}) } : undefined;
   let app: FastifyInstance | undefined;
@@ -82,6 +85,11 @@ export async function startGateway(config: Readonly<Config>, opts: {
     await networks.start();
     const secrets = await bootstrap(store, accounts, config);
     app = buildServer({ config, log, networks, keys, store, accounts, limits, rateLimiter, usage, metrics, refusals, webhooks });
+    // Webhooks yield to callers (webhooks/pace.ts): they look at how many requests were served.
+    if (delivery) {
+      app.server.on('request', () => { served++; });
+      for (const n of networks.list) n.chain.pace(new Pacer(foreground));
+    }
     delivery?.start();
     await app.listen({ host: config.server.host, port: config.server.port });
     const { port } = app.server.address() as { port: number };

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
+import type { Pacer } from '../background/pacer.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
 import { ChainHead } from './chain-head.ts';
@@ -73,6 +74,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   private readonly states = new Map<UpstreamMember, UpstreamStatus['state']>();
   /** The canonical blocks followed so far, oldest first (only while someone listens for `block`). */
   private followed: BlockRef[] = [];
+  private pacer: Pacer | undefined;
 
   constructor(
     readonly network: string,
@@ -138,6 +140,14 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   }
 
   /**
+   * Following blocks is background work (it is done for webhooks): while callers are served, a round reads blocks
+   * only for the pacer's share of the check interval, and goes on at the next round.
+   */
+  pace(pacer: Pacer): void {
+    this.pacer = pacer;
+  }
+
+  /**
    * Follows blocks from `from` on (a subscriber that persisted where it stopped: webhooks), instead of from the
    * head when following starts. Blocks mined while the gateway was down are then announced too.
    */
@@ -175,7 +185,8 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
       await this.reorganised(tip);
       last = this.followed[this.followed.length - 1];
     }
-    for (let n = last.number + 1; n <= Math.min(head, last.number + BLOCKS_PER_ROUND); n++) {
+    const budgetEnds = this.pacer?.busy() ? Date.now() + this.checkIntervalMs * this.pacer.share : Infinity;
+    for (let n = last.number + 1; n <= Math.min(head, last.number + BLOCKS_PER_ROUND) && Date.now() < budgetEnds; n++) {
       const b = await this.blockAt(hex(n), BLOCK_READ_MS);
       if (!b) return; // not on the upstreams yet
       const parent = this.followed[this.followed.length - 1];

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { Agent, buildConnector, request } from 'undici';
 import type { Config } from '../config/schema.ts';
 import type { Store, WebhookEvent, WebhookStats } from '../store/store.ts';
+import { Pacer } from '../background/pacer.ts';
 import { signature } from './signature.ts';
 import { addressesOf, checkTarget, systemResolve, TargetRefused, type Resolve } from './target-guard.ts';
 
@@ -27,6 +28,8 @@ export type DeliveryOptions = Omit<Config['webhooks'], 'enabled'> & {
 const MAX_ANSWER_BYTES = 4096;
 /** Events leased per claim: one per webhook at most, so this many webhooks are served at once. */
 const BATCH = 64;
+/** Events per round while the gateway serves callers (pace.ts: then each round is followed by a rest). */
+const BUSY_BATCH = 4;
 /** Redirects followed per delivery, each to a target checked as the first (http to https, a moved receiver). */
 const MAX_REDIRECTS = 3;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -53,7 +56,7 @@ export class WebhookDelivery {
   /** Told of each attempt as it ends (/metrics' latency histogram). */
   attemptListener?: (delivered: boolean, seconds: number) => void;
 
-  constructor(private readonly store: Store, private readonly opts: DeliveryOptions, private readonly log: Logger) {
+  constructor(private readonly store: Store, private readonly opts: DeliveryOptions, private readonly log: Logger, private readonly pacer = new Pacer()) {
     this.resolve = opts.resolve ?? systemResolve;
     const guard = (this.guard = { allowPrivate: opts.allowPrivateTargets, resolve: this.resolve });
     const base = buildConnector({ timeout: opts.timeoutMs });
@@ -83,10 +86,12 @@ export class WebhookDelivery {
   private async round(): Promise<void> {
     try {
       for (;;) {
+        const busy = this.pacer.busy();
         const now = Date.now();
-        const due = await this.store.claimWebhookEvents(this.owner, new Date(now).toISOString(), new Date(now + this.opts.leaseMs).toISOString(), BATCH);
+        const due = await this.store.claimWebhookEvents(this.owner, new Date(now).toISOString(), new Date(now + this.opts.leaseMs).toISOString(), busy ? BUSY_BATCH : BATCH);
         if (due.length === 0 || this.stopped) return;
         await Promise.all(due.map((e) => this.deliver(e)));
+        if (busy) await this.pacer.rest(now);
       }
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, 'webhook delivery round failed; next round');

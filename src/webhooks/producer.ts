@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { BlockRef, Chain } from '../chain/chain.ts';
 import type { Networks } from '../chain/networks.ts';
 import type { NewWebhookEvent, Store, Webhook } from '../store/store.ts';
+import { Pacer } from '../background/pacer.ts';
 
 /** The kinds of webhooks (DECISIONS 10). */
 export const WEBHOOK_KINDS = ['block.mined', 'logs', 'address.activity', 'transaction.mined'] as const;
@@ -30,7 +31,14 @@ export class WebhookProducer {
   /** The networks whose chain this producer listens to: those with a webhook that is not disabled. */
   private readonly listening = new Map<string, { block: (b: BlockRef) => void; reorg: (r: { dropped?: BlockRef[] }) => void }>();
 
-  constructor(private readonly store: Store, private readonly networks: Networks, private readonly log: Logger, private readonly written: () => void) {}
+  constructor(
+    private readonly store: Store,
+    private readonly networks: Networks,
+    private readonly log: Logger,
+    private readonly written: () => void,
+    /** A burst of blocks (a node catching up, anvil_mine) is written at a pace while callers are served. */
+    private readonly pacer = new Pacer(),
+  ) {}
 
   /**
    * Listens to the chains of the networks that have webhooks, and only to those: a chain followed for nobody would
@@ -83,6 +91,12 @@ export class WebhookProducer {
   }
 
   private async block(network: string, chain: Chain, b: BlockRef, removed: boolean): Promise<void> {
+    const started = Date.now();
+    await this.writeBlock(network, chain, b, removed);
+    if (this.pacer.busy()) await this.pacer.rest(started);
+  }
+
+  private async writeBlock(network: string, chain: Chain, b: BlockRef, removed: boolean): Promise<void> {
     const hooks = (await this.store.listWebhooks()).filter((w) => w.network === network && w.status !== 'disabled');
     if (hooks.length === 0) return void (await this.followed(network, b, removed));
     const events: NewWebhookEvent[] = [];
