@@ -137,6 +137,17 @@ describe('the dashboard in Chromium', { timeout: 180_000, skip }, () => {
     await page.waitForFunction(() => (document.querySelector('select[data-plan-of="evan@example.com"]') as HTMLSelectElement | null)?.value === 'growth' && !document.querySelector('[role=alert]')?.textContent);
     const evan = (await g.gw.accounts.listAccounts()).find((a) => a.email === 'evan@example.com')!;
     assert.equal(evan.planId, 'growth');
+    // Suspended (after a confirmation): Evan's password logs in nowhere; reactivated, it does again.
+    const login = () => fetch(`${g.url}/api/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'evan@example.com', password: 'evan-password-123' }) }).then((r) => r.status);
+    assert.equal(await login(), 200);
+    page.once('dialog', (d) => void d.accept());
+    await page.click('button[data-status-of="evan@example.com"]');
+    await page.waitForFunction(() => document.querySelector('button[data-status-of="evan@example.com"]')?.textContent === 'Reactivate');
+    assert.equal((await g.gw.accounts.getAccount(evan.id)).status, 'suspended');
+    assert.equal(await login(), 401, 'a suspended account cannot log in');
+    await page.click('button[data-status-of="evan@example.com"]');
+    await page.waitForFunction(() => document.querySelector('button[data-status-of="evan@example.com"]')?.textContent === 'Suspend');
+    assert.equal(await login(), 200, 'reactivated');
     await page.screenshot({ path: `${SHOTS}accounts.png`, fullPage: true });
 
     await page.click('#nav-networks');
@@ -145,6 +156,15 @@ describe('the dashboard in Chromium', { timeout: 180_000, skip }, () => {
     await page.screenshot({ path: `${SHOTS}networks.png`, fullPage: true });
     await page.click('#nav-plans');
     await page.waitForSelector('#plans');
+    // A plan changed: its limits, effective on the next request.
+    await page.click('button[data-edit-plan="growth"]');
+    await page.waitForSelector('#save-plan');
+    assert.equal(await page.inputValue('#plan-id'), 'growth');
+    await page.fill('#plan-cuPerSecond', '777');
+    await page.click('#save-plan');
+    await page.waitForSelector('#create-plan');
+    assert.equal((await g.gw.accounts.getPlan('growth')).cuPerSecond, 777);
+    assert.match((await page.textContent('tr[data-plan="growth"]'))!, /777/);
     await page.screenshot({ path: `${SHOTS}plans.png`, fullPage: true });
     assert.deepEqual((page as Page & { errors: string[] }).errors, []);
     await page.context().close();

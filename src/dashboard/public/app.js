@@ -334,36 +334,57 @@ async function accountsView() {
   const rows = accounts.map((a) => {
     const change = planSelect(a.planId, { 'data-plan-of': a.email, 'aria-label': `plan of ${a.email}` });
     change.addEventListener('change', () => guarded(err, async () => { await api('PATCH', `/operator/accounts/${encodeURIComponent(a.id)}`, { planId: change.value }); await accountsView(); }));
-    return h('tr', { 'data-account': a.email }, h('td', {}, a.name), h('td', {}, a.email), h('td', {}, a.role), h('td', {}, a.status), h('td', {}, change), h('td', {}, when(a.createdAt)));
+    const suspended = a.status === 'suspended';
+    const toggle = h('button', {
+      type: 'button', class: suspended ? '' : 'danger', 'data-status-of': a.email,
+      onclick: () => guarded(err, async () => {
+        if (!suspended && !confirm(`Suspend ${a.email}? Its keys and logins are refused from the next request.`)) return;
+        await api('POST', `/operator/accounts/${encodeURIComponent(a.id)}/${suspended ? 'reactivate' : 'suspend'}`);
+        await accountsView();
+      }),
+    }, suspended ? 'Reactivate' : 'Suspend');
+    return h('tr', { 'data-account': a.email }, h('td', {}, a.name), h('td', {}, a.email), h('td', {}, a.role), h('td', {}, a.status), h('td', {}, change), h('td', {}, when(a.createdAt)), h('td', {}, toggle));
   });
   main.replaceChildren(h('h1', {}, 'Accounts'), err, form, h('table', { id: 'accounts' },
-    h('tr', {}, ...['Name', 'Email', 'Role', 'Status', 'Plan', 'Created'].map((t) => h('th', {}, t))), ...rows));
+    h('tr', {}, ...['Name', 'Email', 'Role', 'Status', 'Plan', 'Created', ''].map((t) => h('th', {}, t))), ...rows));
 }
 
-async function plansView() {
+async function plansView(editing) {
   const { plans } = await api('GET', '/operator/plans');
   const err = errorBox();
   const f = Object.fromEntries(['id', 'name', 'cuPerSecond', 'cuPerMonth', 'maxBatchSize', 'maxFilters', 'maxKeys'].map((k) => [k, h('input', { id: `plan-${k}` })]));
   const debug = h('input', { type: 'checkbox', id: 'plan-debug' });
   const num = (v) => (v === '' ? undefined : Number(v));
+  // Editing a plan: the form holds its values; the id is fixed (accounts refer to it).
+  const plan = plans.find((p) => p.id === editing);
+  if (plan) {
+    for (const [k, i] of Object.entries(f)) i.value = plan[k] ?? '';
+    f.id.disabled = true;
+    debug.checked = plan.debugMethods;
+  }
   const form = h('form', {
-    class: 'card',
+    class: 'card', id: 'plan-form',
     onsubmit: (ev) => {
       ev.preventDefault();
       guarded(err, async () => {
-        await api('POST', '/operator/plans', Object.fromEntries(Object.entries({
-          id: f.id.value, name: f.name.value, cuPerSecond: num(f.cuPerSecond.value), cuPerMonth: num(f.cuPerMonth.value), maxBatchSize: num(f.maxBatchSize.value),
+        const values = Object.fromEntries(Object.entries({
+          name: f.name.value, cuPerSecond: num(f.cuPerSecond.value), cuPerMonth: num(f.cuPerMonth.value), maxBatchSize: num(f.maxBatchSize.value),
           maxFilters: num(f.maxFilters.value), maxKeys: num(f.maxKeys.value), debugMethods: debug.checked,
-        }).filter(([, v]) => v !== undefined)));
+        }).filter(([, v]) => v !== undefined));
+        if (plan) await api('PATCH', `/operator/plans/${encodeURIComponent(plan.id)}`, values);
+        else await api('POST', '/operator/plans', { id: f.id.value, ...values });
         await plansView();
       });
     },
-  }, h('h2', {}, 'Create a plan'), ...Object.entries(f).flatMap(([k, i]) => [h('label', { for: i.id }, k), i]),
-  h('div', { class: 'checks' }, h('label', {}, debug, 'debug_* methods')), h('p', {}, h('button', { type: 'submit', id: 'create-plan' }, 'Create plan')));
+  }, h('h2', {}, plan ? `Change the plan ${plan.id} (effective on the next request)` : 'Create a plan'), ...Object.entries(f).flatMap(([k, i]) => [h('label', { for: i.id }, k), i]),
+  h('div', { class: 'checks' }, h('label', {}, debug, 'debug_* methods')),
+  h('p', {}, h('button', { type: 'submit', id: plan ? 'save-plan' : 'create-plan' }, plan ? 'Save plan' : 'Create plan'), ' ',
+    plan ? h('button', { type: 'button', onclick: () => plansView() }, 'Cancel') : ''));
   main.replaceChildren(h('h1', {}, 'Plans'), err, h('table', { id: 'plans' },
-    h('tr', {}, ...['Id', 'Name', 'CU/s', 'CU/month', 'Batch', 'Debug', 'Filters', 'Keys'].map((t) => h('th', {}, t))),
-    ...plans.map((p) => h('tr', {}, h('td', {}, p.id), h('td', {}, p.name), h('td', {}, fmt(p.cuPerSecond)), h('td', {}, fmt(p.cuPerMonth)),
-      h('td', {}, p.maxBatchSize), h('td', {}, p.debugMethods ? 'yes' : 'no'), h('td', {}, fmt(p.maxFilters)), h('td', {}, fmt(p.maxKeys))))), form);
+    h('tr', {}, ...['Id', 'Name', 'CU/s', 'CU/month', 'Batch', 'Debug', 'Filters', 'Keys', ''].map((t) => h('th', {}, t))),
+    ...plans.map((p) => h('tr', { 'data-plan': p.id }, h('td', {}, p.id), h('td', {}, p.name), h('td', {}, fmt(p.cuPerSecond)), h('td', {}, fmt(p.cuPerMonth)),
+      h('td', {}, p.maxBatchSize), h('td', {}, p.debugMethods ? 'yes' : 'no'), h('td', {}, fmt(p.maxFilters)), h('td', {}, fmt(p.maxKeys)),
+      h('td', {}, h('button', { type: 'button', 'data-edit-plan': p.id, onclick: () => plansView(p.id) }, 'Edit'))))), form);
 }
 
 async function networksView() {
