@@ -204,11 +204,21 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   private async reorganised(seen: BlockRef): Promise<void> {
     const from = this.followed[this.followed.length - 1].number;
     const dropped: BlockRef[] = [];
-    while (this.followed.length > 1) {
+    while (this.followed.length > 0) {
       const mine = this.followed[this.followed.length - 1];
       const canonical = mine.number === seen.number ? seen : await this.blockAt(hex(mine.number), BLOCK_READ_MS);
       if (canonical && canonical.hash === mine.hash) break;
       dropped.unshift(this.followed.pop()!);
+    }
+    if (this.followed.length === 0) {
+      // None of the blocks followed is canonical (a reorganisation deeper than the window, or at the very block
+      // following resumed from after a restart): go on from the canonical parent of the oldest one dropped.
+      const base = await this.blockAt(hex(dropped[0].number - 1), BLOCK_READ_MS);
+      if (!base) {
+        this.followed = dropped; // the node did not answer: the next round looks again
+        return;
+      }
+      this.followed.push(base);
     }
     const to = this.followed[this.followed.length - 1].number;
     this.log.warn({ from, to, depth: dropped.length }, 'chain reorganised; cached answers of this network dropped');

@@ -98,6 +98,7 @@ const Q = {
     status = CASE WHEN $5::boolean THEN 'delivered' ELSE status END, delivered_at = CASE WHEN $5::boolean THEN $6::timestamptz ELSE delivered_at END,
     next_attempt_at = $7::timestamptz, lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
   webhookEvents: 'SELECT * FROM webhook_events WHERE webhook_id = $1 ORDER BY seq DESC LIMIT $2',
+  webhookEventsById: 'SELECT * FROM webhook_events WHERE id = ANY($1::text[]) ORDER BY webhook_id, seq',
   webhookStats: `SELECT e.webhook_id, count(*)::int AS events, (count(*) FILTER (WHERE e.status = 'delivered'))::int AS delivered,
       (count(*) FILTER (WHERE e.status = 'pending'))::int AS pending, coalesce(sum(e.attempts), 0)::int AS attempts,
       min(e.created_at) FILTER (WHERE e.status = 'pending') AS oldest_pending,
@@ -350,6 +351,10 @@ export class PostgresStore implements Store {
 
   async listWebhookEvents(webhookId: string, limit: number): Promise<WebhookEvent[]> {
     return (await this.rows('webhookEvents', [webhookId, limit])).map((r) => webhookEventFromRow(r, codec));
+  }
+
+  async getWebhookEvents(ids: readonly string[]): Promise<WebhookEvent[]> {
+    return ids.length === 0 ? [] : (await this.rows('webhookEventsById', [ids])).map((r) => webhookEventFromRow(r, codec));
   }
 
   async webhookStats(accountId?: string): Promise<WebhookStats[]> {

@@ -148,6 +148,7 @@ export class SqliteStore implements Store {
          WHERE id = @id AND lease_owner = @owner`,
       ),
       webhookEvents: db.prepare<[string, number], Row>('SELECT * FROM webhook_events WHERE webhook_id = ? ORDER BY seq DESC LIMIT ?'),
+      webhookEventsById: db.prepare<[string], Row>('SELECT * FROM webhook_events WHERE id IN (SELECT value FROM json_each(?)) ORDER BY webhook_id, seq'),
       webhookStats: db.prepare<{ account: string | null }, Row>(
         `SELECT e.webhook_id, count(*) AS events, sum(e.status = 'delivered') AS delivered, sum(e.status = 'pending') AS pending,
                 sum(e.attempts) AS attempts, min(CASE WHEN e.status = 'pending' THEN e.created_at END) AS oldest_pending,
@@ -380,6 +381,10 @@ export class SqliteStore implements Store {
 
   async listWebhookEvents(webhookId: string, limit: number): Promise<WebhookEvent[]> {
     return this.stmts.webhookEvents.all(webhookId, limit).map((r) => webhookEventFromRow(r, codec));
+  }
+
+  async getWebhookEvents(ids: readonly string[]): Promise<WebhookEvent[]> {
+    return ids.length === 0 ? [] : this.stmts.webhookEventsById.all(JSON.stringify(ids)).map((r) => webhookEventFromRow(r, codec));
   }
 
   async webhookStats(accountId?: string): Promise<WebhookStats[]> {

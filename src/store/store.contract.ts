@@ -439,6 +439,8 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
           { webhookId: 'w2', events: 1, delivered: 1, pending: 0, attempts: 1, failedAttempts: 0, oldestPendingAt: null, meanDeliveryMs: 11_000 },
         ]);
         assert.equal((await store.webhookStats()).length, 2, 'everyone\'s, for the operator');
+        assert.deepEqual((await store.getWebhookEvents(['f1', 'nope', 'e2'])).map((e) => [e.id, e.body]), [['e2', '{"n":2}'], ['f1', '{"n":1}']]);
+        assert.deepEqual(await store.getWebhookEvents([]), []);
         const delivered = (await store.listWebhookEvents('w1', 10)).find((e) => e.id === 'e1')!;
         assert.deepEqual([delivered.status, delivered.attempts, delivered.lastStatus, delivered.deliveredAt], ['delivered', 2, 200, T(31)]);
         assert.equal((await store.listWebhooks(acct)).length, 2);

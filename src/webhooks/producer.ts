@@ -117,7 +117,7 @@ export class WebhookProducer {
       this.sent.set(w.id, kept);
       let items: unknown[];
       if (removed) {
-        items = (kept.get(b.hash) ?? []).map((x) => ({ ...(x as object), removed: true }));
+        items = (kept.get(b.hash) ?? (await this.sentBefore(w, b.hash))).map((x) => ({ ...(x as object), removed: true }));
         kept.delete(b.hash);
       } else {
         items = await matches(w, reads);
@@ -134,6 +134,21 @@ export class WebhookProducer {
     await this.store.addWebhookEvents(events);
     await this.followed(network, b, removed);
     if (events.length > 0) this.written();
+  }
+
+  /**
+   * What a block gave a webhook, from the events written for it (the outbox keeps them): for a block dropped after a
+   * restart, or longer ago than the blocks kept in memory. Event ids are fixed by what happened, so they are found.
+   */
+  private async sentBefore(w: Webhook, blockHash: string): Promise<unknown[]> {
+    const ids = w.kind === 'logs' ? [eventId(w.id, `logs|${blockHash}|false`)]
+      : w.kind === 'address.activity' ? [eventId(w.id, `activity|${blockHash}|false`)]
+        : listOf((w.options as { hashes?: unknown }).hashes).map((h) => eventId(w.id, `tx|${h}|${blockHash}|false`));
+    const events = await this.store.getWebhookEvents(ids);
+    return events.flatMap((e) => {
+      const event = (JSON.parse(e.body) as { event: { logs?: unknown[]; activity?: unknown[]; transaction?: unknown } }).event;
+      return event.logs ?? event.activity ?? (event.transaction ? [event.transaction] : []);
+    });
   }
 
   /** Where this network's events are written up to: after a block, that block; after a dropped one, its parent. */

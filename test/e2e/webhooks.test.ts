@@ -11,8 +11,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { keccak256 } from 'viem';
+import { encodeFunctionData, keccak256 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { compileCounter, counterInitCode } from '../helpers/counter.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /** docs/webhooks.md's verification snippet, as a receiver would paste it. */
@@ -251,6 +252,63 @@ describe('webhooks on the embedded chain', { timeout: 120_000 }, () => {
       server.close();
     }
   });
+
+  for (const restart of [false, true]) {
+    test(`a reorganisation sends the dropped block's events again with removed: true, every kind${restart ? ', also when the block was seen before a restart' : ''}`, async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'nodegate-webhooks-'));
+      const cfg = { dataDir, networks: { mainnet: { chainId: 1 } }, webhooks: { allowPrivateTargets: true, retryBaseMs: 50, pollMs: 50 } };
+      let gw = await startTestGateway(cfg);
+      const rec = new Receiver();
+      await rec.start();
+      try {
+        const [from] = await gw.call<string[]>('eth_accounts');
+        const deployed = await gw.call<string>('eth_sendTransaction', [{ from, data: counterInitCode(0) }]);
+        const counter = (await gw.call<{ contractAddress: string }>('eth_getTransactionReceipt', [deployed])).contractAddress;
+        const sender = privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a'); // dev account 2
+        const nonce = Number(await gw.call<string>('eth_getTransactionCount', [sender.address, 'pending']));
+        const raw = await sender.signTransaction({
+          chainId: 1, type: 'eip1559', nonce, to: counter as `0x${string}`, data: encodeFunctionData({ abi: compileCounter().abi, functionName: 'increment' }),
+          gas: 100_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n,
+        });
+        const hash = keccak256(raw);
+        const hooks: Record<string, string> = {};
+        for (const [kind, options] of [['block.mined', {}], ['logs', { address: counter }], ['address.activity', { addresses: [sender.address] }], ['transaction.mined', { hashes: [hash] }]] as const) {
+          const r = await api(gw, 'POST', '/webhooks', { network: 'mainnet', kind, url: rec.url, options });
+          assert.equal(r.status, 201, JSON.stringify(r.body));
+          hooks[r.body.id] = kind;
+        }
+        await gw.call('eth_sendRawTransaction', [raw]);
+        let receipt: { blockHash: string } | null = null;
+        while (!(receipt = await gw.call('eth_getTransactionReceipt', [hash]))) await new Promise((r) => setTimeout(r, 20));
+        const dropped = receipt.blockHash;
+        const blockOf = (d: { json: any }) => d.json.event.hash ?? d.json.event.block?.hash;
+        const of = (removed: boolean) => () => Object.keys(hooks).every((id) => rec.got.some((d) => d.json.webhookId === id && blockOf(d) === dropped && d.json.event.removed === removed));
+        await rec.until(of(false));
+        if (restart) {
+          await gw.close();
+          gw = await startTestGateway(cfg);
+        }
+        // The block is replaced: anvil rolls back one block and mines a longer branch.
+        const node = (method: string, params: unknown[]) => gw.gw.networks.get('mainnet')!.chain.call(method, params, 5000);
+        assert.equal((await node('anvil_rollback', [1])).error, undefined);
+        await node('evm_mine', []);
+        await node('evm_mine', []);
+        await rec.until(of(true));
+        const kinds: string[] = [];
+        for (const [id, kind] of Object.entries(hooks)) {
+          const first = rec.got.find((d) => d.json.webhookId === id && blockOf(d) === dropped && !d.json.event.removed)!.json.event;
+          const again = rec.got.find((d) => d.json.webhookId === id && blockOf(d) === dropped && d.json.event.removed)!.json.event;
+          const strip = (e: any) => JSON.stringify({ ...e, removed: undefined, logs: e.logs?.map((l: any) => ({ ...l, removed: undefined })), activity: e.activity?.map((a: any) => ({ ...a, removed: undefined })), transaction: e.transaction && { ...e.transaction, removed: undefined } });
+          assert.equal(strip(again), strip(first), `${kind}: the same event, removed`);
+          kinds.push(kind);
+        }
+        console.log(`webhooks reorg${restart ? ' after a restart' : ''}: removed events for ${kinds.join(', ')}`);
+      } finally {
+        await gw.close();
+        rec.close();
+      }
+    });
+  }
 
   test('events of blocks mined while the receiver is down, or before a restart, are all delivered after it, none twice', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'nodegate-webhooks-'));
