@@ -34,6 +34,8 @@ export interface Gateway {
   log: Logger;
   /** Secrets created by this start (first start only), to print once. */
   secrets: BootstrapSecrets;
+  /** Limit refusals, summarised per key and written each minute (`flush` writes them now). */
+  refusals: RefusalLog;
   /** Webhooks' outbox writer and deliverer; absent when `webhooks.enabled` is false. */
   webhooks: { producer: WebhookProducer; delivery: WebhookDelivery } | undefined;
   /** The listening base URL, `http://127.0.0.1:PORT`. */
@@ -110,7 +112,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
       await filterStore.close();
       await store.close();
     })());
-    return { config, app, store, networks, keys, accounts, rateLimiter, log, secrets, url, close, webhooks: producer && delivery ? { producer, delivery } : undefined };
+    return { config, app, store, networks, keys, accounts, rateLimiter, log, secrets, url, close, refusals, webhooks: producer && delivery ? { producer, delivery } : undefined };
   } catch (err) {
     await app?.close().catch(() => {});
     await delivery?.close().catch(() => {});
