@@ -50,6 +50,8 @@ interface Opts {
   accounts: AccountsService;
   networks: Networks;
   usage: UsageRecorder | undefined;
+  /** Writes this instance's pending compute units, so the quota used is exact for what it answered. */
+  flushQuota: () => Promise<void>;
   /** Session, or a key with `analytics`. */
   authenticate: onRequestAsyncHookHandler;
   /** Session or key of an operator. */
@@ -76,6 +78,7 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
     const account = await accounts.getAccount(accountId);
     const plan = await accounts.getPlan(account.planId);
     const month = monthOf(Date.now());
+    await opts.flushQuota();
     return { month, used: await store.getUsage(accountId, month), limit: plan.cuPerMonth, plan: plan.id };
   };
   // Webhooks in numbers (issue 13): each webhook with its outbox's counts (all instances: the outbox is the store's).

@@ -18,6 +18,7 @@ import { webhookRoutes } from './webhook-routes.ts';
 import type { Resolve } from '../webhooks/target-guard.ts';
 import type { Networks } from '../chain/networks.ts';
 import type { UsageRecorder } from '../analytics/usage-recorder.ts';
+import type { Limits } from '../limits/limits.ts';
 import { Sessions } from './sessions.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 
@@ -28,7 +29,7 @@ export const API_PREFIX = '/api/v1';
  * error shape and 404, and an OpenAPI document of exactly these routes (the JSON-RPC endpoint is outside this
  * context, so it is not in it). See docs/api.md.
  */
-export function registerApi(app: FastifyInstance, deps: { config: Readonly<Config>; accounts: AccountsService; keys: KeyResolver; store: Store; networks: Networks; usage?: UsageRecorder; webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> } }): void {
+export function registerApi(app: FastifyInstance, deps: { config: Readonly<Config>; accounts: AccountsService; keys: KeyResolver; store: Store; networks: Networks; usage?: UsageRecorder; limits?: Limits; webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> } }): void {
   app.register(async (api) => {
     await registerOpenApi(api);
     for (const schema of SHARED_SCHEMAS) api.addSchema(schema);
@@ -73,6 +74,7 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
     }
     await api.register(analyticsRoutes, {
       store: deps.store, accounts: deps.accounts, networks: deps.networks, usage: deps.usage, authenticate: auth.analytics, operator: auth.operator,
+      flushQuota: async () => deps.limits?.flushUsage(),
       baseUrl: (req) => `${req.protocol}://${req.host}`,
     });
     await api.register(operatorRoutes, { prefix: '/operator', accounts: deps.accounts, authenticate: auth.operator });

@@ -16,6 +16,11 @@ export class Limits {
     this.burstSeconds = config.limits.burstSeconds;
   }
 
+  /** Writes this instance's compute units not yet in the store (the quota a report shows is then exact for it). */
+  flushUsage(): Promise<void> {
+    return this.quota.flush();
+  }
+
   /** Admits `cost` units for the key, or throws 429 (-32005) with `data: {limit, window, retryAfter}`. */
   async admit(k: ResolvedKey, cost: number): Promise<RateDecision> {
     const plan = k.plan;

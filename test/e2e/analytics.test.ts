@@ -89,7 +89,8 @@ describe('dashboard sessions, analytics and metrics', { timeout: 120_000 }, () =
     assert.equal(a.body.totals.requests, 11);
     assert.deepEqual(a.body.byCode.map((c: any) => [c.code, c.requests]).sort(), [[-32601, 1], [-32602, 2], [0, 8]].sort());
     assert.equal(a.body.series.reduce((n: number, s: any) => n + s.requests, 0), 11, 'the time series adds up');
-    assert.ok(a.body.quota.used >= 0 && a.body.quota.limit > 0);
+    assert.ok(a.body.quota.limit > 0);
+    assert.equal(a.body.quota.used, a.body.totals.computeUnits, 'the quota used this month is exact: what these calls cost, none behind');
     // Bob's own view has his call only; his key cannot read alice's key's usage.
     const b = await call('GET', `/analytics?keyId=${encodeURIComponent((await g.gw.accounts.listKeys(alice.id))[0].id)}`, { bearer: bob.key });
     assert.equal(b.body.totals.requests, 0);
