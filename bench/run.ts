@@ -10,6 +10,7 @@ import { benchKeyResolution } from './key-resolution.ts';
 import { benchLimitsOnOff } from './limits-on-off.ts';
 import { benchAnalyticsOnOff } from './analytics-on-off.ts';
 import { benchRpcThroughput } from './rpc-throughput.ts';
+import { benchWebhooksDrain } from './webhooks-drain.ts';
 
 const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   'rpc-throughput': benchRpcThroughput,
@@ -17,6 +18,7 @@ const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   'limits-on-off': benchLimitsOnOff,
   'analytics-on-off': benchAnalyticsOnOff,
   'key-resolution': benchKeyResolution,
+  'webhooks-drain': benchWebhooksDrain,
 };
 
 const wanted = process.argv.slice(2);
