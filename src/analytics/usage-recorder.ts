@@ -4,20 +4,32 @@ import { LATENCY_BUCKETS_MS, type Store, type UsageMinute } from '../store/store
 /** Calls of one network, method and outcome since start. */
 export interface Total { network: string; method: string; code: number; requests: number; computeUnits: number }
 
-/** One usage row of the current minutes, in memory until the next flush. */
-type Cell = Omit<UsageMinute, 'minute'>;
+/** One usage row of the current minutes, in memory until the next flush (handed to the store as it is). */
+type Cell = UsageMinute;
+
+/** A minute's cells by key, network, method, then a short list by outcome: found without building a string. */
+type Index = Map<string, Map<string, Map<string, Cell[]>>>;
 
 /** The UTC minute of `t`, `YYYY-MM-DDTHH:MM`. */
 export const minuteOf = (t: number) => new Date(t).toISOString().slice(0, 16);
 
+const [B0, B1, B2, B3, B4] = LATENCY_BUCKETS_MS;
+if (LATENCY_BUCKETS_MS.length !== 5) throw new Error('usage-recorder: the bucket chain below assumes 5 latency bounds');
+
 /**
  * Usage recording off the hot path (DECISIONS 10): each answered item adds to an in-memory cell of its minute, key,
- * network, method and outcome (a Map lookup and a few additions); every `flushMs` the cells go to the store in one
- * batch, where flushes of every instance add up. A crash loses at most `flushMs` of analytics (never of quota,
+ * network, method and outcome (three Map lookups on strings the caller already has, and a few additions: no
+ * string, object or closure is made per call once the cell exists); every `flushMs` the cells go to the store in
+ * one batch, where flushes of every instance add up. A crash loses at most `flushMs` of analytics (never of quota,
  * which is kept apart, src/limits/quota.ts). Rows older than `retentionDays` are dropped once an hour.
  */
 export class UsageRecorder {
-  private cells = new Map<string, Cell>();
+  /** The cells since the last flush, in the order they were made. */
+  private cells: Cell[] = [];
+  /** The same cells by minute (one minute, unless a flush is late or the clock stepped back). */
+  private indexes = new Map<string, Index>();
+  /** The current minute's index. */
+  private index: Index = new Map();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
   private lastPrune = 0;
@@ -41,23 +53,41 @@ export class UsageRecorder {
   /** One answered item. `code`: 0 for a result, else its JSON-RPC error code. */
   record(accountId: string, keyId: string, network: string, method: string, code: number, computeUnits: number, ms: number): void {
     const t = this.now();
-    if (t >= this.minuteEnds || t < this.minuteEnds - 60_000) {
-      this.minute = minuteOf(t);
-      this.minuteEnds = Math.floor(t / 60_000) * 60_000 + 60_000;
-    }
-    const minute = this.minute;
-    const id = `${minute}\u0000${keyId}\u0000${network}\u0000${method}\u0000${code}`;
-    let c = this.cells.get(id);
+    if (t >= this.minuteEnds || t < this.minuteEnds - 60_000) this.tick(t);
+    let c = find(this.index, keyId, network, method, code);
     if (c === undefined) {
-      c = { accountId, keyId, network, method, code, requests: 0, computeUnits: 0, latencyMsSum: 0, latency: [0, 0, 0, 0, 0, 0] };
-      this.cells.set(id, c);
+      c = { minute: this.minute, accountId, keyId, network, method, code, requests: 0, computeUnits: 0, latencyMsSum: 0, latency: [0, 0, 0, 0, 0, 0] };
+      this.add(this.index, c);
     }
     c.requests++;
     c.computeUnits += computeUnits;
     c.latencyMsSum += Math.round(ms);
-    let b = 0;
-    while (b < LATENCY_BUCKETS_MS.length && ms > LATENCY_BUCKETS_MS[b]) b++;
-    c.latency[b]++;
+    // The first bound `ms` does not exceed (as `while (ms > bounds[b]) b++` would find), or the last bucket.
+    c.latency[!(ms > B0) ? 0 : !(ms > B1) ? 1 : !(ms > B2) ? 2 : !(ms > B3) ? 3 : !(ms > B4) ? 4 : 5]++;
+  }
+
+  /** A new minute (or the clock stepped back): its text, its end, and its index (kept if it has cells already). */
+  private tick(t: number): void {
+    this.minute = minuteOf(t);
+    this.minuteEnds = Math.floor(t / 60_000) * 60_000 + 60_000;
+    this.index = this.indexOf(this.minute);
+  }
+
+  private indexOf(minute: string): Index {
+    let index = this.indexes.get(minute);
+    if (index === undefined) this.indexes.set(minute, (index = new Map()));
+    return index;
+  }
+
+  private add(index: Index, c: Cell): void {
+    let byNetwork = index.get(c.keyId);
+    if (byNetwork === undefined) index.set(c.keyId, (byNetwork = new Map()));
+    let byMethod = byNetwork.get(c.network);
+    if (byMethod === undefined) byNetwork.set(c.network, (byMethod = new Map()));
+    let byCode = byMethod.get(c.method);
+    if (byCode === undefined) byMethod.set(c.method, (byCode = []));
+    byCode.push(c);
+    this.cells.push(c);
   }
 
   /** Writes what was recorded so far (and waits for a flush under way): the analytics API reads after it. */
@@ -77,12 +107,12 @@ export class UsageRecorder {
       if (o) { o.requests += t.requests; o.computeUnits += t.computeUnits; } else out.set(id, { network: t.network, method: t.method, code: t.code, requests: t.requests, computeUnits: t.computeUnits });
     };
     for (const [id, t] of this.totals) add(id, t);
-    for (const c of this.cells.values()) add(`${c.network}\u0000${c.method}\u0000${c.code}`, c);
+    for (const c of this.cells) add(`${c.network}\u0000${c.method}\u0000${c.code}`, c);
     return [...out.values()];
   }
 
-  private fold(cells: Map<string, Cell>): void {
-    for (const c of cells.values()) {
+  private fold(cells: Cell[]): void {
+    for (const c of cells) {
       const id = `${c.network}\u0000${c.method}\u0000${c.code}`;
       const t = this.totals.get(id);
       if (t) { t.requests += c.requests; t.computeUnits += c.computeUnits; } else this.totals.set(id, { network: c.network, method: c.method, code: c.code, requests: c.requests, computeUnits: c.computeUnits });
@@ -90,23 +120,23 @@ export class UsageRecorder {
   }
 
   private async write(): Promise<void> {
-    if (this.cells.size > 0) {
-      const cells = this.cells;
-      this.cells = new Map();
-      this.fold(cells);
-      const rows: UsageMinute[] = [];
-      for (const [id, c] of cells) rows.push({ minute: id.slice(0, 16), ...c });
+    if (this.cells.length > 0) {
+      const rows = this.cells;
+      this.cells = [];
+      this.indexes = new Map();
+      this.index = this.indexOf(this.minute);
+      this.fold(rows);
       try {
         await this.store.addUsageMinutes(rows);
       } catch (err) {
         // Kept for the next flush: analytics are late, not lost, while the store is unreachable. (Already in the
         // totals: unfold them, or /metrics would count them twice once they are folded again.)
-        for (const c of cells.values()) {
+        for (const c of rows) {
           const t = this.totals.get(`${c.network}\u0000${c.method}\u0000${c.code}`)!;
           t.requests -= c.requests;
           t.computeUnits -= c.computeUnits;
         }
-        for (const [id, c] of cells) this.merge(id, c);
+        for (const c of rows) this.merge(c);
         this.log.warn({ err: (err as Error).message, rows: rows.length }, 'usage not written; will retry');
       }
     }
@@ -117,17 +147,25 @@ export class UsageRecorder {
     }
   }
 
-  private merge(id: string, c: Cell): void {
-    const mine = this.cells.get(id);
-    if (!mine) return void this.cells.set(id, c);
+  /** A cell that was not written, back among the current ones (added to the same row if it was made again). */
+  private merge(c: Cell): void {
+    const index = this.indexOf(c.minute);
+    const mine = find(index, c.keyId, c.network, c.method, c.code);
+    if (!mine) return this.add(index, c);
     mine.requests += c.requests;
     mine.computeUnits += c.computeUnits;
     mine.latencyMsSum += c.latencyMsSum;
-    c.latency.forEach((n, i) => { mine.latency[i] += n; });
+    for (let i = 0; i < c.latency.length; i++) mine.latency[i] += c.latency[i];
   }
 
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.flush();
   }
+}
+
+function find(index: Index, keyId: string, network: string, method: string, code: number): Cell | undefined {
+  const byCode = index.get(keyId)?.get(network)?.get(method);
+  if (byCode !== undefined) for (let i = 0; i < byCode.length; i++) if (byCode[i].code === code) return byCode[i];
+  return undefined;
 }
