@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Networks } from '../chain/networks.ts';
 import type { WebhookStats } from '../store/store.ts';
+import { ScrapeHistogram, type Series } from './scrape-histogram.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
 
 /** What /metrics reads of webhooks: this instance's attempts (and each as it ends), and the shared outbox. */
@@ -19,9 +20,10 @@ export class Metrics {
   readonly registry = new Registry();
   private readonly requests: Counter<'network' | 'method' | 'code'>;
   private readonly units: Counter<'network'>;
-  private readonly duration: Histogram<'network'>;
+  private readonly duration: ScrapeHistogram;
   private readonly refusals: Counter<'network'>;
   private readonly cache: Counter<'network' | 'result'>;
+  private readonly lookups = new Map<string, { hit: number; miss: number }>();
 
   /**
    * With `usage` (analytics on), requests and compute units are read from the usage recorder at scrape time, and
@@ -47,9 +49,21 @@ export class Metrics {
         for (const t of fromUsage.totalsNow()) if (t.computeUnits > 0) this.inc({ network: t.network }, t.computeUnits);
       },
     });
-    this.duration = new Histogram({ name: 'nodegate_rpc_request_duration_seconds', help: 'Time to answer an HTTP request of the RPC endpoint', labelNames: ['network'], buckets: [0.005, 0.025, 0.1, 0.5, 2.5, 10], registers });
+    this.duration = new ScrapeHistogram('nodegate_rpc_request_duration_seconds', 'Time to answer an HTTP request of the RPC endpoint', 'network', [0.005, 0.025, 0.1, 0.5, 2.5, 10]);
+    this.registry.registerMetric(this.duration as unknown as Histogram);
     this.refusals = new Counter({ name: 'nodegate_limit_refusals_total', help: 'Requests refused by the per-second limit or the monthly quota (429)', labelNames: ['network'], registers });
-    this.cache = new Counter({ name: 'nodegate_cache_lookups_total', help: 'Response cache lookups of single requests, by result', labelNames: ['network', 'result'], registers });
+    // Cache lookups: plain numbers per network on the hot path, handed over at scrape time.
+    const lookups = this.lookups;
+    this.cache = new Counter({
+      name: 'nodegate_cache_lookups_total', help: 'Response cache lookups of single requests, by result', labelNames: ['network', 'result'], registers,
+      collect() {
+        this.reset();
+        for (const [network, c] of lookups) {
+          this.inc({ network, result: 'hit' }, c.hit);
+          this.inc({ network, result: 'miss' }, c.miss);
+        }
+      },
+    });
     new Gauge({ name: 'nodegate_filters', help: 'Live filters', registers, collect() { this.set(liveFilters()); } });
     if (webhooks) {
       const c = webhooks.counts;
@@ -115,11 +129,15 @@ export class Metrics {
    * hot path would pay per item; a Map lookup on a joined key costs a fraction of it.
    */
   private readonly itemChildren = new Map<string, { inc(n?: number): void }>();
-  private readonly networkChildren = new Map<string, { units: { inc(n: number): void }; duration: { observe(v: number): void } }>();
+  private readonly networkChildren = new Map<string, { units: { inc(n: number): void }; duration: Series; lookups: { hit: number; miss: number } }>();
 
   private ofNetwork(network: string) {
     let c = this.networkChildren.get(network);
-    if (!c) this.networkChildren.set(network, (c = { units: this.units.labels(network), duration: this.duration.labels(network) }));
+    if (!c) {
+      const lookups = { hit: 0, miss: 0 };
+      this.lookups.set(network, lookups);
+      this.networkChildren.set(network, (c = { units: this.units.labels(network), duration: this.duration.of(network), lookups }));
+    }
     return c;
   }
 
@@ -141,6 +159,8 @@ export class Metrics {
   }
 
   cacheLookup(network: string, result: 'HIT' | 'MISS'): void {
-    this.cache.labels(network, result === 'HIT' ? 'hit' : 'miss').inc();
+    const c = this.ofNetwork(network).lookups;
+    if (result === 'HIT') c.hit++;
+    else c.miss++;
   }
 }
