@@ -15,26 +15,18 @@
  * bottleneck, and recording is the largest share of a request it can ever be), and `eth_getBalance` of a distinct
  * address per request with the cache off (every request goes to anvil, as the earlier version of this bench did).
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchTargets } from './bench-targets.ts';
 import { cpuMicros, post, startNodegateTarget, type Target } from './targets.ts';
+import { DONE, wrk as wrkRun } from './wrk.ts';
 
 const ROUNDS = Number(process.env.ANALYTICS_ROUNDS ?? 12);
 const SECONDS = Number(process.env.ANALYTICS_SECONDS ?? 2);
 const CONNECTIONS = 32;
 const WARMUP_SECONDS = 3;
-
-/** wrk's summary as JSON on one line, after the run (`done` runs once, in the main Lua state). */
-const DONE = `
-function done(s, latency, requests)
-  io.write(string.format('WRK {"requests":%d,"us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50":%d,"p99":%d}\\n',
-    s.requests, s.duration, s.errors.connect, s.errors.read, s.errors.write, s.errors.status, s.errors.timeout,
-    latency:percentile(50), latency:percentile(99)))
-end
-`;
+const wrk = (url: string, script: string, seconds: number) => wrkRun(url, script, seconds, CONNECTIONS);
 
 interface Workload { name: string; cache: boolean; lua: string; check: string }
 
@@ -65,23 +57,6 @@ end
 ${DONE}`,
   },
 ];
-
-interface WrkResult { requests: number; us: number; errors: number; p50: number; p99: number }
-
-function wrk(url: string, script: string, seconds: number): Promise<WrkResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', script, url], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => { out += s; });
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      const m = /^WRK (\{.*\})$/m.exec(out);
-      if (code !== 0 || !m) return reject(new Error(`wrk exited ${code}: ${out}`));
-      const r = JSON.parse(m[1]);
-      resolve({ requests: r.requests, us: r.us, errors: r.connect + r.read + r.write + r.status + r.timeout, p50: r.p50, p99: r.p99 });
-    });
-  });
-}
 
 const PERMUTATIONS = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0], [0, 2, 1], [1, 0, 2]];
 

@@ -75,10 +75,11 @@ export async function startGateway(config: Readonly<Config>, opts: {
   const usage = config.analytics.enabled ? new UsageRecorder(store, config.analytics.flushMs, config.analytics.retentionDays, log) : undefined;
   const refusals = new RefusalLog(log);
   const resolve = opts.webhookNet?.resolve ?? systemResolve;
+  // Background work shares one pacer: together it takes a bounded share of the time while callers need it.
   let served = 0;
-  const foreground = () => served;
-  const delivery = config.webhooks.enabled ? new WebhookDelivery(store, { ...config.webhooks, ...opts.webhookNet, resolve }, log.child({ part: 'webhooks' }), new Pacer(foreground)) : undefined;
-  const producer = delivery ? new WebhookProducer(store, networks, log.child({ part: 'webhooks' }), () => delivery.poke(), new Pacer(foreground)) : undefined;
+  const background = new Pacer(() => served);
+  const delivery = config.webhooks.enabled ? new WebhookDelivery(store, { ...config.webhooks, ...opts.webhookNet, resolve }, log.child({ part: 'webhooks' }), background) : undefined;
+  const producer = delivery ? new WebhookProducer(store, networks, log.child({ part: 'webhooks' }), () => delivery.poke(), background) : undefined;
   const metrics = config.metrics.enabled ? new Metrics(networks, () => filterStore.size, usage, delivery) : undefined;
   const webhooks = delivery && producer ? { resolve, written: () => delivery.poke(), changed: () => producer.refresh().catch(() => {}) } : undefined;
   let app: FastifyInstance | undefined;
@@ -87,10 +88,10 @@ export async function startGateway(config: Readonly<Config>, opts: {
     await networks.start();
     const secrets = await bootstrap(store, accounts, config);
     app = buildServer({ config, log, networks, keys, store, accounts, limits, rateLimiter, usage, metrics, refusals, webhooks });
-    // Webhooks yield to callers (webhooks/pace.ts): they look at how many requests were served.
+    // Background work yields to callers (background/pacer.ts): it looks at how many requests were served.
     if (delivery) {
       app.server.on('request', () => { served++; });
-      for (const n of networks.list) n.chain.pace(new Pacer(foreground));
+      for (const n of networks.list) n.chain.pace(background);
     }
     delivery?.start();
     await app.listen({ host: config.server.host, port: config.server.port });

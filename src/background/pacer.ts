@@ -1,43 +1,61 @@
 import { performance } from 'node:perf_hooks';
 
-/**
- * Background work (webhook events written and delivered, blocks followed for them: DECISIONS 10) must not take the
- * gateway's time from its callers. A pacer looks at how many requests the gateway has served; if any came since its
- * last look while the event loop was mostly busy, the work that follows is done in small pieces, each followed by a rest `pause` times its length (or
- * within a budget of that share), so that it takes at most about 1 / (1 + pause) of the gateway's time. With no
- * caller, work goes at full speed. One pacer per piece of work (each keeps its own last look);
- * bench/webhooks-drain.ts measures the effect.
- */
 /** Share of time the event loop was busy above which callers are taken to need it. */
 const BUSY_LOOP = 0.5;
+/** How often the pacer looks at the requests served and the event loop (a look covers the time since the last). */
+const LOOK_MS = 100;
 
+/**
+ * Background work (blocks followed for webhooks, webhook events written, deliveries: DECISIONS 10) must not take
+ * the gateway's time from its callers. One pacer is shared by all of it. It looks at how many requests the
+ * gateway served and how busy its event loop was; while callers keep the loop more than half busy, background work
+ * spends from one budget that refills at `share` of the time (a token bucket of milliseconds: each piece of work is
+ * charged the time it took), and waits when the budget is spent. So all background work together takes about
+ * `share` of the gateway's time while it is busy with callers, and runs at full speed when it is not.
+ * bench/webhooks-drain.ts measures the effect.
+ */
 export class Pacer {
   private seen = 0;
   private elu = performance.eventLoopUtilization();
+  private lookedAt = 0;
+  private wasBusy = false;
+  private tokens: number;
+  private refilledAt = Date.now();
 
-  constructor(private readonly served: () => number = () => 0, private readonly pause = 5) {}
+  constructor(private readonly served: () => number = () => 0, readonly share = 0.15, private readonly burstMs = 50) {
+    this.tokens = burstMs;
+  }
 
-  /**
-   * Callers were served since the last look, and the event loop was busy more than half of that time: background
-   * work then leaves the rest to them. A light caller on an idle gateway does not slow a drain down.
-   */
+  /** Callers were served lately while the event loop was mostly busy. */
   busy(): boolean {
-    const n = this.served();
-    const elu = performance.eventLoopUtilization(this.elu);
-    this.elu = performance.eventLoopUtilization();
-    const busy = n !== this.seen && elu.utilization > BUSY_LOOP;
-    this.seen = n;
-    return busy;
+    const now = Date.now();
+    if (now - this.lookedAt >= LOOK_MS) {
+      const n = this.served();
+      const elu = performance.eventLoopUtilization(this.elu);
+      this.elu = performance.eventLoopUtilization();
+      this.wasBusy = n !== this.seen && elu.utilization > BUSY_LOOP;
+      this.seen = n;
+      this.lookedAt = now;
+    }
+    return this.wasBusy;
   }
 
-  /** The share of time background work may take while callers are served. */
-  get share(): number {
-    return 1 / (1 + this.pause);
+  /** Background work may go on now: callers do not need the time, or its share is not spent. */
+  mayRun(): boolean {
+    if (!this.busy()) return true;
+    const now = Date.now();
+    this.tokens = Math.min(this.burstMs, this.tokens + (now - this.refilledAt) * this.share);
+    this.refilledAt = now;
+    return this.tokens > 0;
   }
 
-  /** After a piece of work begun at `startedMs` (Date.now()) while busy: rests in proportion to it. */
-  rest(startedMs: number): Promise<void> {
-    const ms = (Date.now() - startedMs) * this.pause;
-    return ms > 0 ? new Promise((r) => setTimeout(r, ms).unref()) : Promise.resolve();
+  /** Waits until background work may go on. */
+  async turn(): Promise<void> {
+    while (!this.mayRun()) await new Promise((r) => setTimeout(r, Math.max(LOOK_MS / 10, -this.tokens / this.share)).unref());
+  }
+
+  /** A piece of background work took `ms`; charged while callers are served. */
+  charge(ms: number): void {
+    if (this.wasBusy) this.tokens -= ms;
   }
 }

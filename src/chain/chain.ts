@@ -141,7 +141,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
 
   /**
    * Following blocks is background work (it is done for webhooks): while callers are served, a round reads blocks
-   * only for the pacer's share of the check interval, and goes on at the next round.
+   * only while the background budget lasts (background/pacer.ts), and goes on at the next round.
    */
   pace(pacer: Pacer): void {
     this.pacer = pacer;
@@ -185,9 +185,10 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
       await this.reorganised(tip);
       last = this.followed[this.followed.length - 1];
     }
-    const budgetEnds = this.pacer?.busy() ? Date.now() + this.checkIntervalMs * this.pacer.share : Infinity;
-    for (let n = last.number + 1; n <= Math.min(head, last.number + BLOCKS_PER_ROUND) && Date.now() < budgetEnds; n++) {
+    for (let n = last.number + 1; n <= Math.min(head, last.number + BLOCKS_PER_ROUND) && (this.pacer?.mayRun() ?? true); n++) {
+      const started = Date.now();
       const b = await this.blockAt(hex(n), BLOCK_READ_MS);
+      this.pacer?.charge(Date.now() - started);
       if (!b) return; // not on the upstreams yet
       const parent = this.followed[this.followed.length - 1];
       if (b.parentHash !== undefined && parent.number === b.number - 1 && b.parentHash !== parent.hash) {

@@ -28,7 +28,7 @@ export type DeliveryOptions = Omit<Config['webhooks'], 'enabled'> & {
 const MAX_ANSWER_BYTES = 4096;
 /** Events leased per claim: one per webhook at most, so this many webhooks are served at once. */
 const BATCH = 64;
-/** Events per round while the gateway serves callers (pace.ts: then each round is followed by a rest). */
+/** Events per round while the gateway is busy with callers (background/pacer.ts: rounds then spend its budget). */
 const BUSY_BATCH = 4;
 /** Redirects followed per delivery, each to a target checked as the first (http to https, a moved receiver). */
 const MAX_REDIRECTS = 3;
@@ -86,12 +86,12 @@ export class WebhookDelivery {
   private async round(): Promise<void> {
     try {
       for (;;) {
-        const busy = this.pacer.busy();
+        await this.pacer.turn();
         const now = Date.now();
-        const due = await this.store.claimWebhookEvents(this.owner, new Date(now).toISOString(), new Date(now + this.opts.leaseMs).toISOString(), busy ? BUSY_BATCH : BATCH);
+        const due = await this.store.claimWebhookEvents(this.owner, new Date(now).toISOString(), new Date(now + this.opts.leaseMs).toISOString(), this.pacer.busy() ? BUSY_BATCH : BATCH);
         if (due.length === 0 || this.stopped) return;
         await Promise.all(due.map((e) => this.deliver(e)));
-        if (busy) await this.pacer.rest(now);
+        this.pacer.charge(Date.now() - now);
       }
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, 'webhook delivery round failed; next round');

@@ -91,9 +91,10 @@ export class WebhookProducer {
   }
 
   private async block(network: string, chain: Chain, b: BlockRef, removed: boolean): Promise<void> {
+    await this.pacer.turn();
     const started = Date.now();
     await this.writeBlock(network, chain, b, removed);
-    if (this.pacer.busy()) await this.pacer.rest(started);
+    this.pacer.charge(Date.now() - started);
   }
 
   private async writeBlock(network: string, chain: Chain, b: BlockRef, removed: boolean): Promise<void> {

@@ -108,7 +108,7 @@ describe('dashboard sessions, analytics and metrics', { timeout: 120_000 }, () =
     assert.ok(family('nodegate_process_cpu_seconds_total'), 'process metrics');
     // Ten HTTP requests to the RPC endpoint (alice's nine, bob's one), each timed once; the buckets are cumulative.
     // (The parser keeps only a histogram's buckets, without labels: the lines are read here.)
-    assert.equal(family('nodegate_rpc_request_duration_seconds').type, 'HISTOGRAM');
+    assert.equal((family('nodegate_rpc_request_duration_seconds') as unknown as { type: string }).type, 'HISTOGRAM');
     assert.match(text, /\nnodegate_rpc_request_duration_seconds_count\{network="mainnet"\} 10\n/);
     const cumulative = [...text.matchAll(/\nnodegate_rpc_request_duration_seconds_bucket\{network="mainnet",le="[^"]+"\} (\d+)/g)].map((m) => Number(m[1]));
     assert.equal(cumulative.length, 7, 'six bounds and +Inf');

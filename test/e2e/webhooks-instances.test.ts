@@ -69,7 +69,7 @@ describe('webhooks on two instances sharing PostgreSQL', { timeout: 180_000, ski
       mined.push((await a.call<{ blockHash: string }>('eth_getTransactionReceipt', [tx])).blockHash);
     }
     // Both instances follow the node: wait until the outbox holds an event per block (read through b's API).
-    const deliveries = async () => (await (await fetch(`${b.url}/api/v1/webhooks/${hook.id}/deliveries?limit=100`, { headers: { authorization: `Bearer ${a.key}` } })).json() as { deliveries: Array<{ id: string; type: string }> }).deliveries;
+    const deliveries = async () => (await (await fetch(`${b.url}/api/v1/webhooks/${hook.id}/deliveries?limit=100`, { headers: { authorization: `Bearer ${a.key}` } })).json() as { deliveries: Array<{ id: string; type: string; status: string; nextAttemptAt: string }> }).deliveries;
     for (let i = 0; i < 200 && (await deliveries()).length < mined.length; i++) await new Promise((r) => setTimeout(r, 50));
     const written = await deliveries();
     assert.equal(written.length, mined.length, 'one event per block, though both instances wrote them');
@@ -77,7 +77,11 @@ describe('webhooks on two instances sharing PostgreSQL', { timeout: 180_000, ski
     // A dies as a container kill would; the receiver starts accepting; B delivers everything, A's leases included.
     await a.stop('SIGKILL');
     accept = true;
-    for (let i = 0; i < 400 && !mined.every((h) => hashes.has(h)); i++) await new Promise((r) => setTimeout(r, 50));
+    // The first event was refused while waiting, its retries backing off: it is next tried at its nextAttemptAt (or
+    // when A's lease on it ends), the others after it. Waited for until then, and a margin for a busy machine.
+    const due = Math.max(...(await deliveries()).map((d) => Date.parse(d.nextAttemptAt))) + config.webhooks.leaseMs;
+    const deadline = Math.max(due, Date.now()) + 20_000;
+    while (!mined.every((h) => hashes.has(h)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     const twice = [...acks].filter(([, n]) => n > 1);
     console.log(`two instances: ${mined.length} blocks, ${written.length} events written, ${acks.size} acknowledged after A was killed, ${twice.length} acknowledged twice`);
     assert.ok(mined.every((h) => hashes.has(h)), 'every block delivered');
