@@ -180,6 +180,8 @@ export interface Config {
     pollMs: number;
     /** How long an instance holds the events it is delivering; an instance that died lets go after this, ms. */
     leaseMs: number;
+    /** Delivered events older than this are dropped from the outbox, days (0: kept for ever); waiting ones never. */
+    retentionDays: number;
   };
   /** The web dashboard at /dashboard. */
   dashboard: {
@@ -437,6 +439,7 @@ export const configSchema = {
         giveUpAfterMs: { type: 'integer', minimum: 1000, default: 86400000 },
         pollMs: { type: 'integer', minimum: 20, maximum: 60000, default: 1000 },
         leaseMs: { type: 'integer', minimum: 200, maximum: 3600000, default: 60000 },
+        retentionDays: { type: 'integer', minimum: 0, maximum: 3650, default: 7 },
       },
     },
     dashboard: {

@@ -98,6 +98,7 @@ const Q = {
     status = CASE WHEN $5::boolean THEN 'delivered' ELSE status END, delivered_at = CASE WHEN $5::boolean THEN $6::timestamptz ELSE delivered_at END,
     next_attempt_at = $7::timestamptz, lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
   webhookEvents: 'SELECT * FROM webhook_events WHERE webhook_id = $1 ORDER BY seq DESC LIMIT $2',
+  pruneWebhookEvents: "DELETE FROM webhook_events WHERE status = 'delivered' AND delivered_at < $1",
   webhookEventsById: 'SELECT * FROM webhook_events WHERE id = ANY($1::text[]) ORDER BY webhook_id, seq',
   webhookStats: `SELECT e.webhook_id, count(*)::int AS events, (count(*) FILTER (WHERE e.status = 'delivered'))::int AS delivered,
       (count(*) FILTER (WHERE e.status = 'pending'))::int AS pending, coalesce(sum(e.attempts), 0)::int AS attempts,
@@ -351,6 +352,10 @@ export class PostgresStore implements Store {
 
   async listWebhookEvents(webhookId: string, limit: number): Promise<WebhookEvent[]> {
     return (await this.rows('webhookEvents', [webhookId, limit])).map((r) => webhookEventFromRow(r, codec));
+  }
+
+  async pruneWebhookEvents(before: string): Promise<number> {
+    return (await this.pool.query({ name: 'pruneWebhookEvents', text: Q.pruneWebhookEvents, values: [before] })).rowCount ?? 0;
   }
 
   async getWebhookEvents(ids: readonly string[]): Promise<WebhookEvent[]> {

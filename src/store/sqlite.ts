@@ -148,6 +148,7 @@ export class SqliteStore implements Store {
          WHERE id = @id AND lease_owner = @owner`,
       ),
       webhookEvents: db.prepare<[string, number], Row>('SELECT * FROM webhook_events WHERE webhook_id = ? ORDER BY seq DESC LIMIT ?'),
+      pruneWebhookEvents: db.prepare<[string]>("DELETE FROM webhook_events WHERE status = 'delivered' AND delivered_at < ?"),
       webhookEventsById: db.prepare<[string], Row>('SELECT * FROM webhook_events WHERE id IN (SELECT value FROM json_each(?)) ORDER BY webhook_id, seq'),
       webhookStats: db.prepare<{ account: string | null }, Row>(
         `SELECT e.webhook_id, count(*) AS events, sum(e.status = 'delivered') AS delivered, sum(e.status = 'pending') AS pending,
@@ -381,6 +382,10 @@ export class SqliteStore implements Store {
 
   async listWebhookEvents(webhookId: string, limit: number): Promise<WebhookEvent[]> {
     return this.stmts.webhookEvents.all(webhookId, limit).map((r) => webhookEventFromRow(r, codec));
+  }
+
+  async pruneWebhookEvents(before: string): Promise<number> {
+    return this.stmts.pruneWebhookEvents.run(isoTime(before)).changes;
   }
 
   async getWebhookEvents(ids: readonly string[]): Promise<WebhookEvent[]> {

@@ -443,6 +443,12 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         assert.deepEqual(await store.getWebhookEvents([]), []);
         const delivered = (await store.listWebhookEvents('w1', 10)).find((e) => e.id === 'e1')!;
         assert.deepEqual([delivered.status, delivered.attempts, delivered.lastStatus, delivered.deliveredAt], ['delivered', 2, 200, T(31)]);
+        // Retention: events delivered before the cut go (e1 at 31 s, f1 at 12 s); e2 (33 s) stays, e3 waits and stays.
+        assert.equal(await store.pruneWebhookEvents(T(32)), 2);
+        assert.deepEqual((await store.listWebhookEvents('w1', 10)).map((e) => e.id), ['e3', 'e2']);
+        assert.deepEqual(await store.listWebhookEvents('w2', 10), []);
+        await store.addWebhookEvents([ev('e4', 'w1', 4)]);
+        assert.deepEqual((await store.listWebhookEvents('w1', 10)).map((e) => [e.id, e.seq]), [['e4', 4], ['e3', 3], ['e2', 2]], 'the order goes on');
         assert.equal((await store.listWebhooks(acct)).length, 2);
         assert.equal(await store.deleteWebhook('w1'), true);
         assert.deepEqual(await store.listWebhookEvents('w1', 10), [], 'its events went with it');

@@ -214,6 +214,8 @@ export interface Store {
   recordWebhookAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<void>;
   /** The outbox of each webhook that has events, in numbers; an account's webhooks only, with `accountId`. */
   webhookStats(accountId?: string): Promise<WebhookStats[]>;
+  /** Drops events delivered before `before` (retention; events still waiting are kept); returns how many. */
+  pruneWebhookEvents(before: string): Promise<number>;
   /** The events of these ids that exist (the outbox remembers what was sent, e.g. to send it again as removed). */
   getWebhookEvents(ids: readonly string[]): Promise<WebhookEvent[]>;
   /** A webhook's events, newest first. */

@@ -47,6 +47,7 @@ export class WebhookDelivery {
   private readonly owner = randomUUID();
   private readonly agent: Agent;
   private timer: NodeJS.Timeout | undefined;
+  private pruneTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
   private readonly resolve: Resolve;
@@ -75,6 +76,21 @@ export class WebhookDelivery {
   start(): void {
     this.timer = setInterval(() => this.poke(), this.opts.pollMs);
     this.timer.unref();
+    // Retention: delivered events older than webhooks.retentionDays leave the outbox, at start and hourly.
+    if (this.opts.retentionDays > 0) {
+      void this.prune();
+      this.pruneTimer = setInterval(() => void this.prune(), 3_600_000);
+      this.pruneTimer.unref();
+    }
+  }
+
+  private async prune(): Promise<void> {
+    try {
+      const dropped = await this.store.pruneWebhookEvents(new Date(Date.now() - this.opts.retentionDays * 86_400_000).toISOString());
+      if (dropped > 0) this.log.info({ dropped, retentionDays: this.opts.retentionDays }, 'delivered webhook events past their retention dropped');
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'webhook events not pruned; next hour');
+    }
   }
 
   /** Delivers what is due now (new events were written, or the timer). One round at a time. */
@@ -150,6 +166,7 @@ export class WebhookDelivery {
   async close(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearInterval(this.pruneTimer);
     await this.running;
     await this.agent.close();
   }

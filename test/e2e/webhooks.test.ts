@@ -310,6 +310,31 @@ describe('webhooks on the embedded chain', { timeout: 120_000 }, () => {
     });
   }
 
+  test('delivered events past webhooks.retentionDays leave the outbox; events still waiting stay', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'nodegate-webhooks-'));
+    // pollMs long: this gateway's deliverer does not touch the events the test writes and settles itself.
+    const cfg = { dataDir, networks: { mainnet: { chainId: 1 } }, webhooks: { allowPrivateTargets: true, pollMs: 60_000, retentionDays: 1 } };
+    const first = await startTestGateway(cfg);
+    const made = (await api(first, 'POST', '/webhooks', { network: 'mainnet', kind: 'block.mined', url: 'http://127.0.0.1:9/hook' })).body;
+    const daysAgo = (d: number) => new Date(Date.now() - d * 86_400_000).toISOString();
+    const store = first.gw.store;
+    await store.addWebhookEvents(['old', 'recent', 'waiting'].map((id, i) => ({ id, webhookId: made.id, type: 'webhook.test', body: '{}', createdAt: daysAgo(3 - i) })));
+    for (const [id, at] of [['old', daysAgo(2)], ['recent', daysAgo(0.5)]]) {
+      const [e] = await store.claimWebhookEvents('test', new Date().toISOString(), daysAgo(-1), 1);
+      assert.equal(e.id, id);
+      await store.recordWebhookAttempt(id, 'test', { delivered: true, status: 200, error: null, at, nextAttemptAt: at });
+    }
+    await first.close();
+    const again = await startTestGateway(cfg);
+    try {
+      const ids = async () => (await api({ ...again, key: first.key }, 'GET', `/webhooks/${made.id}/deliveries`)).body.deliveries.map((d: any) => `${d.id}:${d.status}`);
+      for (let i = 0; i < 100 && (await ids()).includes('old:delivered'); i++) await new Promise((r) => setTimeout(r, 20));
+      assert.deepEqual(await ids(), ['waiting:pending', 'recent:delivered'], 'delivered two days ago: dropped at start; half a day ago: kept; waiting: kept');
+    } finally {
+      await again.close();
+    }
+  });
+
   test('events of blocks mined while the receiver is down, or before a restart, are all delivered after it, none twice', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'nodegate-webhooks-'));
     const cfg = { dataDir, networks: { mainnet: { chainId: 1 } }, webhooks: { allowPrivateTargets: true, retryBaseMs: 50, pollMs: 50 } };
