@@ -54,8 +54,11 @@ export class Pacer {
     while (!this.mayRun()) await new Promise((r) => setTimeout(r, Math.max(LOOK_MS / 10, -this.tokens / this.share)).unref());
   }
 
-  /** A piece of background work took `ms`; charged while callers are served. */
+  /**
+   * A piece of background work took `ms`; charged while callers are served, at most one burst: the time is wall time,
+   * and a delivery waiting seconds on a slow receiver spent little of the gateway's (it must not stall the rest).
+   */
   charge(ms: number): void {
-    if (this.wasBusy) this.tokens -= ms;
+    if (this.wasBusy) this.tokens -= Math.min(ms, this.burstMs);
   }
 }
