@@ -11,13 +11,25 @@ export class TargetRefused extends Error {
   readonly name = 'TargetRefused';
 }
 
-/** Address ranges a webhook may never reach unless the operator allows them: this machine and its networks. */
-function forbidden(address: string): string | undefined {
+/**
+ * Address ranges a webhook may never reach unless the operator allows them: this machine and its networks.
+ * IPv6 forms that carry an IPv4 address are judged as what they reach (issue 17: `[::127.0.0.1]` got through):
+ * IPv4-mapped `::ffff:a.b.c.d` is the IPv4 address itself; IPv4-compatible `::a.b.c.d` (::/96, deprecated by
+ * RFC 4291, but some stacks still route it to the IPv4 address), NAT64 (64:ff9b::/96, 64:ff9b:1::/48), SIIT
+ * (::ffff:0:0:0/96), 6to4 (2002::/16) and Teredo (2001::/32) are tunnels or translators to an IPv4 address chosen by
+ * whoever wrote the URL, and no receiver needs them: refused whatever IPv4 address they carry.
+ */
+export function forbidden(address: string): string | undefined {
   let ip = ipaddr.parse(address);
-  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
+  if (ip.kind() === 'ipv6') {
+    const v6 = ip as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) ip = v6.toIPv4Address();
+    else if (v6.parts.slice(0, 6).every((p) => p === 0)) return v6.parts[6] === 0 && v6.parts[7] <= 1 ? v6.range() : 'ipv4Compatible';
+  }
   const range = ip.range();
   // 'unicast' is the public internet; everything else (private, loopback, link-local with the cloud metadata
-  // address 169.254.169.254, unique-local, carrier-grade NAT, multicast, reserved, unspecified) stays inside.
+  // address 169.254.169.254, unique-local, carrier-grade NAT, multicast, reserved, unspecified, and the IPv6
+  // translation ranges rfc6052, rfc6145, 6to4, teredo) stays inside or leads to an address not checked here.
   return range === 'unicast' ? undefined : range;
 }
 
