@@ -130,6 +130,14 @@ export const postgresMigrations: string[] = [
 
   // 6: each webhook's oldest pending event found by index (a claim looks at one event per webhook, not at the backlog).
   `CREATE INDEX webhook_events_head ON webhook_events (webhook_id, status, seq);`,
+
+  // 7 (issue 17): analytics read an account's rows in pages, in row order, by index (the old index sorted only by
+  // minute); retention finds what it prunes by index: revoked keys, expired sessions, webhook test events.
+  `CREATE INDEX usage_minutes_account_rows ON usage_minutes (account_id, minute, key_id, network, method, code);
+   DROP INDEX usage_minutes_account;
+   CREATE INDEX api_keys_revoked ON api_keys (revoked_at) WHERE revoked_at IS NOT NULL;
+   CREATE INDEX sessions_expiry ON sessions (expires_at);
+   CREATE INDEX webhook_events_test ON webhook_events (created_at) WHERE type = 'webhook.test';`,
 ];
 
 /** Serialises migrations across instances starting at once (advisory locks are per database). 'NGST'. */

@@ -4,10 +4,10 @@ import { accountConflict, keyConflict, planConflict, rethrowConflict, type Viola
 import { migratePostgres } from './postgres-migrations.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime,
-  keyFromRow, normalizeEmail, planFromRow, selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, USAGE_MINUTE_COLUMNS, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
+  keyFromRow, normalizeEmail, planFromRow, selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
 } from './rows.ts';
 import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats } from './store.ts';
-import { DEFAULT_MAX_KEYS } from './store.ts';
+import { DEFAULT_MAX_KEYS, groupKeyId } from './store.ts';
 
 const codec: Codec = {
   bool: (v) => v === true,
@@ -278,12 +278,60 @@ export class PostgresStore implements Store {
 
   async listUsageMinutes(q: UsageQuery): Promise<UsageMinute[]> {
     const where = usageWhere(q, (i) => `$${i}`);
-    const res = await this.pool.query<Row>(`SELECT * FROM usage_minutes WHERE ${where.sql} ORDER BY minute, key_id, network, method, code`, where.values);
+    const res = await this.pool.query<Row>(`SELECT * FROM usage_minutes WHERE ${where.sql}`, where.values);
     return res.rows.map(usageMinuteFromRow);
   }
 
   async pruneUsageMinutes(before: string): Promise<void> {
     await this.rows('pruneUsageMinutes', [before]);
+  }
+
+  /** Runs `work` in one transaction with a statement time-out (retention's statements must not hold locks for ever). */
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query("SET LOCAL statement_timeout = '30s'");
+      const out = await work(client);
+      await client.query('COMMIT');
+      return out;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async rollupUsageHour(from: string, before: string): Promise<{ hour: string; removed: number } | undefined> {
+    const first = (await this.pool.query<{ minute: string }>('SELECT minute FROM usage_minutes WHERE minute >= $1 AND minute < $2 ORDER BY minute LIMIT 1', [from, before])).rows[0];
+    if (!first) return undefined;
+    const { hour, next } = hourOf(first.minute);
+    const sql = usageRollupSql('$1::text', '$2::text');
+    const removed = await this.transaction(async (c) => {
+      await c.query(sql.fold, [hour, next]);
+      return (await c.query(sql.drop, [hour, next])).rowCount ?? 0;
+    });
+    return { hour, removed };
+  }
+
+  async pruneRevokedKeys(revokedBefore: string, limit: number): Promise<number> {
+    const keys = (await this.pool.query<{ id: string; account_id: string }>(
+      'SELECT id, account_id FROM api_keys WHERE revoked_at IS NOT NULL AND revoked_at < $1 ORDER BY revoked_at LIMIT $2', [revokedBefore, limit])).rows;
+    if (keys.length === 0) return 0;
+    const sql = revokedUsageSql('$1::text', 'key_id = ANY($2::text[])', '$3::text');
+    await this.transaction(async (c) => {
+      for (const [a, ids] of byAccount(keys)) {
+        await c.query(sql.fold, [a, ids, groupKeyId('(revoked)', a)]);
+        await c.query(sql.drop, [a, ids]);
+      }
+      await c.query('DELETE FROM api_keys WHERE id = ANY($1::text[])', [keys.map((k) => k.id)]);
+    });
+    return keys.length;
+  }
+
+  async pruneSessions(now: string): Promise<number> {
+    return (await this.pool.query('DELETE FROM sessions WHERE expires_at <= $1', [now])).rowCount ?? 0;
   }
 
   async createSession(s: Session): Promise<void> {
@@ -356,6 +404,10 @@ export class PostgresStore implements Store {
 
   async pruneWebhookEvents(before: string): Promise<number> {
     return (await this.pool.query({ name: 'pruneWebhookEvents', text: Q.pruneWebhookEvents, values: [before] })).rowCount ?? 0;
+  }
+
+  async pruneWebhookTestEvents(before: string): Promise<number> {
+    return (await this.pool.query("DELETE FROM webhook_events WHERE type = 'webhook.test' AND created_at < $1", [before])).rowCount ?? 0;
   }
 
   async getWebhookEvents(ids: readonly string[]): Promise<WebhookEvent[]> {

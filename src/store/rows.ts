@@ -155,7 +155,70 @@ export function usageWhere(q: UsageQuery, placeholder: (i: number) => string): {
     values.push(v);
     parts.push(`${col} = ${placeholder(values.length)}`);
   }
-  return { sql: parts.join(' AND '), values };
+  if (q.after) {
+    // Keyset paging in row order: a seek in the index, whatever page it is (an OFFSET would read the pages before).
+    const a = q.after;
+    values.push(a.minute, a.keyId, a.network, a.method, a.code);
+    const n = values.length;
+    parts.push(`(minute, key_id, network, method, code) > (${[n - 4, n - 3, n - 2, n - 1, n].map(placeholder).join(', ')})`);
+  }
+  let sql = `${parts.join(' AND ')} ORDER BY minute, key_id, network, method, code`;
+  if (q.limit !== undefined) {
+    values.push(q.limit);
+    sql += ` LIMIT ${placeholder(values.length)}`;
+  }
+  return { sql, values };
+}
+
+const USAGE_SUMS = 'sum(requests), sum(compute_units), sum(latency_ms_sum), sum(l0), sum(l1), sum(l2), sum(l3), sum(l4), sum(l5)';
+
+/** Adds an INSERT's rows to the usage rows already there (flushes, roll-ups and folds all add up). */
+export const USAGE_UPSERT = `ON CONFLICT (minute, key_id, network, method, code) DO UPDATE SET
+      requests = usage_minutes.requests + excluded.requests, compute_units = usage_minutes.compute_units + excluded.compute_units,
+      latency_ms_sum = usage_minutes.latency_ms_sum + excluded.latency_ms_sum,
+      l0 = usage_minutes.l0 + excluded.l0, l1 = usage_minutes.l1 + excluded.l1, l2 = usage_minutes.l2 + excluded.l2,
+      l3 = usage_minutes.l3 + excluded.l3, l4 = usage_minutes.l4 + excluded.l4, l5 = usage_minutes.l5 + excluded.l5`;
+
+/**
+ * One hour's roll-up (issue 17), as both stores run it with the hour's first minute `$h` and the next hour `$n`:
+ * the minutes after `HH:00` folded into the `HH:00` row of their cell, then deleted.
+ */
+export function usageRollupSql(h: string, n: string): { fold: string; drop: string } {
+  return {
+    fold: `INSERT INTO usage_minutes (${USAGE_MINUTE_COLUMNS.join(', ')})
+      SELECT ${h}, account_id, key_id, network, method, code, ${USAGE_SUMS} FROM usage_minutes
+      WHERE minute > ${h} AND minute < ${n} GROUP BY account_id, key_id, network, method, code ${USAGE_UPSERT}`,
+    drop: `DELETE FROM usage_minutes WHERE minute > ${h} AND minute < ${n}`,
+  };
+}
+
+/**
+ * Usage of pruned revoked keys (issue 17), as both stores run it with the account `$a` and a key-id list condition:
+ * folded into the account's `(revoked)` rows, then deleted.
+ */
+export function revokedUsageSql(a: string, keys: string, group: string): { fold: string; drop: string } {
+  return {
+    fold: `INSERT INTO usage_minutes (${USAGE_MINUTE_COLUMNS.join(', ')})
+      SELECT minute, account_id, ${group}, network, method, code, ${USAGE_SUMS} FROM usage_minutes
+      WHERE account_id = ${a} AND ${keys} GROUP BY minute, account_id, network, method, code ${USAGE_UPSERT}`,
+    drop: `DELETE FROM usage_minutes WHERE account_id = ${a} AND ${keys}`,
+  };
+}
+
+/** Keys grouped by their account (the usage of keys is folded account by account). */
+export function byAccount(keys: readonly { id: string; account_id: string }[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const k of keys) {
+    const list = out.get(k.account_id);
+    if (list) list.push(k.id); else out.set(k.account_id, [k.id]);
+  }
+  return out;
+}
+
+/** The hour `YYYY-MM-DDTHH:00` of a minute, and the next one. */
+export function hourOf(minute: string): { hour: string; next: string } {
+  const t = Date.parse(`${minute.slice(0, 13)}:00Z`);
+  return { hour: `${minute.slice(0, 13)}:00`, next: new Date(t + 3_600_000).toISOString().slice(0, 16) };
 }
 
 export const WEBHOOK_COLUMNS = ['id', 'account_id', 'network', 'kind', 'url', 'options', 'secret', 'status', 'disabled_reason', 'created_at', 'updated_at'] as const;

@@ -5,9 +5,10 @@ import type { Account, ApiKey, KeyContext, Plan } from '../accounts/model.ts';
 import { accountConflict, keyConflict, planConflict, rethrowConflict, type Violation } from './conflict.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime, keyFromRow, normalizeEmail, planFromRow,
-  selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, USAGE_MINUTE_COLUMNS, WEBHOOK_COLUMNS, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
+  selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, WEBHOOK_COLUMNS, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
 } from './rows.ts';
 import { migrateSqlite } from './sqlite-migrations.ts';
+import { groupKeyId } from './store.ts';
 import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats } from './store.ts';
 import { DEFAULT_MAX_KEYS } from './store.ts';
 
@@ -316,11 +317,45 @@ export class SqliteStore implements Store {
 
   async listUsageMinutes(q: UsageQuery): Promise<UsageMinute[]> {
     const where = usageWhere(q, () => '?');
-    return this.db.prepare<unknown[], Row>(`SELECT * FROM usage_minutes WHERE ${where.sql} ORDER BY minute, key_id, network, method, code`).all(...where.values).map(usageMinuteFromRow);
+    return this.db.prepare<unknown[], Row>(`SELECT * FROM usage_minutes WHERE ${where.sql}`).all(...where.values).map(usageMinuteFromRow);
   }
 
   async pruneUsageMinutes(before: string): Promise<void> {
     this.stmts.pruneUsageMinutes.run(before);
+  }
+
+  async rollupUsageHour(from: string, before: string): Promise<{ hour: string; removed: number } | undefined> {
+    const first = this.db.prepare<[string, string], { minute: string }>('SELECT minute FROM usage_minutes WHERE minute >= ? AND minute < ? ORDER BY minute LIMIT 1').get(from, before);
+    if (!first) return undefined;
+    const { hour, next } = hourOf(first.minute);
+    const sql = usageRollupSql('@h', '@n');
+    const fold = this.db.prepare(sql.fold);
+    const drop = this.db.prepare(sql.drop);
+    const removed = this.db.transaction(() => { fold.run({ h: hour, n: next }); return drop.run({ h: hour, n: next }).changes; }).immediate();
+    return { hour, removed };
+  }
+
+  async pruneRevokedKeys(revokedBefore: string, limit: number): Promise<number> {
+    const keys = this.db.prepare<[string, number], { id: string; account_id: string }>(
+      'SELECT id, account_id FROM api_keys WHERE revoked_at IS NOT NULL AND revoked_at < ? ORDER BY revoked_at LIMIT ?').all(isoTime(revokedBefore), limit);
+    if (keys.length === 0) return 0;
+    const sql = revokedUsageSql('@a', 'key_id IN (SELECT value FROM json_each(@keys))', '@group');
+    const fold = this.db.prepare(sql.fold);
+    const drop = this.db.prepare(sql.drop);
+    const dropKeys = this.db.prepare<[string]>('DELETE FROM api_keys WHERE id IN (SELECT value FROM json_each(?))');
+    this.db.transaction(() => {
+      for (const [a, ids] of byAccount(keys)) {
+        const p = { a, keys: JSON.stringify(ids), group: groupKeyId('(revoked)', a) };
+        fold.run(p);
+        drop.run({ a, keys: p.keys });
+      }
+      dropKeys.run(JSON.stringify(keys.map((k) => k.id)));
+    }).immediate();
+    return keys.length;
+  }
+
+  async pruneSessions(now: string): Promise<number> {
+    return this.db.prepare<[string]>('DELETE FROM sessions WHERE expires_at <= ?').run(isoTime(now)).changes;
   }
 
   async createSession(s: Session): Promise<void> {
@@ -386,6 +421,10 @@ export class SqliteStore implements Store {
 
   async pruneWebhookEvents(before: string): Promise<number> {
     return this.stmts.pruneWebhookEvents.run(isoTime(before)).changes;
+  }
+
+  async pruneWebhookTestEvents(before: string): Promise<number> {
+    return this.db.prepare<[string]>("DELETE FROM webhook_events WHERE type = 'webhook.test' AND created_at < ?").run(isoTime(before)).changes;
   }
 
   async getWebhookEvents(ids: readonly string[]): Promise<WebhookEvent[]> {

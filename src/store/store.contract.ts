@@ -455,6 +455,114 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
       });
     });
 
+    describe('usage roll-up, paging and retention (issue 17)', () => {
+      const row = (over: Partial<UsageMinute> = {}): UsageMinute => ({
+        minute: '2026-03-01T10:00', accountId: 'acc-1', keyId: 'key-1', network: 'mainnet', method: 'eth_call', code: 0,
+        requests: 1, computeUnits: 26, latencyMsSum: 3, latency: [1, 0, 0, 0, 0, 0], ...over,
+      });
+      const all = () => store.listUsageMinutes({ from: '2026-01-01T00:00', to: '2027-01-01T00:00' });
+      const sum = (rows: UsageMinute[]) => rows.reduce((t, r) => ({ requests: t.requests + r.requests, computeUnits: t.computeUnits + r.computeUnits, latencyMsSum: t.latencyMsSum + r.latencyMsSum, l0: t.l0 + r.latency[0] }), { requests: 0, computeUnits: 0, latencyMsSum: 0, l0: 0 });
+
+      test('rolls up one hour at a time into one row per cell at its first minute: fewer rows, the same totals', async () => {
+        const rows: UsageMinute[] = [];
+        for (let m = 0; m < 60; m++) {
+          const minute = `2026-03-01T10:${String(m).padStart(2, '0')}`;
+          rows.push(row({ minute }), row({ minute, method: 'eth_chainId', computeUnits: 0 }), row({ minute, keyId: 'key-2', accountId: 'acc-2' }));
+        }
+        rows.push(row({ minute: '2026-03-01T11:05' }), row({ minute: '2026-03-01T12:00' }));
+        await store.addUsageMinutes(rows);
+        const before = sum(await all());
+        const first = await store.rollupUsageHour('2026-01-01T00:00', '2026-03-01T12:00');
+        assert.deepEqual(first, { hour: '2026-03-01T10:00', removed: 177 });
+        const second = await store.rollupUsageHour('2026-03-01T11:00', '2026-03-01T12:00');
+        assert.deepEqual(second, { hour: '2026-03-01T11:00', removed: 1 });
+        assert.equal(await store.rollupUsageHour('2026-03-01T12:00', '2026-03-01T12:00'), undefined, 'the hour not yet due stays');
+        const after = await all();
+        console.log(`usage roll-up: ${rows.length} rows -> ${after.length} rows, ${before.requests} requests before and after`);
+        assert.equal(after.length, 5);
+        assert.deepEqual(sum(after), before);
+        assert.deepEqual(after.find((r) => r.minute === '2026-03-01T10:00' && r.keyId === 'key-1' && r.method === 'eth_call'), row({ requests: 60, computeUnits: 1560, latencyMsSum: 180, latency: [60, 0, 0, 0, 0, 0] }));
+        await store.addUsageMinutes([row({ minute: '2026-03-01T10:30' })]);
+        assert.equal((await store.rollupUsageHour('2026-01-01T00:00', '2026-03-01T12:00'))?.removed, 1, 'a late flush into a rolled hour is rolled up again');
+        assert.equal(sum(await all()).requests, before.requests + 1);
+      });
+
+      test('reads rows in pages, each after the last of the one before, as one read would', async () => {
+        const rows: UsageMinute[] = [];
+        for (let m = 0; m < 7; m++) for (const keyId of ['k-a', 'k-b']) for (const code of [0, 3]) rows.push(row({ minute: `2026-03-01T10:0${m}`, keyId, code }));
+        rows.push(row({ accountId: 'acc-2', keyId: 'k-z' }));
+        await store.addUsageMinutes(rows);
+        const q = { from: '2026-03-01T00:00', to: '2026-03-02T00:00', accountId: 'acc-1' };
+        const whole = await store.listUsageMinutes(q);
+        const paged: UsageMinute[] = [];
+        for (let page = await store.listUsageMinutes({ ...q, limit: 5 }); page.length > 0;) {
+          assert.ok(page.length <= 5);
+          paged.push(...page);
+          const last = page[page.length - 1];
+          page = await store.listUsageMinutes({ ...q, limit: 5, after: last });
+        }
+        assert.equal(whole.length, 28);
+        assert.deepEqual(paged, whole);
+      });
+
+      test('prunes keys revoked before a time: their usage folded into the account\'s (revoked) rows; other keys kept', async () => {
+        await store.createPlan(freePlan);
+        const a = (await store.createAccount(newAccount())).id;
+        const b = (await store.createAccount(newAccount())).id;
+        const oldA = await store.insertKey(newKey(a));
+        const oldB = await store.insertKey(newKey(b));
+        const live = await store.insertKey(newKey(a));
+        const recent = await store.insertKey(newKey(a));
+        await store.revokeKey(oldA.id);
+        await store.revokeKey(oldB.id);
+        await tick();
+        const cutoff = new Date().toISOString();
+        await tick();
+        await store.revokeKey(recent.id);
+        const use = (accountId: string, keyId: string, minute = '2026-03-01T10:00') => row({ accountId, keyId, minute });
+        await store.addUsageMinutes([use(a, oldA.id), use(a, oldA.id, '2026-03-01T10:01'), use(b, oldB.id), use(a, live.id), use(a, recent.id)]);
+        const before = sum(await all());
+        assert.equal(await store.pruneRevokedKeys(cutoff, 1), 1, 'at most `limit` keys a call');
+        assert.equal(await store.pruneRevokedKeys(cutoff, 100), 1);
+        assert.equal(await store.pruneRevokedKeys(cutoff, 100), 0);
+        assert.equal(await store.getKey(oldA.id), undefined);
+        assert.equal(await store.getKey(oldB.id), undefined);
+        assert.ok(await store.getKey(live.id), 'a live key stays');
+        assert.ok(await store.getKey(recent.id), 'a key revoked after the cutoff stays');
+        const after = await all();
+        assert.deepEqual(sum(after), before, 'no call is lost');
+        assert.deepEqual(after.map((r) => `${r.minute} ${r.keyId} ${r.requests}`).sort(), [
+          `2026-03-01T10:00 (revoked):${a} 1`, `2026-03-01T10:00 (revoked):${b} 1`, `2026-03-01T10:00 ${live.id} 1`,
+          `2026-03-01T10:00 ${recent.id} 1`, `2026-03-01T10:01 (revoked):${a} 1`,
+        ].sort());
+        assert.ok(after.filter((r) => r.keyId === `(revoked):${b}`).every((r) => r.accountId === b), 'each account keeps its own');
+      });
+
+      test('prunes expired sessions and nothing else', async () => {
+        await store.createPlan(freePlan);
+        const acct = (await store.createAccount(newAccount())).id;
+        const now = new Date();
+        const at = (ms: number) => new Date(now.getTime() + ms).toISOString();
+        await store.createSession({ idHash: 'gone-1', accountId: acct, csrf: 'c', createdAt: at(-7_200_000), expiresAt: at(-3_600_000) });
+        await store.createSession({ idHash: 'gone-2', accountId: acct, csrf: 'c', createdAt: at(-7_200_000), expiresAt: at(-1) });
+        await store.createSession({ idHash: 'live', accountId: acct, csrf: 'c', createdAt: at(0), expiresAt: at(3_600_000) });
+        assert.equal(await store.pruneSessions(now.toISOString()), 2);
+        assert.equal(await store.pruneSessions(now.toISOString()), 0);
+        assert.equal((await store.getSession('live'))?.csrf, 'c');
+      });
+
+      test('prunes webhook test events written before a time, delivered or not; other events stay', async () => {
+        await store.createPlan(freePlan);
+        const acct = (await store.createAccount(newAccount())).id;
+        await store.createWebhook({ id: 'wt', accountId: acct, network: 'mainnet', kind: 'block.mined', url: 'https://example.com/h', options: {}, secret: 's', status: 'active' });
+        const T = (h: number) => new Date(Date.UTC(2026, 10, 23, h)).toISOString();
+        const ev = (id: string, type: string, h: number) => ({ id, webhookId: 'wt', type, body: '{}', createdAt: T(h) });
+        await store.addWebhookEvents([ev('t-old', 'webhook.test', 1), ev('b-old', 'block.mined', 1), ev('t-new', 'webhook.test', 5)]);
+        assert.equal(await store.pruneWebhookTestEvents(T(3)), 1);
+        assert.deepEqual((await store.listWebhookEvents('wt', 10)).map((e) => e.id).sort(), ['b-old', 't-new']);
+      });
+    });
+
     describe('meta and health', () => {
       test('keeps and overwrites meta values', async () => {
         assert.equal(await store.getMeta('bootstrapped'), undefined);

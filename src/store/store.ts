@@ -39,7 +39,20 @@ export interface UsageQuery {
   accountId?: string;
   keyId?: string;
   network?: string;
+  /** A page (issue 17: analytics read in bounded pages): at most `limit` rows, in row order, after the row `after`. */
+  limit?: number;
+  after?: UsageCursor;
 }
+
+/** Where a page of usage rows ended: the last row's identity (rows are ordered by these). */
+export type UsageCursor = Pick<UsageMinute, 'minute' | 'keyId' | 'network' | 'method' | 'code'>;
+
+/**
+ * Usage kept under no real key (issue 17): of keys pruned after their revocation (`(revoked)`), and of calls past
+ * the recorder's cells per account and minute (`(other)`). The account is part of the id because rows are keyed by
+ * key id (two accounts' `(revoked)` rows must not add up); reports show the part before the colon.
+ */
+export const groupKeyId = (group: '(revoked)' | '(other)', accountId: string) => `${group}:${accountId}`;
 
 /** A dashboard login (its id is only ever stored hashed). */
 export interface Session {
@@ -187,6 +200,19 @@ export interface Store {
   listUsageMinutes(query: UsageQuery): Promise<UsageMinute[]>;
   /** Drops usage minutes before `minute` (retention). */
   pruneUsageMinutes(before: string): Promise<void>;
+  /**
+   * Rolls up one hour (issue 17): the first hour at or after `from` and before `before` that has usage rows; its
+   * rows are folded into one row per cell at the hour's first minute (`HH:00`). Answers that hour and how many rows
+   * went, or undefined when no such hour has rows. Adds stay exact: a late flush into a rolled hour is a minute row again.
+   */
+  rollupUsageHour(from: string, before: string): Promise<{ hour: string; removed: number } | undefined>;
+  /**
+   * Up to `limit` keys revoked before `revokedBefore` leave the store (retention): their usage rows folded into
+   * the account's `(revoked)` rows (groupKeyId), then the key rows deleted. Answers how many keys went.
+   */
+  pruneRevokedKeys(revokedBefore: string, limit: number): Promise<number>;
+  /** Deletes sessions that expired by `now` (retention); answers how many. */
+  pruneSessions(now: string): Promise<number>;
 
   createSession(session: Session): Promise<void>;
   getSession(idHash: string): Promise<Session | undefined>;
@@ -216,6 +242,8 @@ export interface Store {
   webhookStats(accountId?: string): Promise<WebhookStats[]>;
   /** Drops events delivered before `before` (retention; events still waiting are kept); returns how many. */
   pruneWebhookEvents(before: string): Promise<number>;
+  /** Drops test events (type `webhook.test`, "Send test") written before `before`, delivered or not; returns how many. */
+  pruneWebhookTestEvents(before: string): Promise<number>;
   /** The events of these ids that exist (the outbox remembers what was sent, e.g. to send it again as removed). */
   getWebhookEvents(ids: readonly string[]): Promise<WebhookEvent[]>;
   /** A webhook's events, newest first. */
