@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
+import { believableUpTo, type HeadBound } from './agreed-head.ts';
 import { blockSeenIn } from './block-seen.ts';
 
 /** What the head tells the chain module, which turns it into events (chain/chain.ts). */
@@ -24,6 +25,8 @@ export class ChainHead {
   safe: number | undefined;
   finalized: number | undefined;
   epoch = 0;
+  /** When the head last moved (ms): how far it may be believed to jump (agreed-head.ts). */
+  movedAt = Date.now();
   /** The last observation was below the head (once may be a node a moment behind; twice, the chain went back). */
   private behind = false;
 
@@ -33,7 +36,17 @@ export class ChainHead {
     /** Asks the chain module to read the upstreams' heads now (after a write). */
     private readonly poll: () => void,
     private readonly listener: HeadListener,
+    /** How far an answer may move the head at once; undefined: any distance (an embedded chain). */
+    readonly bound: HeadBound | undefined = undefined,
   ) {}
+
+  /**
+   * Block `n` may be taken as existing on an answer's word alone: within what time allows since the head last
+   * moved. A node claiming far more (block 10^12) is held back by the chain module until others confirm it.
+   */
+  believable(n: number, now = Date.now()): boolean {
+    return this.bound === undefined || n <= believableUpTo({ head: this.number, at: this.movedAt }, now, this.bound);
+  }
 
   /** Block `n` is at or below the finality depth: an answer about it cannot change any more. */
   final(n: number): boolean {
@@ -50,6 +63,7 @@ export class ChainHead {
   advance(n: number): void {
     if (this.number !== undefined && n <= this.number) return;
     this.number = n;
+    this.movedAt = Date.now();
     this.epoch++;
     this.listener.advanced(n);
   }
@@ -63,7 +77,9 @@ export class ChainHead {
     if (answer.error !== undefined) return answer;
     const n = blockSeenIn(method, params, answer.result);
     if (n === undefined) return answer;
-    if (method === 'eth_blockNumber' && this.number !== undefined && n < this.number) return { result: `0x${this.number.toString(16)}` };
+    // Below what a caller saw, or a jump no chain makes (a lying node): the head as the chain module holds it.
+    if (method === 'eth_blockNumber' && this.number !== undefined && (n < this.number || !this.believable(n))) return { result: `0x${this.number.toString(16)}` };
+    if (!this.believable(n)) return answer;
     this.advance(n);
     return answer;
   }
@@ -83,6 +99,7 @@ export class ChainHead {
   reset(): void {
     this.epoch++;
     this.number = undefined;
+    this.movedAt = Date.now();
     this.safe = undefined;
     this.finalized = undefined;
   }
@@ -105,6 +122,7 @@ export class ChainHead {
       const from = this.number;
         this.log.warn({ from, to: n }, 'the chain went back; cached answers of this network dropped');
       this.number = n;
+      this.movedAt = Date.now();
       this.epoch++;
       this.behind = false;
       this.listener.wentBack(from, n);

@@ -63,3 +63,62 @@ describe('the chain module follows blocks for its subscribers', () => {
     assert.deepEqual([...new Set(calls)].sort(), ['eth_blockNumber', 'eth_chainId']);
   });
 });
+
+/** A node whose head the test sets, and which has (serves) blocks up to `has`. */
+class HeadNode implements Upstream {
+  calls: string[] = [];
+  constructor(readonly label: string, public head: number, public has = head) {}
+  async call(method: string, params: unknown[]): Promise<UpstreamAnswer> {
+    this.calls.push(method);
+    if (method === 'eth_chainId') return { result: '0x1' };
+    if (method === 'eth_blockNumber') return { result: hex(this.head) };
+    if (method === 'eth_getBlockByNumber') {
+      const n = params[0] === 'latest' ? this.has : Number(params[0]);
+      return { result: n <= this.has ? { number: hex(n), hash: `0x${n}`, parentHash: `0x${n - 1}` } : null };
+    }
+    throw new Error(`unexpected ${method}`);
+  }
+  async close(): Promise<void> {}
+}
+
+const LIE = 1_000_000_000_000;
+const chainOf = (nodes: HeadNode[], roles: Array<'primary' | 'fallback'> = []) =>
+  new Chain('t', 1, nodes.map((n, i) => new UpstreamMember(n, { role: roles[i] ?? 'primary', weight: 1 }, i)), { breakerFailures: 3, breakerCooldownMs: 1000, maxLagBlocks: 5 }, 64, 60_000, pino({ level: 'silent' }));
+
+describe('the chain module does not believe a head far ahead of the others', () => {
+  for (const liarRole of ['primary', 'fallback'] as const) {
+    test(`a ${liarRole} claiming block 10^12: the head stays with the others, the liar is suspect and takes no call`, async () => {
+      const liar = new HeadNode('liar', LIE, 100);
+      const nodes = liarRole === 'primary' ? [liar, new HeadNode('a', 100), new HeadNode('b', 100)] : [new HeadNode('a', 100), new HeadNode('b', 100), liar];
+      const chain = chainOf(nodes, liarRole === 'primary' ? [] : ['primary', 'primary', 'fallback']);
+      await chain.start();
+      chain.stop();
+      liar.calls = [];
+      const answers = new Set<unknown>();
+      for (let i = 0; i < 50; i++) answers.add(chain.head.seen('eth_blockNumber', [], await chain.call('eth_blockNumber', [], 1000)).result);
+      const states = chain.status().map((s) => s.state);
+      console.log(`lying ${liarRole}: head ${chain.head.number}, eth_blockNumber answers ${[...answers]}, states ${states}, calls to the liar after start ${liar.calls.length}`);
+      assert.equal(chain.head.number, 100);
+      assert.deepEqual([...answers], ['0x64']);
+      assert.equal(states[nodes.indexOf(liar)], 'suspect');
+      assert.equal(liar.calls.length, 0);
+    });
+  }
+
+  test('a lone node jumping far: held back until it keeps to it and serves that block', async () => {
+    const node = new HeadNode('lone', 100);
+    const chain = chainOf([node]);
+    await chain.start();
+    chain.stop();
+    node.head = LIE; // claims it, cannot serve it
+    for (let i = 0; i < 5; i++) await chain.check();
+    const held = chain.head.number;
+    const clamped = chain.head.seen('eth_blockNumber', [], { result: hex(LIE) }).result;
+    node.has = LIE; // now it has it
+    for (let i = 0; i < 4; i++) await chain.check();
+    console.log(`lone node: head ${held} while it could not serve block ${LIE} (eth_blockNumber answered ${clamped}); ${chain.head.number} once it served it`);
+    assert.equal(held, 100);
+    assert.equal(clamped, '0x64');
+    assert.equal(chain.head.number, LIE);
+  });
+});

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Pacer } from '../background/pacer.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
+import { agreedHead, HEAD_BOUND, type HeadBound, type HeadClaim } from './agreed-head.ts';
 import { ChainHead } from './chain-head.ts';
 import { pinLatest } from './pin-latest.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
@@ -39,7 +40,8 @@ export interface UpstreamStatus {
   network: string;
   upstream: string;
   role: string;
-  state: 'up' | 'down' | 'lagging' | 'refused' | 'unknown';
+  /** `suspect`: it claims a head far ahead of the agreed head that nothing confirms; it takes no calls. */
+  state: 'up' | 'down' | 'lagging' | 'suspect' | 'refused' | 'unknown';
   chainId: number | undefined;
   head: number | undefined;
   lag: number | undefined;
@@ -56,6 +58,8 @@ const FOLLOW_WINDOW = 128;
 const BLOCKS_PER_ROUND = 256;
 /** Time-out of the chain module's own block reads, ms. */
 const BLOCK_READ_MS = 10_000;
+/** Rounds of checks a lone node keeps to a held-back head before it is asked to serve that block. */
+const HOLD_ROUNDS = 3;
 
 /**
  * One network's chain (DECISIONS 9): the only part of the gateway that asks nodes for the head. It owns the
@@ -84,6 +88,8 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     finalityDepth: number,
     private readonly checkIntervalMs: number,
     private readonly log: Logger,
+    /** How far one node's head is believed ahead of the others (agreed-head.ts); undefined: an embedded chain. */
+    private readonly headBound: HeadBound | undefined = HEAD_BOUND,
   ) {
     super();
     this.pool = new UpstreamPool(members, policy, () => this.best(), log);
@@ -91,7 +97,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     this.head = new ChainHead(finalityDepth, log, () => void this.check(), {
       advanced: (n) => this.emit('head', n),
       wentBack: (from, to) => this.emit('reorg', { from, to, depth: from - to }),
-    });
+    }, headBound);
   }
 
   /** Checks every upstream once (a dead one is a warning, not silence), then every `checkIntervalMs`. */
@@ -113,15 +119,17 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     await this.pool.close();
   }
 
-  /** The highest head among upstreams that answer and serve this chain. */
-  best(): number | undefined {
-    let best: number | undefined;
-    const now = Date.now();
-    for (const m of this.members) {
-      if (m.refused || m.head === undefined || m.breaker(now) === 'open') continue;
-      if (best === undefined || m.head > best) best = m.head;
-    }
-    return best;
+  /**
+   * The agreed head: the highest head among upstreams that answer and serve this chain, that is believed
+   * (agreed-head.ts: not far ahead of all the others, nor of what time allows). A member above it is `suspect`.
+   */
+  best(now = Date.now()): number | undefined {
+    return agreedHead(this.claims(now), { head: this.head.number, at: this.head.movedAt }, now, this.headBound).head;
+  }
+
+  /** Each member's head, if it answers and serves this chain. */
+  private claims(now: number): Array<HeadClaim | undefined> {
+    return this.members.map((m) => (m.refused || m.head === undefined || m.breaker(now) === 'open' ? undefined : { head: m.head, served: m.served }));
   }
 
   /** One round of checks of every upstream (one round at a time; callers share it). */
@@ -131,6 +139,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
 
   private async checkAll(): Promise<void> {
     await Promise.all(this.members.map((m) => this.checkOne(m)));
+    await this.proveHeld();
     const best = this.best();
     if (best !== undefined) this.head.observe(best);
     for (const m of this.members) this.noteState(m, best);
@@ -244,6 +253,34 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     }));
   }
 
+  /**
+   * A node whose head is held back (too far ahead) and that is the only one answering: once it has kept to that
+   * head for HOLD_ROUNDS rounds, it is asked for that block; a node that serves it has it (agreed-head.ts). One
+   * read per held node per round; none while other nodes disagree (their heads decide).
+   */
+  private async proveHeld(): Promise<void> {
+    const now = Date.now();
+    const claims = this.claims(now);
+    const { believed } = agreedHead(claims, { head: this.head.number, at: this.head.movedAt }, now, this.headBound);
+    await Promise.all(this.members.map(async (m, i) => {
+      const claim = claims[i];
+      if (claim === undefined || believed[i]) {
+        m.held = undefined;
+        return;
+      }
+      m.held = m.held && claim.head >= m.held.head ? { head: claim.head, rounds: m.held.rounds + 1 } : { head: claim.head, rounds: 1 };
+      const alone = claims.every((c, j) => j === i || c === undefined);
+      if (!alone || m.held.rounds < HOLD_ROUNDS) return;
+      try {
+        const a = await this.pool.via(m, 'eth_getBlockByNumber', [hex(claim.head), false], Math.max(1000, this.checkIntervalMs));
+        const n = (a.result as { number?: unknown } | null)?.number;
+        if (typeof n === 'string' && Number(n) === claim.head) m.served = claim.head;
+      } catch {
+        // Recorded by the pool; the next round asks again.
+      }
+    }));
+  }
+
   /** Chain id when the upstream was not known to answer (first check, after a failure), then its head. */
   private async checkOne(m: UpstreamMember): Promise<void> {
     if (m.refused || m.resting()) return;
@@ -280,10 +317,12 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
 
   private statusOf(m: UpstreamMember, best: number | undefined): UpstreamStatus {
     const breaker = m.breaker();
-    const state = m.refused ? 'refused' : !m.reachable ? (m.lastError ? 'down' : 'unknown') : m.lagging(best, this.policy) ? 'lagging' : 'up';
+    const state = m.refused ? 'refused' : !m.reachable ? (m.lastError ? 'down' : 'unknown')
+      : m.suspect(best) ? 'suspect' : m.lagging(best, this.policy) ? 'lagging' : 'up';
+    const error = state === 'suspect' ? `head ${m.head} is far ahead of the agreed head ${best}; held back until other nodes confirm it` : m.lastError;
     return {
       network: this.network, upstream: m.label, role: m.config.role, state, chainId: m.chainId, head: m.head,
-      lag: m.lag(best), breaker, ...(m.lastError ? { error: m.lastError } : {}),
+      lag: m.lag(best), breaker, ...(error ? { error } : {}),
     };
   }
 
@@ -340,7 +379,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
       if (!latest) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: 'the node has no latest block' });
       const known = this.head.number;
       if (known === undefined || latest.number >= known) {
-        this.head.advance(latest.number);
+        if (this.head.believable(latest.number)) this.head.advance(latest.number);
         return latest;
       }
       const seen = await this.blockAt(hex(known), timeoutMs);

@@ -7,6 +7,7 @@ import type { MethodEntry } from '../rpc/methods/method-table.ts';
 import { buildMethodTables } from '../rpc/methods/method-table.ts';
 import { AnvilSupervisor } from '../upstream/embedded/anvil-supervisor.ts';
 import { HttpUpstream } from '../upstream/http-upstream.ts';
+import { HEAD_BOUND } from './agreed-head.ts';
 import { Chain } from './chain.ts';
 import type { ChainHead } from './chain-head.ts';
 import { UpstreamMember } from './upstream-member.ts';
@@ -58,7 +59,9 @@ export class Networks {
         breakerCooldownMs: config.upstreams.breakerCooldownMs,
       };
       const depth = net.finalityDepth ?? (kind === 'embedded' ? 0 : 64);
-      const chain = new Chain(name, net.chainId, members, policy, depth, config.upstreams.checkIntervalMs, nlog);
+      // Nodegate's own anvil is believed whatever it mines at once (anvil_mine of 10,000 blocks); nodes by URL
+      // are held to the head bound (agreed-head.ts).
+      const chain = new Chain(name, net.chainId, members, policy, depth, config.upstreams.checkIntervalMs, nlog, kind === 'embedded' ? undefined : HEAD_BOUND);
       chains.set(name, chain);
       // Subscribers: the embedded chain's watchdog hears of heads, and its restarts reset the chain.
       if (supervisor) {

@@ -33,6 +33,12 @@ export type BreakerState = 'closed' | 'open' | 'half-open';
 export class UpstreamMember {
   /** Its latest block as last seen (health check or an answer it gave). */
   head: number | undefined;
+  /**
+   * A head held back as too far ahead (agreed-head.ts): the claim and how many rounds of checks the node kept to
+   * it; and the highest block it served when asked for it after that (only then is a lone node's jump believed).
+   */
+  held: { head: number; rounds: number } | undefined;
+  served: number | undefined;
   /** The chain id it reported; a member whose chain id is not the network's is `refused` for good. */
   chainId: number | undefined;
   refused = false;
@@ -62,13 +68,21 @@ export class UpstreamMember {
 
   /**
    * May take a call now: not refused, not resting after a 429, breaker closed (or half-open with no trial out),
-   * and no more than `maxLag` blocks behind `best`.
+   * no more than `maxLag` blocks behind `best`, and not `suspect`.
    */
   usable(best: number | undefined, policy: HealthPolicy, now = Date.now()): boolean {
     if (this.refused || now < this.restUntil) return false;
     const state = this.breaker(now);
     if (state === 'open' || (state === 'half-open' && this.trialOut)) return false;
-    return !this.lagging(best, policy);
+    return !this.lagging(best, policy) && !this.suspect(best);
+  }
+
+  /**
+   * Its head is above the agreed head `best`, which is the highest head believed: it claims a block nobody
+   * confirms (a node claiming 10^12). It takes no calls, so that no caller is shown that block.
+   */
+  suspect(best: number | undefined): boolean {
+    return best !== undefined && this.head !== undefined && this.head > best;
   }
 
   /** Asked to be left alone (a 429's Retry-After) until a moment still to come: not even checked meanwhile. */
