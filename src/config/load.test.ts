@@ -21,7 +21,7 @@ test('with no file, the defaults: embedded mainnet and testnet (devnet alias), 1
   const embedded = [{ url: 'embedded', role: 'primary', weight: 1 }];
   assert.deepEqual(c.networks.mainnet, { chainId: 1, upstreams: embedded, aliases: [] });
   assert.deepEqual(c.networks.testnet, { chainId: 11155111, upstreams: embedded, aliases: ['devnet'] });
-  assert.equal(c.rpc.maxBatchSize, 100);
+  assert.equal(c.rpc.maxBatchSize, 1000);
   assert.equal(c.server.bodyLimit, 1048576);
   assert.ok(Object.isFrozen(c.server));
 });

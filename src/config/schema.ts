@@ -78,7 +78,10 @@ export interface Config {
   dataDir: string;
   networks: Record<string, NetworkConfig>;
   rpc: {
-    /** Most items in one batch (DECISIONS 3: default 100, at most 1000). */
+    /**
+     * Hard ceiling on the items of one batch, whatever the plan says (issue 17: default 1,000 as geth, at most
+     * 1,000). The key's plan `maxBatchSize` is the limit that applies; this only caps it.
+     */
     maxBatchSize: number;
     /** Items of one batch in flight at once. */
     batchConcurrency: number;
@@ -98,6 +101,13 @@ export interface Config {
     maxAnswerBytes: number;
     /** Largest sum of node answers held at once for all calls, bytes (≥ maxAnswerBytes); past it, -32005 answers_busy. */
     maxAnswerBytesInFlight: number;
+    /**
+     * Largest response to one HTTP request, bytes (the sum of a batch's answers); a batch item that does not fit
+     * is answered -32005 answer_too_large instead. Default 32 MiB; ≥ maxAnswerBytes.
+     */
+    maxResponseBytes: number;
+    /** Largest sum of responses held at once for all requests, bytes; past it, an item is -32005 answers_busy. Default 256 MiB. */
+    maxResponseBytesInFlight: number;
   };
   embedded: EmbeddedChainConfig;
   /** Plans by id; each missing from the store is created at start-up (existing ones are the operator's to edit). */
@@ -132,6 +142,11 @@ export interface Config {
     defaultCost: number;
     /** Cost of an item refused before it ran (invalid, unknown method, invalid params, forbidden), and of a body that is not JSON-RPC. */
     invalidCost: number;
+    /**
+     * Bytes of request body per extra compute unit (default 65,536): a body costs one more unit per whole 64 KiB,
+     * charged at admission from its Content-Length, before it is read (issue 17: reading and parsing is work).
+     */
+    bodyBytesPerUnit: number;
     /** How often monthly usage is written to the store, ms (batched, never per request). */
     usageFlushMs: number;
     /** Failed authentications allowed per client IP: a rate per second and a burst (keys cannot be guessed at speed). */
@@ -285,7 +300,7 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
       properties: {
-        maxBatchSize: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+        maxBatchSize: { type: 'integer', minimum: 1, maximum: 1000, default: 1000 },
         batchConcurrency: { type: 'integer', minimum: 1, maximum: 256, default: 16 },
         strictMethods: { type: 'boolean', default: false },
         extraMethods: { type: 'object', additionalProperties: { type: 'array', items: str }, default: {} },
@@ -294,6 +309,8 @@ export const configSchema = {
         gasCap: { type: 'integer', minimum: 0, default: 50000000 },
         maxAnswerBytes: { type: 'integer', minimum: 1024, default: 16777216 },
         maxAnswerBytesInFlight: { type: 'integer', minimum: 1024, default: 67108864 },
+        maxResponseBytes: { type: 'integer', minimum: 1024, default: 33554432 },
+        maxResponseBytesInFlight: { type: 'integer', minimum: 1024, default: 268435456 },
       },
     },
     embedded: {
@@ -367,6 +384,7 @@ export const configSchema = {
         costs: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 }, default: {} },
         defaultCost: { type: 'integer', minimum: 0, default: 10 },
         invalidCost: { type: 'integer', minimum: 0, default: 1 },
+        bodyBytesPerUnit: { type: 'integer', minimum: 1024, default: 65536 },
         usageFlushMs: { type: 'integer', minimum: 100, default: 2000 },
         unknownKeys: {
           type: 'object',

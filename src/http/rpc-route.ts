@@ -10,8 +10,10 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { Limits } from '../limits/limits.ts';
 import type { RateDecision } from '../limits/rate-limiter.ts';
 import { frameBody, type FramedItem } from '../rpc/framing.ts';
-import { executeItem, prepareItem, type PreparedCall, type RequestContext } from '../rpc/pipeline.ts';
 import { responseJson } from '../rpc/respond.ts';
+import { ResponseBudget, SMALL_BYTES, type RequestBytes } from '../rpc/response-budget.ts';
+import { sendAnswers, type Answer } from '../rpc/send-answers.ts';
+import { executeItem, prepareItem, type PreparedCall, type RequestContext } from '../rpc/pipeline.ts';
 import type { Network, Networks } from '../chain/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import { sendError } from './send-error.ts';
@@ -20,8 +22,11 @@ interface Params { network: string; apikey?: string }
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** What the admission stage decided before the body was read: the network and the caller's key. */
-    admitted?: { network: Network; key: ResolvedKey };
+    /**
+     * What the admission stage decided before the body was read: the network, the caller's key, and the units
+     * already spent on reading the body (`credit`, with the bucket's decision), when limits are on.
+     */
+    admitted?: { network: Network; key: ResolvedKey; credit: number; decision?: RateDecision };
   }
 }
 
@@ -30,8 +35,6 @@ const JSON_TYPE = /^application\/json\s*(;|$)/i;
 /** Errors of the execute stage that refuse a call by the gateway's own rules, before a node does any work for it. */
 const REFUSED_AFTER_LIMIT: ReadonlySet<string> = new Set(['FILTER_LIMIT', 'FILTER_NOT_FOUND']);
 
-/** An item's answer, and the HTTP status it would give if it were the only one. */
-interface Answer { answer: UpstreamAnswer; status: number }
 
 export interface RpcRouteDeps {
   config: Readonly<Config>;
@@ -55,6 +58,10 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
   const maxBatch = config.rpc.maxBatchSize;
   const concurrency = config.rpc.batchConcurrency;
   const invalidCost = config.limits.invalidCost;
+  const bytesPerUnit = config.limits.bodyBytesPerUnit;
+  /** What reading and framing a body of `bytes` costs: the least any request costs (issue 17). */
+  const framingCost = (bytes: number) => invalidCost + Math.floor(bytes / bytesPerUnit);
+  const responses = new ResponseBudget(config.rpc.maxResponseBytes, config.rpc.maxResponseBytesInFlight);
   const guard = new UnknownKeyGuard(config.limits.unknownKeys.perSecond, config.limits.unknownKeys.burst);
 
   /**
@@ -97,7 +104,25 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
     } catch (err) {
       return refuse(asGatewayError(err, req));
     }
-    req.admitted = { network, key };
+    // Stage limit, at admission (issue 17): the key's bucket pays for reading its body before it is read, from the
+    // Content-Length (a chunked body pays for its size once read). An empty bucket: 429, the body never read.
+    if (!limits) {
+      req.admitted = { network, key, credit: 0 };
+      return;
+    }
+    const declared = Number(req.headers['content-length'] ?? 0);
+    const credit = framingCost(Number.isFinite(declared) ? declared : 0);
+    try {
+      const decision = await limits.admitBody(key, credit);
+      req.admitted = { network, key, credit, decision };
+    } catch (err) {
+      const e = asGatewayError(err, req);
+      if (e.status === 429) {
+        metrics?.refused(network.name);
+        refusals?.refused(key.key.id, key.account.id, network.name);
+      }
+      return refuse(e);
+    }
   };
 
   /**
@@ -120,15 +145,21 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
 
   const handler = async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
     const t0 = performance.now();
-    const { network, key } = req.admitted!;
+    const { network, key, credit } = req.admitted!;
+    const body = req.body as Buffer | undefined;
+    const sizeCost = framingCost(body?.length ?? 0);
+    /** A body refused as a whole is metered like an invalid item, plus its size (a chunked one pays that now). */
+    const refuseBody = async (e: GatewayError) => {
+      if (limits && req.admitted!.decision) rateHeaders(reply, req.admitted!.decision);
+      if (limits && sizeCost > credit) await limits.admit(key, sizeCost, credit).then((d) => rateHeaders(reply, d), () => {});
+      return sendError(reply, e);
+    };
     // Stage parse: the whole body, framed into items (DECISIONS 3).
     let framed;
     try {
-      framed = frameBody(req.body as Buffer | undefined, maxBatch);
+      framed = frameBody(body, maxBatch);
     } catch (err) {
-      // A body that is not JSON-RPC at all is metered like an invalid item.
-      if (limits) await limits.admit(key, invalidCost).then((d) => rateHeaders(reply, d), () => {});
-      return sendError(reply, err as GatewayError);
+      return refuseBody(err as GatewayError);
     }
     const { items, batch } = framed;
     const firstId = batch ? null : items[0].id;
@@ -138,7 +169,7 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
     if (key.origins && origin) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
     if (batch && items.length > key.plan.maxBatchSize) {
       const detail = `batch of ${items.length} requests exceeds the limit of ${key.plan.maxBatchSize} of the ${key.plan.name} plan`;
-      return sendError(reply, new GatewayError('INVALID_REQUEST', { detail }));
+      return refuseBody(new GatewayError('INVALID_REQUEST', { detail }));
     }
 
     // Item stages before the limit: method, authorize, validate. A refused item costs `invalidCost` (1 unit),
@@ -146,7 +177,8 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
     const ctx: RequestContext = { network, key, requestId: req.id };
     const answers = new Array<Answer | undefined>(items.length);
     const prepared: Array<PreparedCall | undefined> = new Array(items.length);
-    let cost = 0;
+    // The body's size units (0 under limits.bodyBytesPerUnit) are part of its cost, as reading it was work.
+    let cost = sizeCost - invalidCost;
     for (let i = 0; i < items.length; i++) {
       const item = items[i];
       if ('error' in item) { answers[i] = failed(item.error); cost += invalidCost; continue; }
@@ -160,14 +192,19 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
       }
     }
 
-    // Stage limit: the request's units against the key's bucket and the account's quota, as a whole.
+    // Stage limit: the request's exact units against the key's bucket and the account's quota, as a whole; the
+    // units spent at admission count towards them, and stay spent if the request is refused now.
     if (limits) {
       let decision: RateDecision;
       try {
-        decision = await limits.admit(key, cost);
+        decision = await limits.admit(key, cost, credit);
       } catch (err) {
         const e = asGatewayError(err, req);
         if (e.status === 429) {
+          // Refused for its items' cost, a request costs only the size units of its body (0 under
+          // limits.bodyBytesPerUnit): a client offered more than its rate still gets its rate (DECISIONS 7),
+          // and a big body is never read for free.
+          limits.refund(key, Math.min(credit, invalidCost));
           metrics?.refused(network.name);
           refusals?.refused(key.key.id, key.account.id, network.name);
           const refusedAnswer = failed(e);
@@ -178,14 +215,20 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
       rateHeaders(reply, decision);
     }
 
-    // Item stages after the limit, concurrently but bounded; answers keep request order.
+    // Item stages after the limit, concurrently but bounded; answers keep request order. Each answer is
+    // serialised as it arrives and counted against the response budget (rpc.maxResponseBytes, and
+    // rpc.maxResponseBytesInFlight for all requests): one that does not fit is answered with an error instead.
     let refund = 0;
     let refunded: Set<number> | undefined;
+    const held = responses.forRequest();
+    const pieces = new Array<string | Buffer | undefined>(items.length);
     await forEachBounded(items.length, concurrency, async (i) => {
       const p = prepared[i];
       if (!p) return;
       try {
-        answers[i] = { answer: await executeItem(ctx, p), status: 200 };
+        const answer = await executeItem(ctx, p);
+        answers[i] = { answer, status: 200 };
+        if (!items[i].notification) pieces[i] = fitAnswer(held, items[i], answer, p.call.method, answers, i);
       } catch (err) {
         const e = asGatewayError(err, req);
         answers[i] = failed(e);
@@ -203,22 +246,26 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
       metrics?.cacheLookup(network.name, prepared[0].cache);
     }
     if (usage || metrics) record(t0, network, key, items, answers, (i) => (prepared[i] && !refunded?.has(i) ? prepared[i]!.entry.cost : invalidCost));
-    return respond(reply, framed.batch, items, answers as Answer[]);
+    return sendAnswers(reply, framed.batch, items, answers as Answer[], pieces, held);
+  };
+
+  /**
+   * An item's answer serialised, if it fits the request's response budget; else its answer becomes -32005
+   * answer_too_large (this request's share is spent) or answers_busy (all requests' is), and the parsed
+   * answer is let go at once.
+   */
+  const fitAnswer = (held: RequestBytes, item: FramedItem, answer: UpstreamAnswer, method: string, answers: Array<Answer | undefined>, i: number): string | Buffer | undefined => {
+    const json = responseJson(item.id, answer);
+    const fit = held.fit(json.length > 4096 ? Buffer.byteLength(json) : json.length);
+    if (fit === 'ok') return json.length > SMALL_BYTES ? Buffer.from(json) : json;
+    const e = fit === 'too_large'
+      ? new GatewayError('RESPONSE_TOO_LARGE', { limit: responses.perRequest, method })
+      : new GatewayError('RESPONSES_BUSY', { limit: responses.total });
+    answers[i] = failed(e);
+    return undefined;
   };
 
   for (const url of ['/v1/:network/:apikey', '/:network/:apikey', '/v1/:network', '/v1/:network/']) app.post(url, { onRequest: admit }, handler);
-}
-
-/** Stage respond: one object with its item's status, or an array with 200; 204 when only notifications. */
-function respond(reply: FastifyReply, batch: boolean, items: FramedItem[], answers: Answer[]): FastifyReply {
-  if (!batch) {
-    if (items[0].notification) return reply.code(204).send();
-    return reply.code(answers[0].status).type('application/json').send(responseJson(items[0].id, answers[0].answer));
-  }
-  const parts: string[] = [];
-  for (let i = 0; i < items.length; i++) if (!items[i].notification) parts.push(responseJson(items[i].id, answers[i].answer));
-  if (parts.length === 0) return reply.code(204).send();
-  return reply.code(200).type('application/json').send(`[${parts.join(',')}]`);
 }
 
 const failed = (e: GatewayError): Answer => ({ answer: { error: e.toJSON() }, status: e.status });

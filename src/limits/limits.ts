@@ -21,12 +21,36 @@ export class Limits {
     return this.quota.flush();
   }
 
-  /** Admits `cost` units for the key, or throws 429 (-32005) with `data: {limit, window, retryAfter}`. */
-  async admit(k: ResolvedKey, cost: number): Promise<RateDecision> {
+  /**
+   * Stage limit at admission (issue 17), before the body is read: spends `units` (limits.invalidCost plus the
+   * body's size units), or throws 429. A key whose bucket cannot pay for reading its body never has it read.
+   * A bucket in debt (after a call dearer than the bucket) says to come back when it is full again: the refused
+   * body is unknown, and that is when any call passes.
+   */
+  async admitBody(k: ResolvedKey, units: number): Promise<RateDecision> {
+    try {
+      return await this.admit(k, units);
+    } catch (err) {
+      const d = (err as { decision?: RateDecision }).decision;
+      // Longer to wait than earning `units` from empty takes: the bucket is below zero.
+      const inDebt = d !== undefined && d.retryAfterMs > Math.ceil((units * 1000) / k.plan.cuPerSecond);
+      if (inDebt && d.resetSeconds > d.retryAfterSeconds) {
+        (err as GatewayError).data.retryAfter = d.resetSeconds;
+        d.retryAfterSeconds = d.resetSeconds;
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Admits `cost` units for the key, or throws 429 (-32005) with `data: {limit, window, retryAfter}`. `credit`:
+   * the units `admitBody` already took for this request (part of `cost`; kept when refused: they paid for the read).
+   */
+  async admit(k: ResolvedKey, cost: number, credit = 0): Promise<RateDecision> {
     const plan = k.plan;
-    if (cost > 0) {
+    if (cost > credit) {
       const used = await this.quota.usedBy(k.account.id);
-      if (used + cost > plan.cuPerMonth) {
+      if (used + cost - credit > plan.cuPerMonth) {
         const retryAfter = secondsToNextMonth(Date.now());
         throw new GatewayError('LIMIT_EXCEEDED', {
           detail: `the monthly quota of ${plan.cuPerMonth} compute units of the ${plan.name} plan is spent`,
@@ -36,7 +60,7 @@ export class Limits {
     }
     // One bucket per account, not per key: keys are free to make, so five keys must not be five times the plan's
     // rate. Each key is held to it too (a key's spending is part of its account's).
-    const d = await this.rate.consume(`a:${k.account.id}`, cost, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds);
+    const d = await this.rate.consume(`a:${k.account.id}`, cost, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds, credit);
     // A request whose items were all refused costs nothing and is never refused for its cost (0).
     if (!d.allowed && cost > 0) {
       throw Object.assign(new GatewayError('LIMIT_EXCEEDED', {
@@ -44,7 +68,7 @@ export class Limits {
         limit: plan.cuPerSecond, window: 'second', retryAfter: d.retryAfterSeconds,
       }), { decision: d });
     }
-    this.quota.add(k.account.id, cost);
+    this.quota.add(k.account.id, cost - credit);
     return d;
   }
 

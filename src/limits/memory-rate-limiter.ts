@@ -21,16 +21,16 @@ export class MemoryRateLimiter implements RateLimiter {
     this.sweep.unref();
   }
 
-  async consume(bucket: string, cost: number, rate: number, burst: number): Promise<RateDecision> {
-    return this.consumeSync(bucket, cost, rate, burst);
+  async consume(bucket: string, cost: number, rate: number, burst: number, credit = 0): Promise<RateDecision> {
+    return this.consumeSync(bucket, cost, rate, burst, credit);
   }
 
   /** The same, synchronously: for callers on the hot path that must not yield (the unknown-key guard). */
-  consumeSync(bucket: string, cost: number, rate: number, burst: number): RateDecision {
+  consumeSync(bucket: string, cost: number, rate: number, burst: number, credit = 0): RateDecision {
     const now = this.now();
     const kept = this.buckets.get(bucket);
-    const { level, decision } = tokenBucket(kept, now, cost, rate, burst);
-    if (decision.allowed && cost !== 0) {
+    const { level, decision } = tokenBucket(kept, now, cost, rate, burst, credit);
+    if (decision.allowed && (cost !== 0 || credit !== 0)) {
       const full = fullAt(level, now, bucketShape(rate, burst));
       if (kept) {
         kept.level = level;

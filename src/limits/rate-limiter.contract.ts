@@ -87,6 +87,25 @@ export function rateLimiterContract(name: string, make: () => Promise<RateLimite
       assert.equal((await limiter.consume(b, 5, 1, 5)).allowed, true);
     });
 
+    test('units spent at admission are a credit: judged as if still there, kept when refused', async () => {
+      // A trace (8) on a bucket of 5 that was full before its body's admission unit was taken: passes.
+      const full = bucket();
+      assert.equal((await limiter.consume(full, 1, 1, 5)).remaining, 4);
+      const trace = await limiter.consume(full, 8, 1, 5, 1);
+      assert.equal(trace.allowed, true);
+      assert.equal(trace.remaining, 0);
+      // A batch (5) on 3 units left after its admission unit: refused, and the admission unit stays spent.
+      const b = bucket();
+      assert.equal((await limiter.consume(b, 2, 1, 5)).remaining, 3);
+      assert.equal((await limiter.consume(b, 1, 1, 5)).remaining, 2);
+      const refused = await limiter.consume(b, 5, 1, 5, 1);
+      assert.equal(refused.allowed, false);
+      assert.equal(refused.remaining, 2);
+      const ok = await limiter.consume(b, 3, 1, 5, 1);
+      assert.equal(ok.allowed, true, '3 units against 2 left plus the 1 of admission');
+      assert.equal(ok.remaining, 0);
+    });
+
     test('keeps buckets apart', async () => {
       const a = bucket();
       const b = bucket();

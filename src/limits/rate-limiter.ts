@@ -25,8 +25,10 @@ export interface RateLimiter {
    * Spends `cost` units of `bucket` if the bucket admits them, atomically; a refused request spends nothing.
    * `burst` is the bucket size in units; a request costing more than the burst is admitted whenever the bucket is full.
    * A negative `cost` gives units back (a refund), up to a full bucket.
+   * `credit`: units this request already spent at admission (before its body was read): the decision is taken as
+   * if they were still in the bucket, and they count towards `cost`; refused, they stay spent (they paid for the read).
    */
-  consume(bucket: string, cost: number, ratePerSecond: number, burst: number): Promise<RateDecision>;
+  consume(bucket: string, cost: number, ratePerSecond: number, burst: number, credit?: number): Promise<RateDecision>;
   close(): Promise<void>;
 }
 
@@ -66,16 +68,18 @@ export function levelAt(s: BucketState | undefined, now: number, shape: BucketSh
  * One step, shared by the memory limiter and (as the same Lua) the Redis one: the bucket's level now, whether
  * `cost` fits, and the level after. A request of no cost is always admitted and spends nothing.
  */
-export function tokenBucket(s: BucketState | undefined, now: number, cost: number, rate: number, burst: number): { level: number; decision: RateDecision } {
+export function tokenBucket(s: BucketState | undefined, now: number, cost: number, rate: number, burst: number, credit = 0): { level: number; decision: RateDecision } {
   const shape = bucketShape(rate, burst);
   const level = levelAt(s, now, shape);
   const want = cost * MICRO;
+  // The units spent at admission are judged as if still there (so a trace on a bucket full before admission passes).
+  const judged = credit > 0 ? Math.min(shape.cap, level + credit * MICRO) : level;
   // A full bucket admits anything: otherwise a call dearer than the bucket (a trace) could never pass. A negative
   // cost is a refund (work refused after it was admitted): it gives units back, never past the full bucket.
-  const allowed = want <= level || level === shape.cap;
-  const after = want < 0 ? Math.min(shape.cap, level - want) : allowed ? level - want : level;
+  const allowed = want <= judged || judged === shape.cap;
+  const after = want < 0 ? Math.min(shape.cap, level - want) : allowed ? judged - want : level;
   let retryAfterMs = 0;
-  if (!allowed) retryAfterMs = Math.ceil((Math.min(want, shape.cap) - level) / shape.perMs);
+  if (!allowed) retryAfterMs = Math.ceil((Math.min(want, shape.cap) - judged) / shape.perMs);
   return {
     level: after,
     decision: {

@@ -12,7 +12,7 @@ import { bucketShape, MICRO, tokenBucket, type RateDecision, type RateLimiter } 
 const BUCKET_LUA = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local want, cap, perMs = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local want, cap, perMs, credit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4] or '0')
 local stored = redis.call('GET', KEYS[1])
 local level, at = cap, now
 if stored then
@@ -25,8 +25,10 @@ if dt > 0 then
   local missing = cap - level
   if missing <= 0 or dt >= math.ceil(missing / perMs) then cur = cap else cur = level + dt * perMs end
 end
-if want < 0 or (want > 0 and (want <= cur or cur == cap)) then
-  local after = math.min(cap, cur - want)
+local judged = cur
+if credit > 0 then judged = math.min(cap, cur + credit) end
+if want < 0 or ((want > 0 or credit > 0) and (want <= judged or judged == cap)) then
+  local after = math.min(cap, judged - want)
   redis.call('SET', KEYS[1], string.format('%.17g %.17g', after, now), 'PX', string.format('%d', math.max(1, math.ceil((cap - after) / perMs))))
 end
 if stored then return { string.format('%.17g', level), string.format('%.17g', at), string.format('%.17g', now) } end
@@ -44,7 +46,7 @@ export interface RedisRateLimiterOptions {
   connectTimeoutMs?: number;
 }
 
-type WithBucket = Redis & { nodegateBucket(key: string, want: string, cap: string, perMs: string): Promise<[string, string, string]> };
+type WithBucket = Redis & { nodegateBucket(key: string, want: string, cap: string, perMs: string, credit: string): Promise<[string, string, string]> };
 
 /**
  * Per-second limits shared by several gateway instances through Redis. Fails fast rather than queueing: no
@@ -82,11 +84,11 @@ export class RedisRateLimiter implements RateLimiter {
     else await this.ping();
   }
 
-  async consume(bucket: string, cost: number, rate: number, burst: number): Promise<RateDecision> {
+  async consume(bucket: string, cost: number, rate: number, burst: number, credit = 0): Promise<RateDecision> {
     const { cap, perMs } = bucketShape(rate, burst);
-    const [level, at, now] = await this.redis.nodegateBucket(this.prefix + bucket, String(cost * MICRO), String(cap), String(perMs));
+    const [level, at, now] = await this.redis.nodegateBucket(this.prefix + bucket, String(cost * MICRO), String(cap), String(perMs), String(credit * MICRO));
     const stored = level === '' ? undefined : { level: Number(level), at: Number(at) };
-    return tokenBucket(stored, Number(now), cost, rate, burst).decision;
+    return tokenBucket(stored, Number(now), cost, rate, burst, credit).decision;
   }
 
   /** One round trip; rejects while Redis is unreachable. */

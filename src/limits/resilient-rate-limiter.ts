@@ -55,17 +55,17 @@ export class ResilientRateLimiter implements RateLimiter {
     return this.state;
   }
 
-  async consume(bucket: string, cost: number, rate: number, burst: number): Promise<RateDecision> {
+  async consume(bucket: string, cost: number, rate: number, burst: number, credit = 0): Promise<RateDecision> {
     if (this.state === 'redis') {
       try {
-        return await this.shared.consume(bucket, cost, rate, burst);
+        return await this.shared.consume(bucket, cost, rate, burst, credit);
       } catch (err) {
         this.degrade(err);
       }
     } else {
       this.recheck();
     }
-    return this.fallback.consume(bucket, cost, rate, burst);
+    return this.fallback.consume(bucket, cost, rate, burst, credit);
   }
 
   private degrade(err: unknown): void {

@@ -1,5 +1,5 @@
-import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { GatewayError } from '../errors/gateway-error.ts';
+import { rawNumericIds } from './raw-ids.ts';
 
 /**
  * A numeric id a double cannot hold exactly (an integer beyond 2^53, or more digits than a double keeps): its
@@ -67,27 +67,18 @@ export function frameBody(body: Buffer | string | undefined, maxBatch: number): 
   return { batch: true, items };
 }
 
-/** A numeric id whose text a double may not give back: the only case that needs the slow, lossless parse. */
+/** A numeric id whose text a double may not give back: the only case that needs its text read from the body. */
 const inexactId = (item: FramedItem) => typeof item.id === 'number' && !Number.isSafeInteger(item.id);
 
 /**
- * The rare path: parses the body again keeping numbers as their text, and replaces each inexact numeric id by its
- * exact text; duplicate keys keep the last value, as JSON.parse does. lossless-json recurses, so a body nested
- * deeper than its stack allows (V8's parser allows more) keeps the ids JSON.parse read: the validate stage refuses
- * such a body's params anyway, and the answer is still well-formed.
+ * The rare path: each inexact numeric id is replaced by its exact text, found by one bounded scan of the body
+ * (src/rpc/raw-ids.ts), never by parsing the body a second time.
  */
 function exactIds(text: string, items: FramedItem[], batch: boolean): void {
-  let doc: unknown;
-  try {
-    doc = parseLossless(text, null, { onDuplicateKey: ({ newValue }) => newValue });
-  } catch {
-    return;
-  }
-  const objects = (batch ? doc : [doc]) as unknown[];
+  const raw = rawNumericIds(text, batch);
   for (let i = 0; i < items.length; i++) {
-    if (!inexactId(items[i])) continue;
-    const id = (objects[i] as Record<string, unknown>).id;
-    if (isLosslessNumber(id)) items[i].id = new ExactNumberId(id.value);
+    const id = raw[i];
+    if (inexactId(items[i]) && id !== undefined) items[i].id = new ExactNumberId(id);
   }
 }
 
