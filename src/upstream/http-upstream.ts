@@ -2,6 +2,7 @@ import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { redactUrl } from '../http/redact.ts';
 import { AnswerBudget, UNBOUNDED_ANSWERS } from '../limits/answer-budget.ts';
+import { MAX_ANSWER_DEPTH, nestedDeeperThan } from './answer-depth.ts';
 import { NodeHttpError, retryAfterMs, type Upstream, type UpstreamAnswer } from './upstream.ts';
 
 const HEADERS = { 'content-type': 'application/json' };
@@ -20,12 +21,19 @@ const requestJson = (id: number, method: string, params: unknown[]) =>
   `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}`;
 
 function parseAnswer(text: string): any {
+  let msg: any;
   try {
-    return JSON.parse(text);
+    msg = JSON.parse(text);
   } catch (err) {
     throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: 'the node answered with something that is not JSON' }, { cause: err });
   }
+  // Only answers that hold arrays/objects at all are scanned (a QUANTITY or a hash is not).
+  if (typeof msg?.result === 'object' && msg.result !== null && nestedDeeperThan(text, MAX_ANSWER_DEPTH + 1)) throw tooDeep();
+  return msg;
 }
+
+/** A bad answer (issue 17): nested deeper than any Ethereum answer, it would overflow a client's stack. */
+const tooDeep = () => new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `the node answered with a result nested deeper than ${MAX_ANSWER_DEPTH}` });
 
 /**
  * An item a node did not run because of the batch it came in: geth answers the items past its 25 MB answer limit
@@ -129,6 +137,8 @@ export class HttpUpstream implements Upstream {
     }
     try {
       const msg = parseAnswer(got.text);
+      // An answer to another call (a node or proxy that mixed up its connections) is a bad answer, not this one's.
+      if (msg?.id !== id) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: 'the node answered with the id of another call' });
       const answer = toAnswer(msg);
       if (answer.error === undefined) answer.raw = resultText(got.text, id, msg);
       p.resolve(answer);
@@ -171,6 +181,8 @@ export class HttpUpstream implements Upstream {
     } finally {
       this.answers.give(got.bytes);
     }
+    // Too deep somewhere: each call is sent again alone, and the deep one fails alone.
+    if (Array.isArray(msgs) && nestedDeeperThan(got.text, MAX_ANSWER_DEPTH + 1)) msgs = undefined;
     const byId = new Map<unknown, any>();
     if (Array.isArray(msgs)) for (const m of msgs) if (m && typeof m === 'object') byId.set((m as { id?: unknown }).id, m);
     for (let i = 0; i < batch.length; i++) {
