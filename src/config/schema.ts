@@ -185,8 +185,10 @@ export interface Config {
     enabled: boolean;
     /** Let targets be private, loopback or link-local addresses: local development only. */
     allowPrivateTargets: boolean;
-    /** Time a receiver has to answer, ms. */
+    /** Time a delivery attempt may take in all (DNS, connect, redirects, the whole answer), ms. */
     timeoutMs: number;
+    /** Delivery attempts in flight at once, all webhooks together (each webhook has one at most: in order). */
+    concurrency: number;
     /** First retry after about this long, then twice as late each time (with jitter), at most an hour apart. */
     retryBaseMs: number;
     /** A webhook whose oldest undelivered event is older than this is disabled, with the reason. */
@@ -453,6 +455,7 @@ export const configSchema = {
         enabled: { type: 'boolean', default: true },
         allowPrivateTargets: { type: 'boolean', default: false },
         timeoutMs: { type: 'integer', minimum: 100, maximum: 60000, default: 5000 },
+        concurrency: { type: 'integer', minimum: 1, maximum: 1000, default: 64 },
         retryBaseMs: { type: 'integer', minimum: 10, maximum: 3600000, default: 5000 },
         giveUpAfterMs: { type: 'integer', minimum: 1000, default: 86400000 },
         pollMs: { type: 'integer', minimum: 20, maximum: 60000, default: 1000 },

@@ -91,7 +91,7 @@ const Q = {
       SELECT e.id FROM webhooks w
       JOIN webhook_events e ON e.id = (SELECT p.id FROM webhook_events p WHERE p.webhook_id = w.id AND p.status = 'pending' ORDER BY p.seq LIMIT 1)
       WHERE w.status = 'active' AND e.next_attempt_at <= $2::timestamptz
-        AND (e.lease_until IS NULL OR e.lease_until <= $2::timestamptz OR e.lease_owner = $1)
+        AND (e.lease_until IS NULL OR e.lease_until <= $2::timestamptz)
       ORDER BY e.next_attempt_at, e.webhook_id LIMIT $4 FOR UPDATE OF e SKIP LOCKED)
     UPDATE webhook_events SET lease_owner = $1, lease_until = $3::timestamptz FROM due WHERE webhook_events.id = due.id RETURNING webhook_events.*`,
   recordWebhookAttempt: `UPDATE webhook_events SET attempts = attempts + 1, last_status = $3, last_error = $4,

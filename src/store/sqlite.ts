@@ -132,12 +132,13 @@ export class SqliteStore implements Store {
          FROM webhook_events WHERE webhook_id = @webhookId HAVING EXISTS (SELECT 1 FROM webhooks WHERE id = @webhookId)
          ON CONFLICT (id) DO NOTHING`,
       ),
-      dueWebhookEvents: db.prepare<{ now: string; owner: string; limit: number }, Row>(
-        // Per active webhook, its oldest pending event (by index), if due and not leased by another.
+      dueWebhookEvents: db.prepare<{ now: string; limit: number }, Row>(
+        // Per active webhook, its oldest pending event (by index), if due and not leased (also not by this owner: an
+        // event leased is in flight, and a claim must not hand it out twice nor spend its limit on it).
         `SELECT e.* FROM webhooks w
          JOIN webhook_events e ON e.id = (SELECT p.id FROM webhook_events p WHERE p.webhook_id = w.id AND p.status = 'pending' ORDER BY p.seq LIMIT 1)
          WHERE w.status = 'active' AND e.next_attempt_at <= @now
-           AND (e.lease_until IS NULL OR e.lease_until <= @now OR e.lease_owner = @owner)
+           AND (e.lease_until IS NULL OR e.lease_until <= @now)
          ORDER BY e.next_attempt_at, e.webhook_id LIMIT @limit`,
       ),
       leaseWebhookEvent: db.prepare('UPDATE webhook_events SET lease_owner = ?, lease_until = ? WHERE id = ?'),
@@ -170,7 +171,7 @@ export class SqliteStore implements Store {
       for (const e of events) stmts.addWebhookEvent.run(e);
     });
     this.claimAll = db.transaction((owner: string, now: string, leaseUntil: string, limit: number) => {
-      const rows = stmts.dueWebhookEvents.all({ now, owner, limit });
+      const rows = stmts.dueWebhookEvents.all({ now, limit });
       for (const r of rows) stmts.leaseWebhookEvent.run(owner, leaseUntil, r.id);
       return rows.map((r) => webhookEventFromRow({ ...r, lease_owner: owner, lease_until: leaseUntil }, codec));
     });

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
-import { Agent, buildConnector, request } from 'undici';
+import { Agent, buildConnector } from 'undici';
 import type { Config } from '../config/schema.ts';
 import type { Store, WebhookEvent, WebhookStats } from '../store/store.ts';
 import { Pacer } from '../background/pacer.ts';
 import { signature } from './signature.ts';
-import { addressesOf, checkTarget, systemResolve, TargetRefused, type Resolve } from './target-guard.ts';
+import { addressesOf, systemResolve, type Resolve } from './target-guard.ts';
+import { attemptDelivery } from './attempt.ts';
 
 /** The `webhooks` configuration (docs/configuration.md), and the network as tests see it. */
 export type DeliveryOptions = Omit<Config['webhooks'], 'enabled'> & {
@@ -24,34 +25,41 @@ export type DeliveryOptions = Omit<Config['webhooks'], 'enabled'> & {
   route?: (checked: { address: string; family: number }) => { address: string; family: number };
 };
 
-/** Bytes of a receiver's answer read at most (only its status matters; the rest is for the delivery log). */
-const MAX_ANSWER_BYTES = 4096;
-/** Events leased per claim: one per webhook at most, so this many webhooks are served at once. */
+/** Events leased per claim while the gateway is idle (each claim takes at most one event per webhook). */
 const BATCH = 64;
-/** Events per round while the gateway is busy with callers (background/pacer.ts: rounds then spend its budget). */
+/** Events per claim while the gateway is busy with callers (background/pacer.ts: claims then spend its budget). */
 const BUSY_BATCH = 4;
-/** Redirects followed per delivery, each to a target checked as the first (http to https, a moved receiver). */
-const MAX_REDIRECTS = 3;
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** A lease outlives the attempt's deadline by this much, so no other claim takes an event still being sent. */
+const LEASE_MARGIN_MS = 5_000;
 
 /**
  * The delivery side of webhooks (DECISIONS 10): leases due events from the outbox in the store (several instances:
  * each event is leased to one), POSTs each with its signature, records the attempt. 2xx is delivered; anything
  * else (another status, a time-out, a refused target) is retried with exponential backoff and jitter until
- * `giveUpAfterMs`, then the webhook is disabled with the reason. A redirect is followed (up to 3, the same signed
- * POST again) only to a target that passes the same checks. Every connection goes to an address checked as it
+ * `giveUpAfterMs`, then the webhook is disabled with the reason. Every connection goes to an address checked as it
  * opens (the name resolved and each answer checked, then the socket dialled to that address), so a name that
  * resolves inside at delivery time is refused then, before any socket, and cannot change between check and connect.
+ *
+ * Each delivery runs in its own slot (issue 17: deliveries ran in rounds that waited for every one of them, so one
+ * slow receiver held every other webhook): a webhook has at most one event in flight (its head, leased: in order),
+ * all webhooks together at most `webhooks.concurrency`, and a slot is refilled as soon as its attempt ends, which
+ * is at the latest `webhooks.timeoutMs` after it began (the whole attempt: attempt.ts). A slow receiver delays only
+ * its own webhook.
  */
 export class WebhookDelivery {
   private readonly owner = randomUUID();
   private readonly agent: Agent;
   private timer: NodeJS.Timeout | undefined;
   private pruneTimer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  /** The claim loop, when running; `again` asks it for one more pass (a slot freed, events written meanwhile). */
+  private claiming: Promise<void> | undefined;
+  private again = false;
+  /** Attempts in flight, by webhook id: one per webhook at most. */
+  private readonly inFlight = new Map<string, Promise<void>>();
   private stopped = false;
   private readonly resolve: Resolve;
   private readonly guard: { allowPrivate: boolean; resolve: Resolve };
+  private readonly leaseMs: number;
   /** Attempts since start, for /metrics: delivered, failed. */
   readonly counts = { delivered: 0, failed: 0 };
   /** Told of each attempt as it ends (/metrics' latency histogram). */
@@ -59,6 +67,7 @@ export class WebhookDelivery {
 
   constructor(private readonly store: Store, private readonly opts: DeliveryOptions, private readonly log: Logger, private readonly pacer = new Pacer()) {
     this.resolve = opts.resolve ?? systemResolve;
+    this.leaseMs = Math.max(opts.leaseMs, opts.timeoutMs + LEASE_MARGIN_MS);
     const guard = (this.guard = { allowPrivate: opts.allowPrivateTargets, resolve: this.resolve });
     const base = buildConnector({ timeout: opts.timeoutMs });
     this.agent = new Agent({
@@ -93,62 +102,60 @@ export class WebhookDelivery {
     }
   }
 
-  /** Delivers what is due now (new events were written, or the timer). One round at a time. */
+  /** Fills the free slots with what is due now (new events were written, a slot freed, or the timer). */
   poke(): void {
-    if (this.stopped || this.running) return;
-    this.running = this.round().finally(() => { this.running = undefined; });
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.again = true;
+      return;
+    }
+    this.claiming = this.claim().finally(() => { this.claiming = undefined; });
   }
 
-  private async round(): Promise<void> {
+  private async claim(): Promise<void> {
     try {
-      for (;;) {
-        await this.pacer.turn();
-        const now = Date.now();
-        const due = await this.store.claimWebhookEvents(this.owner, new Date(now).toISOString(), new Date(now + this.opts.leaseMs).toISOString(), this.pacer.busy() ? BUSY_BATCH : BATCH);
-        if (due.length === 0 || this.stopped) return;
-        await Promise.all(due.map((e) => this.deliver(e)));
-        this.pacer.charge(Date.now() - now);
-      }
+      do {
+        this.again = false;
+        for (let free = this.opts.concurrency - this.inFlight.size; free > 0 && !this.stopped; free = this.opts.concurrency - this.inFlight.size) {
+          await this.pacer.turn();
+          const now = Date.now();
+          const limit = Math.min(free, this.pacer.busy() ? BUSY_BATCH : BATCH);
+          const due = await this.store.claimWebhookEvents(this.owner, new Date(now).toISOString(), new Date(now + this.leaseMs).toISOString(), limit);
+          this.pacer.charge(Date.now() - now);
+          for (const e of due) this.launch(e);
+          if (due.length < limit) break;
+        }
+      } while (this.again && !this.stopped);
     } catch (err) {
-      this.log.warn({ err: (err as Error).message }, 'webhook delivery round failed; next round');
+      this.log.warn({ err: (err as Error).message }, 'webhook events not claimed; next poll');
     }
+  }
+
+  /** Starts an event's attempt in a slot of its own; the slot refills the moment the attempt ends. */
+  private launch(e: WebhookEvent): void {
+    // Its webhook's head is leased while in flight, so a claim cannot return a second event of it; should a lease
+    // have run out meanwhile, the attempt in flight still records (the lease is this instance's again).
+    if (this.stopped || this.inFlight.has(e.webhookId)) return;
+    const run = this.deliver(e)
+      .catch((err) => this.log.warn({ webhookId: e.webhookId, err: (err as Error).message }, 'webhook attempt not recorded; retried after its lease'))
+      .finally(() => {
+        this.inFlight.delete(e.webhookId);
+        this.poke();
+      });
+    this.inFlight.set(e.webhookId, run);
   }
 
   private async deliver(e: WebhookEvent): Promise<void> {
     const hook = await this.store.getWebhook(e.webhookId);
     if (!hook) return;
     const at = new Date();
-    let status: number | null = null;
-    let error: string | null = null;
-    try {
-      let url = await checkTarget(hook.url, this.guard);
-      const headers = { 'content-type': 'application/json', 'user-agent': 'Nodegate-Webhooks/1', 'nodegate-signature': signature(hook.secret, e.body, Math.floor(at.getTime() / 1000)), 'nodegate-event-id': e.id };
-      for (let hop = 0; ; hop++) {
-        const res = await request(url, { method: 'POST', dispatcher: this.agent, body: e.body, headersTimeout: this.opts.timeoutMs, bodyTimeout: this.opts.timeoutMs, headers });
-        status = res.statusCode;
-        let read = 0;
-        for await (const chunk of res.body) {
-          read += (chunk as Buffer).length;
-          if (read > MAX_ANSWER_BYTES) { res.body.destroy(); break; }
-        }
-        const location = res.headers.location;
-        if (!REDIRECTS.has(status) || typeof location !== 'string') break;
-        if (hop === MAX_REDIRECTS) throw new TargetRefused(`more than ${MAX_REDIRECTS} redirects`);
-        const next = new URL(location, url);
-        try {
-          url = await checkTarget(next.href, this.guard);
-        } catch (err) {
-          throw new TargetRefused(`redirected to ${next.origin}: ${(err as Error).message}`);
-        }
-      }
-      if (status < 200 || status > 299) error = `the receiver answered HTTP ${status}`;
-    } catch (err) {
-      error = err instanceof TargetRefused ? err.message : `no answer: ${(err as Error & { code?: string }).code ?? (err as Error).message}`;
-    }
+    const headers = { 'content-type': 'application/json', 'user-agent': 'Nodegate-Webhooks/1', 'nodegate-signature': signature(hook.secret, e.body, Math.floor(at.getTime() / 1000)), 'nodegate-event-id': e.id };
+    const { status, error } = await attemptDelivery(hook.url, e.body, headers, { dispatcher: this.agent, guard: this.guard, deadlineMs: this.opts.timeoutMs });
     const delivered = error === null;
     if (delivered) this.counts.delivered++;
     else this.counts.failed++;
     this.attemptListener?.(delivered, (Date.now() - at.getTime()) / 1000);
+    const started = Date.now();
     const backoff = Math.min(3_600_000, this.opts.retryBaseMs * 2 ** e.attempts) * (0.5 + Math.random());
     await this.store.recordWebhookAttempt(e.id, this.owner, { delivered, status, error, at: at.toISOString(), nextAttemptAt: new Date(at.getTime() + backoff).toISOString() });
     if (!delivered && at.getTime() - Date.parse(e.createdAt) > this.opts.giveUpAfterMs) {
@@ -156,6 +163,8 @@ export class WebhookDelivery {
       await this.store.updateWebhook(hook.id, { status: 'disabled', disabledReason: reason });
       this.log.warn({ webhookId: hook.id, reason }, 'webhook disabled');
     }
+    // The gateway's own time went into the store writes; the wait on the receiver is not its time.
+    this.pacer.charge(Date.now() - started);
   }
 
   /** The outbox in numbers (all instances), for /metrics. */
@@ -163,11 +172,13 @@ export class WebhookDelivery {
     return this.store.webhookStats();
   }
 
+  /** Stops claiming and lets the attempts in flight end (each within webhooks.timeoutMs) and be recorded. */
   async close(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
     clearInterval(this.pruneTimer);
-    await this.running;
+    await this.claiming;
+    await Promise.all(this.inFlight.values());
     await this.agent.close();
   }
 }

@@ -318,7 +318,7 @@ describe('webhooks on the embedded chain', { timeout: 120_000 }, () => {
     const made = (await api(first, 'POST', '/webhooks', { network: 'mainnet', kind: 'block.mined', url: 'http://127.0.0.1:9/hook' })).body;
     const daysAgo = (d: number) => new Date(Date.now() - d * 86_400_000).toISOString();
     const store = first.gw.store;
-    await store.addWebhookEvents(['old', 'recent', 'waiting'].map((id, i) => ({ id, webhookId: made.id, type: 'webhook.test', body: '{}', createdAt: daysAgo(3 - i) })));
+    await store.addWebhookEvents(['old', 'recent', 'waiting'].map((id, i) => ({ id, webhookId: made.id, type: 'block.mined', body: '{}', createdAt: daysAgo(3 - i) })));
     for (const [id, at] of [['old', daysAgo(2)], ['recent', daysAgo(0.5)]]) {
       const [e] = await store.claimWebhookEvents('test', new Date().toISOString(), daysAgo(-1), 1);
       assert.equal(e.id, id);
