@@ -18,6 +18,7 @@ import { MemoryFilterStore } from './filters/memory-filter-store.ts';
 import { Metrics } from './analytics/metrics.ts';
 import { RefusalLog } from './analytics/refusal-log.ts';
 import { UsageRecorder } from './analytics/usage-recorder.ts';
+import { Retention } from './store/retention.ts';
 import { WebhookDelivery, type DeliveryOptions } from './webhooks/delivery.ts';
 import { Pacer } from './background/pacer.ts';
 import { WebhookProducer } from './webhooks/producer.ts';
@@ -38,6 +39,8 @@ export interface Gateway {
   refusals: RefusalLog;
   /** Webhooks' outbox writer and deliverer; absent when `webhooks.enabled` is false. */
   webhooks: { producer: WebhookProducer; delivery: WebhookDelivery } | undefined;
+  /** Store retention (sessions, revoked keys, test events, usage roll-up), run at start and hourly; `poke()` runs it now. */
+  retention: Retention;
   /** The listening base URL, `http://127.0.0.1:PORT`. */
   url: string;
   /** Graceful stop: no new requests, in-flight ones finish, chains snapshotted and stopped, store closed. */
@@ -72,12 +75,13 @@ export async function startGateway(config: Readonly<Config>, opts: {
   const rateLimiter = await openRateLimiter({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log });
   const quota = new QuotaTracker(store, config.limits.usageFlushMs, log);
   const limits = config.limits.enabled ? new Limits(config, rateLimiter, quota) : undefined;
-  const usage = config.analytics.enabled ? new UsageRecorder(store, config.analytics.flushMs, config.analytics.retentionDays, log) : undefined;
+  const usage = config.analytics.enabled ? new UsageRecorder(store, config.analytics.flushMs, config.analytics.maxCellsPerAccountMinute, log) : undefined;
   const refusals = new RefusalLog(log);
   const resolve = opts.webhookNet?.resolve ?? systemResolve;
   // Background work shares one pacer: together it takes a bounded share of the time while callers need it.
   let served = 0;
   const background = new Pacer(() => served);
+  const retention = new Retention(store, config.analytics, log.child({ part: 'retention' }), background);
   const delivery = config.webhooks.enabled ? new WebhookDelivery(store, { ...config.webhooks, ...opts.webhookNet, resolve }, log.child({ part: 'webhooks' }), background) : undefined;
   const producer = delivery ? new WebhookProducer(store, networks, log.child({ part: 'webhooks' }), () => delivery.poke(), background) : undefined;
   const metrics = config.metrics.enabled ? new Metrics(networks, () => filterStore.size, usage, delivery) : undefined;
@@ -94,6 +98,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
       for (const n of networks.list) n.chain.pace(background);
     }
     delivery?.start();
+    retention.start();
     await app.listen({ host: config.server.host, port: config.server.port });
     const { port } = app.server.address() as { port: number };
     const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
@@ -107,17 +112,19 @@ export async function startGateway(config: Readonly<Config>, opts: {
       await keys.close();
       await quota.close();
       await usage?.close();
+      await retention.close();
       refusals.close();
       await rateLimiter.close();
       await networks.close();
       await filterStore.close();
       await store.close();
     })());
-    return { config, app, store, networks, keys, accounts, rateLimiter, log, secrets, url, close, refusals, webhooks: producer && delivery ? { producer, delivery } : undefined };
+    return { config, app, store, networks, keys, accounts, rateLimiter, log, secrets, url, close, refusals, retention, webhooks: producer && delivery ? { producer, delivery } : undefined };
   } catch (err) {
     await app?.close().catch(() => {});
     await delivery?.close().catch(() => {});
     await usage?.close().catch(() => {});
+    await retention.close();
     refusals.close();
     await keys.close();
     await quota.close().catch(() => {});

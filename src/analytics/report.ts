@@ -13,42 +13,60 @@ const add = (t: Tally, r: UsageMinute) => {
 /** The start of `minute`'s bucket, as the same `YYYY-MM-DDTHH:MM` text. */
 const bucketOf = (minute: string, bucket: Bucket) => (bucket === 'minute' ? minute : bucket === 'hour' ? `${minute.slice(0, 13)}:00` : `${minute.slice(0, 10)}T00:00`);
 
+/** The key a row is shown under: its own, or for rows kept under no real key, `(revoked)` or `(other)` (not the account id). */
+const shownKey = (keyId: string) => (keyId.startsWith('(') ? keyId.slice(0, keyId.indexOf(')') + 1) : keyId);
+
 /**
  * Usage rows folded into what the analytics API and the dashboard show: totals, a time series per bucket (empty
  * buckets included, so a chart has no gaps), breakdowns by method, key, network and outcome, and the latency
- * histogram.
+ * histogram. Rows are added as they are read (page by page: nothing holds them all), then `result()`.
  */
-export function report(rows: readonly UsageMinute[], from: string, to: string, bucket: Bucket) {
-  const totals = tally();
-  const series = new Map<string, Tally & { latencyMsSum: number }>();
-  const step = bucket === 'minute' ? 60_000 : bucket === 'hour' ? 3_600_000 : 86_400_000;
-  for (let t = Date.parse(`${bucketOf(from, bucket)}Z`); t < Date.parse(`${to}Z`); t += step) {
-    series.set(new Date(t).toISOString().slice(0, 16), { ...tally(), latencyMsSum: 0 });
+export class UsageReport {
+  private readonly totals = tally();
+  private readonly series = new Map<string, Tally & { latencyMsSum: number }>();
+  private readonly by = { method: new Map<string, Tally>(), key: new Map<string, Tally>(), network: new Map<string, Tally>(), code: new Map<string, Tally>() };
+  private readonly latency = LATENCY_BUCKETS_MS.map(() => 0).concat(0);
+  private latencyMsSum = 0;
+
+  constructor(private readonly from: string, private readonly to: string, private readonly bucket: Bucket) {
+    const step = bucket === 'minute' ? 60_000 : bucket === 'hour' ? 3_600_000 : 86_400_000;
+    for (let t = Date.parse(`${bucketOf(from, bucket)}Z`); t < Date.parse(`${to}Z`); t += step) {
+      this.series.set(new Date(t).toISOString().slice(0, 16), { ...tally(), latencyMsSum: 0 });
+    }
   }
-  const by = { method: new Map<string, Tally>(), key: new Map<string, Tally>(), network: new Map<string, Tally>(), code: new Map<string, Tally>() };
-  const latency = LATENCY_BUCKETS_MS.map(() => 0).concat(0);
-  let latencyMsSum = 0;
-  for (const r of rows) {
-    add(totals, r);
-    const s = series.get(bucketOf(r.minute, bucket));
+
+  add(r: UsageMinute): void {
+    add(this.totals, r);
+    const s = this.series.get(bucketOf(r.minute, this.bucket));
     if (s) { add(s, r); s.latencyMsSum += r.latencyMsSum; }
-    for (const [name, value] of [['method', r.method], ['key', r.keyId], ['network', r.network], ['code', String(r.code)]] as const) {
-      const m = by[name];
+    for (const [name, value] of [['method', r.method], ['key', shownKey(r.keyId)], ['network', r.network], ['code', String(r.code)]] as const) {
+      const m = this.by[name];
       let t = m.get(value);
       if (!t) m.set(value, (t = tally()));
       add(t, r);
     }
-    r.latency.forEach((n, i) => { latency[i] += n; });
-    latencyMsSum += r.latencyMsSum;
+    for (let i = 0; i < r.latency.length; i++) this.latency[i] += r.latency[i];
+    this.latencyMsSum += r.latencyMsSum;
   }
-  const byRequests = (a: Tally, b: Tally) => b.requests - a.requests;
-  return {
-    from, to, bucket, totals,
-    series: [...series].map(([t, s]) => ({ t, requests: s.requests, computeUnits: s.computeUnits, errors: s.errors, latencyMsAvg: s.requests ? Math.round(s.latencyMsSum / s.requests) : 0 })),
-    byMethod: [...by.method].map(([method, t]) => ({ method, ...t })).sort(byRequests),
-    byKey: [...by.key].map(([keyId, t]) => ({ keyId, ...t })).sort(byRequests),
-    byNetwork: [...by.network].map(([network, t]) => ({ network, ...t })).sort(byRequests),
-    byCode: [...by.code].map(([code, t]) => ({ code: Number(code), ...t })).sort(byRequests),
-    latency: { bucketsMs: [...LATENCY_BUCKETS_MS], counts: latency, avgMs: totals.requests ? Math.round(latencyMsSum / totals.requests) : 0 },
-  };
+
+  result() {
+    const { from, to, bucket, totals, by } = this;
+    const byRequests = (a: Tally, b: Tally) => b.requests - a.requests;
+    return {
+      from, to, bucket, totals,
+      series: [...this.series].map(([t, s]) => ({ t, requests: s.requests, computeUnits: s.computeUnits, errors: s.errors, latencyMsAvg: s.requests ? Math.round(s.latencyMsSum / s.requests) : 0 })),
+      byMethod: [...by.method].map(([method, t]) => ({ method, ...t })).sort(byRequests),
+      byKey: [...by.key].map(([keyId, t]) => ({ keyId, ...t })).sort(byRequests),
+      byNetwork: [...by.network].map(([network, t]) => ({ network, ...t })).sort(byRequests),
+      byCode: [...by.code].map(([code, t]) => ({ code: Number(code), ...t })).sort(byRequests),
+      latency: { bucketsMs: [...LATENCY_BUCKETS_MS], counts: this.latency, avgMs: totals.requests ? Math.round(this.latencyMsSum / totals.requests) : 0 },
+    };
+  }
+}
+
+/** The report of rows read at once (the CLI). */
+export function report(rows: readonly UsageMinute[], from: string, to: string, bucket: Bucket) {
+  const r = new UsageReport(from, to, bucket);
+  for (const row of rows) r.add(row);
+  return r.result();
 }

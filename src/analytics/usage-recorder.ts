@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { LATENCY_BUCKETS_MS, type Store, type UsageMinute } from '../store/store.ts';
+import { groupKeyId, LATENCY_BUCKETS_MS, type Store, type UsageMinute } from '../store/store.ts';
 
 /** Calls of one network, method and outcome since start. */
 export interface Total { network: string; method: string; code: number; requests: number; computeUnits: number }
@@ -21,7 +21,9 @@ if (LATENCY_BUCKETS_MS.length !== 5) throw new Error('usage-recorder: the bucket
  * network, method and outcome (three Map lookups on strings the caller already has, and a few additions: no
  * string, object or closure is made per call once the cell exists); every `flushMs` the cells go to the store in
  * one batch, where flushes of every instance add up. A crash loses at most `flushMs` of analytics (never of quota,
- * which is kept apart, src/limits/quota.ts). Rows older than `retentionDays` are dropped once an hour.
+ * which is kept apart, src/limits/quota.ts). Retention and the hourly roll-up are the retention job's (store/retention.ts).
+ * An account makes at most `maxCellsPerAccountMinute` cells a minute (issue 17: churning keys made 25,000 rows a
+ * minute); past it, its calls count in one cell per network and outcome, under key and method `(other)`.
  */
 export class UsageRecorder {
   /** The cells since the last flush, in the order they were made. */
@@ -32,17 +34,19 @@ export class UsageRecorder {
   private index: Index = new Map();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
-  private lastPrune = 0;
   /** Everything recorded since start, by network, method and outcome, folded in at each flush (for /metrics). */
   private readonly totals = new Map<string, Total>();
   /** The current minute's text and when it ends: formatted once a minute, not per call. */
   private minute = '';
   private minuteEnds = 0;
+  /** Cells made per account, by minute (as `indexes`), and the current minute's. */
+  private counts = new Map<string, Map<string, number>>();
+  private count = new Map<string, number>();
 
   constructor(
     private readonly store: Store,
     private readonly flushMs: number,
-    private readonly retentionDays: number,
+    private readonly maxCellsPerAccountMinute: number,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
   ) {
@@ -56,8 +60,16 @@ export class UsageRecorder {
     if (t >= this.minuteEnds || t < this.minuteEnds - 60_000) this.tick(t);
     let c = find(this.index, keyId, network, method, code);
     if (c === undefined) {
-      c = { minute: this.minute, accountId, keyId, network, method, code, requests: 0, computeUnits: 0, latencyMsSum: 0, latency: [0, 0, 0, 0, 0, 0] };
-      this.add(this.index, c);
+      const made = this.count.get(accountId) ?? 0;
+      if (made >= this.maxCellsPerAccountMinute) {
+        keyId = groupKeyId('(other)', accountId);
+        method = '(other)';
+        c = find(this.index, keyId, network, method, code);
+      } else this.count.set(accountId, made + 1);
+      if (c === undefined) {
+        c = { minute: this.minute, accountId, keyId, network, method, code, requests: 0, computeUnits: 0, latencyMsSum: 0, latency: [0, 0, 0, 0, 0, 0] };
+        this.add(this.index, c);
+      }
     }
     c.requests++;
     c.computeUnits += computeUnits;
@@ -71,6 +83,9 @@ export class UsageRecorder {
     this.minute = minuteOf(t);
     this.minuteEnds = Math.floor(t / 60_000) * 60_000 + 60_000;
     this.index = this.indexOf(this.minute);
+    let count = this.counts.get(this.minute);
+    if (count === undefined) this.counts.set(this.minute, (count = new Map()));
+    this.count = count;
   }
 
   private indexOf(minute: string): Index {
@@ -125,6 +140,8 @@ export class UsageRecorder {
       this.cells = [];
       this.indexes = new Map();
       this.index = this.indexOf(this.minute);
+      // The cells written stay counted for their minute: a flush must not let an account make its cap again.
+      for (const m of [...this.counts.keys()]) if (m !== this.minute) this.counts.delete(m);
       this.fold(rows);
       try {
         await this.store.addUsageMinutes(rows);
@@ -139,11 +156,6 @@ export class UsageRecorder {
         for (const c of rows) this.merge(c);
         this.log.warn({ err: (err as Error).message, rows: rows.length }, 'usage not written; will retry');
       }
-    }
-    const t = this.now();
-    if (this.retentionDays > 0 && t - this.lastPrune > 3_600_000) {
-      this.lastPrune = t;
-      await this.store.pruneUsageMinutes(minuteOf(t - this.retentionDays * 86_400_000)).catch(() => {});
     }
   }
 

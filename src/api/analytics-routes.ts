@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { AccountsService } from '../accounts/service.ts';
 import { minuteOf, type UsageRecorder } from '../analytics/usage-recorder.ts';
-import { report, type Bucket } from '../analytics/report.ts';
+import type { Bucket } from '../analytics/report.ts';
+import { readUsage, TooManyUsageRowsError, UsageReadGate, UsageReadTimeoutError } from '../analytics/read-usage.ts';
 import type { Networks } from '../chain/networks.ts';
 import { monthOf } from '../limits/quota.ts';
 import type { Store } from '../store/store.ts';
@@ -26,8 +27,11 @@ const query = {
   },
 } as const;
 
-/** [from, to) as minutes, and the bucket; refuses what cannot be read or would be too many buckets. */
-function range(q: Query['Querystring']): { from: string; to: string; bucket: Bucket } {
+/** How long one analytics query may wait for its pages before it is refused (429), ms. */
+const QUERY_DEADLINE_MS = 30_000;
+
+/** [from, to) as minutes, and the bucket; refuses what cannot be read, spans too long or would be too many buckets. */
+function range(q: Query['Querystring'], maxRangeDays: number): { from: string; to: string; bucket: Bucket } {
   const now = Date.now();
   const parse = (v: string | undefined, fallback: number, name: string) => {
     if (v === undefined) return fallback;
@@ -39,6 +43,7 @@ function range(q: Query['Querystring']): { from: string; to: string; bucket: Buc
   const from = parse(q.from, now - 3_600_000, 'from');
   if (from >= to) throw new ApiError(400, 'validation_failed', 'from must be before to', 'from');
   const span = to - from;
+  if (span > maxRangeDays * 86_400_000) throw new ApiError(400, 'validation_failed', `the range spans more than ${maxRangeDays} days (analytics.maxRangeDays); choose a shorter one`, 'from');
   const bucket = (q.bucket as Bucket | undefined) ?? (span <= 3 * 3_600_000 ? 'minute' : span <= 3 * 86_400_000 ? 'hour' : 'day');
   const step = bucket === 'minute' ? 60_000 : bucket === 'hour' ? 3_600_000 : 86_400_000;
   if (span / step > 1500) throw new ApiError(400, 'validation_failed', `too many ${bucket}s in the range (at most 1500); choose a larger bucket`, 'bucket');
@@ -50,6 +55,8 @@ interface Opts {
   accounts: AccountsService;
   networks: Networks;
   usage: UsageRecorder | undefined;
+  /** The analytics bounds (issue 17): range, rows read per query. */
+  bounds: { maxRangeDays: number; maxRowsPerQuery: number };
   /** Writes this instance's pending compute units, so the quota used is exact for what it answered. */
   flushQuota: () => Promise<void>;
   /** Session, or a key with `analytics`. */
@@ -68,11 +75,20 @@ interface Opts {
  */
 export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
   const { store, accounts, networks, usage } = opts;
+  // Every query of this instance reads its rows in pages through one gate: together they take a bounded share of
+  // the event loop, and each at most `maxRowsPerQuery` rows (issue 17).
+  const gate = new UsageReadGate();
   const read = async (q: Query['Querystring'], accountId: string | undefined) => {
-    const r = range(q);
+    const r = range(q, opts.bounds.maxRangeDays);
     await usage?.flush();
-    const rows = await store.listUsageMinutes({ ...r, accountId, keyId: q.keyId, network: q.network });
-    return report(rows, r.from, r.to, r.bucket);
+    try {
+      const query = { from: r.from, to: r.to, accountId, keyId: q.keyId, network: q.network };
+      return await readUsage(store, query, r.bucket, { maxRows: opts.bounds.maxRowsPerQuery, gate, deadline: performance.now() + QUERY_DEADLINE_MS });
+    } catch (err) {
+      if (err instanceof TooManyUsageRowsError) throw new ApiError(400, 'validation_failed', err.message, 'from');
+      if (err instanceof UsageReadTimeoutError) throw new ApiError(429, 'too_many_requests', err.message, undefined, { 'retry-after': '5' });
+      throw err;
+    }
   };
   const quota = async (accountId: string) => {
     const account = await accounts.getAccount(accountId);

@@ -75,6 +75,7 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
     await api.register(analyticsRoutes, {
       store: deps.store, accounts: deps.accounts, networks: deps.networks, usage: deps.usage, authenticate: auth.analytics, operator: auth.operator,
       flushQuota: async () => deps.limits?.flushUsage(),
+      bounds: deps.config.analytics,
       baseUrl: (req) => `${req.protocol}://${req.host}`,
     });
     await api.register(operatorRoutes, { prefix: '/operator', accounts: deps.accounts, authenticate: auth.operator });

@@ -173,6 +173,18 @@ export interface Config {
     flushMs: number;
     /** Usage minutes older than this are dropped; 0: kept for ever. */
     retentionDays: number;
+    /** Minute rows older than this are rolled up into one row per hour, hours (issue 17). */
+    rollupAfterHours: number;
+    /** The widest range one analytics query may span, days: a wider one is 400. */
+    maxRangeDays: number;
+    /** Usage rows one analytics query may read (in pages, yielding to callers between them): past it, 400. */
+    maxRowsPerQuery: number;
+    /** Distinct usage rows (key, network, method, outcome) one account makes per minute; past it, calls count under key and method `(other)`. */
+    maxCellsPerAccountMinute: number;
+    /** Keys revoked longer ago than this leave the store, days (their usage folded into the account's `(revoked)` rows); 0: kept for ever. */
+    revokedKeyDays: number;
+    /** Webhook test events ("Send test") older than this leave the outbox, hours, delivered or not; 0: kept until webhooks.retentionDays. */
+    testEventHours: number;
   };
   /** `/metrics` (Prometheus text format) for the operator. */
   metrics: {
@@ -436,6 +448,12 @@ export const configSchema = {
         enabled: { type: 'boolean', default: true },
         flushMs: { type: 'integer', minimum: 100, maximum: 600000, default: 5000 },
         retentionDays: { type: 'integer', minimum: 0, maximum: 3650, default: 30 },
+        rollupAfterHours: { type: 'integer', minimum: 1, maximum: 8760, default: 24 },
+        maxRangeDays: { type: 'integer', minimum: 1, maximum: 3650, default: 31 },
+        maxRowsPerQuery: { type: 'integer', minimum: 1000, maximum: 10000000, default: 100000 },
+        maxCellsPerAccountMinute: { type: 'integer', minimum: 10, maximum: 1000000, default: 1000 },
+        revokedKeyDays: { type: 'integer', minimum: 0, maximum: 3650, default: 30 },
+        testEventHours: { type: 'integer', minimum: 0, maximum: 8760, default: 24 },
       },
     },
     metrics: {

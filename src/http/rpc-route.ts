@@ -255,9 +255,12 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
    * answer is let go at once.
    */
   const fitAnswer = (held: RequestBytes, item: FramedItem, answer: UpstreamAnswer, method: string, answers: Array<Answer | undefined>, i: number): string | Buffer | undefined => {
-    const json = responseJson(item.id, answer);
-    const fit = held.fit(json.length > 4096 ? Buffer.byteLength(json) : json.length);
-    if (fit === 'ok') return json.length > SMALL_BYTES ? Buffer.from(json) : json;
+    // A node's big result is weighed before an answer is built of it: most will not fit once the budget is spent.
+    const raw = answer.raw;
+    const json = raw !== undefined && raw.length > SMALL_BYTES ? undefined : responseJson(item.id, answer);
+    const bytes = json === undefined ? Buffer.byteLength(raw!) + ENVELOPE_BYTES : json.length > 4096 ? Buffer.byteLength(json) : json.length;
+    const fit = held.fit(bytes);
+    if (fit === 'ok') return json === undefined ? Buffer.from(responseJson(item.id, answer)) : json.length > SMALL_BYTES ? Buffer.from(json) : json;
     const e = fit === 'too_large'
       ? new GatewayError('RESPONSE_TOO_LARGE', { limit: responses.perRequest, method })
       : new GatewayError('RESPONSES_BUSY', { limit: responses.total });
@@ -267,6 +270,9 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
 
   for (const url of ['/v1/:network/:apikey', '/:network/:apikey', '/v1/:network', '/v1/:network/']) app.post(url, { onRequest: admit }, handler);
 }
+
+/** At most what `{"jsonrpc":"2.0","id":…,"result":…}` adds to a result: an id is at most a few dozen characters. */
+const ENVELOPE_BYTES = 128;
 
 const failed = (e: GatewayError): Answer => ({ answer: { error: e.toJSON() }, status: e.status });
 

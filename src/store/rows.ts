@@ -148,8 +148,10 @@ export function usageMinuteFromRow(r: Row): UsageMinute {
 
 /** Where-clause of a usage query, with `$n` or `?` placeholders, and its values. */
 export function usageWhere(q: UsageQuery, placeholder: (i: number) => string): { sql: string; values: unknown[] } {
-  const parts = ['minute >= ' + placeholder(1), 'minute < ' + placeholder(2)];
-  const values: unknown[] = [q.from, q.to];
+  // After a page, the cursor replaces the lower bound (it is past it): with both, SQLite seeks by the minute alone
+  // and reads every row before the cursor again, page after page.
+  const parts = q.after ? ['minute < ' + placeholder(1)] : ['minute >= ' + placeholder(1), 'minute < ' + placeholder(2)];
+  const values: unknown[] = q.after ? [q.to] : [q.from, q.to];
   for (const [col, v] of [['account_id', q.accountId], ['key_id', q.keyId], ['network', q.network]] as const) {
     if (v === undefined) continue;
     values.push(v);

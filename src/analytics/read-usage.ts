@@ -1,0 +1,80 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Store, UsageQuery } from '../store/store.ts';
+import { UsageReport, type Bucket } from './report.ts';
+
+/** Rows read per page: a page takes about a millisecond, so a caller's turn waits at most that long behind one. */
+const PAGE_ROWS = 500;
+
+/** A query would read more rows than `analytics.maxRowsPerQuery` (the API answers 400). */
+export class TooManyUsageRowsError extends Error {
+  constructor(readonly limit: number) {
+    super(`more than ${limit} usage rows in this range: choose a shorter range, a larger bucket's older range, or one key or network`);
+  }
+}
+
+/** A query ran past its deadline (the gate was too busy with other queries; the API answers 429). */
+export class UsageReadTimeoutError extends Error {}
+
+/**
+ * The share of the event loop that analytics reads may take together (issue 17: one call over 758,000 rows held
+ * every caller for 9 s). Every page of every read waits its turn here; after a page that took `t` ms, the next
+ * page of any read starts no sooner than `t / share` ms after the first began. Reads get slower when several run;
+ * the gateway's callers do not.
+ */
+export class UsageReadGate {
+  private nextAt = 0;
+  private tail: Promise<void> = Promise.resolve();
+  constructor(readonly share = 0.25) {}
+
+  /** Runs one page's work when its turn comes (in order of arrival), and charges the time it took. */
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    const before = this.tail;
+    let release!: () => void;
+    this.tail = new Promise((r) => { release = r; });
+    await before;
+    try {
+      const wait = this.nextAt - performance.now();
+      if (wait > 0) await sleep(Math.ceil(wait));
+      const t0 = performance.now();
+      try {
+        return await work();
+      } finally {
+        const now = performance.now();
+        this.nextAt = now + (now - t0) * (1 / this.share - 1);
+      }
+    } finally {
+      release();
+    }
+  }
+}
+
+export interface ReadUsageOptions {
+  maxRows: number;
+  gate: UsageReadGate;
+  /** performance.now() after which the read gives up. */
+  deadline: number;
+}
+
+/**
+ * A report of the usage rows of [from, to), read in keyset pages through the gate: bounded in rows (past `maxRows`,
+ * TooManyUsageRowsError) and in the event loop's time, and never holding more than one page of rows.
+ */
+export async function readUsage(store: Store, q: Omit<UsageQuery, 'limit' | 'after'>, bucket: Bucket, opts: ReadUsageOptions) {
+  const report = new UsageReport(q.from, q.to, bucket);
+  let read = 0;
+  let after: UsageQuery['after'];
+  for (;;) {
+    if (performance.now() > opts.deadline) throw new UsageReadTimeoutError('analytics are busy: try again shortly');
+    const limit = Math.min(PAGE_ROWS, opts.maxRows + 1 - read);
+    const page = await opts.gate.run(async () => {
+      const rows = await store.listUsageMinutes({ ...q, limit, after });
+      for (const r of rows) report.add(r);
+      return rows;
+    });
+    read += page.length;
+    if (read > opts.maxRows) throw new TooManyUsageRowsError(opts.maxRows);
+    if (page.length < limit) return report.result();
+    const last = page[page.length - 1];
+    after = { minute: last.minute, keyId: last.keyId, network: last.network, method: last.method, code: last.code };
+  }
+}

@@ -1,0 +1,93 @@
+import type { Logger } from 'pino';
+import { minuteOf } from '../analytics/usage-recorder.ts';
+import type { Pacer } from '../background/pacer.ts';
+import type { Store } from './store.ts';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+/** Revoked keys pruned per statement: one short transaction each, paced. */
+const KEYS_PER_STEP = 100;
+
+/** The `analytics` settings retention reads (docs/configuration.md). */
+export interface RetentionOptions {
+  /** Usage rows older than this are dropped, days; 0: never. */
+  retentionDays: number;
+  /** Minute rows older than this are rolled up into hourly rows, hours. */
+  rollupAfterHours: number;
+  /** Keys revoked longer ago leave the store, days; 0: never. */
+  revokedKeyDays: number;
+  /** Webhook test events older than this leave the outbox, hours; 0: left to webhooks.retentionDays. */
+  testEventHours: number;
+}
+
+/** What one run removed. */
+export interface RetentionRun { sessions: number; testEvents: number; revokedKeys: number; hoursRolledUp: number; usageRowsRolledUp: number }
+
+/**
+ * Store retention (issue 17: churned keys and test events grew the store by 146 GB a day), run at start and hourly:
+ * expired sessions deleted; webhook test events past `testEventHours` deleted; keys revoked more than
+ * `revokedKeyDays` ago deleted, their usage folded into the account's `(revoked)` rows; usage minute rows older than
+ * `rollupAfterHours` rolled up into one row per hour and cell; usage past `retentionDays` dropped. Each step is one
+ * short statement or transaction, and every step waits its turn on the background pacer, so retention yields to
+ * callers as webhook work does.
+ */
+export class Retention {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  /** Hours before this one are rolled up already (by this process; at start, every hour is looked at once). */
+  private rolledUntil = '';
+
+  constructor(private readonly store: Store, private readonly opts: RetentionOptions, private readonly log: Logger, private readonly pacer: Pacer) {}
+
+  start(): void {
+    this.poke();
+    this.timer = setInterval(() => this.poke(), HOUR);
+    this.timer.unref();
+  }
+
+  /** Runs now unless a run is under way; answers when that run ends. */
+  poke(): Promise<unknown> {
+    return (this.running ??= this.run().catch((err: Error) => {
+      this.log.warn({ err: err.message }, 'store retention not completed; next hour');
+    }).finally(() => { this.running = undefined; }));
+  }
+
+  /** One run at time `now`. */
+  async run(now = Date.now()): Promise<RetentionRun> {
+    const o = this.opts;
+    const out: RetentionRun = { sessions: 0, testEvents: 0, revokedKeys: 0, hoursRolledUp: 0, usageRowsRolledUp: 0 };
+    out.sessions = await this.step(() => this.store.pruneSessions(new Date(now).toISOString()));
+    if (o.testEventHours > 0) out.testEvents = await this.step(() => this.store.pruneWebhookTestEvents(new Date(now - o.testEventHours * HOUR).toISOString()));
+    if (o.revokedKeyDays > 0) {
+      const before = new Date(now - o.revokedKeyDays * DAY).toISOString();
+      for (let n = KEYS_PER_STEP; n === KEYS_PER_STEP;) out.revokedKeys += n = await this.step(() => this.store.pruneRevokedKeys(before, KEYS_PER_STEP));
+    }
+    // Whole hours only: the hour that holds the cutoff is rolled up at the next run.
+    const cutoff = `${minuteOf(now - o.rollupAfterHours * HOUR).slice(0, 13)}:00`;
+    for (;;) {
+      const r = await this.step(() => this.store.rollupUsageHour(this.rolledUntil, cutoff));
+      if (!r) break;
+      out.hoursRolledUp++;
+      out.usageRowsRolledUp += r.removed;
+      this.rolledUntil = minuteOf(Date.parse(`${r.hour}Z`) + HOUR);
+    }
+    if (o.retentionDays > 0) await this.step(() => this.store.pruneUsageMinutes(minuteOf(now - o.retentionDays * DAY)));
+    if (out.sessions + out.testEvents + out.revokedKeys + out.usageRowsRolledUp > 0) this.log.info(out, 'store retention');
+    return out;
+  }
+
+  private async step<T>(work: () => Promise<T>): Promise<T> {
+    await this.pacer.turn();
+    const t0 = Date.now();
+    try {
+      return await work();
+    } finally {
+      this.pacer.charge(Date.now() - t0);
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+}
