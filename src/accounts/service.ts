@@ -113,7 +113,11 @@ export class AccountsService {
       if (password.length < 12) throw new ValidationError('password', 'must be at least 12 characters');
       p.passwordHash = await hashPassword(password);
     }
-    return this.changed((await this.store.updateAccount(id, p)) ?? notFound('account'));
+    const updated = (await this.store.updateAccount(id, p)) ?? notFound('account');
+    // Suspension ends the account's dashboard sessions (issue 17): an old cookie must not work again after
+    // reactivation. Deleted in the store, so on every instance at once.
+    if (p.status === 'suspended') await this.store.deleteSessionsOf(id);
+    return this.changed(updated);
   }
 
   suspendAccount(id: string): Promise<Account> {

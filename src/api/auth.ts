@@ -80,13 +80,13 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
    * account, no operator role): an answer that told them apart would tell a guesser which emails exist and what
    * they are. A login not even checked (too many checks waiting, or the email backing off after failures) is 429.
    */
-  async function byPassword(header: string, role?: 'operator'): Promise<Principal> {
+  async function byPassword(header: string, ip: string, role?: 'operator'): Promise<Principal> {
     const decoded = Buffer.from(header, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon <= 0) throw unauthorized(LOGIN_FAILED, BASIC);
     let account: Account | undefined;
     try {
-      account = await logins.login(decoded.slice(0, colon), decoded.slice(colon + 1));
+      account = await logins.login(decoded.slice(0, colon), decoded.slice(colon + 1), ip);
     } catch (err) {
       if (err instanceof PasswordCheckRefused) {
         throw new ApiError(429, 'too_many_requests', err.message, undefined, { 'retry-after': String(err.retryAfterSeconds) });
@@ -157,7 +157,7 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
       let p: Principal | undefined;
       if (!scheme) p = await bySession(req);
       if (p) { /* the dashboard session of an account: its role is checked below */ }
-      else if (scheme === 'basic' && value) p = await byPassword(value, 'operator');
+      else if (scheme === 'basic' && value) p = await byPassword(value, req.ip, 'operator');
       else if (scheme === 'bearer' && value) p = await byKey(req, value, both);
       else throw unauthorized('operator credentials are required: Basic email:password, or Bearer <admin key of an operator>', both);
       if (p.account.role !== 'operator') throw forbidden('the operator role is required');

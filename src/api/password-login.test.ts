@@ -24,46 +24,46 @@ function fixture(opts: { ttlMs?: number; concurrency?: number; delayMs?: number 
 describe('PasswordLogins', () => {
   test('remembers a successful check: the second login does not run scrypt', async () => {
     const f = fixture();
-    assert.equal((await f.logins.login('op@x', 'pw1'))?.id, 'a1');
-    assert.equal((await f.logins.login('op@x', 'pw1'))?.id, 'a1');
+    assert.equal((await f.logins.login('op@x', 'pw1', '10.0.0.1'))?.id, 'a1');
+    assert.equal((await f.logins.login('op@x', 'pw1', '10.0.0.1'))?.id, 'a1');
     assert.equal(f.calls.length, 1);
   });
 
   test('never remembers a failure', async () => {
     const f = fixture();
-    assert.equal(await f.logins.login('op@x', 'pw2'), undefined);
-    assert.equal(await f.logins.login('op@x', 'pw2'), undefined);
+    assert.equal(await f.logins.login('op@x', 'pw2', '10.0.0.1'), undefined);
+    assert.equal(await f.logins.login('op@x', 'pw2', '10.0.0.1'), undefined);
     assert.equal(f.calls.length, 2);
   });
 
   test('any change to the account (updatedAt, password hash) checks again', async () => {
     const f = fixture();
-    await f.logins.login('op@x', 'pw1');
+    await f.logins.login('op@x', 'pw1', '10.0.0.1');
     f.accounts.set('op@x', { ...f.accounts.get('op@x')!, name: 'Renamed', updatedAt: '2026-01-02T00:00:00.000Z' });
-    assert.ok(await f.logins.login('op@x', 'pw1'));
+    assert.ok(await f.logins.login('op@x', 'pw1', '10.0.0.1'));
     assert.equal(f.calls.length, 2);
     f.accounts.set('op@x', { ...f.accounts.get('op@x')!, passwordHash: 'H2', updatedAt: '2026-01-03T00:00:00.000Z' });
-    assert.equal(await f.logins.login('op@x', 'pw1'), undefined);
-    assert.ok(await f.logins.login('op@x', 'pw2'));
+    assert.equal(await f.logins.login('op@x', 'pw1', '10.0.0.1'), undefined);
+    assert.ok(await f.logins.login('op@x', 'pw2', '10.0.0.1'));
   });
 
   test('forgets a check after ttlMs', async () => {
     const f = fixture({ ttlMs: 20 });
-    await f.logins.login('op@x', 'pw1');
+    await f.logins.login('op@x', 'pw1', '10.0.0.1');
     await new Promise((r) => setTimeout(r, 30));
-    await f.logins.login('op@x', 'pw1');
+    await f.logins.login('op@x', 'pw1', '10.0.0.1');
     assert.equal(f.calls.length, 2);
   });
 
   test('an unknown email still runs a check (same time as a wrong password) and fails', async () => {
     const f = fixture();
-    assert.equal(await f.logins.login('nobody@x', 'pw1'), undefined);
+    assert.equal(await f.logins.login('nobody@x', 'pw1', '10.0.0.1'), undefined);
     assert.deepEqual(f.calls, ['pw1']);
   });
 
   test('runs at most `concurrency` checks at once, and all of them finish', async () => {
     const f = fixture({ concurrency: 2, delayMs: 10 });
-    const results = await Promise.all(Array.from({ length: 7 }, (_, i) => f.logins.login('op@x', `wrong${i}`)));
+    const results = await Promise.all(Array.from({ length: 7 }, (_, i) => f.logins.login('op@x', `wrong${i}`, `10.${i}.0.1`)));
     assert.deepEqual(results, Array(7).fill(undefined));
     assert.equal(f.calls.length, 7);
     assert.equal(f.peak(), 2);
@@ -74,7 +74,7 @@ describe('PasswordLogins under attack', () => {
   test('at most maxWaiting checks wait for a slot; the rest are refused at once, unchecked', async () => {
     const f = fixture({ concurrency: 2, delayMs: 30 });
     const logins = new PasswordLogins({ getAccountByEmail: async (e) => f.accounts.get(e) }, { concurrency: 2, maxWaiting: 8, freeFailures: 1000, verify: async () => { await new Promise((r) => setTimeout(r, 30)); return false; } });
-    const outcomes = await Promise.all(Array.from({ length: 150 }, (_, i) => logins.login(`guess${i}@x`, 'nope').then(() => 'checked', (e) => (e instanceof PasswordCheckRefused ? e.reason : 'error'))));
+    const outcomes = await Promise.all(Array.from({ length: 150 }, (_, i) => logins.login(`guess${i}@x`, 'nope', `10.${i}.0.1`).then(() => 'checked', (e) => (e instanceof PasswordCheckRefused ? e.reason : 'error'))));
     assert.equal(outcomes.filter((o) => o === 'checked').length, 10, '2 running and 8 waiting');
     assert.equal(outcomes.filter((o) => o === 'busy').length, 140);
   });
@@ -83,15 +83,56 @@ describe('PasswordLogins under attack', () => {
     let now = 1_000_000;
     const f = fixture();
     const logins = new PasswordLogins({ getAccountByEmail: async (e) => f.accounts.get(e) }, { verify: async (p, stored) => stored === `H${p.at(-1)}` && p.startsWith('pw'), now: () => now });
-    for (let i = 0; i < 3; i++) assert.equal(await logins.login('op@x', 'wrong'), undefined);
-    await assert.rejects(logins.login('op@x', 'pw1'), (e: any) => e instanceof PasswordCheckRefused && e.reason === 'backoff' && e.retryAfterSeconds === 1, 'even the right password waits');
-    await assert.rejects(logins.login('OP@x', 'pw1'), PasswordCheckRefused, 'whatever the case of the email');
+    for (let i = 0; i < 3; i++) assert.equal(await logins.login('op@x', 'wrong', '10.0.0.1'), undefined);
+    await assert.rejects(logins.login('op@x', 'pw1', '10.0.0.1'), (e: any) => e instanceof PasswordCheckRefused && e.reason === 'backoff' && e.retryAfterSeconds === 1, 'even the right password waits');
+    await assert.rejects(logins.login('OP@x', 'pw1', '10.0.0.1'), PasswordCheckRefused, 'whatever the case of the email');
     now += 1000;
-    assert.equal(await logins.login('op@x', 'wrong'), undefined);
-    await assert.rejects(logins.login('op@x', 'pw1'), (e: any) => e.retryAfterSeconds === 2, 'twice as long after the next failure');
+    assert.equal(await logins.login('op@x', 'wrong', '10.0.0.1'), undefined);
+    await assert.rejects(logins.login('op@x', 'pw1', '10.0.0.1'), (e: any) => e.retryAfterSeconds === 2, 'twice as long after the next failure');
     now += 2000;
-    assert.equal((await logins.login('op@x', 'pw1'))?.id, 'a1');
-    assert.equal(await logins.login('op@x', 'wrong'), undefined, 'a success starts the count again: one failure is free');
-    assert.equal(await logins.login('nobody@x', 'wrong'), undefined, 'unknown emails back off the same way (no enumeration)');
+    assert.equal((await logins.login('op@x', 'pw1', '10.0.0.1'))?.id, 'a1');
+    assert.equal(await logins.login('op@x', 'wrong', '10.0.0.1'), undefined, 'a success starts the count again: one failure is free');
+    assert.equal(await logins.login('nobody@x', 'wrong', '10.0.0.1'), undefined, 'unknown emails back off the same way (no enumeration)');
+  });
+
+  test('an address that has not failed gets the right password checked while another keeps the email backing off', async () => {
+    let now = 1_000_000;
+    const f = fixture();
+    const logins = new PasswordLogins({ getAccountByEmail: async (e) => f.accounts.get(e) }, { verify: async (p, stored) => stored === `H${p.at(-1)}` && p.startsWith('pw'), now: () => now });
+    for (let i = 0; i < 3; i++) await logins.login('op@x', 'wrong', '10.9.9.9');
+    await assert.rejects(logins.login('op@x', 'pw1', '10.9.9.9'), (e: any) => e.reason === 'backoff', 'the failing address waits');
+    assert.equal((await logins.login('op@x', 'pw1', '10.1.1.1'))?.id, 'a1', 'a clean address is checked');
+    // Another failing address (it failed elsewhere) is held back by the email's streak; the owner's address is not.
+    await logins.login('other@x', 'wrong', '10.7.7.7');
+    await assert.rejects(logins.login('op@x', 'pw1', '10.7.7.7'), (e: any) => e.reason === 'backoff');
+    await logins.login('other@x', 'wrong', '10.1.1.1');
+    assert.equal((await logins.login('op@x', 'pw1', '10.1.1.1'))?.id, 'a1', 'an address that logged in to this email before');
+  });
+
+  test('one check at a time per address, two per /24; identical credentials share one check', async () => {
+    const logins = new PasswordLogins({ getAccountByEmail: async () => undefined }, { freeFailures: 1000, verify: async () => { await new Promise((r) => setTimeout(r, 20)); return false; } });
+    const outcome = (email: string, ip: string, pw = 'nope') => logins.login(email, pw, ip).then(() => 'checked', (e) => e.reason);
+    const same = await Promise.all([outcome('a@x', '10.0.0.1'), outcome('b@x', '10.0.0.1'), outcome('c@x', '10.0.0.2'), outcome('d@x', '10.0.0.3'), outcome('e@x', '10.0.1.1')]);
+    assert.deepEqual(same, ['checked', 'address', 'checked', 'address', 'checked']);
+    const shared = await Promise.all([outcome('a@x', '10.0.0.1'), outcome('a@x', '10.0.0.1')]);
+    assert.deepEqual(shared, ['checked', 'checked']);
+  });
+
+  test('an address has a budget of failures; past it no check runs', async () => {
+    let calls = 0;
+    const logins = new PasswordLogins({ getAccountByEmail: async () => undefined }, { freeFailures: 1000, failureBurst: 4, failuresPerMinute: 6, verify: async () => { calls++; return false; } });
+    const out: string[] = [];
+    for (let i = 0; i < 10; i++) out.push(await logins.login(`g${i}@x`, 'nope', '10.0.0.1').then(() => 'checked', (e) => e.reason));
+    assert.deepEqual(out, [...Array(4).fill('checked'), ...Array(6).fill('address')]);
+    assert.equal(calls, 4);
+    assert.equal(await logins.login('g@x', 'nope', '10.0.1.1'), undefined, 'another /24 is checked');
+  });
+
+  test('a password change checks the current password in the same bound and counts a wrong one', async () => {
+    const f = fixture();
+    const account = f.accounts.get('op@x')!;
+    for (let i = 0; i < 3; i++) assert.equal(await f.logins.verifyCurrent(account, 'wrong', '10.0.0.1'), false);
+    await assert.rejects(f.logins.verifyCurrent(account, 'pw1', '10.0.0.1'), (e: any) => e.reason === 'backoff');
+    assert.equal(await f.logins.verifyCurrent(account, 'pw1', '10.0.0.2'), true);
   });
 });

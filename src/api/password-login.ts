@@ -2,6 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Account } from '../accounts/model.ts';
 import { hashPassword, verifyPassword } from '../accounts/password.ts';
 import type { Store } from '../store/store.ts';
+import { AddressBounds } from './address-bounds.ts';
+import { LoginBackoff } from './login-backoff.ts';
+import { addressAndSubnet } from '../http/subnet.ts';
 
 interface Verified { accountId: string; passwordHash: string; updatedAt: string; expires: number }
 
@@ -16,14 +19,21 @@ export interface PasswordLoginOptions {
   /** Failed logins of one email in a row before it must wait: 1 s, then doubling up to `maxBackoffMs`. */
   freeFailures?: number;
   maxBackoffMs?: number;
+  /** An address with no failed login for this long is clean: the email's backoff does not hold it back, ms. */
+  cleanAfterMs?: number;
+  /** Checks at once from one /24 or /64 (one per address). */
+  checksPerSubnet?: number;
+  /** Failed checks per address: a rate per minute and a burst (a /24 or /64: three times both). */
+  failuresPerMinute?: number;
+  failureBurst?: number;
   verify?: typeof verifyPassword;
   now?: () => number;
 }
 
 /** A login not checked at all: too many checks waiting, or its email failed too often just now. */
 export class PasswordCheckRefused extends Error {
-  constructor(readonly retryAfterSeconds: number, readonly reason: 'busy' | 'backoff') {
-    super(reason === 'busy' ? 'too many password checks at once' : 'too many failed logins for this email just now');
+  constructor(readonly retryAfterSeconds: number, readonly reason: 'busy' | 'backoff' | 'address', message?: string) {
+    super(message ?? (reason === 'busy' ? 'too many password checks at once' : reason === 'backoff' ? 'too many failed logins for this email just now' : 'too many failed logins from this address'));
   }
 }
 
@@ -34,10 +44,17 @@ export class PasswordCheckRefused extends Error {
  * The account is read from the store on every request, and a remembered check only counts while the account's
  * `updatedAt` and password hash are the ones it was made against: any change to the account, by this API, the
  * CLI or another instance, invalidates it at once.
+ *
+ * Issue 17: before a check takes one of the global slots, the client's address must have none running and failures
+ * left (src/api/address-bounds.ts), so a few addresses cannot fill the slots; and the backoff after failures is
+ * kept per email and per email and address (src/api/login-backoff.ts), so an address that has not failed is never
+ * refused the right password. The current password of a password change goes through the same bound and counts.
  */
 export class PasswordLogins {
   private readonly verified = new Map<string, Verified>();
   private readonly waiting: (() => void)[] = [];
+  /** Checks under way by email, password and stored hash: at most one per running or waiting check. */
+  private readonly inflight = new Map<string, Promise<boolean>>();
   private running = 0;
   private dummyHash: Promise<string> | undefined;
 
@@ -46,11 +63,10 @@ export class PasswordLogins {
   private readonly maxEntries: number;
   private readonly verify: typeof verifyPassword;
   private readonly maxWaiting: number;
-  private readonly freeFailures: number;
-  private readonly maxBackoffMs: number;
   private readonly now: () => number;
-  /** Per email (lowercased, existing or not: no enumeration): failures in a row, and until when it must wait. */
-  private readonly failures = new Map<string, { count: number; until: number }>();
+  /** Per email (lowercased, existing or not: no enumeration) and per email and address: failures in a row. */
+  private readonly backoff: LoginBackoff;
+  private readonly addresses: AddressBounds;
 
   constructor(private readonly store: Pick<Store, 'getAccountByEmail'>, opts: PasswordLoginOptions = {}) {
     this.ttlMs = opts.ttlMs ?? 60_000;
@@ -58,36 +74,54 @@ export class PasswordLogins {
     this.maxEntries = opts.maxEntries ?? 1000;
     this.verify = opts.verify ?? verifyPassword;
     this.maxWaiting = opts.maxWaiting ?? 8;
-    this.freeFailures = opts.freeFailures ?? 3;
-    this.maxBackoffMs = opts.maxBackoffMs ?? 60_000;
     this.now = opts.now ?? Date.now;
+    this.backoff = new LoginBackoff({
+      freeFailures: opts.freeFailures ?? 3, maxBackoffMs: opts.maxBackoffMs ?? 60_000,
+      cleanAfterMs: opts.cleanAfterMs ?? 15 * 60_000, maxEntries: this.maxEntries * 100,
+    });
+    this.addresses = new AddressBounds({
+      checksPerSubnet: opts.checksPerSubnet ?? 2, failuresPerMinute: opts.failuresPerMinute ?? 6, failureBurst: opts.failureBurst ?? 10, now: this.now,
+    });
   }
 
   /**
    * The account whose email and password these are, or undefined. Throws PasswordCheckRefused, checking nothing,
-   * when `maxWaiting` checks already wait for a slot, or while the email is backing off after failures in a row.
+   * while the address has a check running or no failures left, while this email backs off for this address, or
+   * when `maxWaiting` checks already wait for a slot. `ip` is the client's (X-Forwarded-For only from trusted proxies).
    */
-  async login(email: string, password: string): Promise<Account | undefined> {
+  async login(email: string, password: string, ip: string): Promise<Account | undefined> {
     const who = email.toLowerCase();
-    const backoff = this.failures.get(who);
-    const now = this.now();
-    if (backoff && backoff.until > now) throw new PasswordCheckRefused(Math.ceil((backoff.until - now) / 1000), 'backoff');
-    const account = await this.checked(email, password);
-    if (account) this.failures.delete(who);
-    else this.failed(who);
+    this.refuseWhileBackingOff(who, ip);
+    const account = await this.checked(email, password, ip);
+    this.count(who, ip, account !== undefined);
     return account;
   }
 
-  /** One more failure of `who`: past `freeFailures` in a row it waits 1 s, then twice as long each time. */
-  private failed(who: string): void {
-    const f = this.failures.get(who) ?? { count: 0, until: 0 };
-    f.count++;
-    if (f.count >= this.freeFailures) f.until = this.now() + Math.min(this.maxBackoffMs, 1000 * 2 ** (f.count - this.freeFailures));
-    if (this.failures.size >= this.maxEntries * 10) this.failures.clear();
-    this.failures.set(who, f);
+  /**
+   * Whether `password` is the logged-in account's (a password change asks for the current one): inside the same
+   * bound as a login, and a wrong one counts as a failed login of this email from this address.
+   */
+  async verifyCurrent(account: Account, password: string, ip: string): Promise<boolean> {
+    const who = account.email.toLowerCase();
+    this.refuseWhileBackingOff(who, ip);
+    const ok = account.passwordHash !== null && (await this.bounded(ip, () => this.verify(password, account.passwordHash!)));
+    this.count(who, ip, ok);
+    return ok;
   }
 
-  private async checked(email: string, password: string): Promise<Account | undefined> {
+  private refuseWhileBackingOff(who: string, ip: string): void {
+    const wait = this.backoff.waitSeconds(who, addressAndSubnet(ip).address, this.now());
+    if (wait > 0) throw new PasswordCheckRefused(wait, 'backoff');
+  }
+
+  private count(who: string, ip: string, ok: boolean): void {
+    const { address } = addressAndSubnet(ip);
+    if (ok) return this.backoff.succeeded(who, address);
+    this.backoff.failed(who, address, this.now());
+    this.addresses.failed(ip);
+  }
+
+  private async checked(email: string, password: string, ip: string): Promise<Account | undefined> {
     const id = createHash('sha256').update(email).update('\0').update(password).digest('hex');
     const account = await this.store.getAccountByEmail(email);
     const now = Date.now();
@@ -98,11 +132,30 @@ export class PasswordLogins {
     if (hit) this.verified.delete(id);
     // A missing account or one without a password is checked against a throwaway hash, to take the same time.
     const stored = account?.passwordHash ?? (await (this.dummyHash ??= hashPassword(randomBytes(16).toString('hex'))));
-    const ok = await this.limited(() => this.verify(password, stored));
+    // The same email and password at once (a script's parallel calls on first use) share one check: they would
+    // otherwise be refused by the address's one-check-at-a-time bound.
+    const key = `${id}\0${stored}`;
+    let pending = this.inflight.get(key);
+    if (!pending) {
+      pending = this.bounded(ip, () => this.verify(password, stored)).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, pending);
+    }
+    const ok = await pending;
     if (!ok || !account?.passwordHash) return undefined;
     if (this.verified.size >= this.maxEntries) this.verified.clear();
     this.verified.set(id, { accountId: account.id, passwordHash: account.passwordHash, updatedAt: account.updatedAt, expires: now + this.ttlMs });
     return account;
+  }
+
+  /** Runs `fn` in the address's slot (refused at once when it has none), then in one of the global slots. */
+  private async bounded<T>(ip: string, fn: () => Promise<T>): Promise<T> {
+    const release = this.addresses.enter(ip);
+    if (typeof release !== 'function') throw new PasswordCheckRefused(release.retryAfterSeconds, 'address', release.message);
+    try {
+      return await this.limited(fn);
+    } finally {
+      release();
+    }
   }
 
   /** Runs `fn` when one of the `concurrency` slots is free; a finishing check hands its slot to the next in line. */

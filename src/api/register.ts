@@ -60,11 +60,12 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
     await api.register(cookie);
     const { perSecond, burst } = deps.config.limits.unknownKeys;
     const guard = new UnknownKeyGuard(perSecond, burst);
-    const logins = new PasswordLogins(deps.store);
-    const sessions = new Sessions(deps.store, deps.config.dashboard.sessionHours * 3_600_000);
+    const { failuresPerMinute, failureBurst, checksPerSubnet, sessionsPerMinute, sessionBurst } = deps.config.limits.logins;
+    const logins = new PasswordLogins(deps.store, { failuresPerMinute, failureBurst, checksPerSubnet });
+    const sessions = new Sessions(deps.store, deps.config.dashboard.sessionHours * 3_600_000, deps.config.dashboard.maxSessionsPerAccount);
     const auth = apiAuthentication(deps.keys, logins, guard, deps.config.limits.managementApi, sessions, deps.store);
     openApiRoute(api);
-    await api.register(sessionRoutes, { accounts: deps.accounts, logins, sessions, guard, authenticate: auth.account });
+    await api.register(sessionRoutes, { accounts: deps.accounts, logins, sessions, guard, authenticate: auth.account, sessionsPerAddress: { perMinute: sessionsPerMinute, burst: sessionBurst } });
     await api.register(accountRoutes, { accounts: deps.accounts, authenticate: auth.account });
     if (deps.webhooks) {
       await api.register(webhookRoutes, {

@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookH
 import type { Account } from '../accounts/model.ts';
 import type { AccountsService } from '../accounts/service.ts';
 import type { UnknownKeyGuard } from '../auth/unknown-key-guard.ts';
-import { verifyPassword } from '../accounts/password.ts';
+import { addressAndSubnet } from '../http/subnet.ts';
+import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
 import { ApiError } from './errors.ts';
 import { errorResponses } from './schemas.ts';
 import { PasswordCheckRefused, type PasswordLogins } from './password-login.ts';
@@ -18,6 +19,8 @@ interface Opts {
   guard: UnknownKeyGuard;
   /** The account routes' authentication: the session (with its CSRF token on changes) or an admin key. */
   authenticate: onRequestAsyncHookHandler;
+  /** Successful logins (new sessions) per client address: a rate per minute and a burst. */
+  sessionsPerAddress: { perMinute: number; burst: number };
 }
 
 const who = (a: Account) => ({ id: a.id, name: a.name, email: a.email, role: a.role, planId: a.planId });
@@ -27,10 +30,16 @@ const who = (a: Account) => ({ id: a.id, name: a.name, email: a.email, role: a.r
  * CSRF token; `GET /session` answers who is logged in (and the token again, for a reloaded page); `DELETE /session`
  * logs out; `POST /session/password` changes the password and ends every other session of the account. Failed
  * logins spend the client IP's failures (as keys do) and the email's backoff (src/api/password-login.ts), and all
- * get one identical 401.
+ * get one identical 401. New sessions are limited per client address too (issue 17: 924 sessions a second from one
+ * script before), checked before the password is, and each account keeps at most a few (src/api/sessions.ts).
  */
 export async function sessionRoutes(api: FastifyInstance, opts: Opts) {
   const { sessions, logins, guard, accounts } = opts;
+  const created = new MemoryRateLimiter();
+  const perSecond = opts.sessionsPerAddress.perMinute / 60;
+  const refused = (err: unknown) => err instanceof PasswordCheckRefused
+    ? new ApiError(429, 'too_many_requests', err.message, undefined, { 'retry-after': String(err.retryAfterSeconds) })
+    : err;
   const setCookie = (req: FastifyRequest, reply: FastifyReply, value: string, maxAge: number) =>
     reply.setCookie(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: req.protocol === 'https', path: '/', maxAge });
 
@@ -42,18 +51,22 @@ export async function sessionRoutes(api: FastifyInstance, opts: Opts) {
   }, async (req, reply) => {
     const tooMany = (s: number) => new ApiError(429, 'too_many_requests', 'too many failed logins from this address', undefined, { 'retry-after': String(s) });
     if (guard.exhausted(req.ip)) throw tooMany(1);
+    const address = `login ${addressAndSubnet(req.ip).address}`;
+    if (!created.wouldAdmit(address, 1, perSecond, opts.sessionsPerAddress.burst)) {
+      throw new ApiError(429, 'too_many_requests', 'too many logins from this address', undefined, { 'retry-after': String(Math.ceil(1 / perSecond)) });
+    }
     let account: Account | undefined;
     try {
-      account = await logins.login(req.body.email, req.body.password);
+      account = await logins.login(req.body.email, req.body.password, req.ip);
     } catch (err) {
-      if (err instanceof PasswordCheckRefused) throw new ApiError(429, 'too_many_requests', err.message, undefined, { 'retry-after': String(err.retryAfterSeconds) });
-      throw err;
+      throw refused(err);
     }
     if (!account || account.status !== 'active') {
       const retryAfter = guard.failed(req.ip);
       if (retryAfter !== undefined) throw tooMany(retryAfter);
       throw new ApiError(401, 'unauthorized', LOGIN_FAILED);
     }
+    created.consumeSync(address, 1, perSecond, opts.sessionsPerAddress.burst);
     const { value, session } = await sessions.create(account);
     setCookie(req, reply, value, sessions.maxAgeSeconds);
     req.log.info({ accountId: account.id, email: account.email }, 'dashboard login');
@@ -92,7 +105,15 @@ export async function sessionRoutes(api: FastifyInstance, opts: Opts) {
     }, async (req, reply) => {
       session(req);
       const account = req.principal!.account;
-      if (!(await verifyPassword(req.body.currentPassword, account.passwordHash))) throw new ApiError(403, 'forbidden', 'the current password is wrong');
+      // Inside the logins' bound and counted as a try (issue 17): unbounded, a logged-in member could keep the
+      // scrypt slots' CPU busy and slow everyone's login (755 → 13,379 ms).
+      let ok: boolean;
+      try {
+        ok = await logins.verifyCurrent(account, req.body.currentPassword, req.ip);
+      } catch (err) {
+        throw refused(err);
+      }
+      if (!ok) throw new ApiError(403, 'forbidden', 'the current password is wrong');
       const updated = await accounts.updateAccount(account.id, { password: req.body.newPassword });
       await sessions.endAll(account.id);
       const { value, session: s } = await sessions.create(updated);

@@ -13,9 +13,10 @@ const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
  * Kept in the store, so that every instance knows every session and a logout or a password change ends them all.
  */
 export class Sessions {
-  constructor(private readonly store: Store, private readonly ttlMs: number) {}
+  /** `maxPerAccount`: live sessions an account keeps; a login past it ends the oldest (issue 17: rows bounded). */
+  constructor(private readonly store: Store, private readonly ttlMs: number, private readonly maxPerAccount = 20) {}
 
-  /** A new session: the cookie's value (shown to the browser only) and the session. */
+  /** A new session: the cookie's value (shown to the browser only) and the session; the oldest past the cap end. */
   async create(account: Account): Promise<{ value: string; session: Session }> {
     const value = randomBytes(32).toString('base64url');
     const now = Date.now();
@@ -24,6 +25,8 @@ export class Sessions {
       createdAt: new Date(now).toISOString(), expiresAt: new Date(now + this.ttlMs).toISOString(),
     };
     await this.store.createSession(session);
+    // Also deletes the account's expired sessions: logins in a loop leave at most `maxPerAccount` rows behind.
+    await this.store.trimSessions(account.id, this.maxPerAccount);
     return { value, session };
   }
 

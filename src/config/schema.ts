@@ -73,6 +73,15 @@ export interface Config {
     maxConnections: number;
     /** Open connections at once from one client address (trusted proxies excepted); 0: no cap. */
     maxConnectionsPerIp: number;
+    /** Open connections at once from one /24 (IPv4) or /64 (IPv6) (trusted proxies excepted); 0: no cap. */
+    maxConnectionsPerSubnet: number;
+    /**
+     * Share of `maxConnections` (0-1) past which connections are under pressure: each new one closes the oldest
+     * idle connection (no request in flight), and idle ones older than `pressureIdleTimeoutMs` are closed.
+     */
+    connectionPressure: number;
+    /** Idle time-out while under pressure, ms (the usual keep-alive time-out is 72 s). */
+    pressureIdleTimeoutMs: number;
   };
   /** Holds the SQLite store and the embedded chains' snapshots. */
   dataDir: string;
@@ -153,6 +162,11 @@ export interface Config {
     unknownKeys: { perSecond: number; burst: number };
     /** Management API calls per account (/api/v1): a rate per second and a burst, per instance. */
     managementApi: { perSecond: number; burst: number };
+    /**
+     * Password logins, per instance: failed checks per client address (a rate per minute and a burst; a /24 or /64
+     * gets three times both), checks at once per /24 or /64 (one per address), and new dashboard sessions per address.
+     */
+    logins: { failuresPerMinute: number; failureBurst: number; checksPerSubnet: number; sessionsPerMinute: number; sessionBurst: number };
     /** Redis for limits shared by several instances (REDIS_URL); absent: in memory. */
     redisUrl?: string;
     /** How long a Redis command may take before this instance falls back to local limits, ms. */
@@ -217,6 +231,8 @@ export interface Config {
     enabled: boolean;
     /** How long a login lasts, hours. */
     sessionHours: number;
+    /** Live sessions per account; a login past it ends the account's oldest. */
+    maxSessionsPerAccount: number;
   };
   /** The chain module's view of every network's upstreams (DECISIONS 9). */
   upstreams: {
@@ -268,6 +284,9 @@ export const configSchema = {
         trustedProxies: { type: 'array', items: str, default: [] },
         maxConnections: { type: 'integer', minimum: 1, default: 10000 },
         maxConnectionsPerIp: { type: 'integer', minimum: 0, default: 256 },
+        maxConnectionsPerSubnet: { type: 'integer', minimum: 0, default: 1024 },
+        connectionPressure: { type: 'number', exclusiveMinimum: 0, maximum: 1, default: 0.8 },
+        pressureIdleTimeoutMs: { type: 'integer', minimum: 10, maximum: 600000, default: 1000 },
       },
     },
     dataDir: { ...str, default: './data' },
@@ -409,6 +428,18 @@ export const configSchema = {
             burst: { type: 'integer', minimum: 1, default: 20 },
           },
         },
+        logins: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            failuresPerMinute: { type: 'number', exclusiveMinimum: 0, default: 6 },
+            failureBurst: { type: 'integer', minimum: 1, default: 10 },
+            checksPerSubnet: { type: 'integer', minimum: 1, default: 2 },
+            sessionsPerMinute: { type: 'number', exclusiveMinimum: 0, default: 10 },
+            sessionBurst: { type: 'integer', minimum: 1, default: 20 },
+          },
+        },
         managementApi: {
           type: 'object',
           additionalProperties: false,
@@ -488,6 +519,7 @@ export const configSchema = {
       properties: {
         enabled: { type: 'boolean', default: true },
         sessionHours: { type: 'number', exclusiveMinimum: 0, maximum: 720, default: 12 },
+        maxSessionsPerAccount: { type: 'integer', minimum: 1, maximum: 1000, default: 20 },
       },
     },
     upstreams: {

@@ -1,32 +1,93 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ipAllowed, parseAllowlist } from '../auth/ip-allowlist.ts';
+import { addressAndSubnet } from './subnet.ts';
+
+export interface ConnectionCaps {
+  /** Open connections at once in all; node refuses past it. */
+  total: number;
+  /** Per client address, and per /24 (IPv4) or /64 (IPv6); 0: no cap. Trusted proxies are not capped by these. */
+  perIp: number;
+  perSubnet: number;
+  trustedProxies: readonly string[];
+  /** Share of `total` past which each new connection closes idle ones (0-1). */
+  pressure: number;
+  /** Under pressure, idle connections older than this are closed too, ms. */
+  pressureIdleMs: number;
+}
+
+/** Idle connections looked at per new connection under pressure: the work per connection stays bounded. */
+const MAX_CLOSED_PER_CONNECTION = 64;
+const inFlight = Symbol('requests in flight');
+type Tracked = Socket & { [inFlight]?: number };
 
 /**
- * Open connections, in total and per client address (issue 10): one client holding thousands of idle keep-alive
- * connections would leave none for the others, and every connection costs memory and a file descriptor. Past the
- * total, node refuses new connections itself (`server.maxConnections`); past the per-address cap, the new
- * connection is closed at once, before a byte of it is read. Trusted proxies are not capped per address: all their
- * clients come from them.
+ * Open connections, in total, per client address and per /24 or /64 (issues 10 and 17): every connection costs
+ * memory and a file descriptor, and a few clients holding idle keep-alive connections must not leave none for the
+ * others. Past a per-address or per-subnet cap a new connection is closed at once, before a byte of it is read; so
+ * one client cannot use the many addresses of its /64, nor a few hosts of one /24, to hold more. Addresses in many
+ * subnets could still fill the total, so past `pressure` × `total` the connections with no request in flight are
+ * the ones that give way: each new connection closes the oldest idle one, and every idle one older than
+ * `pressureIdleMs` (the keep-alive time-out is 72 s otherwise). A connection busy with a request is never closed here.
  */
-export function capConnections(server: Server, total: number, perIp: number, trustedProxies: readonly string[]): void {
-  server.maxConnections = total;
-  if (perIp <= 0) return;
-  const proxies = trustedProxies.length ? parseAllowlist(trustedProxies) : undefined;
-  const open = new Map<string, number>();
-  server.on('connection', (socket: Socket) => {
-    const ip = socket.remoteAddress;
-    if (ip === undefined || (proxies && ipAllowed(ip, proxies))) return;
-    const n = (open.get(ip) ?? 0) + 1;
-    if (n > perIp) {
-      socket.destroy();
-      return;
+export function capConnections(server: Server, caps: ConnectionCaps): void {
+  server.maxConnections = caps.total;
+  const proxies = caps.trustedProxies.length ? parseAllowlist(caps.trustedProxies) : undefined;
+  const counts = new Map<string, number>();
+  /** Connections with no request in flight, oldest idle first (Map order: each is re-inserted when it goes idle). */
+  const idle = new Map<Tracked, number>();
+  const threshold = Math.max(1, Math.floor(caps.total * caps.pressure));
+  let open = 0;
+
+  const add = (key: string, d: number) => {
+    const n = (counts.get(key) ?? 0) + d;
+    if (n <= 0) counts.delete(key);
+    else counts.set(key, n);
+    return n;
+  };
+
+  /** Closes the oldest idle connection, and any idle longer than the pressure time-out (a bounded number). */
+  const relieve = (except: Socket) => {
+    const cutoff = Date.now() - caps.pressureIdleMs;
+    let closed = 0;
+    for (const [s, since] of idle) {
+      if (closed >= MAX_CLOSED_PER_CONNECTION || (closed >= 1 && since > cutoff)) break;
+      if (s === except) continue;
+      idle.delete(s);
+      s.destroy();
+      closed++;
     }
-    open.set(ip, n);
+  };
+
+  server.on('connection', (socket: Tracked) => {
+    const ip = socket.remoteAddress;
+    const keys: string[] = [];
+    if (ip !== undefined && !(proxies && ipAllowed(ip, proxies))) {
+      const { address, subnet } = addressAndSubnet(ip);
+      if ((caps.perIp > 0 && (counts.get(`a ${address}`) ?? 0) >= caps.perIp) || (caps.perSubnet > 0 && (counts.get(`s ${subnet}`) ?? 0) >= caps.perSubnet)) {
+        socket.destroy();
+        return;
+      }
+      keys.push(`a ${address}`, `s ${subnet}`);
+      for (const k of keys) add(k, 1);
+    }
+    open++;
+    idle.set(socket, Date.now());
     socket.once('close', () => {
-      const left = (open.get(ip) ?? 1) - 1;
-      if (left <= 0) open.delete(ip);
-      else open.set(ip, left);
+      open--;
+      idle.delete(socket);
+      for (const k of keys) add(k, -1);
+    });
+    if (open > threshold) relieve(socket);
+  });
+
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket as Tracked;
+    socket[inFlight] = (socket[inFlight] ?? 0) + 1;
+    idle.delete(socket);
+    res.once('close', () => {
+      socket[inFlight]!--;
+      if (socket[inFlight] === 0 && !socket.destroyed) idle.set(socket, Date.now());
     });
   });
 }

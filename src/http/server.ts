@@ -72,7 +72,11 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     forceCloseConnections: 'idle',
   });
 
-  capConnections(app.server, config.server.maxConnections, config.server.maxConnectionsPerIp, config.server.trustedProxies);
+  const s = config.server;
+  capConnections(app.server, {
+    total: s.maxConnections, perIp: s.maxConnectionsPerIp, perSubnet: s.maxConnectionsPerSubnet, trustedProxies: s.trustedProxies,
+    pressure: s.connectionPressure, pressureIdleMs: s.pressureIdleTimeoutMs,
+  });
 
   // Bodies are read raw: the gateway frames JSON-RPC itself, and the content type is checked by the route.
   app.removeAllContentTypeParsers();

@@ -73,6 +73,8 @@ const Q = {
   session: 'SELECT * FROM sessions WHERE id_hash = $1 AND expires_at > now()',
   deleteSession: 'DELETE FROM sessions WHERE id_hash = $1',
   deleteSessionsOf: 'DELETE FROM sessions WHERE account_id = $1',
+  trimSessions: `DELETE FROM sessions WHERE account_id = $1 AND (expires_at <= now() OR id_hash NOT IN
+    (SELECT id_hash FROM sessions WHERE account_id = $1 AND expires_at > now() ORDER BY created_at DESC, id_hash DESC LIMIT $2))`,
   insertWebhook: `INSERT INTO webhooks (${['id', 'account_id', 'network', 'kind', 'url', 'options', 'secret', 'status', 'disabled_reason', 'created_at', 'updated_at'].join(', ')})
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, now(), now()) RETURNING *`,
   webhook: 'SELECT * FROM webhooks WHERE id = $1',
@@ -349,6 +351,10 @@ export class PostgresStore implements Store {
 
   async deleteSessionsOf(accountId: string): Promise<void> {
     await this.rows('deleteSessionsOf', [accountId]);
+  }
+
+  async trimSessions(accountId: string, keep: number): Promise<void> {
+    await this.rows('trimSessions', [accountId, keep]);
   }
 
   async createWebhook(w: NewWebhook): Promise<Webhook> {

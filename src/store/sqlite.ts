@@ -121,6 +121,8 @@ export class SqliteStore implements Store {
       session: db.prepare<[string, string], Row>('SELECT * FROM sessions WHERE id_hash = ? AND expires_at > ?'),
       deleteSession: db.prepare<[string]>('DELETE FROM sessions WHERE id_hash = ?'),
       deleteSessionsOf: db.prepare<[string]>('DELETE FROM sessions WHERE account_id = ?'),
+      trimSessions: db.prepare<[string, string, string, string, number]>(`DELETE FROM sessions WHERE account_id = ? AND (expires_at <= ? OR id_hash NOT IN
+        (SELECT id_hash FROM sessions WHERE account_id = ? AND expires_at > ? ORDER BY created_at DESC, id_hash DESC LIMIT ?))`),
       insertWebhook: db.prepare(insertSql('webhooks', WEBHOOK_COLUMNS)),
       webhook: db.prepare<[string], Row>('SELECT * FROM webhooks WHERE id = ?'),
       webhooksOf: db.prepare<[string], Row>('SELECT * FROM webhooks WHERE account_id = ? ORDER BY created_at, id'),
@@ -374,6 +376,11 @@ export class SqliteStore implements Store {
 
   async deleteSessionsOf(accountId: string): Promise<void> {
     this.stmts.deleteSessionsOf.run(accountId);
+  }
+
+  async trimSessions(accountId: string, keep: number): Promise<void> {
+    const now = new Date().toISOString();
+    this.stmts.trimSessions.run(accountId, now, accountId, now, keep);
   }
 
   async createWebhook(w: NewWebhook): Promise<Webhook> {

@@ -395,6 +395,18 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         await store.deleteSessionsOf(acct);
         assert.equal(await store.getSession('h2'), undefined);
       });
+
+      test("trimSessions keeps an account's newest sessions and deletes the older ones, not another account's", async () => {
+        await store.createPlan(freePlan);
+        const acct = (await store.createAccount(newAccount())).id;
+        const other = (await store.createAccount(newAccount({ email: 'other-trim@example.com' }))).id;
+        const soon = new Date(Date.now() + 60_000).toISOString();
+        for (let i = 1; i <= 4; i++) await store.createSession({ idHash: `t${i}`, accountId: acct, csrf: 'c', createdAt: `2026-01-01T00:00:0${i}.000Z`, expiresAt: soon });
+        await store.createSession({ idHash: 'o1', accountId: other, csrf: 'c', createdAt: '2026-01-01T00:00:00.000Z', expiresAt: soon });
+        await store.trimSessions(acct, 2);
+        const live = await Promise.all(['t1', 't2', 't3', 't4', 'o1'].map(async (h) => (await store.getSession(h)) !== undefined));
+        assert.deepEqual(live, [false, false, true, true, true]);
+      });
     });
 
     describe('webhooks and their outbox', () => {

@@ -219,6 +219,8 @@ export interface Store {
   deleteSession(idHash: string): Promise<void>;
   /** Ends every session of an account (password changed, account suspended). */
   deleteSessionsOf(accountId: string): Promise<void>;
+  /** Keeps the account's `keep` newest live sessions and deletes the rest, expired ones included (issue 17). */
+  trimSessions(accountId: string, keep: number): Promise<void>;
 
   createWebhook(webhook: NewWebhook): Promise<Webhook>;
   getWebhook(id: string): Promise<Webhook | undefined>;

@@ -1,0 +1,83 @@
+/** A small map that forgets its oldest entries past `max` (Map keeps insertion order; writes move a key last). */
+export class BoundedMap<V> {
+  private readonly m = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get(k: string): V | undefined { return this.m.get(k); }
+  delete(k: string): void { this.m.delete(k); }
+  set(k: string, v: V): void {
+    this.m.delete(k);
+    this.m.set(k, v);
+    // The oldest entry goes, never all at once: a flood of new names cannot wipe everyone's backoff.
+    if (this.m.size > this.max) this.m.delete(this.m.keys().next().value!);
+  }
+  get size(): number { return this.m.size; }
+}
+
+interface Streak { count: number; until: number; last: number }
+
+export interface BackoffOptions {
+  /** Failures in a row before a wait: 1 s, then doubling up to `maxBackoffMs`. */
+  freeFailures: number;
+  maxBackoffMs: number;
+  /** An address with no failure for this long is clean again, ms; a streak this old starts again. */
+  cleanAfterMs: number;
+  maxEntries: number;
+}
+
+/**
+ * Backoff after failed logins (issue 17). Two streaks per failure: the email's own (guessing one account slowly from
+ * many addresses) and the email's from this address. The email's streak holds back only addresses that have failed
+ * lately (any email) and have not logged in to this email before: a clean address, or one the owner logs in from,
+ * is never refused the right password because someone elsewhere keeps the email "locked". The pair's streak holds
+ * back the address that failed, whatever else.
+ */
+export class LoginBackoff {
+  private readonly byEmail: BoundedMap<Streak>;
+  private readonly byPair: BoundedMap<Streak>;
+  /** Addresses by their last failure. */
+  private readonly dirty: BoundedMap<number>;
+  /** email + address pairs that logged in. */
+  private readonly knownGood: BoundedMap<true>;
+
+  constructor(private readonly o: BackoffOptions) {
+    this.byEmail = new BoundedMap(o.maxEntries);
+    this.byPair = new BoundedMap(o.maxEntries);
+    this.dirty = new BoundedMap(o.maxEntries);
+    this.knownGood = new BoundedMap(o.maxEntries);
+  }
+
+  /** Seconds `address` must wait before a login to `email` is checked, or 0. */
+  waitSeconds(email: string, address: string, now: number): number {
+    const pair = this.byPair.get(`${email}\0${address}`);
+    let until = pair && pair.until > now ? pair.until : 0;
+    const e = this.byEmail.get(email);
+    if (e && e.until > now && until < e.until && this.hasFailed(address, now) && !this.knownGood.get(`${email}\0${address}`)) until = e.until;
+    return until > now ? Math.ceil((until - now) / 1000) : 0;
+  }
+
+  failed(email: string, address: string, now: number): void {
+    this.dirty.set(address, now);
+    this.bump(this.byEmail, email, now);
+    this.bump(this.byPair, `${email}\0${address}`, now);
+  }
+
+  /** The right password from `address`: its own streak ends, and it is known for this email from now on. */
+  succeeded(email: string, address: string): void {
+    this.byPair.delete(`${email}\0${address}`);
+    this.knownGood.set(`${email}\0${address}`, true);
+  }
+
+  private hasFailed(address: string, now: number): boolean {
+    const at = this.dirty.get(address);
+    return at !== undefined && now - at < this.o.cleanAfterMs;
+  }
+
+  private bump(map: BoundedMap<Streak>, key: string, now: number): void {
+    const old = map.get(key);
+    const s = old && now - old.last < this.o.cleanAfterMs ? old : { count: 0, until: 0, last: now };
+    s.count++;
+    s.last = now;
+    if (s.count >= this.o.freeFailures) s.until = now + Math.min(this.o.maxBackoffMs, 1000 * 2 ** Math.min(30, s.count - this.o.freeFailures));
+    map.set(key, s);
+  }
+}
