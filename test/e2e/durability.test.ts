@@ -1,8 +1,8 @@
 // Durability of the embedded chains (DECISIONS 11), shown on Nodegate as a real process: graceful restarts,
-// SIGKILL of Nodegate, of Nodegate and its anvils together, of anvil alone, a damaged snapshot, Ctrl-C on
-// the process group, and a 2,000-transaction burst. Run: node --import tsx --test test/e2e/durability.test.ts
+// SIGKILL of Nodegate, of Nodegate and its anvils together, of anvil alone, a torn journal line, Ctrl-C on
+// the process group, and a 2,000-transaction burst. The chain's record is its journal (issue 17). Run: node --import tsx --test test/e2e/durability.test.ts
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test, type TestContext } from 'node:test';
 import { HDNodeWallet } from 'ethers';
@@ -78,8 +78,18 @@ function anvilsOf(dataDir: string, alsoPids: number[] = []) {
   return anvilProcesses().filter((p) => p.cmdline.some((a) => a.includes(dataDir)) || named.includes(p.pid) || alsoPids.includes(p.pid));
 }
 
-function snapshotLogs(ng: NodegateProcess, network = 'mainnet') {
-  return ng.logs().filter((l) => l.msg === 'chain snapshot written' && l.network === network);
+const journalOf = (dataDir: string, network = 'mainnet') => join(dataDir, 'chains', network, 'chain.ndjson');
+/** The last block the chain's journal holds (what the product has written down, read from its file). */
+function journaledHead(dataDir: string): number {
+  const lines = readFileSync(journalOf(dataDir), 'utf8').split('\n').filter((l) => l.startsWith('{"block"'));
+  return lines.length ? JSON.parse(lines.at(-1)!).block : 0;
+}
+async function untilJournaled(dataDir: string, head: number, withinMs = 10_000): Promise<void> {
+  const until = Date.now() + withinMs;
+  while (journaledHead(dataDir) < head) {
+    if (Date.now() > until) throw new Error(`block ${head} not journaled within ${withinMs} ms (journal at ${journaledHead(dataDir)})`);
+    await sleep(20);
+  }
 }
 
 after(async () => {
@@ -199,7 +209,7 @@ describe('durability of the embedded chains', { concurrency: false }, () => {
     const ng2 = await startNodegate({ dataDir: ng.dataDir, key: ng.key });
     const oldR = await receipts(ng2, old);
     assert.equal(oldR.filter(Boolean).length, old.length, 'every transaction older than 2 s has its receipt');
-    // The last ones are in no snapshot yet: the journal gives them back, under the hashes their senders were given.
+    // The last ones may be in no journaled block yet: the journal gives them back, under the hashes their senders were given.
     const recentR = await receipts(ng2, recent);
     note(t, `${recentR.filter(Boolean).length} of the ${recent.length} transactions sent just before the crash are there; restart took ${ng2.startMs} ms`);
     assert.equal(recentR.filter(Boolean).length, recent.length, 'every accepted transaction survived the crash');
@@ -216,8 +226,8 @@ describe('durability of the embedded chains', { concurrency: false }, () => {
     const dev = new Sender(wallet(0));
     const hashes: string[] = [];
     for (let i = 0; i < 20; i++) hashes.push(await dev.send(ng, { to: RECIPIENT, value: ETH }));
-    await waitMined(ng, hashes);
-    await sleep(1200); // more than two snapshot intervals: the chain is on disk
+    const [last] = (await waitMined(ng, hashes)).slice(-1);
+    await untilJournaled(ng.dataDir, Number(last.blockNumber)); // the chain is on disk
     const view = async () => ({
       blockNumber: await ng.call('eth_blockNumber'),
       latest: await ng.call('eth_getBlockByNumber', ['latest', false]),
@@ -249,7 +259,7 @@ describe('durability of the embedded chains', { concurrency: false }, () => {
     assert.equal((await ng.stop('SIGTERM')).code, 0);
   });
 
-  test('a damaged current snapshot: Nodegate starts from the previous copy', async (t) => {
+  test('a journal line torn by a power cut: Nodegate starts with every block before it', async (t) => {
     const ng = await startNodegate();
     dirs.push(ng.dataDir);
     const dev = new Sender(wallet(0));
@@ -257,53 +267,38 @@ describe('durability of the embedded chains', { concurrency: false }, () => {
     for (let i = 0; i < 5; i++) hashes.push(await dev.send(ng, { to: RECIPIENT, value: ETH }));
     await waitMined(ng, hashes);
     const head = await ng.call('eth_blockNumber');
+    const latest = await ng.call('eth_getBlockByNumber', ['latest', false]);
     assert.equal((await ng.stop('SIGTERM')).code, 0);
 
-    const dir = join(ng.dataDir, 'chains', 'mainnet');
-    const current = join(dir, 'state.json.gz');
-    assert.ok(existsSync(join(dir, 'state.prev.json.gz')), 'a previous copy is kept');
-    truncateSync(current, Math.floor(statSync(current).size / 2));
-
+    appendFileSync(journalOf(ng.dataDir), '{"block":99,"ts":17356');
     const ng2 = await startNodegate({ dataDir: ng.dataDir, key: ng.key });
     assert.equal(await ng2.call('eth_blockNumber'), head, 'same head');
+    assert.deepEqual(await ng2.call('eth_getBlockByNumber', ['latest', false]), latest, 'same last block, same hash');
     assert.equal((await receipts(ng2, hashes)).filter(Boolean).length, hashes.length, 'every transaction kept');
-    const up = ng2.logs().find((l) => l.msg === 'embedded chain up' && l.network === 'mainnet');
-    assert.match(String(up?.snapshot), /state\.prev\.json\.gz$/, 'loaded from the previous copy');
-    note(t, `damaged snapshot: started from ${up?.snapshot}; files now: ${readdirSync(dir).sort().join(', ')}`);
+    const damaged = ng2.logs().find((l) => /damaged lines in the chain journal/.test(l.msg ?? '') && l.network === 'mainnet');
+    assert.equal(damaged?.lines, 1, 'the torn line is reported');
+    note(t, `torn journal line skipped; journal ${statSync(journalOf(ng.dataDir)).size} bytes`);
+    // The chain goes on after it, and the next restart reads the lines written after the torn one.
+    const more = await dev.send(ng2, { to: RECIPIENT, value: 1n });
+    await waitMined(ng2, [more]);
     assert.equal((await ng2.stop('SIGTERM')).code, 0);
+    const ng3 = await startNodegate({ dataDir: ng.dataDir, key: ng.key });
+    assert.equal((await receipts(ng3, [...hashes, more])).filter(Boolean).length, hashes.length + 1);
+    assert.equal((await ng3.stop('SIGTERM')).code, 0);
   });
 
-  test('Ctrl-C (SIGINT to the whole process group) still takes the final snapshot', async () => {
+  test('Ctrl-C (SIGINT to the whole process group) still journals the last blocks', async () => {
     const ng = await startNodegate();
     dirs.push(ng.dataDir);
     const dev = new Sender(wallet(0));
     const hashes: string[] = [];
     for (let i = 0; i < 10; i++) hashes.push(await dev.send(ng, { to: RECIPIENT, value: ETH }));
     await waitMined(ng, hashes, 5000);
-    // Within milliseconds of the last transaction: only the shutdown snapshot can hold it.
+    // Within milliseconds of the last transaction: only the shutdown's journaling may have written its block.
     const stopped = await ng.stop('SIGINT', { group: true });
     assert.equal(stopped.code, 0, ng.output().slice(-2000));
     const ng2 = await startNodegate({ dataDir: ng.dataDir, key: ng.key });
     assert.equal((await receipts(ng2, hashes)).filter(Boolean).length, hashes.length, 'every transaction kept');
-    assert.equal((await ng2.stop('SIGTERM')).code, 0);
-  });
-
-  test('embedded.historyBudgetMs 0: a stop keeps the chain but not the state at old blocks, as documented', async () => {
-    const config = { limits: { enabled: false }, embedded: { historyBudgetMs: 0 } };
-    const ng = await startNodegate({ config });
-    dirs.push(ng.dataDir);
-    const dev = new Sender(wallet(0));
-    const hashes: string[] = [];
-    for (let i = 0; i < 3; i++) hashes.push(await dev.send(ng, { to: RECIPIENT, value: ETH }));
-    const mined = await waitMined(ng, hashes);
-    const old = mined[0].blockNumber as string;
-    assert.equal(await ng.call('eth_getBalance', [RECIPIENT, old]), hex(ETH), 'state at the old block, before the stop');
-    assert.equal((await ng.stop('SIGTERM')).code, 0);
-
-    const ng2 = await startNodegate({ dataDir: ng.dataDir, key: ng.key, config });
-    assert.equal((await receipts(ng2, hashes)).filter(Boolean).length, hashes.length, 'every transaction kept');
-    assert.equal(await ng2.call('eth_getBalance', [RECIPIENT, 'latest']), hex(3n * ETH), 'the current state kept');
-    await assert.rejects(ng2.call('eth_getBalance', [RECIPIENT, old]), 'the state at the old block was not saved');
     assert.equal((await ng2.stop('SIGTERM')).code, 0);
   });
 
@@ -323,7 +318,6 @@ describe('durability of the embedded chains', { concurrency: false }, () => {
     }));
     assert.equal(signed.flat().length, TOTAL);
     const headBefore = Number(await ng.call('eth_blockNumber'));
-    const snapsBefore = snapshotLogs(ng).length;
 
     // Mined when every sender's nonce is used up (the funding used none of theirs).
     const minedCount = async () =>
@@ -358,27 +352,24 @@ describe('durability of the embedded chains', { concurrency: false }, () => {
     assert.equal(rs.filter((r) => r?.status === '0x1').length, TOTAL, 'every receipt present and successful');
     const blocks = Number(await ng.call('eth_blockNumber')) - headBefore;
     note(t, `2,000 txs: sent in ${sentMs} ms, all mined after ${minedMs} ms (${Math.round(TOTAL / (minedMs / 1000))} tx/s) in ${blocks} blocks; longest pause of mining with transactions waiting ${longestStallMs} ms; sent/mined: ${timeline.join(' ')}`);
-    await sleep(1200); // let the snapshotter catch up
-    const snaps = snapshotLogs(ng).slice(snapsBefore);
-    const fmt = (s: any) => `${s.ms} ms/${(s.bytes / 1024).toFixed(0)} KiB@block ${Number(s.head)}`;
-    note(t, `periodic snapshots during and after the burst: ${snaps.length}; max ${Math.max(...snaps.map((s) => s.ms))} ms; ${snaps.map(fmt).join(', ')}`);
     assert.ok(longestStallMs < 2000, `no stall: mining stood still for ${longestStallMs} ms with transactions waiting`);
     assert.ok(minedMs - sentMs < 10_000, `mined within 10 s of the last send (took ${minedMs - sentMs} ms more)`);
 
     const head = await ng.call('eth_blockNumber');
     const stopped = await ng.stop('SIGTERM');
     assert.equal(stopped.code, 0);
-    const finals = snapshotLogs(ng).slice(snapsBefore + snaps.length);
-    note(t, `shutdown took ${stopped.ms} ms; final snapshots: ${finals.map((s) => `${s.history ? 'with' : 'without'} history ${fmt(s)}`).join('; ')}; ` +
-      `${ng.logs().filter((l) => /histor/.test(l.msg ?? '')).map((l) => l.msg).join('; ')}`);
+    note(t, `shutdown took ${stopped.ms} ms; chain journal ${(statSync(journalOf(ng.dataDir)).size / 1024).toFixed(0)} KiB holding ${journaledHead(ng.dataDir)} blocks`);
 
     const ng2 = await startNodegate({ dataDir: ng.dataDir, key: ng.key, env: { NODEGATE_LOG_LEVEL: 'debug' } });
     note(t, `restart on the ${blocks}-block chain took ${ng2.startMs} ms (to banner)`);
-    // anvil mines empty blocks for a while after a burst (a trailing one per transaction notice it queued): the
-    // chain may still have been moving when it was read; the final snapshot stops it and says where.
-    const saved = Number(finals.at(-1)?.head);
-    assert.ok(saved >= Number(head), `the final snapshot holds the head read before the stop (${Number(head)}), or later: ${saved}`);
-    const chainLines = (p: NodegateProcess) => p.logs().filter((l) => l.network === 'mainnet' && l.level >= 30 || /snapshot|journal|automine/.test(l.msg ?? ''))
+    const rebuilt = ng2.logs().find((l) => l.msg === 'chain rebuilt from its journal' && l.network === 'mainnet');
+    note(t, `rebuilt from the journal: ${JSON.stringify({ blocks: rebuilt?.blocks, ms: rebuilt?.ms, mismatched: rebuilt?.mismatched })}`);
+    // anvil may mine empty blocks for a while after a burst (a trailing one per transaction notice it queued): the
+    // chain may still have been moving when it was read; the stop stops it and journals every block.
+    const saved = journaledHead(ng.dataDir);
+    assert.ok(saved >= Number(head), `the journal holds the head read before the stop (${Number(head)}), or later: ${saved}`);
+    assert.equal(rebuilt?.mismatched, 0, 'every block rebuilt under its hash');
+    const chainLines = (p: NodegateProcess) => p.logs().filter((l) => l.network === 'mainnet' && l.level >= 30 || /journal|automine/.test(l.msg ?? ''))
       .map((l) => JSON.stringify(l)).slice(-12).join('\n');
     assert.equal(Number(await ng2.call('eth_blockNumber')), saved, `the head after the restart is the one saved at the stop; before:\n${chainLines(ng)}\nafter:\n${chainLines(ng2)}`);
     const again = await receipts(ng2, hashes);

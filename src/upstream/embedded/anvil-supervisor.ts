@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { EmbeddedChainConfig } from '../../config/schema.ts';
@@ -11,9 +11,11 @@ import { anvilBinaryPath } from './anvil-binary.ts';
 import { AutomineWatchdog } from './automine-watchdog.ts';
 import { freePort } from './free-port.ts';
 import { SnapshotFiles } from './snapshots.ts';
-import { TxJournal } from './tx-journal.ts';
+import { ChainJournal } from './chain-journal.ts';
+import { BlockRecorder, recordBlocks } from './block-recorder.ts';
+import { replayChain } from './chain-replay.ts';
+import { hasLegacyState, legacyRaws, removeLegacyState } from './legacy-state.ts';
 import { findStaleAnvil, isAlive, removePidFile, writePidFile } from './stale-process.ts';
-import { ChainSnapshotter, finalSnapshot } from './chain-snapshotter.ts';
 
 /** Methods after which the automine watchdog is poked. */
 const WRITES = new Set(['eth_sendRawTransaction', 'eth_sendTransaction']);
@@ -21,27 +23,30 @@ const WRITES = new Set(['eth_sendRawTransaction', 'eth_sendTransaction']);
 /**
  * One embedded chain: an anvil process that Nodegate starts, persists, restarts and stops (DECISIONS 11).
  * To the rest of the gateway it is just an Upstream; while anvil restarts, calls wait for it (up to their
- * time-out) instead of failing.
+ * time-out) instead of failing. Its record is the chain journal (issue 17): every accepted transaction and every
+ * mined block, appended as they happen, replayed on a fresh anvil at each start; anvil is never asked to dump
+ * its state, which stopped it for seconds on event-heavy chains.
  */
 export class AnvilSupervisor implements Upstream {
   readonly label: string;
-  private readonly snapshots: SnapshotFiles;
-  private readonly journal: TxJournal;
+  private readonly dir: string;
+  private readonly journal: ChainJournal;
   private readonly pidFile: string;
   private child: ChildProcess | undefined;
   private client: HttpUpstream | undefined;
-  /** The supervisor's own calls (snapshots: a dump may be larger than any answer a caller may get), unbounded. */
+  /** The supervisor's own calls (the journal's, the watchdog's), outside the callers' answer budget. */
   private internal: HttpUpstream | undefined;
   private ready: Promise<void> | undefined;
   private stopping = false;
   private restarts = 0;
   private upSince = 0;
   private watchdog: AutomineWatchdog | undefined;
-  private snapshotter: ChainSnapshotter | undefined;
+  private recorder: BlockRecorder | undefined;
   private lastStderr: string[] = [];
   /**
-   * Called when anvil died and the chain is about to come back from its last snapshot, which may lack the last
-   * moments: whatever was learnt about the chain (the response cache) no longer holds.
+   * Called when anvil died and the chain is about to come back from its journal, whose last blocks may be mined
+   * again under other hashes (those not journaled yet): whatever was learnt about the chain (the response cache)
+   * no longer holds.
    */
   onRestart: (() => void) | undefined;
 
@@ -54,16 +59,19 @@ export class AnvilSupervisor implements Upstream {
     /** rpc.maxAnswerBytes and rpc.maxAnswerBytesInFlight: what answers read from anvil for callers may hold. */
     private readonly answers: AnswerBudget = UNBOUNDED_ANSWERS,
   ) {
-    const dir = join(dataDir, 'chains', network);
+    const dir = (this.dir = join(dataDir, 'chains', network));
     mkdirSync(dir, { recursive: true });
-    this.snapshots = new SnapshotFiles(dir);
-    this.journal = new TxJournal(dir);
+    this.journal = new ChainJournal(dir);
     this.pidFile = join(dir, 'anvil.pid');
     this.label = `embedded local chain (anvil, chain id ${chainId})`;
   }
 
-  /** Starts anvil from the last good snapshot and resolves when it answers. */
+  /** Starts anvil, rebuilds the chain from its journal, and resolves when it answers with all of it. */
   async start(): Promise<void> {
+    // A data directory of the snapshot design is brought into a new journal; one left half-way is started over.
+    if (hasLegacyState(this.dir)) rmSync(this.journal.path, { force: true });
+    await this.journal.open();
+    if (this.journal.damagedLines > 0) this.log.error({ network: this.network, lines: this.journal.damagedLines }, 'damaged lines in the chain journal skipped');
     await this.reclaimStale();
     this.ready = this.launch();
     await this.ready;
@@ -77,7 +85,7 @@ export class AnvilSupervisor implements Upstream {
   /** The chain module's head moved: the watchdog tells a stalled automine from a chain that mines. */
   headSeen(n: number): void {
     this.watchdog?.headSeen(n);
-    this.snapshotter?.headSeen(n);
+    this.recorder?.headSeen(n);
   }
 
   async call(method: string, params: unknown[], timeoutMs: number): Promise<UpstreamAnswer> {
@@ -86,7 +94,6 @@ export class AnvilSupervisor implements Upstream {
     const answer = await client.call(method, params, timeoutMs);
     if (WRITES.has(method) && answer.error === undefined) {
       this.watchdog?.poke();
-      this.snapshotter?.markDirty();
       await this.journalWrite(client, method, params, answer.result);
     }
     return answer;
@@ -101,29 +108,37 @@ export class AnvilSupervisor implements Upstream {
     if (method === 'eth_sendTransaction') {
       raw = await client.call('eth_getRawTransactionByHash', [hash], 5000).then((a) => a.result, () => undefined);
     }
-    if (typeof raw === 'string') this.journal.append(raw);
+    if (typeof raw === 'string' && typeof hash === 'string') this.journal.appendTx(hash, raw);
     else this.log.warn({ network: this.network, tx: String(hash) }, 'an accepted transaction could not be journaled');
   }
 
-  /** Sends the journaled transactions again after a start from a snapshot (those it holds are refused as known). */
-  private async replayJournal(client: HttpUpstream): Promise<void> {
-    const entries = this.journal.entries();
-    if (entries.length === 0) return;
-    let replayed = 0;
-    for (const raw of entries) {
-      const a = await client.call('eth_sendRawTransaction', [raw], 10_000).catch(() => undefined);
-      if (a && a.error === undefined) replayed++;
-    }
-    if (replayed > 0) this.log.warn({ network: this.network, replayed, journaled: entries.length }, 'transactions accepted after the last snapshot sent again from the journal');
-    // Ready means the replayed transactions are in blocks: anvil answers a send a moment before it mines it, so a
-    // caller asking for a receipt right after the restart could otherwise miss the last one. A pool that stays
-    // busy (automine stalled, foundry issue 10122) is mined once.
+  /** Rebuilds the chain on a fresh anvil from the journal (or, once, from the snapshot design's files). */
+  private async rebuild(client: HttpUpstream): Promise<void> {
+    if (hasLegacyState(this.dir)) return this.migrate(client);
+    const r = await replayChain(client, this.journal, this.cfg);
+    if (r.blocks + r.trailing + r.refused === 0) return;
+    const log = { network: this.network, ...r };
+    if (r.mismatched > 0) this.log.warn(log, 'chain rebuilt from its journal, but some blocks came out under other hashes (another anvil version?)');
+    else this.log.info(log, 'chain rebuilt from its journal');
+  }
+
+  /**
+   * A data directory of the snapshot design (before issue 17): anvil loaded its last snapshot, the old journal's
+   * transactions are sent again, and then every block is written to the chain journal from anvil and the old
+   * files removed. Their historical states were only in a final snapshot, as before.
+   */
+  private async migrate(client: HttpUpstream): Promise<void> {
+    for (const raw of legacyRaws(this.dir)) await client.call('eth_sendRawTransaction', [raw], 10_000).catch(() => undefined);
     for (let i = 0; i < 100; i++) {
       const status = await client.call('txpool_status', [], 2000).catch(() => undefined);
-      if (Number((status?.result as { pending?: string } | undefined)?.pending ?? 0) === 0) return;
-      if (i === 25) await client.call('evm_mine', [], 5000).catch(() => undefined);
-      await new Promise((r) => setTimeout(r, 20));
+      if (Number((status?.result as { pending?: string } | undefined)?.pending ?? 0) === 0) break;
+      if (i === 25) await client.call('evm_setAutomine', [true], 5000).catch(() => undefined);
+      await sleep(20);
     }
+    const head = Number((await client.call('eth_blockNumber', [], 5000)).result);
+    const blocks = await recordBlocks(client, this.journal, head);
+    removeLegacyState(this.dir);
+    this.log.warn({ network: this.network, blocks }, 'chain of the snapshot design written to the chain journal; old snapshots removed');
   }
 
   private async waitReady(timeoutMs: number): Promise<void> {
@@ -141,8 +156,9 @@ export class AnvilSupervisor implements Upstream {
   }
 
   /**
-   * An anvil left behind by a Nodegate that was killed (SIGKILL leaves children running): its chain is
-   * newer than our last snapshot, so take one from it before stopping it. No anvil outlives its Nodegate.
+   * An anvil left behind by a Nodegate that was killed (SIGKILL leaves children running): its chain may hold
+   * blocks the journal does not yet, so they are journaled from it before it is stopped (from the first block
+   * when the directory is still of the snapshot design). No anvil outlives its Nodegate.
    */
   private async reclaimStale(): Promise<void> {
     const stale = findStaleAnvil(this.pidFile);
@@ -150,7 +166,13 @@ export class AnvilSupervisor implements Upstream {
     this.log.warn({ network: this.network, pid: stale.pid }, 'found an anvil left by a previous run; saving its chain and stopping it');
     const node = new HttpUpstream(`http://127.0.0.1:${stale.port}`, UNBOUNDED_ANSWERS, 1);
     try {
-      await finalSnapshot(node, this.snapshots, this.log.child({ network: this.network }), this.cfg.historyBudgetMs);
+      await node.call('evm_setAutomine', [false], 5000);
+      const head = Number((await node.call('eth_blockNumber', [], 5000)).result);
+      const blocks = await recordBlocks(node, this.journal, head);
+      if (hasLegacyState(this.dir)) removeLegacyState(this.dir);
+      this.log.warn({ network: this.network, blocks, head }, 'blocks of the anvil left behind journaled');
+    } catch (err) {
+      this.log.error({ network: this.network, err: (err as Error).message }, 'the anvil left behind could not be read; the chain restarts from its journal');
     } finally {
       try { process.kill(stale.pid, 'SIGKILL'); } catch { /* already gone */ }
       await node.close();
@@ -166,7 +188,7 @@ export class AnvilSupervisor implements Upstream {
       '--hardfork', this.cfg.hardfork,
       '--timestamp', String(this.cfg.genesisTimestamp),
       '--mnemonic', this.cfg.mnemonic,
-      // Old blocks keep their state in snapshots, so eth_getBalance at an old block survives a restart.
+      // Only read by --load-state of an old snapshot (a data directory of the snapshot design being migrated).
       '--preserve-historical-states',
       // geth-style struct logs from debug_trace* are empty without it (DECISIONS 4).
       '--steps-tracing',
@@ -180,18 +202,20 @@ export class AnvilSupervisor implements Upstream {
   private async launch(): Promise<void> {
     const bad = new Set<string>();
     let portRetries = 0;
+    // The snapshot design's files, when they are still there: loaded once, then brought into the journal.
+    const snapshots = hasLegacyState(this.dir) ? new SnapshotFiles(this.dir) : undefined;
     for (;;) {
-      const choice = await this.snapshots.prepareLoad(bad);
+      const choice = snapshots ? await snapshots.prepareLoad(bad) : { damaged: [] as Array<{ file: string; why: string }>, load: undefined };
       for (const d of choice.damaged) this.log.error({ network: this.network, snapshot: d.file, why: d.why }, 'damaged snapshot; trying the previous one');
       const load = choice.load;
-      if (!load && this.snapshots.any()) {
-        // Never start an empty chain over snapshots: its first snapshot would replace them.
-        throw new Error(`the embedded chain ${this.network} has snapshots in ${this.snapshots.dir} but none loads; `
+      if (!load && snapshots?.any()) {
+        // Never start an empty chain over snapshots: the migration would remove them.
+        throw new Error(`the embedded chain ${this.network} has snapshots in ${this.dir} but none loads; `
           + 'move them away to start a new chain');
       }
       const port = await freePort();
       // Its own process group: a terminal's Ctrl-C (SIGINT to the foreground group) or a group-wide SIGTERM
-      // must reach Nodegate only, which takes the final snapshot and then stops anvil itself.
+      // must reach Nodegate only, which journals the last blocks and then stops anvil itself.
       const child = spawn(anvilBinaryPath(), this.args(port, load?.path), { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
       this.lastStderr = [];
       child.stderr!.setEncoding('utf8').on('data', (s: string) => {
@@ -203,10 +227,19 @@ export class AnvilSupervisor implements Upstream {
       const client = new HttpUpstream(`http://127.0.0.1:${port}`, this.answers);
       const up = await Promise.race([waitAnswers(client, 20_000), exited.then(() => false)]);
       if (up === true) {
-        this.snapshots.removeLoadFile();
-        await this.replayJournal(client);
+        snapshots?.removeLoadFile();
+        try {
+          await this.rebuild(client);
+        } catch (err) {
+          await client.close();
+          child.kill('SIGKILL');
+          throw err;
+        }
         this.adopt(child, client, port, exited);
-        this.log.info({ network: this.network, pid: child.pid, snapshot: load?.from ?? 'none (new chain)' }, 'embedded chain up');
+        // Blocks mined for transactions accepted but in no journaled block: journaled now.
+        const head = Number((await client.call('eth_blockNumber', [], 5000).catch(() => ({ result: '0x0' }))).result);
+        this.recorder?.headSeen(head);
+        this.log.info({ network: this.network, pid: child.pid, blocks: this.journal.lastBlock, snapshot: load?.from }, 'embedded chain up');
         return;
       }
       await client.close();
@@ -241,10 +274,10 @@ export class AnvilSupervisor implements Upstream {
     writePidFile(this.pidFile, { pid: child.pid!, port });
     this.watchdog = this.cfg.mining === 'auto'
       ? new AutomineWatchdog(internal, this.cfg.automineWatchdogMs, (err) => this.log.warn({ network: this.network, err: String(err) }, 'automine watchdog check failed'),
-        (pending) => this.log.debug({ network: this.network, pending }, 'automine stalled with transactions waiting; mined a block'))
+        (pending) => this.log.debug({ network: this.network, pending }, 'transactions waited with no block; automine re-armed'))
       : undefined;
-    this.snapshotter = new ChainSnapshotter(internal, this.snapshots, this.cfg.snapshotIntervalMs, this.log.child({ network: this.network }), this.cfg.historyBudgetMs, this.journal);
-    this.snapshotter.start();
+    this.recorder = new BlockRecorder(internal, this.journal,
+      (err) => this.log.warn({ network: this.network, err: (err as Error).message }, 'blocks not journaled yet; will retry at the next head'));
     void exited.then((code) => this.onExit(child, code));
   }
 
@@ -256,30 +289,41 @@ export class AnvilSupervisor implements Upstream {
     this.client = undefined;
     this.internal = undefined;
     this.watchdog?.stop();
-    this.snapshotter?.stop();
+    this.recorder = undefined;
     void client?.close();
     void internal?.close();
     if (this.stopping) return;
     this.onRestart?.();
     if (Date.now() - this.upSince > 30_000) this.restarts = 0;
     const delay = Math.min(250 * 2 ** this.restarts++, 5000);
-    this.log.error({ network: this.network, code, stderr: this.lastStderr.slice(-3), retryInMs: delay }, 'embedded chain exited; restarting from the last snapshot');
+    this.log.error({ network: this.network, code, stderr: this.lastStderr.slice(-3), retryInMs: delay }, 'embedded chain exited; restarting from its journal');
     this.ready = sleep(delay).then(() => this.launch()).catch((err) => {
       this.log.error({ network: this.network, err: (err as Error).message }, 'embedded chain restart failed');
       if (!this.stopping) this.onExit(child, null);
     });
   }
 
-  /** Final snapshot, then SIGTERM (SIGKILL after 5 s, or at once if anvil is still busy with a dump). */
+  /** Stops mining, journals the last blocks, then SIGTERM (SIGKILL after 5 s). */
   async close(): Promise<void> {
     this.stopping = true;
     this.watchdog?.stop();
     const child = this.child;
-    // No child: anvil is restarting, and the last snapshot is all there is.
-    const idle = child && this.snapshotter ? await this.snapshotter.stopAndFlush() : true;
+    // No child: anvil is restarting, and the journal is all there is.
+    if (child && this.internal && this.recorder) {
+      try {
+        // Nothing is written any more (the gateway stopped taking calls first); a transaction accepted but not yet
+        // mined is in the journal, and mined at the next start.
+        await this.internal.call('evm_setAutomine', [false], 5000);
+        const head = Number((await this.internal.call('eth_blockNumber', [], 5000)).result);
+        await this.recorder.flush(head);
+        this.log.debug({ network: this.network, head }, 'chain journaled up to its head');
+      } catch (err) {
+        this.log.error({ network: this.network, err: (err as Error).message }, 'the last blocks could not be journaled; their transactions are mined again at the next start');
+      }
+    }
     if (child && child.exitCode === null) {
       const gone = new Promise((r) => child.once('exit', r));
-      child.kill(idle ? 'SIGTERM' : 'SIGKILL');
+      child.kill('SIGTERM');
       const t = setTimeout(() => child.kill('SIGKILL'), 5000);
       await gone;
       clearTimeout(t);

@@ -6,12 +6,18 @@ import { AutomineWatchdog } from './automine-watchdog.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A node whose pool and head the test sets; it records the blocks the watchdog mines. */
+/**
+ * A node whose pool and head the test sets. A re-arm of automine mines what is pending, as anvil's miner does;
+ * `busy` models a block being mined: its transactions are still in the pool, and a re-arm adds nothing.
+ */
 class FakeNode implements Upstream {
   readonly label = 'fake';
   pending = 0;
   head = 1;
   mined = 0;
+  /** evm_mine calls: each one is a block, empty when anvil was mining already. */
+  forced = 0;
+  busy = false;
   failNext = 0;
   /** Runs while the watchdog reads the pool: a write that lands during a check. */
   onPoolRead: (() => void) | undefined;
@@ -30,6 +36,13 @@ class FakeNode implements Upstream {
       return { result: { pending: `0x${pending.toString(16)}`, queued: '0x0' } };
     }
     if (method === 'evm_mine') {
+      this.forced++;
+      this.mined++;
+      this.head++;
+      return { result: '0x0' };
+    }
+    if (method === 'evm_setAutomine') {
+      if (this.busy || this.pending === 0) return { result: null };
       this.mined++;
       this.head++;
       this.pending = 0;
@@ -65,6 +78,24 @@ describe('automine watchdog', () => {
     dog.poke();
     await eventually(() => checks >= 5, 2000, 'five checks ran');
     assert.equal(node.mined, 0);
+    dog.stop();
+  });
+
+  it('never forces a block: a transaction still being mined after the delay gets no empty block after it', async () => {
+    const node = new FakeNode();
+    const dog = new AutomineWatchdog(node, 10, () => {});
+    node.pending = 1;
+    node.busy = true;
+    let checks = 0;
+    node.eachPoolRead = () => { checks++; };
+    dog.poke();
+    await eventually(() => checks >= 5, 2000, 'five checks ran while the block was being mined');
+    node.busy = false; // mined: anvil's miner takes the pool's next transactions itself
+    node.pending = 0;
+    node.head++;
+    await sleep(50);
+    assert.equal(node.forced, 0, 'no evm_mine');
+    assert.equal(node.mined, 0, 'no block but the one being mined');
     dog.stop();
   });
 

@@ -1,0 +1,70 @@
+import type { Upstream } from '../upstream.ts';
+import type { ChainJournal } from './chain-journal.ts';
+
+const CALL_MS = 10_000;
+
+/**
+ * Journals the blocks of `node` after the journal's last one, up to `head`: each block's timestamp, hash and
+ * signed transactions (from memory when the gateway journaled them on acceptance, else asked from anvil).
+ * Used as the chain module reports heads, at a graceful stop, on an anvil a SIGKILLed Nodegate left behind,
+ * and to bring a data directory of the snapshot design into the journal. A few small calls per block: it never
+ * holds anvil up. Returns the blocks journaled.
+ */
+export async function recordBlocks(node: Upstream, journal: ChainJournal, head: number): Promise<number> {
+  let n = 0;
+  while (journal.lastBlock < head) {
+    const number = journal.lastBlock + 1;
+    const b = (await node.call('eth_getBlockByNumber', [`0x${number.toString(16)}`, false], CALL_MS)).result as
+      | { hash: string; timestamp: string; transactions: string[] } | null;
+    if (!b) throw new Error(`block ${number} not found on the node`);
+    const txs: Array<[string, string]> = [];
+    for (const h of b.transactions) {
+      const raw = journal.pendingRaw(h) ?? (await node.call('eth_getRawTransactionByHash', [h], CALL_MS)).result;
+      if (typeof raw !== 'string') throw new Error(`the raw transaction ${h} of block ${number} could not be had`);
+      txs.push([h, raw]);
+    }
+    journal.appendBlock({ block: number, ts: Number(b.timestamp), hash: b.hash, txs });
+    n++;
+  }
+  return n;
+}
+
+/**
+ * Keeps the journal up with the heads the chain module reports: one catch-up at a time, the next one
+ * covering every head reported meanwhile.
+ */
+export class BlockRecorder {
+  private wanted = 0;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly node: Upstream,
+    private readonly journal: ChainJournal,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  /** The chain is at `head` at least: journal up to it (in the background). */
+  headSeen(head: number): void {
+    this.wanted = Math.max(this.wanted, head);
+    if (!this.running) this.running = this.loop().finally(() => { this.running = undefined; });
+  }
+
+  /** Journals up to `head` and resolves when done (a graceful stop); rejects if the node did not answer. */
+  async flush(head: number): Promise<void> {
+    this.wanted = Math.max(this.wanted, head);
+    await this.running;
+    await recordBlocks(this.node, this.journal, this.wanted);
+  }
+
+  private async loop(): Promise<void> {
+    while (this.journal.lastBlock < this.wanted) {
+      try {
+        await recordBlocks(this.node, this.journal, this.wanted);
+      } catch (err) {
+        // The node restarts or is gone: the next head (or the stop) tries again; the journal keeps its order.
+        this.onError(err);
+        return;
+      }
+    }
+  }
+}
