@@ -13,13 +13,13 @@ export interface EmbeddedChainConfig {
   /** `auto`: a block per transaction, with the watchdog; `interval`: a block every `blockTimeSeconds`. */
   mining: 'auto' | 'interval';
   blockTimeSeconds: number;
-  /** How often a changed chain is snapshotted, ms (DECISIONS 11: at least every second). */
+  /** No longer used: the chain journal replaced snapshots (issue 17); accepted so older configuration files load. */
   snapshotIntervalMs: number;
-  /** Mine when transactions wait and no block came for this long, ms (foundry issue 10122). */
+  /** Re-arm automine when transactions wait and no block came for this long, ms (foundry issue 10122). */
   automineWatchdogMs: number;
   /**
-   * How long a graceful stop may spend saving the historical states (state at old blocks), ms; 0: never. Their
-   * dump grows with the square of the chain's length (src/upstream/embedded/chain-snapshotter.ts).
+   * Saves nothing any more (the chain journal keeps the state at every block, issue 17); a stop's forced-exit
+   * deadline is still 15 s past it, ms.
    */
   historyBudgetMs: number;
 }
