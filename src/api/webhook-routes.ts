@@ -19,7 +19,7 @@ interface Opts {
   resolve: Resolve;
   /** New events were written (a test event): deliver now. */
   written: () => void;
-  /** Webhooks were made, resumed or deleted: the producer listens to the chains that have some. */
+  /** Webhooks were made, changed, resumed or deleted: the producer reads them again, and listens to the chains that have some. */
   changed: () => Promise<void>;
 }
 
@@ -86,7 +86,9 @@ export async function webhookRoutes(api: FastifyInstance, opts: Opts) {
   }, async (req) => {
     await mine(req);
     const url = req.body.url === undefined ? undefined : await target(req.body.url);
-    return shown((await store.updateWebhook(req.params.id, { url, options: req.body.options }))!);
+    const w = (await store.updateWebhook(req.params.id, { url, options: req.body.options }))!;
+    await opts.changed(); // the producer's list of webhooks is read again: the next block uses the new options
+    return shown(w);
   });
   api.post<Id>('/webhooks/:id/pause', { schema: { summary: 'Pause deliveries (events are kept)', tags, security, response: errorResponses(401, 403, 404) } },
     async (req) => { await mine(req); return shown((await store.updateWebhook(req.params.id, { status: 'paused' }))!); });

@@ -215,6 +215,12 @@ export interface Config {
     timeoutMs: number;
     /** Delivery attempts in flight at once, all webhooks together (each webhook has one at most: in order). */
     concurrency: number;
+    /**
+     * Bytes of recent blocks' events the producer keeps in memory per webhook, and for all webhooks together, to send
+     * them again as removed after a reorganisation (past it, they are read back from the outbox).
+     */
+    keptBytesPerWebhook: number;
+    keptBytesTotal: number;
     /** First retry after about this long, then twice as late each time (with jitter), at most an hour apart. */
     retryBaseMs: number;
     /** A webhook whose oldest undelivered event is older than this is disabled, with the reason. */
@@ -505,6 +511,8 @@ export const configSchema = {
         allowPrivateTargets: { type: 'boolean', default: false },
         timeoutMs: { type: 'integer', minimum: 100, maximum: 60000, default: 5000 },
         concurrency: { type: 'integer', minimum: 1, maximum: 1000, default: 64 },
+        keptBytesPerWebhook: { type: 'integer', minimum: 0, default: 8388608 },
+        keptBytesTotal: { type: 'integer', minimum: 0, default: 67108864 },
         retryBaseMs: { type: 'integer', minimum: 10, maximum: 3600000, default: 5000 },
         giveUpAfterMs: { type: 'integer', minimum: 1000, default: 86400000 },
         pollMs: { type: 'integer', minimum: 20, maximum: 60000, default: 1000 },

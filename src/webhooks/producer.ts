@@ -4,14 +4,20 @@ import type { BlockRef, Chain } from '../chain/chain.ts';
 import type { Networks } from '../chain/networks.ts';
 import type { NewWebhookEvent, Store, Webhook } from '../store/store.ts';
 import { Pacer } from '../background/pacer.ts';
+import { KeptEvents, type KeptBudget } from './kept-events.ts';
 
 /** The kinds of webhooks (DECISIONS 10). */
 export const WEBHOOK_KINDS = ['block.mined', 'logs', 'address.activity', 'transaction.mined'] as const;
 
 /** Time-out of the chain reads an event needs (the logs of a block), ms. */
 const READ_MS = 10_000;
-/** Blocks whose logs are kept per webhook, to send them again as removed after a reorganisation. */
-const KEPT_BLOCKS = 128;
+/**
+ * How long the list of webhooks is trusted without reading it again, ms: changes made through this instance refresh
+ * it at once; another instance's changes (and webhooks disabled by deliveries) are seen within this.
+ */
+const HOOKS_TTL_MS = 5_000;
+/** Default budgets of the blocks' events kept for reorganisations (webhooks.keptBytesPerWebhook, keptBytesTotal). */
+const DEFAULT_BUDGET: KeptBudget = { perWebhook: 8 * 1024 * 1024, total: 64 * 1024 * 1024 };
 
 const followedKey = (network: string) => `webhooks.followed.${network}`;
 
@@ -25,7 +31,12 @@ const eventId = (webhookId: string, what: string) => `evt_${createHash('sha256')
  */
 export class WebhookProducer {
   /** Per webhook (but block.mined): what each block gave it, by block hash (for the removed events of a reorganisation). */
-  private readonly sent = new Map<string, Map<string, unknown[]>>();
+  readonly kept: KeptEvents;
+  /**
+   * The webhooks that are not disabled, read once and kept (issue 17: every block read every tenant's webhooks from
+   * the store); read again when this instance changes one (refresh) and at least every HOOKS_TTL_MS.
+   */
+  private hooks: { list: Webhook[]; at: number } | undefined;
   private queue: Promise<void> = Promise.resolve();
 
   /** The networks whose chain this producer listens to: those with a webhook that is not disabled. */
@@ -38,14 +49,28 @@ export class WebhookProducer {
     private readonly written: () => void,
     /** A burst of blocks (a node catching up, anvil_mine) is written at a pace while callers are served. */
     private readonly pacer = new Pacer(),
-  ) {}
+    budget: KeptBudget = DEFAULT_BUDGET,
+  ) {
+    this.kept = new KeptEvents(budget);
+  }
+
+  /** The webhooks that are not disabled (cached; see `hooks`). */
+  private async live(): Promise<Webhook[]> {
+    if (!this.hooks || Date.now() - this.hooks.at > HOOKS_TTL_MS) {
+      const list = (await this.store.listWebhooks()).filter((w) => w.status !== 'disabled');
+      this.hooks = { list, at: Date.now() };
+      this.kept.retain(new Set(list.map((w) => w.id))); // a deleted or disabled webhook's blocks are freed
+    }
+    return this.hooks.list;
+  }
 
   /**
    * Listens to the chains of the networks that have webhooks, and only to those: a chain followed for nobody would
    * read every block for nothing. Called at start and whenever webhooks are made, resumed or deleted.
    */
   async refresh(): Promise<void> {
-    const wanted = new Set((await this.store.listWebhooks()).filter((w) => w.status !== 'disabled').map((w) => w.network));
+    this.hooks = undefined;
+    const wanted = new Set((await this.live()).map((w) => w.network));
     for (const n of this.networks.list) {
       const on = this.listening.get(n.name);
       if (wanted.has(n.name) && !on) {
@@ -98,7 +123,7 @@ export class WebhookProducer {
   }
 
   private async writeBlock(network: string, chain: Chain, b: BlockRef, removed: boolean): Promise<void> {
-    const hooks = (await this.store.listWebhooks()).filter((w) => w.network === network && w.status !== 'disabled');
+    const hooks = (await this.live()).filter((w) => w.network === network);
     if (hooks.length === 0) return void (await this.followed(network, b, removed));
     const events: NewWebhookEvent[] = [];
     const createdAt = new Date().toISOString();
@@ -114,16 +139,13 @@ export class WebhookProducer {
         continue;
       }
       // The other kinds: what the block gave this webhook is kept, to be sent again as removed if the block is dropped.
-      const kept = this.sent.get(w.id) ?? new Map<string, unknown[]>();
-      this.sent.set(w.id, kept);
       let items: unknown[];
       if (removed) {
-        items = (kept.get(b.hash) ?? (await this.sentBefore(w, b.hash))).map((x) => ({ ...(x as object), removed: true }));
-        kept.delete(b.hash);
+        items = (this.kept.get(w.id, b.hash) ?? (await this.sentBefore(w, b.hash))).map((x) => ({ ...(x as object), removed: true }));
+        this.kept.delete(w.id, b.hash);
       } else {
         items = await matches(w, reads);
-        kept.set(b.hash, items);
-        if (kept.size > KEPT_BLOCKS) kept.delete(kept.keys().next().value!);
+        this.kept.set(w.id, b.hash, items);
       }
       if (items.length === 0) continue;
       if (w.kind === 'logs') add(w, 'logs', `logs|${b.hash}|${removed}`, { block, removed, logs: items });
