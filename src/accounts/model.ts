@@ -28,6 +28,8 @@ export interface Plan {
   maxFilters: number;
   /** Keys an account on this plan may have that are not revoked (each is a row, a lookup entry, a bucket). */
   maxKeys: number;
+  /** Webhooks an account may have (each one is work on every block): the next is refused. */
+  maxWebhooks: number;
   createdAt: string;
   updatedAt: string;
 }

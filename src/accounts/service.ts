@@ -25,7 +25,7 @@ export interface NewAccountInput {
   planId?: string;
 }
 
-export type PlanInput = Omit<Plan, 'createdAt' | 'updatedAt' | 'maxKeys'> & { maxKeys?: number };
+export type PlanInput = Omit<Plan, 'createdAt' | 'updatedAt' | 'maxKeys' | 'maxWebhooks'> & { maxKeys?: number; maxWebhooks?: number };
 
 /** What names are valid in a key's network and method allowlists. */
 export interface Catalogue {
@@ -262,6 +262,7 @@ function checkPlanNumbers(p: PlanPatch): void {
   int('maxBatchSize', 1, 1000);
   int('maxFilters', 0);
   int('maxKeys', 1);
+  int('maxWebhooks', 0);
   if (p.debugMethods !== undefined && typeof p.debugMethods !== 'boolean') throw new ValidationError('debugMethods', 'must be true or false');
 }
 

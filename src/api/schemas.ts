@@ -30,7 +30,7 @@ export const ApiErrorSchema = {
 export const PlanSchema = {
   $id: 'Plan',
   type: 'object',
-  required: ['id', 'name', 'cuPerSecond', 'cuPerMonth', 'maxBatchSize', 'debugMethods', 'maxFilters', 'maxKeys', 'createdAt', 'updatedAt'],
+  required: ['id', 'name', 'cuPerSecond', 'cuPerMonth', 'maxBatchSize', 'debugMethods', 'maxFilters', 'maxKeys', 'maxWebhooks', 'createdAt', 'updatedAt'],
   properties: {
     id: { type: 'string', description: 'Slug, e.g. `free`' },
     name: { type: 'string' },
@@ -40,6 +40,7 @@ export const PlanSchema = {
     debugMethods: { type: 'boolean', description: 'Whether `debug_*` methods are included' },
     maxFilters: { type: 'integer', description: 'Filters per key' },
     maxKeys: { type: 'integer', description: 'Keys per account that are not revoked' },
+    maxWebhooks: { type: 'integer', description: 'Webhooks per account' },
     createdAt: dateTime,
     updatedAt: dateTime,
   },
@@ -135,6 +136,7 @@ const planNumbers = {
   debugMethods: { type: 'boolean' },
   maxFilters: { type: 'integer', minimum: 0 },
   maxKeys: { type: 'integer', minimum: 1 },
+  maxWebhooks: { type: 'integer', minimum: 0 },
 } as const;
 
 export const newPlanBody = {
@@ -149,6 +151,7 @@ export const newPlanBody = {
     debugMethods: { ...planNumbers.debugMethods, default: false },
     maxFilters: { ...planNumbers.maxFilters, default: 100 },
     maxKeys: { ...planNumbers.maxKeys, default: 100 },
+    maxWebhooks: { ...planNumbers.maxWebhooks, default: 20 },
   },
 } as const;
 

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { Networks } from '../chain/networks.ts';
-import type { Store, Webhook } from '../store/store.ts';
+import { DEFAULT_MAX_WEBHOOKS, type Store, type Webhook } from '../store/store.ts';
 import { WEBHOOK_KINDS } from '../webhooks/producer.ts';
 import { checkTarget, TargetRefused, type Resolve } from '../webhooks/target-guard.ts';
 import { ApiError } from './errors.ts';
@@ -45,6 +45,13 @@ const body = {
  */
 export async function webhookRoutes(api: FastifyInstance, opts: Opts) {
   const { store, networks } = opts;
+  /** Webhook creations in progress per account (an entry lives only while one runs). */
+  const creating = new Map<string, Promise<unknown>>();
+  const oneAtATime = <T>(accountId: string, work: () => Promise<T>): Promise<T> => {
+    const run = (creating.get(accountId) ?? Promise.resolve()).catch(() => {}).then(work);
+    creating.set(accountId, run);
+    return run.finally(() => { if (creating.get(accountId) === run) creating.delete(accountId); });
+  };
   api.addHook('onRequest', opts.authenticate);
   const mine = async (req: FastifyRequest<Id>) => {
     const w = await store.getWebhook(req.params.id);
@@ -61,7 +68,7 @@ export async function webhookRoutes(api: FastifyInstance, opts: Opts) {
   };
 
   api.post<{ Body: { network?: string; kind?: string; url?: string; options?: Record<string, unknown> } }>('/webhooks', {
-    schema: { summary: 'Create a webhook; its signing secret is in this response only', tags, security, body, response: errorResponses(400, 401, 403) },
+    schema: { summary: "Create a webhook; its signing secret is in this response only (409 past the plan's maxWebhooks)", tags, security, body, response: errorResponses(400, 401, 403, 409) },
   }, async (req, reply) => {
     const { network, kind, url, options = {} } = req.body;
     const net = network && networks.get(network);
@@ -73,7 +80,17 @@ export async function webhookRoutes(api: FastifyInstance, opts: Opts) {
       throw new ApiError(400, 'validation_failed', `a ${kind} webhook needs options.${watch}: 1 to 1,000 hex strings`, 'options');
     }
     if (!url) throw new ApiError(400, 'validation_failed', 'url is required', 'url');
-    const w = await store.createWebhook({ id: randomUUID(), accountId: req.principal!.account.id, network: net.name, kind, url: await target(url), options, secret: newSecret(), status: 'active' });
+    // Each webhook is work on every block for the producer and the deliverer: the plan says how many an account has.
+    // One creation at a time per account on this instance, so parallel requests cannot pass the cap together.
+    const account = req.principal!.account;
+    const checked = await target(url);
+    const w = await oneAtATime(account.id, async () => {
+      const max = (await store.getPlan(account.planId))?.maxWebhooks ?? DEFAULT_MAX_WEBHOOKS;
+      if ((await store.listWebhooks(account.id)).length >= max) {
+        throw new ApiError(409, 'conflict', `the account already has ${max} webhooks (the most its plan allows); delete one first`);
+      }
+      return store.createWebhook({ id: randomUUID(), accountId: account.id, network: net.name, kind, url: checked, options, secret: newSecret(), status: 'active' });
+    });
     await opts.changed(); // listening to the network's chain before the answer: no block after it is missed
     return reply.code(201).send({ ...shown(w), secret: w.secret });
   });

@@ -375,10 +375,10 @@ export const configSchema = {
         // The embedded default is for development (DECISIONS 7): the demo account and keys made without a plan
         // choice run on a plan no single developer's scripts, test suites or traces reach. The hosted-style plans
         // below are for real deployments (set accounts.defaultPlan).
-        developer: { name: 'Developer', cuPerSecond: 1000000, cuPerMonth: 1000000000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 10000, maxKeys: 100 },
-        free: { name: 'Free', cuPerSecond: 330, cuPerMonth: 30000000, maxBatchSize: 100, debugMethods: false, maxFilters: 50, maxKeys: 10 },
-        growth: { name: 'Growth', cuPerSecond: 660, cuPerMonth: 400000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 500, maxKeys: 100 },
-        enterprise: { name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000, maxKeys: 1000 },
+        developer: { name: 'Developer', cuPerSecond: 1000000, cuPerMonth: 1000000000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 10000, maxKeys: 100, maxWebhooks: 100 },
+        free: { name: 'Free', cuPerSecond: 330, cuPerMonth: 30000000, maxBatchSize: 100, debugMethods: false, maxFilters: 50, maxKeys: 10, maxWebhooks: 5 },
+        growth: { name: 'Growth', cuPerSecond: 660, cuPerMonth: 400000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 500, maxKeys: 100, maxWebhooks: 50 },
+        enterprise: { name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000, maxKeys: 1000, maxWebhooks: 500 },
       },
       additionalProperties: {
         type: 'object',
@@ -392,6 +392,7 @@ export const configSchema = {
           debugMethods: { type: 'boolean', default: false },
           maxFilters: { type: 'integer', minimum: 0, default: 100 },
           maxKeys: { type: 'integer', minimum: 1, default: 100 },
+          maxWebhooks: { type: 'integer', minimum: 0, default: 20 },
         },
       },
     },

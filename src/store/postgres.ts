@@ -7,7 +7,7 @@ import {
   keyFromRow, normalizeEmail, planFromRow, selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
 } from './rows.ts';
 import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats } from './store.ts';
-import { DEFAULT_MAX_KEYS, groupKeyId } from './store.ts';
+import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS, groupKeyId } from './store.ts';
 
 const codec: Codec = {
   bool: (v) => v === true,
@@ -166,7 +166,7 @@ export class PostgresStore implements Store {
 
   async createPlan(p: NewPlan): Promise<Plan> {
     const now = new Date().toISOString();
-    const values = [p.id, p.name, p.cuPerSecond, p.cuPerMonth, p.maxBatchSize, p.debugMethods, p.maxFilters, p.maxKeys ?? DEFAULT_MAX_KEYS, now, now];
+    const values = [p.id, p.name, p.cuPerSecond, p.cuPerMonth, p.maxBatchSize, p.debugMethods, p.maxFilters, p.maxKeys ?? DEFAULT_MAX_KEYS, p.maxWebhooks ?? DEFAULT_MAX_WEBHOOKS, now, now];
     return planFromRow((await this.write('insertPlan', values, planConflict(p.id)))[0], codec);
   }
 

@@ -16,7 +16,7 @@ export interface Codec {
 export type Row = Record<string, unknown>;
 
 export const PLAN_COLUMNS = [
-  'id', 'name', 'cu_per_second', 'cu_per_month', 'max_batch_size', 'debug_methods', 'max_filters', 'max_keys', 'created_at', 'updated_at',
+  'id', 'name', 'cu_per_second', 'cu_per_month', 'max_batch_size', 'debug_methods', 'max_filters', 'max_keys', 'max_webhooks', 'created_at', 'updated_at',
 ] as const;
 export const ACCOUNT_COLUMNS = [
   'id', 'name', 'email', 'password_hash', 'status', 'role', 'plan_id', 'created_at', 'updated_at',
@@ -29,7 +29,7 @@ export const KEY_COLUMNS = [
 /** The model fields an update may set, with their columns (identical on both stores). */
 export const PLAN_FIELDS = {
   name: 'name', cuPerSecond: 'cu_per_second', cuPerMonth: 'cu_per_month', maxBatchSize: 'max_batch_size',
-  debugMethods: 'debug_methods', maxFilters: 'max_filters', maxKeys: 'max_keys',
+  debugMethods: 'debug_methods', maxFilters: 'max_filters', maxKeys: 'max_keys', maxWebhooks: 'max_webhooks',
 } as const;
 export const ACCOUNT_FIELDS = {
   name: 'name', email: 'email', passwordHash: 'password_hash', status: 'status', role: 'role', planId: 'plan_id',
@@ -74,6 +74,7 @@ export function planFromRow(r: Row, c: Codec, p = ''): Plan {
     debugMethods: c.bool(r[p + 'debug_methods']),
     maxFilters: Number(r[p + 'max_filters']),
     maxKeys: Number(r[p + 'max_keys']),
+    maxWebhooks: Number(r[p + 'max_webhooks']),
     createdAt: c.time(r[p + 'created_at']),
     updatedAt: c.time(r[p + 'updated_at']),
   };

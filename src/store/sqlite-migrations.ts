@@ -163,6 +163,9 @@ export const sqliteMigrations: string[] = [
    CREATE INDEX api_keys_revoked ON api_keys (revoked_at) WHERE revoked_at IS NOT NULL;
    CREATE INDEX sessions_expiry ON sessions (expires_at);
    CREATE INDEX webhook_events_test ON webhook_events (created_at) WHERE type = 'webhook.test';`,
+
+  // 9 (issue 17): webhooks per account, by plan (250 were made in 29 s, each one work on every block).
+  `ALTER TABLE plans ADD COLUMN max_webhooks INTEGER NOT NULL DEFAULT 20 CHECK (max_webhooks >= 0);`,
 ];
 
 /** Brings the file's schema up to date; refuses a file from a newer Nodegate rather than guess. */

@@ -10,7 +10,7 @@ import {
 import { migrateSqlite } from './sqlite-migrations.ts';
 import { groupKeyId } from './store.ts';
 import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats } from './store.ts';
-import { DEFAULT_MAX_KEYS } from './store.ts';
+import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS } from './store.ts';
 
 const codec: Codec = {
   bool: (v) => v === 1,
@@ -21,7 +21,7 @@ const codec: Codec = {
 
 const planParams = (p: Plan) => ({
   id: p.id, name: p.name, cu_per_second: p.cuPerSecond, cu_per_month: p.cuPerMonth, max_batch_size: p.maxBatchSize,
-  debug_methods: p.debugMethods ? 1 : 0, max_filters: p.maxFilters, max_keys: p.maxKeys, created_at: p.createdAt, updated_at: p.updatedAt,
+  debug_methods: p.debugMethods ? 1 : 0, max_filters: p.maxFilters, max_keys: p.maxKeys, max_webhooks: p.maxWebhooks, created_at: p.createdAt, updated_at: p.updatedAt,
 });
 const webhookParams = (w: Webhook) => ({
   id: w.id, account_id: w.accountId, network: w.network, kind: w.kind, url: w.url, options: JSON.stringify(w.options), secret: w.secret,
@@ -226,7 +226,7 @@ export class SqliteStore implements Store {
 
   async createPlan(plan: NewPlan): Promise<Plan> {
     const now = new Date().toISOString();
-    this.write(() => this.stmts.insertPlan.run(planParams({ ...plan, maxKeys: plan.maxKeys ?? DEFAULT_MAX_KEYS, createdAt: now, updatedAt: now })), planConflict(plan.id));
+    this.write(() => this.stmts.insertPlan.run(planParams({ ...plan, maxKeys: plan.maxKeys ?? DEFAULT_MAX_KEYS, maxWebhooks: plan.maxWebhooks ?? DEFAULT_MAX_WEBHOOKS, createdAt: now, updatedAt: now })), planConflict(plan.id));
     return (await this.getPlan(plan.id))!;
   }
 

@@ -7,7 +7,7 @@ import { newKeyMaterial } from '../accounts/key-value.ts';
 import { StoreConflictError, type NewAccount, type NewApiKey, type NewPlan, type Store, type UsageMinute } from './store.ts';
 
 export const freePlan: NewPlan = { id: 'free', name: 'Free', cuPerSecond: 330, cuPerMonth: 30_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 50 };
-export const bigPlan: NewPlan = { id: 'enterprise', name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000, maxKeys: 1000 };
+export const bigPlan: NewPlan = { id: 'enterprise', name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000, maxKeys: 1000, maxWebhooks: 500 };
 
 export const newAccount = (over: Partial<NewAccount> = {}): NewAccount => ({
   id: randomUUID(), name: 'Ada', email: `ada-${randomUUID()}@example.com`, passwordHash: null, status: 'active',
@@ -56,6 +56,8 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
       test('a plan made without maxKeys gets 100', async () => {
         assert.equal((await store.createPlan(freePlan)).maxKeys, 100);
         assert.equal((await store.updatePlan('free', { maxKeys: 7 }))!.maxKeys, 7);
+        assert.equal((await store.getPlan('free'))!.maxWebhooks, 20, 'a plan made without maxWebhooks gets 20');
+        assert.equal((await store.updatePlan('free', { maxWebhooks: 3 }))!.maxWebhooks, 3);
       });
 
       test('lists plans smallest first, as on a pricing page', async () => {

@@ -2,10 +2,12 @@ import type { Account, ApiKey, KeyContext, Plan } from '../accounts/model.ts';
 
 /** Keys per account of a plan made without saying (and of plans made before the limit existed). */
 export const DEFAULT_MAX_KEYS = 100;
+/** Webhooks per account of a plan made without saying (and of plans made before the limit existed). */
+export const DEFAULT_MAX_WEBHOOKS = 20;
 
 /** Fields a caller sets when creating; ids and timestamps are the store's unless given. */
-/** `maxKeys` may be left out (100): plans made before it existed, and callers that do not care. */
-export type NewPlan = Omit<Plan, 'createdAt' | 'updatedAt' | 'maxKeys'> & { maxKeys?: number };
+/** `maxKeys` (100) and `maxWebhooks` (20) may be left out: plans made before they existed, and callers that do not care. */
+export type NewPlan = Omit<Plan, 'createdAt' | 'updatedAt' | 'maxKeys' | 'maxWebhooks'> & { maxKeys?: number; maxWebhooks?: number };
 export type PlanPatch = Partial<Omit<Plan, 'id' | 'createdAt' | 'updatedAt'>>;
 export type NewAccount = Omit<Account, 'createdAt' | 'updatedAt'>;
 export type AccountPatch = Partial<Pick<Account, 'name' | 'email' | 'passwordHash' | 'status' | 'role' | 'planId'>>;

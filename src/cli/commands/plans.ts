@@ -15,8 +15,9 @@ const PLAN_FLAGS: Options = {
   'no-debug-methods': { type: 'boolean' },
   'max-filters': { type: 'string' },
   'max-keys': { type: 'string' },
+  'max-webhooks': { type: 'string' },
 };
-const SETTINGS = '[--max-batch-size N] [--debug-methods|--no-debug-methods] [--max-filters N] [--max-keys N]';
+const SETTINGS = '[--max-batch-size N] [--debug-methods|--no-debug-methods] [--max-filters N] [--max-keys N] [--max-webhooks N]';
 
 /** The same bounds as a plan in the configuration (config/schema.ts). */
 function planPatch(v: Values): PlanPatch {
@@ -28,18 +29,20 @@ function planPatch(v: Values): PlanPatch {
     debugMethods: toggle(v, 'debug-methods'),
     maxFilters: integer(v, 'max-filters', 0),
     maxKeys: integer(v, 'max-keys', 1),
+    maxWebhooks: integer(v, 'max-webhooks', 0),
   };
 }
 
 const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, x]) => x !== undefined)) as Partial<T>;
 
-const row = (p: Plan) => [p.id, p.name, String(p.cuPerSecond), String(p.cuPerMonth), String(p.maxBatchSize), p.debugMethods ? 'yes' : 'no', String(p.maxFilters), String(p.maxKeys)];
+const row = (p: Plan) => [p.id, p.name, String(p.cuPerSecond), String(p.cuPerMonth), String(p.maxBatchSize), p.debugMethods ? 'yes' : 'no', String(p.maxFilters), String(p.maxKeys), String(p.maxWebhooks)];
 
 const details = (p: Plan) => fields([
   ['id', p.id], ['name', p.name], ['compute units per second (per key)', String(p.cuPerSecond)],
   ['compute units per month (per account)', String(p.cuPerMonth)], ['max batch size', String(p.maxBatchSize)],
   ['debug methods', p.debugMethods ? 'included' : 'not included'], ['max filters (per key)', String(p.maxFilters)],
   ['max keys (per account)', String(p.maxKeys)],
+  ['max webhooks (per account)', String(p.maxWebhooks)],
   ['created', p.createdAt], ['updated', p.updatedAt],
 ]);
 
@@ -50,7 +53,7 @@ export const PLAN_COMMANDS: Record<string, Subcommand> = {
     options: JSON_FLAG,
     run: withStore(async (cx) => {
       const plans = await cx.accounts.listPlans();
-      return { json: { plans }, text: table(['ID', 'NAME', 'CU/S', 'CU/MONTH', 'MAX BATCH', 'DEBUG', 'MAX FILTERS', 'MAX KEYS'], plans.map(row), 'no plans') };
+      return { json: { plans }, text: table(['ID', 'NAME', 'CU/S', 'CU/MONTH', 'MAX BATCH', 'DEBUG', 'MAX FILTERS', 'MAX KEYS', 'MAX WEBHOOKS'], plans.map(row), 'no plans') };
     }),
   },
   show: {
@@ -75,7 +78,7 @@ export const PLAN_COMMANDS: Record<string, Subcommand> = {
       const p = planPatch(v);
       const plan = await cx.accounts.createPlan({
         id, name: p.name!, cuPerSecond: p.cuPerSecond!, cuPerMonth: p.cuPerMonth!,
-        maxBatchSize: p.maxBatchSize ?? 100, debugMethods: p.debugMethods ?? false, maxFilters: p.maxFilters ?? 100, maxKeys: p.maxKeys ?? 100,
+        maxBatchSize: p.maxBatchSize ?? 100, debugMethods: p.debugMethods ?? false, maxFilters: p.maxFilters ?? 100, maxKeys: p.maxKeys ?? 100, maxWebhooks: p.maxWebhooks ?? 20,
       });
       return { json: plan, text: `Created plan ${plan.id}.\n${details(plan)}` };
     }),
@@ -87,7 +90,7 @@ export const PLAN_COMMANDS: Record<string, Subcommand> = {
     args: ['ID'],
     run: withStore(async (cx, v, [id]) => {
       const patch = planPatch(v);
-      someChange(patch, '--name, --cu-per-second, --cu-per-month, --max-batch-size, --debug-methods, --no-debug-methods, --max-filters, --max-keys');
+      someChange(patch, '--name, --cu-per-second, --cu-per-month, --max-batch-size, --debug-methods, --no-debug-methods, --max-filters, --max-keys, --max-webhooks');
       const plan = await named(cx.accounts.updatePlan(id, defined(patch)), `plan ${id}`);
       return { json: plan, text: `Updated plan ${plan.id}.\n${details(plan)}` };
     }),

@@ -352,7 +352,7 @@ async function accountsView() {
 async function plansView(editing) {
   const { plans } = await api('GET', '/operator/plans');
   const err = errorBox();
-  const f = Object.fromEntries(['id', 'name', 'cuPerSecond', 'cuPerMonth', 'maxBatchSize', 'maxFilters', 'maxKeys'].map((k) => [k, h('input', { id: `plan-${k}` })]));
+  const f = Object.fromEntries(['id', 'name', 'cuPerSecond', 'cuPerMonth', 'maxBatchSize', 'maxFilters', 'maxKeys', 'maxWebhooks'].map((k) => [k, h('input', { id: `plan-${k}` })]));
   const debug = h('input', { type: 'checkbox', id: 'plan-debug' });
   const num = (v) => (v === '' ? undefined : Number(v));
   // Editing a plan: the form holds its values; the id is fixed (accounts refer to it).
@@ -369,7 +369,7 @@ async function plansView(editing) {
       guarded(err, async () => {
         const values = Object.fromEntries(Object.entries({
           name: f.name.value, cuPerSecond: num(f.cuPerSecond.value), cuPerMonth: num(f.cuPerMonth.value), maxBatchSize: num(f.maxBatchSize.value),
-          maxFilters: num(f.maxFilters.value), maxKeys: num(f.maxKeys.value), debugMethods: debug.checked,
+          maxFilters: num(f.maxFilters.value), maxKeys: num(f.maxKeys.value), maxWebhooks: num(f.maxWebhooks.value), debugMethods: debug.checked,
         }).filter(([, v]) => v !== undefined));
         if (plan) await api('PATCH', `/operator/plans/${encodeURIComponent(plan.id)}`, values);
         else await api('POST', '/operator/plans', { id: f.id.value, ...values });
@@ -381,9 +381,9 @@ async function plansView(editing) {
   h('p', {}, h('button', { type: 'submit', id: plan ? 'save-plan' : 'create-plan' }, plan ? 'Save plan' : 'Create plan'), ' ',
     plan ? h('button', { type: 'button', onclick: () => plansView() }, 'Cancel') : ''));
   main.replaceChildren(h('h1', {}, 'Plans'), err, h('table', { id: 'plans' },
-    h('tr', {}, ...['Id', 'Name', 'CU/s', 'CU/month', 'Batch', 'Debug', 'Filters', 'Keys', ''].map((t) => h('th', {}, t))),
+    h('tr', {}, ...['Id', 'Name', 'CU/s', 'CU/month', 'Batch', 'Debug', 'Filters', 'Keys', 'Webhooks', ''].map((t) => h('th', {}, t))),
     ...plans.map((p) => h('tr', { 'data-plan': p.id }, h('td', {}, p.id), h('td', {}, p.name), h('td', {}, fmt(p.cuPerSecond)), h('td', {}, fmt(p.cuPerMonth)),
-      h('td', {}, p.maxBatchSize), h('td', {}, p.debugMethods ? 'yes' : 'no'), h('td', {}, fmt(p.maxFilters)), h('td', {}, fmt(p.maxKeys)),
+      h('td', {}, p.maxBatchSize), h('td', {}, p.debugMethods ? 'yes' : 'no'), h('td', {}, fmt(p.maxFilters)), h('td', {}, fmt(p.maxKeys)), h('td', {}, fmt(p.maxWebhooks)),
       h('td', {}, h('button', { type: 'button', 'data-edit-plan': p.id, onclick: () => plansView(p.id) }, 'Edit'))))), form);
 }
 
