@@ -1,5 +1,7 @@
 import type { Config } from '../../config/schema.ts';
 import type { Adapter } from '../adapters/adapter.ts';
+import { debug_traceBlockByHash } from '../adapters/debug_traceBlockByHash.ts';
+import { debug_traceBlockByNumber } from '../adapters/debug_traceBlockByNumber.ts';
 import { debug_traceTransaction } from '../adapters/debug_traceTransaction.ts';
 import { eth_getTransactionReceipt } from '../adapters/eth_getTransactionReceipt.ts';
 import { eth_mining } from '../adapters/eth_mining.ts';
@@ -40,6 +42,8 @@ const adapters: Record<string, Adapter> = {
   eth_pendingTransactions,
   eth_protocolVersion,
   debug_traceTransaction,
+  debug_traceBlockByNumber,
+  debug_traceBlockByHash,
   eth_getTransactionReceipt,
 };
 
