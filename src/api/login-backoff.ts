@@ -67,6 +67,11 @@ export class LoginBackoff {
     this.knownGood.set(`${email}\0${address}`, true);
   }
 
+  /** Whether `address` has not failed lately, or logged in to `email` before: its checks go first. */
+  trusted(email: string, address: string, now: number): boolean {
+    return !this.hasFailed(address, now) || this.knownGood.get(`${email}\0${address}`) === true;
+  }
+
   private hasFailed(address: string, now: number): boolean {
     const at = this.dirty.get(address);
     return at !== undefined && now - at < this.o.cleanAfterMs;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Account } from '../accounts/model.ts';
+import { eventually } from '../../test/helpers/eventually.ts';
 import { PasswordCheckRefused, PasswordLogins } from './password-login.ts';
 
 function fixture(opts: { ttlMs?: number; concurrency?: number; delayMs?: number } = {}) {
@@ -134,5 +135,44 @@ describe('PasswordLogins under attack', () => {
     for (let i = 0; i < 3; i++) assert.equal(await f.logins.verifyCurrent(account, 'wrong', '10.0.0.1'), false);
     await assert.rejects(f.logins.verifyCurrent(account, 'pw1', '10.0.0.1'), (e: any) => e.reason === 'backoff');
     assert.equal(await f.logins.verifyCurrent(account, 'pw1', '10.0.0.2'), true);
+  });
+
+  test("a clean address's check waits ahead of those of addresses that failed", async () => {
+    const order: string[] = [];
+    const logins = new PasswordLogins({ getAccountByEmail: async () => undefined }, {
+      concurrency: 1, freeFailures: 1000,
+      verify: async (p) => { await new Promise((r) => setTimeout(r, 10)); order.push(p); return false; },
+    });
+    for (let i = 1; i <= 5; i++) await logins.login(`g${i}@x`, 'warm-up', `10.${i}.0.1`);
+    order.length = 0;
+    const guesses = Array.from({ length: 5 }, (_, i) => logins.login(`g${i}@x`, `guess${i}`, `10.${i + 1}.0.1`));
+    const owner = logins.login('owner@x', 'owner', '10.9.0.1');
+    await Promise.all([...guesses, owner]);
+    assert.deepEqual(order.slice(0, 2), ['guess0', 'owner'], 'only the running check goes before');
+  });
+
+  test('addresses that failed never hold every slot: one is kept for clean addresses', async () => {
+    let running = 0;
+    let peak = 0;
+    const started: string[] = [];
+    const logins = new PasswordLogins({ getAccountByEmail: async () => undefined }, {
+      concurrency: 2, freeFailures: 1000,
+      verify: async (p) => { started.push(p); peak = Math.max(peak, ++running); await gate; running--; return false; },
+    });
+    let open = () => {};
+    let gate: Promise<void> = Promise.resolve();
+    for (let i = 1; i <= 4; i++) await logins.login(`g${i}@x`, 'warm-up', `10.${i}.0.1`);
+    peak = 0;
+    started.length = 0;
+    gate = new Promise((r) => { open = r; });
+    const guesses = Array.from({ length: 4 }, (_, i) => logins.login(`g${i}@x`, `guess${i}`, `10.${i + 1}.0.1`));
+    await eventually(() => started.length === 1, 5000, 'the first guess starts');
+    const owner = logins.login('owner@x', 'owner', '10.9.0.1');
+    await eventually(() => started.includes('owner'), 5000, "the owner's check starts");
+    assert.deepEqual(started, ['guess0', 'owner'], "the owner's check starts at once, in the kept slot");
+    open();
+    await Promise.all([...guesses, owner]);
+    assert.equal(peak, 2);
+    assert.equal(started.length, 5);
   });
 });

@@ -52,10 +52,13 @@ export class PasswordCheckRefused extends Error {
  */
 export class PasswordLogins {
   private readonly verified = new Map<string, Verified>();
-  private readonly waiting: (() => void)[] = [];
+  /** Checks waiting for a slot: those of clean addresses first (see `bounded`), each queue up to `maxWaiting`. */
+  private readonly waiting: { clean: (() => void)[]; failed: (() => void)[] } = { clean: [], failed: [] };
   /** Checks under way by email, password and stored hash: at most one per running or waiting check. */
   private readonly inflight = new Map<string, Promise<boolean>>();
   private running = 0;
+  /** Running checks of addresses that failed lately: they may hold all slots but one (`bounded`). */
+  private runningUntrusted = 0;
   private dummyHash: Promise<string> | undefined;
 
   private readonly ttlMs: number;
@@ -104,7 +107,7 @@ export class PasswordLogins {
   async verifyCurrent(account: Account, password: string, ip: string): Promise<boolean> {
     const who = account.email.toLowerCase();
     this.refuseWhileBackingOff(who, ip);
-    const ok = account.passwordHash !== null && (await this.bounded(ip, () => this.verify(password, account.passwordHash!)));
+    const ok = account.passwordHash !== null && (await this.bounded(who, ip, () => this.verify(password, account.passwordHash!)));
     this.count(who, ip, ok);
     return ok;
   }
@@ -137,7 +140,7 @@ export class PasswordLogins {
     const key = `${id}\0${stored}`;
     let pending = this.inflight.get(key);
     if (!pending) {
-      pending = this.bounded(ip, () => this.verify(password, stored)).finally(() => this.inflight.delete(key));
+      pending = this.bounded(email.toLowerCase(), ip, () => this.verify(password, stored)).finally(() => this.inflight.delete(key));
       this.inflight.set(key, pending);
     }
     const ok = await pending;
@@ -147,28 +150,52 @@ export class PasswordLogins {
     return account;
   }
 
-  /** Runs `fn` in the address's slot (refused at once when it has none), then in one of the global slots. */
-  private async bounded<T>(ip: string, fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` in the address's slot (refused at once when it has none), then in one of the global slots. A check
+   * from an address that has not failed lately, or that logged in to this email before, is trusted: it waits ahead
+   * of the others, and one slot is kept for such checks. Addresses guessing hold at most one check each and never
+   * all the slots, so an owner's login waits for no guess at all when that slot is free.
+   */
+  private async bounded<T>(who: string, ip: string, fn: () => Promise<T>): Promise<T> {
     const release = this.addresses.enter(ip);
     if (typeof release !== 'function') throw new PasswordCheckRefused(release.retryAfterSeconds, 'address', release.message);
     try {
-      return await this.limited(fn);
+      return await this.limited(this.backoff.trusted(who, addressAndSubnet(ip).address, this.now()), fn);
     } finally {
       release();
     }
   }
 
-  /** Runs `fn` when one of the `concurrency` slots is free; a finishing check hands its slot to the next in line. */
-  private async limited<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.running < this.concurrency) this.running++;
-    else if (this.waiting.length >= this.maxWaiting) throw new PasswordCheckRefused(1, 'busy');
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+  /** Runs `fn` in a global slot, or waits for one (up to `maxWaiting` per queue); a finishing check starts the next. */
+  private async limited<T>(trusted: boolean, fn: () => Promise<T>): Promise<T> {
+    const queue = trusted ? this.waiting.clean : this.waiting.failed;
+    if (queue.length === 0 && this.mayStart(trusted)) this.start(trusted);
+    else if (queue.length >= this.maxWaiting) throw new PasswordCheckRefused(1, 'busy');
+    else await new Promise<void>((resolve) => queue.push(resolve)); // started by `pump`
     try {
       return await fn();
     } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.running--;
+      this.running--;
+      if (!trusted) this.runningUntrusted--;
+      this.pump();
+    }
+  }
+
+  private mayStart(trusted: boolean): boolean {
+    return this.running < this.concurrency && (trusted || this.runningUntrusted < Math.max(1, this.concurrency - 1));
+  }
+
+  private start(trusted: boolean): void {
+    this.running++;
+    if (!trusted) this.runningUntrusted++;
+  }
+
+  private pump(): void {
+    for (;;) {
+      const trusted = this.waiting.clean.length > 0 && this.mayStart(true);
+      if (!trusted && !(this.waiting.failed.length > 0 && this.mayStart(false))) return;
+      this.start(trusted);
+      (trusted ? this.waiting.clean : this.waiting.failed).shift()!();
     }
   }
 }
