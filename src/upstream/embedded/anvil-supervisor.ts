@@ -135,8 +135,7 @@ export class AnvilSupervisor implements Upstream {
       if (i === 25) await client.call('evm_setAutomine', [true], 5000).catch(() => undefined);
       await sleep(20);
     }
-    const head = Number((await client.call('eth_blockNumber', [], 5000)).result);
-    const blocks = await recordBlocks(client, this.journal, head);
+    const blocks = await recordBlocks(client, this.journal);
     removeLegacyState(this.dir);
     this.log.warn({ network: this.network, blocks }, 'chain of the snapshot design written to the chain journal; old snapshots removed');
   }
@@ -167,10 +166,9 @@ export class AnvilSupervisor implements Upstream {
     const node = new HttpUpstream(`http://127.0.0.1:${stale.port}`, UNBOUNDED_ANSWERS, 1);
     try {
       await node.call('evm_setAutomine', [false], 5000);
-      const head = Number((await node.call('eth_blockNumber', [], 5000)).result);
-      const blocks = await recordBlocks(node, this.journal, head);
+      const blocks = await recordBlocks(node, this.journal);
       if (hasLegacyState(this.dir)) removeLegacyState(this.dir);
-      this.log.warn({ network: this.network, blocks, head }, 'blocks of the anvil left behind journaled');
+      this.log.warn({ network: this.network, blocks, head: this.journal.lastBlock }, 'blocks of the anvil left behind journaled');
     } catch (err) {
       this.log.error({ network: this.network, err: (err as Error).message }, 'the anvil left behind could not be read; the chain restarts from its journal');
     } finally {
@@ -190,8 +188,8 @@ export class AnvilSupervisor implements Upstream {
       '--mnemonic', this.cfg.mnemonic,
       // Only read by --load-state of an old snapshot (a data directory of the snapshot design being migrated).
       '--preserve-historical-states',
-      // geth-style struct logs from debug_trace* are empty without it (DECISIONS 4).
-      '--steps-tracing',
+      // No --steps-tracing: it made anvil take ~1.6 s to mine a block of 3,000 logs, holding every read meanwhile
+      // (issue 17); the struct logs it would give debug_trace* are had by re-execution (rpc/adapters/struct-logs-replay.ts).
       '--silent',
     ];
     if (this.cfg.mining === 'interval') a.push('--block-time', String(this.cfg.blockTimeSeconds));
@@ -237,8 +235,7 @@ export class AnvilSupervisor implements Upstream {
         }
         this.adopt(child, client, port, exited);
         // Blocks mined for transactions accepted but in no journaled block: journaled now.
-        const head = Number((await client.call('eth_blockNumber', [], 5000).catch(() => ({ result: '0x0' }))).result);
-        this.recorder?.headSeen(head);
+        this.recorder?.catchUp();
         this.log.info({ network: this.network, pid: child.pid, blocks: this.journal.lastBlock, snapshot: load?.from }, 'embedded chain up');
         return;
       }
@@ -314,9 +311,8 @@ export class AnvilSupervisor implements Upstream {
         // Nothing is written any more (the gateway stopped taking calls first); a transaction accepted but not yet
         // mined is in the journal, and mined at the next start.
         await this.internal.call('evm_setAutomine', [false], 5000);
-        const head = Number((await this.internal.call('eth_blockNumber', [], 5000)).result);
-        await this.recorder.flush(head);
-        this.log.debug({ network: this.network, head }, 'chain journaled up to its head');
+        await this.recorder.flush();
+        this.log.debug({ network: this.network, head: this.journal.lastBlock }, 'chain journaled up to its head');
       } catch (err) {
         this.log.error({ network: this.network, err: (err as Error).message }, 'the last blocks could not be journaled; their transactions are mined again at the next start');
       }

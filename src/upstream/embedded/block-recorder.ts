@@ -4,18 +4,21 @@ import type { ChainJournal } from './chain-journal.ts';
 const CALL_MS = 10_000;
 
 /**
- * Journals the blocks of `node` after the journal's last one, up to `head`: each block's timestamp, hash and
- * signed transactions (from memory when the gateway journaled them on acceptance, else asked from anvil).
- * Used as the chain module reports heads, at a graceful stop, on an anvil a SIGKILLed Nodegate left behind,
- * and to bring a data directory of the snapshot design into the journal. A few small calls per block: it never
- * holds anvil up. Returns the blocks journaled.
+ * Journals the blocks of `node` after the journal's last one: up to `head` when the chain module reported one,
+ * else every block the node holds (read one by one until the next is absent; the supervisor never asks the node
+ * for its head, DECISIONS 9). Each block's timestamp, hash and signed transactions (from memory when the gateway
+ * journaled them on acceptance, else asked from anvil). Used as the chain module reports heads, at a graceful
+ * stop, after a replay, on an anvil a SIGKILLed Nodegate left behind, and to bring a data directory of the
+ * snapshot design into the journal. A few small calls per block: it never holds anvil up. Returns the blocks
+ * journaled.
  */
-export async function recordBlocks(node: Upstream, journal: ChainJournal, head: number): Promise<number> {
+export async function recordBlocks(node: Upstream, journal: ChainJournal, head = Infinity): Promise<number> {
   let n = 0;
   while (journal.lastBlock < head) {
     const number = journal.lastBlock + 1;
     const b = (await node.call('eth_getBlockByNumber', [`0x${number.toString(16)}`, false], CALL_MS)).result as
       | { hash: string; timestamp: string; transactions: string[] } | null;
+    if (!b && head === Infinity) break;
     if (!b) throw new Error(`block ${number} not found on the node`);
     const txs: Array<[string, string]> = [];
     for (const h of b.transactions) {
@@ -49,17 +52,28 @@ export class BlockRecorder {
     if (!this.running) this.running = this.loop().finally(() => { this.running = undefined; });
   }
 
-  /** Journals up to `head` and resolves when done (a graceful stop); rejects if the node did not answer. */
-  async flush(head: number): Promise<void> {
-    this.wanted = Math.max(this.wanted, head);
+  /** Journals every block the node holds and resolves when done (a graceful stop); rejects if the node did not answer. */
+  async flush(): Promise<void> {
     await this.running;
-    await recordBlocks(this.node, this.journal, this.wanted);
+    await recordBlocks(this.node, this.journal);
+  }
+
+  /** Journals every block the node holds, in the background (after a replay mined the trailing transactions). */
+  catchUp(): void {
+    this.wanted = Infinity;
+    if (!this.running) this.running = this.loop().finally(() => { this.running = undefined; });
   }
 
   private async loop(): Promise<void> {
     while (this.journal.lastBlock < this.wanted) {
       try {
-        await recordBlocks(this.node, this.journal, this.wanted);
+        const wanted = this.wanted;
+        await recordBlocks(this.node, this.journal, wanted);
+        // A catch-up to the node's last block is done once it found no next one.
+        if (wanted === Infinity) {
+          if (this.wanted === Infinity) this.wanted = this.journal.lastBlock;
+          return;
+        }
       } catch (err) {
         // The node restarts or is gone: the next head (or the stop) tries again; the journal keeps its order.
         this.onError(err);
