@@ -152,10 +152,17 @@ export interface Config {
     /** Cost of an item refused before it ran (invalid, unknown method, invalid params, forbidden), and of a body that is not JSON-RPC. */
     invalidCost: number;
     /**
-     * Bytes of request body per extra compute unit (default 65,536): a body costs one more unit per whole 64 KiB,
-     * charged at admission from its Content-Length, before it is read (issue 17: reading and parsing is work).
+     * Bytes of request body per extra compute unit (default 1,024): a body costs one more unit per whole KiB
+     * (1 MiB: 1,024, as a trace), charged at admission from its Content-Length, before it is read (issue 17:
+     * parsing a MiB of dense JSON takes 50-100 ms; a free plan's 330 units/s then buy a few % of a core).
      */
     bodyBytesPerUnit: number;
+    /**
+     * A request refused at admission for its key's empty bucket is answered after this long at most, ms (never later
+     * than a retry could pass); 0: at once. Default 1,000: a key sending into its empty bucket gets ~1 refusal a second
+     * per connection instead of hundreds.
+     */
+    refusalDelayMs: number;
     /** How often monthly usage is written to the store, ms (batched, never per request). */
     usageFlushMs: number;
     /** Failed authentications allowed per client IP: a rate per second and a burst (keys cannot be guessed at speed). */
@@ -424,7 +431,8 @@ export const configSchema = {
         costs: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 }, default: {} },
         defaultCost: { type: 'integer', minimum: 0, default: 10 },
         invalidCost: { type: 'integer', minimum: 0, default: 1 },
-        bodyBytesPerUnit: { type: 'integer', minimum: 1024, default: 65536 },
+        bodyBytesPerUnit: { type: 'integer', minimum: 256, default: 1024 },
+        refusalDelayMs: { type: 'integer', minimum: 0, maximum: 10000, default: 1000 },
         usageFlushMs: { type: 'integer', minimum: 100, default: 2000 },
         unknownKeys: {
           type: 'object',
