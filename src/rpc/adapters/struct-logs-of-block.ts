@@ -1,8 +1,15 @@
+import { GatewayError } from '../../errors/gateway-error.ts';
 import type { UpstreamAnswer } from '../../upstream/upstream.ts';
 import type { Next } from './adapter.ts';
 import { blockDiffs, isStructLogger, lacksSteps, overridesOf, runsCode, withSteps, type BlockContext, type MinedTx } from './struct-logs-replay.ts';
 
 type Item = { txHash?: string; result?: unknown; error?: unknown };
+
+/**
+ * The re-executions of one block trace, all together, end within this (rpc.debugTimeoutMs's default): a block of
+ * many transactions is one call for the caller, not one time-out per transaction. Past it: 504 upstream_timeout.
+ */
+export const BLOCK_REEXECUTION_MS = 120_000;
 
 /**
  * debug_traceBlockByNumber / ByHash on anvil without `--steps-tracing`: each transaction's struct-logger trace has
@@ -18,7 +25,9 @@ export async function fillBlockSteps(answer: UpstreamAnswer, options: unknown, n
   const diffs = block.transactions.length > 1 ? await blockDiffs(next, block.hash) : [];
   if (!diffs) return answer;
   const out: Item[] = [];
+  const until = Date.now() + BLOCK_REEXECUTION_MS;
   for (const [i, item] of items.entries()) {
+    if (Date.now() > until) return { error: new GatewayError('UPSTREAM_TIMEOUT').toJSON() };
     const tx = block.transactions[i];
     if (!lacksSteps(item?.result) || (item.txHash && item.txHash !== tx.hash)) {
       out.push(item);

@@ -61,10 +61,17 @@ export function isStructLogger(options: unknown): boolean {
   return o === undefined || o === null || typeof o !== 'object' || o.tracer === undefined || o.tracer === null || o.tracer === '';
 }
 
-/** A struct-logger trace of a transaction that spent gas but shows no step: the case anvil without the flag gives. */
+/** The least gas a transaction uses: a plain transfer's, which runs no code. */
+const TRANSFER_GAS = 21_000;
+
+/**
+ * A struct-logger trace that shows no step although code may have run: the case anvil without the flag gives.
+ * A trace of 21,000 gas (the least a transaction uses) is a plain transfer with no step on any node, passed on
+ * without a lookup; only a call of code that stops at once (a lone STOP: one step on geth) is missed that way.
+ */
 export function lacksSteps(r: unknown): r is StructTrace {
   const t = r as Partial<StructTrace> | null;
-  return !!t && typeof t === 'object' && Array.isArray(t.structLogs) && t.structLogs.length === 0 && typeof t.gas === 'number' && t.gas > 0;
+  return !!t && typeof t === 'object' && Array.isArray(t.structLogs) && t.structLogs.length === 0 && typeof t.gas === 'number' && t.gas > TRANSFER_GAS;
 }
 
 /**
