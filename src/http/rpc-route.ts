@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorizeRequest } from '../auth/authorize.ts';
 import type { KeyResolver, ResolvedKey } from '../auth/key-resolver.ts';
@@ -59,6 +60,7 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
   const concurrency = config.rpc.batchConcurrency;
   const invalidCost = config.limits.invalidCost;
   const bytesPerUnit = config.limits.bodyBytesPerUnit;
+  const refusalDelayMs = config.limits.refusalDelayMs;
   /** What reading and framing a body of `bytes` costs: the least any request costs (issue 17). */
   const framingCost = (bytes: number) => invalidCost + Math.floor(bytes / bytesPerUnit);
   const responses = new ResponseBudget(config.rpc.maxResponseBytes, config.rpc.maxResponseBytesInFlight);
@@ -74,7 +76,12 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
     // A refusal here closes the connection when a body is on its way: keeping it open would mean reading (and
     // throwing away) the whole body to find the next request, the very work a refusal before the body saves.
     const refuse = (e: GatewayError) => {
-      if (req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined)) reply.header('connection', 'close');
+      if (req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined)) {
+        reply.header('connection', 'close');
+        // Stop pulling the body off the wire now: on loopback a 1 MiB body is all in the kernel before the headers
+        // are handled, and reading it only to throw it away cost a refused attacker's victims ~x2.5 (issue 17).
+        req.raw.socket?.pause();
+      }
       return sendLimitedError(reply, e, null);
     };
     let { network: netName, apikey } = req.params;
@@ -120,6 +127,11 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
       if (e.status === 429) {
         metrics?.refused(network.name);
         refusals?.refused(key.key.id, key.account.id, network.name);
+        // Held a little before the answer (at most limits.refusalDelayMs, never past when a retry could pass): a
+        // key that keeps sending into an empty bucket then costs a few refusals a second per connection, not
+        // hundreds (each one a connection, headers and a key lookup; issue 17's x3 on another tenant's p50).
+        const wait = Math.min(refusalDelayMs, (err as { decision?: RateDecision }).decision?.retryAfterMs ?? 0);
+        if (wait > 0) await sleep(wait);
       }
       return refuse(e);
     }
