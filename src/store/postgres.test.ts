@@ -28,7 +28,7 @@ const sharedUrl = () => (contractDb ??= freshDatabase());
 async function emptyStore(): Promise<PostgresStore> {
   const url = await sharedUrl();
   const store = await PostgresStore.open(url);
-  await sql(url, 'TRUNCATE usage, usage_minutes, sessions, webhook_events, webhooks, api_keys, accounts, plans, meta');
+  await sql(url, 'TRUNCATE usage, usage_minutes, sessions, webhook_events, webhook_counters, webhooks, api_keys, accounts, plans, meta');
   return store;
 }
 

@@ -27,6 +27,12 @@ function violationOf(err: unknown): Violation | undefined {
 const insertSql = (table: string, cols: readonly string[]) =>
   `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING *`;
 
+/** A webhook's counters, its backlog's oldest event (first in the index webhook_events_waiting) and mean delivery time. */
+export const WEBHOOK_STATS_SQL = `SELECT c.webhook_id, c.events, c.delivered, c.events - c.delivered AS pending, c.attempts,
+    CASE WHEN c.events > c.delivered THEN (SELECT e.created_at FROM webhook_events e WHERE e.webhook_id = c.webhook_id AND e.status = 'pending' ORDER BY e.created_at LIMIT 1) END AS oldest_pending,
+    CASE WHEN c.delivered > 0 THEN c.delivery_ms_sum::float8 / c.delivered END AS mean_ms
+  FROM webhook_counters c JOIN webhooks w ON w.id = c.webhook_id`;
+
 // Static statements are named: `pg` prepares each once per connection (the key lookup is on the hot path).
 const Q = {
   listPlans: 'SELECT * FROM plans ORDER BY cu_per_month, cu_per_second, id',
@@ -102,13 +108,10 @@ const Q = {
   webhookEvents: 'SELECT * FROM webhook_events WHERE webhook_id = $1 ORDER BY seq DESC LIMIT $2',
   pruneWebhookEvents: "DELETE FROM webhook_events WHERE status = 'delivered' AND delivered_at < $1",
   webhookEventsById: 'SELECT * FROM webhook_events WHERE id = ANY($1::text[]) ORDER BY webhook_id, seq',
-  webhookStats: `SELECT e.webhook_id, count(*)::int AS events, (count(*) FILTER (WHERE e.status = 'delivered'))::int AS delivered,
-      (count(*) FILTER (WHERE e.status = 'pending'))::int AS pending, coalesce(sum(e.attempts), 0)::int AS attempts,
-      min(e.created_at) FILTER (WHERE e.status = 'pending') AS oldest_pending,
-      (avg(extract(epoch FROM e.delivered_at - e.created_at) * 1000) FILTER (WHERE e.status = 'delivered'))::float8 AS mean_ms
-    FROM webhook_events e JOIN webhooks w ON w.id = e.webhook_id
-    WHERE $1::text IS NULL OR w.account_id = $1
-    GROUP BY e.webhook_id ORDER BY e.webhook_id`,
+  // The maintained counters (migration 9), one row per webhook: nothing here reads the events but the first waiting
+  // one of a webhook that has any, by index (issue 17: this counted every tenant's events).
+  webhookStats: `${WEBHOOK_STATS_SQL} WHERE c.events > 0 ORDER BY c.webhook_id`,
+  webhookStatsOf: `${WEBHOOK_STATS_SQL} WHERE w.account_id = $1 AND c.events > 0 ORDER BY c.webhook_id`,
 } as const;
 
 /** The store for several instances sharing one database (`DATABASE_URL`). */
@@ -386,7 +389,10 @@ export class PostgresStore implements Store {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      for (const e of events) await client.query({ name: 'addWebhookEvent', text: Q.addWebhookEvent, values: [e.id, e.webhookId, e.type, e.body, e.createdAt] });
+      // In webhook id order (stable: each webhook's events keep theirs), so webhook rows and their counters are locked in
+      // the order the counters' trigger and the prunes lock them (migration 9): concurrent writers cannot deadlock.
+      const ordered = [...events].sort((a, b) => (a.webhookId < b.webhookId ? -1 : a.webhookId > b.webhookId ? 1 : 0));
+      for (const e of ordered) await client.query({ name: 'addWebhookEvent', text: Q.addWebhookEvent, values: [e.id, e.webhookId, e.type, e.body, e.createdAt] });
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});
@@ -421,7 +427,8 @@ export class PostgresStore implements Store {
   }
 
   async webhookStats(accountId?: string): Promise<WebhookStats[]> {
-    return (await this.rows('webhookStats', [accountId ?? null])).map((r) => webhookStatsFromRow(r, codec));
+    const rows = accountId === undefined ? await this.rows('webhookStats') : await this.rows('webhookStatsOf', [accountId]);
+    return rows.map((r) => webhookStatsFromRow(r, codec));
   }
 
   async getMeta(name: string): Promise<string | undefined> {

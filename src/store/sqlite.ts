@@ -44,6 +44,12 @@ const insertSql = (table: string, cols: readonly string[]) =>
 const updateSql = (table: string, cols: readonly string[]) =>
   `UPDATE ${table} SET ${cols.filter((c) => c !== 'id').map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`;
 
+/** A webhook's counters, its backlog's oldest event (first in the index webhook_events_waiting) and mean delivery time. */
+export const WEBHOOK_STATS_SQL = `SELECT c.webhook_id, c.events, c.delivered, c.events - c.delivered AS pending, c.attempts,
+    CASE WHEN c.events > c.delivered THEN (SELECT e.created_at FROM webhook_events e WHERE e.webhook_id = c.webhook_id AND e.status = 'pending' ORDER BY e.created_at LIMIT 1) END AS oldest_pending,
+    CASE WHEN c.delivered > 0 THEN c.delivery_ms_sum * 1.0 / c.delivered END AS mean_ms
+  FROM webhook_counters c JOIN webhooks w ON w.id = c.webhook_id`;
+
 /** better-sqlite3 reports constraint failures by code, and names the column in the message. */
 function violationOf(err: unknown): Violation | undefined {
   const { code, message } = err as { code?: string; message?: string };
@@ -154,13 +160,10 @@ export class SqliteStore implements Store {
       webhookEvents: db.prepare<[string, number], Row>('SELECT * FROM webhook_events WHERE webhook_id = ? ORDER BY seq DESC LIMIT ?'),
       pruneWebhookEvents: db.prepare<[string]>("DELETE FROM webhook_events WHERE status = 'delivered' AND delivered_at < ?"),
       webhookEventsById: db.prepare<[string], Row>('SELECT * FROM webhook_events WHERE id IN (SELECT value FROM json_each(?)) ORDER BY webhook_id, seq'),
-      webhookStats: db.prepare<{ account: string | null }, Row>(
-        `SELECT e.webhook_id, count(*) AS events, sum(e.status = 'delivered') AS delivered, sum(e.status = 'pending') AS pending,
-                sum(e.attempts) AS attempts, min(CASE WHEN e.status = 'pending' THEN e.created_at END) AS oldest_pending,
-                avg(CASE WHEN e.status = 'delivered' THEN (julianday(e.delivered_at) - julianday(e.created_at)) * 86400000.0 END) AS mean_ms
-           FROM webhook_events e JOIN webhooks w ON w.id = e.webhook_id
-          WHERE @account IS NULL OR w.account_id = @account
-          GROUP BY e.webhook_id ORDER BY e.webhook_id`),
+      // The maintained counters (migration 10), one row per webhook: nothing here reads the events but the first
+      // waiting one of a webhook that has any, by index (issue 17: this counted every tenant's events).
+      webhookStats: db.prepare<[], Row>(`${WEBHOOK_STATS_SQL} WHERE c.events > 0 ORDER BY c.webhook_id`),
+      webhookStatsOf: db.prepare<[string], Row>(`${WEBHOOK_STATS_SQL} WHERE w.account_id = ? AND c.events > 0 ORDER BY c.webhook_id`),
     };
     const { stmts } = this;
     this.touchAll = db.transaction((lastUsed: ReadonlyMap<string, string>) => {
@@ -440,7 +443,8 @@ export class SqliteStore implements Store {
   }
 
   async webhookStats(accountId?: string): Promise<WebhookStats[]> {
-    return this.stmts.webhookStats.all({ account: accountId ?? null }).map((r) => webhookStatsFromRow(r, codec));
+    const rows = accountId === undefined ? this.stmts.webhookStats.all() : this.stmts.webhookStatsOf.all(accountId);
+    return rows.map((r) => webhookStatsFromRow(r, codec));
   }
 
   async getMeta(name: string): Promise<string | undefined> {

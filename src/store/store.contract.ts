@@ -467,6 +467,69 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         assert.equal(await store.deleteWebhook('w1'), true);
         assert.deepEqual(await store.listWebhookEvents('w1', 10), [], 'its events went with it');
       });
+
+      test('the outbox in numbers equals a recount of its events after every kind of write (issue 17: counters, not scans)', async () => {
+        await store.createPlan(freePlan);
+        const a = (await store.createAccount(newAccount())).id;
+        const b = (await store.createAccount(newAccount())).id;
+        const ids = ['ca1', 'ca2', 'cb1'];
+        for (const [id, acct] of [['ca1', a], ['ca2', a], ['cb1', b]]) {
+          await store.createWebhook({ id, accountId: acct, network: 'mainnet', kind: 'block.mined', url: 'https://example.com/h', options: {}, secret: 's', status: 'active' });
+        }
+        // What the numbers must be, counted from the events themselves.
+        const recount = async (only?: string[]) => {
+          const out = [];
+          for (const id of only ?? ids) {
+            const evs = await store.listWebhookEvents(id, 100_000);
+            if (evs.length === 0) continue;
+            const done = evs.filter((e) => e.status === 'delivered');
+            const attempts = evs.reduce((t, e) => t + e.attempts, 0);
+            const waiting = evs.filter((e) => e.status === 'pending').map((e) => e.createdAt).sort();
+            const ms = done.reduce((t, e) => t + Date.parse(e.deliveredAt!) - Date.parse(e.createdAt), 0);
+            out.push({ webhookId: id, events: evs.length, delivered: done.length, pending: evs.length - done.length, attempts, failedAttempts: attempts - done.length,
+              oldestPendingAt: waiting[0] ?? null, meanDeliveryMs: done.length > 0 ? Math.round(ms / done.length) : null });
+          }
+          return out;
+        };
+        const same = async (after: string) => {
+          assert.deepEqual(await store.webhookStats(), await recount(), `everyone's, after ${after}`);
+          assert.deepEqual(await store.webhookStats(a), await recount(['ca1', 'ca2']), `account a's, after ${after}`);
+        };
+        const T = (s: number) => new Date(Date.UTC(2026, 10, 23, 12, 0, s)).toISOString();
+        const ev = (id: string, webhookId: string, s: number, type = 'block.mined') => ({ id, webhookId, type, body: '{}', createdAt: T(s) });
+        await same('nothing');
+        // Written out of time order: the oldest waiting one is the earliest written, not the first in line.
+        await store.addWebhookEvents([ev('x1', 'ca1', 5), ev('x2', 'ca1', 2), ev('x3', 'ca1', 7), ev('y1', 'ca2', 1), ev('z1', 'cb1', 3), ev('t1', 'cb1', 4, 'webhook.test')]);
+        await same('inserts');
+        await store.addWebhookEvents([ev('x1', 'ca1', 5), ev('gone', 'nope', 1), ev('t2', 'ca2', 9, 'webhook.test')]);
+        await same('a duplicate, an unknown webhook and one more');
+        const owner = 'o';
+        const claim = (s: number) => store.claimWebhookEvents(owner, T(s), T(s + 30), 10);
+        assert.deepEqual((await claim(10)).map((e) => e.id).sort(), ['x1', 'y1', 'z1']);
+        await same('leases');
+        await store.recordWebhookAttempt('x1', owner, { delivered: false, status: 500, error: 'HTTP 500', at: T(11), nextAttemptAt: T(12) });
+        await store.recordWebhookAttempt('y1', owner, { delivered: true, status: 200, error: null, at: T(11), nextAttemptAt: T(11) });
+        await store.recordWebhookAttempt('z1', 'someone else', { delivered: true, status: 200, error: null, at: T(11), nextAttemptAt: T(11) });
+        await same('a failure, a delivery and an attempt under a lease that is not the recorder\'s');
+        await store.recordWebhookAttempt('z1', owner, { delivered: true, status: 204, error: null, at: T(13), nextAttemptAt: T(13) });
+        assert.deepEqual((await claim(20)).map((e) => e.id).sort(), ['t1', 't2', 'x1']);
+        await store.recordWebhookAttempt('x1', owner, { delivered: true, status: 200, error: null, at: T(20), nextAttemptAt: T(20) });
+        await store.recordWebhookAttempt('t1', owner, { delivered: true, status: 200, error: null, at: T(21), nextAttemptAt: T(21) });
+        await same('retries and deliveries');
+        assert.equal(await store.pruneWebhookEvents(T(14)), 2, 'y1 and z1 were delivered before the cut');
+        await same('the retention prune');
+        assert.equal(await store.pruneWebhookTestEvents(T(10)), 2, 't1 (delivered) and t2 (waiting)');
+        await same('the test-event prune');
+        assert.equal((await store.webhookStats()).some((w) => w.webhookId === 'cb1'), false, 'a webhook with no event left is not listed');
+        await store.addWebhookEvents([ev('z2', 'cb1', 30)]);
+        await same('a webhook\'s first event after its outbox emptied');
+        assert.equal(await store.deleteWebhook('ca1'), true);
+        await same('a webhook deleted with its events');
+        await store.createWebhook({ id: 'ca1', accountId: a, network: 'mainnet', kind: 'block.mined', url: 'https://example.com/h', options: {}, secret: 's', status: 'active' });
+        await store.addWebhookEvents([ev('x9', 'ca1', 40)]);
+        await same('a webhook made again under the same id: it starts from nothing');
+        assert.equal((await store.webhookStats(a)).find((w) => w.webhookId === 'ca1')?.events, 1);
+      });
     });
 
     describe('usage roll-up, paging and retention (issue 17)', () => {
