@@ -43,7 +43,7 @@ export interface Gateway {
   retention: Retention;
   /** The listening base URL, `http://127.0.0.1:PORT`. */
   url: string;
-  /** Graceful stop: no new requests, in-flight ones finish, chains snapshotted and stopped, store closed. */
+  /** Graceful stop: no new requests, in-flight ones finish, chains journalled and stopped, store closed. */
   close(): Promise<void>;
 }
 

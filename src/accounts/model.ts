@@ -18,13 +18,14 @@ export interface Plan {
   /** Slug, e.g. `free`; also the plan's name in configuration. */
   id: string;
   name: string;
-  /** Compute units per second, per key (token bucket rate). */
+  /** Compute units per second, per account: its keys together (token bucket rate; src/limits/limits.ts). */
   cuPerSecond: number;
   /** Compute units per calendar month (UTC), per account. */
   cuPerMonth: number;
   maxBatchSize: number;
   /** Whether `debug_*` methods are included. */
   debugMethods: boolean;
+  /** Live filters per account, its keys together (and so per key too). */
   maxFilters: number;
   /** Keys an account on this plan may have that are not revoked (each is a row, a lookup entry, a bucket). */
   maxKeys: number;

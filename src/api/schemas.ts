@@ -34,11 +34,11 @@ export const PlanSchema = {
   properties: {
     id: { type: 'string', description: 'Slug, e.g. `free`' },
     name: { type: 'string' },
-    cuPerSecond: { type: 'integer', description: 'Compute units per second, per key' },
+    cuPerSecond: { type: 'integer', description: 'Compute units per second, per account (its keys together)' },
     cuPerMonth: { type: 'integer', description: 'Compute units per calendar month (UTC), per account' },
     maxBatchSize: { type: 'integer' },
     debugMethods: { type: 'boolean', description: 'Whether `debug_*` methods are included' },
-    maxFilters: { type: 'integer', description: 'Filters per key' },
+    maxFilters: { type: 'integer', description: 'Live filters per account (its keys together)' },
     maxKeys: { type: 'integer', description: 'Keys per account that are not revoked' },
     maxWebhooks: { type: 'integer', description: 'Webhooks per account' },
     createdAt: dateTime,

@@ -15,7 +15,7 @@ export interface HeadListener {
  * health checks (`observe`), and every answer that shows a block (a receipt, a block, a log, a block number), at
  * once, so that nothing served afterwards is older than what a caller has already seen (read-your-writes). `epoch`
  * changes whenever the head moves, which ends every answer tied to `latest`. When the chain went backwards (an
- * embedded chain restored from its last snapshot, a deep reorganisation) the chain module says so as an event
+ * embedded chain restarted and replayed from its journal, a deep reorganisation) the chain module says so as an event
  * (`reset`, `reorg`), on which the cache drops every answer of the network, final ones included.
  */
 export class ChainHead {
@@ -95,7 +95,7 @@ export class ChainHead {
     setTimeout(this.poll, 50).unref();
   }
 
-  /** The chain was replaced (an embedded chain restored from its snapshot): nothing known about it holds. */
+  /** The chain was replaced (an embedded chain restarted and replayed from its journal): nothing known about it holds. */
   reset(): void {
     this.epoch++;
     this.number = undefined;

@@ -27,7 +27,7 @@ export interface ChainEvents {
   reorg: [{ from: number; to: number; depth: number; dropped?: BlockRef[] }];
   /** A new canonical block, each once and in order, while someone listens (webhooks); after a reorg, the new branch. */
   block: [BlockRef];
-  /** The chain was replaced (an embedded chain restored from its snapshot). */
+  /** The chain was replaced (an embedded chain restarted: its anvil replaced, the journal replayed). */
   reset: [];
   /** A transaction went out through the gateway; its hash. */
   transaction: [string];
@@ -355,7 +355,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     if (typeof hash === 'string') this.emit('transaction', hash);
   }
 
-  /** The chain was replaced (an embedded chain restored from its snapshot). */
+  /** The chain was replaced (an embedded chain restarted: its anvil replaced, the journal replayed). */
   reset(): void {
     this.head.reset();
     this.emit('reset');

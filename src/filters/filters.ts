@@ -252,8 +252,8 @@ export class Filters {
       return { base: kept.number, dropped: f.recent.filter((b) => b.number > kept.number || (b.number === kept.number && b.hash !== kept.hash)) };
     }
     const dropped = f.recent;
-    // Nothing the filter saw survived (its chain was replaced: a deep reorganisation, an embedded chain restored
-    // from a snapshot, shorter): the new chain's blocks from the lowest height it knew a block at (or the new head,
+    // Nothing the filter saw survived (its chain was replaced: a deep reorganisation, an embedded chain
+    // restarted shorter): the new chain's blocks from the lowest height it knew a block at (or the new head,
     // if lower) are new to it, as geth reports the blocks a reorganisation brings in, even below the height the
     // filter was made at. Within the reorganisation window; every log it reported is in `dropped`.
     const lowest = dropped.length ? dropped[0].number : f.cursor.number;

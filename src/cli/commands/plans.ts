@@ -38,9 +38,9 @@ const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o)
 const row = (p: Plan) => [p.id, p.name, String(p.cuPerSecond), String(p.cuPerMonth), String(p.maxBatchSize), p.debugMethods ? 'yes' : 'no', String(p.maxFilters), String(p.maxKeys), String(p.maxWebhooks)];
 
 const details = (p: Plan) => fields([
-  ['id', p.id], ['name', p.name], ['compute units per second (per key)', String(p.cuPerSecond)],
+  ['id', p.id], ['name', p.name], ['compute units per second (per account)', String(p.cuPerSecond)],
   ['compute units per month (per account)', String(p.cuPerMonth)], ['max batch size', String(p.maxBatchSize)],
-  ['debug methods', p.debugMethods ? 'included' : 'not included'], ['max filters (per key)', String(p.maxFilters)],
+  ['debug methods', p.debugMethods ? 'included' : 'not included'], ['max filters (per account)', String(p.maxFilters)],
   ['max keys (per account)', String(p.maxKeys)],
   ['max webhooks (per account)', String(p.maxWebhooks)],
   ['created', p.createdAt], ['updated', p.updatedAt],
@@ -73,7 +73,7 @@ export const PLAN_COMMANDS: Record<string, Subcommand> = {
     run: withStore(async (cx, v) => {
       const id = required(v, 'id', 'lowercase letters, digits and dashes');
       required(v, 'name', 'shown to customers');
-      required(v, 'cu-per-second', 'compute units per second, per key');
+      required(v, 'cu-per-second', 'compute units per second, per account');
       required(v, 'cu-per-month', 'compute units per month, per account');
       const p = planPatch(v);
       const plan = await cx.accounts.createPlan({

@@ -12,7 +12,7 @@ async function start(config: Readonly<Config>): Promise<number> {
   process.stdout.write(banner(gw));
   return new Promise((resolve) => {
     const stop = (signal: string) => {
-      gw.log.info({ signal }, 'shutting down: finishing in-flight requests, snapshotting chains');
+      gw.log.info({ signal }, 'shutting down: finishing in-flight requests, journalling and stopping chains');
       const deadlineMs = config.embedded.historyBudgetMs + 15_000;
       const force = setTimeout(() => { gw.log.error({ deadlineMs }, 'shutdown took too long; exiting'); resolve(1); }, deadlineMs);
       force.unref();
@@ -20,7 +20,7 @@ async function start(config: Readonly<Config>): Promise<number> {
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
-    // A closed terminal: the same clean stop, so the chain's last second is snapshotted too.
+    // A closed terminal: the same clean stop, so the chains' last blocks are journalled too.
     process.once('SIGHUP', () => stop('SIGHUP'));
   });
 }
