@@ -19,7 +19,7 @@ export async function seedPlans(store: Store, plans: Config['plans']): Promise<v
 }
 
 /**
- * First start (DECISIONS 6): an operator login and a demo account on the default plan with one Standard key,
+ * First start (docs/decisions.md §6): an operator login and a demo account on the default plan with one Standard key,
  * returned to be printed once. Recorded in the store's meta table (`accounts_bootstrapped`; a 0.1 store's `bootstrapped` predates accounts) so it happens exactly once per store.
  */
 export async function bootstrap(store: Store, accounts: AccountsService, config: Readonly<Config>, env: NodeJS.ProcessEnv = process.env): Promise<BootstrapSecrets> {

@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** Key values are `ngk_` + 32 random bytes in base62 (DECISIONS 6): 43 characters of 256-bit entropy. */
+/** Key values are `ngk_` + 32 random bytes in base62 (docs/decisions.md §6): 43 characters of 256-bit entropy. */
 export function generateKeyValue(): string {
   let n = BigInt('0x' + randomBytes(32).toString('hex'));
   let out = '';

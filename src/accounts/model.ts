@@ -1,5 +1,5 @@
 /**
- * The key model of DECISIONS sections 6 and 7: accounts have a plan and keys; keys have a type, permissions and
+ * The key model of docs/decisions.md §6 and §7: accounts have a plan and keys; keys have a type, permissions and
  * restrictions. Pure types and rules here; storage in store/, management in accounts/service.ts.
  */
 export const PERMISSIONS = ['rpc', 'webhooks', 'analytics', 'admin'] as const;

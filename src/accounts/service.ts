@@ -36,7 +36,7 @@ export interface Catalogue {
 }
 
 /**
- * Accounts, plans and keys: the rules of DECISIONS section 6, shared by the management API and the CLI. Every
+ * Accounts, plans and keys: the rules of docs/decisions.md §6, shared by the management API and the CLI. Every
  * change calls `onChange`, which drops the key cache so the very next request sees it (revocation included).
  * `ownerId` scopes key operations to one account: another account's key is NotFound, never visible.
  */

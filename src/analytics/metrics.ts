@@ -12,7 +12,7 @@ export interface WebhookMetricsSource {
 }
 
 /**
- * What `/metrics` shows the operator (DECISIONS 10), in Prometheus' text format through prom-client: requests,
+ * What `/metrics` shows the operator (docs/decisions.md §10), in Prometheus' text format through prom-client: requests,
  * latency, errors by code, limiter refusals, cache lookups, live filters, each upstream's state, head, lag and call
  * latency (from the chain modules), and the process. One registry per gateway, so that tests may run several.
  */

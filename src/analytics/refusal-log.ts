@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 
 /**
- * Limit refusals, summarised per key and minute (DECISIONS 10): one log line per key that was refused in the last
+ * Limit refusals, summarised per key and minute (docs/decisions.md §10): one log line per key that was refused in the last
  * minute, with how many times, instead of a line per request (a client retrying in a loop would flood the log).
  */
 export class RefusalLog {

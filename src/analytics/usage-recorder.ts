@@ -17,7 +17,7 @@ const [B0, B1, B2, B3, B4] = LATENCY_BUCKETS_MS;
 if (LATENCY_BUCKETS_MS.length !== 5) throw new Error('usage-recorder: the bucket chain below assumes 5 latency bounds');
 
 /**
- * Usage recording off the hot path (DECISIONS 10): each answered item adds to an in-memory cell of its minute, key,
+ * Usage recording off the hot path (docs/decisions.md §10): each answered item adds to an in-memory cell of its minute, key,
  * network, method and outcome (three Map lookups on strings the caller already has, and a few additions: no
  * string, object or closure is made per call once the cell exists); every `flushMs` the cells go to the store in
  * one batch, where flushes of every instance add up. A crash loses at most `flushMs` of analytics (never of quota,

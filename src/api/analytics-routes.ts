@@ -68,7 +68,7 @@ interface Opts {
 }
 
 /**
- * Usage analytics (DECISIONS 10): `GET /analytics` for the calling account (time series, breakdowns by method,
+ * Usage analytics (docs/decisions.md §10): `GET /analytics` for the calling account (time series, breakdowns by method,
  * key, network and outcome, latency, the quota used this month); `GET /operator/analytics` for everyone or one
  * account. Reads what this instance recorded so far first (its last seconds are not yet in the store otherwise).
  * Also `GET /networks` (the endpoints a member may call) and `GET /operator/networks` (with upstream health).

@@ -35,7 +35,7 @@ const LOGIN_FAILED = 'wrong email or password';
  * `account` needs a Bearer key with the `admin` permission; `operator` needs an operator account, by Basic
  * email:password or by such a key. Failures are 401 with `WWW-Authenticate` (nothing or wrong given) or 403
  * (valid, but not enough); messages never repeat what was sent. Each 401 spends from the client IP's bucket in
- * `guard`; an IP with an empty bucket gets 429 for its failures, and before any password is checked (DECISIONS 7:
+ * `guard`; an IP with an empty bucket gets 429 for its failures, and before any password is checked (docs/decisions.md §7:
  * no guessing keys or passwords at speed; it also keeps one client from holding the few scrypt slots), while a
  * valid admin key from it still passes.
  */
@@ -146,9 +146,9 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
       req.principal = await byKey(req, value, BEARER);
     }),
 
-    /** Usage analytics: the session, or a key with the `analytics` permission (DECISIONS 6). */
+    /** Usage analytics: the session, or a key with the `analytics` permission (docs/decisions.md §6). */
     analytics: sessionOrKey('analytics'),
-    /** Webhooks: the session, or a key with the `webhooks` permission (DECISIONS 6). */
+    /** Webhooks: the session, or a key with the `webhooks` permission (docs/decisions.md §6). */
     webhooks: sessionOrKey('webhooks'),
 
     operator: guarded(async (req) => {

@@ -9,7 +9,7 @@ type Id = { Params: { id: string } };
 type AccountChange = Omit<AccountPatch, 'passwordHash' | 'status'> & { password?: string };
 
 /**
- * The operator's routes under `/operator` (DECISIONS 6: the operator administers accounts, plans and keys): Basic
+ * The operator's routes under `/operator` (docs/decisions.md §6: the operator administers accounts, plans and keys): Basic
  * email:password of an operator account, or a Bearer `admin` key of one. Everything goes through AccountsService,
  * which holds the rules and drops the key cache on every change.
  */

@@ -26,7 +26,7 @@ interface Opts {
 const who = (a: Account) => ({ id: a.id, name: a.name, email: a.email, role: a.role, planId: a.planId });
 
 /**
- * Dashboard logins (DECISIONS 6): `POST /session` with email and password sets the session cookie and answers the
+ * Dashboard logins (docs/decisions.md §6): `POST /session` with email and password sets the session cookie and answers the
  * CSRF token; `GET /session` answers who is logged in (and the token again, for a reloaded page); `DELETE /session`
  * logs out; `POST /session/password` changes the password and ends every other session of the account. Failed
  * logins spend the client IP's failures (as keys do) and the email's backoff (src/api/password-login.ts), and all

@@ -8,7 +8,7 @@ export const SESSION_COOKIE = 'nodegate_session';
 const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
 
 /**
- * Dashboard logins (DECISIONS 6): a random 256-bit value in an HttpOnly cookie, stored only as its SHA-256 (a copy
+ * Dashboard logins (docs/decisions.md §6): a random 256-bit value in an HttpOnly cookie, stored only as its SHA-256 (a copy
  * of the store opens no session), with a CSRF token that every change made with it must carry in `X-CSRF-Token`.
  * Kept in the store, so that every instance knows every session and a logout or a password change ends them all.
  */

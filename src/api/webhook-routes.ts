@@ -39,7 +39,7 @@ const body = {
 } as const;
 
 /**
- * `/api/v1/webhooks` (DECISIONS 10): the session or a key with `webhooks`. Create (the signing secret shown once),
+ * `/api/v1/webhooks` (docs/decisions.md §10): the session or a key with `webhooks`. Create (the signing secret shown once),
  * list, read, change, pause, resume, delete, rotate the secret, send a test event, and the deliveries. A target is
  * checked when set (http or https; a public address unless `webhooks.allowPrivateTargets`) and again at each delivery.
  */

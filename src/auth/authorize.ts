@@ -10,7 +10,7 @@ export interface Caller {
 }
 
 /**
- * Request-level authorization (DECISIONS 6): the endpoint needs `rpc`; the caller's IP, browser origin and the
+ * Request-level authorization (docs/decisions.md §6): the endpoint needs `rpc`; the caller's IP, browser origin and the
  * network must be in the key's allowlists when it has them. 403 (-32011) with the reason.
  */
 export function authorizeRequest(k: ResolvedKey, caller: Caller): void {

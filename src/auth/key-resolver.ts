@@ -19,7 +19,7 @@ export interface ResolvedKey extends KeyContext {
 interface Entry { resolved: ResolvedKey | null; expires: number }
 
 /**
- * Resolves the key of a request (DECISIONS 6). Resolutions are cached in memory so the hot path does not hit
+ * Resolves the key of a request (docs/decisions.md §6). Resolutions are cached in memory so the hot path does not hit
  * the store per request: an entry lives `ttlMs` (the bound on seeing a change made by another instance or the
  * CLI), and `invalidate()` drops all at once for changes made here, so a revocation is effective on the next
  * request. Last-use times are collected here and written in batches by `flushLastUsed()`.

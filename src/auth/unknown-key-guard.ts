@@ -2,7 +2,7 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
 
 /**
- * Limits failed authentications per client IP (DECISIONS 7): each failure spends one unit of the IP's bucket, and
+ * Limits failed authentications per client IP (docs/decisions.md §7): each failure spends one unit of the IP's bucket, and
  * once it is empty that IP's failures are answered 429 instead, so keys cannot be guessed at speed. Only failures
  * count and only failures are refused: a valid key is never refused because its address is shared with someone
  * guessing (one NAT, one office). Checks that are dear in themselves (a password hash) ask `exhausted` first.

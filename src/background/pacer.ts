@@ -6,7 +6,7 @@ const BUSY_LOOP = 0.5;
 const LOOK_MS = 100;
 
 /**
- * Background work (blocks followed for webhooks, webhook events written, deliveries: DECISIONS 10) must not take
+ * Background work (blocks followed for webhooks, webhook events written, deliveries: docs/decisions.md §10) must not take
  * the gateway's time from its callers. One pacer is shared by all of it. It looks at how many requests the
  * gateway served and how busy its event loop was; while callers keep the loop more than half busy, background work
  * spends from one budget that refills at `share` of the time (a token bucket of milliseconds: each piece of work is

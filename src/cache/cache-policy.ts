@@ -1,5 +1,5 @@
 /**
- * How long an answer may be reused (DECISIONS 9): `forever` for answers that cannot change (by block hash, at a
+ * How long an answer may be reused (docs/decisions.md §9): `forever` for answers that cannot change (by block hash, at a
  * block below the finality depth, pure functions), `head` until the network's head moves (anything tied to
  * `latest`), `never` for writes, signatures, filters and the pending block.
  */

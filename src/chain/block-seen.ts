@@ -1,5 +1,5 @@
 /**
- * The newest block an answer shows to exist, per method (read-your-writes, DECISIONS 9): once a caller has seen
+ * The newest block an answer shows to exist, per method (read-your-writes, docs/decisions.md §9): once a caller has seen
  * block N in any answer, the network's head is at least N. Decided by a table built once; methods absent from it
  * show no block and cost one map lookup.
  */

@@ -10,7 +10,7 @@ export interface HeadListener {
 }
 
 /**
- * A network's head (DECISIONS 9), kept by the chain module: the cache, the filters and `eth_blockNumber` read it
+ * A network's head (docs/decisions.md §9), kept by the chain module: the cache, the filters and `eth_blockNumber` read it
  * here. It moves forward on two signals: the best head of the network's upstreams, read by the chain module's
  * health checks (`observe`), and every answer that shows a block (a receipt, a block, a log, a block number), at
  * once, so that nothing served afterwards is older than what a caller has already seen (read-your-writes). `epoch`

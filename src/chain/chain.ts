@@ -16,7 +16,7 @@ export interface BlockRef {
   parentHash?: string;
 }
 
-/** What the chain module tells its subscribers (DECISIONS 9). */
+/** What the chain module tells its subscribers (docs/decisions.md §9). */
 export interface ChainEvents {
   /** The head moved forward to this block number. */
   head: [number];
@@ -62,7 +62,7 @@ const BLOCK_READ_MS = 10_000;
 const HOLD_ROUNDS = 3;
 
 /**
- * One network's chain (DECISIONS 9): the only part of the gateway that asks nodes for the head. It owns the
+ * One network's chain (docs/decisions.md §9): the only part of the gateway that asks nodes for the head. It owns the
  * upstream pool and routes every call through it; it checks each upstream (chain id when it (re)appears, head
  * every `upstreams.checkIntervalMs`) and keeps the network's head from those checks and from every answer; it
  * tells subscribers (cache, filters, webhooks, analytics) what happened as events. With more than one upstream,

@@ -28,7 +28,7 @@ export interface Settled {
 }
 
 /**
- * A call with `latest` replaced by the agreed head (DECISIONS 9, consistent head), and the block the upstream that
+ * A call with `latest` replaced by the agreed head (docs/decisions.md §9, consistent head), and the block the upstream that
  * answers must have; undefined when the call names no `latest` and no block number (nothing to pin, any upstream
  * may answer). A block number the call names is kept, and also becomes the block the upstream must have.
  * `safe` and `finalized` are pinned to the network's, when known; `pending` and `earliest` pass unchanged.

@@ -30,7 +30,7 @@ const transportFailure = (err: unknown) =>
   err instanceof GatewayError && (err.entry === 'UPSTREAM_UNAVAILABLE' || err.entry === 'UPSTREAM_TIMEOUT');
 
 /**
- * The upstreams of one network (DECISIONS 9), as one `Upstream`: reads go to a usable upstream (primaries by
+ * The upstreams of one network (docs/decisions.md §9), as one `Upstream`: reads go to a usable upstream (primaries by
  * weight, then fallbacks) and are sent once more to another after a transport failure, a 5xx, a 429 or a time-out;
  * a JSON-RPC error from a node is the caller's answer and is never retried. `eth_sendRawTransaction` goes to every
  * usable primary and the first acceptance wins; calls whose state lives in one node go to the designated one.

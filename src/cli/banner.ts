@@ -1,6 +1,6 @@
 import type { Gateway } from '../app.ts';
 
-/** The start-up banner (DECISIONS 11): URL, networks with chain ids and kinds, and first-start secrets once. */
+/** The start-up banner (docs/decisions.md §11): URL, networks with chain ids and kinds, and first-start secrets once. */
 export function banner(gw: Gateway): string {
   const lines = [`Nodegate listening on ${gw.url}`, '', 'Networks:'];
   for (const n of gw.networks.list) {

@@ -15,7 +15,7 @@ const ajv = new Ajv({ useDefaults: true, allErrors: true, strict: false });
 const validate = ajv.compile(configSchema);
 
 /**
- * Environment overrides (DECISIONS 11). Applied on top of the file, before validation, so a bad value
+ * Environment overrides (docs/decisions.md §11). Applied on top of the file, before validation, so a bad value
  * is reported under the field it sets.
  */
 function applyEnv(raw: Record<string, any>, env: NodeJS.ProcessEnv): void {

@@ -5,7 +5,7 @@ import type { Plan } from '../accounts/model.ts';
  * once at start-up by ajv (which also fills the defaults), then frozen and passed down.
  */
 export interface EmbeddedChainConfig {
-  /** EVM hardfork pinned so a chain is reproducible across anvil versions (DECISIONS 11). */
+  /** EVM hardfork pinned so a chain is reproducible across anvil versions (docs/decisions.md §11). */
   hardfork: string;
   /** Genesis timestamp, seconds since the epoch; fixed so genesis hashes never change. */
   genesisTimestamp: number;
@@ -24,7 +24,7 @@ export interface EmbeddedChainConfig {
   historyBudgetMs: number;
 }
 
-/** One upstream of a network (DECISIONS 9). */
+/** One upstream of a network (docs/decisions.md §9). */
 export interface UpstreamConfig {
   /** `embedded` (an anvil Nodegate supervises; then the network's only upstream) or the URL of a node. */
   url: string;
@@ -44,7 +44,7 @@ export interface NetworkConfig {
   upstreams: UpstreamConfig[];
   /** Blocks an upstream may lag the best head before it is skipped; absent: upstreams.maxLagBlocks. */
   maxLagBlocks?: number;
-  /** Other names the network answers to, e.g. `devnet` for `testnet` (DECISIONS 2). */
+  /** Other names the network answers to, e.g. `devnet` for `testnet` (docs/decisions.md §2). */
   aliases: string[];
   /**
    * Blocks below the head after which an answer about a block cannot change any more (the cache keeps those for
@@ -53,14 +53,14 @@ export interface NetworkConfig {
   finalityDepth?: number;
 }
 
-/** A plan as configured (DECISIONS 6): seeded into the store, then edited by the operator there. */
+/** A plan as configured (docs/decisions.md §6): seeded into the store, then edited by the operator there. */
 export type PlanConfig = Omit<Plan, 'id' | 'createdAt' | 'updatedAt'>;
 
 export interface Config {
   server: {
     host: string;
     port: number;
-    /** Largest accepted request body, bytes (DECISIONS 2). */
+    /** Largest accepted request body, bytes (docs/decisions.md §2). */
     bodyLimit: number;
     /**
      * Longest time a request (headers and body) may take to arrive, ms; slower ones get 408 and the connection is
@@ -94,7 +94,7 @@ export interface Config {
     maxBatchSize: number;
     /** Items of one batch in flight at once. */
     batchConcurrency: number;
-    /** Drop `eth_chainId`, keeping the spec's list exactly (DECISIONS 4). */
+    /** Drop `eth_chainId`, keeping the spec's list exactly (docs/decisions.md §4). */
     strictMethods: boolean;
     /** Extra allowed method names per network. */
     extraMethods: Record<string, string[]>;
@@ -181,13 +181,13 @@ export interface Config {
     /** eth_getLogs: blocks one query may span and logs one answer may hold (0: any); whatever `enabled` says. */
     getLogs: { maxBlockRange: number; maxResults: number };
   };
-  /** The response cache (DECISIONS 9), in memory, per instance. */
+  /** The response cache (docs/decisions.md §9), in memory, per instance. */
   cache: {
     enabled: boolean;
     /** Bytes of answers kept, all networks together; the least recently used go first. */
     maxBytes: number;
   };
-  /** Usage recording for analytics (DECISIONS 10). */
+  /** Usage recording for analytics (docs/decisions.md §10). */
   analytics: {
     enabled: boolean;
     /** How often recorded usage is written to the store, ms (a crash loses at most this much of analytics). */
@@ -213,7 +213,7 @@ export interface Config {
     /** Client addresses (IPs or CIDRs) that may read it; others get 404. */
     allow: string[];
   };
-  /** Webhooks (DECISIONS 10). */
+  /** Webhooks (docs/decisions.md §10). */
   webhooks: {
     enabled: boolean;
     /** Let targets be private, loopback or link-local addresses: local development only. */
@@ -247,7 +247,7 @@ export interface Config {
     /** Live sessions per account; a login past it ends the account's oldest. */
     maxSessionsPerAccount: number;
   };
-  /** The chain module's view of every network's upstreams (DECISIONS 9). */
+  /** The chain module's view of every network's upstreams (docs/decisions.md §9). */
   upstreams: {
     /**
      * How often each upstream is checked (its head read, its chain id after it was unreachable), ms. The network's
@@ -261,7 +261,7 @@ export interface Config {
     /** How long an open breaker keeps an upstream out before one trial call, ms. */
     breakerCooldownMs: number;
   };
-  /** Filters kept by the gateway (DECISIONS 8). */
+  /** Filters kept by the gateway (docs/decisions.md §8). */
   filters: {
     /** A filter not polled for this long is gone, ms (geth: 5 minutes). */
     idleTimeoutMs: number;
@@ -379,7 +379,7 @@ export const configSchema = {
       minProperties: 1,
       propertyNames: { pattern: '^[a-z0-9][a-z0-9-]{0,62}$' },
       default: {
-        // The embedded default is for development (DECISIONS 7): the demo account and keys made without a plan
+        // The embedded default is for development (docs/decisions.md §7): the demo account and keys made without a plan
         // choice run on a plan no single developer's scripts, test suites or traces reach. The hosted-style plans
         // below are for real deployments (set accounts.defaultPlan).
         developer: { name: 'Developer', cuPerSecond: 1000000, cuPerMonth: 1000000000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 10000, maxKeys: 100, maxWebhooks: 100 },

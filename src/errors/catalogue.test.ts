@@ -28,7 +28,7 @@ test('docs/errors.md lists exactly the errors of the catalogue, with the same st
   }
 });
 
-test('the catalogue holds the rows DECISIONS section 5 fixes', () => {
+test('the catalogue holds the rows docs/decisions.md §5 fixes', () => {
   const fixed: Array<[keyof typeof catalogue, number, number, string]> = [
     ['PARSE_ERROR', 400, -32700, 'Parse error'],
     ['INVALID_REQUEST', 400, -32600, 'Invalid Request'],

@@ -1,5 +1,5 @@
 /**
- * The one catalogue of gateway errors (DECISIONS section 5). Every error the gateway itself produces comes
+ * The one catalogue of gateway errors (docs/decisions.md §5). Every error the gateway itself produces comes
  * from a row here; `docs/errors.md` mirrors this table and `errors/catalogue.test.ts` keeps the two equal.
  * Upstream JSON-RPC errors are not in it: they pass through unchanged with HTTP 200.
  */

@@ -1,5 +1,5 @@
 /**
- * Filters kept by the gateway (DECISIONS 8), as plain data so that a shared store (Redis, for several instances)
+ * Filters kept by the gateway (docs/decisions.md §8), as plain data so that a shared store (Redis, for several instances)
  * can hold them as they are. The store only keeps them; what a poll returns is worked out in filters.ts.
  */
 export type FilterKind = 'logs' | 'blocks' | 'pending';

@@ -61,7 +61,7 @@ function numericBlock(v: unknown): number | undefined {
 }
 
 /**
- * The filter methods, answered by the gateway (DECISIONS 8): a filter belongs to the key that made it, lives in
+ * The filter methods, answered by the gateway (docs/decisions.md §8): a filter belongs to the key that made it, lives in
  * the filter store (so it survives a change of upstream and is shared by instances that share the store), and a
  * poll asks the node what changed since the filter's cursor: new logs (`eth_getLogs` over the new blocks), new
  * block hashes, or transactions sent since. A poll first checks that the cursor block is still on the chain;
@@ -152,7 +152,7 @@ export class Filters {
     if (f.kind !== 'logs') throw new GatewayError('FILTER_NOT_FOUND'); // geth: only log filters have logs
     f.expiresAt = this.now() + this.idleMs;
     await this.store.update(f);
-    // The network's own eth_getLogs, with its bounds (DECISIONS 7): a filter is no way around them.
+    // The network's own eth_getLogs, with its bounds (docs/decisions.md §7): a filter is no way around them.
     const getLogs = ctx.network.methods.get('eth_getLogs');
     const criteria = f.criteria ?? {};
     return getLogs?.adapter ? getLogs.adapter('eth_getLogs', [criteria], next) : next('eth_getLogs', [criteria]);

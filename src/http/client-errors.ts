@@ -29,7 +29,7 @@ export function clientErrorHandler(requestTimeoutMs: number) {
 
 /**
  * fastify's router answers an undecodable path (`%ff`) or an over-long path segment itself, echoing the whole
- * path: that can hold an API key, which error bodies never echo (DECISIONS 5). These get a catalogued error.
+ * path: that can hold an API key, which error bodies never echo (docs/decisions.md §5). These get a catalogued error.
  */
 export function frameworkErrors(err: { code?: string }, req: FastifyRequest, reply: FastifyReply): void {
   // No hook has run for these requests: the headers every response carries are set here.

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../dashboard/public/', import.meta.url));
 
 /**
- * `/dashboard`: the web dashboard (DECISIONS 6 and 10), a page of the gateway's own that talks to `/api/v1` with
+ * `/dashboard`: the web dashboard (docs/decisions.md §6 and §10), a page of the gateway's own that talks to `/api/v1` with
  * the session cookie. Its own strict Content-Security-Policy: scripts and styles only from this origin, no inline
  * script, no frames, so that text a user typed (a key's name) can never run as code even if it reached the page.
  */

@@ -5,7 +5,7 @@ import type { Networks } from '../chain/networks.ts';
 
 /**
  * `/healthz`: the process is alive. `/readyz`: the store answers and every network has an upstream that answers
- * (DECISIONS 11); 503 with the failing parts otherwise, so a load balancer stops sending traffic. Each network's
+ * (docs/decisions.md §11); 503 with the failing parts otherwise, so a load balancer stops sending traffic. Each network's
  * upstreams are listed as its chain module sees them (state, chain id, head, lag, breaker). It also says where
  * the per-second limits are kept (`memory`, `redis`, or `degraded`).
  */

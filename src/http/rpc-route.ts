@@ -50,7 +50,7 @@ export interface RpcRouteDeps {
 }
 
 /**
- * The JSON-RPC endpoint, `POST /v1/{network}/{apikey}` and its aliases (DECISIONS 2). The request-level stages
+ * The JSON-RPC endpoint, `POST /v1/{network}/{apikey}` and its aliases (docs/decisions.md §2). The request-level stages
  * run here in order (content type → parse → network → authenticate/authorize → limit), the item stages in
  * rpc/pipeline.ts; docs/pipeline.md draws the whole.
  */
@@ -69,7 +69,7 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
   /**
    * The request-level stages that need no body (content type → network → authenticate → authorize), run as the
    * request arrives (`onRequest`), before its body is read or parsed: a request without a valid key costs a hash
-   * and a lookup, never a read of its body. Unknown keys are limited per client IP (DECISIONS 7), counted only
+   * and a lookup, never a read of its body. Unknown keys are limited per client IP (docs/decisions.md §7), counted only
    * on failures: a valid key is never refused because its address is shared with someone guessing.
    */
   const admit = async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
@@ -88,7 +88,7 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
     // `/v1/{network}` without a key matches `/{network}/{apikey}` with network "v1".
     if (netName === 'v1' && req.routeOptions.url === '/:network/:apikey') [netName, apikey] = [apikey!, undefined];
 
-    // Stage content-type (DECISIONS 2: application/json with any charset, or absent).
+    // Stage content-type (docs/decisions.md §2: application/json with any charset, or absent).
     const type = req.headers['content-type'];
     if (type !== undefined && !JSON_TYPE.test(type)) return refuse(new GatewayError('UNSUPPORTED_MEDIA_TYPE', { type: type.slice(0, 64) }));
 
@@ -96,7 +96,7 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
     const network = networks.get(netName);
     if (!network) return refuse(new GatewayError('UNKNOWN_NETWORK', { network: netName.slice(0, 64) }));
 
-    // Stage authenticate, then authorize what applies to the whole request (DECISIONS 6).
+    // Stage authenticate, then authorize what applies to the whole request (docs/decisions.md §6).
     let key: ResolvedKey;
     try {
       key = await keys.resolve(apikey);
@@ -166,7 +166,7 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
       if (limits && sizeCost > credit) await limits.admit(key, sizeCost, credit).then((d) => rateHeaders(reply, d), () => {});
       return sendError(reply, e);
     };
-    // Stage parse: the whole body, framed into items (DECISIONS 3).
+    // Stage parse: the whole body, framed into items (docs/decisions.md §3).
     let framed;
     try {
       framed = frameBody(body, maxBatch);
@@ -177,7 +177,7 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
     const firstId = batch ? null : items[0].id;
 
     const origin = req.headers.origin;
-    // A key restricted to origins answers CORS for its own origin only (DECISIONS 2).
+    // A key restricted to origins answers CORS for its own origin only (docs/decisions.md §2).
     if (key.origins && origin) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
     if (batch && items.length > key.plan.maxBatchSize) {
       const detail = `batch of ${items.length} requests exceeds the limit of ${key.plan.maxBatchSize} of the ${key.plan.name} plan`;
@@ -214,7 +214,7 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
         const e = asGatewayError(err, req);
         if (e.status === 429) {
           // Refused for its items' cost, a request costs only the size units of its body (0 under
-          // limits.bodyBytesPerUnit): a client offered more than its rate still gets its rate (DECISIONS 7),
+          // limits.bodyBytesPerUnit): a client offered more than its rate still gets its rate (docs/decisions.md §7),
           // and a big body is never read for free.
           limits.refund(key, Math.min(credit, invalidCost));
           metrics?.refused(network.name);
@@ -252,7 +252,7 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
       }
     });
     if (refund > 0) limits?.refund(key, refund);
-    // DECISIONS 9: a single request says whether its answer came from the cache.
+    // docs/decisions.md §9: a single request says whether its answer came from the cache.
     if (!batch && prepared[0]?.cache) {
       reply.header('x-cache', prepared[0].cache);
       metrics?.cacheLookup(network.name, prepared[0].cache);

@@ -84,7 +84,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
 
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
-    // Browser dapps call the JSON-RPC endpoint directly (DECISIONS 2); the management API is for the dashboard and
+    // Browser dapps call the JSON-RPC endpoint directly (docs/decisions.md §2); the management API is for the dashboard and
     // scripts, and answers no other origin (no CORS for it: a page elsewhere cannot read or change accounts).
     if (!req.url.startsWith(API_PREFIX) && !req.url.startsWith('/dashboard') && !req.url.startsWith('/metrics')) {
       reply.header('access-control-allow-origin', '*');
@@ -107,7 +107,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   if (deps.metrics) registerMetricsRoute(app, deps.metrics, config.metrics.allow);
   if (config.dashboard.enabled) void app.register(registerDashboard);
 
-  // Browser dapps call RPC endpoints directly (DECISIONS 2): answer the CORS preflight.
+  // Browser dapps call RPC endpoints directly (docs/decisions.md §2): answer the CORS preflight.
   const preflight = (_req: unknown, reply: import('fastify').FastifyReply) => {
     reply.code(204)
       .header('access-control-allow-methods', 'POST, OPTIONS')

@@ -1,5 +1,5 @@
 /**
- * Compute-unit cost of each allowed method (DECISIONS 7), shaped like Alchemy's table: cheap reads ~10,
+ * Compute-unit cost of each allowed method (docs/decisions.md §7), shaped like Alchemy's table: cheap reads ~10,
  * eth_call 26, eth_getLogs 60, sending a transaction 250, tracing 1000. `limits.costs` in the configuration
  * overrides any entry; a method not listed (an operator's extra method) costs `limits.defaultCost`.
  */

@@ -17,7 +17,7 @@ interface LogFilter {
 const hex = (n: number) => '0x' + n.toString(16);
 
 /**
- * eth_getLogs bounds (DECISIONS 7): a query spans at most `maxBlockRange` blocks and an answer holds at most
+ * eth_getLogs bounds (docs/decisions.md §7): a query spans at most `maxBlockRange` blocks and an answer holds at most
  * `maxResults` logs. Over either, -32005 in Infura's wording with a block range that would fit
  * ("Try with this block range [0x…, 0x…]."), which indexers (ethers, The Graph, Ponder) parse to split their query.
  * A policy of the gateway, not a node's gap, but it wraps the call the same way an adapter does.

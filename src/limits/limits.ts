@@ -5,7 +5,7 @@ import { secondsToNextMonth, type QuotaTracker } from './quota.ts';
 import type { RateDecision, RateLimiter } from './rate-limiter.ts';
 
 /**
- * The `limit` stage (DECISIONS 7): a request's compute units against the account's per-second bucket (its keys
+ * The `limit` stage (docs/decisions.md §7): a request's compute units against the account's per-second bucket (its keys
  * together) and its monthly quota, both from the plan. Called once per HTTP request with the sum of its admitted
  * items, so a batch is admitted or refused as a whole. Nothing is spent for a refused request.
  */

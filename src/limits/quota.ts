@@ -16,7 +16,7 @@ function monthBounds(ms: number): [number, number] {
 }
 
 /**
- * Monthly compute-unit quotas per account (DECISIONS 7). Usage is counted in memory and written to the store in
+ * Monthly compute-unit quotas per account (docs/decisions.md §7). Usage is counted in memory and written to the store in
  * batches every `flushMs` (and on shutdown), so it survives a restart without a write per request. After each
  * flush, the accounts this instance saw are re-read, which folds in what other instances spent: across instances
  * an account can overshoot by at most one flush interval of traffic.

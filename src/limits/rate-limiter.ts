@@ -1,5 +1,5 @@
 /**
- * Per-second compute-unit limits (DECISIONS 7) as a token bucket kept in integers, so that no rounding can ever
+ * Per-second compute-unit limits (docs/decisions.md §7) as a token bucket kept in integers, so that no rounding can ever
  * refuse what the rules admit (a double GCRA step refused a 1,000-unit trace on a full 660-unit bucket for ever).
  * A bucket holds `level` micro-units (10^-6 of a unit) as of `at` (ms); it refills at `rate` units per second, that
  * is `rate * 1000` micro-units per ms, up to `burst` units. Every quantity is an integer below 2^53, so the memory

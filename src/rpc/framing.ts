@@ -3,7 +3,7 @@ import { rawNumericIds } from './raw-ids.ts';
 
 /**
  * A numeric id a double cannot hold exactly (an integer beyond 2^53, or more digits than a double keeps): its
- * JSON text as the client sent it. DECISIONS 3 says ids are echoed exactly; JSON.parse would turn
+ * JSON text as the client sent it. docs/decisions.md §3 says ids are echoed exactly; JSON.parse would turn
  * 12345678901234567890 into 12345678901234567000, and a client matching answers by id would never find its own.
  */
 export class ExactNumberId {
@@ -12,7 +12,7 @@ export class ExactNumberId {
 
 export type RpcId = string | number | null | ExactNumberId;
 
-/** A request object that passed framing (DECISIONS 3). `notification`: it had no id and gets no answer. */
+/** A request object that passed framing (docs/decisions.md §3). `notification`: it had no id and gets no answer. */
 export interface RpcCall {
   id: RpcId;
   notification: boolean;
@@ -35,7 +35,7 @@ export interface FramedBody {
 }
 
 /**
- * Parses and frames a body: a single request is a batch of one, so there is one path (DECISIONS 3).
+ * Parses and frames a body: a single request is a batch of one, so there is one path (docs/decisions.md §3).
  * Throws a GatewayError for what fails the body as a whole: not JSON, empty or oversized batch.
  */
 export function frameBody(body: Buffer | string | undefined, maxBatch: number): FramedBody {

@@ -57,12 +57,12 @@ export function executeItem(ctx: RequestContext, p: PreparedCall): Promise<Upstr
   });
 }
 
-/** `forward`, then the network's head learns of any block the answer shows (read-your-writes, DECISIONS 9). */
+/** `forward`, then the network's head learns of any block the answer shows (read-your-writes, docs/decisions.md §9). */
 function forwardSeen(ctx: RequestContext, entry: MethodEntry, call: RpcCall): Promise<UpstreamAnswer> {
   return forward(ctx, entry, call).then((a) => ctx.network.head.seen(call.method, call.params, a));
 }
 
-/** Stage `method`: only allowed methods exist (DECISIONS 4). */
+/** Stage `method`: only allowed methods exist (docs/decisions.md §4). */
 function resolveMethod(ctx: RequestContext, call: RpcCall): MethodEntry {
   const entry = ctx.network.methods.get(call.method);
   if (!entry) throw new GatewayError('METHOD_NOT_FOUND', { method: truncate(call.method) });

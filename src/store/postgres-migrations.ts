@@ -9,7 +9,7 @@ import type pg from 'pg';
  * Constraint names are the ones PostgreSQL would choose; the store only relies on the column in the violation.
  */
 export const postgresMigrations: string[] = [
-  // 1: the model of DECISIONS 6. No PostgreSQL store was released before accounts, so no legacy keys here.
+  // 1: the model of docs/decisions.md §6. No PostgreSQL store was released before accounts, so no legacy keys here.
   `CREATE TABLE meta (name text PRIMARY KEY, value text NOT NULL);
 
    CREATE TABLE plans (
@@ -58,7 +58,7 @@ export const postgresMigrations: string[] = [
    );
    CREATE INDEX api_keys_account_id ON api_keys (account_id);`,
 
-  // 2: compute units used per account and calendar month (UTC), for the monthly quota (DECISIONS 7). One row
+  // 2: compute units used per account and calendar month (UTC), for the monthly quota (docs/decisions.md §7). One row
   // per account and month, added to by periodic flushes of every instance.
   `CREATE TABLE usage (
      account_id text NOT NULL REFERENCES accounts (id),

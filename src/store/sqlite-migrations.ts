@@ -18,7 +18,7 @@ export const sqliteMigrations: string[] = [
      revoked_at TEXT
    );`,
 
-  // 2: accounts, plans, and keys that belong to an account (DECISIONS 6).
+  // 2: accounts, plans, and keys that belong to an account (docs/decisions.md §6).
   // Keys made before accounts existed are already in clients' hands, and worked without limits; they keep
   // working: the migration gives them (only if there are any) one account, `legacy`, that cannot log in, on a
   // plan `legacy` as large as the largest default plan. The operator can move that account to another plan
@@ -82,7 +82,7 @@ export const sqliteMigrations: string[] = [
    ALTER TABLE api_keys_v2 RENAME TO api_keys;
    CREATE INDEX api_keys_account_id ON api_keys (account_id);`,
 
-  // 3: compute units used per account and calendar month (UTC), for the monthly quota (DECISIONS 7). One row
+  // 3: compute units used per account and calendar month (UTC), for the monthly quota (docs/decisions.md §7). One row
   // per account and month, added to by periodic flushes; INTEGER is 64-bit, so billions of units fit.
   `CREATE TABLE usage (
      account_id TEXT NOT NULL REFERENCES accounts (id),

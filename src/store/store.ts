@@ -17,7 +17,7 @@ export type ApiKeyPatch = Partial<Pick<ApiKey, 'name' | 'ipAllowlist' | 'originA
 /** Latency buckets of usage rows, ms: a call counts in the first bucket its time fits; the last is "above". */
 export const LATENCY_BUCKETS_MS = [5, 25, 100, 500, 2500] as const;
 
-/** One minute of one key's calls of one method on one network with one outcome (DECISIONS 10: usage analytics). */
+/** One minute of one key's calls of one method on one network with one outcome (docs/decisions.md §10: usage analytics). */
 export interface UsageMinute {
   /** UTC minute, `YYYY-MM-DDTHH:MM`. */
   minute: string;
@@ -68,7 +68,7 @@ export interface Session {
 
 export type WebhookStatus = 'active' | 'paused' | 'disabled';
 
-/** A webhook (DECISIONS 10): chain events of one kind on one network, POSTed to `url`, signed with `secret`. */
+/** A webhook (docs/decisions.md §10): chain events of one kind on one network, POSTed to `url`, signed with `secret`. */
 export interface Webhook {
   id: string;
   accountId: string;
@@ -187,7 +187,7 @@ export interface Store {
   touchKeys(lastUsed: ReadonlyMap<string, string>): Promise<void>;
 
   /**
-   * Adds compute units to accounts' usage of `month` (`YYYY-MM`, UTC), in one batch (DECISIONS 7: flushed
+   * Adds compute units to accounts' usage of `month` (`YYYY-MM`, UTC), in one batch (docs/decisions.md §7: flushed
    * periodically, never per request). Concurrent adds from several instances all count.
    */
   addUsage(month: string, byAccount: ReadonlyMap<string, number>): Promise<void>;

@@ -33,7 +33,7 @@ const BUSY_BATCH = 4;
 const LEASE_MARGIN_MS = 5_000;
 
 /**
- * The delivery side of webhooks (DECISIONS 10): leases due events from the outbox in the store (several instances:
+ * The delivery side of webhooks (docs/decisions.md §10): leases due events from the outbox in the store (several instances:
  * each event is leased to one), POSTs each with its signature, records the attempt. 2xx is delivered; anything
  * else (another status, a time-out, a refused target) is retried with exponential backoff and jitter until
  * `giveUpAfterMs`, then the webhook is disabled with the reason. Every connection goes to an address checked as it

@@ -6,7 +6,7 @@ import type { NewWebhookEvent, Store, Webhook } from '../store/store.ts';
 import { Pacer } from '../background/pacer.ts';
 import { KeptEvents, type KeptBudget } from './kept-events.ts';
 
-/** The kinds of webhooks (DECISIONS 10). */
+/** The kinds of webhooks (docs/decisions.md §10). */
 export const WEBHOOK_KINDS = ['block.mined', 'logs', 'address.activity', 'transaction.mined'] as const;
 
 /** Time-out of the chain reads an event needs (the logs of a block), ms. */
@@ -25,7 +25,7 @@ const followedKey = (network: string) => `webhooks.followed.${network}`;
 const eventId = (webhookId: string, what: string) => `evt_${createHash('sha256').update(`${webhookId}|${what}`).digest('hex').slice(0, 32)}`;
 
 /**
- * Turns the chain modules' events into webhook events in the outbox (DECISIONS 10): each new canonical block
+ * Turns the chain modules' events into webhook events in the outbox (docs/decisions.md §10): each new canonical block
  * (`block.mined`) and the logs in it matching a webhook's filter (`logs`); after a reorganisation, the dropped
  * blocks' events again with `removed: true`. Several instances each write the same events; the store keeps one.
  */

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * `Nodegate-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">` (DECISIONS 10), as Stripe signs: the time
+ * `Nodegate-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">` (docs/decisions.md §10), as Stripe signs: the time
  * is inside the signature, so a receiver can refuse an old delivery replayed, and the body is signed byte for byte.
  */
 export function signature(secret: string, body: string, unixSeconds: number): string {

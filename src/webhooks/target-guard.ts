@@ -34,7 +34,7 @@ export function forbidden(address: string): string | undefined {
 }
 
 /**
- * Checks a webhook target (DECISIONS 10): http or https only; the host's every address public, unless
+ * Checks a webhook target (docs/decisions.md §10): http or https only; the host's every address public, unless
  * `allowPrivate` (configuration, for local development). Checked when the webhook is made and again at each
  * delivery, on the addresses the connection will actually use (the guarded lookup below), so a name that later
  * resolves inside is refused then.

@@ -4,7 +4,7 @@ import type { NewKeyInput } from '../../src/accounts/service.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /**
- * The authorization matrix on the wire (DECISIONS 6): for each key type and permission set, each allowlist kind,
+ * The authorization matrix on the wire (docs/decisions.md §6): for each key type and permission set, each allowlist kind,
  * expiry, revocation and suspension, the exact HTTP status, code and reason.
  */
 describe('who may call the JSON-RPC endpoint', () => {

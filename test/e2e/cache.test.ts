@@ -46,7 +46,7 @@ class StubNode {
   }
 }
 
-describe('response cache (DECISIONS 9)', () => {
+describe('response cache (docs/decisions.md §9)', () => {
   let g: TestGateway;
   let node: StubNode;
   const POLL = 100;

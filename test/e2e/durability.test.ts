@@ -1,4 +1,4 @@
-// Durability of the embedded chains (DECISIONS 11), shown on Nodegate as a real process: graceful restarts,
+// Durability of the embedded chains (docs/decisions.md §11), shown on Nodegate as a real process: graceful restarts,
 // SIGKILL of Nodegate, of Nodegate and its anvils together, of anvil alone, a torn journal line, Ctrl-C on
 // the process group, and a 2,000-transaction burst. The chain's record is its journal (issue 17). Run: node --import tsx --test test/e2e/durability.test.ts
 import assert from 'node:assert/strict';

@@ -5,7 +5,7 @@ import { compileCounter, counterInitCode } from '../helpers/counter.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /**
- * DECISIONS 8: filters are kept by the gateway. They belong to the key that made them, expire unpolled, count
+ * docs/decisions.md §8: filters are kept by the gateway. They belong to the key that made them, expire unpolled, count
  * against the plan's filters per key, survive the node behind them (an embedded anvil restarted), and report the
  * logs of blocks a reorganisation dropped with `removed: true`.
  */

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
-/** Every rule of DECISIONS section 3 and the catalogue rows the core owns, through the wire. */
+/** Every rule of docs/decisions.md §3 and the catalogue rows the core owns, through the wire. */
 describe('JSON-RPC framing and the error catalogue on the wire', () => {
   let g: TestGateway;
   let slow: Server;

@@ -4,7 +4,7 @@ import { encodeFunctionData } from 'viem';
 import { compileCounter, counterInitCode } from '../helpers/counter.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
-/** DECISIONS 7: eth_getLogs spans at most N blocks and answers at most M logs, or -32005 with a range that fits. */
+/** docs/decisions.md §7: eth_getLogs spans at most N blocks and answers at most M logs, or -32005 with a range that fits. */
 describe('eth_getLogs bounds', () => {
   let g: TestGateway;
   let counter: string;

@@ -8,7 +8,7 @@ import { freshDatabase, postgresSkipReason } from '../helpers/postgres.ts';
 import { redisSkipReason, REDIS_URL } from '../../src/limits/test-redis.ts';
 
 /**
- * DECISIONS 7 across instances: two gateway processes sharing PostgreSQL (the key) and Redis (the bucket) give
+ * docs/decisions.md §7 across instances: two gateway processes sharing PostgreSQL (the key) and Redis (the bucket) give
  * one key N compute units per second in all, not N each.
  */
 const skip = (await postgresSkipReason('shared limits suite')) ?? (await redisSkipReason('shared limits suite'));

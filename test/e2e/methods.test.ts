@@ -8,7 +8,7 @@ import { compileCounter, counterInitCode } from '../helpers/counter.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /**
- * DECISIONS 4: every one of the 49 allowed methods answers a well-formed call on the embedded default (anvil)
+ * docs/decisions.md §4: every one of the 49 allowed methods answers a well-formed call on the embedded default (anvil)
  * with a result of its documented shape (the method's result schema) and the semantics geth documents; any
  * other name is -32601. One test per method, each through the wire.
  */

@@ -11,7 +11,7 @@ import { freshDatabase, postgresSkipReason } from '../helpers/postgres.ts';
 import { TEST_PLAN } from '../helpers/gateway.ts';
 
 /**
- * DECISIONS 6: a key's value is shown once, at creation, and then appears nowhere: not in the store (the SQLite
+ * docs/decisions.md §6: a key's value is shown once, at creation, and then appears nowhere: not in the store (the SQLite
  * file, the PostgreSQL rows), not in the logs, not in any later API response.
  */
 async function exercise(database: string | undefined) {

@@ -22,7 +22,7 @@ const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typ
 const isEchoable = (id: unknown) => id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
 
 /**
- * A request object without an id: it gets no answer (DECISIONS 3), even when its method or params are refused
+ * A request object without an id: it gets no answer (docs/decisions.md §3), even when its method or params are refused
  * (-32601, -32602 are never sent for a notification); only an object that is not a request at all is answered.
  */
 function isNotification(o: unknown): boolean {
@@ -54,7 +54,7 @@ function responseObjectProblems(a: unknown): string[] {
 }
 
 /**
- * Checks one answer of the endpoint against the contract (DECISIONS 3 and 5, docs/errors.md): a JSON-RPC
+ * Checks one answer of the endpoint against the contract (docs/decisions.md §3 and §5, docs/errors.md): a JSON-RPC
  * response object or array (or 204 with no body for notifications only), a gateway error with its catalogued
  * HTTP status and code, a node's error or a result with 200, never a 500, ids echoed. Returns the problems.
  */

@@ -4,7 +4,7 @@ import type { UpstreamAnswer } from '../../upstream/upstream.ts';
 export type Next = (method: string, params: unknown[]) => Promise<UpstreamAnswer>;
 
 /**
- * Closes one gap between a node and geth's documented behaviour (DECISIONS 4), in the shape of an undici
+ * Closes one gap between a node and geth's documented behaviour (docs/decisions.md §4), in the shape of an undici
  * interceptor: it gets the call and `next`, and answers. Adapters only act on what the node actually
  * answered, so a real geth behind the gateway passes through untouched.
  */

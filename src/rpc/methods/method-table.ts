@@ -28,9 +28,9 @@ export interface MethodEntry {
   readonly timeoutMs: number;
   /** `debug_*`: plans may exclude them. */
   readonly debug: boolean;
-  /** Compute units one call costs (DECISIONS 7). */
+  /** Compute units one call costs (docs/decisions.md §7). */
   readonly cost: number;
-  /** Answered by the gateway itself (the filter methods, DECISIONS 8), with the node behind `next`. */
+  /** Answered by the gateway itself (the filter methods, docs/decisions.md §8), with the node behind `next`. */
   readonly local: LocalMethod | undefined;
   /** Sends a transaction: its hash is noted for pending-transaction filters. */
   readonly write: boolean;
@@ -78,7 +78,7 @@ export function buildMethodTables(
   return tables;
 }
 
-/** The gateway's own rules on a method's calls (DECISIONS 7), which wrap the node adapter, if any. */
+/** The gateway's own rules on a method's calls (docs/decisions.md §7), which wrap the node adapter, if any. */
 function policyAdapters(config: Readonly<Config>, head: () => Promise<number | undefined>): Record<string, Adapter> {
   const policies: Record<string, Adapter> = {};
   const { maxBlockRange, maxResults } = config.limits.getLogs;

@@ -9,7 +9,7 @@ export type ParamValidator = (params: unknown[]) => GatewayError | undefined;
 
 /**
  * Compiles a method's parameter schemas once, at start-up (STYLE 8). The validator also applies geth's rule
- * that a missing trailing block parameter means `latest` (DECISIONS 4), so upstreams that insist on it
+ * that a missing trailing block parameter means `latest` (docs/decisions.md §4), so upstreams that insist on it
  * (anvil) answer like geth.
  */
 export function compileParamValidator(schema: MethodSchema): ParamValidator {

@@ -1,6 +1,6 @@
 /**
  * Schemas written the way execution-apis writes them, for the methods its OpenRPC document lacks and for the
- * places where Nodegate accepts more than it does (DECISIONS 4: EIP-1898 block objects, `data` in call objects).
+ * places where Nodegate accepts more than it does (docs/decisions.md §4: EIP-1898 block objects, `data` in call objects).
  */
 export const QUANTITY = { title: 'hex encoded unsigned integer', type: 'string', pattern: '^0x(0|[1-9a-fA-F][0-9a-fA-F]*)$' };
 export const BYTES = { title: 'hex encoded bytes', type: 'string', pattern: '^0x([0-9a-fA-F]{2})*$' };

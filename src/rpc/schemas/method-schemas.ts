@@ -29,7 +29,7 @@ const OVERRIDES: ParamSchema[] = [
 function patch(name: string, m: MethodSchema): MethodSchema {
   const params = m.params.map((p) => {
     if (p.name === 'Transaction' && (p.schema as { type?: string }).type === 'object') return widenCallObject(p);
-    // DECISIONS 4: wherever a state block is named, an EIP-1898 object is accepted too.
+    // docs/decisions.md §4: wherever a state block is named, an EIP-1898 object is accepted too.
     if (p.name === 'Block' && ((p.schema as any).anyOf || (p.schema as any).oneOf) && name !== 'debug_traceBlockByNumber') {
       return { ...p, schema: { title: p.schema.title, anyOf: [p.schema, EIP1898] } };
     }

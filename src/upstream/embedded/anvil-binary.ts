@@ -6,7 +6,7 @@ const require = createRequire(import.meta.url);
 
 /**
  * Path of the platform's anvil binary, shipped inside `@foundry-rs/anvil-<os>-<arch>`. Spawned directly:
- * through `npx` or the wrapper package it costs ~0.8 s and leaves orphans on SIGTERM (DECISIONS 11).
+ * through `npx` or the wrapper package it costs ~0.8 s and leaves orphans on SIGTERM (docs/decisions.md §11).
  * package.json depends on the linux-amd64 package directly (optional): the registry this project installs from
  * serves no other platform's package, and the wrapper `@foundry-rs/anvil` names them all, which leaves a lock file
  * that `npm ci` refuses. On another platform, `npm i @foundry-rs/anvil` brings the right one.

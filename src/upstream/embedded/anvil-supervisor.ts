@@ -21,7 +21,7 @@ import { findStaleAnvil, isAlive, removePidFile, writePidFile } from './stale-pr
 const WRITES = new Set(['eth_sendRawTransaction', 'eth_sendTransaction']);
 
 /**
- * One embedded chain: an anvil process that Nodegate starts, persists, restarts and stops (DECISIONS 11).
+ * One embedded chain: an anvil process that Nodegate starts, persists, restarts and stops (docs/decisions.md §11).
  * To the rest of the gateway it is just an Upstream; while anvil restarts, calls wait for it (up to their
  * time-out) instead of failing. Its record is the chain journal (issue 17): every accepted transaction and every
  * mined block, appended as they happen, replayed on a fresh anvil at each start; anvil is never asked to dump

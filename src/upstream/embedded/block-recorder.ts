@@ -6,7 +6,7 @@ const CALL_MS = 10_000;
 /**
  * Journals the blocks of `node` after the journal's last one: up to `head` when the chain module reported one,
  * else every block the node holds (read one by one until the next is absent; the supervisor never asks the node
- * for its head, DECISIONS 9). Each block's timestamp, hash and signed transactions (from memory when the gateway
+ * for its head, docs/decisions.md §9). Each block's timestamp, hash and signed transactions (from memory when the gateway
  * journaled them on acceptance, else asked from anvil). Used as the chain module reports heads, at a graceful
  * stop, after a replay, on an anvil a SIGKILLed Nodegate left behind, and to bring a data directory of the
  * snapshot design into the journal. A few small calls per block: it never holds anvil up. Returns the blocks

@@ -28,7 +28,7 @@ export interface MiningMode {
  * 1.7.1 (prague, fixed genesis timestamp and mnemonic): the rebuilt blocks have the same hashes, mixHash
  * included, so every block, receipt, log and the state at every block are as before. `node` is a fresh anvil
  * (at its genesis: a data directory of the snapshot design is migrated instead, anvil-supervisor.ts), so the
- * node is never asked for its head (DECISIONS 9). Then mining is set back, and the accepted
+ * node is never asked for its head (docs/decisions.md §9). Then mining is set back, and the accepted
  * transactions that were in no journaled block (the last moments before a hard crash) are sent again, under the
  * hashes their senders were given.
  */

@@ -10,7 +10,7 @@ export interface LoadChoice {
 }
 
 /**
- * Crash-safe snapshots of one embedded chain (DECISIONS 11). anvil's own `--state` file is overwritten in
+ * Crash-safe snapshots of one embedded chain (docs/decisions.md §11). anvil's own `--state` file is overwritten in
  * place and a truncated file stops anvil from starting, so Nodegate keeps its own: the gzipped output of
  * `anvil_dumpState`, written to a temporary file, fsynced, then renamed over `state.json.gz` after the
  * previous good copy has been renamed to `state.prev.json.gz`. A crash at any point leaves a whole file.
