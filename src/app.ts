@@ -22,7 +22,7 @@ import { Retention } from './store/retention.ts';
 import { WebhookDelivery, type DeliveryOptions } from './webhooks/delivery.ts';
 import { Pacer } from './background/pacer.ts';
 import { WebhookProducer } from './webhooks/producer.ts';
-import { systemResolve, type Resolve } from './webhooks/target-guard.ts';
+import { systemResolve } from './webhooks/target-guard.ts';
 
 export interface Gateway {
   config: Readonly<Config>;

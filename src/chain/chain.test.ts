@@ -54,7 +54,7 @@ describe('the chain module follows blocks for its subscribers', () => {
     const node = new ScriptedNode();
     node.blocks = ['a0', 'a1'];
     const calls: string[] = [];
-    const spy: Upstream = { label: 'spy', call: (m, p, t) => { calls.push(m); return node.call(m, p); }, close: async () => {} };
+    const spy: Upstream = { label: 'spy', call: (m, p) => { calls.push(m); return node.call(m, p); }, close: async () => {} };
     const chain = new Chain('t', 1, [new UpstreamMember(spy, { role: 'primary', weight: 1 }, 0)], { breakerFailures: 3, breakerCooldownMs: 1000, maxLagBlocks: 5 }, 0, 60_000, pino({ level: 'silent' }));
     await chain.start();
     node.blocks.push('a2');

@@ -89,7 +89,7 @@ export function overridesOf(diffs: Diff[]): Overrides {
   const o: Overrides = {};
   for (const d of diffs) {
     const post = d.post ?? {};
-    for (const [addr, pre] of Object.entries(d.pre ?? {})) {
+    for (const addr of Object.keys(d.pre ?? {})) {
       if (post[addr]) continue;
       // In pre and not in post: the account was deleted (geth's diffMode).
       o[addr] = { balance: '0x0', nonce: '0x0', code: '0x', state: {} };
