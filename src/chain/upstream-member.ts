@@ -114,7 +114,18 @@ export class UpstreamMember {
     return back;
   }
 
-  /** No answer (transport, time-out, 5xx, 429). Returns true when this opened the breaker. */
+  /**
+   * An outcome that says nothing of the node's health (it lacks a block another node has; the gateway refused the
+   * answer's size): the breaker stays as it was, and a half-open trial is over, so the next call may try again.
+   */
+  settled(): void {
+    this.trialOut = false;
+  }
+
+  /**
+   * No answer (transport, time-out, 5xx, 429) or the node's "not now" (a capacity error). Returns true when this
+   * opened the breaker.
+   */
   failed(err: unknown, policy: HealthPolicy, now = Date.now(), restMs?: number): boolean {
     this.lastError = describe(err);
     if (restMs !== undefined) this.restUntil = now + restMs;

@@ -1,8 +1,8 @@
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import type { Logger } from 'pino';
-import { GatewayError } from '../errors/gateway-error.ts';
-import { NodeHttpError, type Upstream, type UpstreamAnswer } from '../upstream/upstream.ts';
+import { classifyAnswer, classifyFailure, forCaller, type Outcome } from '../upstream/classify.ts';
+import type { Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
 import { blockSeenIn } from './block-seen.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
 
@@ -25,14 +25,11 @@ const oneNode = (m: string) => ONE_NODE.has(m) || ONE_NODE_PREFIXES.some((p) => 
 /** A node that already has the transaction: for a broadcast, as good as accepting it. */
 const ALREADY_KNOWN = /already known|known transaction|already imported|transaction already exists/i;
 
-/** No answer from that upstream (worth another); a JSON-RPC error, a too-large answer or a busy gateway is not. */
-const transportFailure = (err: unknown) =>
-  err instanceof GatewayError && (err.entry === 'UPSTREAM_UNAVAILABLE' || err.entry === 'UPSTREAM_TIMEOUT');
-
 /**
- * The upstreams of one network (docs/decisions.md §9), as one `Upstream`: reads go to a usable upstream (primaries by
- * weight, then fallbacks) and are sent once more to another after a transport failure, a 5xx, a 429 or a time-out;
- * a JSON-RPC error from a node is the caller's answer and is never retried. `eth_sendRawTransaction` goes to every
+ * The upstreams of one network (DECISIONS 9), as one `Upstream`: reads go to a usable upstream (primaries by
+ * weight, then fallbacks) and are sent once more to another when the outcome says so (upstream/classify.ts: no
+ * answer, a 5xx, a 429 or a time-out, a node's capacity error, a node missing the block or state); a JSON-RPC error
+ * that is the caller's answer (a revert, invalid params) is never retried. `eth_sendRawTransaction` goes to every
  * usable primary and the first acceptance wins; calls whose state lives in one node go to the designated one.
  * Every answer and failure feeds the member's breaker and head; the chain module's health checks do the rest.
  */
@@ -58,23 +55,44 @@ export class UpstreamPool implements Upstream {
     return this.read(method, params, timeoutMs, route);
   }
 
+  /**
+   * A read, sent once more to another usable member when its outcome is retryable. The caller gets the second
+   * member's answer; when the second gives none, the first's answer (a node's "missing data") or failure stands.
+   */
   private async read(method: string, params: unknown[], timeoutMs: number, route: Route): Promise<UpstreamAnswer> {
     const first = this.pick(route);
+    let answer: UpstreamAnswer;
     try {
-      return await this.via(first, method, params, timeoutMs);
+      const got = await this.attempt(first, method, params, timeoutMs);
+      if (!got.outcome.retry) return got.answer;
+      answer = got.answer;
     } catch (err) {
-      if (!transportFailure(err)) throw err;
+      if (!classifyFailure(err).retry) throw err;
       const second = this.pick(route, first);
       if (second === first) throw err;
       return this.via(second, method, params, timeoutMs);
     }
+    const second = this.pick(route, first);
+    if (second === first) return answer;
+    try {
+      return await this.via(second, method, params, timeoutMs);
+    } catch {
+      return answer;
+    }
+  }
+
+  /** One call to one member, its outcome recorded (see `attempt`); the answer as the caller may see it. */
+  async via(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number): Promise<UpstreamAnswer> {
+    return (await this.attempt(m, method, params, timeoutMs)).answer;
   }
 
   /**
-   * One call to one member, its outcome recorded: an answer (result or JSON-RPC error) means the node is up, and
-   * shows its head; no answer is a failure for its breaker (with a 429's Retry-After as a rest).
+   * One call to one member, classified once (upstream/classify.ts) and recorded: a success closes its breaker and
+   * shows its head; a failure counts against it (with a rest when the node asked for one: a 429's Retry-After, a
+   * capacity error); a neutral outcome (missing data, the gateway's own refusal) leaves it as it was. A node
+   * error's internals (a `stack`) are dropped here, so no upstream's reaches a caller.
    */
-  async via(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number): Promise<UpstreamAnswer> {
+  private async attempt(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number): Promise<{ answer: UpstreamAnswer; outcome: Outcome }> {
     m.starting();
     const t0 = this.onCall ? performance.now() : 0;
     let answer: UpstreamAnswer;
@@ -82,23 +100,35 @@ export class UpstreamPool implements Upstream {
       answer = await m.upstream.call(method, params, m.timeoutFor(method, timeoutMs));
     } catch (err) {
       this.onCall?.(m.label, (performance.now() - t0) / 1000, false);
-      if (transportFailure(err)) this.failed(m, err);
+      this.record(m, classifyFailure(err), err);
       throw err;
     }
     this.onCall?.(m.label, (performance.now() - t0) / 1000, true);
-    if (m.succeeded()) this.log.info({ upstream: m.label }, 'upstream answers again');
+    if (answer.error !== undefined) answer = { error: forCaller(answer.error) };
+    const outcome = classifyAnswer(answer);
+    this.record(m, outcome, answer.error && `the node answered ${answer.error.code} ${String(answer.error.message).slice(0, 200)}`);
     if (answer.error === undefined) {
       const n = blockSeenIn(method, params, answer.result);
       if (n !== undefined && (m.head === undefined || n > m.head)) m.head = n;
     }
-    return answer;
+    return { answer, outcome };
   }
 
-  /** Records a member's failure; logs when that opened its breaker. */
+  /** Records a member's failure to answer (`err` from the upstream client); logs when that opened its breaker. */
   failed(m: UpstreamMember, err: unknown): void {
-    const rest = err instanceof NodeHttpError ? err.retryAfterMs ?? (err.httpStatus === 429 ? 1000 : undefined) : undefined;
-    if (m.failed(err, this.policy, Date.now(), rest)) {
-      this.log.warn({ upstream: m.label, error: m.lastError }, 'upstream failing: breaker open');
+    this.record(m, classifyFailure(err), err);
+  }
+
+  /** What an outcome does to the member's breaker. */
+  private record(m: UpstreamMember, outcome: Outcome, err: unknown): void {
+    if (outcome.breaker === 'success') {
+      if (m.succeeded()) this.log.info({ upstream: m.label }, 'upstream answers again');
+    } else if (outcome.breaker === 'failure') {
+      if (m.failed(err, this.policy, Date.now(), outcome.restMs)) {
+        this.log.warn({ upstream: m.label, error: m.lastError }, 'upstream failing: breaker open');
+      }
+    } else {
+      m.settled();
     }
   }
 

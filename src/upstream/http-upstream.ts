@@ -1,8 +1,9 @@
-import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { redactUrl } from '../http/redact.ts';
 import { AnswerBudget, UNBOUNDED_ANSWERS } from '../limits/answer-budget.ts';
 import { MAX_ANSWER_DEPTH, nestedDeeperThan } from './answer-depth.ts';
+import { transportError } from './classify.ts';
 import { NodeHttpError, retryAfterMs, type Upstream, type UpstreamAnswer } from './upstream.ts';
 
 const HEADERS = { 'content-type': 'application/json' };
@@ -52,8 +53,9 @@ function toAnswer(msg: any): UpstreamAnswer {
 }
 
 /**
- * A JSON-RPC node over HTTP, through an undici keep-alive pool. Failures are classified here, once:
- * no answer at all is 503 (-32002), too slow is 504 (-32015); any JSON-RPC answer passes through.
+ * A JSON-RPC node over HTTP, through an undici keep-alive pool. No answer at all is 503 (-32002), too slow is
+ * 504 (-32015) (upstream/classify.ts `transportError`); any JSON-RPC answer passes through, and the pool
+ * classifies it (retry elsewhere, breaker).
  */
 export class HttpUpstream implements Upstream {
   readonly label: string;
@@ -124,7 +126,7 @@ export class HttpUpstream implements Upstream {
   private refusal(err: unknown, method: string): GatewayError {
     if (err instanceof AnswerTooLarge) return new GatewayError('ANSWER_TOO_LARGE', { method, limit: this.answers.maxAnswerBytes });
     if (err instanceof AnswersBusy) return new GatewayError('ANSWERS_BUSY', { limit: this.answers.totalBytes });
-    return classify(err);
+    return transportError(err);
   }
 
   private async sendOne(p: Pending): Promise<void> {
@@ -169,7 +171,7 @@ export class HttpUpstream implements Upstream {
         return;
       }
       // No answer at all (down, or too slow): sending the calls again singly would only hammer it.
-      const e = classify(err);
+      const e = transportError(err);
       for (const p of batch) p.reject(e);
       return;
     }
@@ -265,12 +267,4 @@ function resultText(text: string, id: number, msg: object): string | undefined {
   while (end > head.length && text.charCodeAt(end) <= 32) end--; // geth ends its answers with a newline
   if (text.charCodeAt(end) !== 125 /* } */ || Object.keys(msg).length !== 3) return undefined;
   return text.slice(head.length, end);
-}
-
-function classify(err: unknown): GatewayError {
-  if (err instanceof NodeHttpError) return err;
-  if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
-    return new GatewayError('UPSTREAM_TIMEOUT', {}, { cause: err });
-  }
-  return new GatewayError('UPSTREAM_UNAVAILABLE', {}, { cause: err });
 }

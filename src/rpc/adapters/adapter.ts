@@ -1,3 +1,4 @@
+import { notSupported } from '../../upstream/classify.ts';
 import type { UpstreamAnswer } from '../../upstream/upstream.ts';
 
 /** Sends a call to the network's node; an adapter may send the original call or others. */
@@ -10,4 +11,5 @@ export type Next = (method: string, params: unknown[]) => Promise<UpstreamAnswer
  */
 export type Adapter = (method: string, params: unknown[], next: Next) => Promise<UpstreamAnswer>;
 
-export const isMethodNotFound = (a: UpstreamAnswer) => a.error?.code === -32601;
+/** The node lacks the method, however it says so (anvil -32601, Hardhat/EDR -32004, ganache -32700 with words). */
+export const isMethodNotFound = (a: UpstreamAnswer) => notSupported(a.error);
