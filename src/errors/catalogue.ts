@@ -1,7 +1,8 @@
 /**
  * The one catalogue of gateway errors (docs/decisions.md §5). Every error the gateway itself produces comes
  * from a row here; `docs/errors.md` mirrors this table and `errors/catalogue.test.ts` keeps the two equal.
- * Upstream JSON-RPC errors are not in it: they pass through unchanged with HTTP 200.
+ * Upstream JSON-RPC errors are not in it: they pass through with HTTP 200, without a node's internals
+ * (upstream/classify.ts `forCaller`).
  */
 export interface CatalogueEntry {
   /** HTTP status of a response whose only answer is this error (items of a batch always come with 200). */
