@@ -59,6 +59,44 @@ describe('upstream pool: reads', () => {
     assert.equal(members[0].usable(undefined, policy), false);
   });
 
+  test("a node missing data is passed over for another, and its breaker stays as it was (a half-open trial ends)", async () => {
+    const a = new FakeNode('a', () => ({ error: { code: -32000, message: 'header not found' } }));
+    const b = ok('b');
+    const { pool: p, members } = pool([a, b], [{}, { role: 'fallback' }]);
+    for (let i = 0; i < 10; i++) assert.deepEqual(await p.call('eth_getBalance', ['0x1', '0x5'], 1000), { result: 'b' });
+    assert.equal(a.calls.length, 10, 'still asked first every time: not marked down');
+    assert.equal(members[0].breaker(), 'closed');
+    // Alone, its answer is the caller's.
+    const { pool: alone } = pool([a]);
+    assert.equal((await alone.call('eth_getBalance', ['0x1', '0x5'], 1000)).error?.message, 'header not found');
+    // A half-open trial answered "missing data" lets the next call through.
+    const m = members[0];
+    const t0 = Date.now();
+    for (let i = 0; i < 3; i++) p.failed(m, new GatewayError('UPSTREAM_UNAVAILABLE'));
+    m.starting(t0 + 60_000);
+    assert.equal(m.usable(undefined, policy, t0 + 60_000), false);
+    a.answer = () => ({ error: { code: -32000, message: 'missing trie node' } });
+    const trial = new UpstreamPool([m], policy, () => undefined, log);
+    await trial.via(m, 'eth_getBalance', ['0x1', '0x5'], 1000);
+    assert.equal(m.usable(undefined, policy, t0 + 60_000), true);
+  });
+
+  test("a node's -32005 is its 'not now': retried on another, and it rests (the error's backoff hint, else 1 s)", async () => {
+    const a = new FakeNode('a', () => ({ error: { code: -32005, message: 'project ID request rate exceeded', data: { rate: { backoff_seconds: 30 } } } }));
+    const b = ok('b');
+    const { pool: p, members } = pool([a, b]);
+    for (let i = 0; i < 10; i++) assert.deepEqual(await p.call('eth_getBalance', ['0x1', 'latest'], 1000), { result: 'b' });
+    assert.equal(a.calls.length, 1);
+    assert.equal(members[0].resting(Date.now() + 29_000), true);
+    assert.equal(members[0].resting(Date.now() + 31_000), false);
+  });
+
+  test("a node error's stack does not reach the caller", async () => {
+    const a = new FakeNode('a', () => ({ error: { code: -32000, message: 'nonce too low', data: { stack: 'Error at /srv/ganache/lib.js:1:1' } } }));
+    const { pool: p } = pool([a]);
+    assert.deepEqual(await p.call('eth_getBalance', ['0x1', 'latest'], 1000), { error: { code: -32000, message: 'nonce too low', data: {} } });
+  });
+
   test('an upstream more than maxLagBlocks behind the best head is skipped; within the bound it is used', async () => {
     const [a, b, c] = [ok('a'), ok('b'), ok('c')];
     const { pool: p } = pool([a, b, c], [], [100, 99, 90]);

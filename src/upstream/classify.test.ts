@@ -19,6 +19,8 @@ describe('upstream outcomes, classified once', () => {
     assert.equal(brief(classifyAnswer(err(-32602, 'invalid argument 0: hex string without 0x prefix'))), 'caller-error retry=false success');
     assert.equal(brief(classifyAnswer(err(-32000, 'nonce too low'))), 'caller-error retry=false success');
     assert.equal(brief(classifyAnswer(err(-32000, 'execution reverted'))), 'caller-error retry=false success');
+    assert.equal(classifyAnswer(err(-32000, 'execution reverted: header not found')).kind, 'caller-error', "a revert reason's words");
+    assert.equal(classifyAnswer(err(-32000, 'VM Exception while processing transaction: revert rate limit')).kind, 'caller-error', 'ganache');
   });
 
   test("a node's capacity error (-32005, 429 in the body, words) is its 'not now': retried elsewhere, a failure with a rest", () => {

@@ -54,6 +54,9 @@ const TOO_WIDE = /query returned more than|block range|range (is )?too (large|wi
 /** Capacity said in words by nodes and providers that use another code (-32000, -32603). */
 const CAPACITY_WORDS = /rate limit|too many requests|capacity exceeded|exceeded .*(quota|capacity|compute units)|request limit reached/i;
 
+/** A revert's message: its reason is the contract's words, whatever they say. */
+const REVERTED = /execution reverted|VM Exception while processing transaction/i;
+
 /** A "method not supported" said with a code that means something else too (ganache -32700 / -32000, others -32603). */
 const NOT_SUPPORTED_WORDS = /\bmethod\b.*(not (supported|found|implemented|available)|does not exist|unsupported)|not supported.*\bmethod\b|unsupported method/i;
 
@@ -67,7 +70,7 @@ export function notSupported(error: RpcErrorObject | undefined): boolean {
   if (error.code === -32601 || error.code === -32004) return true;
   if (error.code !== -32700 && error.code !== -32000 && error.code !== -32603) return false;
   const message = String(error.message ?? '');
-  return !/execution reverted/i.test(message) && NOT_SUPPORTED_WORDS.test(message);
+  return !REVERTED.test(message) && NOT_SUPPORTED_WORDS.test(message);
 }
 
 /** An answer the node gave (a result or a JSON-RPC error). */
@@ -80,7 +83,8 @@ export function classifyAnswer(answer: UpstreamAnswer): Outcome {
     if (TOO_WIDE.test(message)) return CALLER;
     return { kind: 'capacity', retry: true, breaker: 'failure', restMs: restHint(error.data) ?? DEFAULT_REST_MS };
   }
-  if (error.code === 3 || error.code === -32602) return CALLER; // a revert, invalid params: the same on every node
+  // A revert (whatever its reason says) and invalid params: the same on every node.
+  if (error.code === 3 || error.code === -32602 || REVERTED.test(message)) return CALLER;
   if (MISSING_DATA.test(message)) return MISSING;
   if (CAPACITY_WORDS.test(message)) return { kind: 'capacity', retry: true, breaker: 'failure', restMs: restHint(error.data) ?? DEFAULT_REST_MS };
   return CALLER;
