@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { CallAborted } from '../errors/call-aborted.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import type { ChainHead } from '../chain/chain-head.ts';
 import { CACHE_POLICIES, type CachePolicy } from './cache-policy.ts';
@@ -99,7 +100,8 @@ export class NetworkCache {
     // Identical calls in flight share one upstream call, within one head epoch.
     const flightKey = `${epoch}\u0000${atHeadKey}`;
     const flying = this.inflight.get(flightKey);
-    if (flying) return flying;
+    // A call stopped for its own caller (gone, or out of budget) is not this caller's answer: it asks for itself.
+    if (flying) return flying.catch((err) => (err instanceof CallAborted ? call() : Promise.reject(err)));
     const p = call();
     this.inflight.set(flightKey, p);
     try {

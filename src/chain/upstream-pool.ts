@@ -3,6 +3,7 @@ import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import type { Logger } from 'pino';
 import { classifyAnswer, classifyFailure, forCaller, type Outcome } from '../upstream/classify.ts';
 import type { Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
+import { callerGone } from '../errors/call-aborted.ts';
 import { blockSeenIn } from './block-seen.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
 
@@ -12,6 +13,8 @@ export interface Route {
   dedicated?: boolean;
   /** The call names this block (a pinned `latest`): only upstreams that have it may answer. */
   minBlock?: number;
+  /** The call's deadline (rpc/deadline.ts): once it aborts, the node request is aborted and no other node is asked. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -49,41 +52,42 @@ export class UpstreamPool implements Upstream {
   }
 
   call(method: string, params: unknown[], timeoutMs: number, route: Route = {}): Promise<UpstreamAnswer> {
-    if (this.members.length === 1) return this.via(this.members[0], method, params, timeoutMs);
-    if (method === 'eth_sendRawTransaction') return this.broadcast(params, timeoutMs);
-    if (oneNode(method)) return this.via(this.designated(), method, params, timeoutMs);
-    return this.read(method, params, timeoutMs, route);
+    const signal = route.signal;
+    if (this.members.length === 1) return this.via(this.members[0], method, params, timeoutMs, signal);
+    if (method === 'eth_sendRawTransaction') return this.broadcast(params, timeoutMs, signal);
+    if (oneNode(method)) return this.via(this.designated(), method, params, timeoutMs, signal);
+    return this.read(method, params, timeoutMs, route, signal);
   }
 
   /**
    * A read, sent once more to another usable member when its outcome is retryable. The caller gets the second
    * member's answer; when the second gives none, the first's answer (a node's "missing data") or failure stands.
    */
-  private async read(method: string, params: unknown[], timeoutMs: number, route: Route): Promise<UpstreamAnswer> {
+  private async read(method: string, params: unknown[], timeoutMs: number, route: Route, signal?: AbortSignal): Promise<UpstreamAnswer> {
     const first = this.pick(route);
     let answer: UpstreamAnswer;
     try {
-      const got = await this.attempt(first, method, params, timeoutMs);
-      if (!got.outcome.retry) return got.answer;
+      const got = await this.attempt(first, method, params, timeoutMs, signal);
+      if (!got.outcome.retry || signal?.aborted) return got.answer;
       answer = got.answer;
     } catch (err) {
-      if (!classifyFailure(err).retry) throw err;
+      if (!classifyFailure(err).retry || signal?.aborted) throw err; // out of time, or nobody waits: no other node
       const second = this.pick(route, first);
       if (second === first) throw err;
-      return this.via(second, method, params, timeoutMs);
+      return this.via(second, method, params, timeoutMs, signal);
     }
     const second = this.pick(route, first);
     if (second === first) return answer;
     try {
-      return await this.via(second, method, params, timeoutMs);
+      return await this.via(second, method, params, timeoutMs, signal);
     } catch {
       return answer;
     }
   }
 
   /** One call to one member, its outcome recorded (see `attempt`); the answer as the caller may see it. */
-  async via(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number): Promise<UpstreamAnswer> {
-    return (await this.attempt(m, method, params, timeoutMs)).answer;
+  async via(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: AbortSignal): Promise<UpstreamAnswer> {
+    return (await this.attempt(m, method, params, timeoutMs, signal)).answer;
   }
 
   /**
@@ -92,15 +96,17 @@ export class UpstreamPool implements Upstream {
    * capacity error); a neutral outcome (missing data, the gateway's own refusal) leaves it as it was. A node
    * error's internals (a `stack`) are dropped here, so no upstream's reaches a caller.
    */
-  private async attempt(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number): Promise<{ answer: UpstreamAnswer; outcome: Outcome }> {
+  private async attempt(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: AbortSignal): Promise<{ answer: UpstreamAnswer; outcome: Outcome }> {
     m.starting();
     const t0 = this.onCall ? performance.now() : 0;
     let answer: UpstreamAnswer;
     try {
-      answer = await m.upstream.call(method, params, m.timeoutFor(method, timeoutMs));
+      answer = await m.upstream.call(method, params, m.timeoutFor(method, timeoutMs), signal && { signal });
     } catch (err) {
       this.onCall?.(m.label, (performance.now() - t0) / 1000, false);
-      this.record(m, classifyFailure(err), err);
+      // A caller that left says nothing of the node.
+      if (callerGone(err)) m.settled();
+      else this.record(m, classifyFailure(err), err);
       throw err;
     }
     this.onCall?.(m.label, (performance.now() - t0) / 1000, true);
@@ -167,7 +173,7 @@ export class UpstreamPool implements Upstream {
    * answer, and a node that already has it counts as one (its hash is the transaction's). Only when none accepts:
    * the first node's refusal (a JSON-RPC error, e.g. nonce too low), or 503 when no node answered at all.
    */
-  private broadcast(params: unknown[], timeoutMs: number): Promise<UpstreamAnswer> {
+  private broadcast(params: unknown[], timeoutMs: number, signal?: AbortSignal): Promise<UpstreamAnswer> {
     const best = this.best();
     let targets = this.members.filter((m) => m.config.role === 'primary' && m.usable(best, this.policy));
     if (targets.length === 0) targets = [this.pick({})];
@@ -183,7 +189,7 @@ export class UpstreamPool implements Upstream {
         else reject(failure);
       };
       for (const m of targets) {
-        this.via(m, 'eth_sendRawTransaction', params, timeoutMs).then((a) => {
+        this.via(m, 'eth_sendRawTransaction', params, timeoutMs, signal).then((a) => {
           if (!done && a.error === undefined) {
             done = true;
             return resolve(a);

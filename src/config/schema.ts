@@ -98,9 +98,14 @@ export interface Config {
     strictMethods: boolean;
     /** Extra allowed method names per network. */
     extraMethods: Record<string, string[]>;
-    /** Upstream call time-out, ms; `debug_*` get `debugTimeoutMs`. */
+    /**
+     * A call's time budget, ms, from its start to its answer (an adapter's node calls and a retry on another node
+     * included); past it the node request is aborted and the caller gets 504 -32015. `debug_*` get `debugTimeoutMs`.
+     */
     timeoutMs: number;
     debugTimeoutMs: number;
+    /** A whole request's time budget, ms (a batch's items included): past it no further item starts, and those in flight are aborted. */
+    requestTimeoutMs: number;
     /**
      * Most gas an `eth_call`, `eth_estimateGas` or `debug_traceCall` may burn on the node (geth's RPC gas cap, 50M);
      * a call asking more runs with the cap. 0: no cap.
@@ -352,6 +357,7 @@ export const configSchema = {
         extraMethods: { type: 'object', additionalProperties: { type: 'array', items: str }, default: {} },
         timeoutMs: { type: 'integer', minimum: 100, default: 30000 },
         debugTimeoutMs: { type: 'integer', minimum: 100, default: 120000 },
+        requestTimeoutMs: { type: 'integer', minimum: 100, default: 180000 },
         gasCap: { type: 'integer', minimum: 0, default: 50000000 },
         maxAnswerBytes: { type: 'integer', minimum: 1024, default: 16777216 },
         maxAnswerBytesInFlight: { type: 'integer', minimum: 1024, default: 67108864 },

@@ -15,6 +15,7 @@ import { responseJson } from '../rpc/respond.ts';
 import { ResponseBudget, SMALL_BYTES, type RequestBytes } from '../rpc/response-budget.ts';
 import { sendAnswers, type Answer } from '../rpc/send-answers.ts';
 import { executeItem, prepareItem, type PreparedCall, type RequestContext } from '../rpc/pipeline.ts';
+import { RequestDeadline, untilAborted } from '../rpc/deadline.ts';
 import type { Network, Networks } from '../chain/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import { sendError } from './send-error.ts';
@@ -61,6 +62,7 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
   const invalidCost = config.limits.invalidCost;
   const bytesPerUnit = config.limits.bodyBytesPerUnit;
   const refusalDelayMs = config.limits.refusalDelayMs;
+  const requestTimeoutMs = config.rpc.requestTimeoutMs;
   /** What reading and framing a body of `bytes` costs: the least any request costs (issue 17). */
   const framingCost = (bytes: number) => invalidCost + Math.floor(bytes / bytesPerUnit);
   const responses = new ResponseBudget(config.rpc.maxResponseBytes, config.rpc.maxResponseBytesInFlight);
@@ -234,11 +236,16 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
     let refunded: Set<number> | undefined;
     const held = responses.forRequest();
     const pieces = new Array<string | Buffer | undefined>(items.length);
-    await forEachBounded(items.length, concurrency, async (i) => {
+    // The deadline (issue 18): the request's budget, each call's own, and the caller leaving abort the node calls.
+    const deadline = new RequestDeadline(requestTimeoutMs);
+    const gone = () => { if (!reply.raw.writableFinished) deadline.callerGone(); };
+    reply.raw.once('close', gone);
+    await forEachBounded(items.length, concurrency, deadline.signal, async (i) => {
       const p = prepared[i];
       if (!p) return;
+      const d = deadline.forCall(p.entry.timeoutMs);
       try {
-        const answer = await executeItem(ctx, p);
+        const answer = await untilAborted(executeItem(ctx, p, d.signal), d.signal);
         answers[i] = { answer, status: 200 };
         if (!items[i].notification) pieces[i] = fitAnswer(held, items[i], answer, p.call.method, answers, i);
       } catch (err) {
@@ -249,8 +256,21 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
           refund += Math.max(0, p.entry.cost - invalidCost);
           (refunded ??= new Set()).add(i);
         }
+      } finally {
+        d.done();
       }
     });
+    deadline.end();
+    reply.raw.off('close', gone);
+    // Items not started once the request's time was up (or its caller gone) did no node work: an invalid item's cost.
+    if (deadline.signal.aborted) {
+      for (let i = 0; i < items.length; i++) {
+        if (!prepared[i] || answers[i]) continue;
+        answers[i] = failed(deadline.signal.reason);
+        refund += Math.max(0, prepared[i]!.entry.cost - invalidCost);
+        (refunded ??= new Set()).add(i);
+      }
+    }
     if (refund > 0) limits?.refund(key, refund);
     // docs/decisions.md §9: a single request says whether its answer came from the cache.
     if (!batch && prepared[0]?.cache) {
@@ -309,12 +329,12 @@ function rateHeaders(reply: FastifyReply, d: RateDecision): void {
   reply.header('ratelimit-limit', String(d.limit)).header('ratelimit-remaining', String(d.remaining)).header('ratelimit-reset', String(d.resetSeconds));
 }
 
-/** Runs fn(0..n-1) with at most `limit` in flight. */
-async function forEachBounded(n: number, limit: number, fn: (i: number) => Promise<void>): Promise<void> {
+/** Runs fn(0..n-1) with at most `limit` in flight; none starts once `signal` has aborted. */
+async function forEachBounded(n: number, limit: number, signal: AbortSignal, fn: (i: number) => Promise<void>): Promise<void> {
   if (n === 1) return fn(0);
   let next = 0;
   const worker = async () => {
-    while (next < n) await fn(next++);
+    while (next < n && !signal.aborted) await fn(next++);
   };
   await Promise.all(Array.from({ length: Math.min(limit, n) }, worker));
 }

@@ -4,6 +4,7 @@ import type { CacheOutcome } from '../cache/response-cache.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Network } from '../chain/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
+import type { Route } from '../chain/upstream-pool.ts';
 import type { Next } from './adapters/adapter.ts';
 import type { RpcCall } from './framing.ts';
 import type { MethodEntry } from './methods/method-table.ts';
@@ -40,14 +41,14 @@ export function prepareItem(ctx: RequestContext, call: RpcCall): PreparedCall {
  * The item stages after the limit: `local` (methods the gateway answers itself: filters) or `cache` → `forward`
  * (the chain module routes it to an upstream).
  */
-export function executeItem(ctx: RequestContext, p: PreparedCall): Promise<UpstreamAnswer> {
+export function executeItem(ctx: RequestContext, p: PreparedCall, signal?: AbortSignal): Promise<UpstreamAnswer> {
   const { entry, call } = p;
   const cache = ctx.network.cache;
   if (entry.local) {
     if (cache) p.cache = 'MISS'; // answered afresh, as every call is that the cache does not keep
-    return entry.local(ctx, call.params, nodeOf(ctx, entry)).then((a) => ctx.network.head.seen(call.method, call.params, a));
+    return entry.local(ctx, call.params, nodeOf(ctx, entry, signal)).then((a) => ctx.network.head.seen(call.method, call.params, a));
   }
-  const answer = cache ? cache.run(call.method, call.params, () => forwardSeen(ctx, entry, call), p) : forwardSeen(ctx, entry, call);
+  const answer = cache ? cache.run(call.method, call.params, () => forwardSeen(ctx, entry, call, signal), p) : forwardSeen(ctx, entry, call, signal);
   if (!entry.write) return answer;
   return answer.then((a) => {
     // The head is about to move (a block per transaction on automining chains), and the chain module's
@@ -58,8 +59,8 @@ export function executeItem(ctx: RequestContext, p: PreparedCall): Promise<Upstr
 }
 
 /** `forward`, then the network's head learns of any block the answer shows (read-your-writes, docs/decisions.md §9). */
-function forwardSeen(ctx: RequestContext, entry: MethodEntry, call: RpcCall): Promise<UpstreamAnswer> {
-  return forward(ctx, entry, call).then((a) => ctx.network.head.seen(call.method, call.params, a));
+function forwardSeen(ctx: RequestContext, entry: MethodEntry, call: RpcCall, signal: AbortSignal | undefined): Promise<UpstreamAnswer> {
+  return forward(ctx, entry, call, signal).then((a) => ctx.network.head.seen(call.method, call.params, a));
 }
 
 /** Stage `method`: only allowed methods exist (docs/decisions.md §4). */
@@ -77,20 +78,24 @@ function validate(entry: MethodEntry, call: RpcCall): void {
 }
 
 /** Stage `forward`: to the network's chain module (which routes to an upstream), through the method's adapter if it has one. */
-function forward(ctx: RequestContext, entry: MethodEntry, call: RpcCall): Promise<UpstreamAnswer> {
-  if (!entry.adapter) return ctx.network.chain.call(call.method, call.params, entry.timeoutMs, routeOf(ctx));
-  return entry.adapter(call.method, call.params, nodeOf(ctx, entry));
+function forward(ctx: RequestContext, entry: MethodEntry, call: RpcCall, signal: AbortSignal | undefined): Promise<UpstreamAnswer> {
+  if (!entry.adapter) return ctx.network.chain.call(call.method, call.params, entry.timeoutMs, routeOf(ctx, signal));
+  return entry.adapter(call.method, call.params, nodeOf(ctx, entry, signal));
 }
 
 /** Dedicated keys' calls go to the network's dedicated upstreams, where it has any. */
 const DEDICATED = { dedicated: true };
 const SHARED = {};
-const routeOf = (ctx: RequestContext) => (ctx.key.key.type === 'Dedicated' ? DEDICATED : SHARED);
+const routeOf = (ctx: RequestContext, signal?: AbortSignal): Route => {
+  const dedicated = ctx.key.key.type === 'Dedicated';
+  if (!signal) return dedicated ? DEDICATED : SHARED;
+  return dedicated ? { dedicated, signal } : { signal };
+};
 
-/** The network's chain module, with the method's time-out, for adapters and local methods. */
-function nodeOf(ctx: RequestContext, entry: MethodEntry): Next {
+/** The network's chain module, with the method's time-out and the call's deadline, for adapters and local methods. */
+function nodeOf(ctx: RequestContext, entry: MethodEntry, signal: AbortSignal | undefined): Next {
   const chain = ctx.network.chain;
-  const route = routeOf(ctx);
+  const route = routeOf(ctx, signal);
   return (method, params) => chain.call(method, params, entry.timeoutMs, route);
 }
 

@@ -4,6 +4,7 @@ import { redactUrl } from '../http/redact.ts';
 import { AnswerBudget, UNBOUNDED_ANSWERS } from '../limits/answer-budget.ts';
 import { MAX_ANSWER_DEPTH, nestedDeeperThan } from './answer-depth.ts';
 import { transportError } from './classify.ts';
+import { abortedWithAll } from './aborted-with-all.ts';
 import { NodeHttpError, retryAfterMs, type Upstream, type UpstreamAnswer } from './upstream.ts';
 
 const HEADERS = { 'content-type': 'application/json' };
@@ -14,6 +15,8 @@ interface Pending {
   method: string;
   params: unknown[];
   timeoutMs: number;
+  /** Aborted when the call's budget ends or its caller is gone: its node request is aborted (issue 18). */
+  signal: AbortSignal | undefined;
   resolve: (a: UpstreamAnswer) => void;
   reject: (e: unknown) => void;
 }
@@ -79,13 +82,17 @@ export class HttpUpstream implements Upstream {
    * Sends one call. Calls made in the same tick (the items of a client's batch, an adapter's calls) go to the
    * node as one JSON-RPC batch: one HTTP round trip instead of N, as the node would get from the client itself.
    */
-  call(method: string, params: unknown[], timeoutMs: number): Promise<UpstreamAnswer> {
+  call(method: string, params: unknown[], timeoutMs: number, opts?: { signal?: AbortSignal }): Promise<UpstreamAnswer> {
+    const signal = opts?.signal;
     return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      // The caller hears at once; the node request is aborted when no other call waits on it (sendBatch).
+      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
       if (!this.queue) {
         this.queue = [];
         queueMicrotask(this.flush);
       }
-      this.queue.push({ method, params, timeoutMs, resolve, reject });
+      this.queue.push({ method, params, timeoutMs, signal, resolve, reject });
     });
   }
 
@@ -119,8 +126,8 @@ export class HttpUpstream implements Upstream {
   }
 
   /** The answer's text; its bytes stay taken from the budget until the caller gives them back. */
-  private post(body: string, timeoutMs: number): Promise<Answered> {
-    return postText(this.pool, { path: this.path, method: 'POST', headers: HEADERS, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, this.answers);
+  private post(body: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<Answered> {
+    return postText(this.pool, { path: this.path, method: 'POST', headers: HEADERS, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, this.answers, signal);
   }
 
   private refusal(err: unknown, method: string): GatewayError {
@@ -130,12 +137,13 @@ export class HttpUpstream implements Upstream {
   }
 
   private async sendOne(p: Pending): Promise<void> {
+    if (p.signal?.aborted) return p.reject(p.signal.reason);
     const id = this.takeId();
     let got: Answered;
     try {
-      got = await this.post(requestJson(id, p.method, p.params), p.timeoutMs);
+      got = await this.post(requestJson(id, p.method, p.params), p.timeoutMs, p.signal);
     } catch (err) {
-      return p.reject(this.refusal(err, p.method));
+      return p.reject(p.signal?.aborted ? p.signal.reason : this.refusal(err, p.method));
     }
     try {
       const msg = parseAnswer(got.text);
@@ -163,7 +171,7 @@ export class HttpUpstream implements Upstream {
     for (let i = 0; i < batch.length; i++) parts[i] = requestJson((ids[i] = this.takeId()), batch[i].method, batch[i].params);
     let got: Answered;
     try {
-      got = await this.post(`[${parts.join(',')}]`, batch[0].timeoutMs);
+      got = await this.post(`[${parts.join(',')}]`, batch[0].timeoutMs, abortedWithAll(batch.map((p) => p.signal)));
     } catch (err) {
       // Their answers together are over the limit (of one answer, or of the budget): each alone may fit.
       if (err instanceof AnswerTooLarge || err instanceof AnswersBusy) {
@@ -212,14 +220,24 @@ export class HttpUpstream implements Upstream {
  * stream, parsed headers and their promises per call, ~8 µs of CPU per upstream call on the bench machine
  * (docs/performance.md), for a body that is read whole anyway.
  */
-function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBudget): Promise<Answered> {
+function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBudget, signal: AbortSignal | undefined): Promise<Answered> {
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = [];
     let bytes = 0;
     // What this answer holds of the budget; given back here when it fails, else by the caller once parsed.
     const drop = () => { chunks = []; budget.give(bytes); bytes = 0; };
+    // Aborted: the request is not sent if still queued, else its connection is closed (the node sees it go).
+    let stop: (() => void) | undefined;
+    const unlisten = () => stop && signal!.removeEventListener('abort', stop);
     pool.dispatch(opts, {
-      onRequestStart() { drop(); },
+      onRequestStart(controller) {
+        drop();
+        if (!signal) return;
+        if (signal.aborted) return controller.abort(signal.reason);
+        unlisten();
+        stop = () => controller.abort(signal.reason);
+        signal.addEventListener('abort', stop, { once: true });
+      },
       onResponseStart(controller, status, headers) {
         drop();
         // "Not now" from the node or a proxy in front of it: no JSON-RPC answer to pass on; another upstream may answer.
@@ -240,8 +258,8 @@ function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBu
         bytes += chunk.length;
         chunks.push(chunk);
       },
-      onResponseEnd() { resolve({ text: (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8'), bytes }); },
-      onResponseError(_c, err) { drop(); reject(err); },
+      onResponseEnd() { unlisten(); resolve({ text: (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8'), bytes }); },
+      onResponseError(_c, err) { unlisten(); drop(); reject(err); },
     });
   });
 }

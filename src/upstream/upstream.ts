@@ -13,9 +13,10 @@ export interface Upstream {
   readonly label: string;
   /**
    * Sends one call. Resolves with the node's answer, or rejects with a GatewayError
-   * (UPSTREAM_UNAVAILABLE, UPSTREAM_TIMEOUT) when no answer could be had.
+   * (UPSTREAM_UNAVAILABLE, UPSTREAM_TIMEOUT) when no answer could be had. When `signal` aborts, the node
+   * request is aborted and the call rejects with the signal's reason (errors/call-aborted.ts).
    */
-  call(method: string, params: unknown[], timeoutMs: number): Promise<UpstreamAnswer>;
+  call(method: string, params: unknown[], timeoutMs: number, opts?: { signal?: AbortSignal }): Promise<UpstreamAnswer>;
   close(): Promise<void>;
 }
 

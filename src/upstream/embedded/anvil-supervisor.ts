@@ -88,10 +88,10 @@ export class AnvilSupervisor implements Upstream {
     this.recorder?.headSeen(n);
   }
 
-  async call(method: string, params: unknown[], timeoutMs: number): Promise<UpstreamAnswer> {
+  async call(method: string, params: unknown[], timeoutMs: number, opts?: { signal?: AbortSignal }): Promise<UpstreamAnswer> {
     if (!this.client) await this.waitReady(timeoutMs);
     const client = this.client!;
-    const answer = await client.call(method, params, timeoutMs);
+    const answer = await client.call(method, params, timeoutMs, opts);
     if (WRITES.has(method) && answer.error === undefined) {
       this.watchdog?.poke();
       await this.journalWrite(client, method, params, answer.result);
