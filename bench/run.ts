@@ -11,6 +11,7 @@ import { benchLimitsOnOff } from './limits-on-off.ts';
 import { benchAnalyticsOnOff } from './analytics-on-off.ts';
 import { benchRpcThroughput } from './rpc-throughput.ts';
 import { benchWebhooksDrain } from './webhooks-drain.ts';
+import { benchFiltersMemory } from './filters-memory.ts';
 
 const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   'rpc-throughput': benchRpcThroughput,
@@ -19,6 +20,7 @@ const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   'analytics-on-off': benchAnalyticsOnOff,
   'key-resolution': benchKeyResolution,
   'webhooks-drain': benchWebhooksDrain,
+  'filters-memory': () => benchFiltersMemory(),
 };
 
 const wanted = process.argv.slice(2);
