@@ -1,3 +1,6 @@
+import type { MethodSpec } from '../rpc/methods/method-spec.ts';
+import { METHOD_SPECS } from '../rpc/methods/specs.ts';
+
 /**
  * How long an answer may be reused (docs/decisions.md §9): `forever` for answers that cannot change (by block hash, at a
  * block below the finality depth, pure functions), `head` until the network's head moves (anything tied to
@@ -58,53 +61,40 @@ const logs: CachePolicy = (params, _result, final) => {
   return to === 'forever' && blockScope(f.fromBlock ?? 'latest', final) !== 'never' ? 'forever' : to;
 };
 
+/** A method's policy, from its spec's cache rule and block parameter (src/rpc/methods/specs/). */
+export function policyOf(spec: MethodSpec): CachePolicy | undefined {
+  switch (spec.cache) {
+    case 'never': return undefined;
+    case 'forever': case 'head': return always(spec.cache);
+    case 'txHash': return byTxHash;
+    case 'traceTx': return traceByTxHash;
+    case 'block': return byBlock(spec);
+  }
+}
+
+function byBlock(spec: MethodSpec): CachePolicy {
+  const b = spec.block;
+  if (!b) throw new Error(`${spec.name}: a 'block' cache rule needs a block parameter`);
+  if (b.by === 'number') return atBlock(b.index);
+  if (b.by === 'hash') return byBlockHash;
+  if (b.by === 'filter') return logs;
+  // A block number, tag or hash (eth_getBlockReceipts): a hash, bare or EIP-1898, as byBlockHash; else as a number.
+  return (params, result, final) => (namesHash(params[b.index]) ? byBlockHash(params, result, final) : atBlock(b.index)(params, result, final));
+}
+
+/** A bare block hash (geth takes a 66-character string as one) or an EIP-1898 object naming one. */
+function namesHash(v: unknown): boolean {
+  if (typeof v === 'string') return v.length === 66;
+  return v !== null && typeof v === 'object' && typeof (v as { blockHash?: unknown }).blockHash === 'string';
+}
+
 /** Methods absent from this table (writes, signatures, filters, accounts, the pending pool, extras) are never cached. */
-export const CACHE_POLICIES: Readonly<Record<string, CachePolicy>> = {
-  // Fixed for a network.
-  eth_chainId: always('forever'),
-  net_version: always('forever'),
-  web3_sha3: always('forever'),
-  // The node's view of now.
-  eth_blockNumber: always('head'),
-  eth_gasPrice: always('head'),
-  eth_maxPriorityFeePerGas: always('head'),
-  eth_syncing: always('head'),
-  eth_mining: always('head'),
-  eth_hashrate: always('head'),
-  eth_coinbase: always('head'),
-  eth_protocolVersion: always('head'),
-  net_listening: always('head'),
-  net_peerCount: always('head'),
-  web3_clientVersion: always('head'),
-  // State at a block.
-  eth_getBalance: atBlock(1),
-  eth_getCode: atBlock(1),
-  eth_getTransactionCount: atBlock(1),
-  eth_getStorageAt: atBlock(2),
-  eth_call: atBlock(1),
-  eth_estimateGas: atBlock(1),
-  eth_feeHistory: atBlock(1),
-  debug_traceCall: atBlock(1),
-  // Blocks by number.
-  eth_getBlockByNumber: atBlock(0),
-  eth_getBlockTransactionCountByNumber: atBlock(0),
-  eth_getUncleCountByBlockNumber: atBlock(0),
-  eth_getUncleByBlockNumberAndIndex: atBlock(0),
-  eth_getTransactionByBlockNumberAndIndex: atBlock(0),
-  debug_traceBlockByNumber: atBlock(0),
-  // Blocks by hash.
-  eth_getBlockByHash: byBlockHash,
-  eth_getBlockTransactionCountByHash: byBlockHash,
-  eth_getUncleCountByBlockHash: byBlockHash,
-  eth_getUncleByBlockHashAndIndex: byBlockHash,
-  eth_getTransactionByBlockHashAndIndex: byBlockHash,
-  debug_traceBlockByHash: byBlockHash,
-  // Transactions by hash.
-  eth_getTransactionByHash: byTxHash,
-  eth_getTransactionReceipt: byTxHash,
-  debug_traceTransaction: traceByTxHash,
-  eth_getLogs: logs,
-};
+export const CACHE_POLICIES: Readonly<Record<string, CachePolicy>> = Object.fromEntries(
+  [...METHOD_SPECS.values()].flatMap((spec) => {
+    const policy = policyOf(spec);
+    return policy ? [[spec.name, policy]] : [];
+  }),
+);
 
 /** Methods after which the head is about to move (a block per transaction on automining chains). */
-export const WRITES: ReadonlySet<string> = new Set(['eth_sendRawTransaction', 'eth_sendTransaction']);
+export const WRITES: ReadonlySet<string> = new Set([...METHOD_SPECS.values()].filter((s) => s.write).map((s) => s.name));

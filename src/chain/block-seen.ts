@@ -1,3 +1,6 @@
+import type { SeenRule } from '../rpc/methods/method-spec.ts';
+import { METHOD_SPECS } from '../rpc/methods/specs.ts';
+
 /**
  * The newest block an answer shows to exist, per method (read-your-writes, docs/decisions.md §9): once a caller has seen
  * block N in any answer, the network's head is at least N. Decided by a table built once; methods absent from it
@@ -11,7 +14,7 @@ const quantity = (v: unknown): number | undefined => (typeof v === 'string' && v
 const field = (name: 'blockNumber' | 'number'): Seen => (_params, result) =>
   result !== null && typeof result === 'object' ? quantity((result as Record<string, unknown>)[name]) : undefined;
 
-/** The newest block among logs. */
+/** The newest block among items that name theirs: logs, receipts. */
 const logs: Seen = (_params, result) => {
   if (!Array.isArray(result)) return undefined;
   let max: number | undefined;
@@ -24,21 +27,24 @@ const logs: Seen = (_params, result) => {
 
 const blockNumberField = field('number');
 
-/** A block by number: the pending block is not a block yet. */
+/** A block (by number or hash): the pending block is not a block yet. */
 const blockByNumber: Seen = (params, result) => (params[0] === 'pending' ? undefined : blockNumberField(params, result));
 
-const SEEN: ReadonlyMap<string, Seen> = new Map<string, Seen>([
-  ['eth_blockNumber', (_params, result) => quantity(result)],
-  ['eth_getTransactionReceipt', field('blockNumber')],
-  ['eth_getTransactionByHash', field('blockNumber')],
-  ['eth_getTransactionByBlockHashAndIndex', field('blockNumber')],
-  ['eth_getTransactionByBlockNumberAndIndex', field('blockNumber')],
-  ['eth_getBlockByHash', blockNumberField],
-  ['eth_getBlockByNumber', blockByNumber],
-  ['eth_getLogs', logs],
-  ['eth_getFilterChanges', logs],
-  ['eth_getFilterLogs', logs],
-]);
+const RULES: Readonly<Record<SeenRule, Seen | undefined>> = {
+  none: undefined,
+  quantity: (_params, result) => quantity(result),
+  blockNumber: field('blockNumber'),
+  block: blockByNumber,
+  items: logs,
+};
+
+/** What each method's answer shows, from its spec's rule (src/rpc/methods/specs/). */
+const SEEN: ReadonlyMap<string, Seen> = new Map(
+  [...METHOD_SPECS.values()].flatMap((spec) => {
+    const seen = RULES[spec.seen];
+    return seen ? [[spec.name, seen] as const] : [];
+  }),
+);
 
 /** The newest block `result` of `method(params)` shows, if any. */
 export function blockSeenIn(method: string, params: unknown[], result: unknown): number | undefined {

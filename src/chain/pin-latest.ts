@@ -1,23 +1,4 @@
-/**
- * Where a method takes its block parameter, and whether it may be left out (then it means `latest`). Methods
- * absent take none, or only by hash.
- */
-const BLOCK_PARAM: ReadonlyMap<string, { index: number; optional: boolean }> = new Map([
-  ['eth_getBalance', { index: 1, optional: false }],
-  ['eth_getCode', { index: 1, optional: false }],
-  ['eth_getTransactionCount', { index: 1, optional: false }],
-  ['eth_getStorageAt', { index: 2, optional: false }],
-  ['eth_call', { index: 1, optional: true }],
-  ['eth_estimateGas', { index: 1, optional: true }],
-  ['eth_feeHistory', { index: 1, optional: false }],
-  ['debug_traceCall', { index: 1, optional: false }],
-  ['eth_getBlockByNumber', { index: 0, optional: false }],
-  ['eth_getBlockTransactionCountByNumber', { index: 0, optional: false }],
-  ['eth_getUncleCountByBlockNumber', { index: 0, optional: false }],
-  ['eth_getUncleByBlockNumberAndIndex', { index: 0, optional: false }],
-  ['eth_getTransactionByBlockNumberAndIndex', { index: 0, optional: false }],
-  ['debug_traceBlockByNumber', { index: 0, optional: false }],
-]);
+import { specOf } from '../rpc/methods/specs.ts';
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -34,11 +15,15 @@ export interface Settled {
  * `safe` and `finalized` are pinned to the network's, when known; `pending` and `earliest` pass unchanged.
  */
 export function pinLatest(method: string, params: unknown[], head: number, settled: Settled = {}): { params: unknown[]; block: number } | undefined {
-  if (method === 'eth_getLogs') return pinLogs(params, head);
-  const at = BLOCK_PARAM.get(method);
-  if (!at) return undefined;
+  // Where the call names its block, and in which form, is its spec's (src/rpc/methods/specs/).
+  const at = specOf(method)?.block;
+  if (!at || at.by === 'hash') return undefined;
+  if (at.by === 'filter') return pinLogs(params, head);
   const v = params[at.index];
-  const to = v === 'latest' || (v === undefined && at.optional && params.length === at.index) ? head
+  // A bare block hash (geth takes a 66-character string as one) names no number: any upstream may answer.
+  if (at.by === 'numberOrHash' && typeof v === 'string' && v.length === 66) return undefined;
+  const optional = at.by === 'number' && at.optional;
+  const to = v === 'latest' || (v === undefined && optional && params.length === at.index) ? head
     : v === 'safe' ? settled.safe : v === 'finalized' ? settled.finalized : undefined;
   if (to !== undefined) {
     const pinned = params.slice();

@@ -5,6 +5,8 @@ import { classifyAnswer, classifyFailure, forCaller, type Outcome } from '../ups
 import type { Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
 import { callerGone } from '../errors/call-aborted.ts';
 import { blockSeenIn } from './block-seen.ts';
+import type { Routing } from '../rpc/methods/method-spec.ts';
+import { specOf } from '../rpc/methods/specs.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
 
 /** How a call is to be routed, decided by the chain module before it reaches the pool. */
@@ -19,17 +21,19 @@ export interface Route {
 
 /**
  * Methods whose state lives in one node (its accounts and keys, its mempool view, a local chain's controls): all go
- * to one designated upstream, the first primary, and are never retried elsewhere.
+ * to one designated upstream, the first primary, and are never retried elsewhere. A method's spec says its route
+ * (src/rpc/methods/specs/); an operator's extra method without a spec goes there by its name.
  */
 const ONE_NODE_PREFIXES = ['evm_', 'anvil_', 'hardhat_', 'personal_', 'txpool_'];
-const ONE_NODE = new Set(['eth_sendTransaction', 'eth_sign', 'eth_signTransaction', 'eth_signTypedData', 'eth_signTypedData_v4', 'eth_accounts']);
-const oneNode = (m: string) => ONE_NODE.has(m) || ONE_NODE_PREFIXES.some((p) => m.startsWith(p));
+const ONE_NODE = new Set(['eth_signTransaction', 'eth_signTypedData', 'eth_signTypedData_v4']);
+const routing = (m: string): Routing => specOf(m)?.route ?? (ONE_NODE.has(m) || ONE_NODE_PREFIXES.some((p) => m.startsWith(p)) ? 'designated' : 'any');
+const oneNode = (m: string) => routing(m) === 'designated';
 
 /** A node that already has the transaction: for a broadcast, as good as accepting it. */
 const ALREADY_KNOWN = /already known|known transaction|already imported|transaction already exists/i;
 
 /**
- * The upstreams of one network (DECISIONS 9), as one `Upstream`: reads go to a usable upstream (primaries by
+ * The upstreams of one network (docs/decisions.md §9), as one `Upstream`: reads go to a usable upstream (primaries by
  * weight, then fallbacks) and are sent once more to another when the outcome says so (upstream/classify.ts: no
  * answer, a 5xx, a 429 or a time-out, a node's capacity error, a node missing the block or state); a JSON-RPC error
  * that is the caller's answer (a revert, invalid params) is never retried. `eth_sendRawTransaction` goes to every
@@ -54,7 +58,7 @@ export class UpstreamPool implements Upstream {
   call(method: string, params: unknown[], timeoutMs: number, route: Route = {}): Promise<UpstreamAnswer> {
     const signal = route.signal;
     if (this.members.length === 1) return this.via(this.members[0], method, params, timeoutMs, signal);
-    if (method === 'eth_sendRawTransaction') return this.broadcast(params, timeoutMs, signal);
+    if (routing(method) === 'broadcast') return this.broadcast(params, timeoutMs, signal);
     if (oneNode(method)) return this.via(this.designated(), method, params, timeoutMs, signal);
     return this.read(method, params, timeoutMs, route, signal);
   }

@@ -6,7 +6,13 @@ import type { Adapter } from './adapter.ts';
  */
 export const eth_getTransactionReceipt: Adapter = async (method, params, next) => {
   const answer = await next(method, params);
-  const r = answer.result as { blockTimestamp?: unknown } | null | undefined;
-  if (!r || typeof r !== 'object' || typeof r.blockTimestamp !== 'number') return answer;
-  return { result: { ...r, blockTimestamp: '0x' + r.blockTimestamp.toString(16) } };
+  const result = receiptAsGeth(answer.result);
+  return result === answer.result ? answer : { result };
 };
+
+/** A receipt with a numeric `blockTimestamp` made a QUANTITY; anything else as it is (eth_getBlockReceipts too). */
+export function receiptAsGeth(receipt: unknown): unknown {
+  const r = receipt as { blockTimestamp?: unknown } | null | undefined;
+  if (!r || typeof r !== 'object' || typeof r.blockTimestamp !== 'number') return receipt;
+  return { ...r, blockTimestamp: '0x' + r.blockTimestamp.toString(16) };
+}

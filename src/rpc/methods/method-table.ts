@@ -1,25 +1,16 @@
 import type { Config } from '../../config/schema.ts';
 import type { Adapter } from '../adapters/adapter.ts';
-import { debug_traceBlockByHash } from '../adapters/debug_traceBlockByHash.ts';
-import { debug_traceBlockByNumber } from '../adapters/debug_traceBlockByNumber.ts';
-import { debug_traceTransaction } from '../adapters/debug_traceTransaction.ts';
-import { eth_getTransactionReceipt } from '../adapters/eth_getTransactionReceipt.ts';
-import { eth_mining } from '../adapters/eth_mining.ts';
-import { eth_pendingTransactions } from '../adapters/eth_pendingTransactions.ts';
-import { eth_protocolVersion } from '../adapters/eth_protocolVersion.ts';
-import { net_peerCount } from '../adapters/net_peerCount.ts';
 import { methodSchemas } from '../schemas/method-schemas.ts';
-import { DEFAULT_COSTS } from '../../limits/default-costs.ts';
-import { WRITES } from '../../cache/cache-policy.ts';
 import type { LocalMethod } from '../../filters/filters.ts';
 import { getLogsBounds } from '../../limits/get-logs-bounds.ts';
 import { GAS_CAPPED, gasCap } from '../../limits/gas-cap.ts';
 import { ALLOWED_METHODS } from './allowed.ts';
 import { anyParams, compileParamValidator, type ParamValidator } from './param-validator.ts';
+import { specOf } from './specs.ts';
 
 /**
- * One entry per allowed method (STYLE 5): how its params are validated, which adapter closes a node's gap,
- * its time-out. Compute-unit cost and cache policy join here when limits and the cache arrive.
+ * One entry per allowed method (STYLE 5), made from its spec (src/rpc/methods/specs/) and the configuration: how
+ * its params are validated, which adapter closes a node's gap, its time-out and cost.
  */
 export interface MethodEntry {
   readonly name: string;
@@ -36,17 +27,6 @@ export interface MethodEntry {
   readonly write: boolean;
 }
 
-const adapters: Record<string, Adapter> = {
-  net_peerCount,
-  eth_mining,
-  eth_pendingTransactions,
-  eth_protocolVersion,
-  debug_traceTransaction,
-  debug_traceBlockByNumber,
-  debug_traceBlockByHash,
-  eth_getTransactionReceipt,
-};
-
 /** What a network's tables need of its chain module: its head, for the `latest` of an eth_getLogs range. */
 export type HeadOf = (network: string) => () => Promise<number | undefined>;
 
@@ -60,9 +40,9 @@ export function buildMethodTables(
   const validators = new Map<string, ParamValidator>();
   for (const name of ALLOWED_METHODS) {
     if (name === 'eth_chainId' && config.rpc.strictMethods) continue;
-    const schema = methodSchemas[name];
-    if (!schema) throw new Error(`no schema for allowed method ${name}`);
-    validators.set(name, compileParamValidator(schema));
+    const spec = specOf(name);
+    if (!spec) throw new Error(`no spec for allowed method ${name}`);
+    validators.set(name, compileParamValidator(spec.schema, spec.block));
   }
   const tables = new Map<string, ReadonlyMap<string, MethodEntry>>();
   for (const network of Object.keys(config.networks)) {
@@ -70,12 +50,19 @@ export function buildMethodTables(
     const t = new Map<string, MethodEntry>();
     for (const [name, validate] of validators) t.set(name, entry(name, validate, config, policies, locals));
     for (const name of config.rpc.extraMethods[network] ?? []) {
-      const schema = methodSchemas[name];
-      t.set(name, entry(name, schema ? compileParamValidator(schema) : anyParams, config, policies, locals));
+      t.set(name, entry(name, extraValidator(name), config, policies, locals));
     }
     tables.set(network, t);
   }
   return tables;
+}
+
+/** An extra method's params: as its spec says, else as a vendored schema of that name says, else any. */
+function extraValidator(name: string): ParamValidator {
+  const spec = specOf(name);
+  if (spec) return compileParamValidator(spec.schema, spec.block);
+  const schema = methodSchemas[name];
+  return schema ? compileParamValidator(schema) : anyParams;
 }
 
 /** The gateway's own rules on a method's calls (docs/decisions.md §7), which wrap the node adapter, if any. */
@@ -101,14 +88,15 @@ function entry(
   locals: Readonly<Record<string, LocalMethod>>,
 ): MethodEntry {
   const debug = name.startsWith('debug_');
+  const spec = specOf(name);
   return {
     name,
     validate,
-    adapter: wrap(policies[name], adapters[name]),
+    adapter: wrap(policies[name], spec?.adapter),
     timeoutMs: debug ? config.rpc.debugTimeoutMs : config.rpc.timeoutMs,
     debug,
-    cost: config.limits.costs[name] ?? DEFAULT_COSTS[name] ?? config.limits.defaultCost,
+    cost: config.limits.costs[name] ?? spec?.cost ?? config.limits.defaultCost,
     local: locals[name],
-    write: WRITES.has(name),
+    write: spec?.write ?? false,
   };
 }

@@ -1,6 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { GatewayError } from '../../errors/gateway-error.ts';
 import type { MethodSchema } from '../schemas/method-schema.ts';
+import type { BlockParam } from './method-spec.ts';
 
 const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: false });
 
@@ -10,16 +11,15 @@ export type ParamValidator = (params: unknown[]) => GatewayError | undefined;
 /**
  * Compiles a method's parameter schemas once, at start-up (STYLE 8). The validator also applies geth's rule
  * that a missing trailing block parameter means `latest` (docs/decisions.md §4), so upstreams that insist on it
- * (anvil) answer like geth.
+ * (anvil) answer like geth: where the method's spec says its block is optional (`block`), or, for a schema no
+ * spec describes (an operator's extra method), where the schema's optional `Block` comes last.
  */
-export function compileParamValidator(schema: MethodSchema): ParamValidator {
+export function compileParamValidator(schema: MethodSchema, block: BlockParam | undefined = optionalBlockOf(schema)): ParamValidator {
   const params = schema.params;
   const checks: ValidateFunction[] = params.map((p) => ajv.compile(p.schema));
   const required = params.reduce((n, p, i) => (p.required ? i + 1 : n), 0);
-  // The block is the last parameter, or followed only by optional overrides (eth_call's state and block overrides).
-  let blockAt = params.length - 1;
-  while (blockAt > 0 && !params[blockAt].required && params[blockAt].name.endsWith(' overrides')) blockAt--;
-  const defaultsLatest = blockAt >= 0 && params[blockAt].name === 'Block' && !params[blockAt].required;
+  const defaultsLatest = block?.by === 'number' && block.optional;
+  const blockAt = block?.index ?? -1;
   const max = params.length;
 
   return (values) => {
@@ -52,6 +52,14 @@ export function compileParamValidator(schema: MethodSchema): ParamValidator {
     if (defaultsLatest && (values.length === blockAt || values[blockAt] === null)) values[blockAt] = 'latest';
     return undefined;
   };
+}
+
+/** The block a schema leaves optional: the last parameter, or followed only by optional overrides (eth_call's). */
+export function optionalBlockOf(schema: MethodSchema): BlockParam | undefined {
+  const params = schema.params;
+  let at = params.length - 1;
+  while (at > 0 && !params[at].required && params[at].name.endsWith(' overrides')) at--;
+  return at >= 0 && params[at].name === 'Block' && !params[at].required ? { index: at, by: 'number', optional: true } : undefined;
 }
 
 /**
