@@ -1,7 +1,11 @@
 import type { Adapter } from '../rpc/adapters/adapter.ts';
+import { METHOD_SPECS } from '../rpc/methods/specs.ts';
 
-/** The methods that execute a call object on the node: what a caller asks of them is bounded by the gas it may burn. */
-export const GAS_CAPPED = ['eth_call', 'eth_estimateGas', 'debug_traceCall'] as const;
+/**
+ * The methods that execute a call object on the node (their specs say `gasCapped`): what a caller asks of them is
+ * bounded by the gas it may burn.
+ */
+export const GAS_CAPPED: readonly string[] = [...METHOD_SPECS.values()].filter((s) => s.gasCapped).map((s) => s.name);
 
 /**
  * geth's RPC gas cap (`--rpc.gascap`, 50M by default): a call object asking for more gas runs with the cap instead,

@@ -51,6 +51,8 @@ export interface MethodSpec {
   readonly route: Routing;
   /** Sends a transaction: the head is about to move, and its hash is noted for pending-transaction filters. */
   readonly write: boolean;
+  /** Executes a call object on the node: `rpc.gasCap` bounds the gas it may burn (src/limits/gas-cap.ts). */
+  readonly gasCapped: boolean;
   /** Closes a gap between a node and geth's documented behaviour (src/rpc/adapters/). */
   readonly adapter: Adapter | undefined;
   /** Answered by the gateway itself (the filter methods, docs/decisions.md §8); the handler is the filters module's. */
@@ -63,4 +65,4 @@ export interface MethodSpec {
 }
 
 /** The fields most specs share: a read any node may answer, no adapter, nothing shown, not cached. */
-export const READ = { block: undefined, cache: 'never', seen: 'none', route: 'any', write: false, adapter: undefined, local: false } as const;
+export const READ = { block: undefined, cache: 'never', seen: 'none', route: 'any', write: false, gasCapped: false, adapter: undefined, local: false } as const;

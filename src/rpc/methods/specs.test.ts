@@ -23,7 +23,7 @@ function gaps(name: string, s: MethodSpec | undefined): string[] {
   if (!CACHE.includes(s.cache)) bad(`cache rule ${s.cache}`);
   if (!SEEN.includes(s.seen)) bad(`seen rule ${s.seen}`);
   if (!ROUTES.includes(s.route)) bad(`route ${s.route}`);
-  if (typeof s.write !== 'boolean' || typeof s.local !== 'boolean') bad('write and local must be said');
+  if (typeof s.write !== 'boolean' || typeof s.local !== 'boolean' || typeof s.gasCapped !== 'boolean') bad('write, local and gasCapped must be said');
   if (s.adapter !== undefined && typeof s.adapter !== 'function') bad('adapter is not a function');
   if (s.cache === 'block' && !s.block) bad("cache rule 'block' without a block parameter");
   if (s.block) {
@@ -68,6 +68,7 @@ test('routing and writes: accounts and keys on the designated node, a signed tra
   assert.deepEqual(by((s) => s.route === 'designated'), ['eth_accounts', 'eth_sendTransaction', 'eth_sign']);
   assert.deepEqual(by((s) => s.route === 'broadcast'), ['eth_sendRawTransaction']);
   assert.deepEqual(by((s) => s.write), ['eth_sendRawTransaction', 'eth_sendTransaction']);
+  assert.deepEqual(by((s) => s.gasCapped), ['debug_traceCall', 'eth_call', 'eth_estimateGas']);
 });
 
 test('eth_getBlockReceipts: pinning, cache and read-your-writes follow its block parameter (number, tag or hash)', async () => {

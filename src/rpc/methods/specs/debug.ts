@@ -9,7 +9,7 @@ export const debugSpecs: readonly MethodSpec[] = [
   // A trace does not say its transaction's block: kept until the head moves.
   vendored('debug_traceTransaction', { ...READ, cost: 1000, cache: 'traceTx', adapter: debug_traceTransaction }),
   // The block is followed by the trace config, so it cannot be left out.
-  vendored('debug_traceCall', { ...READ, cost: 1000, cache: 'block', block: { index: 1, by: 'number', optional: false } }),
+  vendored('debug_traceCall', { ...READ, cost: 1000, cache: 'block', block: { index: 1, by: 'number', optional: false }, gasCapped: true }),
   vendored('debug_traceBlockByNumber', {
     ...READ, cost: 1000, cache: 'block', block: { index: 0, by: 'number', optional: false }, adapter: debug_traceBlockByNumber,
   }),
