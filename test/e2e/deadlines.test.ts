@@ -17,7 +17,7 @@ describe('deadlines: a caller that leaves stops its calls; a read over its budge
   let g: TestGateway;
   let node: Server;
   /** Every trace the node was asked for, with when it came and whether its request was aborted before an answer. */
-  const traces: Array<{ at: number; aborted: boolean }> = [];
+  const traces: Array<{ at: number; aborted?: number }> = [];
 
   before(async () => {
     node = createServer((req, res) => {
@@ -27,7 +27,7 @@ describe('deadlines: a caller that leaves stops its calls; a read over its budge
         const calls: Array<{ id: number; method: string }> = Array.isArray(msg) ? msg : [msg];
         res.setHeader('content-type', 'application/json');
         if (calls.some((c) => c.method === 'debug_traceTransaction')) {
-          const mine = calls.map(() => ({ at: Date.now(), aborted: false }));
+          const mine = calls.map(() => ({ at: Date.now() } as { at: number; aborted?: number }));
           traces.push(...mine);
           // The trace's work: it stops if the gateway aborts the request (the connection closes before the answer).
           const timer = setTimeout(() => {
@@ -37,7 +37,7 @@ describe('deadlines: a caller that leaves stops its calls; a read over its budge
           res.on('close', () => {
             if (res.writableFinished) return;
             clearTimeout(timer);
-            for (const t of mine) t.aborted = true;
+            for (const t of mine) t.aborted = Date.now();
           });
           return;
         }
@@ -97,12 +97,14 @@ describe('deadlines: a caller that leaves stops its calls; a read over its budge
     while ((done = await tracesDone()) < 50 && Date.now() - left < 20_000) await new Promise((r) => setTimeout(r, 20));
     const finishedMs = Date.now() - left;
     const after = traces.filter((t) => t.at >= left).length;
-    const aborted = traces.filter((t) => t.aborted).length;
-    console.log(`50 traces, caller gone after ${left - sent} ms: node received ${before} before, ${after} after the disconnect; ${aborted} of ${before} in flight aborted; gateway done with all 50 items ${finishedMs} ms after the disconnect`);
+    const aborted = traces.filter((t) => t.aborted !== undefined);
+    const stoppedMs = Math.max(...aborted.map((t) => t.aborted! - left));
+    console.log(`50 traces, caller gone after ${left - sent} ms: node received ${before} before, ${after} after the disconnect; ${aborted.length} of ${before} in flight aborted, the last ${stoppedMs} ms after the disconnect; gateway done with all 50 items ${finishedMs} ms after it`);
     assert.equal(done, 50, 'the gateway finished with every item');
-    assert.ok(finishedMs < 1_000, `the gateway let go within 1 s (${finishedMs} ms)`);
     assert.equal(after, 0, 'no call reached the node after the caller left');
-    assert.equal(aborted, before, 'every trace in flight was aborted');
+    assert.equal(aborted.length, before, 'every trace in flight was aborted');
+    // The node's work stops within 1 s (it would have gone on for TRACE_MS, then 34 more traces).
+    assert.ok(stoppedMs < 1_000, `the node's work stopped ${stoppedMs} ms after the disconnect`);
   });
 
   test('a read over its budget (rpc.timeoutMs 500) gets 504 -32015, though the node keeps sending bytes', async () => {

@@ -1,0 +1,102 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { authorizeRequest } from '../auth/authorize.ts';
+import type { ResolvedKey } from '../auth/key-resolver.ts';
+import type { Network } from '../chain/networks.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { RateDecision } from '../limits/rate-limiter.ts';
+import type { EndpointDeps } from './endpoint-deps.ts';
+import type { RpcId } from './framing.ts';
+
+/** What admission decided before the body was read: the network, the key, the units already spent on reading the body. */
+export interface Admitted {
+  network: Network;
+  key: ResolvedKey;
+  /** Units the key's bucket paid at admission for reading the body (0 when limits are off). */
+  credit: number;
+  /** The bucket's decision at admission, for the RateLimit headers. */
+  decision?: RateDecision;
+}
+
+/** A whole request refused: its error, the bucket's decision (RateLimit headers) when there is one, and its id. */
+export interface Refusal {
+  refused: GatewayError;
+  decision?: RateDecision;
+  id: RpcId;
+}
+
+/** What a transport knows of a request before its body: where it goes, who sends it, how big it says it is. */
+export interface Arrival {
+  network: string;
+  apikey: string | undefined;
+  contentType: string | undefined;
+  ip: string;
+  origin: string | undefined;
+  declaredBytes: number;
+  log: { error(obj: object, msg: string): void };
+}
+
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
+
+/**
+ * The request-level stages that need no body (content type → network → authenticate → authorize → limit at
+ * admission), run as the request arrives, before its body is read: a request without a valid key costs a hash and a
+ * lookup, never a read of its body (issue 17). Unknown keys are limited per client IP (docs/decisions.md §7),
+ * counted only on failures: a valid key is never refused because its address is shared with someone guessing.
+ */
+export function admitter(deps: EndpointDeps) {
+  const { networks, keys, limits, metrics, refusals, guard, config } = deps;
+  const refusalDelayMs = config.limits.refusalDelayMs;
+  return async (a: Arrival): Promise<Admitted | Refusal> => {
+    const refuse = (refused: GatewayError, decision?: RateDecision): Refusal => ({ refused, decision, id: null });
+    // Stage content-type (docs/decisions.md §2: application/json with any charset, or absent).
+    if (a.contentType !== undefined && !JSON_TYPE.test(a.contentType)) return refuse(new GatewayError('UNSUPPORTED_MEDIA_TYPE', { type: a.contentType.slice(0, 64) }));
+    // Stage network.
+    const network = networks.get(a.network);
+    if (!network) return refuse(new GatewayError('UNKNOWN_NETWORK', { network: a.network.slice(0, 64) }));
+    // Stage authenticate, then authorize what applies to the whole request (docs/decisions.md §6).
+    let key: ResolvedKey;
+    try {
+      key = await keys.resolve(a.apikey);
+    } catch (err) {
+      const e = asGatewayError(err, a.log);
+      // An address that has spent its failures learns nothing more: 429, whatever the wrong key it tried.
+      const retryAfter = e.status === 401 ? guard.failed(a.ip) : undefined;
+      return refuse(retryAfter === undefined ? e : guard.refusal(retryAfter));
+    }
+    try {
+      authorizeRequest(key, { ip: a.ip, origin: a.origin, network: network.name });
+    } catch (err) {
+      return refuse(asGatewayError(err, a.log));
+    }
+    // Stage limit, at admission (issue 17): the key's bucket pays for reading its body before it is read, from the
+    // declared length (a chunked body pays for its size once read). An empty bucket: 429, the body never read.
+    if (!limits) return { network, key, credit: 0 };
+    const credit = deps.framingCost(Number.isFinite(a.declaredBytes) ? a.declaredBytes : 0);
+    try {
+      return { network, key, credit, decision: await limits.admitBody(key, credit) };
+    } catch (err) {
+      const e = asGatewayError(err, a.log);
+      const decision = decisionOf(err);
+      if (e.status === 429) {
+        metrics?.refused(network.name);
+        refusals?.refused(key.key.id, key.account.id, network.name);
+        // Held a little before the answer (at most limits.refusalDelayMs, never past when a retry could pass): a
+        // key that keeps sending into an empty bucket then costs a few refusals a second per connection, not
+        // hundreds (each one a connection, headers and a key lookup; issue 17's x3 on another tenant's p50).
+        const wait = Math.min(refusalDelayMs, decision?.retryAfterMs ?? 0);
+        if (wait > 0) await sleep(wait);
+      }
+      return refuse(e, decision);
+    }
+  };
+}
+
+/** The bucket's decision a 429 of the limits carries (limits/limits.ts). */
+export const decisionOf = (err: unknown): RateDecision | undefined => (err as { decision?: RateDecision }).decision;
+
+/** A GatewayError as is; anything else is a bug: logged, and answered -32603. */
+export function asGatewayError(err: unknown, log: Arrival['log']): GatewayError {
+  if (err instanceof GatewayError) return err;
+  log.error({ err }, 'unexpected error in the request pipeline');
+  return new GatewayError('INTERNAL');
+}

@@ -1,0 +1,34 @@
+import type { ResolvedKey } from '../auth/key-resolver.ts';
+import type { CacheOutcome } from '../cache/response-cache.ts';
+import type { Network } from '../chain/networks.ts';
+import type { UpstreamAnswer } from '../upstream/upstream.ts';
+import type { MethodEntry } from './methods/method-table.ts';
+
+/**
+ * One JSON-RPC call on its way through the stages (docs/pipeline.md): what they need, and what they tell each other
+ * and the transport, instead of side channels. Built once the request's limit has passed; the same for every
+ * transport.
+ */
+export interface Call {
+  readonly network: Network;
+  readonly key: ResolvedKey;
+  readonly requestId: string;
+  readonly method: string;
+  readonly params: unknown[];
+  /** The method's entry: its adapter, budget, cost, local handling. */
+  readonly spec: MethodEntry;
+  /** Compute units it costs when it runs (the spec's). */
+  readonly cost: number;
+  /** Its deadline (rpc/deadline.ts): aborted at its budget's end or when its caller is gone. */
+  readonly signal: AbortSignal;
+  /** Set by the cache stage: whether the answer came from the cache (`X-Cache` of a single request). */
+  cache?: CacheOutcome;
+  /** Set by the stage that refused it by the gateway's own rules before any node work: it costs an invalid item's units. */
+  refusedByRules?: boolean;
+}
+
+/** The rest of the stages after this one. */
+export type Next = (call: Call) => Promise<UpstreamAnswer>;
+
+/** One stage, as fastify's hooks and undici's interceptors: it gets the call and the rest, and answers. */
+export type Stage = (call: Call, next: Next) => Promise<UpstreamAnswer>;

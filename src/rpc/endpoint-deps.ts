@@ -1,0 +1,25 @@
+import type { Metrics } from '../analytics/metrics.ts';
+import type { RefusalLog } from '../analytics/refusal-log.ts';
+import type { UsageRecorder } from '../analytics/usage-recorder.ts';
+import type { KeyResolver } from '../auth/key-resolver.ts';
+import type { UnknownKeyGuard } from '../auth/unknown-key-guard.ts';
+import type { Networks } from '../chain/networks.ts';
+import type { Config } from '../config/schema.ts';
+import type { Limits } from '../limits/limits.ts';
+import type { ResponseBudget } from './response-budget.ts';
+
+/** What the request stages of the JSON-RPC endpoint use, built once at start-up (rpc/endpoint.ts). */
+export interface EndpointDeps {
+  config: Readonly<Config>;
+  networks: Networks;
+  keys: KeyResolver;
+  /** Absent when `limits.enabled` is false: the limit stages then cost nothing. */
+  limits: Limits | undefined;
+  usage?: UsageRecorder;
+  metrics?: Metrics;
+  refusals?: RefusalLog;
+  guard: UnknownKeyGuard;
+  responses: ResponseBudget;
+  /** What reading and framing a body of `bytes` costs: the least any request costs (issue 17). */
+  framingCost: (bytes: number) => number;
+}

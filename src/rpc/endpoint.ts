@@ -1,0 +1,37 @@
+import { UnknownKeyGuard } from '../auth/unknown-key-guard.ts';
+import { admitter } from './admit.ts';
+import type { EndpointDeps } from './endpoint-deps.ts';
+import { framerAndLimiter } from './frame-and-limit.ts';
+import { RequestDeadline } from './deadline.ts';
+import { ResponseBudget } from './response-budget.ts';
+import { runner } from './run.ts';
+
+export type { Admitted, Refusal } from './admit.ts';
+
+/**
+ * The JSON-RPC endpoint's request stages, independent of any transport (docs/pipeline.md): `admit` (before the body),
+ * `frame`, `limit`, `run` (each item through its network's pipeline of stages), and the request's `deadline`. A
+ * transport (HTTP: http/rpc-route.ts; WebSocket later) calls these in order and turns their results into its own
+ * answers; it holds no stage of its own.
+ */
+export function createRpcEndpoint(deps: Omit<EndpointDeps, 'guard' | 'responses' | 'framingCost'>) {
+  const { config } = deps;
+  const invalidCost = config.limits.invalidCost;
+  const bytesPerUnit = config.limits.bodyBytesPerUnit;
+  const all: EndpointDeps = {
+    ...deps,
+    guard: new UnknownKeyGuard(config.limits.unknownKeys.perSecond, config.limits.unknownKeys.burst),
+    responses: new ResponseBudget(config.rpc.maxResponseBytes, config.rpc.maxResponseBytesInFlight),
+    framingCost: (bytes) => invalidCost + Math.floor(bytes / bytesPerUnit),
+  };
+  const { frame, limit } = framerAndLimiter(all);
+  const requestTimeoutMs = config.rpc.requestTimeoutMs;
+  return {
+    admit: admitter(all),
+    frame,
+    limit,
+    run: runner(all),
+    /** A request's deadline (rpc.requestTimeoutMs); the transport says when its caller is gone. */
+    deadline: () => new RequestDeadline(requestTimeoutMs),
+  };
+}

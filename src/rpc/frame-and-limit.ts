@@ -1,0 +1,105 @@
+import type { RateDecision } from '../limits/rate-limiter.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
+import { asGatewayError, decisionOf, type Admitted, type Arrival, type Refusal } from './admit.ts';
+import type { EndpointDeps } from './endpoint-deps.ts';
+import { frameBody, type FramedItem } from './framing.ts';
+import { prepareItem, type PreparedCall, type RequestContext } from './pipeline.ts';
+import type { Answer } from './send-answers.ts';
+import { recorder } from './record.ts';
+
+/** A body framed into items (a single request is a batch of one). */
+export interface Framed {
+  items: FramedItem[];
+  batch: boolean;
+  /** What reading and framing it cost: the least the request costs. */
+  sizeCost: number;
+}
+
+/** A request whose limit passed: its prepared items, the answers of those refused before the limit. */
+export interface Limited {
+  ctx: RequestContext;
+  prepared: Array<PreparedCall | undefined>;
+  answers: Array<Answer | undefined>;
+  /** The bucket's decision, for the RateLimit headers; absent when limits are off. */
+  decision?: RateDecision;
+}
+
+export const failed = (e: GatewayError): Answer => ({ answer: { error: e.toJSON() }, status: e.status });
+
+/** Stages `parse` and `plan batch size`, and `limit`, as pure functions of the request (docs/pipeline.md). */
+export function framerAndLimiter(deps: EndpointDeps) {
+  const { config, limits, metrics, refusals } = deps;
+  const maxBatch = config.rpc.maxBatchSize;
+  const invalidCost = config.limits.invalidCost;
+  const record = recorder(deps);
+
+  /** A body refused as a whole is metered like an invalid item, plus its size (a chunked one pays that now). */
+  const refuseBody = async (adm: Admitted, sizeCost: number, refused: GatewayError): Promise<Refusal> => {
+    let decision = adm.decision;
+    if (limits && sizeCost > adm.credit) decision = await limits.admit(adm.key, sizeCost, adm.credit).catch(() => decision);
+    return { refused, decision, id: null };
+  };
+
+  /** Stage parse: the whole body, framed into items (docs/decisions.md §3), then the plan's batch size. */
+  const frame = async (adm: Admitted, body: Buffer | undefined): Promise<Framed | Refusal> => {
+    const sizeCost = deps.framingCost(body?.length ?? 0);
+    let framed;
+    try {
+      framed = frameBody(body, maxBatch);
+    } catch (err) {
+      return refuseBody(adm, sizeCost, err as GatewayError);
+    }
+    const { items, batch } = framed;
+    const plan = adm.key.plan;
+    if (batch && items.length > plan.maxBatchSize) {
+      const detail = `batch of ${items.length} requests exceeds the limit of ${plan.maxBatchSize} of the ${plan.name} plan`;
+      return refuseBody(adm, sizeCost, new GatewayError('INVALID_REQUEST', { detail }));
+    }
+    return { items, batch, sizeCost };
+  };
+
+  /**
+   * Item stages before the limit (method, authorize, validate), then stage limit: the request's exact units against
+   * the key's bucket and the account's quota, as a whole; the units spent at admission count towards them, and stay
+   * spent if the request is refused now. A refused item costs `invalidCost` (1 unit), not its method's: answering
+   * it is work too, and a flood of invalid items is limited like any other.
+   */
+  const limit = async (adm: Admitted, f: Framed, requestId: string, log: Arrival['log'], t0: number): Promise<Limited | Refusal> => {
+    const { network, key, credit } = adm;
+    const ctx: RequestContext = { network, key, requestId };
+    const answers = new Array<Answer | undefined>(f.items.length);
+    const prepared = new Array<PreparedCall | undefined>(f.items.length);
+    // The body's size units (0 under limits.bodyBytesPerUnit) are part of its cost, as reading it was work.
+    let cost = f.sizeCost - invalidCost;
+    for (let i = 0; i < f.items.length; i++) {
+      const item = f.items[i];
+      if ('error' in item) { answers[i] = failed(item.error); cost += invalidCost; continue; }
+      try {
+        prepared[i] = prepareItem(ctx, item);
+        cost += prepared[i]!.entry.cost;
+      } catch (err) {
+        answers[i] = failed(asGatewayError(err, log));
+        cost += invalidCost;
+      }
+    }
+    if (!limits) return { ctx, prepared, answers };
+    try {
+      return { ctx, prepared, answers, decision: await limits.admit(key, cost, credit) };
+    } catch (err) {
+      const e = asGatewayError(err, log);
+      if (e.status === 429) {
+        // Refused for its items' cost, a request costs only the size units of its body (0 under
+        // limits.bodyBytesPerUnit): a client offered more than its rate still gets its rate (docs/decisions.md §7),
+        // and a big body is never read for free.
+        limits.refund(key, Math.min(credit, invalidCost));
+        metrics?.refused(network.name);
+        refusals?.refused(key.key.id, key.account.id, network.name);
+        const refusedAnswer = failed(e);
+        record(t0, network, key, f.items, f.items.map(() => refusedAnswer), () => 0);
+      }
+      return { refused: e, decision: decisionOf(err), id: f.batch ? null : f.items[0].id };
+    }
+  };
+
+  return { frame, limit };
+}

@@ -1,0 +1,29 @@
+import type { Route } from '../../chain/upstream-pool.ts';
+import type { UpstreamAnswer } from '../../upstream/upstream.ts';
+import type { Next as NodeNext } from '../adapters/adapter.ts';
+import type { Call } from '../call.ts';
+
+/** Dedicated keys' calls go to the network's dedicated upstreams, where it has any; the call's deadline goes along. */
+export const routeOf = (call: Call): Route => (call.key.key.type === 'Dedicated' ? { dedicated: true, signal: call.signal } : { signal: call.signal });
+
+/** The network's chain module, with the method's budget and the call's deadline, for adapters and local methods. */
+export function nodeOf(call: Call): NodeNext {
+  const chain = call.network.chain;
+  const route = routeOf(call);
+  const timeoutMs = call.spec.timeoutMs;
+  return (method, params) => chain.call(method, params, timeoutMs, route);
+}
+
+/** Stage `forward` (last): to the chain module (which routes to an upstream), through the method's adapter if it has one. */
+export function forward(call: Call): Promise<UpstreamAnswer> {
+  const adapter = call.spec.adapter;
+  if (!adapter) return call.network.chain.call(call.method, call.params, call.spec.timeoutMs, routeOf(call));
+  return adapter(call.method, call.params, nodeOf(call));
+}
+
+/** Stage `local` (last, for methods the gateway answers itself: filters), with the node behind it. */
+export function local(call: Call): Promise<UpstreamAnswer> {
+  // Answered afresh, as every call is that the cache does not keep.
+  if (call.network.cache) call.cache = 'MISS';
+  return call.spec.local!(call, call.params, nodeOf(call));
+}
