@@ -3,6 +3,7 @@ import { parseAllowlist } from '../auth/ip-allowlist.ts';
 import { DEFAULT_MAX_KEYS, StoreConflictError, type AccountPatch, type ApiKeyPatch, type PlanPatch, type Store } from '../store/store.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 import { newKeyMaterial } from './key-value.ts';
+import { PLAN_LIMITS, planLimitProblem } from './plan-limits.ts';
 import { KEY_TYPES, PERMISSIONS, permissionsFor, type Account, type ApiKey, type KeyType, type Permission, type Plan, type Role } from './model.ts';
 import { hashPassword } from './password.ts';
 
@@ -249,21 +250,12 @@ export class AccountsService {
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 const ROLES: readonly Role[] = ['operator', 'member'];
 
-/** The same bounds as the configuration's plans (config/schema.ts). */
+/** The bounds of the limits' one definition (plan-limits.ts); the configuration's plans are checked against it too. */
 function checkPlanNumbers(p: PlanPatch): void {
-  const int = (field: keyof PlanPatch, min: number, max = Number.MAX_SAFE_INTEGER) => {
-    const v = p[field];
-    if (v !== undefined && (!Number.isInteger(v) || (v as number) < min || (v as number) > max)) {
-      throw new ValidationError(field, `must be an integer from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}`);
-    }
-  };
-  int('cuPerSecond', 1);
-  int('cuPerMonth', 1);
-  int('maxBatchSize', 1, 1000);
-  int('maxFilters', 0);
-  int('maxKeys', 1);
-  int('maxWebhooks', 0);
-  if (p.debugMethods !== undefined && typeof p.debugMethods !== 'boolean') throw new ValidationError('debugMethods', 'must be true or false');
+  for (const l of PLAN_LIMITS) {
+    const problem = p[l.name] === undefined ? undefined : planLimitProblem(l, p[l.name]);
+    if (problem) throw new ValidationError(l.name, problem);
+  }
 }
 
 function notFound(what: string): never {

@@ -1,4 +1,5 @@
 import { KEY_TYPES, PERMISSIONS } from '../accounts/model.ts';
+import { PLAN_LIMITS, REQUIRED_PLAN_LIMITS, planLimitProperties } from '../accounts/plan-limits.ts';
 
 /**
  * JSON schemas of the management API. The response schemas are the only serialization of records: what is not
@@ -30,21 +31,16 @@ export const ApiErrorSchema = {
 export const PlanSchema = {
   $id: 'Plan',
   type: 'object',
-  required: ['id', 'name', 'cuPerSecond', 'cuPerMonth', 'maxBatchSize', 'debugMethods', 'maxFilters', 'maxKeys', 'maxWebhooks', 'createdAt', 'updatedAt'],
+  required: ['id', 'name', ...PLAN_LIMITS.map((l) => l.name), 'createdAt', 'updatedAt'],
   properties: {
     id: { type: 'string', description: 'Slug, e.g. `free`' },
     name: { type: 'string' },
-    cuPerSecond: { type: 'integer', description: 'Compute units per second, per account (its keys together)' },
-    cuPerMonth: { type: 'integer', description: 'Compute units per calendar month (UTC), per account' },
-    maxBatchSize: { type: 'integer' },
-    debugMethods: { type: 'boolean', description: 'Whether `debug_*` methods are included' },
-    maxFilters: { type: 'integer', description: 'Live filters per account (its keys together)' },
-    maxKeys: { type: 'integer', description: 'Keys per account that are not revoked' },
-    maxWebhooks: { type: 'integer', description: 'Webhooks per account' },
+    // The limits come from their one definition (accounts/plan-limits.ts).
+    ...planLimitProperties(),
     createdAt: dateTime,
     updatedAt: dateTime,
   },
-} as const;
+};
 
 const accountProperties = {
   id: { type: 'string' },
@@ -129,33 +125,19 @@ export const keyPatchBody = {
   properties: { name, ...keyRestrictions },
 } as const;
 
-const planNumbers = {
-  cuPerSecond: { type: 'integer', minimum: 1 },
-  cuPerMonth: { type: 'integer', minimum: 1 },
-  maxBatchSize: { type: 'integer', minimum: 1, maximum: 1000 },
-  debugMethods: { type: 'boolean' },
-  maxFilters: { type: 'integer', minimum: 0 },
-  maxKeys: { type: 'integer', minimum: 1 },
-  maxWebhooks: { type: 'integer', minimum: 0 },
-} as const;
-
+/** A new plan: the limits with a default may be left out (accounts/plan-limits.ts). */
 export const newPlanBody = {
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'name', 'cuPerSecond', 'cuPerMonth'],
+  required: ['id', 'name', ...REQUIRED_PLAN_LIMITS],
   properties: {
     id: { type: 'string', description: 'Slug: lowercase letters, digits and dashes' },
     name,
-    ...planNumbers,
-    maxBatchSize: { ...planNumbers.maxBatchSize, default: 100 },
-    debugMethods: { ...planNumbers.debugMethods, default: false },
-    maxFilters: { ...planNumbers.maxFilters, default: 100 },
-    maxKeys: { ...planNumbers.maxKeys, default: 100 },
-    maxWebhooks: { ...planNumbers.maxWebhooks, default: 20 },
+    ...planLimitProperties(true),
   },
-} as const;
+};
 
-export const planPatchBody = { type: 'object', additionalProperties: false, minProperties: 1, properties: { name, ...planNumbers } } as const;
+export const planPatchBody = { type: 'object', additionalProperties: false, minProperties: 1, properties: { name, ...planLimitProperties() } };
 
 const accountFields = {
   name,

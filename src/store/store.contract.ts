@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { DEFAULT_PERMISSIONS } from '../accounts/model.ts';
 import { newKeyMaterial } from '../accounts/key-value.ts';
+import { PLAN_LIMITS } from '../accounts/plan-limits.ts';
 import { StoreConflictError, type NewAccount, type NewApiKey, type NewPlan, type Store, type UsageMinute } from './store.ts';
 
 export const freePlan: NewPlan = { id: 'free', name: 'Free', cuPerSecond: 330, cuPerMonth: 30_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 50 };
@@ -51,6 +52,24 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         assert.equal(created.updatedAt, created.createdAt);
         assert.deepEqual(await store.getPlan('enterprise'), created);
         assert.equal(typeof (await store.getPlan('enterprise'))!.cuPerMonth, 'number');
+      });
+
+      test('every limit of the plan-limits definition round-trips: created, changed alone, read with a key', async () => {
+        // Values of their own (not the defaults), so that a column that is not written or not read shows.
+        const own = (i: number, flip = 0) => Object.fromEntries(PLAN_LIMITS.map((l, j) => [l.name,
+          l.type === 'boolean' ? !(l.default ?? false) !== Boolean(flip) : Math.min(l.maximum ?? Infinity, (l.minimum ?? 0) + 3 + 11 * j + i)]));
+        const made = await store.createPlan({ id: 'every-limit', name: 'Every limit', ...own(0) } as NewPlan);
+        for (const l of PLAN_LIMITS) assert.equal(made[l.name], own(0)[l.name], `${l.name} created`);
+        for (const l of PLAN_LIMITS) {
+          const changed = await store.updatePlan('every-limit', { [l.name]: own(1, 1)[l.name] });
+          assert.equal(changed![l.name], own(1, 1)[l.name], `${l.name} changed`);
+          assert.equal((await store.getPlan('every-limit'))![l.name], own(1, 1)[l.name], `${l.name} read back`);
+        }
+        const account = await store.createAccount(newAccount({ planId: 'every-limit' }));
+        const key = newKey(account.id);
+        await store.insertKey(key);
+        const context = await store.findKeyByHash(key.hash);
+        for (const l of PLAN_LIMITS) assert.equal(context!.plan[l.name], own(1, 1)[l.name], `${l.name} with a key`);
       });
 
       test('a plan made without maxKeys gets 100', async () => {

@@ -1,9 +1,10 @@
 import type { Account, ApiKey, KeyContext, Plan } from '../accounts/model.ts';
+import { PLAN_LIMIT_DEFAULTS } from '../accounts/plan-limits.ts';
 
 /** Keys per account of a plan made without saying (and of plans made before the limit existed). */
-export const DEFAULT_MAX_KEYS = 100;
+export const DEFAULT_MAX_KEYS = PLAN_LIMIT_DEFAULTS.maxKeys as number;
 /** Webhooks per account of a plan made without saying (and of plans made before the limit existed). */
-export const DEFAULT_MAX_WEBHOOKS = 20;
+export const DEFAULT_MAX_WEBHOOKS = PLAN_LIMIT_DEFAULTS.maxWebhooks as number;
 
 /** Fields a caller sets when creating; ids and timestamps are the store's unless given. */
 /** `maxKeys` (100) and `maxWebhooks` (20) may be left out: plans made before they existed, and callers that do not care. */

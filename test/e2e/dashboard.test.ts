@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:http';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { PLAN_LIMITS } from '../../src/accounts/plan-limits.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
@@ -166,6 +167,27 @@ describe('the dashboard in Chromium', { timeout: 180_000, skip }, () => {
     assert.equal((await g.gw.accounts.getPlan('growth')).cuPerSecond, 777);
     assert.match((await page.textContent('tr[data-plan="growth"]'))!, /777/);
     await page.screenshot({ path: `${SHOTS}plans.png`, fullPage: true });
+    // Every limit of the one definition (src/accounts/plan-limits.ts) is a column, a labelled field, and is saved.
+    const heads = await page.$$eval('#plans th', (ths) => ths.map((th) => th.textContent));
+    for (const l of PLAN_LIMITS) assert.ok(heads.includes(l.column), `column ${l.column}`);
+    await page.click('button[data-edit-plan="free"]');
+    await page.waitForSelector('#save-plan');
+    const wanted: Record<string, number | boolean> = {};
+    for (const [i, l] of PLAN_LIMITS.entries()) {
+      assert.ok(await page.isVisible(`#plan-${l.name}`), `a field for ${l.name}`);
+      assert.match((await page.textContent('#plan-form'))!, new RegExp(l.label.replace(/[()]/g, '\\$&'), 'i'), `the label of ${l.name}`);
+      if (l.type === 'boolean') {
+        wanted[l.name] = !(await page.isChecked(`#plan-${l.name}`));
+        await page.setChecked(`#plan-${l.name}`, wanted[l.name] as boolean);
+      } else {
+        wanted[l.name] = Math.min(l.maximum ?? Infinity, (l.minimum ?? 0) + 40 + i);
+        await page.fill(`#plan-${l.name}`, String(wanted[l.name]));
+      }
+    }
+    await page.click('#save-plan');
+    await page.waitForSelector('#create-plan');
+    const free = await g.gw.accounts.getPlan('free');
+    for (const l of PLAN_LIMITS) assert.equal(free[l.name], wanted[l.name], `${l.name} saved from the form`);
     assert.deepEqual((page as Page & { errors: string[] }).errors, []);
     await page.context().close();
   });

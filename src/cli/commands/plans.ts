@@ -1,48 +1,42 @@
 import type { Plan } from '../../accounts/model.ts';
+import { PLAN_LIMIT_DEFAULTS, PLAN_LIMITS, REQUIRED_PLAN_LIMITS, type PlanLimit } from '../../accounts/plan-limits.ts';
 import { StoreConflictError, type PlanPatch } from '../../store/store.ts';
 import { JSON_FLAG, runGroup, type Options, type Subcommand, type Values } from '../command.ts';
 import { named, withStore } from '../context.ts';
 import { integer, nonEmpty, required, someChange, str, toggle } from '../flags.ts';
 import { fields, table } from '../format.ts';
 
-const PLAN_FLAGS: Options = {
+// Flags, columns and details come from the limits' one definition (accounts/plan-limits.ts).
+const flagsOf = (l: PlanLimit): string[] => (l.type === 'boolean' ? [l.flag, `no-${l.flag}`] : [l.flag]);
+
+export const PLAN_FLAGS: Options = {
   ...JSON_FLAG,
   name: { type: 'string' },
-  'cu-per-second': { type: 'string' },
-  'cu-per-month': { type: 'string' },
-  'max-batch-size': { type: 'string' },
-  'debug-methods': { type: 'boolean' },
-  'no-debug-methods': { type: 'boolean' },
-  'max-filters': { type: 'string' },
-  'max-keys': { type: 'string' },
-  'max-webhooks': { type: 'string' },
-};
-const SETTINGS = '[--max-batch-size N] [--debug-methods|--no-debug-methods] [--max-filters N] [--max-keys N] [--max-webhooks N]';
+  ...Object.fromEntries(PLAN_LIMITS.flatMap(flagsOf).map((f) => [f, { type: PLAN_LIMITS.some((l) => l.type === 'boolean' && flagsOf(l).includes(f)) ? 'boolean' : 'string' }])),
+} as Options;
+const REQUIRED = PLAN_LIMITS.filter((l) => REQUIRED_PLAN_LIMITS.includes(l.name));
+const OPTIONAL = PLAN_LIMITS.filter((l) => !REQUIRED_PLAN_LIMITS.includes(l.name));
+const SETTINGS = OPTIONAL.map((l) => (l.type === 'boolean' ? `[--${l.flag}|--no-${l.flag}]` : `[--${l.flag} N]`)).join(' ');
 
-/** The same bounds as a plan in the configuration (config/schema.ts). */
+/** The limits' bounds (accounts/plan-limits.ts), with errors naming the flag. */
 function planPatch(v: Values): PlanPatch {
-  return {
-    name: nonEmpty('name', str(v, 'name')),
-    cuPerSecond: integer(v, 'cu-per-second', 1),
-    cuPerMonth: integer(v, 'cu-per-month', 1),
-    maxBatchSize: integer(v, 'max-batch-size', 1, 1000),
-    debugMethods: toggle(v, 'debug-methods'),
-    maxFilters: integer(v, 'max-filters', 0),
-    maxKeys: integer(v, 'max-keys', 1),
-    maxWebhooks: integer(v, 'max-webhooks', 0),
-  };
+  const patch: Record<string, unknown> = { name: nonEmpty('name', str(v, 'name')) };
+  for (const l of PLAN_LIMITS) patch[l.name] = l.type === 'boolean' ? toggle(v, l.flag) : integer(v, l.flag, l.minimum ?? 0, l.maximum);
+  return patch as PlanPatch;
 }
 
 const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, x]) => x !== undefined)) as Partial<T>;
 
-const row = (p: Plan) => [p.id, p.name, String(p.cuPerSecond), String(p.cuPerMonth), String(p.maxBatchSize), p.debugMethods ? 'yes' : 'no', String(p.maxFilters), String(p.maxKeys), String(p.maxWebhooks)];
+const shown = (l: PlanLimit, p: Plan, yes = 'yes', no = 'no') => {
+  const x = p[l.name];
+  return typeof x === 'boolean' ? (x ? yes : no) : String(x);
+};
+
+const row = (p: Plan) => [p.id, p.name, ...PLAN_LIMITS.map((l) => shown(l, p))];
 
 const details = (p: Plan) => fields([
-  ['id', p.id], ['name', p.name], ['compute units per second (per account)', String(p.cuPerSecond)],
-  ['compute units per month (per account)', String(p.cuPerMonth)], ['max batch size', String(p.maxBatchSize)],
-  ['debug methods', p.debugMethods ? 'included' : 'not included'], ['max filters (per account)', String(p.maxFilters)],
-  ['max keys (per account)', String(p.maxKeys)],
-  ['max webhooks (per account)', String(p.maxWebhooks)],
+  ['id', p.id], ['name', p.name],
+  ...PLAN_LIMITS.map((l): [string, string] => [l.label, shown(l, p, 'included', 'not included')]),
   ['created', p.createdAt], ['updated', p.updatedAt],
 ]);
 
@@ -53,7 +47,7 @@ export const PLAN_COMMANDS: Record<string, Subcommand> = {
     options: JSON_FLAG,
     run: withStore(async (cx) => {
       const plans = await cx.accounts.listPlans();
-      return { json: { plans }, text: table(['ID', 'NAME', 'CU/S', 'CU/MONTH', 'MAX BATCH', 'DEBUG', 'MAX FILTERS', 'MAX KEYS', 'MAX WEBHOOKS'], plans.map(row), 'no plans') };
+      return { json: { plans }, text: table(['ID', 'NAME', ...PLAN_LIMITS.map((l) => l.column)], plans.map(row), 'no plans') };
     }),
   },
   show: {
@@ -67,30 +61,26 @@ export const PLAN_COMMANDS: Record<string, Subcommand> = {
     }),
   },
   create: {
-    usage: `create --id ID --name NAME --cu-per-second N --cu-per-month N ${SETTINGS} [--json]`,
-    summary: 'create a plan (defaults: max batch size 100, no debug methods, 100 filters, 100 keys)',
+    usage: `create --id ID --name NAME ${REQUIRED.map((l) => `--${l.flag} N`).join(' ')} ${SETTINGS} [--json]`,
+    summary: `create a plan (defaults: ${OPTIONAL.map((l) => `${l.label} ${l.type === 'boolean' ? (l.default ? 'included' : 'not included') : l.default}`).join(', ')})`,
     options: { ...PLAN_FLAGS, id: { type: 'string' } },
     run: withStore(async (cx, v) => {
       const id = required(v, 'id', 'lowercase letters, digits and dashes');
       required(v, 'name', 'shown to customers');
-      required(v, 'cu-per-second', 'compute units per second, per account');
-      required(v, 'cu-per-month', 'compute units per month, per account');
+      for (const l of REQUIRED) required(v, l.flag, l.unit);
       const p = planPatch(v);
-      const plan = await cx.accounts.createPlan({
-        id, name: p.name!, cuPerSecond: p.cuPerSecond!, cuPerMonth: p.cuPerMonth!,
-        maxBatchSize: p.maxBatchSize ?? 100, debugMethods: p.debugMethods ?? false, maxFilters: p.maxFilters ?? 100, maxKeys: p.maxKeys ?? 100, maxWebhooks: p.maxWebhooks ?? 20,
-      });
+      const plan = await cx.accounts.createPlan({ ...PLAN_LIMIT_DEFAULTS, ...defined(p), id, name: p.name! } as Parameters<typeof cx.accounts.createPlan>[0]);
       return { json: plan, text: `Created plan ${plan.id}.\n${details(plan)}` };
     }),
   },
   update: {
-    usage: `update ID [--name NAME] [--cu-per-second N] [--cu-per-month N] ${SETTINGS} [--json]`,
+    usage: `update ID [--name NAME] ${REQUIRED.map((l) => `[--${l.flag} N]`).join(' ')} ${SETTINGS} [--json]`,
     summary: 'change a plan; every account on it has the new limits within a second',
     options: PLAN_FLAGS,
     args: ['ID'],
     run: withStore(async (cx, v, [id]) => {
       const patch = planPatch(v);
-      someChange(patch, '--name, --cu-per-second, --cu-per-month, --max-batch-size, --debug-methods, --no-debug-methods, --max-filters, --max-keys, --max-webhooks');
+      someChange(patch, ['name', ...PLAN_LIMITS.flatMap(flagsOf)].map((f) => `--${f}`).join(', '));
       const plan = await named(cx.accounts.updatePlan(id, defined(patch)), `plan ${id}`);
       return { json: plan, text: `Updated plan ${plan.id}.\n${details(plan)}` };
     }),

@@ -349,18 +349,33 @@ async function accountsView() {
     h('tr', {}, ...['Name', 'Email', 'Role', 'Status', 'Plan', 'Created', ''].map((t) => h('th', {}, t))), ...rows));
 }
 
+/** The plan limits' one definition (src/accounts/plan-limits.ts), served by the gateway: the form and table follow it. */
+let planLimits;
+async function loadPlanLimits() {
+  if (!planLimits) {
+    const res = await fetch('/dashboard/plan-limits.json', { credentials: 'same-origin' });
+    if (!res.ok) throw new ApiFailure(res.status);
+    planLimits = await res.json();
+  }
+  return planLimits;
+}
+
 async function plansView(editing) {
-  const { plans } = await api('GET', '/operator/plans');
+  const [{ plans }, limits] = await Promise.all([api('GET', '/operator/plans'), loadPlanLimits()]);
   const err = errorBox();
-  const f = Object.fromEntries(['id', 'name', 'cuPerSecond', 'cuPerMonth', 'maxBatchSize', 'maxFilters', 'maxKeys', 'maxWebhooks'].map((k) => [k, h('input', { id: `plan-${k}` })]));
-  const debug = h('input', { type: 'checkbox', id: 'plan-debug' });
+  const numbers = limits.filter((l) => l.type !== 'boolean');
+  const toggles = limits.filter((l) => l.type === 'boolean');
+  const input = (l) => h('input', { id: `plan-${l.name}`, type: 'number', min: l.minimum, max: l.maximum, step: 1, placeholder: l.default ?? '', title: l.help });
+  const f = { id: h('input', { id: 'plan-id' }), name: h('input', { id: 'plan-name' }), ...Object.fromEntries(numbers.map((l) => [l.name, input(l)])) };
+  const checks = Object.fromEntries(toggles.map((l) => [l.name, h('input', { type: 'checkbox', id: `plan-${l.name}`, checked: l.default === true })]));
+  const labelOf = Object.fromEntries([['id', 'Id'], ['name', 'Name'], ...limits.map((l) => [l.name, l.label[0].toUpperCase() + l.label.slice(1)])]);
   const num = (v) => (v === '' ? undefined : Number(v));
   // Editing a plan: the form holds its values; the id is fixed (accounts refer to it).
   const plan = plans.find((p) => p.id === editing);
   if (plan) {
     for (const [k, i] of Object.entries(f)) i.value = plan[k] ?? '';
     f.id.disabled = true;
-    debug.checked = plan.debugMethods;
+    for (const [k, c] of Object.entries(checks)) c.checked = plan[k];
   }
   const form = h('form', {
     class: 'card', id: 'plan-form',
@@ -368,22 +383,23 @@ async function plansView(editing) {
       ev.preventDefault();
       guarded(err, async () => {
         const values = Object.fromEntries(Object.entries({
-          name: f.name.value, cuPerSecond: num(f.cuPerSecond.value), cuPerMonth: num(f.cuPerMonth.value), maxBatchSize: num(f.maxBatchSize.value),
-          maxFilters: num(f.maxFilters.value), maxKeys: num(f.maxKeys.value), maxWebhooks: num(f.maxWebhooks.value), debugMethods: debug.checked,
+          name: f.name.value,
+          ...Object.fromEntries(numbers.map((l) => [l.name, num(f[l.name].value)])),
+          ...Object.fromEntries(toggles.map((l) => [l.name, checks[l.name].checked])),
         }).filter(([, v]) => v !== undefined));
         if (plan) await api('PATCH', `/operator/plans/${encodeURIComponent(plan.id)}`, values);
         else await api('POST', '/operator/plans', { id: f.id.value, ...values });
         await plansView();
       });
     },
-  }, h('h2', {}, plan ? `Change the plan ${plan.id} (effective on the next request)` : 'Create a plan'), ...Object.entries(f).flatMap(([k, i]) => [h('label', { for: i.id }, k), i]),
-  h('div', { class: 'checks' }, h('label', {}, debug, 'debug_* methods')),
+  }, h('h2', {}, plan ? `Change the plan ${plan.id} (effective on the next request)` : 'Create a plan'), ...Object.entries(f).flatMap(([k, i]) => [h('label', { for: i.id }, labelOf[k]), i]),
+  h('div', { class: 'checks' }, ...toggles.map((l) => h('label', { title: l.help }, checks[l.name], labelOf[l.name]))),
   h('p', {}, h('button', { type: 'submit', id: plan ? 'save-plan' : 'create-plan' }, plan ? 'Save plan' : 'Create plan'), ' ',
     plan ? h('button', { type: 'button', onclick: () => plansView() }, 'Cancel') : ''));
+  const cell = (l, p) => h('td', { 'data-limit': l.name }, l.type === 'boolean' ? (p[l.name] ? 'yes' : 'no') : fmt(p[l.name]));
   main.replaceChildren(h('h1', {}, 'Plans'), err, h('table', { id: 'plans' },
-    h('tr', {}, ...['Id', 'Name', 'CU/s', 'CU/month', 'Batch', 'Debug', 'Filters', 'Keys', 'Webhooks', ''].map((t) => h('th', {}, t))),
-    ...plans.map((p) => h('tr', { 'data-plan': p.id }, h('td', {}, p.id), h('td', {}, p.name), h('td', {}, fmt(p.cuPerSecond)), h('td', {}, fmt(p.cuPerMonth)),
-      h('td', {}, p.maxBatchSize), h('td', {}, p.debugMethods ? 'yes' : 'no'), h('td', {}, fmt(p.maxFilters)), h('td', {}, fmt(p.maxKeys)), h('td', {}, fmt(p.maxWebhooks)),
+    h('tr', {}, ...['Id', 'Name', ...limits.map((l) => l.column), ''].map((t) => h('th', {}, t))),
+    ...plans.map((p) => h('tr', { 'data-plan': p.id }, h('td', {}, p.id), h('td', {}, p.name), ...limits.map((l) => cell(l, p)),
       h('td', {}, h('button', { type: 'button', 'data-edit-plan': p.id, onclick: () => plansView(p.id) }, 'Edit'))))), form);
 }
 
