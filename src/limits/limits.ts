@@ -1,6 +1,6 @@
 import type { ResolvedKey } from '../auth/key-resolver.ts';
 import type { Config } from '../config/schema.ts';
-import { GatewayError } from '../errors/gateway-error.ts';
+import { decisionOf, LimitRefusal } from './limit-refusal.ts';
 import { secondsToNextMonth, type QuotaTracker } from './quota.ts';
 import type { RateDecision, RateLimiter } from './rate-limiter.ts';
 
@@ -31,11 +31,11 @@ export class Limits {
     try {
       return await this.admit(k, units);
     } catch (err) {
-      const d = (err as { decision?: RateDecision }).decision;
+      const d = decisionOf(err);
       // Longer to wait than earning `units` from empty takes: the bucket is below zero.
       const inDebt = d !== undefined && d.retryAfterMs > Math.ceil((units * 1000) / k.plan.cuPerSecond);
       if (inDebt && d.resetSeconds > d.retryAfterSeconds) {
-        (err as GatewayError).data.retryAfter = d.resetSeconds;
+        (err as LimitRefusal).data.retryAfter = d.resetSeconds;
         d.retryAfterSeconds = d.resetSeconds;
       }
       throw err;
@@ -52,7 +52,7 @@ export class Limits {
       const used = await this.quota.usedBy(k.account.id);
       if (used + cost - credit > plan.cuPerMonth) {
         const retryAfter = secondsToNextMonth(Date.now());
-        throw new GatewayError('LIMIT_EXCEEDED', {
+        throw new LimitRefusal({
           detail: `the monthly quota of ${plan.cuPerMonth} compute units of the ${plan.name} plan is spent`,
           limit: plan.cuPerMonth, window: 'month', retryAfter,
         });
@@ -63,10 +63,10 @@ export class Limits {
     const d = await this.rate.consume(`a:${k.account.id}`, cost, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds, credit);
     // A request whose items were all refused costs nothing and is never refused for its cost (0).
     if (!d.allowed && cost > 0) {
-      throw Object.assign(new GatewayError('LIMIT_EXCEEDED', {
+      throw new LimitRefusal({
         detail: `${plan.cuPerSecond} compute units per second`,
         limit: plan.cuPerSecond, window: 'second', retryAfter: d.retryAfterSeconds,
-      }), { decision: d });
+      }, d);
     }
     this.quota.add(k.account.id, cost - credit);
     return d;

@@ -3,6 +3,7 @@ import { authorizeRequest } from '../auth/authorize.ts';
 import type { ResolvedKey } from '../auth/key-resolver.ts';
 import type { Network } from '../chain/networks.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
+import { decisionOf } from '../limits/limit-refusal.ts';
 import type { RateDecision } from '../limits/rate-limiter.ts';
 import type { EndpointDeps } from './endpoint-deps.ts';
 import type { RpcId } from './framing.ts';
@@ -90,9 +91,6 @@ export function admitter(deps: EndpointDeps) {
     }
   };
 }
-
-/** The bucket's decision a 429 of the limits carries (limits/limits.ts). */
-export const decisionOf = (err: unknown): RateDecision | undefined => (err as { decision?: RateDecision }).decision;
 
 /** A GatewayError as is; anything else is a bug: logged, and answered -32603. */
 export function asGatewayError(err: unknown, log: Arrival['log']): GatewayError {

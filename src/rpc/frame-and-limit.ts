@@ -1,6 +1,7 @@
 import type { RateDecision } from '../limits/rate-limiter.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
-import { asGatewayError, decisionOf, type Admitted, type Arrival, type Refusal } from './admit.ts';
+import { decisionOf } from '../limits/limit-refusal.ts';
+import { asGatewayError, type Admitted, type Arrival, type Refusal } from './admit.ts';
 import type { EndpointDeps } from './endpoint-deps.ts';
 import { frameBody, type FramedItem } from './framing.ts';
 import { prepareItem, type PreparedCall, type RequestContext } from './pipeline.ts';
