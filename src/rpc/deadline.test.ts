@@ -1,0 +1,29 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { test } from 'node:test';
+import { CallAborted, callerGone } from '../errors/call-aborted.ts';
+import { RequestDeadline, untilAborted } from './deadline.ts';
+
+test("a call's signal aborts at its own budget with -32015, the request's stays open", async () => {
+  const request = new RequestDeadline(60_000);
+  const call = request.forCall(5);
+  await once(call.signal, 'abort');
+  assert.ok(call.signal.reason instanceof CallAborted);
+  assert.equal(call.signal.reason.code, -32015);
+  assert.equal(call.signal.reason.data.budgetMs, 5);
+  assert.equal(request.signal.aborted, false);
+  call.done();
+  request.end();
+});
+
+test('a caller gone aborts every call in flight and every later one, and says the node is not to blame', async () => {
+  const request = new RequestDeadline(60_000);
+  const calls = [request.forCall(60_000), request.forCall(60_000)];
+  const pending = untilAborted(new Promise(() => {}), calls[0].signal);
+  request.callerGone();
+  await assert.rejects(pending, (err) => callerGone(err));
+  for (const c of calls) assert.ok(callerGone(c.signal.reason));
+  assert.ok(request.forCall(60_000).signal.aborted, 'no call starts once the caller is gone');
+  for (const c of calls) c.done();
+  request.end();
+});

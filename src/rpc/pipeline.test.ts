@@ -1,0 +1,25 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Network } from '../chain/networks.ts';
+import type { MethodEntry } from './methods/method-table.ts';
+import { stagesOf } from './pipeline.ts';
+import { deadlineStage } from './stages/deadline.ts';
+import { headSeenStage } from './stages/head-seen.ts';
+import { refusedByRulesStage } from './stages/refused-by-rules.ts';
+import { writeSentStage } from './stages/write-sent.ts';
+
+const spec = (over: Partial<MethodEntry>) => ({ name: 'm', write: false, local: undefined, ...over }) as MethodEntry;
+const cached = { cache: { run: () => Promise.resolve({ result: null }) } } as unknown as Network;
+const uncached = { cache: undefined } as unknown as Network;
+
+test('a stage a network or a method does not need is not in its list', () => {
+  const read = stagesOf(uncached, spec({ name: 'eth_getBalance' }));
+  assert.deepEqual(read, [deadlineStage, headSeenStage], 'a read on a network without the cache: deadline and head only');
+  const cachedRead = stagesOf(cached, spec({ name: 'eth_getBalance' }));
+  assert.equal(cachedRead.length, 3, 'the cache stage joins on a network with cache.enabled');
+  assert.ok(!cachedRead.includes(writeSentStage));
+  const write = stagesOf(cached, spec({ name: 'eth_sendRawTransaction', write: true }));
+  assert.deepEqual([write[0], write[1], write[3]], [deadlineStage, writeSentStage, headSeenStage], 'a write: deadline, write, cache, head');
+  const local = stagesOf(cached, spec({ name: 'eth_newFilter', local: (() => Promise.resolve({ result: '0x1' })) as MethodEntry['local'] }));
+  assert.deepEqual(local, [deadlineStage, refusedByRulesStage, headSeenStage], 'a filter method: no cache, its refusals marked');
+});
