@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createRpcEndpoint, type Admitted, type Refusal } from '../rpc/endpoint.ts';
+import { createRpcEndpoint, UNREAD_BODY_BYTES, type Admitted, type Refusal } from '../rpc/endpoint.ts';
 import type { EndpointDeps } from '../rpc/endpoint-deps.ts';
 import { sendAnswers } from '../rpc/send-answers.ts';
 import { sendError } from './send-error.ts';
@@ -29,12 +29,12 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
     // `/v1/{network}` without a key matches `/{network}/{apikey}` with network "v1".
     if (network === 'v1' && req.routeOptions.url === '/:network/:apikey') [network, apikey] = [apikey!, undefined];
     const declared = Number(req.headers['content-length'] ?? 0);
-    const a = await rpc.admit({ network, apikey, contentType: req.headers['content-type'], ip: req.ip, origin: req.headers.origin, declaredBytes: declared, log: req.log });
+    const largeBody = req.headers['transfer-encoding'] !== undefined || !(declared <= UNREAD_BODY_BYTES);
+    const a = await rpc.admit({ network, apikey, contentType: req.headers['content-type'], ip: req.ip, origin: req.headers.origin, declaredBytes: declared, largeBody, log: req.log });
     if ('network' in a) return void (req.admitted = a);
-    // A refusal closes the connection when a body is on its way: keeping it open would mean reading (and throwing
-    // away) the whole body to find the next request, the very work a refusal before the body saves.
-    const te = req.headers['transfer-encoding'];
-    if (req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || te !== undefined)) {
+    // A refusal closes the connection when a large body is on its way: keeping it open would mean reading (and
+    // throwing away) the whole body to find the next request, the very work a refusal before the body saves.
+    if (largeBody) {
       reply.header('connection', 'close');
       // Stop pulling the body off the wire now: on loopback a 1 MiB body is all in the kernel before the headers
       // are handled, and reading it only to throw it away cost a refused attacker's victims ~x2.5 (issue 17).

@@ -33,10 +33,23 @@ export interface Arrival {
   ip: string;
   origin: string | undefined;
   declaredBytes: number;
+  /**
+   * A body the transport will leave unread if the request is refused here (over UNREAD_BODY_BYTES, or of unknown
+   * length), closing the connection: only then is a refusal held back (see below).
+   */
+  largeBody: boolean;
   log: { error(obj: object, msg: string): void };
 }
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
+
+/**
+ * Bodies up to this size are read and dropped when their request is refused before them, keeping the connection:
+ * they are already in the socket's buffers, and closing it would make a client over its rate reconnect for every
+ * call (a burst of honest calls then filled the per-address connection cap). Larger ones, and chunked ones, are
+ * left unread and the connection closed: reading a MiB only to throw it away is the work admission saves (issue 17).
+ */
+export const UNREAD_BODY_BYTES = 64 * 1024;
 
 /**
  * The request-level stages that need no body (content type → network → authenticate → authorize → limit at
@@ -81,10 +94,11 @@ export function admitter(deps: EndpointDeps) {
       if (e.status === 429) {
         metrics?.refused(network.name);
         refusals?.refused(key.key.id, key.account.id, network.name);
-        // Held a little before the answer (at most limits.refusalDelayMs, never past when a retry could pass): a
-        // key that keeps sending into an empty bucket then costs a few refusals a second per connection, not
-        // hundreds (each one a connection, headers and a key lookup; issue 17's x3 on another tenant's p50).
-        const wait = Math.min(refusalDelayMs, decision?.retryAfterMs ?? 0);
+        // A large body refused unread is held a little before the answer (at most limits.refusalDelayMs, never past
+        // when a retry could pass): a key that keeps sending them into an empty bucket then costs a few refusals a
+        // second per connection, not hundreds (each one a new connection, headers and a key lookup; issue 17's x3
+        // on another tenant's p50). A small body's refusal keeps its connection and is answered at once.
+        const wait = a.largeBody ? Math.min(refusalDelayMs, decision?.retryAfterMs ?? 0) : 0;
         if (wait > 0) await sleep(wait);
       }
       return refuse(e, decision);

@@ -7,6 +7,7 @@ import { ResponseBudget } from './response-budget.ts';
 import { runner } from './run.ts';
 
 export type { Admitted, Refusal } from './admit.ts';
+export { UNREAD_BODY_BYTES } from './admit.ts';
 
 /**
  * The JSON-RPC endpoint's request stages, independent of any transport (docs/pipeline.md): `admit` (before the body),

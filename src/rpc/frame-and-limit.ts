@@ -70,8 +70,9 @@ export function framerAndLimiter(deps: EndpointDeps) {
     const ctx: RequestContext = { network, key, requestId };
     const answers = new Array<Answer | undefined>(f.items.length);
     const prepared = new Array<PreparedCall | undefined>(f.items.length);
-    // The body's size units (0 under limits.bodyBytesPerUnit) are part of its cost, as reading it was work.
-    let cost = f.sizeCost - invalidCost;
+    // A request costs the sum of its items (docs/decisions.md §7), and never less than reading and framing its body
+    // (f.sizeCost): a 100-call batch costs its 100 calls, a MiB body with one call pays for the MiB.
+    let cost = 0;
     for (let i = 0; i < f.items.length; i++) {
       const item = f.items[i];
       if ('error' in item) { answers[i] = failed(item.error); cost += invalidCost; continue; }
@@ -83,6 +84,7 @@ export function framerAndLimiter(deps: EndpointDeps) {
         cost += invalidCost;
       }
     }
+    if (cost < f.sizeCost) cost = f.sizeCost;
     if (!limits) return { ctx, prepared, answers };
     try {
       return { ctx, prepared, answers, decision: await limits.admit(key, cost, credit) };
