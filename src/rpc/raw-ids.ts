@@ -1,3 +1,5 @@
+import { stringEnd } from '../json/string-end.ts';
+
 /**
  * The JSON text of each request object's numeric `id`, read from the body without parsing it again (issue 17:
  * re-reading a whole body losslessly cost ~300 ms per MiB for one compute unit). One forward pass over text that
@@ -45,18 +47,6 @@ export function rawNumericIds(text: string, batch: boolean): Array<string | unde
   return ids;
 }
 
-/** Index just past the closing quote of the string that opens at `start`. */
-function stringEnd(text: string, start: number): number {
-  let from = start + 1;
-  for (;;) {
-    const q = text.indexOf('"', from);
-    if (q < 0) return text.length;
-    let backslashes = 0;
-    while (text.charCodeAt(q - 1 - backslashes) === 0x5c /* \ */) backslashes++;
-    if (backslashes % 2 === 0) return q + 1;
-    from = q + 1;
-  }
-}
 
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 /** Characters of a JSON number: digits, sign, point, exponent. */

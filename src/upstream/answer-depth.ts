@@ -1,3 +1,5 @@
+import { stringEnd } from '../json/string-end.ts';
+
 /**
  * Most arrays/objects nested in a node's answer (issue 17): a node answering a 200,000-deep result was passed on,
  * and a client (or the gateway's own JSON.stringify, ~10,000 deep) overflows its stack on it. No Ethereum answer
@@ -26,15 +28,3 @@ export function nestedDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
-/** Index just past the closing quote of the string that opens at `start`. */
-function stringEnd(text: string, start: number): number {
-  let from = start + 1;
-  for (;;) {
-    const q = text.indexOf('"', from);
-    if (q < 0) return text.length;
-    let backslashes = 0;
-    while (text.charCodeAt(q - 1 - backslashes) === 0x5c /* \ */) backslashes++;
-    if (backslashes % 2 === 0) return q + 1;
-    from = q + 1;
-  }
-}
