@@ -1,3 +1,5 @@
+import { ByteBudget } from '../limits/byte-budget.ts';
+
 /**
  * Bytes of responses the gateway holds, per HTTP request (rpc.maxResponseBytes) and for all requests at once
  * (rpc.maxResponseBytesInFlight). Issue 17: a batch of 30 identical 14.8 MB eth_getLogs was built as one 445 MB
@@ -6,31 +8,14 @@
  * buffers. The first SMALL_BYTES of each request are not taken from the total: the connection caps bound them,
  * and the common small request then costs two additions.
  */
-export class ResponseBudget {
-  private held = 0;
-
-  constructor(readonly perRequest: number, readonly total: number) {}
+export class ResponseBudget extends ByteBudget {
+  constructor(readonly perRequest: number, total: number) {
+    super(total);
+  }
 
   /** A fresh count for one HTTP request. */
   forRequest(): RequestBytes {
     return new RequestBytes(this);
-  }
-
-  /** @internal */
-  take(n: number): boolean {
-    if (this.held + n > this.total) return false;
-    this.held += n;
-    return true;
-  }
-
-  /** @internal */
-  give(n: number): void {
-    this.held -= n;
-  }
-
-  /** Bytes held now for all requests (tests, metrics). */
-  get inFlight(): number {
-    return this.held;
   }
 }
 

@@ -90,7 +90,7 @@ export function runner(deps: EndpointDeps) {
     if (fits === 'ok') return json === undefined ? Buffer.from(responseJson(item.id, answer)) : json.length > SMALL_BYTES ? Buffer.from(json) : json;
     const e = fits === 'too_large'
       ? new GatewayError('RESPONSE_TOO_LARGE', { limit: responses.perRequest, method })
-      : new GatewayError('RESPONSES_BUSY', { limit: responses.total });
+      : new GatewayError('RESPONSES_BUSY', { limit: responses.totalBytes });
     answers[i] = failed(e);
     return undefined;
   }
