@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 
 const [src = '../shared/conformance/execution-apis/openrpc.json'] = process.argv.slice(2);
 const doc = JSON.parse(readFileSync(src, 'utf8'));
-const allowed = new Set(JSON.parse(readFileSync(new URL('../src/rpc/methods/allowed.json', import.meta.url), 'utf8')));
+const allowed = new Set(JSON.parse(readFileSync(new URL('../src/methods/allowed.json', import.meta.url), 'utf8')));
 // Descriptions and examples are documentation, not validation: dropping them keeps the vendored file small.
 const strip = (v) => {
   if (Array.isArray(v)) return v.map(strip);
@@ -25,5 +25,5 @@ for (const m of doc.methods) {
   };
 }
 const header = { $comment: 'Vendored from ethereum/execution-apis openrpc.json (CC0-1.0) by scripts/vendor-openrpc.mjs', source: 'execution-apis assembled-spec-main @ f56fd1d' };
-writeFileSync(new URL('../src/rpc/schemas/openrpc-methods.json', import.meta.url), JSON.stringify({ ...header, methods: out }, null, 1) + '\n');
+writeFileSync(new URL('../src/methods/schemas/openrpc-methods.json', import.meta.url), JSON.stringify({ ...header, methods: out }, null, 1) + '\n');
 console.log(`vendored ${Object.keys(out).length} methods`);

@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.ts';
-import { ALLOWED_METHODS } from '../rpc/methods/allowed.ts';
+import { ALLOWED_METHODS } from '../methods/allowed.ts';
 import type { Catalogue } from './service.ts';
 
 /** The names a key's allowlists may hold: the configured networks (aliases map to their network) and the allowed methods. */

@@ -1,5 +1,5 @@
-import type { MethodSpec } from '../rpc/methods/method-spec.ts';
-import { METHOD_SPECS } from '../rpc/methods/specs.ts';
+import type { MethodSpec } from '../methods/method-spec.ts';
+import { METHOD_SPECS } from '../methods/specs.ts';
 
 /**
  * How long an answer may be reused (docs/decisions.md §9): `forever` for answers that cannot change (by block hash, at a
@@ -61,7 +61,7 @@ const logs: CachePolicy = (params, _result, final) => {
   return to === 'forever' && blockScope(f.fromBlock ?? 'latest', final) !== 'never' ? 'forever' : to;
 };
 
-/** A method's policy, from its spec's cache rule and block parameter (src/rpc/methods/specs/). */
+/** A method's policy, from its spec's cache rule and block parameter (src/methods/specs/). */
 export function policyOf(spec: MethodSpec): CachePolicy | undefined {
   switch (spec.cache) {
     case 'never': return undefined;

@@ -1,5 +1,5 @@
-import type { SeenRule } from '../rpc/methods/method-spec.ts';
-import { METHOD_SPECS } from '../rpc/methods/specs.ts';
+import type { SeenRule } from '../methods/method-spec.ts';
+import { METHOD_SPECS } from '../methods/specs.ts';
 
 /**
  * The newest block an answer shows to exist, per method (read-your-writes, docs/decisions.md §9): once a caller has seen
@@ -38,7 +38,7 @@ const RULES: Readonly<Record<SeenRule, Seen | undefined>> = {
   items: logs,
 };
 
-/** What each method's answer shows, from its spec's rule (src/rpc/methods/specs/). */
+/** What each method's answer shows, from its spec's rule (src/methods/specs/). */
 const SEEN: ReadonlyMap<string, Seen> = new Map(
   [...METHOD_SPECS.values()].flatMap((spec) => {
     const seen = RULES[spec.seen];

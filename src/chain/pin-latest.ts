@@ -1,4 +1,4 @@
-import { specOf } from '../rpc/methods/specs.ts';
+import { specOf } from '../methods/specs.ts';
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -15,7 +15,7 @@ export interface Settled {
  * `safe` and `finalized` are pinned to the network's, when known; `pending` and `earliest` pass unchanged.
  */
 export function pinLatest(method: string, params: unknown[], head: number, settled: Settled = {}): { params: unknown[]; block: number } | undefined {
-  // Where the call names its block, and in which form, is its spec's (src/rpc/methods/specs/).
+  // Where the call names its block, and in which form, is its spec's (src/methods/specs/).
   const at = specOf(method)?.block;
   if (!at || at.by === 'hash') return undefined;
   if (at.by === 'filter') return pinLogs(params, head);

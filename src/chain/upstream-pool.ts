@@ -5,8 +5,8 @@ import { classifyAnswer, classifyFailure, forCaller, type Outcome } from '../ups
 import type { Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
 import { callerGone } from '../errors/call-aborted.ts';
 import { blockSeenIn } from './block-seen.ts';
-import type { Routing } from '../rpc/methods/method-spec.ts';
-import { specOf } from '../rpc/methods/specs.ts';
+import type { Routing } from '../methods/method-spec.ts';
+import { specOf } from '../methods/specs.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
 
 /** How a call is to be routed, decided by the chain module before it reaches the pool. */
@@ -22,7 +22,7 @@ export interface Route {
 /**
  * Methods whose state lives in one node (its accounts and keys, its mempool view, a local chain's controls): all go
  * to one designated upstream, the first primary, and are never retried elsewhere. A method's spec says its route
- * (src/rpc/methods/specs/); an operator's extra method without a spec goes there by its name.
+ * (src/methods/specs/); an operator's extra method without a spec goes there by its name.
  */
 const ONE_NODE_PREFIXES = ['evm_', 'anvil_', 'hardhat_', 'personal_', 'txpool_'];
 const ONE_NODE = new Set(['eth_signTransaction', 'eth_signTypedData', 'eth_signTypedData_v4']);

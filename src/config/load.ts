@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { configSchema, type Config } from './schema.ts';
-import { EMBEDDED_EXTRA_METHODS } from '../rpc/methods/specs.ts';
+import { EMBEDDED_EXTRA_METHODS } from '../methods/specs.ts';
 
 /** A configuration that failed validation; `problems` name each field ("server.port: must be <= 65535"). */
 export class ConfigError extends Error {

@@ -150,7 +150,7 @@ export interface Config {
      * hosted services allow bursts (RateLimit-Limit is this bucket). Default 10 s.
      */
     burstSeconds: number;
-    /** Compute units per method, over the default table (src/limits/default-costs.ts). */
+    /** Compute units per method, over the default table (src/methods/default-costs.ts). */
     costs: Record<string, number>;
     /** Cost of a method that is in neither table (an operator's extra method). */
     defaultCost: number;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { Adapter, Next } from '../rpc/adapters/adapter.ts';
+import type { Adapter, Next } from '../methods/adapters/adapter.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import type { FilterKind, FilterState, FilterStore, SeenBlock } from './filter-store.ts';
 

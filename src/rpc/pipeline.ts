@@ -5,7 +5,7 @@ import type { Network } from '../chain/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import type { Call, Next, Stage } from './call.ts';
 import type { RpcCall } from './framing.ts';
-import type { MethodEntry } from './methods/method-table.ts';
+import type { MethodEntry } from './method-table.ts';
 import { cacheStage } from './stages/cache.ts';
 import { deadlineStage } from './stages/deadline.ts';
 import { headSeenStage } from './stages/head-seen.ts';

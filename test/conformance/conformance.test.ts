@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { ALLOWED_METHODS } from '../../src/rpc/methods/allowed.ts';
-import { methodSchemas } from '../../src/rpc/schemas/method-schemas.ts';
+import { ALLOWED_METHODS } from '../../src/methods/allowed.ts';
+import { methodSchemas } from '../../src/methods/schemas/method-schemas.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { canonicalJson, ReplayUpstream, type RecordedPair } from './replay-upstream.ts';
 

@@ -13,9 +13,9 @@ import { runInNewContext } from 'node:vm';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { request } from 'undici';
-import { ALLOWED_METHODS } from '../../src/rpc/methods/allowed.ts';
-import { compileParamValidator } from '../../src/rpc/methods/param-validator.ts';
-import { methodSchemas } from '../../src/rpc/schemas/method-schemas.ts';
+import { ALLOWED_METHODS } from '../../src/methods/allowed.ts';
+import { compileParamValidator } from '../../src/methods/param-validator.ts';
+import { methodSchemas } from '../../src/methods/schemas/method-schemas.ts';
 import {
   bodies, callableMethods, envelopes, GOOD_TYPES, mutatedCall, nested, requestLike, serialize, WRONG_VALUES, type Envelope,
 } from '../helpers/fuzz-inputs.ts';
@@ -321,7 +321,7 @@ describe('fuzzing the endpoint through the wire', { timeout: 15 * 60_000 }, () =
       assert.deepEqual([JSON.parse(r.text).id, JSON.parse(r.text).error.code], [null, -32600]);
     }
     // An open-ended object nested 10,000 deep passed the schema, then overflowed JSON.stringify on its way to
-    // the node: HTTP 500 (src/rpc/methods/param-validator.ts now refuses more than 128 levels).
+    // the node: HTTP 500 (src/methods/param-validator.ts now refuses more than 128 levels).
     for (const [params, index] of [
       [[{ to: ZERO }, 'latest', { a: nested(10_000, 'array') }], 2],
       [[{ to: ZERO, extra: nested(100_000, 'object') }, 'latest'], 0],

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { HDNodeWallet, Interface, Transaction, getBytes, id, verifyMessage } from 'ethers';
-import { ALLOWED_METHODS } from '../../src/rpc/methods/allowed.ts';
-import { methodSchemas } from '../../src/rpc/schemas/method-schemas.ts';
+import { ALLOWED_METHODS } from '../../src/methods/allowed.ts';
+import { methodSchemas } from '../../src/methods/schemas/method-schemas.ts';
 import { compileCounter, counterInitCode } from '../helpers/counter.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 

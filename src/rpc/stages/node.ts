@@ -1,6 +1,6 @@
 import type { Route } from '../../chain/upstream-pool.ts';
 import type { UpstreamAnswer } from '../../upstream/upstream.ts';
-import type { Next as NodeNext } from '../adapters/adapter.ts';
+import type { Next as NodeNext } from '../../methods/adapters/adapter.ts';
 import type { Call } from '../call.ts';
 
 /** Dedicated keys' calls go to the network's dedicated upstreams, where it has any; the call's deadline goes along. */

@@ -189,7 +189,7 @@ export class AnvilSupervisor implements Upstream {
       // Only read by --load-state of an old snapshot (a data directory of the snapshot design being migrated).
       '--preserve-historical-states',
       // No --steps-tracing: it made anvil take ~1.6 s to mine a block of 3,000 logs, holding every read meanwhile
-      // (issue 17); the struct logs it would give debug_trace* are had by re-execution (rpc/adapters/struct-logs-replay.ts).
+      // (issue 17); the struct logs it would give debug_trace* are had by re-execution (methods/adapters/struct-logs-replay.ts).
       '--silent',
     ];
     if (this.cfg.mining === 'interval') a.push('--block-time', String(this.cfg.blockTimeSeconds));

@@ -1,7 +1,7 @@
-import { methodSchemas } from '../../schemas/method-schemas.ts';
+import { methodSchemas } from '../schemas/method-schemas.ts';
 import type { MethodSpec } from '../method-spec.ts';
 
-/** A spec whose schema is the vendored (or hand-written) one of the same name (src/rpc/schemas/). */
+/** A spec whose schema is the vendored (or hand-written) one of the same name (src/methods/schemas/). */
 export function vendored(name: string, rest: Omit<MethodSpec, 'name' | 'schema'>): MethodSpec {
   const schema = methodSchemas[name];
   if (!schema) throw new Error(`no schema for method ${name}`);

@@ -1,6 +1,6 @@
-import { eth_mining } from '../../adapters/eth_mining.ts';
-import { eth_protocolVersion } from '../../adapters/eth_protocolVersion.ts';
-import { net_peerCount } from '../../adapters/net_peerCount.ts';
+import { eth_mining } from '../adapters/eth_mining.ts';
+import { eth_protocolVersion } from '../adapters/eth_protocolVersion.ts';
+import { net_peerCount } from '../adapters/net_peerCount.ts';
 import { READ, type MethodSpec } from '../method-spec.ts';
 import { vendored } from './vendored.ts';
 

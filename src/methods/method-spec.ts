@@ -1,5 +1,5 @@
-import type { Adapter } from '../adapters/adapter.ts';
-import type { MethodSchema } from '../schemas/method-schema.ts';
+import type { Adapter } from './adapters/adapter.ts';
+import type { MethodSchema } from './schemas/method-schema.ts';
 
 /**
  * Where a method names its block, and in which form. The validation's `latest` default, the pinning of tags to the
@@ -51,9 +51,9 @@ export interface MethodSpec {
   readonly route: Routing;
   /** Sends a transaction: the head is about to move, and its hash is noted for pending-transaction filters. */
   readonly write: boolean;
-  /** Executes a call object on the node: `rpc.gasCap` bounds the gas it may burn (src/limits/gas-cap.ts). */
+  /** Executes a call object on the node: `rpc.gasCap` bounds the gas it may burn (src/methods/gas-cap.ts). */
   readonly gasCapped: boolean;
-  /** Closes a gap between a node and geth's documented behaviour (src/rpc/adapters/). */
+  /** Closes a gap between a node and geth's documented behaviour (src/methods/adapters/). */
   readonly adapter: Adapter | undefined;
   /** Answered by the gateway itself (the filter methods, docs/decisions.md §8); the handler is the filters module's. */
   readonly local: boolean;

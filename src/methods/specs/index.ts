@@ -1,6 +1,6 @@
 /**
  * The registered method specs: one line per spec file. A method is described there and nowhere else; the
- * method table, validation, pinning, the cache, read-your-writes, routing and costs read it (src/rpc/methods/specs.ts).
+ * method table, validation, pinning, the cache, read-your-writes, routing and costs read it (src/methods/specs.ts).
  */
 export * from './node-info.ts';
 export * from './state.ts';

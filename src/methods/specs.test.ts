@@ -72,9 +72,9 @@ test('routing and writes: accounts and keys on the designated node, a signed tra
 });
 
 test('eth_getBlockReceipts: pinning, cache and read-your-writes follow its block parameter (number, tag or hash)', async () => {
-  const { pinLatest } = await import('../../chain/pin-latest.ts');
-  const { blockSeenIn } = await import('../../chain/block-seen.ts');
-  const { CACHE_POLICIES } = await import('../../cache/cache-policy.ts');
+  const { pinLatest } = await import('../chain/pin-latest.ts');
+  const { blockSeenIn } = await import('../chain/block-seen.ts');
+  const { CACHE_POLICIES } = await import('../cache/cache-policy.ts');
   const hash = '0x' + 'ab'.repeat(32);
   assert.deepEqual(pinLatest('eth_getBlockReceipts', ['latest'], 9), { params: ['0x9'], block: 9 });
   assert.deepEqual(pinLatest('eth_getBlockReceipts', ['0x5'], 9), { params: ['0x5'], block: 5 });

@@ -1,6 +1,6 @@
-import { debug_traceBlockByHash } from '../../adapters/debug_traceBlockByHash.ts';
-import { debug_traceBlockByNumber } from '../../adapters/debug_traceBlockByNumber.ts';
-import { debug_traceTransaction } from '../../adapters/debug_traceTransaction.ts';
+import { debug_traceBlockByHash } from '../adapters/debug_traceBlockByHash.ts';
+import { debug_traceBlockByNumber } from '../adapters/debug_traceBlockByNumber.ts';
+import { debug_traceTransaction } from '../adapters/debug_traceTransaction.ts';
 import { READ, type MethodSpec } from '../method-spec.ts';
 import { vendored } from './vendored.ts';
 

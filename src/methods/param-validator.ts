@@ -1,6 +1,6 @@
 import { Ajv, type ValidateFunction } from 'ajv';
-import { GatewayError } from '../../errors/gateway-error.ts';
-import type { MethodSchema } from '../schemas/method-schema.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { MethodSchema } from './schemas/method-schema.ts';
 import type { BlockParam } from './method-spec.ts';
 
 const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: false });

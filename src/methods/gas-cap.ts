@@ -1,5 +1,5 @@
-import type { Adapter } from '../rpc/adapters/adapter.ts';
-import { METHOD_SPECS } from '../rpc/methods/specs.ts';
+import type { Adapter } from './adapters/adapter.ts';
+import { METHOD_SPECS } from './specs.ts';
 
 /**
  * The methods that execute a call object on the node (their specs say `gasCapped`): what a caller asks of them is

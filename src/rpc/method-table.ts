@@ -1,15 +1,15 @@
-import type { Config } from '../../config/schema.ts';
-import type { Adapter } from '../adapters/adapter.ts';
-import { methodSchemas } from '../schemas/method-schemas.ts';
-import type { LocalMethod } from '../../filters/filters.ts';
-import { getLogsBounds } from '../../limits/get-logs-bounds.ts';
-import { GAS_CAPPED, gasCap } from '../../limits/gas-cap.ts';
-import { ALLOWED_METHODS } from './allowed.ts';
-import { anyParams, compileParamValidator, type ParamValidator } from './param-validator.ts';
-import { specOf } from './specs.ts';
+import type { Config } from '../config/schema.ts';
+import type { Adapter } from '../methods/adapters/adapter.ts';
+import { methodSchemas } from '../methods/schemas/method-schemas.ts';
+import type { LocalMethod } from '../filters/filters.ts';
+import { getLogsBounds } from '../methods/get-logs-bounds.ts';
+import { GAS_CAPPED, gasCap } from '../methods/gas-cap.ts';
+import { ALLOWED_METHODS } from '../methods/allowed.ts';
+import { anyParams, compileParamValidator, type ParamValidator } from '../methods/param-validator.ts';
+import { specOf } from '../methods/specs.ts';
 
 /**
- * One entry per allowed method (STYLE 5), made from its spec (src/rpc/methods/specs/) and the configuration: how
+ * One entry per allowed method (STYLE 5), made from its spec (src/methods/specs/) and the configuration: how
  * its params are validated, which adapter closes a node's gap, its time-out and cost.
  */
 export interface MethodEntry {

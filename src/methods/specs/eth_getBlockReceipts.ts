@@ -1,7 +1,7 @@
-import type { Adapter } from '../../adapters/adapter.ts';
-import { receiptAsGeth } from '../../adapters/eth_getTransactionReceipt.ts';
-import { BLOCK_NUMBER_OR_TAG, EIP1898, HASH32 } from '../../schemas/common.ts';
-import { methodSchemas } from '../../schemas/method-schemas.ts';
+import type { Adapter } from '../adapters/adapter.ts';
+import { receiptAsGeth } from '../adapters/eth_getTransactionReceipt.ts';
+import { BLOCK_NUMBER_OR_TAG, EIP1898, HASH32 } from '../schemas/common.ts';
+import { methodSchemas } from '../schemas/method-schemas.ts';
 import { READ, type MethodSpec } from '../method-spec.ts';
 
 /** A receipt as eth_getTransactionReceipt describes it (its non-null variant). */

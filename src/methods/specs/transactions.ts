@@ -1,5 +1,5 @@
-import { eth_getTransactionReceipt } from '../../adapters/eth_getTransactionReceipt.ts';
-import { eth_pendingTransactions } from '../../adapters/eth_pendingTransactions.ts';
+import { eth_getTransactionReceipt } from '../adapters/eth_getTransactionReceipt.ts';
+import { eth_pendingTransactions } from '../adapters/eth_pendingTransactions.ts';
 import { READ, type MethodSpec } from '../method-spec.ts';
 import { vendored } from './vendored.ts';
 

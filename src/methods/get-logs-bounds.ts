@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { Adapter, Next } from '../rpc/adapters/adapter.ts';
+import type { Adapter, Next } from './adapters/adapter.ts';
 
 export interface GetLogsBounds {
   /** Blocks one query may span; 0: any. */
