@@ -12,7 +12,7 @@ import { openRateLimiter, type OpenedRateLimiter } from './limits/open-rate-limi
 import { QuotaTracker } from './limits/quota.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/store.ts';
-import { Networks } from './chain/networks.ts';
+import { Networks } from './networks/networks.ts';
 import { Filters } from './filters/filters.ts';
 import { MemoryFilterStore } from './filters/memory-filter-store.ts';
 import { Metrics } from './analytics/metrics.ts';

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Networks } from '../chain/networks.ts';
+import type { Networks } from '../networks/networks.ts';
 import type { WebhookStats } from '../store/store.ts';
 import { ScrapeHistogram, type Series } from './scrape-histogram.ts';
 import type { UsageRecorder } from './usage-recorder.ts';

@@ -3,7 +3,7 @@ import type { AccountsService } from '../accounts/service.ts';
 import { minuteOf, type UsageRecorder } from '../analytics/usage-recorder.ts';
 import type { Bucket } from '../analytics/report.ts';
 import { readUsage, TooManyUsageRowsError, UsageReadGate, UsageReadTimeoutError } from '../analytics/read-usage.ts';
-import type { Networks } from '../chain/networks.ts';
+import type { Networks } from '../networks/networks.ts';
 import { monthOf } from '../limits/quota.ts';
 import type { Store } from '../store/store.ts';
 import { ApiError } from './errors.ts';

@@ -16,7 +16,7 @@ import { sessionRoutes } from './session-routes.ts';
 import { analyticsRoutes } from './analytics-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 import type { Resolve } from '../webhooks/target-guard.ts';
-import type { Networks } from '../chain/networks.ts';
+import type { Networks } from '../networks/networks.ts';
 import type { UsageRecorder } from '../analytics/usage-recorder.ts';
 import type { Limits } from '../limits/limits.ts';
 import { Sessions } from './sessions.ts';

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { Networks } from '../chain/networks.ts';
+import type { Networks } from '../networks/networks.ts';
 import { DEFAULT_MAX_WEBHOOKS, type Store, type Webhook } from '../store/store.ts';
 import { WEBHOOK_KINDS } from '../webhooks/producer.ts';
 import { checkTarget, TargetRefused, type Resolve } from '../webhooks/target-guard.ts';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { OpenedRateLimiter } from '../limits/open-rate-limiter.ts';
 import type { Store } from '../store/store.ts';
-import type { Networks } from '../chain/networks.ts';
+import type { Networks } from '../networks/networks.ts';
 
 /**
  * `/healthz`: the process is alive. `/readyz`: the store answers and every network has an upstream that answers

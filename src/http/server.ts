@@ -9,7 +9,7 @@ import type { OpenedRateLimiter } from '../limits/open-rate-limiter.ts';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Store } from '../store/store.ts';
-import type { Networks } from '../chain/networks.ts';
+import type { Networks } from '../networks/networks.ts';
 import { clientErrorHandler, frameworkErrors } from './client-errors.ts';
 import { capConnections } from './connection-caps.ts';
 import { registerHealthRoutes } from './health.ts';

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { authorizeRequest } from '../auth/authorize.ts';
 import type { ResolvedKey } from '../auth/key-resolver.ts';
-import type { Network } from '../chain/networks.ts';
+import type { Network } from '../networks/networks.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { decisionOf } from '../limits/limit-refusal.ts';
 import type { RateDecision } from '../limits/rate-limiter.ts';

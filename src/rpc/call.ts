@@ -1,8 +1,8 @@
 import type { ResolvedKey } from '../auth/key-resolver.ts';
 import type { CacheOutcome } from '../cache/response-cache.ts';
-import type { Network } from '../chain/networks.ts';
+import type { Network } from '../networks/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
-import type { MethodEntry } from './method-table.ts';
+import type { MethodEntry } from '../networks/method-table.ts';
 
 /**
  * One JSON-RPC call on its way through the stages (docs/pipeline.md): what they need, and what they tell each other

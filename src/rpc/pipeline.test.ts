@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Network } from '../chain/networks.ts';
-import type { MethodEntry } from './method-table.ts';
+import type { Network } from '../networks/networks.ts';
+import type { MethodEntry } from '../networks/method-table.ts';
 import { stagesOf } from './pipeline.ts';
 import { deadlineStage } from './stages/deadline.ts';
 import { headSeenStage } from './stages/head-seen.ts';

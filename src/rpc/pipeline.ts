@@ -1,11 +1,11 @@
 import { authorizeMethod } from '../auth/authorize.ts';
 import type { ResolvedKey } from '../auth/key-resolver.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { Network } from '../chain/networks.ts';
+import type { Network } from '../networks/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import type { Call, Next, Stage } from './call.ts';
 import type { RpcCall } from './framing.ts';
-import type { MethodEntry } from './method-table.ts';
+import type { MethodEntry } from '../networks/method-table.ts';
 import { cacheStage } from './stages/cache.ts';
 import { deadlineStage } from './stages/deadline.ts';
 import { headSeenStage } from './stages/head-seen.ts';

@@ -1,5 +1,5 @@
 import type { ResolvedKey } from '../auth/key-resolver.ts';
-import type { Network } from '../chain/networks.ts';
+import type { Network } from '../networks/networks.ts';
 import type { EndpointDeps } from './endpoint-deps.ts';
 import type { FramedItem } from './framing.ts';
 import type { Answer } from './send-answers.ts';

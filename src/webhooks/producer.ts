@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { BlockRef, Chain } from '../chain/chain.ts';
-import type { Networks } from '../chain/networks.ts';
+import type { Networks } from '../networks/networks.ts';
 import type { NewWebhookEvent, Store, Webhook } from '../store/store.ts';
 import { Pacer } from '../background/pacer.ts';
 import { KeptEvents, type KeptBudget } from './kept-events.ts';

@@ -3,14 +3,14 @@ import type { Filters } from '../filters/filters.ts';
 import { NetworkCache, ResponseCache } from '../cache/response-cache.ts';
 import type { Config } from '../config/schema.ts';
 import { AnswerBudget } from '../limits/answer-budget.ts';
-import type { MethodEntry } from '../rpc/method-table.ts';
-import { buildMethodTables } from '../rpc/method-table.ts';
+import type { MethodEntry } from './method-table.ts';
+import { buildMethodTables } from './method-table.ts';
 import { AnvilSupervisor } from '../upstream/embedded/anvil-supervisor.ts';
 import { HttpUpstream } from '../upstream/http-upstream.ts';
-import { HEAD_BOUND } from './agreed-head.ts';
-import { Chain } from './chain.ts';
-import type { ChainHead } from './chain-head.ts';
-import { UpstreamMember } from './upstream-member.ts';
+import { HEAD_BOUND } from '../chain/agreed-head.ts';
+import { Chain } from '../chain/chain.ts';
+import type { ChainHead } from '../chain/chain-head.ts';
+import { UpstreamMember } from '../chain/upstream-member.ts';
 
 /** A configured network, ready to serve. */
 export interface Network {
