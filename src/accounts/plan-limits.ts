@@ -1,4 +1,4 @@
-import type { Plan } from './model.ts';
+import type { Plan } from '../store/model.ts';
 
 /**
  * The one definition of a plan's limits (issue 18: they were written seven times). The management API's plan

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { parseAllowlist } from '../auth/ip-allowlist.ts';
 import { DEFAULT_MAX_KEYS, StoreConflictError, type AccountPatch, type ApiKeyPatch, type PlanPatch, type Store } from '../store/store.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
-import { newKeyMaterial } from './key-value.ts';
+import { newKeyMaterial } from '../auth/key-value.ts';
 import { PLAN_LIMITS, planLimitProblem } from './plan-limits.ts';
-import { KEY_TYPES, PERMISSIONS, permissionsFor, type Account, type ApiKey, type KeyType, type Permission, type Plan, type Role } from './model.ts';
+import { KEY_TYPES, PERMISSIONS, permissionsFor, type Account, type ApiKey, type KeyType, type Permission, type Plan, type Role } from '../store/model.ts';
 import { hashPassword } from './password.ts';
 
 export interface NewKeyInput {

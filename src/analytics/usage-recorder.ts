@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { groupKeyId, LATENCY_BUCKETS_MS, type Store, type UsageMinute } from '../store/store.ts';
+import { minuteOf } from '../store/minute.ts';
 
 /** Calls of one network, method and outcome since start. */
 export interface Total { network: string; method: string; code: number; requests: number; computeUnits: number }
@@ -10,8 +11,6 @@ type Cell = UsageMinute;
 /** A minute's cells by key, network, method, then a short list by outcome: found without building a string. */
 type Index = Map<string, Map<string, Map<string, Cell[]>>>;
 
-/** The UTC minute of `t`, `YYYY-MM-DDTHH:MM`. */
-export const minuteOf = (t: number) => new Date(t).toISOString().slice(0, 16);
 
 const [B0, B1, B2, B3, B4] = LATENCY_BUCKETS_MS;
 if (LATENCY_BUCKETS_MS.length !== 5) throw new Error('usage-recorder: the bucket chain below assumes 5 latency bounds');

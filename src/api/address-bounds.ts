@@ -1,5 +1,5 @@
 import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
-import { addressAndSubnet } from '../http/subnet.ts';
+import { addressAndSubnet } from '../limits/subnet.ts';
 
 export interface AddressBoundsOptions {
   /** Password checks at once from one /24 (IPv4) or /64 (IPv6); one address has one at a time. */

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { AccountsService } from '../accounts/service.ts';
-import { minuteOf, type UsageRecorder } from '../analytics/usage-recorder.ts';
+import type { UsageRecorder } from '../analytics/usage-recorder.ts';
+import { minuteOf } from '../store/minute.ts';
 import type { Bucket } from '../analytics/report.ts';
 import { readUsage, TooManyUsageRowsError, UsageReadGate, UsageReadTimeoutError } from '../analytics/read-usage.ts';
 import type { Networks } from '../networks/networks.ts';

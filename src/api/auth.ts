@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import '@fastify/cookie';
-import type { Account } from '../accounts/model.ts';
+import type { Account } from '../store/model.ts';
 import { ipAllowed } from '../auth/ip-allowlist.ts';
 import type { KeyResolver, ResolvedKey } from '../auth/key-resolver.ts';
-import type { UnknownKeyGuard } from '../auth/unknown-key-guard.ts';
+import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
 import { ApiError } from './errors.ts';

@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Account } from '../accounts/model.ts';
+import type { Account } from '../store/model.ts';
 import { hashPassword, verifyPassword } from '../accounts/password.ts';
 import type { Store } from '../store/store.ts';
 import { AddressBounds } from './address-bounds.ts';
 import { LoginBackoff } from './login-backoff.ts';
-import { addressAndSubnet } from '../http/subnet.ts';
+import { addressAndSubnet } from '../limits/subnet.ts';
 
 interface Verified { accountId: string; passwordHash: string; updatedAt: string; expires: number }
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AccountsService } from '../accounts/service.ts';
 import type { KeyResolver } from '../auth/key-resolver.ts';
-import { UnknownKeyGuard } from '../auth/unknown-key-guard.ts';
+import { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
 import type { Config } from '../config/schema.ts';
 import type { Store } from '../store/store.ts';
 import { accountRoutes } from './account-routes.ts';

@@ -1,4 +1,4 @@
-import { KEY_TYPES, PERMISSIONS } from '../accounts/model.ts';
+import { KEY_TYPES, PERMISSIONS } from '../store/model.ts';
 import { PLAN_LIMITS, REQUIRED_PLAN_LIMITS, planLimitProperties } from '../accounts/plan-limits.ts';
 
 /**

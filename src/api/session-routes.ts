@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { Account } from '../accounts/model.ts';
+import type { Account } from '../store/model.ts';
 import type { AccountsService } from '../accounts/service.ts';
-import type { UnknownKeyGuard } from '../auth/unknown-key-guard.ts';
-import { addressAndSubnet } from '../http/subnet.ts';
+import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
+import { addressAndSubnet } from '../limits/subnet.ts';
 import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
 import { ApiError } from './errors.ts';
 import { errorResponses } from './schemas.ts';

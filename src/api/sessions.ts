@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Account } from '../accounts/model.ts';
+import type { Account } from '../store/model.ts';
 import type { Session, Store } from '../store/store.ts';
 
 /** The session cookie: HttpOnly (scripts never see it), SameSite=Strict, Secure when served over TLS. */

@@ -1,5 +1,5 @@
-import { hashKey } from '../accounts/key-value.ts';
-import type { KeyContext } from '../accounts/model.ts';
+import { hashKey } from './key-value.ts';
+import type { KeyContext } from '../store/model.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Store } from '../store/store.ts';
 import { parseAllowlist } from './ip-allowlist.ts';

@@ -1,6 +1,6 @@
 import { seedPlans } from '../accounts/bootstrap.ts';
 import { NotFoundError } from '../accounts/errors.ts';
-import type { Account } from '../accounts/model.ts';
+import type { Account } from '../store/model.ts';
 import { accountsCatalogue } from '../accounts/catalogue.ts';
 import { AccountsService } from '../accounts/service.ts';
 import type { Config } from '../config/schema.ts';

@@ -1,4 +1,4 @@
-import type { Account, ApiKey } from '../accounts/model.ts';
+import type { Account, ApiKey } from '../store/model.ts';
 
 /**
  * Human output: aligned columns, and never a secret (no key value, key hash or password hash). `--json` prints the

@@ -1,4 +1,4 @@
-import type { Plan } from '../accounts/model.ts';
+import type { Plan } from '../store/model.ts';
 
 /**
  * The one typed configuration schema (STYLE principle 7): every field with its default and unit, validated

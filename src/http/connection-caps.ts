@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ipAllowed, parseAllowlist } from '../auth/ip-allowlist.ts';
-import { addressAndSubnet } from './subnet.ts';
+import { addressAndSubnet } from '../limits/subnet.ts';
 
 export interface ConnectionCaps {
   /** Open connections at once in all; node refuses past it. */

@@ -1,5 +1,5 @@
-import type { ResolvedKey } from '../auth/key-resolver.ts';
 import type { Config } from '../config/schema.ts';
+import type { KeyContext } from '../store/model.ts';
 import { decisionOf, LimitRefusal } from './limit-refusal.ts';
 import { secondsToNextMonth, type QuotaTracker } from './quota.ts';
 import type { RateDecision, RateLimiter } from './rate-limiter.ts';
@@ -27,7 +27,7 @@ export class Limits {
    * A bucket in debt (after a call dearer than the bucket) says to come back when it is full again: the refused
    * body is unknown, and that is when any call passes.
    */
-  async admitBody(k: ResolvedKey, units: number): Promise<RateDecision> {
+  async admitBody(k: KeyContext, units: number): Promise<RateDecision> {
     try {
       return await this.admit(k, units);
     } catch (err) {
@@ -46,7 +46,7 @@ export class Limits {
    * Admits `cost` units for the key, or throws 429 (-32005) with `data: {limit, window, retryAfter}`. `credit`:
    * the units `admitBody` already took for this request (part of `cost`; kept when refused: they paid for the read).
    */
-  async admit(k: ResolvedKey, cost: number, credit = 0): Promise<RateDecision> {
+  async admit(k: KeyContext, cost: number, credit = 0): Promise<RateDecision> {
     const plan = k.plan;
     if (cost > credit) {
       const used = await this.quota.usedBy(k.account.id);
@@ -76,7 +76,7 @@ export class Limits {
    * Gives back `units` of work the gateway refused after the limit stage had admitted it (a filter over the plan's
    * count): a refused request costs no more than an invalid one. Best effort, off the answer's path.
    */
-  refund(k: ResolvedKey, units: number): void {
+  refund(k: KeyContext, units: number): void {
     if (units <= 0) return;
     const plan = k.plan;
     void this.rate.consume(`a:${k.account.id}`, -units, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds).catch(() => {});

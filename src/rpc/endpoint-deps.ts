@@ -2,7 +2,7 @@ import type { Metrics } from '../analytics/metrics.ts';
 import type { RefusalLog } from '../analytics/refusal-log.ts';
 import type { UsageRecorder } from '../analytics/usage-recorder.ts';
 import type { KeyResolver } from '../auth/key-resolver.ts';
-import type { UnknownKeyGuard } from '../auth/unknown-key-guard.ts';
+import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
 import type { Networks } from '../networks/networks.ts';
 import type { Config } from '../config/schema.ts';
 import type { Limits } from '../limits/limits.ts';

@@ -1,4 +1,4 @@
-import { UnknownKeyGuard } from '../auth/unknown-key-guard.ts';
+import { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
 import { admitter } from './admit.ts';
 import type { EndpointDeps } from './endpoint-deps.ts';
 import { framerAndLimiter } from './frame-and-limit.ts';

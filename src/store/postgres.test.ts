@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import pg from 'pg';
-import { newKeyMaterial } from '../accounts/key-value.ts';
+import { newKeyMaterial } from '../auth/key-value.ts';
 import { freshDatabase, postgresReachable, postgresWhere } from '../../test/helpers/postgres.ts';
 import { openStore } from './open-store.ts';
 import { PostgresStore } from './postgres.ts';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Account, ApiKey, KeyContext, Plan } from '../accounts/model.ts';
+import type { Account, ApiKey, KeyContext, Plan } from './model.ts';
 import { accountConflict, keyConflict, planConflict, rethrowConflict, type Violation } from './conflict.ts';
 import { migratePostgres } from './postgres-migrations.ts';
 import {

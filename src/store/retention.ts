@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { minuteOf } from '../analytics/usage-recorder.ts';
+import { minuteOf } from './minute.ts';
 import type { Pacer } from '../background/pacer.ts';
 import type { Store } from './store.ts';
 

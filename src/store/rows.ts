@@ -1,4 +1,4 @@
-import type { Account, ApiKey, KeyType, Permission, Plan } from '../accounts/model.ts';
+import type { Account, ApiKey, KeyType, Permission, Plan } from './model.ts';
 import type { UsageMinute, UsageQuery, Webhook, WebhookEvent, WebhookStats, WebhookStatus } from './store.ts';
 
 /**

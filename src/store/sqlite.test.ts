@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { newKeyMaterial } from '../accounts/key-value.ts';
+import { newKeyMaterial } from '../auth/key-value.ts';
 import { openStore } from './open-store.ts';
 import { SqliteStore } from './sqlite.ts';
 import { sqliteMigrations } from './sqlite-migrations.ts';

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { DEFAULT_PERMISSIONS } from '../accounts/model.ts';
-import { newKeyMaterial } from '../accounts/key-value.ts';
+import { DEFAULT_PERMISSIONS } from './model.ts';
+import { newKeyMaterial } from '../auth/key-value.ts';
 import { PLAN_LIMITS } from '../accounts/plan-limits.ts';
 import { StoreConflictError, type NewAccount, type NewApiKey, type NewPlan, type Store, type UsageMinute } from './store.ts';
 

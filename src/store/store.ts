@@ -1,4 +1,4 @@
-import type { Account, ApiKey, KeyContext, Plan } from '../accounts/model.ts';
+import type { Account, ApiKey, KeyContext, Plan } from './model.ts';
 import { PLAN_LIMIT_DEFAULTS } from '../accounts/plan-limits.ts';
 
 /** Keys per account of a plan made without saying (and of plans made before the limit existed). */

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { minuteOf } from '../../src/analytics/usage-recorder.ts';
+import { minuteOf } from '../../src/store/minute.ts';
 import type { UsageMinute } from '../../src/store/store.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 

@@ -1,5 +1,5 @@
 import { ValidationError } from '../../accounts/errors.ts';
-import type { Account, Role } from '../../accounts/model.ts';
+import type { Account, Role } from '../../store/model.ts';
 import { JSON_FLAG, runGroup, type Subcommand, type Values } from '../command.ts';
 import { findAccount, withStore, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';

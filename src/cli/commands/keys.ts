@@ -1,5 +1,5 @@
 import { NotFoundError } from '../../accounts/errors.ts';
-import { KEY_TYPES, type Account, type ApiKey, type Permission } from '../../accounts/model.ts';
+import { KEY_TYPES, type Account, type ApiKey, type Permission } from '../../store/model.ts';
 import type { Config } from '../../config/schema.ts';
 import type { ApiKeyPatch } from '../../store/store.ts';
 import { JSON_FLAG, runGroup, type Options, type Subcommand, type Values } from '../command.ts';

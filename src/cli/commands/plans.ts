@@ -1,4 +1,4 @@
-import type { Plan } from '../../accounts/model.ts';
+import type { Plan } from '../../store/model.ts';
 import { PLAN_LIMIT_DEFAULTS, PLAN_LIMITS, REQUIRED_PLAN_LIMITS, type PlanLimit } from '../../accounts/plan-limits.ts';
 import { StoreConflictError, type PlanPatch } from '../../store/store.ts';
 import { JSON_FLAG, runGroup, type Options, type Subcommand, type Values } from '../command.ts';

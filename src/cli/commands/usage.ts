@@ -1,5 +1,5 @@
 import { report } from '../../analytics/report.ts';
-import { minuteOf } from '../../analytics/usage-recorder.ts';
+import { minuteOf } from '../../store/minute.ts';
 import { monthOf } from '../../limits/quota.ts';
 import { UsageError } from '../errors.ts';
 import { JSON_FLAG, runGroup, type Subcommand } from '../command.ts';

@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.ts';
-import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
+import { MemoryRateLimiter } from './memory-rate-limiter.ts';
 
 /**
  * Limits failed authentications per client IP (docs/decisions.md §7): each failure spends one unit of the IP's bucket, and
