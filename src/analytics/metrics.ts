@@ -122,6 +122,25 @@ export class Metrics {
     });
     callCounter('nodegate_upstream_calls_total', 'Calls to upstream nodes, by outcome (answer, failure)', (c) => c.count);
     callCounter('nodegate_upstream_call_seconds_total', 'Time spent in calls to upstream nodes, seconds', (c) => c.seconds);
+    // Reorganisations as each chain's window tells them (chain/chain-window.ts), counted where they are recognised.
+    const reorgs = new Map<string, { count: number; blocks: number }>();
+    for (const n of networks.list) {
+      const c = { count: 0, blocks: 0 };
+      reorgs.set(n.name, c);
+      n.chain.on('reorg', (r) => {
+        c.count++;
+        c.blocks += r.depth;
+      });
+    }
+    const reorgCounter = (name: string, help: string, value: (c: { count: number; blocks: number }) => number) => new Counter({
+      name, help, labelNames: ['network'], registers,
+      collect() {
+        this.reset();
+        for (const [network, c] of reorgs) this.inc({ network }, value(c));
+      },
+    });
+    reorgCounter('nodegate_chain_reorgs_total', 'Reorganisations of the chain (or the head going back) seen by this instance', (c) => c.count);
+    reorgCounter('nodegate_chain_reorg_blocks_total', 'Blocks those reorganisations took off the chain (their depths summed)', (c) => c.blocks);
   }
 
   /**

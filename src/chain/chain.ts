@@ -5,27 +5,27 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
 import { agreedHead, HEAD_BOUND, type HeadBound, type HeadClaim } from './agreed-head.ts';
 import { ChainHead } from './chain-head.ts';
+import { ChainWindow, type BlockRef, type ReorgChange } from './chain-window.ts';
 import { pinLatest } from './pin-latest.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
 import { UpstreamPool, type Route } from './upstream-pool.ts';
 
-/** A block as the chain module hands it out: enough to tell it from another block at the same height. */
-export interface BlockRef {
-  number: number;
-  hash: string;
-  parentHash?: string;
-}
+export type { BlockRef } from './chain-window.ts';
 
 /** What the chain module tells its subscribers (docs/decisions.md §9). */
 export interface ChainEvents {
   /** The head moved forward to this block number. */
   head: [number];
   /**
-   * The chain was reorganised: `to` is the last block both branches share, `from` the old head; `dropped` the
-   * blocks no longer canonical, when the blocks were being followed (someone listens for `block`).
+   * The chain was reorganised or went back, as the chain window tells it (chain-window.ts): `to` is the last block
+   * both branches share, `from` the old head; `dropped` the blocks no longer canonical, when the blocks were being
+   * followed (someone listens for `block`).
    */
-  reorg: [{ from: number; to: number; depth: number; dropped?: BlockRef[] }];
-  /** A new canonical block, each once and in order, while someone listens (webhooks); after a reorg, the new branch. */
+  reorg: [ReorgChange];
+  /**
+   * A new canonical block, each once and in order, while someone listens (webhooks); after a reorg, the new branch
+   * (the chain window's `block` change).
+   */
   block: [BlockRef];
   /** The chain was replaced (an embedded chain restarted: its anvil replaced, the journal replayed). */
   reset: [];
@@ -52,8 +52,6 @@ export interface UpstreamStatus {
 const hex = (n: number) => `0x${n.toString(16)}`;
 /** How long a poll for the latest block waits for the upstreams to have a block that the head says exists. */
 const CATCH_UP_MS = 2_000;
-/** Blocks followed back for a reorganisation; deeper ones are taken as final (PoS chains reorganise 1-2 blocks). */
-const FOLLOW_WINDOW = 128;
 /** New blocks read per round of checks at most; the rest come at the next round. */
 const BLOCKS_PER_ROUND = 256;
 /** Time-out of the chain module's own block reads, ms. */
@@ -76,8 +74,11 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   private timer: NodeJS.Timeout | undefined;
   private checking: Promise<void> | undefined;
   private readonly states = new Map<UpstreamMember, UpstreamStatus['state']>();
-  /** The canonical blocks followed so far, oldest first (only while someone listens for `block`). */
-  private followed: BlockRef[] = [];
+  /**
+   * The recent canonical blocks (chain-window.ts), only while someone listens for `block`: where reorganisations
+   * are recognised, once for the network. Its changes are this module's `block` and `reorg` events.
+   */
+  readonly window: ChainWindow;
   private pacer: Pacer | undefined;
 
   constructor(
@@ -94,9 +95,16 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     super();
     this.pool = new UpstreamPool(members, policy, () => this.best(), log);
     this.label = this.pool.label;
+    this.window = new ChainWindow((n) => this.read(hex(n), BLOCK_READ_MS));
+    this.window.subscribe((c) => {
+      if (c.type === 'block') return void this.emit('block', c.block);
+      if (c.dropped.length > 0) this.log.warn({ from: c.from, to: c.to, depth: c.depth }, 'chain reorganised; cached answers of this network dropped');
+      this.emit('reorg', c);
+    });
     this.head = new ChainHead(finalityDepth, log, () => void this.check(), {
       advanced: (n) => this.emit('head', n),
-      wentBack: (from, to) => this.emit('reorg', { from, to, depth: from - to }),
+      // The head going back is a reorganisation too: the window drops what it held above `to` and says so.
+      wentBack: (from, to) => this.window.wentBack(from, to),
     }, headBound);
   }
 
@@ -145,7 +153,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     for (const m of this.members) this.noteState(m, best);
     if (this.members.length > 1 && best !== undefined) await this.readSettled(best);
     if (this.listenerCount('block') > 0) await this.follow().catch((err) => this.log.debug({ err: String(err) }, 'following blocks failed; next round'));
-    else this.followed = []; // nobody listens: nothing is read, and following starts afresh when someone does
+    else this.window.clear(); // nobody listens: nothing is read, and following starts afresh when someone does
   }
 
   /**
@@ -161,7 +169,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
    * head when following starts. Blocks mined while the gateway was down are then announced too.
    */
   resumeFollowing(from: BlockRef): void {
-    if (this.followed.length === 0) this.followed.push(from);
+    this.window.seed(from);
   }
 
   /**
@@ -169,70 +177,36 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
    * resolves is announced, also one mined before the next round of checks.
    */
   async startFollowing(): Promise<void> {
-    if (this.followed.length > 0) return;
-    const b = await this.blockAt('latest', BLOCK_READ_MS);
-    if (b && this.followed.length === 0) this.followed.push(b);
+    if (this.window.length > 0) return;
+    const b = await this.read('latest', BLOCK_READ_MS);
+    if (b) this.window.seed(b);
   }
 
   /**
-   * Reads the blocks since the last one followed, each checked against its parent: a block whose parent is not the
-   * block followed at that height means the chain was reorganised; the followed blocks are walked back to the one
-   * both branches share, and `reorg` names the dropped ones before `block` announces the new branch.
+   * Reads the blocks since the window's tip into the chain window, which recognises a reorganisation (a block whose
+   * parent is not the window's block at that height) and walks it back; the next round goes on from the shared block.
    */
   private async follow(): Promise<void> {
     const head = this.head.number;
     if (head === undefined) return;
-    if (this.followed.length === 0) {
-      const b = await this.blockAt(hex(head), BLOCK_READ_MS);
-      if (b) this.followed.push(b);
+    const w = this.window;
+    if (w.tip === undefined) {
+      const b = await this.read(hex(head), BLOCK_READ_MS);
+      if (b) w.seed(b);
       return; // where following starts: announced blocks are those that come after it
     }
     // The tip first: replaced at the same height (the commonest reorganisation) shows as another hash there.
-    let last = this.followed[this.followed.length - 1];
-    const tip = await this.blockAt(hex(last.number), BLOCK_READ_MS);
-    if (tip && tip.hash !== last.hash) {
-      await this.reorganised(tip);
-      last = this.followed[this.followed.length - 1];
-    }
-    for (let n = last.number + 1; n <= Math.min(head, last.number + BLOCKS_PER_ROUND) && (this.pacer?.mayRun() ?? true); n++) {
+    const tip = await this.read(hex(w.tip.number), BLOCK_READ_MS);
+    if (tip) await w.add(tip);
+    const last = w.tip!.number;
+    for (let n = last + 1; n <= Math.min(head, last + BLOCKS_PER_ROUND) && (this.pacer?.mayRun() ?? true); n++) {
       const started = Date.now();
-      const b = await this.blockAt(hex(n), BLOCK_READ_MS);
+      const b = await this.read(hex(n), BLOCK_READ_MS);
       this.pacer?.charge(Date.now() - started);
       if (!b) return; // not on the upstreams yet
-      const parent = this.followed[this.followed.length - 1];
-      if (b.parentHash !== undefined && parent.number === b.number - 1 && b.parentHash !== parent.hash) {
-        await this.reorganised(b);
-        return; // the next round goes on from the shared block
-      }
-      this.followed.push(b);
-      if (this.followed.length > FOLLOW_WINDOW) this.followed.shift();
-      this.emit('block', b);
+      const added = await w.add(b);
+      if (added === 'reorg' || added === 'gap') return; // the next round goes on from the window's tip
     }
-  }
-
-  /** `seen` is canonical and disagrees with what was followed: walk back to the shared block, say what was dropped. */
-  private async reorganised(seen: BlockRef): Promise<void> {
-    const from = this.followed[this.followed.length - 1].number;
-    const dropped: BlockRef[] = [];
-    while (this.followed.length > 0) {
-      const mine = this.followed[this.followed.length - 1];
-      const canonical = mine.number === seen.number ? seen : await this.blockAt(hex(mine.number), BLOCK_READ_MS);
-      if (canonical && canonical.hash === mine.hash) break;
-      dropped.unshift(this.followed.pop()!);
-    }
-    if (this.followed.length === 0) {
-      // None of the blocks followed is canonical (a reorganisation deeper than the window, or at the very block
-      // following resumed from after a restart): go on from the canonical parent of the oldest one dropped.
-      const base = await this.blockAt(hex(dropped[0].number - 1), BLOCK_READ_MS);
-      if (!base) {
-        this.followed = dropped; // the node did not answer: the next round looks again
-        return;
-      }
-      this.followed.push(base);
-    }
-    const to = this.followed[this.followed.length - 1].number;
-    this.log.warn({ from, to, depth: dropped.length }, 'chain reorganised; cached answers of this network dropped');
-    this.emit('reorg', { from, to, depth: dropped.length, dropped });
   }
 
   /**
@@ -342,6 +316,17 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
    * `latest` is pinned to the head first.
    */
   call(method: string, params: unknown[], timeoutMs: number, route: Route = {}): Promise<UpstreamAnswer> {
+    const answer = this.route(method, params, timeoutMs, route);
+    // A block in a caller's answer feeds the chain window (the next block after its tip is taken at once).
+    if (this.window.length === 0 || (method !== 'eth_getBlockByNumber' && method !== 'eth_getBlockByHash') || params[0] === 'pending') return answer;
+    return answer.then((a) => {
+      const b = blockOf(a.result);
+      if (b) this.window.offer(b);
+      return a;
+    });
+  }
+
+  private route(method: string, params: unknown[], timeoutMs: number, route: Route): Promise<UpstreamAnswer> {
     if (this.members.length > 1 && this.head.number !== undefined) {
       const pinned = pinLatest(method, params, this.head.number, this.head);
       if (pinned) return this.pool.call(method, pinned.params, timeoutMs, { ...route, minBlock: pinned.block });
@@ -389,12 +374,27 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     }
   }
 
-  /** A block's number, hash and parent by number or tag, or undefined if the upstreams do not have it. */
+  /**
+   * A block's number, hash and parent by number or tag, or undefined if the upstreams do not have it. The block is
+   * offered to the chain window (the next block after its tip is taken at once).
+   */
   async blockAt(tag: string, timeoutMs: number): Promise<BlockRef | undefined> {
+    const b = await this.read(tag, timeoutMs);
+    if (b) this.window.offer(b);
+    return b;
+  }
+
+  /** As `blockAt`, without offering the block to the window (the window's own reads). */
+  private async read(tag: string, timeoutMs: number): Promise<BlockRef | undefined> {
     const a = await this.call('eth_getBlockByNumber', [tag, false], timeoutMs);
     if (a.error) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `the node refused eth_getBlockByNumber: ${String(a.error.message).slice(0, 200)}` });
-    const b = a.result as { number?: string; hash?: string; parentHash?: string } | null;
-    if (!b || typeof b.number !== 'string' || typeof b.hash !== 'string') return undefined;
-    return { number: Number(b.number), hash: b.hash, parentHash: b.parentHash };
+    return blockOf(a.result);
   }
+}
+
+/** A block's number, hash and parent from a node's block object; undefined for null or a block without them. */
+function blockOf(result: unknown): BlockRef | undefined {
+  const b = result as { number?: unknown; hash?: unknown; parentHash?: unknown } | null;
+  if (!b || typeof b !== 'object' || typeof b.number !== 'string' || typeof b.hash !== 'string') return undefined;
+  return { number: Number(b.number), hash: b.hash, parentHash: typeof b.parentHash === 'string' ? b.parentHash : undefined };
 }

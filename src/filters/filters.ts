@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { CHAIN_WINDOW_BLOCKS } from '../chain/chain-window.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Adapter, Next } from '../methods/adapters/adapter.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
@@ -14,7 +15,11 @@ export interface FilterContext {
   network: {
     name: string;
     methods: ReadonlyMap<string, { adapter?: Adapter }>;
-    chain: { latestBlock(timeoutMs: number): Promise<Head> };
+    /**
+     * `window`: the network's chain window (chain/chain-window.ts), which knows the canonical hash of recent
+     * blocks when it holds the head; absent or silent, the node is asked.
+     */
+    chain: { latestBlock(timeoutMs: number): Promise<Head>; window?: { hashAt(n: number, head: Head): string | undefined } };
   };
 }
 
@@ -24,8 +29,8 @@ export type LocalMethod = (ctx: FilterContext, params: unknown[], next: Next) =>
 /** Time-out of the chain module's read of the latest block for a poll, ms. */
 const HEAD_TIMEOUT_MS = 10_000;
 
-/** Blocks a reorganisation is looked for in: deeper ones are taken as final (PoS chains reorganise 1-2 blocks). */
-const REORG_WINDOW = 64;
+/** Blocks a reorganisation is looked for in (the chain window's size): deeper ones are taken as final. */
+const REORG_WINDOW = CHAIN_WINDOW_BLOCKS;
 /** Transactions sent through the gateway, per network, that pending filters report (at least this many newest kept). */
 const MAX_NOTED_TRANSACTIONS = 10_000;
 /** Block hashes a block filter reports per poll at most; the rest come at the next poll. */
@@ -191,7 +196,7 @@ export class Filters {
 
   /** What changed on the chain since the cursor: dropped logs first (removed), then the new blocks' logs or hashes. */
   private async chainChanges(ctx: FilterContext, f: FilterState, head: Head, next: Next): Promise<unknown[]> {
-    const { base, dropped } = await this.forkPoint(f, head, next);
+    const { base, dropped } = await this.forkPoint(ctx, f, head, next);
     const out: unknown[] = [];
     if (f.kind === 'logs') {
       // Logs reported from a dropped block that the budget no longer keeps cannot be taken back: the filter says so.
@@ -231,18 +236,20 @@ export class Filters {
   /**
    * The newest block the filter reported that is still on the chain (`base`), and the reported blocks that are not
    * (`dropped`). Usually one lookup: the cursor block is still there. Otherwise the recent blocks are looked up
-   * together (one upstream batch) and the newest that survived is the base.
+   * together (one upstream batch) and the newest that survived is the base. The chain window answers the lookups
+   * it can (it follows the network's blocks while webhooks listen); what it holds is not this filter's: what the
+   * filter reported, and so what it must take back, lives with the filter (in the shared store).
    */
-  private async forkPoint(f: FilterState, head: Head, next: Next): Promise<{ base: number; dropped: SeenBlock[] }> {
-    if (head.number >= f.cursor.number) {
-      const at = head.number === f.cursor.number ? head : await blockAt(next, hex(f.cursor.number));
-      if (at?.hash === f.cursor.hash) return { base: f.cursor.number, dropped: [] };
-    }
+  private async forkPoint(ctx: FilterContext, f: FilterState, head: Head, next: Next): Promise<{ base: number; dropped: SeenBlock[] }> {
+    // The canonical hash at a height: from the chain window when it holds this head, else from the node.
+    const window = ctx.network.chain.window;
+    const hashAt = (n: number) => (n === head.number ? head.hash : window?.hashAt(n, head)) ?? blockAt(next, hex(n)).then((b) => b?.hash);
+    if (head.number >= f.cursor.number && (await hashAt(f.cursor.number)) === f.cursor.hash) return { base: f.cursor.number, dropped: [] };
     const candidates = f.recent.filter((b) => b.number <= head.number);
-    const now = await Promise.all(candidates.map((b) => blockAt(next, hex(b.number))));
+    const now = await Promise.all(candidates.map((b) => hashAt(b.number)));
     let survivor = -1;
     for (let i = candidates.length - 1; i >= 0; i--) {
-      if (now[i]?.hash === candidates[i].hash) {
+      if (now[i] === candidates[i].hash) {
         survivor = i;
         break;
       }

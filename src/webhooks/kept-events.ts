@@ -1,11 +1,16 @@
+import { CHAIN_WINDOW_BLOCKS } from '../chain/chain-window.ts';
+
 /** Bytes budgets of what the producer keeps in memory (webhooks.keptBytesPerWebhook, webhooks.keptBytesTotal). */
 export interface KeptBudget {
   perWebhook: number;
   total: number;
 }
 
-/** Blocks kept per webhook at most, whatever their size (a reorganisation deeper than this is rare). */
-const KEPT_BLOCKS = 128;
+/**
+ * Blocks kept per webhook at most, whatever their size: the chain window's size, the deepest reorganisation whose
+ * dropped blocks it names.
+ */
+const KEPT_BLOCKS = CHAIN_WINDOW_BLOCKS;
 
 /**
  * What recent blocks gave each webhook (its matching logs, activity, transactions), kept to send them again as

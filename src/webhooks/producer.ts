@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { BlockRef, Chain } from '../chain/chain.ts';
+import type { ReorgChange } from '../chain/chain-window.ts';
 import type { Networks } from '../networks/networks.ts';
 import type { NewWebhookEvent, Store, Webhook } from '../store/store.ts';
 import { Pacer } from '../background/pacer.ts';
@@ -40,7 +41,7 @@ export class WebhookProducer {
   private queue: Promise<void> = Promise.resolve();
 
   /** The networks whose chain this producer listens to: those with a webhook that is not disabled. */
-  private readonly listening = new Map<string, { block: (b: BlockRef) => void; reorg: (r: { dropped?: BlockRef[] }) => void }>();
+  private readonly listening = new Map<string, { block: (b: BlockRef) => void; reorg: (r: ReorgChange) => void }>();
 
   constructor(
     private readonly store: Store,
@@ -76,7 +77,8 @@ export class WebhookProducer {
       if (wanted.has(n.name) && !on) {
         const l = {
           block: (b: BlockRef) => this.enqueue(() => this.block(n.name, n.chain, b, false)),
-          reorg: (r: { dropped?: BlockRef[] }) => { for (const b of r.dropped ?? []) this.enqueue(() => this.block(n.name, n.chain, b, true)); },
+          // The chain window's changes: the blocks it dropped get their events again, removed.
+          reorg: (r: ReorgChange) => { for (const b of r.dropped) this.enqueue(() => this.block(n.name, n.chain, b, true)); },
         };
         n.chain.on('block', l.block);
         n.chain.on('reorg', l.reorg);
