@@ -3,7 +3,7 @@ import { parseAllowlist } from '../auth/ip-allowlist.ts';
 import { DEFAULT_MAX_KEYS, StoreConflictError, type AccountPatch, type ApiKeyPatch, type PlanPatch, type Store } from '../store/store.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 import { newKeyMaterial } from '../auth/key-value.ts';
-import { PLAN_LIMITS, planLimitProblem } from './plan-limits.ts';
+import { PLAN_LIMITS, planLimitProblem } from '../config/plan-limits.ts';
 import { KEY_TYPES, PERMISSIONS, permissionsFor, type Account, type ApiKey, type KeyType, type Permission, type Plan, type Role } from '../store/model.ts';
 import { hashPassword } from './password.ts';
 
@@ -250,7 +250,7 @@ export class AccountsService {
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 const ROLES: readonly Role[] = ['operator', 'member'];
 
-/** The bounds of the limits' one definition (plan-limits.ts); the configuration's plans are checked against it too. */
+/** The bounds of the limits' one definition (config/plan-limits.ts); the configuration's plans are checked against it too. */
 function checkPlanNumbers(p: PlanPatch): void {
   for (const l of PLAN_LIMITS) {
     const problem = p[l.name] === undefined ? undefined : planLimitProblem(l, p[l.name]);

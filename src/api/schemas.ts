@@ -1,5 +1,5 @@
 import { KEY_TYPES, PERMISSIONS } from '../store/model.ts';
-import { PLAN_LIMITS, REQUIRED_PLAN_LIMITS, planLimitProperties } from '../accounts/plan-limits.ts';
+import { PLAN_LIMITS, REQUIRED_PLAN_LIMITS, planLimitProperties } from '../config/plan-limits.ts';
 
 /**
  * JSON schemas of the management API. The response schemas are the only serialization of records: what is not
@@ -35,7 +35,7 @@ export const PlanSchema = {
   properties: {
     id: { type: 'string', description: 'Slug, e.g. `free`' },
     name: { type: 'string' },
-    // The limits come from their one definition (accounts/plan-limits.ts).
+    // The limits come from their one definition (config/plan-limits.ts).
     ...planLimitProperties(),
     createdAt: dateTime,
     updatedAt: dateTime,
@@ -125,7 +125,7 @@ export const keyPatchBody = {
   properties: { name, ...keyRestrictions },
 } as const;
 
-/** A new plan: the limits with a default may be left out (accounts/plan-limits.ts). */
+/** A new plan: the limits with a default may be left out (config/plan-limits.ts). */
 export const newPlanBody = {
   type: 'object',
   additionalProperties: false,

@@ -1,7 +1,7 @@
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import { fileURLToPath } from 'node:url';
-import { PLAN_LIMITS } from '../accounts/plan-limits.ts';
+import { PLAN_LIMITS } from '../config/plan-limits.ts';
 
 /** The dashboard's files: plain HTML, CSS and JavaScript modules, served as they are (no CDN, works offline). */
 const ROOT = fileURLToPath(new URL('../dashboard/public/', import.meta.url));
@@ -21,7 +21,7 @@ export async function registerDashboard(app: FastifyInstance): Promise<void> {
     });
     await d.register(fastifyStatic, { root: ROOT, prefix: '/dashboard/', index: 'index.html', wildcard: false });
     d.get('/dashboard', (_req, reply) => reply.redirect('/dashboard/'));
-    // The plan form's fields and the plans table's columns: the limits' one definition (accounts/plan-limits.ts).
+    // The plan form's fields and the plans table's columns: the limits' one definition (config/plan-limits.ts).
     d.get('/dashboard/plan-limits.json', async () => PLAN_LIMITS);
   });
 }

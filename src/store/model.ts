@@ -2,6 +2,8 @@
  * The key model of docs/decisions.md §6 and §7: accounts have a plan and keys; keys have a type, permissions and
  * restrictions. Pure types and rules here; storage in store/, management in accounts/service.ts.
  */
+import type { PlanLimits } from '../config/plan-limits.ts';
+
 export const PERMISSIONS = ['rpc', 'webhooks', 'analytics', 'admin'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -14,23 +16,11 @@ export const DEFAULT_PERMISSIONS: readonly Permission[] = ['rpc', 'webhooks', 'a
 export type AccountStatus = 'active' | 'suspended';
 export type Role = 'operator' | 'member';
 
-export interface Plan {
+/** A plan: its limits are defined once, with their bounds and defaults, in config/plan-limits.ts. */
+export interface Plan extends PlanLimits {
   /** Slug, e.g. `free`; also the plan's name in configuration. */
   id: string;
   name: string;
-  /** Compute units per second, per account: its keys together (token bucket rate; src/limits/limits.ts). */
-  cuPerSecond: number;
-  /** Compute units per calendar month (UTC), per account. */
-  cuPerMonth: number;
-  maxBatchSize: number;
-  /** Whether `debug_*` methods are included. */
-  debugMethods: boolean;
-  /** Live filters per account, its keys together (and so per key too). */
-  maxFilters: number;
-  /** Keys an account on this plan may have that are not revoked (each is a row, a lookup entry, a bucket). */
-  maxKeys: number;
-  /** Webhooks an account may have (each one is work on every block): the next is refused. */
-  maxWebhooks: number;
   createdAt: string;
   updatedAt: string;
 }

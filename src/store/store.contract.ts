@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { DEFAULT_PERMISSIONS } from './model.ts';
 import { newKeyMaterial } from '../auth/key-value.ts';
-import { PLAN_LIMITS } from '../accounts/plan-limits.ts';
+import { PLAN_LIMITS } from '../config/plan-limits.ts';
 import { StoreConflictError, type NewAccount, type NewApiKey, type NewPlan, type Store, type UsageMinute } from './store.ts';
 
 export const freePlan: NewPlan = { id: 'free', name: 'Free', cuPerSecond: 330, cuPerMonth: 30_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 50 };

@@ -1,5 +1,5 @@
 import type { Account, ApiKey, KeyContext, Plan } from './model.ts';
-import { PLAN_LIMIT_DEFAULTS } from '../accounts/plan-limits.ts';
+import { PLAN_LIMIT_DEFAULTS } from '../config/plan-limits.ts';
 
 /** Keys per account of a plan made without saying (and of plans made before the limit existed). */
 export const DEFAULT_MAX_KEYS = PLAN_LIMIT_DEFAULTS.maxKeys as number;

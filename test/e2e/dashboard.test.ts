@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:http';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { PLAN_LIMITS } from '../../src/accounts/plan-limits.ts';
+import { PLAN_LIMITS } from '../../src/config/plan-limits.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
@@ -167,7 +167,7 @@ describe('the dashboard in Chromium', { timeout: 180_000, skip }, () => {
     assert.equal((await g.gw.accounts.getPlan('growth')).cuPerSecond, 777);
     assert.match((await page.textContent('tr[data-plan="growth"]'))!, /777/);
     await page.screenshot({ path: `${SHOTS}plans.png`, fullPage: true });
-    // Every limit of the one definition (src/accounts/plan-limits.ts) is a column, a labelled field, and is saved.
+    // Every limit of the one definition (src/config/plan-limits.ts) is a column, a labelled field, and is saved.
     const heads = await page.$$eval('#plans th', (ths) => ths.map((th) => th.textContent));
     for (const l of PLAN_LIMITS) assert.ok(heads.includes(l.column), `column ${l.column}`);
     await page.click('button[data-edit-plan="free"]');

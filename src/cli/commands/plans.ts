@@ -1,12 +1,12 @@
 import type { Plan } from '../../store/model.ts';
-import { PLAN_LIMIT_DEFAULTS, PLAN_LIMITS, REQUIRED_PLAN_LIMITS, type PlanLimit } from '../../accounts/plan-limits.ts';
+import { PLAN_LIMIT_DEFAULTS, PLAN_LIMITS, REQUIRED_PLAN_LIMITS, type PlanLimit } from '../../config/plan-limits.ts';
 import { StoreConflictError, type PlanPatch } from '../../store/store.ts';
 import { JSON_FLAG, runGroup, type Options, type Subcommand, type Values } from '../command.ts';
 import { named, withStore } from '../context.ts';
 import { integer, nonEmpty, required, someChange, str, toggle } from '../flags.ts';
 import { fields, table } from '../format.ts';
 
-// Flags, columns and details come from the limits' one definition (accounts/plan-limits.ts).
+// Flags, columns and details come from the limits' one definition (config/plan-limits.ts).
 const flagsOf = (l: PlanLimit): string[] => (l.type === 'boolean' ? [l.flag, `no-${l.flag}`] : [l.flag]);
 
 export const PLAN_FLAGS: Options = {
@@ -18,7 +18,7 @@ const REQUIRED = PLAN_LIMITS.filter((l) => REQUIRED_PLAN_LIMITS.includes(l.name)
 const OPTIONAL = PLAN_LIMITS.filter((l) => !REQUIRED_PLAN_LIMITS.includes(l.name));
 const SETTINGS = OPTIONAL.map((l) => (l.type === 'boolean' ? `[--${l.flag}|--no-${l.flag}]` : `[--${l.flag} N]`)).join(' ');
 
-/** The limits' bounds (accounts/plan-limits.ts), with errors naming the flag. */
+/** The limits' bounds (config/plan-limits.ts), with errors naming the flag. */
 function planPatch(v: Values): PlanPatch {
   const patch: Record<string, unknown> = { name: nonEmpty('name', str(v, 'name')) };
   for (const l of PLAN_LIMITS) patch[l.name] = l.type === 'boolean' ? toggle(v, l.flag) : integer(v, l.flag, l.minimum ?? 0, l.maximum);

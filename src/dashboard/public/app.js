@@ -349,7 +349,7 @@ async function accountsView() {
     h('tr', {}, ...['Name', 'Email', 'Role', 'Status', 'Plan', 'Created', ''].map((t) => h('th', {}, t))), ...rows));
 }
 
-/** The plan limits' one definition (src/accounts/plan-limits.ts), served by the gateway: the form and table follow it. */
+/** The plan limits' one definition (src/config/plan-limits.ts), served by the gateway: the form and table follow it. */
 let planLimits;
 async function loadPlanLimits() {
   if (!planLimits) {

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import Fastify from 'fastify';
 import { newPlanBody, planPatchBody, PlanSchema } from '../api/schemas.ts';
 import { PLAN_FLAGS } from '../cli/commands/plans.ts';
-import { configSchema } from '../config/schema.ts';
+import { configSchema } from './schema.ts';
 import { registerDashboard } from '../http/dashboard-route.ts';
 import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS } from '../store/store.ts';
 import { PLAN_LIMITS, REQUIRED_PLAN_LIMITS, type PlanLimitName } from './plan-limits.ts';
