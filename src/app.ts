@@ -3,7 +3,7 @@ import { pino, type Logger } from 'pino';
 import { KeyResolver } from './auth/key-resolver.ts';
 import { bootstrap, type BootstrapSecrets } from './accounts/bootstrap.ts';
 import type { Config } from './config/schema.ts';
-import { redactPath } from './http/redact.ts';
+import { redactPath } from './errors/redact.ts';
 import { buildServer } from './http/server.ts';
 import { AccountsService } from './accounts/service.ts';
 import { accountsCatalogue } from './accounts/catalogue.ts';

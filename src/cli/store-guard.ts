@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Config } from '../config/schema.ts';
 import { sqlitePath } from '../store/open-store.ts';
-import { redactUrl } from '../http/redact.ts';
+import { redactUrl } from '../errors/redact.ts';
 import { StoreRefusedError } from './errors.ts';
 
 /** The store a command works on, as a person recognises it: the SQLite file's full path, or the database (redacted). */

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { configSchema, type Config } from './schema.ts';
-import { EMBEDDED_EXTRA_METHODS } from '../methods/specs.ts';
 
 /** A configuration that failed validation; `problems` name each field ("server.port: must be <= 65535"). */
 export class ConfigError extends Error {
@@ -76,9 +75,6 @@ export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
     if (net.upstreams.length > 1 && net.upstreams.some((u) => u.url === 'embedded')) {
       throw new ConfigError([`networks.${name}.upstreams: embedded is a local chain of its own and must be the network's only upstream`]);
     }
-    // An embedded chain's anvil answers methods beyond the allowed list that clients ask for first (eth_getBlockReceipts):
-    // enabled unless the operator lists the network's extra methods.
-    if (net.upstreams[0].url === 'embedded') config.rpc.extraMethods[name] ??= [...EMBEDDED_EXTRA_METHODS];
     if (!net.upstreams.some((u) => u.role === 'primary')) {
       throw new ConfigError([`networks.${name}.upstreams: at least one upstream must be a primary`]);
     }

@@ -13,7 +13,7 @@ import type { Networks } from '../networks/networks.ts';
 import { clientErrorHandler, frameworkErrors } from './client-errors.ts';
 import { capConnections } from './connection-caps.ts';
 import { registerHealthRoutes } from './health.ts';
-import { redactPath } from './redact.ts';
+import { redactPath } from '../errors/redact.ts';
 import { registerRpcRoutes } from './rpc-route.ts';
 import { registerMetricsRoute } from './metrics-route.ts';
 import { registerDashboard } from './dashboard-route.ts';

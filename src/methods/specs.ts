@@ -18,3 +18,12 @@ export const specOf = (method: string): MethodSpec | undefined => METHOD_SPECS.g
 
 /** Methods that are not on the allowed list but that embedded chains enable by default (their anvil answers them). */
 export const EMBEDDED_EXTRA_METHODS: readonly string[] = [...METHOD_SPECS.values()].filter((s) => s.extra?.embedded).map((s) => s.name);
+
+/**
+ * A network's extra methods: those `rpc.extraMethods.<network>` lists, else, on an embedded chain, the ones its
+ * anvil answers that clients ask for first (eth_getBlockReceipts). Applied where the method table is built, not by
+ * the configuration loader: the configuration knows nothing of the methods (no folder cycle).
+ */
+export function extraMethodsOf(configured: readonly string[] | undefined, embedded: boolean): readonly string[] {
+  return configured ?? (embedded ? EMBEDDED_EXTRA_METHODS : []);
+}

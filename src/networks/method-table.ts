@@ -6,7 +6,7 @@ import { getLogsBounds } from '../methods/get-logs-bounds.ts';
 import { GAS_CAPPED, gasCap } from '../methods/gas-cap.ts';
 import { ALLOWED_METHODS } from '../methods/allowed.ts';
 import { anyParams, compileParamValidator, type ParamValidator } from '../methods/param-validator.ts';
-import { specOf } from '../methods/specs.ts';
+import { extraMethodsOf, specOf } from '../methods/specs.ts';
 
 /**
  * One entry per allowed method (STYLE 5), made from its spec (src/methods/specs/) and the configuration: how
@@ -49,13 +49,16 @@ export function buildMethodTables(
     const policies = policyAdapters(config, headOf(network));
     const t = new Map<string, MethodEntry>();
     for (const [name, validate] of validators) t.set(name, entry(name, validate, config, policies, locals));
-    for (const name of config.rpc.extraMethods[network] ?? []) {
+    for (const name of extraMethodsOf(config.rpc.extraMethods[network], isEmbedded(config, network))) {
       t.set(name, entry(name, extraValidator(name), config, policies, locals));
     }
     tables.set(network, t);
   }
   return tables;
 }
+
+/** Whether a network is served by Nodegate's own anvil (the loader made `upstreams` the one list). */
+export const isEmbedded = (config: Readonly<Config>, network: string) => config.networks[network]?.upstreams?.[0]?.url === 'embedded';
 
 /** An extra method's params: as its spec says, else as a vendored schema of that name says, else any. */
 function extraValidator(name: string): ParamValidator {

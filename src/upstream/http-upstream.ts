@@ -1,6 +1,6 @@
 import { Pool, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors/gateway-error.ts';
-import { redactUrl } from '../http/redact.ts';
+import { redactUrl } from '../errors/redact.ts';
 import { AnswerBudget, UNBOUNDED_ANSWERS } from '../limits/answer-budget.ts';
 import { MAX_ANSWER_DEPTH, nestedDeeperThan } from './answer-depth.ts';
 import { transportError } from './classify.ts';

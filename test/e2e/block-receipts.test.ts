@@ -50,8 +50,12 @@ describe('eth_getBlockReceipts on an embedded chain', () => {
   });
   after(async () => { await g?.close(); });
 
-  test('the embedded network enables it by default (rpc.extraMethods)', () => {
-    assert.deepEqual(g.gw.config.rpc.extraMethods.mainnet, ['eth_getBlockReceipts']);
+  test('the embedded network enables it by default (no rpc.extraMethods given): in the method table, answered', async () => {
+    assert.equal(g.gw.config.rpc.extraMethods.mainnet, undefined);
+    assert.ok(g.gw.networks.get('mainnet')!.methods.has('eth_getBlockReceipts'));
+    const latest = await rpc('eth_getBlockReceipts', ['latest']);
+    assert.equal(latest.body.error, undefined, JSON.stringify(latest.body.error));
+    assert.ok(Array.isArray(latest.body.result));
   });
 
   test('a block of several transactions: the receipts equal the per-transaction receipts, in order; the second call is a HIT', async () => {

@@ -6,7 +6,7 @@ export const CONFIG_COMMANDS: Record<string, Subcommand> = {
     usage: 'check [--config FILE]',
     summary: 'validate the configuration and print it (errors name the field)',
     async run(config) {
-      const { redactUrl } = await import('../../http/redact.ts');
+      const { redactUrl } = await import('../../errors/redact.ts');
       // Upstream URLs often carry a hosted node's credentials: shown redacted, like in the banner.
       const shown = (url: string) => (url === 'embedded' ? url : redactUrl(url));
       const networks = Object.fromEntries(Object.entries(config.networks).map(([n, v]) => [n, {
