@@ -8,6 +8,9 @@ import { UpstreamPool } from './upstream-pool.ts';
 
 const log = pino({ level: 'silent' });
 const policy: HealthPolicy = { breakerFailures: 3, breakerCooldownMs: 60_000, maxLagBlocks: 2 };
+/** The pools' clock: breakers and rests are read at instants the tests name, never at the real time. */
+const T0 = 1_700_000_000_000;
+const clock = () => T0;
 
 /** A node that answers by a function the test sets, and counts the calls it got. */
 class FakeNode implements Upstream {
@@ -30,7 +33,7 @@ function pool(nodes: FakeNode[], roles: Partial<MemberConfig>[] = [], heads: (nu
     return m;
   });
   const best = () => Math.max(...members.map((m) => m.head ?? -1));
-  return { members, pool: new UpstreamPool(members, policy, () => (best() < 0 ? undefined : best()), log) };
+  return { members, pool: new UpstreamPool(members, policy, () => (best() < 0 ? undefined : best()), log, clock) };
 }
 
 describe('upstream pool: reads', () => {
@@ -56,7 +59,8 @@ describe('upstream pool: reads', () => {
     const { pool: p, members } = pool([a, b]);
     for (let i = 0; i < 10; i++) assert.deepEqual(await p.call('eth_chainId', [], 1000), { result: 'b' });
     assert.equal(a.calls.length, 1, 'asked once, then left alone while it asked to be');
-    assert.equal(members[0].usable(undefined, policy), false);
+    assert.equal(members[0].usable(undefined, policy, T0 + 29_999), false);
+    assert.equal(members[0].usable(undefined, policy, T0 + 30_000), true, 'usable again once its Retry-After is over');
   });
 
   test("a node missing data is passed over for another, and its breaker stays as it was (a half-open trial ends)", async () => {
@@ -71,12 +75,12 @@ describe('upstream pool: reads', () => {
     assert.equal((await alone.call('eth_getBalance', ['0x1', '0x5'], 1000)).error?.message, 'header not found');
     // A half-open trial answered "missing data" lets the next call through.
     const m = members[0];
-    const t0 = Date.now();
+    const t0 = T0;
     for (let i = 0; i < 3; i++) p.failed(m, new GatewayError('UPSTREAM_UNAVAILABLE'));
     m.starting(t0 + 60_000);
     assert.equal(m.usable(undefined, policy, t0 + 60_000), false);
     a.answer = () => ({ error: { code: -32000, message: 'missing trie node' } });
-    const trial = new UpstreamPool([m], policy, () => undefined, log);
+    const trial = new UpstreamPool([m], policy, () => undefined, log, () => t0 + 60_000);
     await trial.via(m, 'eth_getBalance', ['0x1', '0x5'], 1000);
     assert.equal(m.usable(undefined, policy, t0 + 60_000), true);
   });
@@ -87,8 +91,8 @@ describe('upstream pool: reads', () => {
     const { pool: p, members } = pool([a, b]);
     for (let i = 0; i < 10; i++) assert.deepEqual(await p.call('eth_getBalance', ['0x1', 'latest'], 1000), { result: 'b' });
     assert.equal(a.calls.length, 1);
-    assert.equal(members[0].resting(Date.now() + 29_000), true);
-    assert.equal(members[0].resting(Date.now() + 31_000), false);
+    assert.equal(members[0].resting(T0 + 29_999), true);
+    assert.equal(members[0].resting(T0 + 30_000), false);
   });
 
   test("a node error's stack does not reach the caller", async () => {
@@ -127,8 +131,8 @@ describe('upstream pool: reads', () => {
   test('a breaker opens after breakerFailures failures in a row, lets one trial through after the cool-down, closes on success', async () => {
     const a = down('a');
     const m = new UpstreamMember(a, { role: 'primary', weight: 1 }, 0);
-    const p = new UpstreamPool([m, new UpstreamMember(ok('b'), { role: 'primary', weight: 1 }, 1)], { ...policy, breakerCooldownMs: 1000 }, () => undefined, log);
-    const t0 = Date.now();
+    const p = new UpstreamPool([m, new UpstreamMember(ok('b'), { role: 'primary', weight: 1 }, 1)], { ...policy, breakerCooldownMs: 1000 }, () => undefined, log, clock);
+    const t0 = T0;
     for (let i = 0; i < 3; i++) p.failed(m, new GatewayError('UPSTREAM_UNAVAILABLE'));
     assert.equal(m.breaker(t0), 'open');
     assert.equal(m.usable(undefined, policy, t0 + 500), false);
@@ -137,7 +141,7 @@ describe('upstream pool: reads', () => {
     m.starting(t0 + 1500);
     assert.equal(m.usable(undefined, policy, t0 + 1500), false, 'one trial at a time');
     m.succeeded();
-    assert.equal(m.breaker(), 'closed');
+    assert.equal(m.breaker(t0 + 1500), 'closed');
   });
 });
 

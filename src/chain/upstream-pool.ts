@@ -51,6 +51,8 @@ export class UpstreamPool implements Upstream {
     /** The best head among usable upstreams (the chain module's). */
     private readonly best: () => number | undefined,
     private readonly log: Logger,
+    /** The clock breakers and rests are read by (tests pass their own, so no test waits or races real time). */
+    private readonly now: () => number = Date.now,
   ) {
     this.label = members.map((m) => m.label).join(', ');
   }
@@ -101,7 +103,7 @@ export class UpstreamPool implements Upstream {
    * error's internals (a `stack`) are dropped here, so no upstream's reaches a caller.
    */
   private async attempt(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: AbortSignal): Promise<{ answer: UpstreamAnswer; outcome: Outcome }> {
-    m.starting();
+    m.starting(this.now());
     const t0 = this.onCall ? performance.now() : 0;
     let answer: UpstreamAnswer;
     try {
@@ -134,7 +136,7 @@ export class UpstreamPool implements Upstream {
     if (outcome.breaker === 'success') {
       if (m.succeeded()) this.log.info({ upstream: m.label }, 'upstream answers again');
     } else if (outcome.breaker === 'failure') {
-      if (m.failed(err, this.policy, Date.now(), outcome.restMs)) {
+      if (m.failed(err, this.policy, this.now(), outcome.restMs)) {
         this.log.warn({ upstream: m.label, error: m.lastError }, 'upstream failing: breaker open');
       }
     } else {
@@ -149,7 +151,7 @@ export class UpstreamPool implements Upstream {
    */
   pick(route: Route, not?: UpstreamMember): UpstreamMember {
     const best = this.best();
-    const now = Date.now();
+    const now = this.now();
     const usable = this.members.filter((m) => m !== not && m.usable(best, this.policy, now));
     const has = (m: UpstreamMember) => route.minBlock === undefined || (m.head !== undefined && m.head >= route.minBlock);
     const tiers = route.dedicated ? (['dedicated', 'primary', 'fallback'] as const) : (['primary', 'fallback'] as const);
@@ -179,7 +181,7 @@ export class UpstreamPool implements Upstream {
    */
   private broadcast(params: unknown[], timeoutMs: number, signal?: AbortSignal): Promise<UpstreamAnswer> {
     const best = this.best();
-    let targets = this.members.filter((m) => m.config.role === 'primary' && m.usable(best, this.policy));
+    let targets = this.members.filter((m) => m.config.role === 'primary' && m.usable(best, this.policy, this.now()));
     if (targets.length === 0) targets = [this.pick({})];
     return new Promise((resolve, reject) => {
       let left = targets.length;

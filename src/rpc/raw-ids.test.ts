@@ -10,20 +10,22 @@ test('finds the text of each request object\'s own numeric id, not ids nested in
   assert.deepEqual([ids[0], ids[1], ids[2], ids[3]], ['0.5', '-1.5e3', undefined, undefined]);
 });
 
-test('a 4 MiB body with a non-integer id is framed in about the time of one JSON.parse, not two parses', () => {
+// How long the scan takes next to JSON.parse is measured by `npm run bench -- framing`; here, what makes it cheap:
+// the body is parsed once, never a second time to read the ids (the lossless re-parse issue 17 removed).
+test('a 4 MiB body with a non-integer id is parsed once: the id is read by a scan, not by parsing the body again', () => {
   const body = `{"jsonrpc":"2.0","id":0.5,"method":"eth_chainId","params":[${'[1,{"a":"b"}],'.repeat(300_000)}0]}`;
-  let parse = Infinity;
-  let frame = Infinity;
-  for (let r = 0; r < 3; r++) {
-    let t0 = performance.now();
-    JSON.parse(body);
-    parse = Math.min(parse, performance.now() - t0);
-    t0 = performance.now();
-    const { items } = frameBody(body, 1000);
-    frame = Math.min(frame, performance.now() - t0);
-    assert.equal((items[0].id as { json: string }).json, '0.5');
+  const parsed: number[] = [];
+  const parse = JSON.parse;
+  JSON.parse = ((text: string, reviver?: Parameters<typeof parse>[1]) => {
+    parsed.push(String(text).length);
+    return parse(text, reviver);
+  }) as typeof JSON.parse;
+  let id: unknown;
+  try {
+    id = frameBody(body, 1000).items[0].id;
+  } finally {
+    JSON.parse = parse;
   }
-  console.log(`${(body.length / 2 ** 20).toFixed(1)} MiB with id 0.5: JSON.parse ${parse.toFixed(0)} ms, framed (parse + id scan) ${frame.toFixed(0)} ms`);
-  // The lossless re-parse took several times JSON.parse on such a body; the scan adds a fraction of one.
-  assert.ok(frame < parse * 2, `framing ${frame.toFixed(0)} ms against JSON.parse ${parse.toFixed(0)} ms`);
+  assert.equal((id as { json: string }).json, '0.5');
+  assert.deepEqual(parsed, [body.length], 'one JSON.parse, of the body');
 });
