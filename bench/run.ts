@@ -1,5 +1,6 @@
 /**
  * `npm run bench [-- NAME...]`: runs the benchmarks (all, or those whose name contains NAME) and prints their tables.
+ * `npm run bench -- compare <before-ref> [<after-ref>]`: two commits side by side (bench/compare.ts).
  * Speed lives here, not in the tests: these numbers are measured, printed and compared, never asserted.
  * The RPC benchmarks share one anvil and the processes in front of it (bench/bench-targets.ts); docs/performance.md
  * explains the numbers.
@@ -26,6 +27,12 @@ const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
 };
 
 const wanted = process.argv.slice(2);
+if (wanted[0] === 'compare') {
+  // Two commits side by side (bench/compare.ts), with targets of its own: not one of the benches above.
+  const { compare } = await import('./compare.ts');
+  await compare(wanted.slice(1));
+  process.exit(0);
+}
 const targets = new BenchTargets();
 const stop = () => void targets.close().finally(() => process.exit(130));
 process.once('SIGINT', stop);

@@ -128,3 +128,20 @@ test('transports run the pipeline, they hold no stage: the HTTP route imports th
   assert.ok(stage.test('src/rpc/pipeline.ts') && stage.test('src/limits/limits.ts') && stage.test('src/auth/authorize.ts'));
   assert.ok(readFileSync(join(root, 'src/http/rpc-route.ts'), 'utf8').split('\n').length < 120, 'the HTTP route stays under 120 lines');
 });
+
+test('no import circles between the folders of src/ (each capability stands on the ones below it)', () => {
+  // The folder of a module: src/<folder>/…, or the file itself for src/app.ts (the composition root).
+  const folderOf = (f: string) => f.split('/')[1].replace(/\.ts$/, '');
+  const folders = new Map<string, Set<string>>();
+  for (const [f, deps] of graph()) {
+    const from = folderOf(f);
+    const to = folders.get(from) ?? new Set<string>();
+    for (const d of deps) if (d.startsWith('src/') && folderOf(d) !== from) to.add(folderOf(d));
+    folders.set(from, to);
+  }
+  const g = new Map([...folders].map(([k, v]) => [k, [...v]]));
+  const found = circles(g).map((c) => c.join(' → '));
+  assert.deepEqual(found, []);
+  // The rule bites: the folders before issue 18 (the chain module read the method table, the request path the chain).
+  assert.ok(circles(new Map([['chain', ['rpc']], ['rpc', ['chain', 'limits']], ['limits', ['rpc']]])).length >= 1);
+});
