@@ -4,10 +4,11 @@ import { test } from 'node:test';
 import { configSchema } from './schema.ts';
 
 /**
- * docs/configuration.md's field table is kept equal to the ajv schema, as docs/errors.md is to the catalogue: every
- * field of the schema has a row, every row is a field, the default written is the schema's, and a bound the row
- * writes (`≥ 1024`, `1–1000`, `≤ 60`, `20 to 60000`) is the schema's. Map keys are written `<name>` in the doc and
- * `*` here; array items `[]`.
+ * docs/configuration.md's field table is kept equal to the configuration schema (schema.ts), as docs/errors.md is to
+ * the catalogue: every field of the schema has a row, every row is a field, the default written is the schema's, the
+ * unit column starts with the schema's `unit`, and it writes every bound of the schema (`≥ 1024`, `1–1000`, `≤ 60`,
+ * `20 to 60000`; a floor of 0 or 1 goes without saying) as the schema has it. Map keys are written `<name>` in the
+ * doc and `*` here; array items `[]`.
  */
 
 interface Field {
@@ -97,7 +98,16 @@ test('docs/configuration.md writes each default as the schema has it, and (requi
   }
 });
 
-test('docs/configuration.md writes bounds as the schema has them', () => {
+test('every number of the schema has its unit, and docs/configuration.md writes it first', () => {
+  const rows = documentedRows();
+  for (const f of schemaFields(configSchema)) {
+    if (f.schema.type === 'integer' || f.schema.type === 'number') assert.ok(f.schema.unit, `${f.path}: a unit in src/config/schema.ts`);
+    const unit = rows.get(f.path)?.unit;
+    if (f.schema.unit && unit !== undefined) assert.ok(unit.startsWith(f.schema.unit), `${f.path}: unit "${unit}", schema "${f.schema.unit}"`);
+  }
+});
+
+test('docs/configuration.md writes every bound of the schema, as the schema has it', () => {
   const rows = documentedRows();
   let checked = 0;
   for (const f of schemaFields(configSchema)) {
@@ -105,6 +115,10 @@ test('docs/configuration.md writes bounds as the schema has them', () => {
     const min = f.schema.minimum ?? f.schema.minItems;
     const max = f.schema.maximum ?? f.schema.maxItems;
     const range = /(\d[\d,]*)\s*(?:–|to)\s*(\d[\d,]*)/.exec(unit);
+    if (rows.has(f.path)) {
+      if (min > 1) assert.ok(range || /≥ \d/.test(unit), `${f.path}: the minimum ${min} is not written ("${unit}")`);
+      if (max !== undefined) assert.ok(range || /≤ \d/.test(unit), `${f.path}: the maximum ${max} is not written ("${unit}")`);
+    }
     if (range) {
       assert.deepEqual([num(range[1]), num(range[2])], [min, max], `${f.path}: bounds "${unit}"`);
       checked++;
