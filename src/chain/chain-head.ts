@@ -74,9 +74,12 @@ export class ChainHead {
    * upstream). Cheap for methods that show no block.
    */
   seen(method: string, params: unknown[], answer: UpstreamAnswer): UpstreamAnswer {
-    if (answer.error !== undefined) return answer;
-    const n = blockSeenIn(method, params, answer.result);
-    if (n === undefined) return answer;
+    return this.sawBlock(method, answer.error === undefined ? blockSeenIn(method, params, answer.result) : undefined, answer);
+  }
+
+  /** `seen`, for a caller that already read the block the answer shows (the head stage keeps it on the call). */
+  sawBlock(method: string, n: number | undefined, answer: UpstreamAnswer): UpstreamAnswer {
+    if (answer.error !== undefined || n === undefined) return answer;
     // Below what a caller saw, or a jump no chain makes (a lying node): the head as the chain module holds it.
     if (method === 'eth_blockNumber' && this.number !== undefined && (n < this.number || !this.believable(n))) return { result: `0x${this.number.toString(16)}` };
     if (!this.believable(n)) return answer;

@@ -23,6 +23,8 @@ export interface Call {
   readonly signal: AbortSignal;
   /** Set by the cache stage: whether the answer came from the cache (`X-Cache` of a single request). */
   cache?: CacheOutcome;
+  /** Set by the head stage: the newest block its answer shows to exist (read-your-writes), if any. */
+  seenBlock?: number;
   /** Set by the stage that refused it by the gateway's own rules before any node work: it costs an invalid item's units. */
   refusedByRules?: boolean;
 }

@@ -23,3 +23,19 @@ test('a stage a network or a method does not need is not in its list', () => {
   const local = stagesOf(cached, spec({ name: 'eth_newFilter', local: (() => Promise.resolve({ result: '0x1' })) as MethodEntry['local'] }));
   assert.deepEqual(local, [deadlineStage, refusedByRulesStage, headSeenStage], 'a filter method: no cache, its refusals marked');
 });
+
+test('the head stage keeps on the call the block its answer shows, and the head learns of it', async () => {
+  const heard: Array<[string, number | undefined]> = [];
+  const network = { head: { sawBlock: (m: string, n: number | undefined, a: unknown) => (heard.push([m, n]), a) } } as unknown as Network;
+  const call = (method: string, params: unknown[]) => ({ network, method, params }) as unknown as Parameters<typeof headSeenStage>[0];
+  const receipt = call('eth_getTransactionReceipt', ['0xab']);
+  await headSeenStage(receipt, () => Promise.resolve({ result: { blockNumber: '0x2a', status: '0x1' } }));
+  assert.equal(receipt.seenBlock, 42);
+  const failed = call('eth_getBlockByNumber', ['0x99', false]);
+  await headSeenStage(failed, () => Promise.resolve({ error: { code: -32000, message: 'header not found' } }));
+  assert.equal(failed.seenBlock, undefined, 'an error shows no block');
+  const pending = call('eth_getBlockByNumber', ['pending', false]);
+  await headSeenStage(pending, () => Promise.resolve({ result: { number: '0x63' } }));
+  assert.equal(pending.seenBlock, undefined, 'the pending block is not a block yet');
+  assert.deepEqual(heard, [['eth_getTransactionReceipt', 42], ['eth_getBlockByNumber', undefined], ['eth_getBlockByNumber', undefined]]);
+});
