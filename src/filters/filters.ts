@@ -58,6 +58,16 @@ async function blockAt(next: Next, tag: string): Promise<Head | undefined> {
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
+/**
+ * The canonical block at height `n` as of `head`: from the chain window when it holds this head (no node call),
+ * else from the node.
+ */
+async function canonicalAt(ctx: FilterContext, head: Head, next: Next, n: number): Promise<Head | undefined> {
+  if (n === head.number) return head;
+  const hash = ctx.network.chain.window?.hashAt(n, head);
+  return hash !== undefined ? { number: n, hash } : blockAt(next, hex(n));
+}
+
 const answer = (value: unknown): UpstreamAnswer => ({ result: value });
 
 /** A numeric block of a filter's fromBlock/toBlock; tags (latest, pending…) do not bound what a poll reports. */
@@ -218,7 +228,7 @@ export class Filters {
       f.cursor = reached;
     } else {
       const to = Math.min(head.number, base + MAX_BLOCKS_PER_POLL);
-      const blocks = await Promise.all(Array.from({ length: Math.max(0, to - base) }, (_, i) => blockAt(next, hex(base + 1 + i))));
+      const blocks = await Promise.all(Array.from({ length: Math.max(0, to - base) }, (_, i) => canonicalAt(ctx, head, next, base + 1 + i)));
       for (const b of blocks) {
         if (!b) continue;
         out.push(b.hash);
@@ -241,9 +251,7 @@ export class Filters {
    * filter reported, and so what it must take back, lives with the filter (in the shared store).
    */
   private async forkPoint(ctx: FilterContext, f: FilterState, head: Head, next: Next): Promise<{ base: number; dropped: SeenBlock[] }> {
-    // The canonical hash at a height: from the chain window when it holds this head, else from the node.
-    const window = ctx.network.chain.window;
-    const hashAt = (n: number) => (n === head.number ? head.hash : window?.hashAt(n, head)) ?? blockAt(next, hex(n)).then((b) => b?.hash);
+    const hashAt = async (n: number) => (await canonicalAt(ctx, head, next, n))?.hash;
     if (head.number >= f.cursor.number && (await hashAt(f.cursor.number)) === f.cursor.hash) return { base: f.cursor.number, dropped: [] };
     const candidates = f.recent.filter((b) => b.number <= head.number);
     const now = await Promise.all(candidates.map((b) => hashAt(b.number)));
