@@ -9,13 +9,16 @@ import { newPlanBody, planPatchBody, PlanSchema } from '../api/schemas.ts';
 import { PLAN_FLAGS } from '../cli/commands/plans.ts';
 import { configSchema } from './schema.ts';
 import { registerDashboard } from '../http/dashboard-route.ts';
+import { postgresMigrations } from '../store/postgres-migrations.ts';
+import { sqliteMigrations } from '../store/sqlite-migrations.ts';
 import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS } from '../store/store.ts';
 import { PLAN_LIMITS, REQUIRED_PLAN_LIMITS, type PlanLimitName } from './plan-limits.ts';
 
 /**
  * A limit added to the one definition (plan-limits.ts) appears everywhere a plan is shown or set: these tests walk
  * the definition and look for each limit in the API schemas, the configuration schema, the CLI and the dashboard's
- * data. The store's columns are checked by the store contract (store.contract.ts: every limit round-trips).
+ * data. The store's columns are checked by the store contract (store.contract.ts: every limit round-trips) and here
+ * against the migrations' defaults and floors (a migration is written once and cannot be derived).
  */
 
 // Compile-time: exactly the limits of the Plan record (model.ts); a field added to Plan must be added here and there.
@@ -95,5 +98,19 @@ test('the dashboard is served the definition its plan form and table are made of
     assert.deepEqual(res.json(), JSON.parse(JSON.stringify(PLAN_LIMITS)));
   } finally {
     await app.close();
+  }
+});
+
+test("the store's migrations have a column for every limit, with the definition's default and floor where they write one", () => {
+  for (const [store, migrations] of [['sqlite', sqliteMigrations], ['postgres', postgresMigrations]] as const) {
+    const sql = migrations.join('\n');
+    for (const l of PLAN_LIMITS) {
+      const column = l.name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+      assert.match(sql, new RegExp(`\\b${column}\\s+(integer|bigint|boolean)\\b`, 'i'), `${store}: a column ${column}`);
+      const added = new RegExp(`ADD COLUMN ${column} \\w+ NOT NULL DEFAULT (\\d+)`, 'i').exec(sql);
+      if (added) assert.equal(Number(added[1]), l.default, `${store}: ${column}'s default`);
+      const floor = new RegExp(`CHECK \\(${column} >= (\\d+)\\)`, 'i').exec(sql);
+      if (floor) assert.equal(Number(floor[1]), l.minimum, `${store}: ${column}'s floor`);
+    }
   }
 });
