@@ -28,7 +28,9 @@ const sharedUrl = () => (contractDb ??= freshDatabase());
 async function emptyStore(): Promise<PostgresStore> {
   const url = await sharedUrl();
   const store = await PostgresStore.open(url);
-  await sql(url, 'TRUNCATE usage, usage_minutes, sessions, webhook_events, webhook_counters, webhooks, api_keys, accounts, plans, meta');
+  // DELETE, children first: on these few rows ~2 ms, where TRUNCATE (new files for every table) took ~300 ms a test.
+  const tables = ['usage', 'usage_minutes', 'sessions', 'webhook_events', 'webhook_counters', 'webhooks', 'api_keys', 'accounts', 'plans', 'meta'];
+  await sql(url, `BEGIN; ${tables.map((t) => `DELETE FROM ${t};`).join(' ')} COMMIT`);
   return store;
 }
 
