@@ -11,6 +11,7 @@ import { Limits } from './limits/limits.ts';
 import { openRateLimiter, type OpenedRateLimiter } from './limits/open-rate-limiter.ts';
 import { QuotaTracker } from './limits/quota.ts';
 import { openStore } from './store/open-store.ts';
+import { StoreOutage } from './store/outage.ts';
 import type { Store } from './store/store.ts';
 import { Networks } from './networks/networks.ts';
 import { Filters } from './filters/filters.ts';
@@ -70,7 +71,11 @@ export async function startGateway(config: Readonly<Config>, opts: {
   const store = await openStore(config);
   const filterStore = new MemoryFilterStore();
   const networks = new Networks(config, log, new Filters(filterStore, config.filters.idleTimeoutMs, Date.now, config.filters.maxKeptBytes));
-  const keys = new KeyResolver(store, config.auth.keyCacheTtlMs, config.auth.lastUsedFlushMs);
+  const keys = new KeyResolver(store, config.auth.keyCacheTtlMs, config.auth.lastUsedFlushMs, undefined, {
+    failStaticMs: config.auth.failStaticMs,
+    storeWaitMs: config.auth.storeWaitMs,
+    outage: new StoreOutage(log),
+  });
   const accounts = new AccountsService(store, accountsCatalogue(config), () => keys.invalidate());
   const rateLimiter = await openRateLimiter({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log });
   const quota = new QuotaTracker(store, config.limits.usageFlushMs, log);

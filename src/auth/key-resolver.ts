@@ -1,6 +1,8 @@
 import { hashKey } from './key-value.ts';
 import type { KeyContext } from '../store/model.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
+import { bounded } from '../store/bounded.ts';
+import { StoreOutage } from '../store/outage.ts';
 import type { Store } from '../store/store.ts';
 import { parseAllowlist } from './ip-allowlist.ts';
 
@@ -16,7 +18,21 @@ export interface ResolvedKey extends KeyContext {
   expiresAtMs: number;
 }
 
-interface Entry { resolved: ResolvedKey | null; expires: number }
+/** A resolution, as the store gave it at `fetched` (ms); trusted until `expires`, then served only in an outage. */
+interface Entry { resolved: ResolvedKey | null; expires: number; fetched: number }
+
+/** How a resolver behaves when the store does not answer (docs/deployment.md, "When the store is lost"). */
+export interface FailStatic {
+  /** A key resolved within this long is served as it was while the store is unreachable (0: never). */
+  failStaticMs: number;
+  /** How long a request waits for the store's answer before being served from memory or refused. */
+  storeWaitMs: number;
+  /** Where outages are counted and logged (shared with /readyz). */
+  outage: StoreOutage;
+}
+
+/** While the store is down, at most one lookup is tried per this many ms (the probe that ends the outage). */
+const PROBE_MS = 1000;
 
 /**
  * Resolves the key of a request (docs/decisions.md §6). Resolutions are cached in memory so the hot path does not hit
@@ -29,8 +45,19 @@ export class KeyResolver {
   /** Key id → last use, ms; turned into ISO strings only when flushed. */
   private readonly lastUsed = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
+  private probing = false;
+  private lastProbe = 0;
+  readonly failStatic: FailStatic;
 
-  constructor(private readonly store: Store, private readonly ttlMs = 1000, flushMs = 10_000, private readonly maxEntries = 100_000) {
+  constructor(
+    private readonly store: Store,
+    private readonly ttlMs = 1000,
+    flushMs = 10_000,
+    private readonly maxEntries = 100_000,
+    failStatic: Partial<FailStatic> = {},
+    private readonly now: () => number = Date.now,
+  ) {
+    this.failStatic = { failStaticMs: 900_000, storeWaitMs: 1000, outage: new StoreOutage(undefined, now), ...failStatic };
     if (flushMs > 0) {
       this.timer = setInterval(() => void this.flushLastUsed().catch(() => {}), flushMs);
       this.timer.unref();
@@ -43,14 +70,9 @@ export class KeyResolver {
    */
   async resolve(value: string | undefined): Promise<ResolvedKey> {
     if (!value || !KEY_SHAPE.test(value)) throw new GatewayError('INVALID_KEY');
-    const now = Date.now();
+    const now = this.now();
     let entry = this.cache.get(value);
-    if (!entry || entry.expires < now) {
-      const ctx = await this.store.findKeyByHash(hashKey(value));
-      entry = { resolved: ctx ? prepare(ctx) : null, expires: now + this.ttlMs };
-      if (this.cache.size >= this.maxEntries) this.cache.clear();
-      this.cache.set(value, entry);
-    }
+    if (!entry || entry.expires < now) entry = await this.refresh(value, entry, now);
     const r = entry.resolved;
     if (!r) throw new GatewayError('INVALID_KEY');
     if (r.key.revokedAt) throw new GatewayError('KEY_REVOKED');
@@ -58,6 +80,62 @@ export class KeyResolver {
     if (r.account.status !== 'active') throw new GatewayError('INVALID_KEY', { detail: 'the account is suspended' });
     this.lastUsed.set(r.key.id, now);
     return r;
+  }
+
+  /**
+   * Asks the store again for a key whose resolution is missing or past its ttl. A store that fails or does not
+   * answer within `storeWaitMs` opens an outage: from then on no request waits for it; a key resolved within
+   * `failStaticMs` is served as it was (fail static: its plan, allowlists and revocation as last known), any other
+   * gets 503 store_unavailable, and one lookup per second in the background finds out when the store is back.
+   */
+  private async refresh(value: string, stale: Entry | undefined, now: number): Promise<Entry> {
+    const { outage, failStaticMs, storeWaitMs } = this.failStatic;
+    const usable = stale !== undefined && now - stale.fetched <= failStaticMs;
+    if (outage.down) {
+      this.probe(value);
+      return this.fromMemory(usable ? stale : undefined);
+    }
+    try {
+      const ctx = await bounded(this.store.findKeyByHash(hashKey(value)), storeWaitMs);
+      outage.answered();
+      return this.put(value, ctx, now);
+    } catch (err) {
+      outage.failed(err);
+      return this.fromMemory(usable ? stale : undefined);
+    }
+  }
+
+  private fromMemory(stale: Entry | undefined): Entry {
+    const { outage } = this.failStatic;
+    if (!stale) {
+      outage.refused();
+      throw new GatewayError('STORE_UNAVAILABLE');
+    }
+    outage.servedFromMemory();
+    return stale;
+  }
+
+  private put(value: string, ctx: KeyContext | null | undefined, now: number): Entry {
+    const entry = { resolved: ctx ? prepare(ctx) : null, expires: now + this.ttlMs, fetched: now };
+    if (this.cache.size >= this.maxEntries) this.cache.clear();
+    this.cache.set(value, entry);
+    return entry;
+  }
+
+  /** During an outage: one lookup in the background at a time, one per second; its answer ends the outage. */
+  private probe(value: string): void {
+    const now = this.now();
+    if (this.probing || now - this.lastProbe < PROBE_MS) return;
+    this.probing = true;
+    this.lastProbe = now;
+    const { outage, storeWaitMs } = this.failStatic;
+    bounded(this.store.findKeyByHash(hashKey(value)), storeWaitMs).then(
+      (ctx) => {
+        outage.answered();
+        this.put(value, ctx, this.now());
+      },
+      (err) => outage.failed(err),
+    ).finally(() => { this.probing = false; });
   }
 
   /** Drops every cached resolution: called on every change to accounts, plans or keys. */

@@ -189,6 +189,13 @@ export const configSchema = section({
     keyCacheTtlMs: int('ms', { minimum: 0, maximum: 60000, default: 1000 }),
     /** How often last-used times are written (batched, never per request). */
     lastUsedFlushMs: int('ms', { minimum: 100, default: 10000 }),
+    /**
+     * Fail static: while the store is unreachable, a key resolved within this long is served as it was then (its
+     * plan, allowlists, revocation); a key not seen for longer, or never, gets 503 store_unavailable.
+     */
+    failStaticMs: int('ms', { minimum: 0, maximum: 86400000, default: 900000 }),
+    /** How long a request waits for the store to look its key up before it is served from memory (or refused). */
+    storeWaitMs: int('ms', { minimum: 50, maximum: 30000, default: 1000 }),
   }),
   limits: section({
     /** false: no per-second limits and no quota (plans still decide batch size, debug methods, filters). */
@@ -336,6 +343,10 @@ export const configSchema = section({
   database: section({
     /** PostgreSQL URL (DATABASE_URL); absent: the SQLite file in dataDir. */
     url: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+    /** PostgreSQL: the bound on opening a connection (a server that is down or hung is found out in this time). */
+    connectTimeoutMs: int('ms', { minimum: 100, maximum: 60000, default: 3000 }),
+    /** PostgreSQL: the bound on one query, client side (a hung server never holds a caller longer). */
+    queryTimeoutMs: int('ms', { minimum: 100, maximum: 300000, default: 30000 }),
   }),
   log: section({
     level: oneOf(LOG_LEVELS, { default: 'info' }),

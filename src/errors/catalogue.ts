@@ -42,6 +42,7 @@ export const catalogue = {
   TRANSACTION_NOT_FOUND: { status: 200, code: -32000, message: 'transaction not found', reason: 'transaction_not_found', situation: 'debug_traceTransaction of an unknown hash (geth wording)' },
   UPSTREAM_UNAVAILABLE: { status: 503, code: -32002, message: 'resource unavailable', reason: 'upstream_unavailable', situation: 'no healthy upstream' },
   UPSTREAM_TIMEOUT: { status: 504, code: -32015, message: 'request timed out', reason: 'upstream_timeout', situation: 'upstream timed out' },
+  STORE_UNAVAILABLE: { status: 503, code: -32002, message: 'resource unavailable', reason: 'store_unavailable', situation: 'the store is unreachable and the key was not seen within auth.failStaticMs' },
   INTERNAL: { status: 500, code: -32603, message: 'Internal error', reason: 'internal', situation: 'bug in the gateway' },
 } as const satisfies Record<string, CatalogueEntry>;
 

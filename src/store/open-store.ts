@@ -8,7 +8,8 @@ import type { Store } from './store.ts';
 export const sqlitePath = (config: Pick<Config, 'dataDir'>) => join(config.dataDir, 'nodegate.db');
 
 /** The configured store, migrated and ready: PostgreSQL when `database.url` (DATABASE_URL) is set, else the SQLite file in `dataDir`. */
-export async function openStore(config: Pick<Config, 'database' | 'dataDir'>): Promise<Store> {
-  if (config.database.url) return PostgresStore.open(config.database.url);
+export async function openStore(config: { dataDir: string; database: Partial<Config['database']> }): Promise<Store> {
+  const db = config.database;
+  if (db.url) return PostgresStore.open(db.url, { connectTimeoutMs: db.connectTimeoutMs, queryTimeoutMs: db.queryTimeoutMs });
   return new SqliteStore(sqlitePath(config));
 }

@@ -122,8 +122,14 @@ export class PostgresStore implements Store {
   private constructor(private readonly pool: pg.Pool) {}
 
   /** Connects and brings the schema up to date; safe when several instances start at once. */
-  static async open(url: string): Promise<PostgresStore> {
-    const pool = new pg.Pool({ connectionString: url });
+  static async open(url: string, bounds: { connectTimeoutMs?: number; queryTimeoutMs?: number } = {}): Promise<PostgresStore> {
+    // Every I/O bounded: a server that is down or hung (SIGSTOP, a lost network) fails a connect within
+    // connectTimeoutMs and a query within queryTimeoutMs, instead of holding its callers for ever (issue 19).
+    const pool = new pg.Pool({
+      connectionString: url,
+      connectionTimeoutMillis: bounds.connectTimeoutMs ?? 3000,
+      query_timeout: bounds.queryTimeoutMs ?? 30_000,
+    });
     // An idle connection dropped by the server must not crash the process; the next query reports the failure.
     pool.on('error', () => {});
     try {
