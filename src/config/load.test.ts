@@ -48,7 +48,7 @@ test('errors name the field', () => {
   assert.throws(() => loadConfig(p, {}), (err: unknown) => {
     assert.ok(err instanceof ConfigError);
     const text = err.problems.join('\n');
-    assert.match(text, /server\.port: must be <= 65535/);
+    assert.match(text, /server\.port: must be <= 65535 \(port\)/);
     assert.match(text, /rpc\.maxBatchSize: must be <= 1000/);
     assert.match(text, /rpc: must NOT have additional properties 'bogus'/);
     assert.match(text, /networks\.mainnet: must have required property 'chainId'/);
@@ -56,6 +56,8 @@ test('errors name the field', () => {
     return true;
   });
   assert.throws(() => loadConfig(undefined, { NODEGATE_PORT: 'abc' }), /server\.port: must be integer/);
+  // A number's unit (the schema's annotation) follows a bound, so the value to write is plain.
+  assert.throws(() => loadConfig(file('ms.yaml', 'rpc:\n  timeoutMs: 5\n'), {}), /rpc\.timeoutMs: must be >= 100 \(ms\)/);
   assert.throws(() => loadConfig('/nonexistent/nodegate.yaml', {}), /cannot read \(ENOENT\)/);
   assert.throws(() => loadConfig(file('x.yaml', 'server: [1,'), {}), /not valid YAML or JSON/);
 });

@@ -11,7 +11,8 @@ export class ConfigError extends Error {
   }
 }
 
-const ajv = new Ajv({ useDefaults: true, allErrors: true, strict: false });
+// verbose: an error carries its field's schema, so a message can say the field's unit (schema.ts's `unit`).
+const ajv = new Ajv({ useDefaults: true, allErrors: true, strict: false, verbose: true });
 const validate = ajv.compile(configSchema);
 
 /**
@@ -53,6 +54,9 @@ function readFile(file: string): Record<string, unknown> {
   return doc as Record<string, unknown>;
 }
 
+/** Errors about a number's value, which read better with what it counts: `rpc.timeoutMs: must be >= 100 (ms)`. */
+const UNIT_KEYWORDS = new Set(['type', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']);
+
 /** Validates a raw object (defaults filled in place) and returns the frozen configuration. */
 export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
   if (!validate(raw)) {
@@ -60,7 +64,9 @@ export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
       const field = e.instancePath.slice(1).replaceAll('/', '.') || '(root)';
       const extra = e.keyword === 'additionalProperties' ? ` '${(e.params as any).additionalProperty}'` : '';
       const allowed = e.keyword === 'enum' ? ` (${(e.params as any).allowedValues.join(', ')})` : '';
-      return `${field}: ${e.message}${extra}${allowed}`;
+      const unit = (e.parentSchema as { unit?: string } | undefined)?.unit;
+      const inUnit = unit && UNIT_KEYWORDS.has(e.keyword) ? ` (${unit})` : '';
+      return `${field}: ${e.message}${extra}${allowed}${inUnit}`;
     });
     throw new ConfigError([...new Set(problems)]);
   }
