@@ -1,17 +1,22 @@
 /**
- * `npm run soak`: a Nodegate child process (embedded chains) under mixed traffic for SOAK_SECONDS (default 600):
+ * `npm run soak [-- NAME...]`: the traffic mix below, then the load-sized tests (bench/soak-tests.ts: the suite's
+ * fuzz, webhooks, outbox and heavy-events tests at their full size); NAME picks those whose name contains it
+ * (`npm run soak -- traffic`, `npm run soak -- fuzz webhooks`). Exits 1 when any of them failed.
+ *
+ * `traffic`: a Nodegate child process (embedded chains) under mixed traffic for SOAK_SECONDS (default 600):
  * valid calls and batches, transactions, filters, invalid bodies and params, unknown methods, a key over its
  * plan's per-second limit, unknown keys, wrong networks and content types, bodies over the limit. Prints what was
  * served, the answers by kind (HTTP status, JSON-RPC code, data.reason), and the gateway's memory (RSS, and heap
  * after a GC, read through the inspector) and open file descriptors, after a warm-up and at the end.
  * Exits 1 on a 5xx, a connection error, a malformed answer or a dead gateway. Not run in CI.
- * SOAK_SECONDS=120 npm run soak; SOAK_WORKERS (default 8); SOAK_CACHE_BYTES (default: cache.maxBytes, 64 MiB).
+ * SOAK_SECONDS=120 npm run soak -- traffic; SOAK_WORKERS (default 8); SOAK_CACHE_BYTES (default: cache.maxBytes, 64 MiB).
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, request, WebSocket } from 'undici';
 import { startNodegate, type NodegateProcess } from '../test/helpers/process.ts';
+import { runSoakTest, SOAK_TESTS } from './soak-tests.ts';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
 const WORKERS = Number(process.env.SOAK_WORKERS ?? 8);
@@ -200,7 +205,17 @@ async function main() {
   const stopped = await ng.stop('SIGTERM');
   const ok = alive && failures === 0 && stopped.code === 0;
   console.log(`\n${ok ? 'OK' : 'FAILED'}: gateway ${alive ? 'alive' : 'DEAD'} at the end, stopped with ${stopped.code ?? stopped.signal} in ${stopped.ms} ms; ${failures} failures (5xx, malformed, connection errors)${problems.length ? ':\n  ' + problems.join('\n  ') : ''}`);
-  process.exit(ok ? 0 : 1);
+  return ok;
 }
 
-await main();
+const wanted = process.argv.slice(2);
+const picked = (name: string) => wanted.length === 0 || wanted.some((w) => name.includes(w));
+const known = ['traffic', ...Object.keys(SOAK_TESTS)];
+if (!known.some(picked)) {
+  console.error(`no soak named ${wanted.join(', ')} (known: ${known.join(', ')})`);
+  process.exit(2);
+}
+let allOk = true;
+if (picked('traffic')) allOk = (await main()) && allOk;
+for (const name of Object.keys(SOAK_TESTS)) if (picked(name)) allOk = runSoakTest(name) && allOk;
+process.exit(allOk ? 0 : 1);

@@ -38,7 +38,7 @@ if (plan.length === 0) {
 }
 
 // One file at a time: the suites start real chains and gateways, and this machine has 2 cores.
-// No test may hang the run: a test (and a file) without its own time-out gets 15 minutes (the CI fuzz run of ~107,000 inputs takes ~4.5 on an idle machine, ~9.7 with both cores kept busy), a file whose handles stay open after
+// No test may hang the run: a test (and a file) without its own time-out gets 15 minutes (a generous bound: the load-sized tests run under `npm run soak`, not here), a file whose handles stay open after
 // its tests ends anyway (--test-force-exit), and the whole run (both groups together) is stopped, saying so, after
 // TEST_BUDGET_MINUTES (60).
 const budgetMs = Number(process.env.TEST_BUDGET_MINUTES ?? 60) * 60_000;

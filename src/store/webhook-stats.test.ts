@@ -2,7 +2,9 @@
  * The outbox in numbers at scale (issue 17: every /metrics scrape and /analytics/webhooks counted every tenant's
  * events, 2.6 s at 2 million). On SQLite and PostgreSQL: the counters are filled from the events already there when
  * the migration runs, and a read of every tenant's numbers costs the same with 2,000 events as with 500,000, because
- * its plan reads no event but each webhook's oldest waiting one, by index.
+ * its plan reads no event but each webhook's oldest waiting one, by index. The suite writes 10,000 events after the
+ * first 2,000 and checks the numbers and the plans (which show the read does not grow, at any size, without timing
+ * it); `npm run soak -- outbox-numbers` writes 500,000 and also holds the timings to it (test/helpers/soak.ts).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +14,7 @@ import { after, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { freshDatabase, postgresSkipReason } from '../../test/helpers/postgres.ts';
+import { SOAK, sized } from '../../test/helpers/soak.ts';
 import { PostgresStore, WEBHOOK_STATS_SQL as PG_STATS_SQL } from './postgres.ts';
 import { postgresMigrations } from './postgres-migrations.ts';
 import { SqliteStore, WEBHOOK_STATS_SQL as SQLITE_STATS_SQL } from './sqlite.ts';
@@ -26,7 +29,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 const TENANTS = 100;
 const HOOKS_PER_TENANT = 2;
-const BIG = 500_000;
+const BIG = sized(10_000, 500_000);
 const SMALL = 2_000;
 
 /** Event i of a bulk insert: webhook `wh<i mod 200>`, one in seven waiting (of every webhook), the others delivered a day after written. */
@@ -103,9 +106,10 @@ async function scales(name: string, b: Backend, accounts: string[]): Promise<voi
   assert.equal(stats.find((s) => s.webhookId === 'wh0')!.oldestPendingAt, '2026-11-01T00:00:00.000Z');
   assert.deepEqual(new Set(stats.map((s) => s.meanDeliveryMs)), new Set([DAY_MS]), 'mean delivery time from the counters');
   assert.equal(sum(stats, (s) => s.attempts), want.events - want.pending);
-  // The read does not grow with the outbox (the scan it replaced took ~100x longer at 250x the events).
-  assert.ok(big.all <= small.all * 5 + 50, `everyone's numbers: ${big.all.toFixed(1)} ms at ${SMALL + BIG} events against ${small.all.toFixed(1)} ms at ${SMALL}`);
-  assert.ok(big.one <= small.one * 5 + 50, `one account's numbers: ${big.one.toFixed(1)} ms against ${small.one.toFixed(1)} ms`);
+  // The read does not grow with the outbox (the scan it replaced took ~100x longer at 250x the events). Timed only at
+  // the soak's size: a unit test times nothing, and at the suite's the plans below say it.
+  if (SOAK) assert.ok(big.all <= small.all * 5 + 50, `everyone's numbers: ${big.all.toFixed(1)} ms at ${SMALL + BIG} events against ${small.all.toFixed(1)} ms at ${SMALL}`);
+  if (SOAK) assert.ok(big.one <= small.one * 5 + 50, `one account's numbers: ${big.one.toFixed(1)} ms against ${small.one.toFixed(1)} ms`);
   const plan = await b.plan();
   console.log(`${name} plan of everyone's numbers:\n  ${plan.join('\n  ')}`);
   return void plan;
@@ -137,7 +141,7 @@ describe('webhook outbox numbers at scale, SQLite', { timeout: 240_000 }, () => 
     }
   });
 
-  test(`every tenant's numbers read as fast with ${BIG} events as with ${SMALL}, by index`, async () => {
+  test(`every tenant's numbers at ${SMALL + BIG} events are right and read by index, with no scan of the events${SOAK ? ', as fast as at ' + SMALL : ''}`, async () => {
     const file = join(dir, 'scale.db');
     const store = new SqliteStore(file);
     const bulkDb = new Database(file);
@@ -193,7 +197,7 @@ describe('webhook outbox numbers at scale, PostgreSQL', { skip, timeout: 300_000
     }
   });
 
-  test(`every tenant's numbers read as fast with ${BIG} events as with ${SMALL}, from the counters and by index`, async () => {
+  test(`every tenant's numbers at ${SMALL + BIG} events are right and read from the counters and by index${SOAK ? ', as fast as at ' + SMALL : ''}`, async () => {
     const url = await freshDatabase();
     const store = await PostgresStore.open(url);
     const client = new pg.Client(url);

@@ -1,0 +1,44 @@
+/**
+ * The load-sized tests: each is a test file of the suite that runs there at a small size and here at its full size
+ * (NODEGATE_SOAK=1, test/helpers/soak.ts), so the two never drift apart. `npm run soak -- fuzz` runs one;
+ * `npm run soak` runs them all after the traffic mix. Run one at a time (they start chains and gateways).
+ */
+import { spawnSync } from 'node:child_process';
+
+export const SOAK_TESTS: Record<string, { file: string; what: string }> = {
+  fuzz: {
+    file: 'test/e2e/fuzz.test.ts',
+    what: 'the JSON-RPC endpoint fuzzed with ~107,000 inputs, a fresh seed each run (the suite: a few thousand, a fixed seed)',
+  },
+  'webhooks-load': {
+    file: 'test/e2e/webhooks-load.test.ts',
+    what: '1,000 blocks mined at once with 20 webhooks: 20,000 deliveries, once each and in order (the suite: 100 blocks, 5 webhooks)',
+  },
+  'webhooks-stats-scale': {
+    file: 'test/e2e/webhooks-stats-scale.test.ts',
+    what: '/metrics and /analytics/webhooks at 502,000 outbox events, as fast as at 2,000 (the suite: the numbers at 12,000)',
+  },
+  'outbox-numbers': {
+    file: 'src/store/webhook-stats.test.ts',
+    what: 'every tenant\'s outbox numbers on SQLite and PostgreSQL at 502,000 events, as fast as at 2,000 (the suite: 12,000, plans by index)',
+  },
+  'heavy-events': {
+    file: 'test/e2e/heavy-events.test.ts',
+    what: '30 transactions of 3,000 logs each, reads meanwhile, a restart and a crash (the suite: 4 such transactions)',
+  },
+};
+
+/** Runs one load-sized test at its full size; answers whether it passed. */
+export function runSoakTest(name: string): boolean {
+  const { file, what } = SOAK_TESTS[name];
+  console.log(`\nsoak ${name}: ${what}\n  NODEGATE_SOAK=1 node --test ${file}`);
+  const t0 = Date.now();
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=3600000', '--test-force-exit', '--test-reporter=spec', file],
+    { stdio: 'inherit', env: { ...process.env, NODEGATE_SOAK: '1' } },
+  );
+  const ok = r.status === 0;
+  console.log(`soak ${name}: ${ok ? 'passed' : 'FAILED'} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  return ok;
+}
