@@ -59,11 +59,12 @@ export async function startBareProxy(upstream: string): Promise<Target> {
 
 /**
  * Nodegate as users run it (`nodegate start`, a child process, default log level), its one network pointed at
- * `upstream`, the demo key on a plan too generous to limit. `limits: false` sets `limits.enabled: false`; the
+ * `upstream`, the demo key on a plan too generous to limit; `root`: another checkout to run (bench/compare.ts). `limits: false` sets `limits.enabled: false`; the
  * response cache is off unless `cache: true`, so that "uncached" means what it says.
  */
-export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean; analytics?: boolean } = {}): Promise<Target & { proc: NodegateProcess }> {
+export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean; analytics?: boolean; root?: string; name?: string } = {}): Promise<Target & { proc: NodegateProcess }> {
   const proc = await startNodegate({
+    cwd: opts.root,
     // Limits in the process's memory, the store in SQLite: a single instance (empty values are ignored).
     env: { REDIS_URL: '', DATABASE_URL: '', NODEGATE_LOG_LEVEL: '' },
     config: {
@@ -76,7 +77,7 @@ export async function startNodegateTarget(upstream: string, opts: { limits?: boo
       metrics: { enabled: opts.analytics !== false },
     },
   });
-  const name = opts.cache ? 'Nodegate cached' : opts.limits === false ? 'Nodegate, limits off' : opts.analytics === false ? 'Nodegate, analytics off' : 'Nodegate';
+  const name = opts.name ?? (opts.cache ? 'Nodegate cached' : opts.limits === false ? 'Nodegate, limits off' : opts.analytics === false ? 'Nodegate, analytics off' : 'Nodegate');
   const url = proc.rpcUrl('mainnet');
   await waitAnswers(url, proc.child);
   return {

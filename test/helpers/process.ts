@@ -50,6 +50,8 @@ export interface StartOptions {
   config?: Record<string, unknown>;
   /** How long to wait for the banner. */
   timeoutMs?: number;
+  /** The checkout whose `src/cli/main.ts` runs (bench/compare.ts starts another commit's worktree); this one when absent. */
+  cwd?: string;
 }
 
 const started = new Set<NodegateProcess>();
@@ -86,7 +88,7 @@ export async function startNodegate(opts: StartOptions = {}): Promise<NodegatePr
   const t0 = Date.now();
   // Its own process group, so a test can signal the group the way a terminal or a service manager does.
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'start'], {
-    cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: opts.cwd ?? ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
   child.stdout!.setEncoding('utf8').on('data', (s: string) => { text += s; });
