@@ -22,6 +22,10 @@ export const SOAK_TESTS: Record<string, { file: string; what: string }> = {
     file: 'src/store/webhook-stats.test.ts',
     what: 'every tenant\'s outbox numbers on SQLite and PostgreSQL at 502,000 events, as fast as at 2,000 (the suite: 12,000, plans by index)',
   },
+  durability: {
+    file: 'test/e2e/durability.test.ts',
+    what: 'the durability suite with a burst of 2,000 raw transactions from 32 senders, then a restart on its ~1,800 blocks (the suite: 320)',
+  },
   'heavy-events': {
     file: 'test/e2e/heavy-events.test.ts',
     what: '30 transactions of 3,000 logs each, reads meanwhile, a restart and a crash (the suite: 4 such transactions)',
