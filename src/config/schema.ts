@@ -144,6 +144,19 @@ export const configSchema = section({
     propertyNames: { pattern: NAME },
     default: { mainnet: { chainId: 1, aliases: [] }, testnet: { chainId: 11155111, aliases: ['devnet'] } },
   }),
+  ws: section({
+    /** Messages of one socket being answered at once; past it the socket is not read until one is answered. */
+    maxInFlightPerSocket: int('messages', { minimum: 1, maximum: 10000, default: 64 }),
+    /**
+     * Bytes queued to a socket its client has not read yet: past it the socket is closed (1008, "client not
+     * reading"), never buffered without end.
+     */
+    maxBufferedBytes: int('bytes', { minimum: 65536, default: 16777216 }),
+    /** Subscriptions one socket may hold (eth_subscribe). */
+    maxSubscriptionsPerSocket: int('subscriptions', { minimum: 1, maximum: 100000, default: 100 }),
+    /** Idle sockets are pinged this often; one that did not answer the last ping is closed. */
+    pingIntervalMs: int('ms', { minimum: 1000, default: 30000 }),
+  }),
   rpc: section({
     /**
      * Hard ceiling on the items of one batch, whatever the plan says (issue 17: as geth, at most 1,000). The key's

@@ -6,6 +6,9 @@ import { sendError } from './send-error.ts';
 
 interface Params { network: string; apikey?: string }
 
+/** The endpoint's paths (docs/decisions.md §2): HTTP POSTs them, a WebSocket upgrades a GET of them. */
+export const RPC_URLS = ['/v1/:network/:apikey', '/:network/:apikey', '/v1/:network', '/v1/:network/'] as const;
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** What admission decided before the body was read (rpc/admit.ts). */
@@ -20,9 +23,7 @@ export type RpcRouteDeps = Omit<EndpointDeps, 'guard' | 'responses' | 'framingCo
  * frame → limit → run → respond. The stages live in src/rpc (rpc/endpoint.ts, docs/pipeline.md); this file only
  * turns HTTP into their inputs and their results into HTTP.
  */
-export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
-  const rpc = createRpcEndpoint(deps);
-
+export function registerRpcRoutes(app: FastifyInstance, rpc: ReturnType<typeof createRpcEndpoint>) {
   /** Admission, as the request arrives (`onRequest`): before its body is read or parsed. */
   const admit = async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
     let { network, apikey } = req.params;
@@ -64,7 +65,7 @@ export function registerRpcRoutes(app: FastifyInstance, deps: RpcRouteDeps) {
     return sendAnswers(reply, framed.batch, framed.items, ran.answers, ran.pieces, ran.held);
   };
 
-  for (const url of ['/v1/:network/:apikey', '/:network/:apikey', '/v1/:network', '/v1/:network/']) app.post(url, { onRequest: admit }, handler);
+  for (const url of RPC_URLS) app.post(url, { onRequest: admit }, handler);
 }
 
 /** A refused request: its error; 429s carry Retry-After (whole seconds, at least 1); the bucket's RateLimit headers. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { AccountsService } from '../accounts/service.ts';
@@ -14,7 +15,9 @@ import { clientErrorHandler, frameworkErrors } from './client-errors.ts';
 import { capConnections } from './connection-caps.ts';
 import { registerHealthRoutes } from './health.ts';
 import { redactPath } from '../errors/redact.ts';
-import { registerRpcRoutes } from './rpc-route.ts';
+import { registerRpcRoutes, RPC_URLS } from './rpc-route.ts';
+import { closeSockets, registerWsRoutes } from './ws-route.ts';
+import { createRpcEndpoint } from '../rpc/endpoint.ts';
 import { registerMetricsRoute } from './metrics-route.ts';
 import { registerDashboard } from './dashboard-route.ts';
 import type { Metrics } from '../analytics/metrics.ts';
@@ -78,6 +81,16 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     pressure: s.connectionPressure, pressureIdleMs: s.pressureIdleTimeoutMs,
   });
 
+  // WebSocket upgrades (issue 20) go through fastify's router and hooks: registered before every route, so that a
+  // route without a wsHandler refuses an upgrade. Sockets are closed with 1001 as the server stops.
+  void app.register(websocket, {
+    options: { maxPayload: config.server.bodyLimit },
+    preClose(done) {
+      closeSockets(this.websocketServer.clients);
+      this.websocketServer.close(() => done());
+    },
+  });
+
   // Bodies are read raw: the gateway frames JSON-RPC itself, and the content type is checked by the route.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
@@ -101,7 +114,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     });
   }
 
-  registerRpcRoutes(app, deps);
+  const rpc = createRpcEndpoint(deps);
+  registerRpcRoutes(app, rpc);
+  void app.register(async (scope) => registerWsRoutes(scope, rpc, config, RPC_URLS));
   registerHealthRoutes(app, deps);
   registerApi(app, deps);
   if (deps.metrics) registerMetricsRoute(app, deps.metrics, config.metrics.allow);
@@ -121,7 +136,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   };
   for (const url of ['/v1/:network/:apikey', '/:network/:apikey', '/v1/:network']) {
     app.options(url, preflight);
-    app.route({ method: ['GET', 'PUT', 'DELETE', 'PATCH'], url, handler: notPost });
+    app.route({ method: ['PUT', 'DELETE', 'PATCH'], url, handler: notPost });
   }
 
   app.setNotFoundHandler((_req, reply) => sendError(reply, new GatewayError('ROUTE_NOT_FOUND')));

@@ -62,6 +62,11 @@ export interface MethodSpec {
    * `embedded` (their anvil answers it).
    */
   readonly extra?: { readonly embedded: boolean };
+  /**
+   * A subscription method (eth_subscribe, eth_unsubscribe): in every network's table, answered by the gateway over
+   * a WebSocket; over HTTP, -32601 "notifications not supported".
+   */
+  readonly socket?: true;
 }
 
 /** The fields most specs share: a read any node may answer, no adapter, nothing shown, not cached. */

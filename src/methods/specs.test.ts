@@ -3,14 +3,14 @@ import { test } from 'node:test';
 import { ALLOWED_METHODS } from './allowed.ts';
 import type { MethodSpec } from './method-spec.ts';
 import { optionalBlockOf } from './param-validator.ts';
-import { EMBEDDED_EXTRA_METHODS, METHOD_SPECS } from './specs.ts';
+import { EMBEDDED_EXTRA_METHODS, METHOD_SPECS, SOCKET_METHODS } from './specs.ts';
 
 const CACHE = ['forever', 'head', 'never', 'block', 'txHash', 'traceTx'];
 const SEEN = ['none', 'quantity', 'blockNumber', 'block', 'items'];
 const ROUTES = ['any', 'designated', 'broadcast'];
 const BLOCK_FORMS = ['number', 'hash', 'numberOrHash', 'filter'];
-/** The filter methods the gateway answers itself (src/filters/filters.ts, docs/decisions.md §8). */
-const LOCAL = ['eth_newFilter', 'eth_newBlockFilter', 'eth_newPendingTransactionFilter', 'eth_getFilterChanges', 'eth_getFilterLogs', 'eth_uninstallFilter'];
+/** Methods the gateway answers itself: the filters (docs/decisions.md §8) and the subscriptions over a socket (issue 20). */
+const LOCAL = ['eth_newFilter', 'eth_newBlockFilter', 'eth_newPendingTransactionFilter', 'eth_getFilterChanges', 'eth_getFilterLogs', 'eth_uninstallFilter', 'eth_subscribe', 'eth_unsubscribe'];
 
 /** What is missing or inconsistent in a spec; empty when it is complete. */
 function gaps(name: string, s: MethodSpec | undefined): string[] {
@@ -43,14 +43,16 @@ test('every allowed method has a complete spec', () => {
   assert.deepEqual(ALLOWED_METHODS.flatMap((m) => gaps(m, METHOD_SPECS.get(m))), []);
 });
 
-test('a spec that is not on the allowed list is complete and says it is an extra', () => {
+test('a spec that is not on the allowed list is complete and says it is an extra or a socket method', () => {
   const extras = [...METHOD_SPECS.keys()].filter((m) => !ALLOWED_METHODS.includes(m));
-  assert.deepEqual(extras, ['eth_getBlockReceipts']);
+  assert.deepEqual(extras, ['eth_getBlockReceipts', 'eth_subscribe', 'eth_unsubscribe']);
   for (const m of extras) {
     assert.deepEqual(gaps(m, METHOD_SPECS.get(m)), []);
-    assert.ok(METHOD_SPECS.get(m)!.extra, `${m} is marked extra`);
+    const spec = METHOD_SPECS.get(m)!;
+    assert.ok(spec.extra || (spec.socket && spec.local), `${m} is marked extra, or a local socket method`);
   }
   assert.deepEqual(EMBEDDED_EXTRA_METHODS, ['eth_getBlockReceipts']);
+  assert.deepEqual(SOCKET_METHODS, ['eth_subscribe', 'eth_unsubscribe']);
 });
 
 test('the gap check catches a spec with a part missing', () => {

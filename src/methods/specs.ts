@@ -19,6 +19,9 @@ export const specOf = (method: string): MethodSpec | undefined => METHOD_SPECS.g
 /** Methods that are not on the allowed list but that embedded chains enable by default (their anvil answers them). */
 export const EMBEDDED_EXTRA_METHODS: readonly string[] = [...METHOD_SPECS.values()].filter((s) => s.extra?.embedded).map((s) => s.name);
 
+/** The subscription methods: in every network's table, answered over a WebSocket (src/subscriptions/). */
+export const SOCKET_METHODS: readonly string[] = [...METHOD_SPECS.values()].filter((s) => s.socket).map((s) => s.name);
+
 /**
  * A network's extra methods: those `rpc.extraMethods.<network>` lists, else, on an embedded chain, the ones its
  * anvil answers that clients ask for first (eth_getBlockReceipts). Applied where the method table is built, not by

@@ -6,7 +6,7 @@ import { getLogsBounds } from '../methods/get-logs-bounds.ts';
 import { GAS_CAPPED, gasCap } from '../methods/gas-cap.ts';
 import { ALLOWED_METHODS } from '../methods/allowed.ts';
 import { anyParams, compileParamValidator, type ParamValidator } from '../methods/param-validator.ts';
-import { extraMethodsOf, specOf } from '../methods/specs.ts';
+import { extraMethodsOf, SOCKET_METHODS, specOf } from '../methods/specs.ts';
 
 /**
  * One entry per allowed method (STYLE 5), made from its spec (src/methods/specs/) and the configuration: how
@@ -49,7 +49,7 @@ export function buildMethodTables(
     const policies = policyAdapters(config, headOf(network));
     const t = new Map<string, MethodEntry>();
     for (const [name, validate] of validators) t.set(name, entry(name, validate, config, policies, locals));
-    for (const name of extraMethodsOf(config.rpc.extraMethods[network], isEmbedded(config, network))) {
+    for (const name of [...extraMethodsOf(config.rpc.extraMethods[network], isEmbedded(config, network)), ...SOCKET_METHODS]) {
       t.set(name, entry(name, extraValidator(name), config, policies, locals));
     }
     tables.set(network, t);

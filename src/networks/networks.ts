@@ -5,6 +5,7 @@ import type { Config } from '../config/schema.ts';
 import { AnswerBudget } from '../limits/answer-budget.ts';
 import type { MethodEntry } from './method-table.ts';
 import { buildMethodTables } from './method-table.ts';
+import { Subscriptions } from '../subscriptions/subscriptions.ts';
 import { AnvilSupervisor } from '../upstream/embedded/anvil-supervisor.ts';
 import { HttpUpstream } from '../upstream/http-upstream.ts';
 import { HEAD_BOUND } from '../chain/agreed-head.ts';
@@ -37,6 +38,9 @@ export class Networks {
   private readonly byName = new Map<string, Network>();
   readonly list: Network[] = [];
   private readonly embedded: AnvilSupervisor[] = [];
+
+  /** The subscription methods' feeds (eth_subscribe over a WebSocket), shared by the networks. */
+  readonly subscriptions = new Subscriptions();
 
   constructor(config: Readonly<Config>, log: Logger, readonly filters: Filters) {
     // One budget for the answers of every network: it bounds the process's memory, which they share.
@@ -71,7 +75,7 @@ export class Networks {
       }
       chain.on('transaction', (hash) => filters.noteTransaction(name, hash));
     }
-    const tables = buildMethodTables(config, filters.methods(), (name) => () => chains.get(name)!.headNumber());
+    const tables = buildMethodTables(config, { ...filters.methods(), ...this.subscriptions.methods() }, (name) => () => chains.get(name)!.headNumber());
     for (const [name, net] of Object.entries(config.networks)) {
       const chain = chains.get(name)!;
       const cache = answers ? new NetworkCache(name, answers, chain.head) : undefined;

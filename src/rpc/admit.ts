@@ -1,3 +1,4 @@
+import type { SubscriptionSession } from '../subscriptions/subscriptions.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { authorizeRequest } from '../auth/authorize.ts';
 import type { ResolvedKey } from '../auth/key-resolver.ts';
@@ -16,6 +17,8 @@ export interface Admitted {
   credit: number;
   /** The bucket's decision at admission, for the RateLimit headers. */
   decision?: RateDecision;
+  /** The caller's socket (a WebSocket transport sets it), for the subscription methods. */
+  session?: SubscriptionSession;
 }
 
 /** A whole request refused: its error, the bucket's decision (RateLimit headers) when there is one, and its id. */

@@ -1,4 +1,5 @@
 import type { ResolvedKey } from '../auth/key-resolver.ts';
+import type { SubscriptionSession } from '../subscriptions/subscriptions.ts';
 import type { CacheOutcome } from '../cache/response-cache.ts';
 import type { Network } from '../networks/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
@@ -21,6 +22,8 @@ export interface Call {
   readonly cost: number;
   /** Its deadline (rpc/deadline.ts): aborted at its budget's end or when its caller is gone. */
   readonly signal: AbortSignal;
+  /** The caller's socket, for the subscription methods (absent over HTTP). */
+  readonly session?: SubscriptionSession;
   /** Set by the cache stage: whether the answer came from the cache (`X-Cache` of a single request). */
   cache?: CacheOutcome;
   /** Set by the head stage: the newest block its answer shows to exist (read-your-writes), if any. */

@@ -4,7 +4,10 @@ import type { EndpointDeps } from './endpoint-deps.ts';
 import { framerAndLimiter } from './frame-and-limit.ts';
 import { RequestDeadline } from './deadline.ts';
 import { ResponseBudget } from './response-budget.ts';
-import { runner } from './run.ts';
+import { answersText, refusalText } from './respond.ts';
+import { runner, type Ran } from './run.ts';
+import type { Framed } from './frame-and-limit.ts';
+import type { Refusal } from './admit.ts';
 
 export type { Admitted, Refusal } from './admit.ts';
 export { UNREAD_BODY_BYTES } from './admit.ts';
@@ -34,5 +37,9 @@ export function createRpcEndpoint(deps: Omit<EndpointDeps, 'guard' | 'responses'
     run: runner(all),
     /** A request's deadline (rpc.requestTimeoutMs); the transport says when its caller is gone. */
     deadline: () => new RequestDeadline(requestTimeoutMs),
+    /** A message transport's text of a request's answers (undefined: notifications only). */
+    answersText: (f: Framed, ran: Ran) => answersText(f.batch, f.items, ran.answers, ran.pieces),
+    /** A message transport's text of a whole request's refusal, under the ids its body holds. */
+    refusalText: (r: Refusal, body: Buffer) => refusalText(r.refused, r.id, body, config.rpc.maxBatchSize),
   };
 }

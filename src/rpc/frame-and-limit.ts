@@ -67,7 +67,7 @@ export function framerAndLimiter(deps: EndpointDeps) {
    */
   const limit = async (adm: Admitted, f: Framed, requestId: string, log: Arrival['log'], t0: number): Promise<Limited | Refusal> => {
     const { network, key, credit } = adm;
-    const ctx: RequestContext = { network, key, requestId };
+    const ctx: RequestContext = { network, key, requestId, session: adm.session };
     const answers = new Array<Answer | undefined>(f.items.length);
     const prepared = new Array<PreparedCall | undefined>(f.items.length);
     // A request costs the sum of its items (docs/decisions.md §7), and never less than reading and framing its body

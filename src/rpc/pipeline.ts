@@ -1,3 +1,4 @@
+import type { SubscriptionSession } from '../subscriptions/subscriptions.ts';
 import { authorizeMethod } from '../auth/authorize.ts';
 import type { ResolvedKey } from '../auth/key-resolver.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
@@ -18,6 +19,8 @@ export interface RequestContext {
   network: Network;
   key: ResolvedKey;
   requestId: string;
+  /** The caller's socket, for the subscription methods (absent over HTTP). */
+  session?: SubscriptionSession;
 }
 
 /** An item that passed the checks of `prepareItem`: its method's entry (its cost, how to run it). */

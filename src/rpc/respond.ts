@@ -1,6 +1,6 @@
-import type { RpcErrorObject } from '../errors/gateway-error.ts';
+import type { GatewayError, RpcErrorObject } from '../errors/gateway-error.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
-import type { RpcId } from './framing.ts';
+import { frameBody, type FramedItem, type RpcId } from './framing.ts';
 
 /** Serialises one response object; the id is echoed with its type kept (docs/decisions.md §3). */
 export function responseJson(id: RpcId, answer: UpstreamAnswer): string {
@@ -12,4 +12,36 @@ export function responseJson(id: RpcId, answer: UpstreamAnswer): string {
 
 function errorObject(e: RpcErrorObject | { toJSON(): RpcErrorObject }): RpcErrorObject {
   return 'toJSON' in e && typeof e.toJSON === 'function' ? e.toJSON() : (e as RpcErrorObject);
+}
+
+/**
+ * A request's answers as one JSON text, for a transport that sends messages (a socket): the single answer, or the
+ * batch's array; undefined when every item was a notification. Pieces already serialised are used as they are.
+ */
+export function answersText(batch: boolean, items: FramedItem[], answers: Array<{ answer: UpstreamAnswer }>, pieces: Array<string | Buffer | undefined>): string | undefined {
+  const parts: string[] = [];
+  for (let i = 0; i < items.length; i++) {
+    if (items[i].notification) continue;
+    const p = pieces[i];
+    parts.push(p === undefined ? responseJson(items[i].id, answers[i].answer) : String(p));
+  }
+  if (parts.length === 0) return undefined;
+  return batch ? `[${parts.join(',')}]` : parts[0];
+}
+
+/**
+ * A whole request's refusal as a message: the error under each id the body holds (a socket's client matches
+ * answers by id, and one under id null would leave its call waiting); under id null when the body cannot be read.
+ */
+export function refusalText(error: GatewayError, id: RpcId, body: Buffer, maxBatch: number): string | undefined {
+  const answer = { error: error.toJSON() };
+  let framed;
+  try {
+    framed = frameBody(body, maxBatch);
+  } catch {
+    return responseJson(id, answer);
+  }
+  const parts = framed.items.filter((i) => !i.notification).map((i) => responseJson(i.id, answer));
+  if (parts.length === 0) return undefined;
+  return framed.batch ? `[${parts.join(',')}]` : parts[0];
 }

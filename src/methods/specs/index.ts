@@ -10,3 +10,4 @@ export * from './accounts.ts';
 export * from './logs.ts';
 export * from './debug.ts';
 export * from './eth_getBlockReceipts.ts';
+export * from './subscriptions.ts';

@@ -1,0 +1,114 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
+import type { Config } from '../config/schema.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { createRpcEndpoint } from '../rpc/endpoint.ts';
+import type { SubscriptionSession } from '../subscriptions/subscriptions.ts';
+import { sendError } from './send-error.ts';
+
+type Endpoint = ReturnType<typeof createRpcEndpoint>;
+interface Params { network: string; apikey?: string }
+
+/** Close codes: 1001 the server is going away (clients reconnect), 1008 a policy the client broke. */
+const GOING_AWAY = 1001;
+const POLICY = 1008;
+
+/**
+ * The JSON-RPC endpoint over WebSocket (issue 20): `ws://…/v1/{network}/{apikey}` and the aliases, upgraded only
+ * after the key is admitted (a bad key never gets a socket; its refusal is the HTTP answer). Each message then goes
+ * through the same stages as an HTTP request (admit again, so a revoked key stops at its next message; frame; limit;
+ * run), and eth_subscribe / eth_unsubscribe reach the subscription methods through the socket's session. Bounds:
+ * messages in flight per socket (past it the socket is not read), bytes queued to a client that does not read
+ * (past it the socket is closed, 1008), subscriptions per socket, a ping for idle sockets.
+ */
+export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Readonly<Config>, urls: readonly string[]) {
+  const { maxInFlightPerSocket, maxBufferedBytes, maxSubscriptionsPerSocket, pingIntervalMs } = config.ws;
+
+  /** The upgrade's admission (`preValidation`, before the socket exists): the HTTP refusal when it fails. */
+  const admit = async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
+    if (!req.ws) return;
+    let { network, apikey } = req.params;
+    if (network === 'v1' && req.routeOptions.url === '/:network/:apikey') [network, apikey] = [apikey!, undefined];
+    const a = await rpc.admit({ network, apikey, contentType: undefined, ip: req.ip, origin: req.headers.origin, declaredBytes: 0, largeBody: false, log: req.log });
+    if (!('network' in a)) return sendError(reply, a.refused, null);
+  };
+
+  const session = (socket: WebSocket, req: FastifyRequest<{ Params: Params }>) => {
+    let { network, apikey } = req.params;
+    if (network === 'v1' && req.routeOptions.url === '/:network/:apikey') [network, apikey] = [apikey!, undefined];
+    const deadlines = new Set<ReturnType<Endpoint['deadline']>>();
+    const subs: SubscriptionSession = {
+      subscriptions: new Map(),
+      maxSubscriptions: maxSubscriptionsPerSocket,
+      notify: (text) => send(text),
+    };
+    let inFlight = 0;
+    let alive = true;
+    const send = (text: string | undefined) => {
+      if (text === undefined || socket.readyState !== socket.OPEN) return;
+      if (socket.bufferedAmount > maxBufferedBytes) {
+        req.log.warn({ network, buffered: socket.bufferedAmount }, 'WebSocket closed: its client does not read (ws.maxBufferedBytes)');
+        return socket.close(POLICY, 'client not reading');
+      }
+      socket.send(text);
+    };
+    const handle = async (data: Buffer) => {
+      const t0 = performance.now();
+      const arrival = { network, apikey, contentType: undefined, ip: req.ip, origin: req.headers.origin, declaredBytes: data.length, largeBody: false, log: req.log };
+      const adm = await rpc.admit(arrival);
+      if (!('network' in adm)) {
+        send(rpc.refusalText(adm, data));
+        // The key is no longer good (revoked, expired, suspended): the socket ends with it.
+        if (adm.refused.status === 401 || adm.refused.status === 403) socket.close(POLICY, adm.refused.message.slice(0, 120));
+        return;
+      }
+      adm.session = subs;
+      const framed = await rpc.frame(adm, data);
+      if ('refused' in framed) return send(rpc.refusalText(framed, data));
+      const limited = await rpc.limit(adm, framed, req.id, req.log, t0);
+      if ('refused' in limited) return send(rpc.refusalText(limited, data));
+      const deadline = rpc.deadline();
+      deadlines.add(deadline);
+      try {
+        const ran = await rpc.run(framed, limited, deadline, t0, req.log);
+        send(rpc.answersText(framed, ran));
+        ran.held.release();
+      } finally {
+        deadlines.delete(deadline);
+      }
+    };
+    socket.on('message', (data: Buffer) => {
+      alive = true;
+      if (++inFlight >= maxInFlightPerSocket) socket.pause();
+      handle(data).catch((err) => req.log.error({ err }, 'WebSocket message failed')).finally(() => {
+        if (inFlight-- >= maxInFlightPerSocket) socket.resume();
+      });
+    });
+    socket.on('pong', () => { alive = true; });
+    const ping = setInterval(() => {
+      if (!alive) return socket.terminate();
+      alive = false;
+      socket.ping();
+    }, pingIntervalMs);
+    ping.unref();
+    socket.on('close', () => {
+      clearInterval(ping);
+      for (const d of deadlines) d.callerGone();
+      for (const end of subs.subscriptions.values()) end();
+      subs.subscriptions.clear();
+    });
+  };
+
+  /** A plain GET (no upgrade) on the endpoint: 405, as before. */
+  const notUpgrade = (req: FastifyRequest, reply: FastifyReply) => {
+    reply.header('allow', 'POST');
+    sendError(reply, new GatewayError('HTTP_METHOD_NOT_ALLOWED', { method: req.method }));
+  };
+
+  for (const url of urls) app.route<{ Params: Params }>({ method: 'GET', url, preValidation: admit, handler: notUpgrade, wsHandler: session });
+}
+
+/** Closes every socket as the server stops, with a code clients reconnect on. */
+export function closeSockets(clients: Set<WebSocket>): void {
+  for (const c of clients) c.close(GOING_AWAY, 'server shutting down');
+}

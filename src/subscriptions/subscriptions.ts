@@ -1,0 +1,189 @@
+import { randomBytes } from 'node:crypto';
+import type { Chain } from '../chain/chain.ts';
+import type { BlockRef, ReorgChange } from '../chain/chain-window.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { LocalMethod } from '../filters/filters.ts';
+import { logMatches, parseLogFilter, type LogFilter, type Log } from './log-match.ts';
+
+/**
+ * What a transport gives the subscription methods: a way to send a notification, and the subscriptions it holds
+ * (so that closing the socket ends them). Over HTTP there is none, and eth_subscribe is -32601 "notifications not
+ * supported", as geth answers it.
+ */
+export interface SubscriptionSession {
+  /** Sends one notification's JSON text to the client. */
+  notify(text: string): void;
+  /** Its subscriptions, id → the way to end one. */
+  readonly subscriptions: Map<string, () => void>;
+  /** At most this many at once (ws.maxSubscriptionsPerSocket). */
+  readonly maxSubscriptions: number;
+}
+
+/** The context a subscription method gets from the pipeline's `local` stage (a Call has these). */
+export interface SubscriptionContext {
+  network: { name: string; chain: Chain };
+  session?: SubscriptionSession;
+}
+
+type Kind = 'newHeads' | 'logs' | 'newPendingTransactions';
+
+interface Subscriber {
+  id: string;
+  kind: Kind;
+  filter?: LogFilter;
+  session: SubscriptionSession;
+}
+
+/** Blocks whose logs are kept to send again with `removed: true` after a reorganisation (the chain window's size). */
+const KEPT_BLOCKS = 128;
+/** Time-out of the node reads one block's notifications take (its header, its logs). */
+const READ_TIMEOUT_MS = 10_000;
+
+/**
+ * One network's feed (issue 20): the chain module's `block`, `reorg` and `transaction` events, turned into
+ * notifications for every subscriber of the network. A block's header and logs are read from the node once,
+ * whatever the number of subscribers, never by a subscription per client to the node. Blocks are handled one at a
+ * time, in the order the chain gives them (each canonical block once, in order; after a reorganisation the dropped
+ * blocks' logs again with `removed: true`, then the new branch). It listens to the chain only while it has
+ * subscribers.
+ */
+class NetworkFeed {
+  readonly subscribers = new Map<string, Subscriber>();
+  /** Logs sent per block hash, oldest first, for a reorganisation's removals. */
+  private readonly sentLogs = new Map<string, Log[]>();
+  private queue: Promise<void> = Promise.resolve();
+  private readonly onBlock = (b: BlockRef) => this.enqueue(() => this.block(b));
+  private readonly onReorg = (r: ReorgChange) => this.enqueue(() => this.reorg(r));
+  private readonly onTransaction = (hash: string) => this.send('newPendingTransactions', () => JSON.stringify(hash));
+
+  constructor(private readonly chain: Chain) {}
+
+  add(s: Subscriber): void {
+    if (this.subscribers.size === 0) {
+      this.chain.on('block', this.onBlock);
+      this.chain.on('reorg', this.onReorg);
+      this.chain.on('transaction', this.onTransaction);
+    }
+    this.subscribers.set(s.id, s);
+  }
+
+  remove(id: string): boolean {
+    const had = this.subscribers.delete(id);
+    if (had && this.subscribers.size === 0) {
+      this.chain.off('block', this.onBlock);
+      this.chain.off('reorg', this.onReorg);
+      this.chain.off('transaction', this.onTransaction);
+      this.sentLogs.clear();
+    }
+    return had;
+  }
+
+  private enqueue(work: () => Promise<void>): void {
+    this.queue = this.queue.then(work).catch(() => {});
+  }
+
+  private has(kind: Kind): boolean {
+    for (const s of this.subscribers.values()) if (s.kind === kind) return true;
+    return false;
+  }
+
+  /** Sends to each subscriber of `kind` the result `text()` makes (made once, and only if someone listens). */
+  private send(kind: Kind, text: () => string, only?: (s: Subscriber) => boolean): void {
+    let result: string | undefined;
+    for (const s of this.subscribers.values()) {
+      if (s.kind !== kind || (only && !only(s))) continue;
+      result ??= text();
+      s.session.notify(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${s.id}","result":${result}}}`);
+    }
+  }
+
+  private async read(method: string, params: unknown[]): Promise<unknown> {
+    const a = await this.chain.call(method, params, READ_TIMEOUT_MS);
+    if (a.error !== undefined) throw new Error(a.error.message);
+    return a.result;
+  }
+
+  private async block(b: BlockRef): Promise<void> {
+    if (this.has('newHeads')) {
+      const header = (await this.read('eth_getBlockByHash', [b.hash, false])) as Record<string, unknown> | null;
+      if (header) {
+        const { transactions: _t, uncles: _u, ...rest } = header;
+        this.send('newHeads', () => JSON.stringify(rest));
+      }
+    }
+    if (this.has('logs')) {
+      const logs = ((await this.read('eth_getLogs', [{ blockHash: b.hash }])) ?? []) as Log[];
+      this.sentLogs.set(b.hash, logs);
+      if (this.sentLogs.size > KEPT_BLOCKS) this.sentLogs.delete(this.sentLogs.keys().next().value!);
+      this.sendLogs(logs, false);
+    }
+  }
+
+  private async reorg(r: ReorgChange): Promise<void> {
+    // Newest first, as geth sends removals: a client undoes the last block first.
+    for (const b of [...r.dropped].reverse()) {
+      const logs = this.sentLogs.get(b.hash);
+      if (!logs) continue;
+      this.sentLogs.delete(b.hash);
+      this.sendLogs([...logs].reverse(), true);
+    }
+  }
+
+  private sendLogs(logs: Log[], removed: boolean): void {
+    for (const log of logs) {
+      const l = removed ? { ...log, removed: true } : log;
+      this.send('logs', () => JSON.stringify(l), (s) => logMatches(s.filter!, log));
+    }
+  }
+}
+
+/** The subscription methods (eth_subscribe, eth_unsubscribe) of every network; one feed per network. */
+export class Subscriptions {
+  private readonly feeds = new Map<Chain, NetworkFeed>();
+
+  /** Subscribers now, per network (for /metrics). */
+  counts(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const f of this.feeds.values()) for (const s of f.subscribers.values()) out[s.kind] = (out[s.kind] ?? 0) + 1;
+    return out;
+  }
+
+  methods(): Record<string, LocalMethod> {
+    return {
+      eth_subscribe: (ctx, params) => this.subscribe(ctx as unknown as SubscriptionContext, params),
+      eth_unsubscribe: (ctx, params) => this.unsubscribe(ctx as unknown as SubscriptionContext, params),
+    };
+  }
+
+  private feedOf(chain: Chain): NetworkFeed {
+    let f = this.feeds.get(chain);
+    if (!f) this.feeds.set(chain, (f = new NetworkFeed(chain)));
+    return f;
+  }
+
+  private async subscribe(ctx: SubscriptionContext, params: unknown[]) {
+    const session = ctx.session;
+    if (!session) throw new GatewayError('NOTIFICATIONS_UNSUPPORTED');
+    const kind = params[0] as Kind;
+    if (kind !== 'newHeads' && kind !== 'logs' && kind !== 'newPendingTransactions') {
+      throw new GatewayError('INVALID_PARAMS', { detail: `no such subscription: ${String(params[0]).slice(0, 64)} (newHeads, logs, newPendingTransactions)` });
+    }
+    if (session.subscriptions.size >= session.maxSubscriptions) throw new GatewayError('SUBSCRIPTION_LIMIT', { limit: session.maxSubscriptions });
+    const filter = kind === 'logs' ? parseLogFilter(params[1]) : undefined;
+    const id = `0x${randomBytes(16).toString('hex')}`;
+    const feed = this.feedOf(ctx.network.chain);
+    feed.add({ id, kind, filter, session });
+    session.subscriptions.set(id, () => feed.remove(id));
+    return { result: id };
+  }
+
+  private async unsubscribe(ctx: SubscriptionContext, params: unknown[]) {
+    const session = ctx.session;
+    if (!session) throw new GatewayError('NOTIFICATIONS_UNSUPPORTED');
+    const end = session.subscriptions.get(String(params[0]));
+    if (!end) return { result: false };
+    session.subscriptions.delete(String(params[0]));
+    end();
+    return { result: true };
+  }
+}

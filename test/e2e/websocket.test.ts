@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { Contract, ContractFactory, WebSocketProvider, Wallet } from 'ethers';
+import { createPublicClient, createWalletClient, defineChain, webSocket, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import WebSocket from 'ws';
+import { compileCounter } from '../helpers/counter.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { killAll, startNodegate, type NodegateProcess } from '../helpers/process.ts';
+
+/**
+ * Issue 20, first part: the endpoint over WebSocket on the key the quick start prints, with the clients users bring
+ * (viem's webSocket() transport, ethers v6's WebSocketProvider): reads, writes and their receipts, new blocks and
+ * contract events by eth_subscribe. Then what a socket must not do: open with a bad key, subscribe over HTTP, or
+ * keep going once its key is revoked.
+ */
+
+/** anvil's development accounts 8 and 9 (mnemonic `test test ... junk`): no other suite sends from them. */
+const VIEM_KEY = '0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97';
+const ETHERS_KEY = '0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6';
+const STEPS = 5;
+
+/** Resolves once `pred()` holds, checked on each call of the returned `poke` (no timers: events drive it). */
+function until(pred: () => boolean) {
+  let done!: () => void;
+  const p = new Promise<void>((r) => { done = r; });
+  return { p, poke: () => { if (pred()) done(); } };
+}
+
+describe('WebSocket on the key the quick start prints', { timeout: 300_000 }, () => {
+  let ng: NodegateProcess;
+  let wsUrl: string;
+  const { abi, bytecode } = compileCounter();
+
+  before(async () => {
+    ng = await startNodegate();
+    wsUrl = ng.rpcUrl('mainnet').replace(/^http/, 'ws');
+  });
+  after(async () => {
+    await ng?.stop();
+    await killAll();
+    if (ng) rmSync(ng.dataDir, { recursive: true, force: true });
+  });
+
+  test('viem webSocket(): a read, a deploy and its receipt, watchBlocks in order, watchContractEvent gets every event', async () => {
+    const chain = defineChain({ id: 1, name: 'mainnet', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [], webSocket: [wsUrl] } } });
+    const transport = webSocket(wsUrl);
+    const client = createPublicClient({ chain, transport });
+    const wallet = createWalletClient({ chain, transport, account: privateKeyToAccount(VIEM_KEY) });
+    assert.equal(await client.getChainId(), 1);
+    const blocks: bigint[] = [];
+    const stopBlocks = client.watchBlocks({ onBlock: (b) => { blocks.push(b.number!); } });
+    const deploy = await wallet.deployContract({ abi, bytecode: bytecode as Hex, args: [0n] });
+    const { contractAddress } = await client.waitForTransactionReceipt({ hash: deploy });
+    assert.ok(contractAddress);
+    const seen: bigint[] = [];
+    const got = until(() => seen.length >= STEPS);
+    const stopEvents = client.watchContractEvent({ address: contractAddress, abi, eventName: 'Incremented', onLogs: (logs) => {
+      for (const l of logs) seen.push((l as unknown as { args: { newCount: bigint } }).args.newCount);
+      got.poke();
+    } });
+    // The subscription is made before the first increment is sent: its id is answered first on the same socket.
+    await client.request({ method: 'eth_chainId' });
+    for (let i = 0; i < STEPS; i++) {
+      const hash = await wallet.writeContract({ address: contractAddress, abi, functionName: 'increment' });
+      const r = await client.waitForTransactionReceipt({ hash });
+      assert.equal(r.status, 'success');
+    }
+    await got.p;
+    stopEvents();
+    stopBlocks();
+    assert.deepEqual(seen, [1n, 2n, 3n, 4n, 5n]);
+    assert.ok(blocks.length >= STEPS, `blocks seen: ${blocks.join(', ')}`);
+    for (let i = 1; i < blocks.length; i++) assert.equal(blocks[i], blocks[i - 1] + 1n, `each block once, in order: ${blocks.join(', ')}`);
+    await (await transport({ chain }).value!.getRpcClient()).close();
+  });
+
+  test("ethers v6 WebSocketProvider: on('block'), a contract event filter, tx.wait()", async () => {
+    // cacheTimeout -1: ethers' own 250 ms cache of identical requests would sign the next transaction with the nonce
+    // it just used, on a bare anvil too (docs/clients.md); the HTTP suite sets the same.
+    const provider = new WebSocketProvider(wsUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
+    try {
+      const signer = new Wallet(ETHERS_KEY, provider);
+      const blocks: number[] = [];
+      await provider.on('block', (n: number) => { blocks.push(n); });
+      const counter = await new ContractFactory(abi, bytecode, signer).deploy(0);
+      await counter.waitForDeployment();
+      const c = new Contract(await counter.getAddress(), abi, signer);
+      const seen: bigint[] = [];
+      const got = until(() => seen.length >= STEPS);
+      await c.on('Incremented', (_sender: string, _step: bigint, newCount: bigint) => { seen.push(newCount); got.poke(); });
+      for (let i = 0; i < STEPS; i++) await (await c.getFunction('increment')()).wait();
+      await got.p;
+      assert.deepEqual(seen, [1n, 2n, 3n, 4n, 5n]);
+      assert.ok(blocks.length >= 1, 'ethers heard of new blocks');
+    } finally {
+      await provider.destroy();
+    }
+  });
+});
+
+describe('WebSocket refusals: a bad key, subscriptions over HTTP, a key revoked while its socket is open', { timeout: 120_000 }, () => {
+  let g: TestGateway;
+  before(async () => { g = await startTestGateway(); });
+  after(async () => { await g?.close(); });
+
+  const open = (url: string) => new Promise<WebSocket>((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.once('open', () => resolve(ws));
+    ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })));
+    ws.once('error', reject);
+  });
+  const ask = (ws: WebSocket, body: unknown) => new Promise<any>((resolve) => {
+    ws.once('message', (m) => resolve(JSON.parse(String(m))));
+    ws.send(JSON.stringify(body));
+  });
+
+  test('a bad key never gets a socket: the upgrade is answered 401', async () => {
+    await assert.rejects(open(`${g.url.replace('http', 'ws')}/v1/mainnet/ngk_${'x'.repeat(30)}`), (e: { status?: number }) => e.status === 401);
+    await assert.rejects(open(`${g.url.replace('http', 'ws')}/v1/nonet/${g.key}`), (e: { status?: number }) => e.status === 404);
+  });
+
+  test('eth_subscribe over HTTP: -32601 notifications not supported, as geth answers', async () => {
+    const r = await g.rpc({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.error.code, -32601);
+    assert.equal(r.body.error.message, 'notifications not supported');
+  });
+
+  test('over a socket: a batch, a bad subscription kind, unsubscribe; a revoked key stops its socket at its next message (1008)', async () => {
+    const account = (await g.gw.keys.resolve(g.key)).account.id;
+    const { key, value } = await g.gw.accounts.createKey(account, { name: 'socket' });
+    const ws = await open(`${g.url.replace('http', 'ws')}/v1/mainnet/${value}`);
+    const batch = await ask(ws, [{ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }, { jsonrpc: '2.0', id: 'b', method: 'eth_blockNumber', params: [] }]);
+    assert.deepEqual(batch.map((a: { id: unknown }) => a.id), [1, 'b']);
+    assert.equal(batch[0].result, '0x1');
+    const bad = await ask(ws, { jsonrpc: '2.0', id: 2, method: 'eth_subscribe', params: ['everything'] });
+    assert.equal(bad.error.code, -32602);
+    const sub = await ask(ws, { jsonrpc: '2.0', id: 3, method: 'eth_subscribe', params: ['newHeads'] });
+    assert.match(sub.result, /^0x[0-9a-f]{32}$/);
+    assert.deepEqual(await ask(ws, { jsonrpc: '2.0', id: 4, method: 'eth_unsubscribe', params: [sub.result] }), { jsonrpc: '2.0', id: 4, result: true });
+    assert.deepEqual(await ask(ws, { jsonrpc: '2.0', id: 5, method: 'eth_unsubscribe', params: [sub.result] }), { jsonrpc: '2.0', id: 5, result: false });
+    await g.gw.accounts.revokeKey(key.id);
+    const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
+    const refused = await ask(ws, { jsonrpc: '2.0', id: 6, method: 'eth_chainId', params: [] });
+    assert.equal(refused.id, 6, 'the refusal answers the call by its id');
+    assert.equal(refused.error.code, -32010);
+    assert.equal(await closed, 1008);
+  });
+});
