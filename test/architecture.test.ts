@@ -116,7 +116,7 @@ test('transports run the pipeline, they hold no stage: the HTTP route imports th
   const g = graph();
   // A transport reaches the stages only through rpc/endpoint.ts; a stage's own module in a transport is a copy to be.
   const stage = /^src\/(rpc\/(stages\/|pipeline\.ts|admit\.ts|frame-and-limit\.ts|run\.ts|framing\.ts|deadline\.ts)|auth\/|limits\/|cache\/|filters\/|chain\/|upstream\/)/;
-  const transports = ['src/http/rpc-route.ts'];
+  const transports = ['src/http/rpc-route.ts', 'src/http/ws-route.ts'];
   const reaching = transports.flatMap((f) => (g.get(f) ?? []).filter((d) => stage.test(d)).map((d) => `${f} → ${d}`));
   assert.deepEqual(reaching, []);
   // And the stages know no transport: nothing under src/rpc but the HTTP respond step imports src/http or fastify.
