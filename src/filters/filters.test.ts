@@ -88,6 +88,61 @@ describe('filters: a poll commits nothing until its node calls succeeded', () =>
   });
 });
 
+describe('filters: idle time', () => {
+  /** A filters module and its store on one clock the test moves; idle time 1,000 ms. */
+  const onClock = () => {
+    const clock = { t: 1_000_000 };
+    const store = new MemoryFilterStore(() => clock.t);
+    return { clock, store, methods: new Filters(store, 1_000, () => clock.t).methods() };
+  };
+
+  it('a poll that waits for the node longer than the idle time keeps its filter: idle counts from its answer', async () => {
+    const { clock, store, methods } = onClock();
+    const chain = { head: 5 };
+    const fast = fakeNode(chain);
+    let restarting = false;
+    // As an embedded anvil restarting: the node answers 3 s later.
+    const next: Next = async (method, params) => {
+      if (restarting) {
+        restarting = false;
+        clock.t += 3_000;
+      }
+      return fast(method, params);
+    };
+    node = next;
+    const id = (await methods.eth_newBlockFilter(ctx, [], next)).result;
+    chain.head = 6;
+    restarting = true;
+    assert.deepEqual(((await methods.eth_getFilterChanges(ctx, [id], next)).result as string[]).map(Number), [6]);
+    clock.t += 900;
+    assert.deepEqual((await methods.eth_getFilterChanges(ctx, [id], next)).result, [], 'polled 0.9 s after the last answer: still there');
+    clock.t += 1_000;
+    await assert.rejects(methods.eth_getFilterChanges(ctx, [id], next), (e: any) => e.entry === 'FILTER_NOT_FOUND', 'unpolled for the idle time: gone');
+    await store.close();
+  });
+
+  it('a poll the node fails keeps its filter, and commits nothing else', async () => {
+    const { clock, store, methods } = onClock();
+    const chain = { head: 5 };
+    const fast = fakeNode(chain);
+    let down = false;
+    const next: Next = async (method, params) => {
+      if (down) throw new Error('the embedded chain is restarting');
+      return fast(method, params);
+    };
+    node = next;
+    const id = (await methods.eth_newBlockFilter(ctx, [], next)).result;
+    chain.head = 7;
+    clock.t += 900;
+    down = true;
+    await assert.rejects(methods.eth_getFilterChanges(ctx, [id], next), /restarting/);
+    down = false;
+    clock.t += 900; // 1.8 s after it was made, 0.9 s after the failed poll
+    assert.deepEqual(((await methods.eth_getFilterChanges(ctx, [id], next)).result as string[]).map(Number), [6, 7], 'the blocks since it was made, once');
+    await store.close();
+  });
+});
+
 describe('filters: a chain replaced under a filter', () => {
   it('a shorter chain replacing the block the filter was made at: the new blocks\' logs are reported', async () => {
     const store = new MemoryFilterStore();

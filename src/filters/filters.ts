@@ -192,16 +192,33 @@ export class Filters {
    */
   private async poll(ctx: FilterContext, id: string, next: Next): Promise<UpstreamAnswer> {
     const f = await this.own(ctx, id);
-    f.expiresAt = this.now() + this.idleMs;
     let out: unknown[];
-    if (f.kind === 'pending') {
-      out = await this.pendingChanges(f, next);
-    } else {
-      const head = await ctx.network.chain.latestBlock(HEAD_TIMEOUT_MS);
-      out = head.number === f.cursor.number && head.hash === f.cursor.hash ? [] : await this.chainChanges(ctx, f, head, next);
+    try {
+      if (f.kind === 'pending') {
+        out = await this.pendingChanges(f, next);
+      } else {
+        const head = await ctx.network.chain.latestBlock(HEAD_TIMEOUT_MS);
+        out = head.number === f.cursor.number && head.hash === f.cursor.hash ? [] : await this.chainChanges(ctx, f, head, next);
+      }
+    } catch (err) {
+      // A poll the node failed (down, or an embedded anvil restarting) is a poll all the same: its caller is there,
+      // so the filter stays; nothing else of it is committed.
+      await this.keep(f.id).catch(() => {});
+      throw err;
     }
+    // Idle from this poll's answer, not its start: a poll that waited for the node (an anvil restarting and
+    // replaying its journal) longer than the idle time would otherwise leave its filter expired as it answers.
+    f.expiresAt = this.now() + this.idleMs;
     await this.store.update(f);
     return answer(out);
+  }
+
+  /** The stored filter's idle time starts again (only that: a failed poll commits nothing else). */
+  private async keep(id: string): Promise<void> {
+    const stored = await this.store.get(id);
+    if (!stored) return; // uninstalled, or removed by the poll itself (its kept logs overflowed)
+    stored.expiresAt = this.now() + this.idleMs;
+    await this.store.update(stored);
   }
 
   /** What changed on the chain since the cursor: dropped logs first (removed), then the new blocks' logs or hashes. */
