@@ -13,13 +13,13 @@
  * table gives medians over the rounds, × anvil and after / before as the median of each round's own ratio (with
  * the rounds' range), and the CPU each target's process used per request (/proc). About 4 minutes.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { anvilVersion, cpuMicros, DEV_ACCOUNTS, startAnvil, startNodegateTarget, type Target } from './targets.ts';
+import { anvilVersion, DEV_ACCOUNTS, startAnvil, startNodegateTarget, type Target } from './targets.ts';
 import { printTable } from './rpc-throughput.ts';
 import { SignedTransactions } from './workloads.ts';
+import { measure, measureSends, median, runWrk, type Cell } from './wrk-cells.ts';
 import { checkout, describeCommit, removeCheckouts, resolveCommit } from './worktree.ts';
 import { READS, sendScript, writeScript, type WrkWorkload } from './wrk-scripts.ts';
 
@@ -31,8 +31,6 @@ const CONNECTIONS = 32;
 /** Transactions per send cell, from accounts of its own (anvil funds 40 accounts, shared out among the cells). */
 const TXS = 1000;
 const SEND = `eth_sendRawTransaction (${TXS} per cell)`;
-
-interface Cell { rps: number; p50: number; p99: number; cpuUs: number | undefined; failed: number }
 
 export async function compare(args: string[]): Promise<void> {
   if (args.includes('--clean')) return removeCheckouts();
@@ -83,7 +81,7 @@ export async function compare(args: string[]): Promise<void> {
 
     let offset = Math.floor(Math.random() * 2 ** 40);
     const script = (w: WrkWorkload) => writeScript(join(tmp, 'read.lua'), w.script((offset += 10_000_000)));
-    for (const t of targets) for (const w of reads) await runWrk(t.url, script(w), WARMUP);
+    for (const t of targets) for (const w of reads) await runWrk(t.url, script(w), WARMUP, CONNECTIONS);
 
     // cells[workload][target][round]
     const names = [...reads.map((w) => w.name), ...(sends ? [SEND] : [])];
@@ -91,10 +89,10 @@ export async function compare(args: string[]): Promise<void> {
     for (let r = 0; r < rounds; r++) {
       const order = targets.map((_, i) => (i + r) % targets.length);
       for (const [wi, w] of reads.entries()) {
-        for (const ti of order) cells[wi][ti].push(await measure(targets[ti], script(w)));
+        for (const ti of order) cells[wi][ti].push(await measure(targets[ti], script(w), SECONDS, CONNECTIONS));
       }
       for (const ti of sends ? order : []) {
-        cells[reads.length][ti].push(await measureSends(targets[ti], writeScript(join(tmp, 'send.lua'), sendScript(txFiles[r][ti]))));
+        cells[reads.length][ti].push(await measureSends(targets[ti], writeScript(join(tmp, 'send.lua'), sendScript(txFiles[r][ti])), CONNECTIONS));
       }
       console.log(`  round ${r + 1} of ${rounds} done (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
     }
@@ -130,65 +128,6 @@ export async function compare(args: string[]): Promise<void> {
     process.off('SIGTERM', interrupted);
     await stop();
   }
-}
-
-async function measure(t: Target, script: string): Promise<Cell> {
-  const c0 = cpuMicros(t.pid);
-  const r = await runWrk(t.url, script, SECONDS);
-  const c1 = cpuMicros(t.pid);
-  return cellOf(t, r.requests, r.requests / (r.us / 1e6), r, c0, c1);
-}
-
-/** A send cell: its transactions, timed by the script; the CPU is read when the last one is answered. */
-async function measureSends(t: Target, script: string): Promise<Cell> {
-  const c0 = cpuMicros(t.pid);
-  let c1: number | undefined;
-  let sent: { n: number; us: number; failed: number } | undefined;
-  const r = await runWrk(t.url, script, 60, (line, child) => {
-    const m = /^SENT (\{.*\})$/.exec(line);
-    if (!m) return;
-    c1 = cpuMicros(t.pid);
-    sent = JSON.parse(m[1]);
-    child.kill('SIGINT');
-  });
-  if (!sent) throw new Error(`${t.name}: wrk ended before every transaction was answered`);
-  return cellOf(t, sent.n, sent.n / (sent.us / 1e6), { ...r, failed: sent.failed }, c0, c1);
-}
-
-function cellOf(t: Target, n: number, rps: number, r: WrkResult, c0: number | undefined, c1: number | undefined): Cell {
-  const failed = r.failed + r.socket;
-  if (failed) console.error(`  ${t.name}: ${failed} of ${n} requests failed`);
-  return { rps, p50: r.p50, p99: r.p99, failed, cpuUs: c0 === undefined || c1 === undefined ? undefined : (c1 - c0) / n };
-}
-
-interface WrkResult { requests: number; us: number; socket: number; failed: number; p50: number; p99: number }
-
-/** wrk in its own process; `onLine` sees each line of its output as it comes (the send script's SENT line). */
-function runWrk(url: string, script: string, seconds: number, onLine?: (line: string, child: ReturnType<typeof spawn>) => void): Promise<WrkResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', script, url], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    let seen = 0;
-    child.stdout.setEncoding('utf8').on('data', (s: string) => {
-      out += s;
-      for (let nl = out.indexOf('\n', seen); nl >= 0; nl = out.indexOf('\n', seen)) {
-        onLine?.(out.slice(seen, nl), child);
-        seen = nl + 1;
-      }
-    });
-    child.once('error', reject);
-    child.once('exit', (code, signal) => {
-      const m = /^WRK (\{.*\})$/m.exec(out);
-      if ((code !== 0 && signal !== 'SIGINT') || !m) return reject(new Error(`wrk exited ${code ?? signal}: ${out}`));
-      resolve(JSON.parse(m[1]));
-    });
-  });
-}
-
-function median(xs: number[]): number {
-  if (!xs.length) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
 const ms = (us: number) => (us / 1000).toFixed(1);

@@ -6,7 +6,7 @@
  * `npm ci --prefer-offline` (the npm registry only).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,13 +35,20 @@ export function checkout(sha: string): string {
     git('worktree', 'prune');
     git('worktree', 'add', '--detach', dir, sha);
   }
-  if (!existsSync(join(dir, 'node_modules'))) {
+  // Marked ready once its dependencies are in: an install cut short is done again.
+  const ready = join(dir, '.bench-ready');
+  if (!existsSync(ready)) {
+    const modules = join(dir, 'node_modules');
+    // A symlink is unlinked, never followed (it points at this checkout's node_modules).
+    if (lstatSync(modules, { throwIfNoEntry: false })?.isSymbolicLink()) unlinkSync(modules);
+    else rmSync(modules, { recursive: true, force: true });
     if (lockIsSubset(join(dir, 'package-lock.json'), join(ROOT, 'node_modules', '.package-lock.json'))) {
       symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
     } else {
       console.log(`${sha.slice(0, 9)}: its lockfile differs from this checkout's; npm ci --prefer-offline in ${dir}`);
       execFileSync('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'inherit' });
     }
+    writeFileSync(ready, '');
   }
   return dir;
 }
@@ -62,6 +69,7 @@ function lockIsSubset(theirs: string, installed: string): boolean {
   const a = JSON.parse(readFileSync(theirs, 'utf8')).packages as Record<string, Entry>;
   const b = JSON.parse(readFileSync(installed, 'utf8')).packages as Record<string, Entry>;
   // An optional package absent here is one for another platform (esbuild's, oxlint's): npm ci would skip it too.
-  return Object.entries(a).every(([path, p]) => path === '' || (p.optional && !b[path])
+  // Type declarations (@types/*) are never loaded when the code runs (tsx strips the types): any version will do.
+  return Object.entries(a).every(([path, p]) => path === '' || (p.optional && !b[path]) || path.includes('node_modules/@types/')
     || (b[path]?.version === p.version && b[path]?.integrity === p.integrity));
 }
