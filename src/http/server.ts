@@ -85,9 +85,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   // route without a wsHandler refuses an upgrade. Sockets are closed with 1001 as the server stops.
   void app.register(websocket, {
     options: { maxPayload: config.server.bodyLimit },
-    preClose(done) {
-      closeSockets(this.websocketServer.clients);
-      this.websocketServer.close(() => done());
+    preClose: async () => {
+      await closeSockets(app.websocketServer.clients);
+      await new Promise<void>((r) => app.websocketServer.close(() => r()));
     },
   });
 

@@ -12,6 +12,8 @@ interface Params { network: string; apikey?: string }
 /** Close codes: 1001 the server is going away (clients reconnect), 1008 a policy the client broke. */
 const GOING_AWAY = 1001;
 const POLICY = 1008;
+/** How often an open socket's key is checked again. */
+const KEY_RECHECK_MS = 1000;
 
 /**
  * The JSON-RPC endpoint over WebSocket (issue 20): `ws://…/v1/{network}/{apikey}` and the aliases, upgraded only
@@ -84,6 +86,14 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
         if (inFlight-- >= maxInFlightPerSocket) socket.resume();
       });
     });
+    // The key is checked again every second (a cache hit, nothing spent): a key revoked, expired or suspended, or an
+    // account suspended, closes its sockets within about keyCacheTtlMs + 1 s, not only at their next message.
+    const recheck = setInterval(() => {
+      void rpc.admit({ network, apikey, contentType: undefined, ip: req.ip, origin: req.headers.origin, declaredBytes: 0, largeBody: false, log: req.log }, { charge: false }).then((a) => {
+        if (!('network' in a) && (a.refused.status === 401 || a.refused.status === 403)) socket.close(POLICY, a.refused.message.slice(0, 120));
+      });
+    }, KEY_RECHECK_MS);
+    recheck.unref();
     socket.on('pong', () => { alive = true; });
     const ping = setInterval(() => {
       if (!alive) return socket.terminate();
@@ -93,6 +103,7 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     ping.unref();
     socket.on('close', () => {
       clearInterval(ping);
+      clearInterval(recheck);
       for (const d of deadlines) d.callerGone();
       for (const end of subs.subscriptions.values()) end();
       subs.subscriptions.clear();
@@ -108,7 +119,24 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
   for (const url of urls) app.route<{ Params: Params }>({ method: 'GET', url, preValidation: admit, handler: notUpgrade, wsHandler: session });
 }
 
-/** Closes every socket as the server stops, with a code clients reconnect on. */
-export function closeSockets(clients: Set<WebSocket>): void {
-  for (const c of clients) c.close(GOING_AWAY, 'server shutting down');
+/** How long a socket is given to answer the server's close before it is cut. */
+const CLOSE_GRACE_MS = 1000;
+
+/**
+ * Closes every socket as the server stops, with a code clients reconnect on (1001). A client that does not read
+ * never answers the close: what is still open after a second is cut, so no client can hold a stop.
+ */
+export function closeSockets(clients: Set<WebSocket>): Promise<void> {
+  if (clients.size === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const cut = setTimeout(() => {
+      for (const c of clients) c.terminate();
+      resolve();
+    }, CLOSE_GRACE_MS);
+    let open = clients.size;
+    for (const c of clients) {
+      c.once('close', () => { if (--open === 0) { clearTimeout(cut); resolve(); } });
+      c.close(GOING_AWAY, 'server shutting down');
+    }
+  });
 }

@@ -63,7 +63,8 @@ export const UNREAD_BODY_BYTES = 64 * 1024;
 export function admitter(deps: EndpointDeps) {
   const { networks, keys, limits, metrics, refusals, guard, config } = deps;
   const refusalDelayMs = config.limits.refusalDelayMs;
-  return async (a: Arrival): Promise<Admitted | Refusal> => {
+  /** `charge: false`: the checks only, nothing spent (an open socket's key, checked again every second). */
+  return async (a: Arrival, opts: { charge?: boolean } = {}): Promise<Admitted | Refusal> => {
     const refuse = (refused: GatewayError, decision?: RateDecision): Refusal => ({ refused, decision, id: null });
     // Stage content-type (docs/decisions.md §2: application/json with any charset, or absent).
     if (a.contentType !== undefined && !JSON_TYPE.test(a.contentType)) return refuse(new GatewayError('UNSUPPORTED_MEDIA_TYPE', { type: a.contentType.slice(0, 64) }));
@@ -87,7 +88,7 @@ export function admitter(deps: EndpointDeps) {
     }
     // Stage limit, at admission (issue 17): the key's bucket pays for reading its body before it is read, from the
     // declared length (a chunked body pays for its size once read). An empty bucket: 429, the body never read.
-    if (!limits) return { network, key, credit: 0 };
+    if (!limits || opts.charge === false) return { network, key, credit: 0 };
     const credit = deps.framingCost(Number.isFinite(a.declaredBytes) ? a.declaredBytes : 0);
     try {
       return { network, key, credit, decision: await limits.admitBody(key, credit) };

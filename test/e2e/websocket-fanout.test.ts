@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import WebSocket from 'ws';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+
+/**
+ * Issue 20: subscriptions fanned out from the chain module's events. 50 sockets subscribed to newHeads while 1,000
+ * blocks are mined see every block number once, in order; a client that stops reading is closed (1008) once what
+ * is queued for it passes ws.maxBufferedBytes, while the others go on; a key revoked while its socket is idle
+ * closes the socket within about a second.
+ */
+const SUBSCRIBERS = 50;
+const BLOCKS = 1000;
+const STEP = 100;
+
+interface Subscriber { ws: WebSocket; numbers: number[]; closed: Promise<number> }
+
+describe('newHeads to 50 sockets over 1,000 blocks; a client that does not read; a key revoked', { timeout: 300_000 }, () => {
+  let g: TestGateway;
+  let wsUrl: string;
+
+  before(async () => {
+    g = await startTestGateway({ rpc: { extraMethods: { mainnet: ['anvil_mine'] } }, ws: { maxBufferedBytes: 65536 }, upstreams: { checkIntervalMs: 50 } });
+    wsUrl = `${g.url.replace('http', 'ws')}/v1/mainnet/${g.key}`;
+  });
+  after(async () => { await g?.close(); });
+
+  const open = (url = wsUrl) => new Promise<WebSocket>((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.once('open', () => resolve(ws));
+    ws.once('error', reject);
+  });
+
+  /** Subscribes `count` times to newHeads on `ws`; resolves once every id is answered. */
+  const subscribe = async (ws: WebSocket, count: number, onHead: (n: number) => void) => {
+    const pending = new Map<number, () => void>();
+    ws.on('message', (m) => {
+      const msg = JSON.parse(String(m));
+      if (msg.method === 'eth_subscription') return onHead(Number(msg.params.result.number));
+      pending.get(msg.id)?.();
+    });
+    await Promise.all(Array.from({ length: count }, (_, i) => new Promise<void>((r) => {
+      pending.set(i, r);
+      ws.send(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_subscribe', params: ['newHeads'] }));
+    })));
+  };
+
+  test('every subscriber sees each of 1,000 blocks once, in order; the one that stopped reading is closed (1008), the others are not', async () => {
+    const start = Number(await g.call('eth_blockNumber'));
+    const subs: Subscriber[] = [];
+    let allDone!: () => void;
+    const done = new Promise<void>((r) => { allDone = r; });
+    let finished = 0;
+    for (let i = 0; i < SUBSCRIBERS; i++) {
+      const ws = await open();
+      const s: Subscriber = { ws, numbers: [], closed: new Promise((r) => ws.once('close', (code) => r(code))) };
+      await subscribe(ws, 1, (n) => {
+        s.numbers.push(n);
+        if (n === start + BLOCKS && ++finished === SUBSCRIBERS) allDone();
+      });
+      subs.push(s);
+    }
+    // One more socket, 100 subscriptions to newHeads, that stops reading: what is queued for it grows 100 times as
+    // fast as for the others, past ws.maxBufferedBytes (64 KiB here) once the kernel's buffers are full.
+    const slow = await open();
+    const slowClosed = new Promise<number>((r) => slow.once('close', (code) => r(code)));
+    await subscribe(slow, 100, () => {});
+    (slow as unknown as { _socket: { pause(): void } })._socket.pause();
+    const t0 = Date.now();
+    for (let mined = 0; mined < BLOCKS; mined += STEP) await g.call('anvil_mine', [`0x${STEP.toString(16)}`]);
+    await done;
+    const ms = Date.now() - t0;
+    const expected = Array.from({ length: BLOCKS }, (_, i) => start + 1 + i);
+    for (const [i, s] of subs.entries()) assert.deepEqual(s.numbers, expected, `subscriber ${i}: each block once, in order`);
+    // The client reads again: behind what was queued before the bound it finds the server's close frame.
+    (slow as unknown as { _socket: { resume(): void } })._socket.resume();
+    assert.equal(await slowClosed, 1008, 'the socket that did not read is closed with 1008');
+    for (const s of subs) assert.equal(s.ws.readyState, WebSocket.OPEN, 'the others are still open');
+    console.log(`# ${SUBSCRIBERS} subscribers x ${BLOCKS} blocks: ${SUBSCRIBERS * BLOCKS} notifications in ${ms} ms, every block once and in order; the client that stopped reading closed (1008)`);
+    for (const s of subs) s.ws.close();
+  });
+
+  test('a key revoked while its socket is idle: the socket is closed (1008) within about a second', async () => {
+    const account = (await g.gw.keys.resolve(g.key)).account.id;
+    const { key, value } = await g.gw.accounts.createKey(account, { name: 'idle socket' });
+    const ws = await open(`${g.url.replace('http', 'ws')}/v1/mainnet/${value}`);
+    const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
+    const t0 = Date.now();
+    await g.gw.accounts.revokeKey(key.id);
+    assert.equal(await closed, 1008);
+    const ms = Date.now() - t0;
+    console.log(`# revoked key's idle socket closed in ${ms} ms`);
+    assert.ok(ms < 5000, `closed after ${ms} ms`);
+  });
+});
