@@ -11,6 +11,8 @@ export interface MemberConfig {
   timeoutMs?: number;
   /** Time-out of a `debug_*` call to this upstream, ms; overrides rpc.debugTimeoutMs. */
   debugTimeoutMs?: number;
+  /** Its place among the upstreams that hold the same accounts (designated calls try them in this order). */
+  signer?: number;
 }
 
 /** Breaker thresholds and lag bound (config `upstreams`). */

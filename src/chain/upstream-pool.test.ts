@@ -172,4 +172,19 @@ describe('upstream pool: writes', () => {
     await assert.rejects(p.call('eth_sendTransaction', [{}], 1000));
     assert.deepEqual([a.calls.length, b.calls.length], [1, 0]);
   });
+
+  test('signers (upstreams with the same accounts) fail over in their order: the first whose breaker is open is passed over', async () => {
+    const [a, b, c] = [down('a'), ok('b'), ok('c')];
+    // c is the first signer, then a, then b; a plain primary without `signer` never signs.
+    const { pool: p } = pool([a, b, c, ok('d')], [{ signer: 2 }, { signer: 3 }, { signer: 1 }, {}]);
+    assert.deepEqual(await p.call('eth_accounts', [], 1000), { result: 'c' });
+    const { pool: q } = pool([a, b], [{ signer: 1 }, { signer: 2 }]);
+    // The first signer fails (each call once, never retried on the next: a write may have been sent)...
+    for (let i = 0; i < policy.breakerFailures; i++) await assert.rejects(q.call('eth_sendTransaction', [{}], 1000));
+    assert.equal(b.calls.length, 0);
+    // ...until its breaker opens: from then on the next signer answers.
+    assert.deepEqual(await q.call('eth_sendTransaction', [{}], 1000), { result: 'b' });
+    assert.deepEqual(await q.call('eth_sign', ['0x1', '0x2'], 1000), { result: 'b' });
+    assert.equal(a.calls.length, policy.breakerFailures);
+  });
 });

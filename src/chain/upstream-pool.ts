@@ -55,7 +55,11 @@ export class UpstreamPool implements Upstream {
     private readonly now: () => number = Date.now,
   ) {
     this.label = members.map((m) => m.label).join(', ');
+    this.signers = members.filter((m) => m.config.signer !== undefined).sort((a, b) => a.config.signer! - b.config.signer!);
   }
+
+  /** Upstreams that hold the same accounts, in the order designated calls try them (`signer`). */
+  private readonly signers: readonly UpstreamMember[];
 
   call(method: string, params: unknown[], timeoutMs: number, route: Route = {}): Promise<UpstreamAnswer> {
     const signal = route.signal;
@@ -169,8 +173,18 @@ export class UpstreamPool implements Upstream {
     return others.find((m) => m.breaker(now) !== 'open') ?? others[0] ?? not ?? this.members[0];
   }
 
-  /** The upstream for calls whose state lives in one node: the first primary that is not refused. */
+  /**
+   * The upstream for calls whose state lives in one node (its accounts and keys). Upstreams given a `signer` order
+   * hold the same accounts: the first usable one in that order, so a signer that is down fails over to the next
+   * (issue 19: every eth_sendTransaction got 503 while the one signer was down); none usable, the first of them
+   * (its failure is the caller's answer). Without signers, the first primary that is not refused, as before.
+   */
   designated(): UpstreamMember {
+    if (this.signers.length > 0) {
+      const best = this.best();
+      const now = this.now();
+      return this.signers.find((m) => m.usable(best, this.policy, now)) ?? this.signers.find((m) => !m.refused) ?? this.signers[0];
+    }
     return this.members.find((m) => m.config.role === 'primary' && !m.refused) ?? this.members[0];
   }
 

@@ -56,6 +56,11 @@ const upstreamSchema = fields({
   /** primary: takes reads by weight and every raw transaction; fallback: used when no primary is usable; dedicated: for Dedicated keys only. */
   role: oneOf(['primary', 'fallback', 'dedicated'], { default: 'primary' }),
   weight: num('share', { exclusiveMinimum: 0, maximum: 1000, default: 1 }),
+  /**
+   * Upstreams that hold the same accounts (the nodes' own keys) get an order: calls that sign or read accounts
+   * (eth_accounts, eth_sign, eth_sendTransaction…) go to the first usable one in it; absent on all: the first primary.
+   */
+  signer: Type.Optional(int('order', { minimum: 1, maximum: 32 })),
   /** Per-upstream time-outs; absent: rpc.timeoutMs and rpc.debugTimeoutMs. */
   timeoutMs: Type.Optional(int('ms', { minimum: 100 })),
   debugTimeoutMs: Type.Optional(int('ms', { minimum: 100 })),
