@@ -255,24 +255,38 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     }));
   }
 
-  /** Chain id when the upstream was not known to answer (first check, after a failure), then its head. */
+  /**
+   * Its chain id and its head, every round, asked together (one request to a batching client). The chain id is asked
+   * every time, not only when the node (re)appears: a URL whose node was replaced by one of another chain (a proxy
+   * in front of nodes) is out at the next round (issue 19: it served ~1,000 wrong answers and was never re-checked).
+   * A refused node is asked its chain id every round too, and is back as soon as it serves the network's chain.
+   */
   private async checkOne(m: UpstreamMember): Promise<void> {
-    if (m.refused || m.resting()) return;
+    if (m.resting()) return;
     const timeout = Math.max(1000, this.checkIntervalMs);
     try {
-      if (!m.reachable || m.chainId === undefined) {
-        const id = await this.pool.via(m, 'eth_chainId', [], timeout);
-        m.chainId = typeof id.result === 'string' ? Number(id.result) : undefined;
-        if (m.chainId !== this.chainId) {
-          m.refused = true;
-          m.lastError = `chain id ${m.chainId} is not the network's ${this.chainId}`;
-          this.log.error({ upstream: m.label, chainId: m.chainId, expected: this.chainId }, 'upstream refused: it serves another chain');
-          return;
-        }
+      const [id, a] = await Promise.all([
+        this.pool.via(m, 'eth_chainId', [], timeout),
+        m.refused ? undefined : this.pool.via(m, 'eth_blockNumber', [], timeout),
+      ]);
+      if (typeof id.result !== 'string') return;
+      m.chainId = Number(id.result);
+      if (m.chainId !== this.chainId) {
+        if (!m.refused) this.log.error({ upstream: m.label, chainId: m.chainId, expected: this.chainId }, 'upstream refused: it serves another chain');
+        m.refused = true;
+        // What it said of its head (asked with the chain id) is another chain's: nothing the network may believe.
+        m.head = undefined;
+        m.lastError = `chain id ${m.chainId} is not the network's ${this.chainId}`;
+        return;
       }
-      const a = await this.pool.via(m, 'eth_blockNumber', [], timeout);
+      if (m.refused) {
+        m.refused = false;
+        m.lastError = undefined;
+        this.log.warn({ upstream: m.label, chainId: m.chainId }, "upstream serves the network's chain again");
+        return;
+      }
       // Its head as it is now, also lower than before (a node that lost blocks); an answer raised it already.
-      if (typeof a.result === 'string') m.head = Number(a.result);
+      if (typeof a?.result === 'string') m.head = Number(a.result);
     } catch {
       // Recorded by the pool (breaker); the next round tries again.
     }

@@ -308,3 +308,60 @@ describe('dedicated upstreams serve Dedicated keys', { timeout: 60_000 }, () => 
     assert.deepEqual([...seen.dedicated], ['0x1']);
   });
 });
+
+describe("a node behind a URL replaced by one of another chain: out at the next check, back once fixed, no restart", { timeout: 60_000 }, () => {
+  let nodes: TestAnvil[];
+  let proxy: Server;
+  let g: TestGateway;
+  /** Where the proxy sends what it gets: the URL's node, as an operator's load balancer would. */
+  let target = '';
+  before(async () => {
+    nodes = await Promise.all([startAnvil(), startAnvil([], 5)]);
+    target = nodes[0].url;
+    proxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c) => chunks.push(c)).on('end', () => {
+        fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) })
+          .then(async (r) => { res.writeHead(r.status, { 'content-type': 'application/json' }); res.end(await r.text()); })
+          .catch(() => { res.writeHead(502); res.end(); });
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    g = await startTestGateway({
+      networks: { pool: { chainId: 1, upstreams: [{ url: `http://127.0.0.1:${(proxy.address() as { port: number }).port}` }, { url: nodes[0].url }] } },
+      upstreams: { checkIntervalMs: 100 },
+      cache: { enabled: false },
+    });
+  });
+  after(async () => {
+    await g?.close();
+    proxy?.close();
+    for (const n of nodes ?? []) n.stop();
+  });
+
+  test('swapped: refused (said in /readyz and the log) within 2 s; fixed: up again within 2 s', async () => {
+    const chain = g.gw.networks.get('pool')!.chain;
+    const stateOf = () => chain.status()[0].state;
+    await eventually(() => stateOf() === 'up', 5000, 'the proxied node is up');
+    /** Resolves with the ms until the chain module says the proxied node is in `state` (its own event, no polling). */
+    const until = (state: string) => new Promise<number>((resolve) => {
+      const t0 = Date.now();
+      const seen = (s: { upstream: string; state: string }) => {
+        if (s.upstream === chain.status()[0].upstream && s.state === state) { chain.off('upstream', seen); resolve(Date.now() - t0); }
+      };
+      chain.on('upstream', seen);
+    });
+    const refused = until('refused');
+    target = nodes[1].url;
+    const outMs = await refused;
+    const body = await (await fetch(`${g.url}/readyz`)).json() as { upstreams: Array<{ state: string; error?: string }> };
+    assert.equal(body.upstreams[0].state, 'refused');
+    assert.match(body.upstreams[0].error ?? '', /chain id 5 is not the network's 1/);
+    for (let i = 0; i < 20; i++) assert.equal(await g.call('eth_chainId', [], 'pool'), '0x1');
+    const back = until('up');
+    target = nodes[0].url;
+    const backMs = await back;
+    console.log(`# a node swapped for chain 5 behind its URL: refused after ${outMs} ms; fixed: up again after ${backMs} ms`);
+    assert.ok(outMs < 2000 && backMs < 2000, `out after ${outMs} ms, back after ${backMs} ms`);
+  });
+});
