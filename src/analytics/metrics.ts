@@ -65,6 +65,18 @@ export class Metrics {
       },
     });
     new Gauge({ name: 'nodegate_filters', help: 'Live filters', registers, collect() { this.set(liveFilters()); } });
+    // WebSocket (issue 20): sockets and subscriptions now; notifications sent and sockets dropped since start.
+    const subs = networks.subscriptions;
+    new Gauge({ name: 'nodegate_ws_sockets', help: 'WebSocket connections open', registers, collect() { this.set(subs.stats.sockets); } });
+    new Gauge({
+      name: 'nodegate_ws_subscriptions', help: 'eth_subscribe subscriptions live, by kind', labelNames: ['kind'], registers,
+      collect() {
+        this.reset();
+        for (const [kind, n] of Object.entries(subs.counts())) this.set({ kind }, n);
+      },
+    });
+    new Counter({ name: 'nodegate_ws_notifications_total', help: 'Subscription notifications sent', registers, collect() { this.reset(); this.inc(subs.stats.notifications); } });
+    new Counter({ name: 'nodegate_ws_dropped_total', help: 'WebSocket connections closed because their client did not read (ws.maxBufferedBytes)', registers, collect() { this.reset(); this.inc(subs.stats.dropped); } });
     if (webhooks) {
       const c = webhooks.counts;
       new Counter({ name: 'nodegate_webhook_attempts_total', help: 'Webhook delivery attempts by this instance, by outcome', labelNames: ['outcome'], registers, collect() { this.reset(); this.inc({ outcome: 'delivered' }, c.delivered); this.inc({ outcome: 'failed' }, c.failed); } });

@@ -3,7 +3,7 @@ import type { WebSocket } from 'ws';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { createRpcEndpoint } from '../rpc/endpoint.ts';
-import type { SubscriptionSession } from '../subscriptions/subscriptions.ts';
+import type { SocketStats, SubscriptionSession } from '../subscriptions/subscriptions.ts';
 import { sendError } from './send-error.ts';
 
 type Endpoint = ReturnType<typeof createRpcEndpoint>;
@@ -23,7 +23,7 @@ const KEY_RECHECK_MS = 1000;
  * messages in flight per socket (past it the socket is not read), bytes queued to a client that does not read
  * (past it the socket is closed, 1008), subscriptions per socket, a ping for idle sockets.
  */
-export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Readonly<Config>, urls: readonly string[]) {
+export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Readonly<Config>, urls: readonly string[], stats: SocketStats) {
   const { maxInFlightPerSocket, maxBufferedBytes, maxSubscriptionsPerSocket, pingIntervalMs } = config.ws;
 
   /** The upgrade's admission (`preValidation`, before the socket exists): the HTTP refusal when it fails. */
@@ -46,10 +46,12 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     };
     let inFlight = 0;
     let alive = true;
+    stats.sockets++;
     const send = (text: string | undefined) => {
       if (text === undefined || socket.readyState !== socket.OPEN) return;
       if (socket.bufferedAmount > maxBufferedBytes) {
         req.log.warn({ network, buffered: socket.bufferedAmount }, 'WebSocket closed: its client does not read (ws.maxBufferedBytes)');
+        stats.dropped++;
         return socket.close(POLICY, 'client not reading');
       }
       socket.send(text);
@@ -102,6 +104,7 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     }, pingIntervalMs);
     ping.unref();
     socket.on('close', () => {
+      stats.sockets--;
       clearInterval(ping);
       clearInterval(recheck);
       for (const d of deadlines) d.callerGone();

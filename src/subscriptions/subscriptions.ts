@@ -27,6 +27,16 @@ export interface SubscriptionContext {
 
 type Kind = 'newHeads' | 'logs' | 'newPendingTransactions';
 
+/** What /metrics shows of sockets and subscriptions (the transport counts sockets and drops, the feeds events). */
+export interface SocketStats {
+  /** Sockets open now. */
+  sockets: number;
+  /** Notifications sent since start. */
+  notifications: number;
+  /** Sockets closed because their client did not read (ws.maxBufferedBytes). */
+  dropped: number;
+}
+
 interface Subscriber {
   id: string;
   kind: Kind;
@@ -56,7 +66,7 @@ class NetworkFeed {
   private readonly onReorg = (r: ReorgChange) => this.enqueue(() => this.reorg(r));
   private readonly onTransaction = (hash: string) => this.send('newPendingTransactions', () => JSON.stringify(hash));
 
-  constructor(private readonly chain: Chain) {}
+  constructor(private readonly chain: Chain, private readonly stats: SocketStats) {}
 
   add(s: Subscriber): void {
     if (this.subscribers.size === 0) {
@@ -93,6 +103,7 @@ class NetworkFeed {
     for (const s of this.subscribers.values()) {
       if (s.kind !== kind || (only && !only(s))) continue;
       result ??= text();
+      this.stats.notifications++;
       s.session.notify(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${s.id}","result":${result}}}`);
     }
   }
@@ -140,8 +151,9 @@ class NetworkFeed {
 /** The subscription methods (eth_subscribe, eth_unsubscribe) of every network; one feed per network. */
 export class Subscriptions {
   private readonly feeds = new Map<Chain, NetworkFeed>();
+  readonly stats: SocketStats = { sockets: 0, notifications: 0, dropped: 0 };
 
-  /** Subscribers now, per network (for /metrics). */
+  /** Subscriptions now, by kind (for /metrics). */
   counts(): Record<string, number> {
     const out: Record<string, number> = {};
     for (const f of this.feeds.values()) for (const s of f.subscribers.values()) out[s.kind] = (out[s.kind] ?? 0) + 1;
@@ -157,7 +169,7 @@ export class Subscriptions {
 
   private feedOf(chain: Chain): NetworkFeed {
     let f = this.feeds.get(chain);
-    if (!f) this.feeds.set(chain, (f = new NetworkFeed(chain)));
+    if (!f) this.feeds.set(chain, (f = new NetworkFeed(chain, this.stats)));
     return f;
   }
 

@@ -76,6 +76,13 @@ describe('newHeads to 50 sockets over 1,000 blocks; a client that does not read;
     (slow as unknown as { _socket: { resume(): void } })._socket.resume();
     assert.equal(await slowClosed, 1008, 'the socket that did not read is closed with 1008');
     for (const s of subs) assert.equal(s.ws.readyState, WebSocket.OPEN, 'the others are still open');
+    // /metrics counts them: the 51 sockets open, 150 newHeads subscriptions, the notifications, one socket dropped.
+    const metrics = await (await fetch(`${g.url}/metrics`)).text();
+    const value = (line: RegExp) => Number(metrics.match(line)?.[1]);
+    assert.equal(value(/^nodegate_ws_sockets (\d+)$/m), SUBSCRIBERS, 'the dropped socket is no longer counted');
+    assert.equal(value(/^nodegate_ws_subscriptions\{kind="newHeads"\} (\d+)$/m), SUBSCRIBERS);
+    assert.ok(value(/^nodegate_ws_notifications_total (\d+)$/m) >= SUBSCRIBERS * BLOCKS);
+    assert.equal(value(/^nodegate_ws_dropped_total (\d+)$/m), 1);
     console.log(`# ${SUBSCRIBERS} subscribers x ${BLOCKS} blocks: ${SUBSCRIBERS * BLOCKS} notifications in ${ms} ms, every block once and in order; the client that stopped reading closed (1008)`);
     for (const s of subs) s.ws.close();
   });
