@@ -37,6 +37,22 @@ function pool(nodes: FakeNode[], roles: Partial<MemberConfig>[] = [], heads: (nu
 }
 
 describe('upstream pool: reads', () => {
+  test("a null from a node behind another (a receipt it has not seen yet) is asked of the node ahead; the front's null stands", async () => {
+    const receipt = { transactionHash: '0xab', blockNumber: '0xc' };
+    const behind = new FakeNode('behind', () => ({ result: null }));
+    const ahead = new FakeNode('ahead', () => ({ result: receipt }));
+    // The primary is 2 blocks behind the fallback (within maxLagBlocks: it still takes reads).
+    const { pool: p } = pool([behind, ahead], [{}, { role: 'fallback' }], [10, 12]);
+    assert.deepEqual(await p.call('eth_getTransactionReceipt', ['0xab'], 1000), { result: receipt });
+    assert.deepEqual(await p.call('eth_getBlockByHash', ['0xcd', false], 1000), { result: receipt });
+    // A null by number is not a lookup by hash: the node's answer.
+    assert.deepEqual(await p.call('eth_getBlockByNumber', ['0x5', false], 1000), { result: null });
+    const { pool: level } = pool([new FakeNode('a', () => ({ result: null })), ahead], [{}, { role: 'fallback' }], [12, 12]);
+    const before = ahead.calls.length;
+    assert.deepEqual(await level.call('eth_getTransactionReceipt', ['0xab'], 1000), { result: null }, 'no node ahead: the null is the answer');
+    assert.equal(ahead.calls.length, before);
+  });
+
   test('a read that gets no answer from one upstream is sent once to another; the caller sees only the answer', async () => {
     const [a, b] = [down('a'), ok('b')];
     const { pool: p } = pool([a, b]);

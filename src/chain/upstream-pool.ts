@@ -29,6 +29,16 @@ const ONE_NODE = new Set(['eth_signTransaction', 'eth_signTypedData', 'eth_signT
 const routing = (m: string): Routing => specOf(m)?.route ?? (ONE_NODE.has(m) || ONE_NODE_PREFIXES.some((p) => m.startsWith(p)) ? 'designated' : 'any');
 const oneNode = (m: string) => routing(m) === 'designated';
 
+/**
+ * Methods whose `null` may only mean the node has not seen it yet (a lookup by transaction or block hash): from a
+ * node behind another, not an answer to pass on. From the method's spec: its cache rule is by transaction hash, or
+ * its block parameter may be a hash.
+ */
+const nullMayBeLag = (m: string): boolean => {
+  const s = specOf(m);
+  return s !== undefined && (s.cache === 'txHash' || s.block?.by === 'hash' || s.block?.by === 'numberOrHash');
+};
+
 /** A node that already has the transaction: for a broadcast, as good as accepting it. */
 const ALREADY_KNOWN = /already known|known transaction|already imported|transaction already exists/i;
 
@@ -78,6 +88,7 @@ export class UpstreamPool implements Upstream {
     let answer: UpstreamAnswer;
     try {
       const got = await this.attempt(first, method, params, timeoutMs, signal);
+      if (got.answer.result === null && nullMayBeLag(method) && !signal?.aborted) return this.fromAhead(first, got.answer, method, params, timeoutMs, route, signal);
       if (!got.outcome.retry || signal?.aborted) return got.answer;
       answer = got.answer;
     } catch (err) {
@@ -90,6 +101,28 @@ export class UpstreamPool implements Upstream {
     if (second === first) return answer;
     try {
       return await this.via(second, method, params, timeoutMs, signal);
+    } catch {
+      return answer;
+    }
+  }
+
+  /**
+   * A `null` from a node that is behind another usable one (a receipt, a transaction or a block it has not seen
+   * yet): asked once of the usable member furthest ahead, whose answer stands (issue 19: a node 2-3 blocks behind
+   * answered `null` for a receipt the caller had already seen). A node at the front's null is the answer.
+   */
+  private async fromAhead(first: UpstreamMember, answer: UpstreamAnswer, method: string, params: unknown[], timeoutMs: number, route: Route, signal?: AbortSignal): Promise<UpstreamAnswer> {
+    const best = this.best();
+    const now = this.now();
+    let ahead: UpstreamMember | undefined;
+    for (const m of this.members) {
+      if (m === first || m.head === undefined || (first.head !== undefined && m.head <= first.head)) continue;
+      if (!route.dedicated && m.config.role === 'dedicated') continue;
+      if (m.usable(best, this.policy, now) && (ahead === undefined || m.head > ahead.head!)) ahead = m;
+    }
+    if (!ahead) return answer;
+    try {
+      return await this.via(ahead, method, params, timeoutMs, signal);
     } catch {
       return answer;
     }
