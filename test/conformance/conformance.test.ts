@@ -139,7 +139,7 @@ let replay: ReplayUpstream;
 let gw: TestGateway;
 
 before(async () => {
-  replay = await new ReplayUpstream().start();
+  replay = await new ReplayUpstream(CHAIN_ID).start();
   // No cache: the replay node answers only each fixture's recorded requests (the cache's head polls are others),
   // and fixtures from different chains may ask the same thing; the cache has its own suite (test/e2e/cache.test.ts).
   gw = await startTestGateway({ networks: { mainnet: { chainId: CHAIN_ID, upstream: replay.url } }, cache: { enabled: false } });

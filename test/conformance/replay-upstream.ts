@@ -44,7 +44,12 @@ export class ReplayUpstream {
   requests = 0;
   url = '';
 
-  constructor() {
+  /**
+   * `chainId`: the chain module's own checks (its chain id and head, asked every round whatever the case) are not
+   * the case's requests: eth_chainId is answered with it, an unrecorded eth_blockNumber with an error, and neither
+   * counts as a miss.
+   */
+  constructor(private readonly chainId?: number) {
     this.server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -86,6 +91,10 @@ export class ReplayUpstream {
       recorded = this.answers.get(keyOf(msg?.method, params.slice(0, -1)));
     }
     if (recorded) return { ...recorded, id };
+    if (this.chainId !== undefined && params.length === 0) {
+      if (msg?.method === 'eth_chainId') return { jsonrpc: '2.0', id, result: `0x${this.chainId.toString(16)}` };
+      if (msg?.method === 'eth_blockNumber') return { jsonrpc: '2.0', id, error: { code: REPLAY_MISS_CODE, message: 'replay: a health check' } };
+    }
     this.misses.push({ method: msg?.method, params: msg?.params });
     return { jsonrpc: '2.0', id, error: { code: REPLAY_MISS_CODE, message: `replay: no recording for ${keyOf(msg?.method, params)}` } };
   }
