@@ -37,6 +37,23 @@ function pool(nodes: FakeNode[], roles: Partial<MemberConfig>[] = [], heads: (nu
 }
 
 describe('upstream pool: reads', () => {
+  test('one read without an answer in its time opens the breaker at once (a stalled node); a trace that runs out of time does not', async () => {
+    const stalled = new FakeNode('stalled', () => { throw new GatewayError('UPSTREAM_TIMEOUT'); });
+    const other = ok('other');
+    // The stalled node is the primary, so the first read goes to it.
+    const { pool: p, members } = pool([stalled, other], [{}, { role: 'fallback' }]);
+    const first = await p.call('eth_getBalance', ['0x1', 'latest'], 1000);
+    assert.deepEqual(first, { result: 'other' }, 'the read is answered by the other node');
+    assert.equal(members[0].breaker(T0), 'open', 'one time-out opened it');
+    for (let i = 0; i < 20; i++) await p.call('eth_getBalance', ['0x1', 'latest'], 1000);
+    assert.equal(stalled.calls.length, 1, 'the stalled node took no read after its time-out');
+    const slowTrace = new FakeNode('slow', (m) => { if (m.startsWith('debug_')) throw new GatewayError('UPSTREAM_TIMEOUT'); return { result: 'slow' }; });
+    const { pool: q, members: qm } = pool([slowTrace, ok('b')], [{}, { role: 'fallback' }]);
+    await q.call('debug_traceTransaction', ['0xab'], 1000).catch(() => undefined);
+    assert.equal(slowTrace.calls.length, 1);
+    assert.notEqual(qm[0].breaker(T0), 'open', "a trace's time-out is the caller's heavy work, not the node's health");
+  });
+
   test("a null from a node behind another (a receipt it has not seen yet) is asked of the node ahead; the front's null stands", async () => {
     const receipt = { transactionHash: '0xab', blockNumber: '0xc' };
     const behind = new FakeNode('behind', () => ({ result: null }));

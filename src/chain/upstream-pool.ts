@@ -149,7 +149,7 @@ export class UpstreamPool implements Upstream {
       this.onCall?.(m.label, (performance.now() - t0) / 1000, false);
       // A caller that left says nothing of the node.
       if (callerGone(err)) m.settled();
-      else this.record(m, classifyFailure(err), err);
+      else this.record(m, classifyFailure(err), err, !method.startsWith('debug_'));
       throw err;
     }
     this.onCall?.(m.label, (performance.now() - t0) / 1000, true);
@@ -169,11 +169,15 @@ export class UpstreamPool implements Upstream {
   }
 
   /** What an outcome does to the member's breaker. */
-  private record(m: UpstreamMember, outcome: Outcome, err: unknown): void {
+  private record(m: UpstreamMember, outcome: Outcome, err: unknown, timeoutOpens = false): void {
     if (outcome.breaker === 'success') {
       if (m.succeeded()) this.log.info({ upstream: m.label }, 'upstream answers again');
     } else if (outcome.breaker === 'failure') {
-      if (m.failed(err, this.policy, this.now(), outcome.restMs)) {
+      // A call that got no answer in its time (not a trace, whose time is the caller's work): the node is stalled
+      // or gone, and the breaker opens at once, not after more calls wait as long (issue 19: a node under SIGSTOP
+      // held every reader for seconds until three health checks had failed).
+      const policy = timeoutOpens && outcome.kind === 'timeout' && this.members.length > 1 ? { ...this.policy, breakerFailures: 1 } : this.policy;
+      if (m.failed(err, policy, this.now(), outcome.restMs)) {
         this.log.warn({ upstream: m.label, error: m.lastError }, 'upstream failing: breaker open');
       }
     } else {
