@@ -1,5 +1,5 @@
-import { setMaxListeners } from 'node:events';
 import { CallAborted } from '../errors/call-aborted.ts';
+import { onAbort } from '../errors/on-abort.ts';
 
 /** One call's signal, and what lets its timer go once the call is over. */
 export interface CallDeadline {
@@ -17,11 +17,14 @@ export interface CallDeadline {
 export class RequestDeadline {
   private readonly controller = new AbortController();
   private readonly timer: NodeJS.Timeout;
+  /**
+   * The calls in flight: the request aborts them itself. A listener per call on the request's signal (and the
+   * `setMaxListeners` it needed) cost more than the call's own work (docs/performance.md, "Issue 18").
+   */
+  private readonly calls = new Set<AbortController>();
 
   constructor(budgetMs: number) {
-    // Each call in flight listens to it (rpc.batchConcurrency of them): not a leak.
-    setMaxListeners(0, this.controller.signal);
-    this.timer = setTimeout(() => this.controller.abort(new CallAborted('deadline', budgetMs)), budgetMs);
+    this.timer = setTimeout(() => this.abort(new CallAborted('deadline', budgetMs)), budgetMs);
   }
 
   get signal(): AbortSignal {
@@ -30,7 +33,7 @@ export class RequestDeadline {
 
   /** The caller closed its connection before its answer: nothing more is started or waited for. */
   callerGone(): void {
-    this.controller.abort(new CallAborted('caller_gone'));
+    this.abort(new CallAborted('caller_gone'));
   }
 
   /** The request is answered: its timer is let go. */
@@ -38,19 +41,25 @@ export class RequestDeadline {
     clearTimeout(this.timer);
   }
 
+  private abort(reason: CallAborted): void {
+    if (this.controller.signal.aborted) return;
+    this.controller.abort(reason);
+    for (const c of this.calls) c.abort(reason);
+    this.calls.clear();
+  }
+
   /** A signal for one call with a budget of `budgetMs`, aborted at that budget's end or with the request's. */
   forCall(budgetMs: number): CallDeadline {
     const parent = this.controller.signal;
     if (parent.aborted) return { signal: parent, done: () => {} };
     const own = new AbortController();
-    const fromParent = () => own.abort(parent.reason);
     const timer = setTimeout(() => own.abort(new CallAborted('deadline', budgetMs)), budgetMs);
-    parent.addEventListener('abort', fromParent, { once: true });
+    this.calls.add(own);
     return {
       signal: own.signal,
       done: () => {
         clearTimeout(timer);
-        parent.removeEventListener('abort', fromParent);
+        this.calls.delete(own);
       },
     };
   }
@@ -60,8 +69,8 @@ export class RequestDeadline {
 export function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(signal.reason);
-    signal.addEventListener('abort', abort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+    // Through the signal's one listener (errors/on-abort.ts), and let go as soon as `p` settles.
+    const off = onAbort(signal, () => reject(signal.reason));
+    p.then((v) => { off(); resolve(v); }, (e) => { off(); reject(e); });
   });
 }

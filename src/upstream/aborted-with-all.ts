@@ -1,17 +1,43 @@
+import { onAbort } from '../errors/on-abort.ts';
+
 /**
- * A signal that aborts once every one of `signals` has: a node request carrying several calls (one upstream batch)
- * is aborted only when none of them still waits for it. Undefined when one of them cannot be aborted.
+ * What a node request waits on to be aborted: `aborted`/`reason` now, `listen(fn)` for later (returns what stops
+ * listening). Not an AbortSignal: making one per node request, with a listener on each call's signal, cost a
+ * large share of the hot path (docs/performance.md, "Issue 18: before and after").
  */
-export function abortedWithAll(signals: ReadonlyArray<AbortSignal | undefined>): AbortSignal | undefined {
-  if (signals.some((s) => s === undefined)) return undefined;
-  const all = new AbortController();
-  let left = signals.length;
-  const one = () => {
-    if (--left === 0) all.abort(signals[0]!.reason);
+export interface AbortWatch {
+  readonly aborted: boolean;
+  readonly reason: any; // as AbortSignal.reason: what the aborter gave
+  listen(fn: () => void): () => void;
+}
+
+/** One call's signal as a watch. */
+export function watchOne(signal: AbortSignal | undefined): AbortWatch | undefined {
+  if (!signal) return undefined;
+  return {
+    get aborted() { return signal.aborted; },
+    get reason() { return signal.reason; },
+    listen: (fn) => onAbort(signal, fn),
   };
-  for (const s of signals as AbortSignal[]) {
-    if (s.aborted) one();
-    else s.addEventListener('abort', one, { once: true });
-  }
-  return all.signal;
+}
+
+/**
+ * Aborted once every one of `signals` has: a node request carrying several calls (one upstream batch) is aborted
+ * only when none of them still waits for it. A counter of the signals not yet aborted, fed by each signal's
+ * one listener (errors/on-abort.ts). Undefined when one of them cannot be aborted.
+ */
+export function abortedWithAll(signals: ReadonlyArray<AbortSignal | undefined>): AbortWatch | undefined {
+  if (signals.some((s) => s === undefined)) return undefined;
+  const all = signals as AbortSignal[];
+  const left = () => all.reduce((n, s) => (s.aborted ? n : n + 1), 0);
+  return {
+    get aborted() { return left() === 0; },
+    get reason() { return all[0].reason; },
+    listen(fn) {
+      const live = all.filter((s) => !s.aborted);
+      let n = live.length;
+      const offs = live.map((s) => onAbort(s, () => { if (--n === 0) fn(); }));
+      return () => { for (const off of offs) off(); };
+    },
+  };
 }

@@ -4,7 +4,8 @@ import { redactUrl } from '../errors/redact.ts';
 import { AnswerBudget, UNBOUNDED_ANSWERS } from '../limits/answer-budget.ts';
 import { MAX_ANSWER_DEPTH, nestedDeeperThan } from './answer-depth.ts';
 import { transportError } from './classify.ts';
-import { abortedWithAll } from './aborted-with-all.ts';
+import { onAbort } from '../errors/on-abort.ts';
+import { abortedWithAll, watchOne, type AbortWatch } from './aborted-with-all.ts';
 import { NodeHttpError, retryAfterMs, type Upstream, type UpstreamAnswer } from './upstream.ts';
 
 const HEADERS = { 'content-type': 'application/json' };
@@ -86,8 +87,15 @@ export class HttpUpstream implements Upstream {
     const signal = opts?.signal;
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      // The caller hears at once; the node request is aborted when no other call waits on it (sendBatch).
-      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+      // The caller hears at once; the node request is aborted when no other call waits on it (sendBatch). What
+      // listens is let go once the call is answered (through the signal's one listener: errors/on-abort.ts).
+      if (signal) {
+        const off = onAbort(signal, () => reject(signal.reason));
+        const settled = resolve;
+        const failed = reject;
+        resolve = (a) => { off(); settled(a); };
+        reject = (e) => { off(); failed(e); };
+      }
       if (!this.queue) {
         this.queue = [];
         queueMicrotask(this.flush);
@@ -126,7 +134,7 @@ export class HttpUpstream implements Upstream {
   }
 
   /** The answer's text; its bytes stay taken from the budget until the caller gives them back. */
-  private post(body: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<Answered> {
+  private post(body: string, timeoutMs: number, signal: AbortWatch | undefined): Promise<Answered> {
     return postText(this.pool, { path: this.path, method: 'POST', headers: HEADERS, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, this.answers, signal);
   }
 
@@ -141,7 +149,7 @@ export class HttpUpstream implements Upstream {
     const id = this.takeId();
     let got: Answered;
     try {
-      got = await this.post(requestJson(id, p.method, p.params), p.timeoutMs, p.signal);
+      got = await this.post(requestJson(id, p.method, p.params), p.timeoutMs, watchOne(p.signal));
     } catch (err) {
       return p.reject(p.signal?.aborted ? p.signal.reason : this.refusal(err, p.method));
     }
@@ -220,23 +228,21 @@ export class HttpUpstream implements Upstream {
  * stream, parsed headers and their promises per call, ~8 µs of CPU per upstream call on the bench machine
  * (docs/performance.md), for a body that is read whole anyway.
  */
-function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBudget, signal: AbortSignal | undefined): Promise<Answered> {
+function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBudget, signal: AbortWatch | undefined): Promise<Answered> {
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = [];
     let bytes = 0;
     // What this answer holds of the budget; given back here when it fails, else by the caller once parsed.
     const drop = () => { chunks = []; budget.give(bytes); bytes = 0; };
     // Aborted: the request is not sent if still queued, else its connection is closed (the node sees it go).
-    let stop: (() => void) | undefined;
-    const unlisten = () => stop && signal!.removeEventListener('abort', stop);
+    let unlisten = () => {};
     pool.dispatch(opts, {
       onRequestStart(controller) {
         drop();
         if (!signal) return;
         if (signal.aborted) return controller.abort(signal.reason);
         unlisten();
-        stop = () => controller.abort(signal.reason);
-        signal.addEventListener('abort', stop, { once: true });
+        unlisten = signal.listen(() => controller.abort(signal.reason));
       },
       onResponseStart(controller, status, headers) {
         drop();
