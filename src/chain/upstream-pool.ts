@@ -1,3 +1,4 @@
+import type { CallSignal } from '../errors/on-abort.ts';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import type { Logger } from 'pino';
@@ -16,7 +17,7 @@ export interface Route {
   /** The call names this block (a pinned `latest`): only upstreams that have it may answer. */
   minBlock?: number;
   /** The call's deadline (rpc/deadline.ts): once it aborts, the node request is aborted and no other node is asked. */
-  signal?: AbortSignal;
+  signal?: CallSignal;
 }
 
 /**
@@ -83,7 +84,7 @@ export class UpstreamPool implements Upstream {
    * A read, sent once more to another usable member when its outcome is retryable. The caller gets the second
    * member's answer; when the second gives none, the first's answer (a node's "missing data") or failure stands.
    */
-  private async read(method: string, params: unknown[], timeoutMs: number, route: Route, signal?: AbortSignal): Promise<UpstreamAnswer> {
+  private async read(method: string, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<UpstreamAnswer> {
     const first = this.pick(route);
     let answer: UpstreamAnswer;
     try {
@@ -111,7 +112,7 @@ export class UpstreamPool implements Upstream {
    * yet): asked once of the usable member furthest ahead, whose answer stands (issue 19: a node 2-3 blocks behind
    * answered `null` for a receipt the caller had already seen). A node at the front's null is the answer.
    */
-  private async fromAhead(first: UpstreamMember, answer: UpstreamAnswer, method: string, params: unknown[], timeoutMs: number, route: Route, signal?: AbortSignal): Promise<UpstreamAnswer> {
+  private async fromAhead(first: UpstreamMember, answer: UpstreamAnswer, method: string, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<UpstreamAnswer> {
     const best = this.best();
     const now = this.now();
     let ahead: UpstreamMember | undefined;
@@ -129,7 +130,7 @@ export class UpstreamPool implements Upstream {
   }
 
   /** One call to one member, its outcome recorded (see `attempt`); the answer as the caller may see it. */
-  async via(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: AbortSignal): Promise<UpstreamAnswer> {
+  async via(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<UpstreamAnswer> {
     return (await this.attempt(m, method, params, timeoutMs, signal)).answer;
   }
 
@@ -139,7 +140,7 @@ export class UpstreamPool implements Upstream {
    * capacity error); a neutral outcome (missing data, the gateway's own refusal) leaves it as it was. A node
    * error's internals (a `stack`) are dropped here, so no upstream's reaches a caller.
    */
-  private async attempt(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: AbortSignal): Promise<{ answer: UpstreamAnswer; outcome: Outcome }> {
+  private async attempt(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<{ answer: UpstreamAnswer; outcome: Outcome }> {
     m.starting(this.now());
     const t0 = this.onCall ? performance.now() : 0;
     let answer: UpstreamAnswer;
@@ -230,7 +231,7 @@ export class UpstreamPool implements Upstream {
    * answer, and a node that already has it counts as one (its hash is the transaction's). Only when none accepts:
    * the first node's refusal (a JSON-RPC error, e.g. nonce too low), or 503 when no node answered at all.
    */
-  private broadcast(params: unknown[], timeoutMs: number, signal?: AbortSignal): Promise<UpstreamAnswer> {
+  private broadcast(params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<UpstreamAnswer> {
     const best = this.best();
     let targets = this.members.filter((m) => m.config.role === 'primary' && m.usable(best, this.policy, this.now()));
     if (targets.length === 0) targets = [this.pick({})];

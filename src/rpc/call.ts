@@ -1,3 +1,4 @@
+import type { CallSignal } from '../errors/on-abort.ts';
 import type { ResolvedKey } from '../auth/key-resolver.ts';
 import type { SubscriptionSession } from '../subscriptions/subscriptions.ts';
 import type { CacheOutcome } from '../cache/response-cache.ts';
@@ -21,7 +22,7 @@ export interface Call {
   /** Compute units it costs when it runs (the spec's). */
   readonly cost: number;
   /** Its deadline (rpc/deadline.ts): aborted at its budget's end or when its caller is gone. */
-  readonly signal: AbortSignal;
+  readonly signal: CallSignal;
   /** The caller's socket, for the subscription methods (absent over HTTP). */
   readonly session?: SubscriptionSession;
   /** Set by the cache stage: whether the answer came from the cache (`X-Cache` of a single request). */

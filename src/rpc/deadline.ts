@@ -1,9 +1,9 @@
 import { CallAborted } from '../errors/call-aborted.ts';
-import { onAbort } from '../errors/on-abort.ts';
+import { CallAbort, type CallSignal } from '../errors/on-abort.ts';
 
 /** One call's signal, and what lets its timer go once the call is over. */
 export interface CallDeadline {
-  readonly signal: AbortSignal;
+  readonly signal: CallSignal;
   done(): void;
 }
 
@@ -15,20 +15,20 @@ export interface CallDeadline {
  * its caller is gone.
  */
 export class RequestDeadline {
-  private readonly controller = new AbortController();
+  private readonly controller = new CallAbort();
   private readonly timer: NodeJS.Timeout;
   /**
    * The calls in flight: the request aborts them itself. A listener per call on the request's signal (and the
    * `setMaxListeners` it needed) cost more than the call's own work (docs/performance.md, "Issue 18").
    */
-  private readonly calls = new Set<AbortController>();
+  private readonly calls = new Set<CallAbort>();
 
   constructor(budgetMs: number) {
     this.timer = setTimeout(() => this.abort(new CallAborted('deadline', budgetMs)), budgetMs);
   }
 
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  get signal(): CallSignal {
+    return this.controller;
   }
 
   /** The caller closed its connection before its answer: nothing more is started or waited for. */
@@ -42,7 +42,7 @@ export class RequestDeadline {
   }
 
   private abort(reason: CallAborted): void {
-    if (this.controller.signal.aborted) return;
+    if (this.controller.aborted) return;
     this.controller.abort(reason);
     for (const c of this.calls) c.abort(reason);
     this.calls.clear();
@@ -50,13 +50,13 @@ export class RequestDeadline {
 
   /** A signal for one call with a budget of `budgetMs`, aborted at that budget's end or with the request's. */
   forCall(budgetMs: number): CallDeadline {
-    const parent = this.controller.signal;
+    const parent = this.controller;
     if (parent.aborted) return { signal: parent, done: () => {} };
-    const own = new AbortController();
+    const own = new CallAbort();
     const timer = setTimeout(() => own.abort(new CallAborted('deadline', budgetMs)), budgetMs);
     this.calls.add(own);
     return {
-      signal: own.signal,
+      signal: own,
       done: () => {
         clearTimeout(timer);
         this.calls.delete(own);
@@ -66,11 +66,11 @@ export class RequestDeadline {
 }
 
 /** `p`, or a rejection with the signal's reason as soon as it aborts (whatever a stage below does with the signal). */
-export function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+export function untilAborted<T>(p: Promise<T>, signal: CallSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
     // Through the signal's one listener (errors/on-abort.ts), and let go as soon as `p` settles.
-    const off = onAbort(signal, () => reject(signal.reason));
+    const off = signal.onAbort(() => reject(signal.reason));
     p.then((v) => { off(); resolve(v); }, (e) => { off(); reject(e); });
   });
 }

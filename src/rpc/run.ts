@@ -1,3 +1,5 @@
+import type { CallSignal } from '../errors/on-abort.ts';
+import type { CallAborted } from '../errors/call-aborted.ts';
 import type { CacheOutcome } from '../cache/response-cache.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
@@ -63,7 +65,7 @@ export function runner(deps: EndpointDeps) {
     });
     deadline.end();
     // Items not started once the request's time was up (or its caller gone) did no node work.
-    for (let i = 0; i < items.length; i++) if (prepared[i] && !answers[i]) answers[i] = failed(deadline.signal.reason);
+    for (let i = 0; i < items.length; i++) if (prepared[i] && !answers[i]) answers[i] = failed(deadline.signal.reason as CallAborted);
     // What did no node work costs what an invalid item costs: refused by the gateway's rules, or never started.
     const units = (i: number) => (calls[i] && !calls[i]!.refusedByRules ? calls[i]!.cost : invalidCost);
     let refund = 0;
@@ -97,7 +99,7 @@ export function runner(deps: EndpointDeps) {
 }
 
 /** Runs fn(0..n-1) with at most `limit` in flight; none starts once `signal` has aborted. */
-async function forEachBounded(n: number, limit: number, signal: AbortSignal, fn: (i: number) => Promise<void>): Promise<void> {
+async function forEachBounded(n: number, limit: number, signal: CallSignal, fn: (i: number) => Promise<void>): Promise<void> {
   if (n === 1) return fn(0);
   let next = 0;
   const worker = async () => {

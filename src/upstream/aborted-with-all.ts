@@ -1,4 +1,4 @@
-import { onAbort } from '../errors/on-abort.ts';
+import type { CallSignal } from '../errors/on-abort.ts';
 
 /**
  * What a node request waits on to be aborted: `aborted`/`reason` now, `listen(fn)` for later (returns what stops
@@ -12,12 +12,12 @@ export interface AbortWatch {
 }
 
 /** One call's signal as a watch. */
-export function watchOne(signal: AbortSignal | undefined): AbortWatch | undefined {
+export function watchOne(signal: CallSignal | undefined): AbortWatch | undefined {
   if (!signal) return undefined;
   return {
     get aborted() { return signal.aborted; },
     get reason() { return signal.reason; },
-    listen: (fn) => onAbort(signal, fn),
+    listen: (fn) => signal.onAbort(fn),
   };
 }
 
@@ -26,9 +26,9 @@ export function watchOne(signal: AbortSignal | undefined): AbortWatch | undefine
  * only when none of them still waits for it. A counter of the signals not yet aborted, fed by each signal's
  * one listener (errors/on-abort.ts). Undefined when one of them cannot be aborted.
  */
-export function abortedWithAll(signals: ReadonlyArray<AbortSignal | undefined>): AbortWatch | undefined {
+export function abortedWithAll(signals: ReadonlyArray<CallSignal | undefined>): AbortWatch | undefined {
   if (signals.some((s) => s === undefined)) return undefined;
-  const all = signals as AbortSignal[];
+  const all = signals as CallSignal[];
   const left = () => all.reduce((n, s) => (s.aborted ? n : n + 1), 0);
   return {
     get aborted() { return left() === 0; },
@@ -36,7 +36,7 @@ export function abortedWithAll(signals: ReadonlyArray<AbortSignal | undefined>):
     listen(fn) {
       const live = all.filter((s) => !s.aborted);
       let n = live.length;
-      const offs = live.map((s) => onAbort(s, () => { if (--n === 0) fn(); }));
+      const offs = live.map((s) => s.onAbort(() => { if (--n === 0) fn(); }));
       return () => { for (const off of offs) off(); };
     },
   };

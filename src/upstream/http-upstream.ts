@@ -4,7 +4,7 @@ import { redactUrl } from '../errors/redact.ts';
 import { AnswerBudget, UNBOUNDED_ANSWERS } from '../limits/answer-budget.ts';
 import { MAX_ANSWER_DEPTH, nestedDeeperThan } from './answer-depth.ts';
 import { transportError } from './classify.ts';
-import { onAbort } from '../errors/on-abort.ts';
+import type { CallSignal } from '../errors/on-abort.ts';
 import { abortedWithAll, watchOne, type AbortWatch } from './aborted-with-all.ts';
 import { NodeHttpError, retryAfterMs, type Upstream, type UpstreamAnswer } from './upstream.ts';
 
@@ -17,7 +17,7 @@ interface Pending {
   params: unknown[];
   timeoutMs: number;
   /** Aborted when the call's budget ends or its caller is gone: its node request is aborted (issue 18). */
-  signal: AbortSignal | undefined;
+  signal: CallSignal | undefined;
   resolve: (a: UpstreamAnswer) => void;
   reject: (e: unknown) => void;
 }
@@ -83,14 +83,14 @@ export class HttpUpstream implements Upstream {
    * Sends one call. Calls made in the same tick (the items of a client's batch, an adapter's calls) go to the
    * node as one JSON-RPC batch: one HTTP round trip instead of N, as the node would get from the client itself.
    */
-  call(method: string, params: unknown[], timeoutMs: number, opts?: { signal?: AbortSignal }): Promise<UpstreamAnswer> {
+  call(method: string, params: unknown[], timeoutMs: number, opts?: { signal?: CallSignal }): Promise<UpstreamAnswer> {
     const signal = opts?.signal;
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       // The caller hears at once; the node request is aborted when no other call waits on it (sendBatch). What
       // listens is let go once the call is answered (through the signal's one listener: errors/on-abort.ts).
       if (signal) {
-        const off = onAbort(signal, () => reject(signal.reason));
+        const off = signal.onAbort(() => reject(signal.reason));
         const settled = resolve;
         const failed = reject;
         resolve = (a) => { off(); settled(a); };

@@ -1,3 +1,4 @@
+import type { CallSignal } from '../errors/on-abort.ts';
 import { GatewayError, type RpcErrorObject } from '../errors/gateway-error.ts';
 
 /**
@@ -16,7 +17,7 @@ export interface Upstream {
    * (UPSTREAM_UNAVAILABLE, UPSTREAM_TIMEOUT) when no answer could be had. When `signal` aborts, the node
    * request is aborted and the call rejects with the signal's reason (errors/call-aborted.ts).
    */
-  call(method: string, params: unknown[], timeoutMs: number, opts?: { signal?: AbortSignal }): Promise<UpstreamAnswer>;
+  call(method: string, params: unknown[], timeoutMs: number, opts?: { signal?: CallSignal }): Promise<UpstreamAnswer>;
   close(): Promise<void>;
 }
 

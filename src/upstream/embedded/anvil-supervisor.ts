@@ -1,3 +1,4 @@
+import type { CallSignal } from '../../errors/on-abort.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -88,7 +89,7 @@ export class AnvilSupervisor implements Upstream {
     this.recorder?.headSeen(n);
   }
 
-  async call(method: string, params: unknown[], timeoutMs: number, opts?: { signal?: AbortSignal }): Promise<UpstreamAnswer> {
+  async call(method: string, params: unknown[], timeoutMs: number, opts?: { signal?: CallSignal }): Promise<UpstreamAnswer> {
     if (!this.client) await this.waitReady(timeoutMs);
     const client = this.client!;
     const answer = await client.call(method, params, timeoutMs, opts);
