@@ -360,6 +360,17 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     this.emit('reset');
   }
 
+  /**
+   * Starts following from now, for a subscriber that must hear of every block after this moment (eth_subscribe):
+   * the window, if empty, is seeded at the latest block at once, rather than at the next round's, which would
+   * leave out a block mined in between (the first log after a subscription went missing).
+   */
+  async followFromNow(): Promise<void> {
+    if (this.window.tip !== undefined) return;
+    const b = await this.latestBlock(BLOCK_READ_MS);
+    if (this.window.tip === undefined) this.window.seed(b);
+  }
+
   /** The head's block number, read from the upstreams first if it is not known yet. */
   async headNumber(): Promise<number | undefined> {
     if (this.head.number === undefined) await this.check();

@@ -183,9 +183,13 @@ export class Subscriptions {
     if (session.subscriptions.size >= session.maxSubscriptions) throw new GatewayError('SUBSCRIPTION_LIMIT', { limit: session.maxSubscriptions });
     const filter = kind === 'logs' ? parseLogFilter(params[1]) : undefined;
     const id = `0x${randomBytes(16).toString('hex')}`;
-    const feed = this.feedOf(ctx.network.chain);
+    const chain = ctx.network.chain;
+    const feed = this.feedOf(chain);
     feed.add({ id, kind, filter, session });
     session.subscriptions.set(id, () => feed.remove(id));
+    // Every block after the answer is announced: the chain follows from now, not from its next round. A node that
+    // fails this read leaves it to that round.
+    if (kind !== 'newPendingTransactions') await chain.followFromNow().catch(() => undefined);
     return { result: id };
   }
 

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { encodeFunctionData } from 'viem';
 import WebSocket from 'ws';
+import { compileCounter, counterInitCode } from '../helpers/counter.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /**
@@ -98,5 +100,58 @@ describe('newHeads to 50 sockets over 1,000 blocks; a client that does not read;
     const ms = Date.now() - t0;
     console.log(`# revoked key's idle socket closed in ${ms} ms`);
     assert.ok(ms < 5000, `closed after ${ms} ms`);
+  });
+});
+
+describe('a reorganisation under a logs subscription (its own embedded chain)', { timeout: 120_000 }, () => {
+  let g: TestGateway;
+  before(async () => { g = await startTestGateway({ upstreams: { checkIntervalMs: 50 } }); });
+  after(async () => { await g?.close(); });
+
+  test('a reorganisation: a logs subscriber gets the dropped log again with removed: true, then the new branch', async () => {
+    const node = async (method: string, params: unknown[] = []) => {
+      const a = await g.gw.networks.get('mainnet')!.chain.call(method, params, 5000);
+      assert.equal(a.error, undefined, `${method}: ${JSON.stringify(a.error)}`);
+      return a.result as any;
+    };
+    const [from] = await g.call('eth_accounts');
+    const mined = async (tx: Record<string, string>) => {
+      const hash = await g.call('eth_sendTransaction', [{ from, ...tx }]);
+      for (;;) {
+        const r = await g.call('eth_getTransactionReceipt', [hash]);
+        if (r) return r as { blockHash: string; contractAddress: string | null };
+        await new Promise((res) => setImmediate(res));
+      }
+    };
+    const counter = (await mined({ data: counterInitCode(0) })).contractAddress!;
+    const increment = encodeFunctionData({ abi: compileCounter().abi, functionName: 'increment' });
+    const ws = await new Promise<WebSocket>((resolve, reject) => {
+      const w = new WebSocket(`${g.url.replace('http', 'ws')}/v1/mainnet/${g.key}`);
+      w.once('open', () => resolve(w));
+      w.once('error', reject);
+    });
+    const logs: Array<{ blockHash: string; removed?: boolean }> = [];
+    let wake = () => {};
+    const arrived = (n: number) => new Promise<void>((resolve) => {
+      wake = () => { if (logs.length >= n) resolve(); };
+      wake();
+    });
+    const ack = new Promise<void>((resolve) => ws.on('message', (m) => {
+      const msg = JSON.parse(String(m));
+      if (msg.id === 1) return resolve();
+      if (msg.method === 'eth_subscription') { logs.push(msg.params.result); wake(); }
+    }));
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['logs', { address: counter }] }));
+    await ack;
+    const snapshot = await node('evm_snapshot');
+    const dropped = await mined({ to: counter, data: increment });
+    await arrived(1);
+    assert.equal(await node('evm_revert', [snapshot]), true);
+    await node('evm_mine');
+    // Another gas limit: not the dropped transaction again (its answers may be cached), a new one.
+    const kept = await mined({ to: counter, data: increment, gas: '0x30000' });
+    await arrived(3);
+    assert.deepEqual(logs.map((l) => [l.blockHash, l.removed ?? false]), [[dropped.blockHash, false], [dropped.blockHash, true], [kept.blockHash, false]]);
+    ws.close();
   });
 });
