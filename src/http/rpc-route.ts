@@ -4,7 +4,17 @@ import type { EndpointDeps } from '../rpc/endpoint-deps.ts';
 import { sendAnswers } from '../rpc/send-answers.ts';
 import { sendError } from './send-error.ts';
 
-interface Params { network: string; apikey?: string }
+export interface Params { network: string; apikey?: string }
+
+/**
+ * The network and key a request names: `/v1/{network}` without a key matches `/{network}/{apikey}` with network
+ * "v1". The same for a POST and a WebSocket upgrade.
+ */
+export function networkAndKey(req: FastifyRequest<{ Params: Params }>): { network: string; apikey: string | undefined } {
+  const { network, apikey } = req.params;
+  if (network === 'v1' && req.routeOptions.url === '/:network/:apikey') return { network: apikey!, apikey: undefined };
+  return { network, apikey };
+}
 
 /** The endpoint's paths (docs/decisions.md §2): HTTP POSTs them, a WebSocket upgrades a GET of them. */
 export const RPC_URLS = ['/v1/:network/:apikey', '/:network/:apikey', '/v1/:network', '/v1/:network/'] as const;
@@ -26,9 +36,7 @@ export type RpcRouteDeps = Omit<EndpointDeps, 'guard' | 'responses' | 'framingCo
 export function registerRpcRoutes(app: FastifyInstance, rpc: ReturnType<typeof createRpcEndpoint>) {
   /** Admission, as the request arrives (`onRequest`): before its body is read or parsed. */
   const admit = async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
-    let { network, apikey } = req.params;
-    // `/v1/{network}` without a key matches `/{network}/{apikey}` with network "v1".
-    if (network === 'v1' && req.routeOptions.url === '/:network/:apikey') [network, apikey] = [apikey!, undefined];
+    const { network, apikey } = networkAndKey(req);
     const declared = Number(req.headers['content-length'] ?? 0);
     const largeBody = req.headers['transfer-encoding'] !== undefined || !(declared <= UNREAD_BODY_BYTES);
     const a = await rpc.admit({ network, apikey, contentType: req.headers['content-type'], ip: req.ip, origin: req.headers.origin, declaredBytes: declared, largeBody, log: req.log });

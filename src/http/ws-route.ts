@@ -4,10 +4,10 @@ import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { createRpcEndpoint } from '../rpc/endpoint.ts';
 import type { SocketStats, SubscriptionSession } from '../subscriptions/subscriptions.ts';
+import { networkAndKey, type Params } from './rpc-route.ts';
 import { sendError } from './send-error.ts';
 
 type Endpoint = ReturnType<typeof createRpcEndpoint>;
-interface Params { network: string; apikey?: string }
 
 /** Close codes: 1001 the server is going away (clients reconnect), 1008 a policy the client broke. */
 const GOING_AWAY = 1001;
@@ -29,15 +29,12 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
   /** The upgrade's admission (`preValidation`, before the socket exists): the HTTP refusal when it fails. */
   const admit = async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
     if (!req.ws) return;
-    let { network, apikey } = req.params;
-    if (network === 'v1' && req.routeOptions.url === '/:network/:apikey') [network, apikey] = [apikey!, undefined];
-    const a = await rpc.admit({ network, apikey, contentType: undefined, ip: req.ip, origin: req.headers.origin, declaredBytes: 0, largeBody: false, log: req.log });
+    const a = await rpc.admit(arrival(req, 0));
     if (!('network' in a)) return sendError(reply, a.refused, null);
   };
 
   const session = (socket: WebSocket, req: FastifyRequest<{ Params: Params }>) => {
-    let { network, apikey } = req.params;
-    if (network === 'v1' && req.routeOptions.url === '/:network/:apikey') [network, apikey] = [apikey!, undefined];
+    const { network } = networkAndKey(req);
     const deadlines = new Set<ReturnType<Endpoint['deadline']>>();
     const subs: SubscriptionSession = {
       subscriptions: new Map(),
@@ -58,8 +55,7 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     };
     const handle = async (data: Buffer) => {
       const t0 = performance.now();
-      const arrival = { network, apikey, contentType: undefined, ip: req.ip, origin: req.headers.origin, declaredBytes: data.length, largeBody: false, log: req.log };
-      const adm = await rpc.admit(arrival);
+      const adm = await rpc.admit(arrival(req, data.length));
       if (!('network' in adm)) {
         send(rpc.refusalText(adm, data));
         // The key is no longer good (revoked, expired, suspended): the socket ends with it.
@@ -91,7 +87,7 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     // The key is checked again every second (a cache hit, nothing spent): a key revoked, expired or suspended, or an
     // account suspended, closes its sockets within about keyCacheTtlMs + 1 s, not only at their next message.
     const recheck = setInterval(() => {
-      void rpc.admit({ network, apikey, contentType: undefined, ip: req.ip, origin: req.headers.origin, declaredBytes: 0, largeBody: false, log: req.log }, { charge: false }).then((a) => {
+      void rpc.admit(arrival(req, 0), { charge: false }).then((a) => {
         if (!('network' in a) && (a.refused.status === 401 || a.refused.status === 403)) socket.close(POLICY, a.refused.message.slice(0, 120));
       });
     }, KEY_RECHECK_MS);
@@ -120,6 +116,12 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
   };
 
   for (const url of urls) app.route<{ Params: Params }>({ method: 'GET', url, preValidation: admit, handler: notUpgrade, wsHandler: session });
+}
+
+/** What admission needs of the upgrade request, for the upgrade itself, each message (`bytes`) and each re-check. */
+function arrival(req: FastifyRequest<{ Params: Params }>, bytes: number) {
+  const { network, apikey } = networkAndKey(req);
+  return { network, apikey, contentType: undefined, ip: req.ip, origin: req.headers.origin, declaredBytes: bytes, largeBody: false, log: req.log };
 }
 
 /** How long a socket is given to answer the server's close before it is cut. */

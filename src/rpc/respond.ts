@@ -19,14 +19,16 @@ function errorObject(e: RpcErrorObject | { toJSON(): RpcErrorObject }): RpcError
  * batch's array; undefined when every item was a notification. Pieces already serialised are used as they are.
  */
 export function answersText(batch: boolean, items: FramedItem[], answers: Array<{ answer: UpstreamAnswer }>, pieces: Array<string | Buffer | undefined>): string | undefined {
-  const parts: string[] = [];
-  for (let i = 0; i < items.length; i++) {
-    if (items[i].notification) continue;
-    const p = pieces[i];
-    parts.push(p === undefined ? responseJson(items[i].id, answers[i].answer) : String(p));
-  }
+  const parts = answerParts(items, answers, pieces);
   if (parts.length === 0) return undefined;
-  return batch ? `[${parts.join(',')}]` : parts[0];
+  return batch ? `[${parts.join(',')}]` : String(parts[0]);
+}
+
+/** The serialised answers of the items that are not notifications, in order (pieces already made are used as they are). */
+export function answerParts(items: FramedItem[], answers: Array<{ answer: UpstreamAnswer }>, pieces: Array<string | Buffer | undefined>): Array<string | Buffer> {
+  const parts: Array<string | Buffer> = [];
+  for (let i = 0; i < items.length; i++) if (!items[i].notification) parts.push(pieces[i] ?? responseJson(items[i].id, answers[i].answer));
+  return parts;
 }
 
 /**

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import type { FramedItem } from './framing.ts';
-import { responseJson } from './respond.ts';
+import { answerParts, responseJson } from './respond.ts';
 import { SMALL_BYTES, type RequestBytes } from './response-budget.ts';
 
 /** An item's answer, and the HTTP status it would give if it were the only one. */
@@ -21,8 +21,7 @@ export function sendAnswers(reply: FastifyReply, batch: boolean, items: FramedIt
     if (items[0].notification) return reply.code(204).send();
     return reply.code(answers[0].status).type('application/json').send(pieces[0] ?? responseJson(items[0].id, answers[0].answer));
   }
-  const parts: Array<string | Buffer> = [];
-  for (let i = 0; i < items.length; i++) if (!items[i].notification) parts.push(pieces[i] ?? responseJson(items[i].id, answers[i].answer));
+  const parts = answerParts(items, answers, pieces);
   if (parts.length === 0) return reply.code(204).send();
   reply.code(200).type('application/json');
   if (held.bytes <= SMALL_BYTES) return reply.send(`[${parts.join(',')}]`);

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { killAll, startNodegate, type NodegateProcess } from '../helpers/process.ts';
 import { offerLoad } from '../helpers/offered-load.ts';
+import { startInstantNode } from '../helpers/instant-node.ts';
 import { freshDatabase, postgresSkipReason } from '../helpers/postgres.ts';
 import { redisSkipReason, REDIS_URL } from '../../src/limits/test-redis.ts';
 
@@ -21,17 +22,10 @@ describe('per-second limits shared by two gateway processes through Redis', { sk
 
   before(async () => {
     // A node that answers eth_chainId at once, so the gateways alone decide what is admitted.
-    node = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => { body += c; }).on('end', () => {
-        const { id } = JSON.parse(body);
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ jsonrpc: '2.0', id, result: '0x1' }));
-      });
-    });
-    await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
+    const instant = await startInstantNode();
+    node = instant.server;
     const config = {
-      networks: { mainnet: { chainId: 1, upstream: `http://127.0.0.1:${(node.address() as { port: number }).port}` } },
+      networks: { mainnet: { chainId: 1, upstream: instant.url } },
       plans: { shared: { name: 'Shared', cuPerSecond: N, cuPerMonth: 1_000_000_000, maxBatchSize: 100 } },
       accounts: { defaultPlan: 'shared' },
       // A loaded 2-core machine can make Redis answer late; falling back to local buckets (each N) would be

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { createServer as createTcpServer, connect, type Server as TcpServer, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
@@ -7,6 +7,7 @@ import pino from 'pino';
 import { monthOf } from '../../src/limits/quota.ts';
 import { PostgresStore } from '../../src/store/postgres.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { startInstantNode } from '../helpers/instant-node.ts';
 import { ADMIN_URL, freshDatabase, postgresSkipReason } from '../helpers/postgres.ts';
 
 /**
@@ -92,15 +93,8 @@ describe('a lost store is not an outage: PostgreSQL stopped, then hung, under ca
 
   before(async () => {
     // A node that answers eth_chainId at once: only the store can fail here.
-    node = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => { body += c; }).on('end', () => {
-        const { id } = JSON.parse(body);
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ jsonrpc: '2.0', id, result: '0x1' }));
-      });
-    });
-    await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
+    const instant = await startInstantNode();
+    node = instant.server;
     url = await freshDatabase();
     const admin = new URL(ADMIN_URL);
     relay = new Relay({ host: admin.hostname, port: Number(admin.port || 5432) });
@@ -109,7 +103,7 @@ describe('a lost store is not an outage: PostgreSQL stopped, then hung, under ca
     viaRelay.host = `127.0.0.1:${relay.port}`;
     const log = pino({ level: 'warn' }, new Writable({ write(chunk, _e, cb) { lines.push(JSON.parse(String(chunk))); cb(); } }));
     g = await startTestGateway({
-      networks: { mainnet: { chainId: 1, upstream: `http://127.0.0.1:${(node.address() as { port: number }).port}` } },
+      networks: { mainnet: { chainId: 1, upstream: instant.url } },
       database: { url: viaRelay.toString(), connectTimeoutMs: 500, queryTimeoutMs: 2000 },
       // Keys asked of the store again every 100 ms, so the outage is met at once; a request waits 300 ms for it.
       auth: { keyCacheTtlMs: 100, storeWaitMs: 300 },
