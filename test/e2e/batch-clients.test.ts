@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { createPublicClient, http, type Address } from 'viem';
 import { Web3 } from 'web3';
 import { freePort } from '../../src/upstream/embedded/free-port.ts';
+import { cliCommand } from '../helpers/process.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -31,7 +32,7 @@ describe('300-call batches from viem and web3.js on the printed demo key', { tim
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'nodegate-batch-clients-'));
     const port = await freePort();
-    child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'start'], { cwd: ROOT, env: { ...process.env, NODEGATE_DATA_DIR: dataDir, NODEGATE_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, [...cliCommand(), 'start'], { cwd: ROOT, env: { ...process.env, NODEGATE_DATA_DIR: dataDir, NODEGATE_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no banner within 30 s: ${out}`)), 30_000);
       const seen = (s: string) => {

@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { freePort } from '../helpers/process.ts';
+import { cliCommand, freePort } from '../helpers/process.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-const CLI = ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')];
+const CLI = cliCommand();
 
 interface Run { code: number; stdout: string; stderr: string }
 

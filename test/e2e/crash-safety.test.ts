@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { after, describe, test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
-import { killAll, sleep, startNodegate, tempDataDir, type NodegateProcess, type StartOptions } from '../helpers/process.ts';
+import { cliCommand, killAll, sleep, startNodegate, tempDataDir, type NodegateProcess, type StartOptions } from '../helpers/process.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const FLUSH_MS = 250;
@@ -75,7 +75,7 @@ function traffic(url: string, workers: number, pauseMs = 0) {
 /** `nodegate keys create --json`; resolves with the key's value, or undefined when it did not report one. */
 function cliCreateKey(env: NodeJS.ProcessEnv, name: string, killAfterMs?: number): Promise<string | undefined> {
   return new Promise((res) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'keys', 'create', '--name', name, '--json'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...cliCommand(), 'keys', 'create', '--name', name, '--json'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => { out += s; });
     const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs);

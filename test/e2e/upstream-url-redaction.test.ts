@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { startAnvil, type TestAnvil } from '../helpers/anvil.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startFakeNode, type FakeNode } from '../helpers/fake-node.ts';
-import { startNodegate, type NodegateProcess } from '../helpers/process.ts';
+import { cliCommand, startNodegate, type NodegateProcess } from '../helpers/process.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const INFURA = '0123456789abcdef0123456789abcdef';
@@ -96,7 +96,7 @@ function deadPort(config: Record<string, any>): number {
 /** `nodegate config check` on the configuration file the gateway was started with. */
 function configCheck(dataDir: string): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = { ...process.env, NODEGATE_CONFIG: join(dataDir, 'test-config.json'), NODEGATE_DATA_DIR: dataDir };
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'config', 'check'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...cliCommand(), 'config', 'check'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => { stdout += s; });
