@@ -6,24 +6,36 @@ import { RequestDeadline, untilAborted } from './deadline.ts';
 test("a call's signal aborts at its own budget with -32015, the request's stays open", async () => {
   const request = new RequestDeadline(60_000);
   const call = request.forCall(5);
-  await new Promise<void>((r) => call.signal.onAbort(r));
-  const reason = call.signal.reason as CallAborted;
+  await new Promise<void>((r) => call.onAbort(r));
+  const reason = call.reason as CallAborted;
   assert.ok(reason instanceof CallAborted);
   assert.equal(reason.code, -32015);
   assert.equal(reason.data.budgetMs, 5);
   assert.equal(request.signal.aborted, false);
-  call.done();
+  request.done(call);
   request.end();
 });
 
 test('a caller gone aborts every call in flight and every later one, and says the node is not to blame', async () => {
   const request = new RequestDeadline(60_000);
   const calls = [request.forCall(60_000), request.forCall(60_000)];
-  const pending = untilAborted(new Promise(() => {}), calls[0].signal);
+  const pending = untilAborted(new Promise(() => {}), calls[0]);
   request.callerGone();
   await assert.rejects(pending, (err) => callerGone(err));
-  for (const c of calls) assert.ok(callerGone(c.signal.reason));
-  assert.ok(request.forCall(60_000).signal.aborted, 'no call starts once the caller is gone');
-  for (const c of calls) c.done();
+  for (const c of calls) assert.ok(callerGone(c.reason));
+  assert.ok(request.forCall(60_000).aborted, 'no call starts once the caller is gone');
+  for (const c of calls) request.done(c);
+  request.end();
+});
+
+test("the request's own budget ending aborts its calls in flight with -32015", async () => {
+  const request = new RequestDeadline(5);
+  const call = request.forCall(60_000);
+  await new Promise<void>((r) => call.onAbort(r));
+  const reason = call.reason as CallAborted;
+  assert.equal(reason.code, -32015);
+  assert.equal(reason.data.budgetMs, 5);
+  assert.ok(request.signal.aborted);
+  request.done(call);
   request.end();
 });

@@ -1,10 +1,65 @@
 import { CallAborted } from '../errors/call-aborted.ts';
 import { CallAbort, type CallSignal } from '../errors/on-abort.ts';
 
-/** One call's signal, and what lets its timer go once the call is over. */
-export interface CallDeadline {
-  readonly signal: CallSignal;
-  done(): void;
+/**
+ * A call's signal (a CallAbort that also knows when it ends) and what lets it go once the call is over
+ * (`RequestDeadline.done`).
+ */
+export class CallDeadline extends CallAbort {
+  /** When its budget ends, on `performance.now()`'s clock. */
+  expiresAt = 0;
+  /** Its budget, for the -32015 it aborts with. */
+  budgetMs = 0;
+}
+
+/**
+ * How often budgets are checked. Calls and requests are not given a timer each: a timer per call and one per
+ * request (with the closure that clears it) were two of the things a request newly paid for after issue 18
+ * (docs/performance.md, "Issue 18: before and after"). One clock checks every deadline in flight instead, so a
+ * budget ends up to this much late: nothing for budgets of seconds (rpc.timeoutMs is 30 s by default, the floor
+ * 100 ms).
+ */
+export const DEADLINE_TICK_MS = 20;
+
+/**
+ * The deadlines in flight, checked by one interval that runs only while there are some (as the timers it replaces,
+ * it keeps the process alive while a deadline is pending, at most until the longest budget ends).
+ */
+class DeadlineClock {
+  private readonly pending = new Set<CallDeadline>();
+  private timer: NodeJS.Timeout | undefined;
+
+  add(d: CallDeadline): void {
+    this.pending.add(d);
+    if (this.timer === undefined) this.timer = setInterval(this.tick, DEADLINE_TICK_MS);
+  }
+
+  remove(d: CallDeadline): void {
+    this.pending.delete(d);
+  }
+
+  private readonly tick = (): void => {
+    if (this.pending.size === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+      return;
+    }
+    const now = performance.now();
+    for (const d of this.pending) {
+      if (d.expiresAt > now) continue;
+      this.pending.delete(d);
+      d.abort(new CallAborted('deadline', d.budgetMs));
+    }
+  };
+}
+
+const clock = new DeadlineClock();
+
+function starting(d: CallDeadline, budgetMs: number): CallDeadline {
+  d.budgetMs = budgetMs;
+  d.expiresAt = performance.now() + budgetMs;
+  clock.add(d);
+  return d;
 }
 
 /**
@@ -15,53 +70,57 @@ export interface CallDeadline {
  * its caller is gone.
  */
 export class RequestDeadline {
-  private readonly controller = new CallAbort();
-  private readonly timer: NodeJS.Timeout;
+  private readonly own: CallDeadline;
   /**
    * The calls in flight: the request aborts them itself. A listener per call on the request's signal (and the
    * `setMaxListeners` it needed) cost more than the call's own work (docs/performance.md, "Issue 18").
    */
-  private readonly calls = new Set<CallAbort>();
+  private readonly calls = new Set<CallDeadline>();
 
   constructor(budgetMs: number) {
-    this.timer = setTimeout(() => this.abort(new CallAborted('deadline', budgetMs)), budgetMs);
+    this.own = starting(new CallDeadline(), budgetMs);
+    // The request's own end aborts its calls in flight too.
+    this.own.onAbort(() => this.abortCalls(this.own.reason as CallAborted));
   }
 
   get signal(): CallSignal {
-    return this.controller;
+    return this.own;
   }
 
   /** The caller closed its connection before its answer: nothing more is started or waited for. */
   callerGone(): void {
-    this.abort(new CallAborted('caller_gone'));
+    this.own.abort(new CallAborted('caller_gone'));
   }
 
-  /** The request is answered: its timer is let go. */
+  /** The request is answered: its deadline is let go. */
   end(): void {
-    clearTimeout(this.timer);
+    clock.remove(this.own);
   }
 
-  private abort(reason: CallAborted): void {
-    if (this.controller.aborted) return;
-    this.controller.abort(reason);
-    for (const c of this.calls) c.abort(reason);
+  private abortCalls(reason: CallAborted): void {
+    for (const c of this.calls) {
+      clock.remove(c);
+      c.abort(reason);
+    }
     this.calls.clear();
   }
 
-  /** A signal for one call with a budget of `budgetMs`, aborted at that budget's end or with the request's. */
-  forCall(budgetMs: number): CallDeadline {
-    const parent = this.controller;
-    if (parent.aborted) return { signal: parent, done: () => {} };
-    const own = new CallAbort();
-    const timer = setTimeout(() => own.abort(new CallAborted('deadline', budgetMs)), budgetMs);
-    this.calls.add(own);
-    return {
-      signal: own,
-      done: () => {
-        clearTimeout(timer);
-        this.calls.delete(own);
-      },
-    };
+  /**
+   * A signal for one call with a budget of `budgetMs`, aborted at that budget's end or with the request's; `done`
+   * lets it go. Once the request has aborted, its own (already aborted) signal.
+   */
+  forCall(budgetMs: number): CallSignal {
+    if (this.own.aborted) return this.own;
+    const d = starting(new CallDeadline(), budgetMs);
+    this.calls.add(d);
+    return d;
+  }
+
+  /** A call of this request is over (answered or failed): its deadline is let go. */
+  done(signal: CallSignal): void {
+    if (signal === this.own) return;
+    clock.remove(signal as CallDeadline);
+    this.calls.delete(signal as CallDeadline);
   }
 }
 

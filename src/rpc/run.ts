@@ -50,11 +50,11 @@ export function runner(deps: EndpointDeps) {
     await forEachBounded(items.length, concurrency, deadline.signal, async (i) => {
       const p = prepared[i];
       if (!p) return;
-      const d = deadline.forCall(p.entry.timeoutMs);
+      const signal = deadline.forCall(p.entry.timeoutMs);
       // Written out, not spread from ctx: one shape for every Call, and no copying helper per call on the hot path.
       const call: Call = {
         network: ctx.network, key: ctx.key, requestId: ctx.requestId, session: ctx.session,
-        method: p.call.method, params: p.call.params, spec: p.entry, cost: p.entry.cost, signal: d.signal,
+        method: p.call.method, params: p.call.params, spec: p.entry, cost: p.entry.cost, signal,
         cache: undefined, refusedByRules: undefined, seenBlock: undefined,
       };
       calls[i] = call;
@@ -65,7 +65,7 @@ export function runner(deps: EndpointDeps) {
       } catch (err) {
         answers[i] = failed(asGatewayError(err, log));
       } finally {
-        d.done();
+        deadline.done(signal);
       }
     });
     deadline.end();

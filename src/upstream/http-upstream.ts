@@ -5,7 +5,7 @@ import { AnswerBudget, UNBOUNDED_ANSWERS } from '../limits/answer-budget.ts';
 import { MAX_ANSWER_DEPTH, nestedDeeperThan } from './answer-depth.ts';
 import { transportError } from './classify.ts';
 import type { CallSignal } from '../errors/on-abort.ts';
-import { abortedWithAll, watchOne, type AbortWatch } from './aborted-with-all.ts';
+import { abortedWithAll } from './aborted-with-all.ts';
 import { NodeHttpError, retryAfterMs, type Upstream, type UpstreamAnswer } from './upstream.ts';
 
 const HEADERS = { 'content-type': 'application/json' };
@@ -20,6 +20,34 @@ interface Pending {
   signal: CallSignal | undefined;
   resolve: (a: UpstreamAnswer) => void;
   reject: (e: unknown) => void;
+}
+
+/**
+ * A pending call whose caller may go (a signal): rejected at once when it aborts, and its listener let go when it
+ * settles. A class rather than closures wrapping resolve and reject: one object per call on the hot path.
+ */
+class Listened implements Pending {
+  private readonly off: () => void;
+  constructor(
+    readonly method: string,
+    readonly params: unknown[],
+    readonly timeoutMs: number,
+    readonly signal: CallSignal,
+    private readonly settle: (a: UpstreamAnswer) => void,
+    private readonly fail: (e: unknown) => void,
+  ) {
+    this.off = signal.onAbort(() => fail(signal.reason));
+  }
+
+  resolve(a: UpstreamAnswer): void {
+    this.off();
+    this.settle(a);
+  }
+
+  reject(e: unknown): void {
+    this.off();
+    this.fail(e);
+  }
 }
 
 const requestJson = (id: number, method: string, params: unknown[]) =>
@@ -87,20 +115,13 @@ export class HttpUpstream implements Upstream {
     const signal = opts?.signal;
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      // The caller hears at once; the node request is aborted when no other call waits on it (sendBatch). What
-      // listens is let go once the call is answered (through the signal's one listener: errors/on-abort.ts).
-      if (signal) {
-        const off = signal.onAbort(() => reject(signal.reason));
-        const settled = resolve;
-        const failed = reject;
-        resolve = (a) => { off(); settled(a); };
-        reject = (e) => { off(); failed(e); };
-      }
       if (!this.queue) {
         this.queue = [];
         queueMicrotask(this.flush);
       }
-      this.queue.push({ method, params, timeoutMs, signal, resolve, reject });
+      // The caller hears at once; the node request is aborted when no other call waits on it (sendBatch). What
+      // listens is let go once the call is answered (through the signal's one listener: errors/on-abort.ts).
+      this.queue.push(signal ? new Listened(method, params, timeoutMs, signal, resolve, reject) : { method, params, timeoutMs, signal, resolve, reject });
     });
   }
 
@@ -134,7 +155,7 @@ export class HttpUpstream implements Upstream {
   }
 
   /** The answer's text; its bytes stay taken from the budget until the caller gives them back. */
-  private post(body: string, timeoutMs: number, signal: AbortWatch | undefined): Promise<Answered> {
+  private post(body: string, timeoutMs: number, signal: CallSignal | undefined): Promise<Answered> {
     return postText(this.pool, { path: this.path, method: 'POST', headers: HEADERS, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, this.answers, signal);
   }
 
@@ -149,7 +170,7 @@ export class HttpUpstream implements Upstream {
     const id = this.takeId();
     let got: Answered;
     try {
-      got = await this.post(requestJson(id, p.method, p.params), p.timeoutMs, watchOne(p.signal));
+      got = await this.post(requestJson(id, p.method, p.params), p.timeoutMs, p.signal);
     } catch (err) {
       return p.reject(p.signal?.aborted ? p.signal.reason : this.refusal(err, p.method));
     }
@@ -228,7 +249,7 @@ export class HttpUpstream implements Upstream {
  * stream, parsed headers and their promises per call, ~8 µs of CPU per upstream call on the bench machine
  * (docs/performance.md), for a body that is read whole anyway.
  */
-function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBudget, signal: AbortWatch | undefined): Promise<Answered> {
+function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBudget, signal: CallSignal | undefined): Promise<Answered> {
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = [];
     let bytes = 0;
@@ -240,9 +261,9 @@ function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBu
       onRequestStart(controller) {
         drop();
         if (!signal) return;
-        if (signal.aborted) return controller.abort(signal.reason);
+        if (signal.aborted) return controller.abort(signal.reason as Error);
         unlisten();
-        unlisten = signal.listen(() => controller.abort(signal.reason));
+        unlisten = signal.onAbort(() => controller.abort(signal.reason as Error));
       },
       onResponseStart(controller, status, headers) {
         drop();
