@@ -23,7 +23,16 @@ export interface HealthPolicy {
   breakerCooldownMs: number;
   /** An upstream more than this many blocks behind the best head is skipped. */
   maxLagBlocks: number;
+  /**
+   * Hedged reads (issue 19): a read not answered within the node's usual time (its recent 95th percentile, times
+   * 1.5, kept between these bounds, ms) is also sent to another usable node, and the first answer wins. Absent or
+   * a max of 0: no hedging.
+   */
+  hedge?: { minMs: number; maxMs: number };
 }
+
+/** How many recent answer times a member keeps for its hedge delay. */
+const TIMES = 64;
 
 export type BreakerState = 'closed' | 'open' | 'half-open';
 
@@ -51,6 +60,10 @@ export class UpstreamMember {
   private openUntil = 0;
   private restUntil = 0;
   private trialOut = false;
+  /** Its recent answer times (ms), a ring; and the hedge delay they give, worked out again every 16 answers. */
+  private readonly times = new Float64Array(TIMES);
+  private answered = 0;
+  private hedgeMs: number | undefined;
 
   constructor(
     readonly upstream: Upstream,
@@ -140,6 +153,26 @@ export class UpstreamMember {
       return !wasOpen;
     }
     return false;
+  }
+
+  /** A read it answered took `ms`. */
+  observe(ms: number): void {
+    this.times[this.answered++ % TIMES] = ms;
+    if (this.answered % 16 === 0) this.hedgeMs = undefined;
+  }
+
+  /**
+   * How long a read waits for this member's answer before it is also sent to another: 1.5 times its 95th
+   * percentile over its last 64 answers, within [minMs, maxMs]; maxMs until it has answered 16.
+   */
+  hedgeAfter(minMs: number, maxMs: number): number {
+    if (this.answered < 16) return maxMs;
+    if (this.hedgeMs === undefined) {
+      const n = Math.min(this.answered, TIMES);
+      const sorted = this.times.slice(0, n).sort();
+      this.hedgeMs = 1.5 * sorted[Math.min(n - 1, Math.floor(n * 0.95))];
+    }
+    return Math.min(maxMs, Math.max(minMs, this.hedgeMs));
   }
 
   /** The member's time-out for `method`, or the method's own. */

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { pino } from 'pino';
 import { GatewayError } from '../errors/gateway-error.ts';
+import type { CallSignal } from '../errors/on-abort.ts';
+import type { Due } from '../background/coarse-clock.ts';
 import { NodeHttpError, type Upstream, type UpstreamAnswer } from '../upstream/upstream.ts';
 import { UpstreamMember, type HealthPolicy, type MemberConfig } from './upstream-member.ts';
 import { UpstreamPool } from './upstream-pool.ts';
@@ -219,5 +221,91 @@ describe('upstream pool: writes', () => {
     assert.deepEqual(await q.call('eth_sendTransaction', [{}], 1000), { result: 'b' });
     assert.deepEqual(await q.call('eth_sign', ['0x1', '0x2'], 1000), { result: 'b' });
     assert.equal(a.calls.length, policy.breakerFailures);
+  });
+});
+
+/** A node that never answers (a process under SIGSTOP): its calls end only when their signal aborts. */
+class StalledNode implements Upstream {
+  calls = 0;
+  aborted = 0;
+  constructor(readonly label: string) {}
+  call(_method: string, _params: unknown[], _timeoutMs: number, opts?: { signal?: CallSignal }): Promise<UpstreamAnswer> {
+    this.calls++;
+    return new Promise((_resolve, reject) => {
+      opts?.signal?.onAbort(() => { this.aborted++; reject(opts.signal!.reason); });
+    });
+  }
+  async close(): Promise<void> {}
+}
+
+/** The hedges' clock, fired by the test: no test waits for real time. */
+class HandClock {
+  pending = new Set<Due>();
+  add(d: Due): void { this.pending.add(d); }
+  remove(d: Due): void { this.pending.delete(d); }
+  fire(): void {
+    const due = [...this.pending];
+    this.pending.clear();
+    for (const d of due) d.due();
+  }
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('upstream pool: hedged reads', () => {
+  const hedging: HealthPolicy = { ...policy, hedge: { minMs: 50, maxMs: 500 } };
+  function hedgedPool(nodes: Upstream[]) {
+    const hand = new HandClock();
+    // The first node is the primary, so every first read goes to it; the second is the fallback a hedge may use.
+    const members = nodes.map((n, i) => new UpstreamMember(n, { role: i === 0 ? 'primary' : 'fallback', weight: 1 }, i));
+    return { hand, members, pool: new UpstreamPool(members, hedging, () => undefined, log, clock, hand) };
+  }
+
+  test('a read its node does not answer in its usual time is also sent to another: the first answer wins, the late call is aborted, and a node overtaken breakerFailures times in a row is taken out', async () => {
+    const stalled = new StalledNode('stalled');
+    const other = ok('other');
+    const { hand, members, pool: p } = hedgedPool([stalled, other]);
+    for (let i = 1; i <= hedging.breakerFailures; i++) {
+      const read = p.call('eth_getBalance', ['0x1', 'latest'], 30_000);
+      await tick();
+      assert.equal(stalled.calls, i, 'the read went to its node first');
+      assert.equal(other.calls.length, i - 1, 'and to no other before its hedge was due');
+      assert.equal(hand.pending.size, 1, 'one hedge pending');
+      hand.fire();
+      assert.deepEqual(await read, { result: 'other' });
+      assert.equal(stalled.aborted, i, "the stalled node's call was aborted once the other answered");
+    }
+    assert.equal(members[0].breaker(T0), 'open', `${hedging.breakerFailures} reads overtaken in a row opened its breaker`);
+    assert.deepEqual(await p.call('eth_getBalance', ['0x1', 'latest'], 30_000), { result: 'other' });
+    assert.equal(stalled.calls, hedging.breakerFailures, 'the stalled node takes no more reads');
+  });
+
+  test('a node that answers before its hedge is due is the only one asked; an answer in between resets its count', async () => {
+    const first = ok('first');
+    const other = ok('other');
+    const { hand, members, pool: p } = hedgedPool([first, other]);
+    for (let i = 0; i < 20; i++) assert.deepEqual(await p.call('eth_getBalance', ['0x1', 'latest'], 30_000), { result: 'first' });
+    assert.equal(other.calls.length, 0);
+    assert.equal(hand.pending.size, 0, 'every hedge let go with its answer');
+    assert.equal(members[0].breaker(T0), 'closed');
+    // Its usual time comes from its answers: at least the floor, at most the ceiling.
+    const after = members[0].hedgeAfter(50, 500);
+    assert.ok(after >= 50 && after <= 500, `hedge after ${after} ms`);
+  });
+
+  test('no hedge to a node that is not usable, and none for a trace', async () => {
+    const stalled = new StalledNode('stalled');
+    const down2 = down('down');
+    const { hand, members, pool: p } = hedgedPool([stalled, down2]);
+    members[1].failed(new Error('x'), { ...hedging, breakerFailures: 1 }, T0);
+    const read = p.call('eth_getBalance', ['0x1', 'latest'], 30_000);
+    await tick();
+    hand.fire();
+    await tick();
+    assert.equal(down2.calls.length, 0, 'the hedge found no usable node and sent nothing');
+    void p.call('debug_traceTransaction', ['0xab'], 30_000).catch(() => undefined);
+    await tick();
+    assert.equal(hand.pending.size, 0, 'a trace is never hedged');
+    void read.catch(() => undefined);
   });
 });

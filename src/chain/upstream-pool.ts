@@ -1,4 +1,6 @@
-import type { CallSignal } from '../errors/on-abort.ts';
+import { CallAbort, type CallSignal } from '../errors/on-abort.ts';
+import { CallAborted } from '../errors/call-aborted.ts';
+import { coarseClock, type CoarseClock, type Due } from '../background/coarse-clock.ts';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import type { Logger } from 'pino';
@@ -64,6 +66,8 @@ export class UpstreamPool implements Upstream {
     private readonly log: Logger,
     /** The clock breakers and rests are read by (tests pass their own, so no test waits or races real time). */
     private readonly now: () => number = Date.now,
+    /** What says when a read is due a hedge (tests pass their own and fire it themselves). */
+    private readonly clock: Pick<CoarseClock, 'add' | 'remove'> = coarseClock,
   ) {
     this.label = members.map((m) => m.label).join(', ');
     this.signers = members.filter((m) => m.config.signer !== undefined).sort((a, b) => a.config.signer! - b.config.signer!);
@@ -85,10 +89,14 @@ export class UpstreamPool implements Upstream {
    * member's answer; when the second gives none, the first's answer (a node's "missing data") or failure stands.
    */
   private async read(method: string, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<UpstreamAnswer> {
-    const first = this.pick(route);
+    let first = this.pick(route);
     let answer: UpstreamAnswer;
     try {
-      const got = await this.attempt(first, method, params, timeoutMs, signal);
+      const hedge = this.policy.hedge;
+      const got = hedge && hedge.maxMs > 0 && !method.startsWith('debug_')
+        ? await this.hedged(first, hedge, method, params, timeoutMs, route, signal)
+        : await this.attempt(first, method, params, timeoutMs, signal);
+      if (got.member) first = got.member;
       if (got.answer.result === null && nullMayBeLag(method) && !signal?.aborted) return this.fromAhead(first, got.answer, method, params, timeoutMs, route, signal);
       if (!got.outcome.retry || signal?.aborted) return got.answer;
       answer = got.answer;
@@ -105,6 +113,66 @@ export class UpstreamPool implements Upstream {
     } catch {
       return answer;
     }
+  }
+
+  /**
+   * A read to `first`, also sent to a second usable member if `first` has not answered within its usual time
+   * (`hedgeAfter`: issue 19, a node stopped with SIGSTOP held every reader for seconds): the first answer that is
+   * not to be retried wins and the other call is aborted (its node request too, when nothing else waits on it). A
+   * `first` overtaken by the hedge counts as a failure to answer, so a stalled node's breaker opens after
+   * `breakerFailures` reads in a row overtaken and it takes no more reads, while any answer it gives resets that.
+   * When both fail, the last failure; a retryable answer stands when the other call failed.
+   */
+  private hedged(first: UpstreamMember, hedge: { minMs: number; maxMs: number }, method: string, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<Attempt> {
+    return new Promise((resolve, reject) => {
+      let done = false;
+      let running = 1;
+      let kept: Attempt | undefined;
+      const calls: Raced[] = [];
+      const finish = (got: Attempt | undefined, err?: unknown) => {
+        done = true;
+        this.clock.remove(timer);
+        for (const c of calls) if (c.member !== got?.member) c.stop();
+        if (got) resolve(got);
+        else reject(err);
+      };
+      const run = (m: UpstreamMember) => {
+        const call = new Raced(m, signal);
+        calls.push(call);
+        this.attempt(m, method, params, timeoutMs, call.signal).then((got) => {
+          call.release();
+          if (done) return;
+          running--;
+          if (got.outcome.retry && running > 0) return void (kept = { ...got, member: m });
+          // The hedge answered while `first` still says nothing: `first` did not answer in its usual time.
+          if (m !== first && !calls[0].over) this.record(first, { kind: 'timeout', retry: true, breaker: 'failure' }, new Error(`overtaken by ${m.label}: no answer in ${Math.round(timer.afterMs)} ms`));
+          finish({ ...got, member: m });
+        }, (err) => {
+          call.release();
+          if (done) return;
+          running--;
+          if (running > 0) return;
+          if (kept) finish(kept);
+          else finish(undefined, err);
+        });
+      };
+      const timer: Due & { afterMs: number } = {
+        afterMs: first.hedgeAfter(hedge.minMs, hedge.maxMs),
+        dueAt: 0,
+        due: () => {
+          if (done || signal?.aborted) return;
+          const best = this.best();
+          const now = this.now();
+          const second = this.pick(route, first);
+          if (second === first || !second.usable(best, this.policy, now)) return;
+          running++;
+          run(second);
+        },
+      };
+      timer.dueAt = performance.now() + timer.afterMs;
+      this.clock.add(timer);
+      run(first);
+    });
   }
 
   /**
@@ -140,9 +208,9 @@ export class UpstreamPool implements Upstream {
    * capacity error); a neutral outcome (missing data, the gateway's own refusal) leaves it as it was. A node
    * error's internals (a `stack`) are dropped here, so no upstream's reaches a caller.
    */
-  private async attempt(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<{ answer: UpstreamAnswer; outcome: Outcome }> {
+  private async attempt(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<Attempt> {
     m.starting(this.now());
-    const t0 = this.onCall ? performance.now() : 0;
+    const t0 = performance.now();
     let answer: UpstreamAnswer;
     try {
       answer = await m.upstream.call(method, params, m.timeoutFor(method, timeoutMs), signal && { signal });
@@ -153,7 +221,10 @@ export class UpstreamPool implements Upstream {
       else this.record(m, classifyFailure(err), err, !method.startsWith('debug_'));
       throw err;
     }
-    this.onCall?.(m.label, (performance.now() - t0) / 1000, true);
+    const ms = performance.now() - t0;
+    this.onCall?.(m.label, ms / 1000, true);
+    // A trace's time is the caller's work, not the node's usual pace (the hedge delay).
+    if (!method.startsWith('debug_')) m.observe(ms);
     if (answer.error !== undefined) answer = { error: forCaller(answer.error) };
     const outcome = classifyAnswer(answer);
     this.record(m, outcome, answer.error && `the node answered ${answer.error.code} ${String(answer.error.message).slice(0, 200)}`);
@@ -287,4 +358,39 @@ function weighted(members: UpstreamMember[]): UpstreamMember | undefined {
     if (r < 0) return m;
   }
   return members[members.length - 1];
+}
+
+/** A member's call, its answer and outcome; `member` says which member answered when the read was hedged. */
+interface Attempt {
+  answer: UpstreamAnswer;
+  outcome: Outcome;
+  member?: UpstreamMember;
+}
+
+/**
+ * One of a hedged read's calls: its own signal, aborted with the caller's or when the other call has won (as a
+ * caller gone: the node is not to blame, attempt() leaves its breaker as it was).
+ */
+class Raced {
+  readonly signal = new CallAbort();
+  over = false;
+  private readonly off: (() => void) | undefined;
+
+  constructor(readonly member: UpstreamMember, parent: CallSignal | undefined) {
+    if (parent?.aborted) this.signal.abort(parent.reason);
+    else if (parent) this.off = parent.onAbort(() => this.signal.abort(parent.reason));
+  }
+
+  /** The call has its answer or failure. */
+  release(): void {
+    this.over = true;
+    this.off?.();
+  }
+
+  /** The other call won: this one is let go. */
+  stop(): void {
+    if (this.over) return;
+    this.release();
+    this.signal.abort(new CallAborted('caller_gone'));
+  }
 }

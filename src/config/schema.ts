@@ -347,6 +347,13 @@ export const configSchema = section({
     breakerFailures: int('failures', { minimum: 1, maximum: 1000, default: 3 }),
     /** How long an open breaker keeps an upstream out before one trial call. */
     breakerCooldownMs: int('ms', { minimum: 100, maximum: 600000, default: 5000 }),
+    /**
+     * Hedged reads (networks with several upstreams): a read not answered within its node's usual time (1.5 times
+     * its recent 95th percentile, at least hedgeMinMs, at most hedgeMaxMs) is also sent to another usable upstream;
+     * the first answer wins and the other call is aborted. hedgeMaxMs 0: no hedging.
+     */
+    hedgeMinMs: int('ms', { minimum: 1, maximum: 60000, default: 50 }),
+    hedgeMaxMs: int('ms', { minimum: 0, maximum: 60000, default: 500 }),
   }),
   /** Filters kept by the gateway (docs/decisions.md §8). */
   filters: section({

@@ -61,6 +61,7 @@ export class Networks {
         maxLagBlocks: net.maxLagBlocks ?? config.upstreams.maxLagBlocks,
         breakerFailures: config.upstreams.breakerFailures,
         breakerCooldownMs: config.upstreams.breakerCooldownMs,
+        hedge: { minMs: config.upstreams.hedgeMinMs, maxMs: config.upstreams.hedgeMaxMs },
       };
       const depth = net.finalityDepth ?? (kind === 'embedded' ? 0 : 64);
       // Nodegate's own anvil is believed whatever it mines at once (anvil_mine of 10,000 blocks); nodes by URL

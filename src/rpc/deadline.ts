@@ -1,63 +1,32 @@
 import { CallAborted } from '../errors/call-aborted.ts';
 import { CallAbort, type CallSignal } from '../errors/on-abort.ts';
+import { coarseClock, type Due } from '../background/coarse-clock.ts';
 
 /**
- * A call's signal (a CallAbort that also knows when it ends) and what lets it go once the call is over
- * (`RequestDeadline.done`).
+ * A call's signal (a CallAbort that also knows when it ends, aborting then with -32015), let go once the call is
+ * over (`RequestDeadline.done`).
  */
-export class CallDeadline extends CallAbort {
+export class CallDeadline extends CallAbort implements Due {
   /** When its budget ends, on `performance.now()`'s clock. */
-  expiresAt = 0;
+  dueAt = 0;
   /** Its budget, for the -32015 it aborts with. */
   budgetMs = 0;
+
+  due(): void {
+    this.abort(new CallAborted('deadline', this.budgetMs));
+  }
 }
 
 /**
- * How often budgets are checked. Calls and requests are not given a timer each: a timer per call and one per
- * request (with the closure that clears it) were two of the things a request newly paid for after issue 18
- * (docs/performance.md, "Issue 18: before and after"). One clock checks every deadline in flight instead, so a
- * budget ends up to this much late: nothing for budgets of seconds (rpc.timeoutMs is 30 s by default, the floor
- * 100 ms).
+ * Calls and requests are not given a timer each: one clock checks every deadline in flight (background/coarse-clock.ts),
+ * so a budget ends up to one tick (20 ms) late: nothing next to budgets of seconds (rpc.timeoutMs is 30 s by
+ * default, the floor 100 ms).
  */
-export const DEADLINE_TICK_MS = 20;
-
-/**
- * The deadlines in flight, checked by one interval that runs only while there are some (as the timers it replaces,
- * it keeps the process alive while a deadline is pending, at most until the longest budget ends).
- */
-class DeadlineClock {
-  private readonly pending = new Set<CallDeadline>();
-  private timer: NodeJS.Timeout | undefined;
-
-  add(d: CallDeadline): void {
-    this.pending.add(d);
-    if (this.timer === undefined) this.timer = setInterval(this.tick, DEADLINE_TICK_MS);
-  }
-
-  remove(d: CallDeadline): void {
-    this.pending.delete(d);
-  }
-
-  private readonly tick = (): void => {
-    if (this.pending.size === 0) {
-      clearInterval(this.timer);
-      this.timer = undefined;
-      return;
-    }
-    const now = performance.now();
-    for (const d of this.pending) {
-      if (d.expiresAt > now) continue;
-      this.pending.delete(d);
-      d.abort(new CallAborted('deadline', d.budgetMs));
-    }
-  };
-}
-
-const clock = new DeadlineClock();
+const clock = coarseClock;
 
 function starting(d: CallDeadline, budgetMs: number): CallDeadline {
   d.budgetMs = budgetMs;
-  d.expiresAt = performance.now() + budgetMs;
+  d.dueAt = performance.now() + budgetMs;
   clock.add(d);
   return d;
 }
