@@ -72,6 +72,14 @@ describe('upstream pool: reads', () => {
     assert.equal(ahead.calls.length, before);
   });
 
+  test('a transaction still pending on a node behind another (mined on the node ahead) is asked of the node ahead', async () => {
+    const mined = { hash: '0xab', blockNumber: '0xc', blockHash: '0xbb' };
+    const behind = new FakeNode('behind', () => ({ result: { hash: '0xab', blockNumber: null, blockHash: null } }));
+    const ahead = new FakeNode('ahead', () => ({ result: mined }));
+    const { pool: p } = pool([behind, ahead], [{}, { role: 'fallback' }], [10, 12]);
+    assert.deepEqual(await p.call('eth_getTransactionByHash', ['0xab'], 1000), { result: mined });
+  });
+
   test('a read that gets no answer from one upstream is sent once to another; the caller sees only the answer', async () => {
     const [a, b] = [down('a'), ok('b')];
     const { pool: p } = pool([a, b]);

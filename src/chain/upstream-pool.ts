@@ -42,6 +42,14 @@ const nullMayBeLag = (m: string): boolean => {
   return s !== undefined && (s.cache === 'txHash' || s.block?.by === 'hash' || s.block?.by === 'numberOrHash');
 };
 
+/**
+ * An answer that may only say the node has not caught up: a `null` by hash (above), or a transaction by hash still
+ * pending (no block) on a node behind the one that mined it (issue 19: a transaction read back as pending after
+ * its receipt had been seen).
+ */
+const mayBeLag = (m: string, result: unknown): boolean =>
+  result === null ? nullMayBeLag(m) : m === 'eth_getTransactionByHash' && typeof result === 'object' && (result as { blockNumber?: unknown }).blockNumber == null;
+
 /** A node that already has the transaction: for a broadcast, as good as accepting it. */
 const ALREADY_KNOWN = /already known|known transaction|already imported|transaction already exists/i;
 
@@ -97,7 +105,7 @@ export class UpstreamPool implements Upstream {
         ? await this.hedged(first, hedge, method, params, timeoutMs, route, signal)
         : await this.attempt(first, method, params, timeoutMs, signal);
       if (got.member) first = got.member;
-      if (got.answer.result === null && nullMayBeLag(method) && !signal?.aborted) return this.fromAhead(first, got.answer, method, params, timeoutMs, route, signal);
+      if (mayBeLag(method, got.answer.result) && !signal?.aborted) return this.fromAhead(first, got.answer, method, params, timeoutMs, route, signal);
       if (!got.outcome.retry || signal?.aborted) return got.answer;
       answer = got.answer;
     } catch (err) {
