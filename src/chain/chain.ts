@@ -135,6 +135,20 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     return agreedHead(this.claims(now), { head: this.head.number, at: this.head.movedAt }, now, this.headBound).head;
   }
 
+  /**
+   * The agreed head is below the head callers were shown only because the nodes that had it stopped answering
+   * (their breaker is open): that is not the chain going back, and the head holds (issue 19: with only a node 3
+   * blocks behind left, `eth_blockNumber` went back from 44 to 41 and filters reported logs removed that no
+   * reorganisation had removed). Once a node that answers reaches the head, it moves on as before; a node that
+   * answers again and is itself lower is the chain going back (`ChainHead.observe`).
+   */
+  private heldByLostNode(best: number): boolean {
+    const shown = this.head.number;
+    if (shown === undefined || best >= shown) return false;
+    const now = Date.now();
+    return this.members.some((m) => !m.refused && m.head !== undefined && m.head >= shown && m.breaker(now) === 'open');
+  }
+
   /** Each member's head, if it answers and serves this chain. */
   private claims(now: number): Array<HeadClaim | undefined> {
     return this.members.map((m) => (m.refused || m.head === undefined || m.breaker(now) === 'open' ? undefined : { head: m.head, served: m.served }));
@@ -149,7 +163,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     await Promise.all(this.members.map((m) => this.checkOne(m)));
     await this.proveHeld();
     const best = this.best();
-    if (best !== undefined) this.head.observe(best);
+    if (best !== undefined && !this.heldByLostNode(best)) this.head.observe(best);
     for (const m of this.members) this.noteState(m, best);
     if (this.members.length > 1 && best !== undefined) await this.readSettled(best);
     if (this.listenerCount('block') > 0) await this.follow().catch((err) => this.log.debug({ err: String(err) }, 'following blocks failed; next round'));

@@ -11,6 +11,7 @@ import { startAnvil, type TestAnvil } from '../helpers/anvil.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { startLaggingNode, type LaggingNode } from '../helpers/lagging-node.ts';
+import { startFakeNode, type FakeNode } from '../helpers/fake-node.ts';
 
 const account = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80');
 const ROUNDS = 200;
@@ -18,18 +19,22 @@ const ROUNDS = 200;
 describe('a node kept 3 blocks behind another on the same chain', { timeout: 180_000 }, () => {
   let anvil: TestAnvil;
   let lagging: LaggingNode;
+  /** The node ahead as the gateway reaches it: a loopback relay to the anvil, closed to leave only the lagging node. */
+  let ahead: FakeNode;
   let g: TestGateway;
   before(async () => {
     anvil = await startAnvil();
     lagging = await startLaggingNode(anvil.url, 3);
+    ahead = await startFakeNode(anvil.url);
     g = await startTestGateway({
-      networks: { lag: { chainId: 1, upstreams: [{ url: anvil.url }, { url: lagging.url }] } },
+      networks: { lag: { chainId: 1, upstreams: [{ url: ahead.origin }, { url: lagging.url }] } },
       upstreams: { checkIntervalMs: 100 },
       cache: { enabled: false }, // every read reaches a node
     });
   });
   after(async () => {
     await g?.close();
+    await ahead?.close();
     await lagging?.close();
     anvil?.stop();
   });
@@ -83,5 +88,46 @@ describe('a node kept 3 blocks behind another on the same chain', { timeout: 180
     for (const v of violations) kinds.set(v.split(':')[0], (kinds.get(v.split(':')[0]) ?? 0) + 1);
     assert.deepEqual(violations.slice(0, 3), [], `${violations.length} violations: ${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}`);
     assert.ok((lagging.calls.get('eth_getTransactionReceipt') ?? 0) > ROUNDS / 4, 'the lagging node did take lookups by hash (the test tests something)');
+  });
+
+  test('only the lagging node left: eth_blockNumber never goes back for any client, and a filter reports no removed log when no block changed', async () => {
+    // A contract that logs on every call (runtime PUSH1 0 PUSH1 0 LOG0 STOP), and a log filter that reported the
+    // logs of the last blocks while both nodes served: the lagging node has not seen those blocks yet.
+    const nonce = Number((await call('eth_getTransactionCount', [account.address, 'latest'])).result);
+    const tx = (n: number, more: { to?: `0x${string}`; data?: `0x${string}` }) => account.signTransaction({
+      chainId: 1, type: 'eip1559', nonce: n, gas: 100_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n, ...more,
+    });
+    const deployed = await call('eth_sendRawTransaction', [await tx(nonce, { data: '0x6006600c60003960066000f360006000a000' })]);
+    let made: any;
+    while (!made) made = (await call('eth_getTransactionReceipt', [deployed.result])).result;
+    const filter = await call('eth_newFilter', [{ fromBlock: 'latest', address: made.contractAddress }]);
+    assert.ok(filter.result, `filter: ${filter.error}`);
+    for (let i = 1; i <= 3; i++) {
+      const sent = await call('eth_sendRawTransaction', [await tx(nonce + i, { to: made.contractAddress })]);
+      let r: any;
+      while (!r) r = (await call('eth_getTransactionReceipt', [sent.result])).result;
+    }
+    const reported: unknown[] = [];
+    for (let i = 0; i < 100 && reported.length < 3; i++) reported.push(...((await call('eth_getFilterChanges', [filter.result])).result as unknown[] ?? []));
+    assert.equal(reported.length, 3, 'the filter reported the three logs');
+    const seenHead = Number((await call('eth_blockNumber', [])).result);
+    // The node ahead is gone (its connections refused): only the node 3 blocks behind is left.
+    await ahead.close();
+    const heads: number[] = [];
+    const errors: string[] = [];
+    const removed: unknown[] = [];
+    const end = Date.now() + 3000;
+    while (Date.now() < end) {
+      const h = await call('eth_blockNumber', []);
+      if (h.error) errors.push(`eth_blockNumber: ${h.error}`);
+      else heads.push(Number(h.result));
+      const changes = await call('eth_getFilterChanges', [filter.result]);
+      if (Array.isArray(changes.result)) removed.push(...(changes.result as Array<{ removed?: boolean }>).filter((l) => l.removed));
+    }
+    const lowest = Math.min(...heads);
+    console.log(`only the lagging node: ${heads.length} eth_blockNumber answers after the client saw ${seenHead}: lowest ${lowest}, highest ${Math.max(...heads)}; ${errors.length} errors; ${removed.length} removed logs`);
+    assert.ok(heads.length > 10, 'eth_blockNumber kept being answered');
+    assert.ok(lowest >= seenHead, `eth_blockNumber went back from ${seenHead} to ${lowest}`);
+    assert.deepEqual(removed, [], 'no log reported removed: no block changed');
   });
 });
