@@ -14,6 +14,7 @@ import { benchRpcThroughput } from './rpc-throughput.ts';
 import { benchWebhooksDrain } from './webhooks-drain.ts';
 import { benchFiltersMemory } from './filters-memory.ts';
 import { benchFraming } from './framing.ts';
+import { benchWebsocket } from './websocket.ts';
 
 const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   'rpc-throughput': benchRpcThroughput,
@@ -24,6 +25,7 @@ const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   'webhooks-drain': benchWebhooksDrain,
   'filters-memory': () => benchFiltersMemory(),
   framing: () => benchFraming(),
+  websocket: benchWebsocket,
 };
 
 const wanted = process.argv.slice(2);
