@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { Contract, ContractFactory, WebSocketProvider, Wallet } from 'ethers';
 import { createPublicClient, createWalletClient, defineChain, webSocket, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { Web3 } from 'web3';
 import WebSocket from 'ws';
 import { compileCounter } from '../helpers/counter.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -11,7 +12,7 @@ import { killAll, startNodegate, type NodegateProcess } from '../helpers/process
 
 /**
  * Issue 20, first part: the endpoint over WebSocket on the key the quick start prints, with the clients users bring
- * (viem's webSocket() transport, ethers v6's WebSocketProvider): reads, writes and their receipts, new blocks and
+ * (viem's webSocket() transport, ethers v6's WebSocketProvider, web3.js v4's new Web3('ws://…')): reads, writes and their receipts, new blocks and
  * contract events by eth_subscribe. Then what a socket must not do: open with a bad key, subscribe over HTTP, or
  * keep going once its key is revoked.
  */
@@ -19,6 +20,8 @@ import { killAll, startNodegate, type NodegateProcess } from '../helpers/process
 /** anvil's development accounts 8 and 9 (mnemonic `test test ... junk`): no other suite sends from them. */
 const VIEM_KEY = '0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97';
 const ETHERS_KEY = '0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6';
+/** anvil's development account 7, for web3.js. */
+const WEB3_KEY = '0x4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356';
 const STEPS = 5;
 
 /** Resolves once `pred()` holds, checked on each call of the returned `poke` (no timers: events drive it). */
@@ -105,6 +108,56 @@ describe('WebSocket on the key the quick start prints', { timeout: 300_000 }, ()
       assert.ok(blocks.length >= 1, 'ethers heard of new blocks');
     } finally {
       await provider.destroy();
+    }
+  });
+
+  test("web3.js v4 (new Web3('ws://…')): subscribe('newBlockHeaders') in order, subscribe('logs') of a contract, unsubscribe, disconnect", async () => {
+    const web3 = new Web3(wsUrl);
+    try {
+      const me = web3.eth.accounts.privateKeyToAccount(WEB3_KEY);
+      web3.eth.accounts.wallet.add(me);
+      const heads = await web3.eth.subscribe('newBlockHeaders');
+      const blocks: bigint[] = [];
+      let onHead = () => {};
+      heads.on('data', (h) => { blocks.push(BigInt(h.number!)); onHead(); });
+      const deployed = await new web3.eth.Contract(abi).deploy({ data: bytecode, arguments: [0] }).send({ from: me.address });
+      const address = deployed.options.address!;
+      const event = abi.find((x) => x.type === 'event' && x.name === 'Incremented');
+      const topic = web3.eth.abi.encodeEventSignature(event);
+      const logs = await web3.eth.subscribe('logs', { address, topics: [topic] });
+      const seen: Array<{ count: bigint; tx: string; block: bigint }> = [];
+      const got = until(() => seen.length >= STEPS);
+      logs.on('data', (l) => {
+        const args = web3.eth.abi.decodeLog(event.inputs, l.data as string, (l.topics as string[]).slice(1));
+        seen.push({ count: BigInt(args.newCount as bigint), tx: l.transactionHash as string, block: BigInt(l.blockNumber!) });
+        got.poke();
+      });
+      const counter = new web3.eth.Contract(abi, address);
+      const receipts: Array<{ tx: string; block: bigint }> = [];
+      for (let i = 0; i < STEPS; i++) {
+        const r = await counter.methods.increment().send({ from: me.address });
+        assert.equal(BigInt(r.status), 1n);
+        receipts.push({ tx: r.transactionHash as string, block: BigInt(r.blockNumber) });
+      }
+      await got.p;
+      const lastBlock = receipts.at(-1)!.block;
+      const heard = until(() => blocks.includes(lastBlock));
+      onHead = heard.poke;
+      heard.poke();
+      await heard.p;
+      assert.deepEqual(seen.map((s) => s.count), [1n, 2n, 3n, 4n, 5n]);
+      assert.deepEqual(seen.map(({ tx, block }) => ({ tx, block })), receipts, 'each log in the block and transaction of its receipt');
+      // The subscription was answered before the deploy was sent: the deploy's block and every block after it, once
+      // and in order, up to the last increment's.
+      assert.ok(blocks.length >= STEPS + 1 && blocks.at(-1) === lastBlock, `blocks seen: ${blocks.join(', ')}; last increment in ${lastBlock}`);
+      for (let i = 1; i < blocks.length; i++) assert.equal(blocks[i], blocks[i - 1] + 1n, `each block once, in order: ${blocks.join(', ')}`);
+      await logs.unsubscribe();
+      await heads.unsubscribe();
+      // Nothing is left subscribed: the next block reaches no handler (web3 removed them on unsubscribe).
+      assert.deepEqual(await web3.eth.clearSubscriptions(), []);
+    } finally {
+      // web3's socket reconnects when it drops; disconnect() ends it for good (the file exits with no open handle).
+      await web3.provider?.disconnect();
     }
   });
 });
