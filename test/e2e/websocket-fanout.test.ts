@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { encodeFunctionData } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import WebSocket from 'ws';
@@ -19,6 +21,12 @@ const BLOCKS = 1000;
 const STEP = 100;
 
 interface Subscriber { ws: WebSocket; numbers: number[]; closed: Promise<number> }
+
+/** V8's collector, so that heap figures compare live objects, not garbage not yet collected. */
+function collector(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
 
 describe('newHeads to 50 sockets over 1,000 blocks; a client that does not read; a key revoked', { timeout: 300_000 }, () => {
   let g: TestGateway;
@@ -90,6 +98,57 @@ describe('newHeads to 50 sockets over 1,000 blocks; a client that does not read;
     assert.equal(value(/^nodegate_ws_dropped_total (\d+)$/m), 1);
     console.log(`# ${SUBSCRIBERS} subscribers x ${BLOCKS} blocks: ${SUBSCRIBERS * BLOCKS} notifications in ${ms} ms, every block once and in order; the client that stopped reading closed (1008)`);
     for (const s of subs) s.ws.close();
+  });
+
+  test("a subscriber that stops reading is dropped while the others' latency stays within 2x of quiet; memory stays bounded", async () => {
+    // Ten readers; each block mined alone, timed from the mine's answer to each reader's notification.
+    const readers: WebSocket[] = [];
+    const heard = new Map<number, number[]>();
+    for (let i = 0; i < 10; i++) {
+      const ws = await open();
+      await subscribe(ws, 1, (n) => { const at = heard.get(n); if (at) at.push(performance.now()); });
+      readers.push(ws);
+    }
+    /** Mines one block; resolves with the readers' latencies (ms) once all ten have heard of it. */
+    const mineOne = async (): Promise<number[]> => {
+      const before = Number(await g.call('eth_blockNumber'));
+      heard.set(before + 1, []);
+      const t0 = performance.now();
+      await g.call('anvil_mine', ['0x1']);
+      for (let i = 0; i < 400 && heard.get(before + 1)!.length < readers.length; i++) await new Promise((r) => setTimeout(r, 5));
+      const at = heard.get(before + 1)!;
+      assert.equal(at.length, readers.length, `every reader heard block ${before + 1}`);
+      heard.delete(before + 1);
+      return at.map((t) => t - t0);
+    };
+    const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const quiet: number[] = [];
+    for (let i = 0; i < 20; i++) quiet.push(...await mineOne());
+    const gc = collector();
+    gc();
+    const memBefore = process.memoryUsage();
+    // The socket that stops reading: 100 newHeads subscriptions, its reads paused, until the server drops it (its
+    // client cannot see the close while it does not read: the server's count says so).
+    const droppedSoFar = async () => Number((await (await fetch(`${g.url}/metrics`)).text()).match(/^nodegate_ws_dropped_total (\d+)$/m)?.[1] ?? 0);
+    const droppedBefore = await droppedSoFar();
+    const slow = await open();
+    const slowClosed = new Promise<number>((r) => slow.once('close', (code) => r(code)));
+    await subscribe(slow, 100, () => {});
+    (slow as unknown as { _socket: { pause(): void } })._socket.pause();
+    const stalled: number[] = [];
+    let blocks = 0;
+    for (; blocks < 400 && (await droppedSoFar()) === droppedBefore; blocks++) stalled.push(...await mineOne());
+    (slow as unknown as { _socket: { resume(): void } })._socket.resume();
+    assert.equal(await slowClosed, 1008, 'the socket that stopped reading is closed with 1008');
+    gc();
+    const memAfter = process.memoryUsage();
+    const mb = (n: number) => (n / 1048576).toFixed(1);
+    console.log(`# readers' latency p50: quiet ${p50(quiet).toFixed(1)} ms, while a socket of 100 subscriptions did not read ${p50(stalled).toFixed(1)} ms `
+      + `(x${(p50(stalled) / p50(quiet)).toFixed(2)}); dropped after ${blocks} blocks; gateway process heap ${mb(memBefore.heapUsed)} -> ${mb(memAfter.heapUsed)} MB, rss ${mb(memBefore.rss)} -> ${mb(memAfter.rss)} MB`);
+    assert.ok(p50(stalled) <= 2 * p50(quiet), `the readers' p50 stays within 2x of quiet (${p50(stalled).toFixed(1)} vs ${p50(quiet).toFixed(1)} ms)`);
+    // What was queued for the dropped socket is let go with it: the process holds no more than a few MB more.
+    assert.ok(memAfter.heapUsed - memBefore.heapUsed < 16 * 1048576, `heap grew ${mb(memAfter.heapUsed - memBefore.heapUsed)} MB`);
+    for (const ws of readers) { assert.equal(ws.readyState, WebSocket.OPEN); ws.close(); }
   });
 
   test('a key revoked while its socket is idle: the socket is closed (1008) within about a second', async () => {
