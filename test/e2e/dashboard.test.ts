@@ -84,6 +84,10 @@ describe('the dashboard in Chromium', { timeout: 180_000, skip }, () => {
     await page.click('#nav-endpoints');
     await page.waitForSelector('text=curl');
     assert.match((await page.textContent('main'))!, new RegExp(`${g.url}/v1/mainnet/YOUR_KEY`));
+    // The WebSocket URL of the same path, with viem and ethers snippets that use it.
+    const wsUrl = `${g.url.replace(/^http/, 'ws')}/v1/mainnet/YOUR_KEY`;
+    assert.match((await page.textContent('main'))!, new RegExp(`webSocket\\('${wsUrl}'\\)`));
+    assert.match((await page.textContent('main'))!, new RegExp(`new WebSocketProvider\\('${wsUrl}'\\)`));
     await page.screenshot({ path: `${SHOTS}endpoints.png`, fullPage: true });
 
     await page.click('#nav-keys');

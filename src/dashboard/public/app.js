@@ -202,10 +202,17 @@ async function endpointsView() {
       const url = `${n.url}YOUR_KEY`;
       const curl = `curl -s -X POST -H 'content-type: application/json' \\\n  --data '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' \\\n  ${url}`;
       const viem = `import { createPublicClient, http } from 'viem';\n\nconst client = createPublicClient({ transport: http('${url}') });\nconsole.log(await client.getBlockNumber());`;
+      // The same path upgraded to a WebSocket (docs/websocket.md): subscriptions as well as calls.
+      const wsUrl = url.replace(/^http/, 'ws');
+      const viemWs = `import { createPublicClient, webSocket } from 'viem';\n\nconst client = createPublicClient({ transport: webSocket('${wsUrl}') });\nclient.watchBlocks({ onBlock: (block) => console.log(block.number) });`;
+      const ethersWs = `import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('${wsUrl}');\nprovider.on('block', (n) => console.log(n));`;
       return h('div', { class: 'card' }, h('h2', {}, `${n.name} (chain id ${n.chainId})${n.aliases.length ? `, also ${n.aliases.join(', ')}` : ''}`),
         h('pre', {}, h('code', {}, url)), copyButton(url),
         h('h2', {}, 'curl'), h('pre', {}, h('code', {}, curl)), copyButton(curl),
-        h('h2', {}, 'viem'), h('pre', {}, h('code', {}, viem)), copyButton(viem));
+        h('h2', {}, 'viem'), h('pre', {}, h('code', {}, viem)), copyButton(viem),
+        h('h2', {}, 'WebSocket'), h('pre', {}, h('code', {}, wsUrl)), copyButton(wsUrl),
+        h('h2', {}, 'viem over WebSocket'), h('pre', {}, h('code', {}, viemWs)), copyButton(viemWs),
+        h('h2', {}, 'ethers over WebSocket'), h('pre', {}, h('code', {}, ethersWs)), copyButton(ethersWs));
     }));
 }
 
