@@ -161,6 +161,13 @@ export const configSchema = section({
     maxSubscriptionsPerSocket: int('subscriptions', { minimum: 1, maximum: 100000, default: 100 }),
     /** Idle sockets are pinged this often; one that did not answer the last ping is closed. */
     pingIntervalMs: int('ms', { minimum: 1000, default: 30000 }),
+    /**
+     * Compute units each notification delivered costs, by subscription kind (issue 20), counted against the
+     * account's monthly quota like its calls' units.
+     */
+    newHeadsEventUnits: int('units', { minimum: 0, maximum: 10000, default: 10 }),
+    logsEventUnits: int('units', { minimum: 0, maximum: 10000, default: 10 }),
+    pendingTransactionEventUnits: int('units', { minimum: 0, maximum: 10000, default: 2 }),
   }),
   rpc: section({
     /**

@@ -3,7 +3,8 @@ import type { WebSocket } from 'ws';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { createRpcEndpoint } from '../rpc/endpoint.ts';
-import type { SocketStats, SubscriptionSession } from '../subscriptions/subscriptions.ts';
+import type { Limits } from '../limits/limits.ts';
+import type { Kind, SocketStats, SubscriptionSession } from '../subscriptions/subscriptions.ts';
 import { networkAndKey, type Params } from './rpc-route.ts';
 import { sendError } from './send-error.ts';
 
@@ -21,25 +22,36 @@ const KEY_RECHECK_MS = 1000;
  * through the same stages as an HTTP request (admit again, so a revoked key stops at its next message; frame; limit;
  * run), and eth_subscribe / eth_unsubscribe reach the subscription methods through the socket's session. Bounds:
  * messages in flight per socket (past it the socket is not read), bytes queued to a client that does not read
- * (past it the socket is closed, 1008), subscriptions per socket, a ping for idle sockets.
+ * (past it the socket is closed, 1008), subscriptions per socket, a ping for idle sockets. Each notification
+ * delivered costs its kind's compute units (ws.*EventUnits), counted against the account's monthly quota.
  */
-export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Readonly<Config>, urls: readonly string[], stats: SocketStats) {
+export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Readonly<Config>, urls: readonly string[], stats: SocketStats, limits: Limits | undefined) {
   const { maxInFlightPerSocket, maxBufferedBytes, maxSubscriptionsPerSocket, pingIntervalMs } = config.ws;
+  const eventUnits: Record<Kind, number> = {
+    newHeads: config.ws.newHeadsEventUnits, logs: config.ws.logsEventUnits, newPendingTransactions: config.ws.pendingTransactionEventUnits,
+  };
 
   /** The upgrade's admission (`preValidation`, before the socket exists): the HTTP refusal when it fails. */
   const admit = async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
     if (!req.ws) return;
     const a = await rpc.admit(arrival(req, 0));
     if (!('network' in a)) return sendError(reply, a.refused, null);
+    req.admitted = a; // the socket's key: what its notifications are charged to
   };
 
   const session = (socket: WebSocket, req: FastifyRequest<{ Params: Params }>) => {
     const { network } = networkAndKey(req);
     const deadlines = new Set<ReturnType<Endpoint['deadline']>>();
+    /** The key the socket was opened with (kept current by the recheck below). */
+    let key = req.admitted?.key;
     const subs: SubscriptionSession = {
       subscriptions: new Map(),
       maxSubscriptions: maxSubscriptionsPerSocket,
-      notify: (text) => send(text),
+      notify: (text, kind) => {
+        if (socket.readyState !== socket.OPEN) return;
+        if (key) limits?.spend(key, eventUnits[kind]);
+        send(text);
+      },
     };
     let inFlight = 0;
     let alive = true;
@@ -88,7 +100,8 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     // account suspended, closes its sockets within about keyCacheTtlMs + 1 s, not only at their next message.
     const recheck = setInterval(() => {
       void rpc.admit(arrival(req, 0), { charge: false }).then((a) => {
-        if (!('network' in a) && (a.refused.status === 401 || a.refused.status === 403)) socket.close(POLICY, a.refused.message.slice(0, 120));
+        if ('network' in a) key = a.key;
+        else if (a.refused.status === 401 || a.refused.status === 403) socket.close(POLICY, a.refused.message.slice(0, 120));
       });
     }, KEY_RECHECK_MS);
     recheck.unref();

@@ -73,6 +73,16 @@ export class Limits {
   }
 
   /**
+   * Work already done for the key that no request paid for (a notification delivered to its socket: issue 20),
+   * counted against the account's monthly quota and never refused: the event exists already. The per-second bucket
+   * is not charged, since a bucket refuses rather than goes into debt; an account whose events spent its quota has
+   * its next calls refused (429, `window: month`), over HTTP and over its sockets alike.
+   */
+  spend(k: KeyContext, units: number): void {
+    if (units > 0) this.quota.add(k.account.id, units);
+  }
+
+  /**
    * Gives back `units` of work the gateway refused after the limit stage had admitted it (a filter over the plan's
    * count): a refused request costs no more than an invalid one. Best effort, off the answer's path.
    */

@@ -11,8 +11,8 @@ import { logMatches, parseLogFilter, type LogFilter, type Log } from './log-matc
  * supported", as geth answers it.
  */
 export interface SubscriptionSession {
-  /** Sends one notification's JSON text to the client. */
-  notify(text: string): void;
+  /** Sends one notification's JSON text to the client; `kind` says what it costs (ws.*EventUnits). */
+  notify(text: string, kind: Kind): void;
   /** Its subscriptions, id → the way to end one. */
   readonly subscriptions: Map<string, () => void>;
   /** At most this many at once (ws.maxSubscriptionsPerSocket). */
@@ -25,7 +25,7 @@ export interface SubscriptionContext {
   session?: SubscriptionSession;
 }
 
-type Kind = 'newHeads' | 'logs' | 'newPendingTransactions';
+export type Kind = 'newHeads' | 'logs' | 'newPendingTransactions';
 
 /** What /metrics shows of sockets and subscriptions (the transport counts sockets and drops, the feeds events). */
 export interface SocketStats {
@@ -104,7 +104,7 @@ class NetworkFeed {
       if (s.kind !== kind || (only && !only(s))) continue;
       result ??= text();
       this.stats.notifications++;
-      s.session.notify(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${s.id}","result":${result}}}`);
+      s.session.notify(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${s.id}","result":${result}}}`, kind);
     }
   }
 

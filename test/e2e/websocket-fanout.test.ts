@@ -313,3 +313,41 @@ describe('newHeads to 50 sockets over 1,000 blocks on three upstreams, one kille
     for (const s of subs) s.ws.close();
   });
 });
+
+describe('notifications cost compute units (ws.newHeadsEventUnits)', { timeout: 60_000 }, () => {
+  let g: TestGateway;
+  before(async () => {
+    // An event dearer than everything else the test does, so that the quota's change is the notifications'.
+    g = await startTestGateway({ rpc: { extraMethods: { mainnet: ['anvil_mine'] } }, ws: { newHeadsEventUnits: 1000 } });
+  });
+  after(async () => { await g?.close(); });
+
+  test("each newHeads notification delivered adds its units to the account's monthly quota", async () => {
+    const used = async () => {
+      const res = await fetch(`${g.url}/api/v1/analytics`, { headers: { authorization: `Bearer ${g.key}` } });
+      return (await res.json() as { quota: { used: number } }).quota.used;
+    };
+    const ws = new WebSocket(`${g.url.replace('http', 'ws')}/v1/mainnet/${g.key}`);
+    await new Promise((r, j) => { ws.once('open', r); ws.once('error', j); });
+    const heads: number[] = [];
+    let answered = 0;
+    ws.on('message', (m) => {
+      const msg = JSON.parse(String(m));
+      if (msg.method === 'eth_subscription') heads.push(Number(msg.params.result.number));
+      else answered++;
+    });
+    // Two subscriptions on the socket: each block is two notifications.
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }));
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_subscribe', params: ['newHeads'] }));
+    for (let i = 0; i < 200 && answered < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    const before = await used();
+    await g.call('anvil_mine', ['0x5']);
+    for (let i = 0; i < 500 && heads.length < 10; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(heads.length, 10, 'five blocks, two subscriptions: ten notifications');
+    const after = await used();
+    console.log(`# quota used: ${before} -> ${after} units for 10 newHeads notifications at 1,000 units each (and one anvil_mine call)`);
+    // The notifications' 10,000 units, and the few units of the calls made meanwhile (anvil_mine, the analytics reads).
+    assert.ok(after - before >= 10_000 && after - before < 10_500, `quota grew by ${after - before}`);
+    ws.close();
+  });
+});
