@@ -357,7 +357,15 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   private route(method: string, params: unknown[], timeoutMs: number, route: Route): Promise<UpstreamAnswer> {
     if (this.members.length > 1 && this.head.number !== undefined) {
       const pinned = pinLatest(method, params, this.head.number, this.head);
-      if (pinned) return this.pool.call(method, pinned.params, timeoutMs, { ...route, minBlock: pinned.block });
+      if (pinned) {
+        // Only nodes behind the head callers were shown are left (issue 19: the nodes ahead stopped answering):
+        // what is at the head cannot be answered now, and a lagging node's "header not found" or older state is
+        // not the answer. Calls at older blocks are still answered.
+        if (this.pool.onlyLostHave(pinned.block, route)) {
+          return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `no node that answers has block ${pinned.block} yet` }));
+        }
+        return this.pool.call(method, pinned.params, timeoutMs, { ...route, minBlock: pinned.block });
+      }
     }
     return this.pool.call(method, params, timeoutMs, route);
   }

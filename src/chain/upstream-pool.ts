@@ -291,6 +291,23 @@ export class UpstreamPool implements Upstream {
   }
 
   /**
+   * Block `n` was seen only on members that stopped answering (breaker open), and no usable member (of those the
+   * route may use) has reached it. Not when a usable member's head is merely not read yet: heads are learnt from
+   * checks and answers, a moment behind the nodes.
+   */
+  onlyLostHave(n: number, route: Route): boolean {
+    const best = this.best();
+    const now = this.now();
+    let lost = false;
+    for (const m of this.members) {
+      if (m.refused || m.head === undefined || m.head < n || (!route.dedicated && m.config.role === 'dedicated')) continue;
+      if (m.breaker(now) === 'open') lost = true;
+      else if (m.usable(best, this.policy, now)) return false;
+    }
+    return lost;
+  }
+
+  /**
    * The upstream for calls whose state lives in one node (its accounts and keys). Upstreams given a `signer` order
    * hold the same accounts: the first usable one in that order, so a signer that is down fails over to the next
    * (issue 19: every eth_sendTransaction got 503 while the one signer was down); none usable, the first of them

@@ -124,6 +124,14 @@ describe('a node kept 3 blocks behind another on the same chain', { timeout: 180
       const changes = await call('eth_getFilterChanges', [filter.result]);
       if (Array.isArray(changes.result)) removed.push(...(changes.result as Array<{ removed?: boolean }>).filter((l) => l.removed));
     }
+    // What is at the head the client saw: a clear -32002, not the lagging node's older state or its "header not
+    // found"; what is older: answered.
+    const atHead = await g.rpc({ jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: [account.address, 'latest'] }, { network: 'lag' });
+    const older = await call('eth_getBalance', [account.address, `0x${(seenHead - 10).toString(16)}`]);
+    console.log(`only the lagging node: eth_getBalance at latest: ${atHead.status} ${JSON.stringify(atHead.body?.error ?? atHead.body?.result)}; at an older block: ${JSON.stringify(older)}`);
+    assert.equal(atHead.body?.error?.code, -32002, JSON.stringify(atHead.body));
+    assert.match(atHead.body.error.data.detail, /no node that answers has block/);
+    assert.ok(older.result, `an older block is answered: ${older.error}`);
     const lowest = Math.min(...heads);
     console.log(`only the lagging node: ${heads.length} eth_blockNumber answers after the client saw ${seenHead}: lowest ${lowest}, highest ${Math.max(...heads)}; ${errors.length} errors; ${removed.length} removed logs`);
     assert.ok(heads.length > 10, 'eth_blockNumber kept being answered');
