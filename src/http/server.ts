@@ -116,7 +116,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
 
   const rpc = createRpcEndpoint(deps);
   registerRpcRoutes(app, rpc);
-  void app.register(async (scope) => registerWsRoutes(scope, rpc, config, RPC_URLS, deps.networks.subscriptions.stats, deps.limits));
+  void app.register(async (scope) => registerWsRoutes(scope, rpc, config, RPC_URLS, deps.networks.subscriptions.stats));
   registerHealthRoutes(app, deps);
   registerApi(app, deps);
   if (deps.metrics) registerMetricsRoute(app, deps.metrics, config.metrics.allow);

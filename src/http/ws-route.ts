@@ -3,7 +3,6 @@ import type { WebSocket } from 'ws';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { createRpcEndpoint } from '../rpc/endpoint.ts';
-import type { Limits } from '../limits/limits.ts';
 import type { Kind, SocketStats, SubscriptionSession } from '../subscriptions/subscriptions.ts';
 import { networkAndKey, type Params } from './rpc-route.ts';
 import { sendError } from './send-error.ts';
@@ -25,7 +24,7 @@ const KEY_RECHECK_MS = 1000;
  * (past it the socket is closed, 1008), subscriptions per socket, a ping for idle sockets. Each notification
  * delivered costs its kind's compute units (ws.*EventUnits), counted against the account's monthly quota.
  */
-export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Readonly<Config>, urls: readonly string[], stats: SocketStats, limits: Limits | undefined) {
+export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Readonly<Config>, urls: readonly string[], stats: SocketStats) {
   const { maxInFlightPerSocket, maxBufferedBytes, maxSubscriptionsPerSocket, pingIntervalMs } = config.ws;
   const eventUnits: Record<Kind, number> = {
     newHeads: config.ws.newHeadsEventUnits, logs: config.ws.logsEventUnits, newPendingTransactions: config.ws.pendingTransactionEventUnits,
@@ -49,7 +48,7 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       maxSubscriptions: maxSubscriptionsPerSocket,
       notify: (text, kind) => {
         if (socket.readyState !== socket.OPEN) return;
-        if (key) limits?.spend(key, eventUnits[kind]);
+        if (key) rpc.spend(key, eventUnits[kind]);
         send(text);
       },
     };

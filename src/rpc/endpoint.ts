@@ -7,7 +7,7 @@ import { ResponseBudget } from './response-budget.ts';
 import { answersText, refusalText } from './respond.ts';
 import { runner, type Ran } from './run.ts';
 import type { Framed } from './frame-and-limit.ts';
-import type { Refusal } from './admit.ts';
+import type { Admitted, Refusal } from './admit.ts';
 
 export type { Admitted, Refusal } from './admit.ts';
 export { UNREAD_BODY_BYTES } from './admit.ts';
@@ -37,6 +37,11 @@ export function createRpcEndpoint(deps: Omit<EndpointDeps, 'guard' | 'responses'
     run: runner(all),
     /** A request's deadline (rpc.requestTimeoutMs); the transport says when its caller is gone. */
     deadline: () => new RequestDeadline(requestTimeoutMs),
+    /**
+     * Work done for a key that no request paid for (a notification delivered to its socket): counted against its
+     * account's monthly quota, never refused (Limits.spend).
+     */
+    spend: (key: Admitted['key'], units: number) => deps.limits?.spend(key, units),
     /** A message transport's text of a request's answers (undefined: notifications only). */
     answersText: (f: Framed, ran: Ran) => answersText(f.batch, f.items, ran.answers, ran.pieces),
     /** A message transport's text of a whole request's refusal, under the ids its body holds. */
