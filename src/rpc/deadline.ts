@@ -39,7 +39,7 @@ function starting(d: CallDeadline, budgetMs: number): CallDeadline {
  * its caller is gone.
  */
 export class RequestDeadline {
-  private readonly own: CallDeadline;
+  private readonly own: RequestSignal;
   /**
    * The calls in flight: the request aborts them itself. A listener per call on the request's signal (and the
    * `setMaxListeners` it needed) cost more than the call's own work (docs/performance.md, "Issue 18").
@@ -47,9 +47,7 @@ export class RequestDeadline {
   private readonly calls = new Set<CallDeadline>();
 
   constructor(budgetMs: number) {
-    this.own = starting(new CallDeadline(), budgetMs);
-    // The request's own end aborts its calls in flight too.
-    this.own.onAbort(() => this.abortCalls(this.own.reason as CallAborted));
+    this.own = starting(new RequestSignal(this), budgetMs) as RequestSignal;
   }
 
   get signal(): CallSignal {
@@ -66,7 +64,8 @@ export class RequestDeadline {
     clock.remove(this.own);
   }
 
-  private abortCalls(reason: CallAborted): void {
+  /** The request's own end (its budget, its caller gone) aborts its calls in flight too. */
+  abortCalls(reason: CallAborted): void {
     for (const c of this.calls) {
       clock.remove(c);
       c.abort(reason);
@@ -101,4 +100,17 @@ export function untilAborted<T>(p: Promise<T>, signal: CallSignal): Promise<T> {
     const off = signal.onAbort(() => reject(signal.reason));
     p.then((v) => { off(); resolve(v); }, (e) => { off(); reject(e); });
   });
+}
+
+/** A request's own signal: aborting it (its budget's end, its caller gone) aborts the request's calls in flight. */
+class RequestSignal extends CallDeadline {
+  constructor(private readonly request: RequestDeadline) {
+    super();
+  }
+
+  override abort(reason: unknown): void {
+    if (this.aborted) return;
+    super.abort(reason);
+    this.request.abortCalls(reason as CallAborted);
+  }
 }
