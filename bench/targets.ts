@@ -58,6 +58,12 @@ export async function startBareProxy(upstream: string): Promise<Target> {
 }
 
 /**
+ * The plan's WebSocket subscription caps, high enough for the fan-out's 1,000 subscribers on one key; left out for
+ * another checkout (bench/compare.ts), whose configuration may not know them.
+ */
+const socketLimits = (root: string | undefined) => (root ? {} : { subscriptionsPerKey: 100_000, subscriptionsPerAccount: 100_000 });
+
+/**
  * Nodegate as users run it (`nodegate start`, a child process, default log level), its one network pointed at
  * `upstream`, the demo key on a plan too generous to limit; `root`: another checkout to run (bench/compare.ts). `limits: false` sets `limits.enabled: false`; the
  * response cache is off unless `cache: true`, so that "uncached" means what it says.
@@ -69,7 +75,9 @@ export async function startNodegateTarget(upstream: string, opts: { limits?: boo
     env: { REDIS_URL: '', DATABASE_URL: '', NODEGATE_LOG_LEVEL: '' },
     config: {
       networks: { mainnet: { chainId: CHAIN_ID, upstream } },
-      plans: { bench: { name: 'Bench', cuPerSecond: 1_000_000_000, cuPerMonth: 1_000_000_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 100 } },
+      plans: { bench: { name: 'Bench', cuPerSecond: 1_000_000_000, cuPerMonth: 1_000_000_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 100, ...socketLimits(opts.root) } },
+      // A socket's message rate (default 1,000/s) would cap the WebSocket request/answer measure: off, as the plan's.
+      ...(opts.root ? {} : { ws: { messagesPerSecond: 1_000_000, messageBurst: 1_000_000 } }),
       accounts: { defaultPlan: 'bench' },
       limits: { enabled: opts.limits !== false },
       cache: { enabled: opts.cache === true },

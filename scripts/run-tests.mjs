@@ -9,7 +9,7 @@
 // and ~1.1 s of CPU against ~1.4 s and ~2.1 s; e2e starts ~120). A build that fails fails the run. A test file run
 // alone (node --import tsx --test FILE) has no NODEGATE_TEST_BUILD and starts src/cli/main.ts through tsx.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const GROUPS = { unit: ['src'], e2e: ['test'] };
@@ -42,7 +42,11 @@ if (plan.length === 0) {
   process.exit(1);
 }
 
-// One file at a time: the suites start real chains and gateways, and this machine has 2 cores.
+// Two files at a time (TEST_CONCURRENCY, default 2): most e2e files spend their time waiting (on blocks, on a node
+// stopped for 10 s, on a store cut for 15 s, on login back-off), and two at a time took the loaded suite from
+// ~1,250 s to ~900 s (docs/performance.md, "The suite's time"). A file that measures latency against a quiet baseline
+// or asserts a bound in ms says so with a line `// Runs alone (scripts/run-tests.mjs): why`, and runs after the
+// others, one at a time, on a machine with nothing else of the suite's running.
 // No test may hang the run: a test (and a file) without its own time-out gets 15 minutes (a generous bound: the load-sized tests run under `npm run soak`, not here), a file whose handles stay open after
 // its tests ends anyway (--test-force-exit), and the whole run (both groups together) is stopped, saying so, after
 // TEST_BUDGET_MINUTES (60).
@@ -81,12 +85,14 @@ const build = () => {
   console.log(`# build for e2e: ${buildDir} (${Date.now() - t0} ms)`);
 };
 
-for (const { group, files } of plan) {
-  if (group === 'e2e') build();
-  console.log(`# ${group}: ${files.length} file${files.length === 1 ? '' : 's'}`);
+const CONCURRENCY = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 2));
+const ALONE = /^\/\/ Runs alone \(scripts\/run-tests\.mjs\)/m;
+
+/** One `node --test` run of `files`, `concurrency` files at a time; exits when it fails or passes the budget. */
+const runFiles = (group, files, concurrency) => {
   const r = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=900000', '--test-force-exit', '--test-reporter=spec', ...files],
+    ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=900000', '--test-force-exit', '--test-reporter=spec', ...files],
     {
       stdio: 'inherit', timeout: Math.max(1, deadline - Date.now()), killSignal: 'SIGKILL',
       env: group === 'e2e' ? { ...process.env, NODEGATE_TEST_BUILD: buildDir } : process.env,
@@ -96,6 +102,16 @@ for (const { group, files } of plan) {
     console.error(`the test run passed its budget of ${budgetMs / 60_000} minutes and was stopped (in ${group})`);
     process.exit(1);
   }
-  // No line of ours after the runner's summary (its duration_ms is the group's time): CI reads its closing lines.
   if (r.status !== 0) process.exit(r.status ?? 1);
+};
+
+for (const { group, files } of plan) {
+  if (group === 'e2e') build();
+  const alone = files.filter((f) => ALONE.test(readFileSync(f, 'utf8')));
+  const shared = files.filter((f) => !alone.includes(f));
+  console.log(`# ${group}: ${files.length} file${files.length === 1 ? '' : 's'}${alone.length ? `, ${shared.length} ${CONCURRENCY} at a time, then ${alone.length} alone` : ''}`);
+  if (shared.length) runFiles(group, shared, CONCURRENCY);
+  if (alone.length) runFiles(group, alone, 1);
+  // No line of ours after the runner's summary (its duration_ms is the group's (or its alone files') time): CI
+  // reads its closing lines.
 }

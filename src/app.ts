@@ -14,8 +14,9 @@ import { openStore } from './store/open-store.ts';
 import { StoreOutage } from './store/outage.ts';
 import type { Store } from './store/store.ts';
 import { Networks } from './networks/networks.ts';
+import { ClusterHeads } from './chain/cluster-head.ts';
 import { Filters } from './filters/filters.ts';
-import { MemoryFilterStore } from './filters/memory-filter-store.ts';
+import { openFilterStore } from './filters/open-filter-store.ts';
 import { Metrics } from './analytics/metrics.ts';
 import { RefusalLog } from './analytics/refusal-log.ts';
 import { UsageRecorder } from './analytics/usage-recorder.ts';
@@ -69,8 +70,12 @@ export async function startGateway(config: Readonly<Config>, opts: {
 } = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config);
   const store = await openStore(config);
-  const filterStore = new MemoryFilterStore();
-  const networks = new Networks(config, log, new Filters(filterStore, config.filters.idleTimeoutMs, Date.now, config.filters.maxKeptBytes));
+  // Cluster mode (a Redis URL): filters are shared by the instances, in Redis (filters/redis-filter-store.ts).
+  const filterStore = await openFilterStore({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log });
+  // Cluster mode (a Redis URL): the instances share each network's head (chain/cluster-head.ts).
+  const heads = config.limits.redisUrl ? new ClusterHeads({ url: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log }) : undefined;
+  await heads?.connect();
+  const networks = new Networks(config, log, new Filters(filterStore, config.filters.idleTimeoutMs, Date.now, config.filters.maxKeptBytes), heads);
   const keys = new KeyResolver(store, config.auth.keyCacheTtlMs, config.auth.lastUsedFlushMs, undefined, {
     failStaticMs: config.auth.failStaticMs,
     storeWaitMs: config.auth.storeWaitMs,
@@ -121,6 +126,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
       refusals.close();
       await rateLimiter.close();
       await networks.close();
+      await heads?.close();
       await filterStore.close();
       await store.close();
     })());
@@ -135,6 +141,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
     await quota.close().catch(() => {});
     await rateLimiter.close();
     await networks.close().catch(() => {});
+    await heads?.close();
     await filterStore.close();
     await store.close();
     throw err;

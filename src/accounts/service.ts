@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { parseAllowlist } from '../auth/ip-allowlist.ts';
-import { DEFAULT_MAX_KEYS, StoreConflictError, type AccountPatch, type ApiKeyPatch, type PlanPatch, type Store } from '../store/store.ts';
+import { DEFAULT_MAX_KEYS, StoreConflictError, type AccountPatch, type ApiKeyPatch, type NewPlan, type PlanPatch, type Store } from '../store/store.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 import { newKeyMaterial } from '../auth/key-value.ts';
 import { PLAN_LIMITS, planLimitProblem } from '../config/plan-limits.ts';
@@ -26,7 +26,7 @@ export interface NewAccountInput {
   planId?: string;
 }
 
-export type PlanInput = Omit<Plan, 'createdAt' | 'updatedAt' | 'maxKeys' | 'maxWebhooks'> & { maxKeys?: number; maxWebhooks?: number };
+export type PlanInput = NewPlan;
 
 /** What names are valid in a key's network and method allowlists. */
 export interface Catalogue {

@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Networks } from '../networks/networks.ts';
 import type { WebhookStats } from '../store/store.ts';
 import { ScrapeHistogram, type Series } from './scrape-histogram.ts';
-import type { UsageRecorder } from './usage-recorder.ts';
+import { NOTIFICATION_METHOD, type UsageRecorder } from './usage-recorder.ts';
 
 /** What /metrics reads of webhooks: this instance's attempts (and each as it ends), and the shared outbox. */
 export interface WebhookMetricsSource {
@@ -38,7 +38,9 @@ export class Metrics {
       collect() {
         if (!fromUsage) return;
         this.reset();
-        for (const t of fromUsage.totalsNow()) this.inc({ network: t.network, method: t.method, code: String(t.code) }, t.requests);
+        // Notifications are in usage as `eth_subscription` (their units are charged), not items answered: they are
+        // nodegate_ws_notifications_total.
+        for (const t of fromUsage.totalsNow()) if (t.method !== NOTIFICATION_METHOD) this.inc({ network: t.network, method: t.method, code: String(t.code) }, t.requests);
       },
     });
     this.units = new Counter({
@@ -75,8 +77,29 @@ export class Metrics {
         for (const [kind, n] of Object.entries(subs.counts())) this.set({ kind }, n);
       },
     });
-    new Counter({ name: 'nodegate_ws_notifications_total', help: 'Subscription notifications sent', registers, collect() { this.reset(); this.inc(subs.stats.notifications); } });
-    new Counter({ name: 'nodegate_ws_dropped_total', help: 'WebSocket connections closed because their client did not read (ws.maxBufferedBytes)', registers, collect() { this.reset(); this.inc(subs.stats.dropped); } });
+    new Counter({
+      name: 'nodegate_ws_notifications_total', help: 'Subscription notifications sent, by kind', labelNames: ['kind'], registers,
+      collect() {
+        this.reset();
+        for (const [kind, n] of Object.entries(subs.stats.notifications)) this.inc({ kind }, n);
+      },
+    });
+    new Counter({
+      name: 'nodegate_ws_dropped_total', labelNames: ['reason'], registers,
+      help: 'WebSocket connections the gateway closed, by reason: not_reading (ws.maxBufferedBytes), message_flood (ws.messagesPerSecond), key_refused (key revoked, expired, suspended), ping_timeout',
+      collect() {
+        this.reset();
+        for (const [reason, n] of Object.entries(subs.stats.dropped)) this.inc({ reason }, n);
+      },
+    });
+    new Counter({ name: 'nodegate_ws_messages_refused_total', help: 'WebSocket messages refused for their socket\'s message rate (ws.messagesPerSecond)', registers, collect() { this.reset(); this.inc(subs.stats.messagesRefused); } });
+    new Counter({
+      name: 'nodegate_ws_subscriptions_refused_total', help: 'eth_subscribe refused by a cap: socket (ws.maxSubscriptionsPerSocket), key or account (the plan)', labelNames: ['cap'], registers,
+      collect() {
+        this.reset();
+        for (const [cap, n] of Object.entries(subs.stats.subscriptionsRefused)) this.inc({ cap }, n);
+      },
+    });
     if (webhooks) {
       const c = webhooks.counts;
       new Counter({ name: 'nodegate_webhook_attempts_total', help: 'Webhook delivery attempts by this instance, by outcome', labelNames: ['outcome'], registers, collect() { this.reset(); this.inc({ outcome: 'delivered' }, c.delivered); this.inc({ outcome: 'failed' }, c.failed); } });

@@ -10,6 +10,12 @@ const add = (t: Tally, r: UsageMinute) => {
   if (r.code !== 0) t.errors += r.requests;
 };
 
+/**
+ * The requests of a row that were timed: all of a call's, none of a notification's (`eth_subscription` rows count
+ * notifications delivered, which nobody waited for), so latency averages are of calls only.
+ */
+const timed = (r: UsageMinute) => r.latency.reduce((a, n) => a + n, 0);
+
 /** The start of `minute`'s bucket, as the same `YYYY-MM-DDTHH:MM` text. */
 const bucketOf = (minute: string, bucket: Bucket) => (bucket === 'minute' ? minute : bucket === 'hour' ? `${minute.slice(0, 13)}:00` : `${minute.slice(0, 10)}T00:00`);
 
@@ -23,7 +29,7 @@ const shownKey = (keyId: string) => (keyId.startsWith('(') ? keyId.slice(0, keyI
  */
 export class UsageReport {
   private readonly totals = tally();
-  private readonly series = new Map<string, Tally & { latencyMsSum: number }>();
+  private readonly series = new Map<string, Tally & { latencyMsSum: number; timed: number }>();
   private readonly by = { method: new Map<string, Tally>(), key: new Map<string, Tally>(), network: new Map<string, Tally>(), code: new Map<string, Tally>() };
   private readonly latency = LATENCY_BUCKETS_MS.map(() => 0).concat(0);
   private latencyMsSum = 0;
@@ -31,14 +37,14 @@ export class UsageReport {
   constructor(private readonly from: string, private readonly to: string, private readonly bucket: Bucket) {
     const step = bucket === 'minute' ? 60_000 : bucket === 'hour' ? 3_600_000 : 86_400_000;
     for (let t = Date.parse(`${bucketOf(from, bucket)}Z`); t < Date.parse(`${to}Z`); t += step) {
-      this.series.set(new Date(t).toISOString().slice(0, 16), { ...tally(), latencyMsSum: 0 });
+      this.series.set(new Date(t).toISOString().slice(0, 16), { ...tally(), latencyMsSum: 0, timed: 0 });
     }
   }
 
   add(r: UsageMinute): void {
     add(this.totals, r);
     const s = this.series.get(bucketOf(r.minute, this.bucket));
-    if (s) { add(s, r); s.latencyMsSum += r.latencyMsSum; }
+    if (s) { add(s, r); s.latencyMsSum += r.latencyMsSum; s.timed += timed(r); }
     for (const [name, value] of [['method', r.method], ['key', shownKey(r.keyId)], ['network', r.network], ['code', String(r.code)]] as const) {
       const m = this.by[name];
       let t = m.get(value);
@@ -52,14 +58,15 @@ export class UsageReport {
   result() {
     const { from, to, bucket, totals, by } = this;
     const byRequests = (a: Tally, b: Tally) => b.requests - a.requests;
+    const answered = this.latency.reduce((a, n) => a + n, 0);
     return {
       from, to, bucket, totals,
-      series: [...this.series].map(([t, s]) => ({ t, requests: s.requests, computeUnits: s.computeUnits, errors: s.errors, latencyMsAvg: s.requests ? Math.round(s.latencyMsSum / s.requests) : 0 })),
+      series: [...this.series].map(([t, s]) => ({ t, requests: s.requests, computeUnits: s.computeUnits, errors: s.errors, latencyMsAvg: s.timed ? Math.round(s.latencyMsSum / s.timed) : 0 })),
       byMethod: [...by.method].map(([method, t]) => ({ method, ...t })).sort(byRequests),
       byKey: [...by.key].map(([keyId, t]) => ({ keyId, ...t })).sort(byRequests),
       byNetwork: [...by.network].map(([network, t]) => ({ network, ...t })).sort(byRequests),
       byCode: [...by.code].map(([code, t]) => ({ code: Number(code), ...t })).sort(byRequests),
-      latency: { bucketsMs: [...LATENCY_BUCKETS_MS], counts: this.latency, avgMs: totals.requests ? Math.round(this.latencyMsSum / totals.requests) : 0 },
+      latency: { bucketsMs: [...LATENCY_BUCKETS_MS], counts: this.latency, avgMs: answered ? Math.round(this.latencyMsSum / answered) : 0 },
     };
   }
 }

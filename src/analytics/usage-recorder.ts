@@ -2,6 +2,9 @@ import type { Logger } from 'pino';
 import { groupKeyId, LATENCY_BUCKETS_MS, type Store, type UsageMinute } from '../store/store.ts';
 import { minuteOf } from '../store/minute.ts';
 
+/** The method notifications are counted under in usage (their JSON-RPC method on the wire). */
+export const NOTIFICATION_METHOD = 'eth_subscription';
+
 /** Calls of one network, method and outcome since start. */
 export interface Total { network: string; method: string; code: number; requests: number; computeUnits: number }
 
@@ -55,6 +58,26 @@ export class UsageRecorder {
 
   /** One answered item. `code`: 0 for a result, else its JSON-RPC error code. */
   record(accountId: string, keyId: string, network: string, method: string, code: number, computeUnits: number, ms: number): void {
+    const c = this.cell(accountId, keyId, network, method, code);
+    c.requests++;
+    c.computeUnits += computeUnits;
+    c.latencyMsSum += Math.round(ms);
+    // The first bound `ms` does not exceed (as `while (ms > bounds[b]) b++` would find), or the last bucket.
+    c.latency[!(ms > B0) ? 0 : !(ms > B1) ? 1 : !(ms > B2) ? 2 : !(ms > B3) ? 3 : !(ms > B4) ? 4 : 5]++;
+  }
+
+  /**
+   * One subscription notification delivered (issue 20): counted, with the units it cost, under the method
+   * `eth_subscription` (as it goes on the wire), and with no latency, since nobody asked and waited for it.
+   */
+  notified(accountId: string, keyId: string, network: string, computeUnits: number): void {
+    const c = this.cell(accountId, keyId, network, NOTIFICATION_METHOD, 0);
+    c.requests++;
+    c.computeUnits += computeUnits;
+  }
+
+  /** The cell of the current minute for this key, network, method and outcome, made if need be. */
+  private cell(accountId: string, keyId: string, network: string, method: string, code: number): Cell {
     const t = this.now();
     if (t >= this.minuteEnds || t < this.minuteEnds - 60_000) this.tick(t);
     let c = find(this.index, keyId, network, method, code);
@@ -70,11 +93,7 @@ export class UsageRecorder {
         this.add(this.index, c);
       }
     }
-    c.requests++;
-    c.computeUnits += computeUnits;
-    c.latencyMsSum += Math.round(ms);
-    // The first bound `ms` does not exceed (as `while (ms > bounds[b]) b++` would find), or the last bucket.
-    c.latency[!(ms > B0) ? 0 : !(ms > B1) ? 1 : !(ms > B2) ? 2 : !(ms > B3) ? 3 : !(ms > B4) ? 4 : 5]++;
+    return c;
   }
 
   /** A new minute (or the clock stepped back): its text, its end, and its index (kept if it has cells already). */

@@ -1,4 +1,5 @@
-import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
+import type { BudgetLimiter, EventBudget } from '../limits/event-budget.ts';
+import { eventBudget } from '../limits/shared-event-budget.ts';
 import { addressAndSubnet } from '../limits/subnet.ts';
 
 export interface AddressBoundsOptions {
@@ -8,6 +9,8 @@ export interface AddressBoundsOptions {
   failuresPerMinute: number;
   failureBurst: number;
   now?: () => number;
+  /** Cluster mode: the failure budgets are kept in the gateway's Redis limiter too (issue 21). */
+  shared?: BudgetLimiter;
 }
 
 /** Why a check from an address was not even started. */
@@ -17,24 +20,41 @@ export type AddressRefusal = { reason: 'address'; retryAfterSeconds: number; mes
  * The per-address part of the password-check bound (issue 17), asked before the few global scrypt slots: an address
  * has one check running at a time, a /24 or /64 `checksPerSubnet`, and each has a budget of failures. So six
  * addresses trying unknown emails hold at most six of the slots, then a trickle each, and the others' logins get
- * the rest. In memory per instance, as the unknown-key guard (no round trip; N instances give N trickles).
+ * the rest. The failure budgets are shared by the instances in cluster mode (as the unknown-key guard: issue 21);
+ * the checks running are this instance's (they hold its scrypt slots).
  */
 export class AddressBounds {
   private readonly running = new Map<string, number>();
-  private readonly failures: MemoryRateLimiter;
+  private readonly perAddress: EventBudget;
+  private readonly perSubnet: EventBudget;
 
   constructor(private readonly o: AddressBoundsOptions) {
-    this.failures = new MemoryRateLimiter(o.now);
+    const rate = o.failuresPerMinute / 60;
+    this.perAddress = eventBudget('login:a', { perSecond: rate, burst: o.failureBurst }, o.shared, o.now);
+    this.perSubnet = eventBudget('login:s', { perSecond: rate * 3, burst: o.failureBurst * 3 }, o.shared, o.now);
   }
 
   /** Takes the address's check slot: a function that gives it back, or why not. */
-  enter(ip: string): (() => void) | AddressRefusal {
+  enter(ip: string): (() => void) | AddressRefusal | Promise<(() => void) | AddressRefusal> {
     const { address, subnet } = addressAndSubnet(ip);
-    const rate = this.o.failuresPerMinute / 60;
-    for (const [key, k] of [[`a ${address}`, 1], [`s ${subnet}`, 3]] as const) {
-      if (!this.failures.wouldAdmit(key, 1, rate * k, this.o.failureBurst * k)) {
-        return { reason: 'address', retryAfterSeconds: Math.ceil(60 / (this.o.failuresPerMinute * k)), message: 'too many failed logins from this address' };
-      }
+    const a = this.perAddress.exhausted(address);
+    const s = this.perSubnet.exhausted(subnet);
+    if (a instanceof Promise || s instanceof Promise) return Promise.all([a, s]).then(([x, y]) => this.take(address, subnet, x, y));
+    return this.take(address, subnet, a, s);
+  }
+
+  /** A failed check from `ip`: spends from the address's and its subnet's budgets. */
+  failed(ip: string): void | Promise<unknown> {
+    const { address, subnet } = addressAndSubnet(ip);
+    const a = this.perAddress.spend(address);
+    const s = this.perSubnet.spend(subnet);
+    if (a instanceof Promise || s instanceof Promise) return Promise.all([a, s]);
+  }
+
+  private take(address: string, subnet: string, addressSpent: boolean, subnetSpent: boolean): (() => void) | AddressRefusal {
+    if (addressSpent || subnetSpent) {
+      const k = addressSpent ? 1 : 3;
+      return { reason: 'address', retryAfterSeconds: Math.ceil(60 / (this.o.failuresPerMinute * k)), message: 'too many failed logins from this address' };
     }
     if ((this.running.get(address) ?? 0) >= 1 || (this.running.get(subnet) ?? 0) >= this.o.checksPerSubnet) {
       return { reason: 'address', retryAfterSeconds: 1, message: 'a password check from this address is already running' };
@@ -48,14 +68,6 @@ export class AddressBounds {
       this.add(address, -1);
       this.add(subnet, -1);
     };
-  }
-
-  /** A failed check from `ip`: spends from the address's and its subnet's budgets. */
-  failed(ip: string): void {
-    const { address, subnet } = addressAndSubnet(ip);
-    const rate = this.o.failuresPerMinute / 60;
-    this.failures.consumeSync(`a ${address}`, 1, rate, this.o.failureBurst);
-    this.failures.consumeSync(`s ${subnet}`, 1, rate * 3, this.o.failureBurst * 3);
   }
 
   private add(key: string, d: number): void {

@@ -5,7 +5,8 @@ import { ipAllowed } from '../auth/ip-allowlist.ts';
 import type { KeyResolver, ResolvedKey } from '../auth/key-resolver.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
-import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
+import type { BudgetLimiter } from '../limits/event-budget.ts';
+import { eventBudget } from '../limits/shared-event-budget.ts';
 import { ApiError } from './errors.ts';
 import { PasswordCheckRefused, type PasswordLogins } from './password-login.ts';
 import { csrfMatches, SESSION_COOKIE, type Sessions } from './sessions.ts';
@@ -39,8 +40,9 @@ const LOGIN_FAILED = 'wrong email or password';
  * no guessing keys or passwords at speed; it also keeps one client from holding the few scrypt slots), while a
  * valid admin key from it still passes.
  */
-export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard, rate: { perSecond: number; burst: number }, sessions: Sessions, store: { getAccount(id: string): Promise<Account | undefined> }) {
-  const perAccount = new MemoryRateLimiter();
+export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard, rate: { perSecond: number; burst: number }, sessions: Sessions, store: { getAccount(id: string): Promise<Account | undefined> }, shared?: BudgetLimiter) {
+  // Across instances in cluster mode (issue 21): an account's calls spread over N instances get the rate once.
+  const perAccount = eventBudget('mgmt', rate, shared);
 
   /**
    * The dashboard's session cookie, when no Authorization header was sent. Every change (any method but GET and
@@ -106,20 +108,20 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
    * (a deliberately slow hash) is the work a guesser would otherwise get for free.
    */
   const guarded = (authenticate: (req: FastifyRequest) => Promise<void>) => async (req: FastifyRequest): Promise<void> => {
-    if (credentials(req)[0] === 'basic' && guard.exhausted(req.ip)) throw tooMany(1);
+    if (credentials(req)[0] === 'basic' && (await guard.exhausted(req.ip))) throw tooMany(1);
     try {
       await authenticate(req);
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
-        const retryAfter = guard.failed(req.ip);
+        const retryAfter = await guard.failed(req.ip);
         if (retryAfter !== undefined) throw tooMany(retryAfter);
       }
       throw err;
     }
     // Each account's own calls are limited too: the API writes to the store and lists, the hot path does neither.
-    const d = perAccount.consumeSync(req.principal!.account.id, 1, rate.perSecond, rate.burst);
-    if (!d.allowed) {
-      throw new ApiError(429, 'too_many_requests', `more than ${rate.perSecond} management calls per second from this account`, undefined, { 'retry-after': String(d.retryAfterSeconds) });
+    const retryAfter = await perAccount.spend(req.principal!.account.id);
+    if (retryAfter !== undefined) {
+      throw new ApiError(429, 'too_many_requests', `more than ${rate.perSecond} management calls per second from this account`, undefined, { 'retry-after': String(retryAfter) });
     }
   };
 

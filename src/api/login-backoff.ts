@@ -13,7 +13,8 @@ export class BoundedMap<V> {
   get size(): number { return this.m.size; }
 }
 
-interface Streak { count: number; until: number; last: number }
+/** A run of failures: how many in a row, and when the last was (ms). */
+export interface Streak { count: number; last: number }
 
 export interface BackoffOptions {
   /** Failures in a row before a wait: 1 s, then doubling up to `maxBackoffMs`. */
@@ -24,14 +25,58 @@ export interface BackoffOptions {
   maxEntries: number;
 }
 
+/** What the backoff of one login (email, address) depends on, wherever it is kept. */
+export interface BackoffState {
+  /** The email's streak from this address, and the email's own. */
+  pair?: Streak;
+  email?: Streak;
+  /** When the address last failed (any email). */
+  dirtyAt?: number;
+  /** Whether the address logged in to this email before. */
+  knownGood: boolean;
+}
+
+/**
+ * Where the backoff after failed logins is kept: this instance's memory (LoginBackoff), Redis (redis-login-backoff.ts),
+ * or both (shared-login-backoff.ts, cluster mode). login-backoff.contract.ts runs against each.
+ */
+export interface LoginBackoffStore {
+  /** Seconds `address` must wait before a login to `email` is checked, or 0. */
+  waitSeconds(email: string, address: string, now: number): number | Promise<number>;
+  failed(email: string, address: string, now: number): void | Promise<void>;
+  /** The right password from `address`: its own streak ends, and it is known for this email from now on. */
+  succeeded(email: string, address: string): void | Promise<void>;
+}
+
+/** When a streak's wait ends (0: no wait): 1 s at `freeFailures` in a row, doubling up to `maxBackoffMs`. */
+export function streakUntil(s: Streak | undefined, o: BackoffOptions): number {
+  if (!s || s.count < o.freeFailures) return 0;
+  return s.last + Math.min(o.maxBackoffMs, 1000 * 2 ** Math.min(30, s.count - o.freeFailures));
+}
+
+/**
+ * The seconds to wait, from the state (one rule for every store). The email's streak holds back only an address
+ * that has failed lately and has not logged in to this email before; the pair's holds back the address that failed.
+ */
+export function backoffWait(st: BackoffState, now: number, o: BackoffOptions): number {
+  const fresh = (s: Streak | undefined) => (s && now - s.last < o.cleanAfterMs ? s : undefined);
+  const pair = streakUntil(fresh(st.pair), o);
+  let until = pair > now ? pair : 0;
+  const e = streakUntil(fresh(st.email), o);
+  const dirty = st.dirtyAt !== undefined && now - st.dirtyAt < o.cleanAfterMs;
+  if (e > now && until < e && dirty && !st.knownGood) until = e;
+  return until > now ? Math.ceil((until - now) / 1000) : 0;
+}
+
 /**
  * Backoff after failed logins (issue 17). Two streaks per failure: the email's own (guessing one account slowly from
  * many addresses) and the email's from this address. The email's streak holds back only addresses that have failed
  * lately (any email) and have not logged in to this email before: a clean address, or one the owner logs in from,
  * is never refused the right password because someone elsewhere keeps the email "locked". The pair's streak holds
- * back the address that failed, whatever else.
+ * back the address that failed, whatever else. This is the memory store: one instance's, and the local part of
+ * the shared one.
  */
-export class LoginBackoff {
+export class LoginBackoff implements LoginBackoffStore {
   private readonly byEmail: BoundedMap<Streak>;
   private readonly byPair: BoundedMap<Streak>;
   /** Addresses by their last failure. */
@@ -48,11 +93,10 @@ export class LoginBackoff {
 
   /** Seconds `address` must wait before a login to `email` is checked, or 0. */
   waitSeconds(email: string, address: string, now: number): number {
-    const pair = this.byPair.get(`${email}\0${address}`);
-    let until = pair && pair.until > now ? pair.until : 0;
-    const e = this.byEmail.get(email);
-    if (e && e.until > now && until < e.until && this.hasFailed(address, now) && !this.knownGood.get(`${email}\0${address}`)) until = e.until;
-    return until > now ? Math.ceil((until - now) / 1000) : 0;
+    return backoffWait({
+      pair: this.byPair.get(`${email}\0${address}`), email: this.byEmail.get(email),
+      dirtyAt: this.dirty.get(address), knownGood: this.knownGood.get(`${email}\0${address}`) === true,
+    }, now, this.o);
   }
 
   failed(email: string, address: string, now: number): void {
@@ -79,10 +123,9 @@ export class LoginBackoff {
 
   private bump(map: BoundedMap<Streak>, key: string, now: number): void {
     const old = map.get(key);
-    const s = old && now - old.last < this.o.cleanAfterMs ? old : { count: 0, until: 0, last: now };
+    const s = old && now - old.last < this.o.cleanAfterMs ? old : { count: 0, last: now };
     s.count++;
     s.last = now;
-    if (s.count >= this.o.freeFailures) s.until = now + Math.min(this.o.maxBackoffMs, 1000 * 2 ** Math.min(30, s.count - this.o.freeFailures));
     map.set(key, s);
   }
 }

@@ -3,8 +3,9 @@ import type { Account } from '../store/model.ts';
 import { hashPassword, verifyPassword } from '../accounts/password.ts';
 import type { Store } from '../store/store.ts';
 import { AddressBounds } from './address-bounds.ts';
-import { LoginBackoff } from './login-backoff.ts';
+import { LoginBackoff, type BackoffOptions, type LoginBackoffStore } from './login-backoff.ts';
 import { addressAndSubnet } from '../limits/subnet.ts';
+import type { BudgetLimiter } from '../limits/event-budget.ts';
 
 interface Verified { accountId: string; passwordHash: string; updatedAt: string; expires: number }
 
@@ -28,6 +29,18 @@ export interface PasswordLoginOptions {
   failureBurst?: number;
   verify?: typeof verifyPassword;
   now?: () => number;
+  /** Cluster mode (issue 21): the gateway's Redis limiter, where the address budgets are kept too. */
+  sharedLimiter?: BudgetLimiter;
+  /** Cluster mode: the backoff kept in Redis too (shared-login-backoff.ts); default this instance's memory. */
+  backoff?: LoginBackoffStore & Pick<LoginBackoff, 'trusted'>;
+}
+
+/** The backoff's options from the logins' (defaults: 3 free failures, then 1 s doubling up to 60 s; clean after 15 min). */
+export function loginBackoffOptions(opts: PasswordLoginOptions = {}): BackoffOptions {
+  return {
+    freeFailures: opts.freeFailures ?? 3, maxBackoffMs: opts.maxBackoffMs ?? 60_000,
+    cleanAfterMs: opts.cleanAfterMs ?? 15 * 60_000, maxEntries: (opts.maxEntries ?? 1000) * 100,
+  };
 }
 
 /** A login not checked at all: too many checks waiting, or its email failed too often just now. */
@@ -68,7 +81,7 @@ export class PasswordLogins {
   private readonly maxWaiting: number;
   private readonly now: () => number;
   /** Per email (lowercased, existing or not: no enumeration) and per email and address: failures in a row. */
-  private readonly backoff: LoginBackoff;
+  private readonly backoff: LoginBackoffStore & Pick<LoginBackoff, 'trusted'>;
   private readonly addresses: AddressBounds;
 
   constructor(private readonly store: Pick<Store, 'getAccountByEmail'>, opts: PasswordLoginOptions = {}) {
@@ -78,12 +91,10 @@ export class PasswordLogins {
     this.verify = opts.verify ?? verifyPassword;
     this.maxWaiting = opts.maxWaiting ?? 8;
     this.now = opts.now ?? Date.now;
-    this.backoff = new LoginBackoff({
-      freeFailures: opts.freeFailures ?? 3, maxBackoffMs: opts.maxBackoffMs ?? 60_000,
-      cleanAfterMs: opts.cleanAfterMs ?? 15 * 60_000, maxEntries: this.maxEntries * 100,
-    });
+    this.backoff = opts.backoff ?? new LoginBackoff(loginBackoffOptions(opts));
     this.addresses = new AddressBounds({
       checksPerSubnet: opts.checksPerSubnet ?? 2, failuresPerMinute: opts.failuresPerMinute ?? 6, failureBurst: opts.failureBurst ?? 10, now: this.now,
+      shared: opts.sharedLimiter,
     });
   }
 
@@ -94,9 +105,9 @@ export class PasswordLogins {
    */
   async login(email: string, password: string, ip: string): Promise<Account | undefined> {
     const who = email.toLowerCase();
-    this.refuseWhileBackingOff(who, ip);
+    await this.refuseWhileBackingOff(who, ip);
     const account = await this.checked(email, password, ip);
-    this.count(who, ip, account !== undefined);
+    await this.count(who, ip, account !== undefined);
     return account;
   }
 
@@ -106,22 +117,22 @@ export class PasswordLogins {
    */
   async verifyCurrent(account: Account, password: string, ip: string): Promise<boolean> {
     const who = account.email.toLowerCase();
-    this.refuseWhileBackingOff(who, ip);
+    await this.refuseWhileBackingOff(who, ip);
     const ok = account.passwordHash !== null && (await this.bounded(who, ip, () => this.verify(password, account.passwordHash!)));
-    this.count(who, ip, ok);
+    await this.count(who, ip, ok);
     return ok;
   }
 
-  private refuseWhileBackingOff(who: string, ip: string): void {
-    const wait = this.backoff.waitSeconds(who, addressAndSubnet(ip).address, this.now());
+  private async refuseWhileBackingOff(who: string, ip: string): Promise<void> {
+    const wait = await this.backoff.waitSeconds(who, addressAndSubnet(ip).address, this.now());
     if (wait > 0) throw new PasswordCheckRefused(wait, 'backoff');
   }
 
-  private count(who: string, ip: string, ok: boolean): void {
+  /** Awaited: in cluster mode the next try may reach another instance at once, and must find this one counted. */
+  private async count(who: string, ip: string, ok: boolean): Promise<void> {
     const { address } = addressAndSubnet(ip);
     if (ok) return this.backoff.succeeded(who, address);
-    this.backoff.failed(who, address, this.now());
-    this.addresses.failed(ip);
+    await Promise.all([this.backoff.failed(who, address, this.now()), this.addresses.failed(ip)]);
   }
 
   private async checked(email: string, password: string, ip: string): Promise<Account | undefined> {
@@ -157,7 +168,7 @@ export class PasswordLogins {
    * all the slots, so an owner's login waits for no guess at all when that slot is free.
    */
   private async bounded<T>(who: string, ip: string, fn: () => Promise<T>): Promise<T> {
-    const release = this.addresses.enter(ip);
+    const release = await this.addresses.enter(ip);
     if (typeof release !== 'function') throw new PasswordCheckRefused(release.retryAfterSeconds, 'address', release.message);
     try {
       return await this.limited(this.backoff.trusted(who, addressAndSubnet(ip).address, this.now()), fn);

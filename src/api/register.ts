@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import type { AccountsService } from '../accounts/service.ts';
 import type { KeyResolver } from '../auth/key-resolver.ts';
 import { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
@@ -11,7 +12,9 @@ import { ApiError, handleApiError, sendApiError } from './errors.ts';
 import { openApiRoute, registerOpenApi } from './openapi.ts';
 import { operatorRoutes } from './operator-routes.ts';
 import cookie from '@fastify/cookie';
-import { PasswordLogins } from './password-login.ts';
+import { loginBackoffOptions, PasswordLogins } from './password-login.ts';
+import { openLoginBackoff } from './shared-login-backoff.ts';
+import type { BudgetLimiter } from '../limits/event-budget.ts';
 import { sessionRoutes } from './session-routes.ts';
 import { analyticsRoutes } from './analytics-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
@@ -29,7 +32,7 @@ export const API_PREFIX = '/api/v1';
  * error shape and 404, and an OpenAPI document of exactly these routes (the JSON-RPC endpoint is outside this
  * context, so it is not in it). See docs/api.md.
  */
-export function registerApi(app: FastifyInstance, deps: { config: Readonly<Config>; accounts: AccountsService; keys: KeyResolver; store: Store; networks: Networks; usage?: UsageRecorder; limits?: Limits; webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> } }): void {
+export function registerApi(app: FastifyInstance, deps: { config: Readonly<Config>; accounts: AccountsService; keys: KeyResolver; store: Store; networks: Networks; usage?: UsageRecorder; limits?: Limits; rateLimiter?: BudgetLimiter; webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> } }): void {
   app.register(async (api) => {
     await registerOpenApi(api);
     for (const schema of SHARED_SCHEMAS) api.addSchema(schema);
@@ -59,13 +62,17 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
 
     await api.register(cookie);
     const { perSecond, burst } = deps.config.limits.unknownKeys;
-    const guard = new UnknownKeyGuard(perSecond, burst);
+    // Cluster mode (issue 21): failures, login backoff, new sessions and calls per account count across instances.
+    const shared = deps.rateLimiter;
+    const guard = new UnknownKeyGuard(perSecond, burst, shared, 'uk:api');
     const { failuresPerMinute, failureBurst, checksPerSubnet, sessionsPerMinute, sessionBurst } = deps.config.limits.logins;
-    const logins = new PasswordLogins(deps.store, { failuresPerMinute, failureBurst, checksPerSubnet });
+    const { backoff, close } = await openLoginBackoff({ options: loginBackoffOptions(), redisUrl: deps.config.limits.redisUrl, timeoutMs: deps.config.limits.redisTimeoutMs, log: api.log as unknown as Logger });
+    api.addHook('onClose', close);
+    const logins = new PasswordLogins(deps.store, { failuresPerMinute, failureBurst, checksPerSubnet, sharedLimiter: shared, backoff });
     const sessions = new Sessions(deps.store, deps.config.dashboard.sessionHours * 3_600_000, deps.config.dashboard.maxSessionsPerAccount);
-    const auth = apiAuthentication(deps.keys, logins, guard, deps.config.limits.managementApi, sessions, deps.store);
+    const auth = apiAuthentication(deps.keys, logins, guard, deps.config.limits.managementApi, sessions, deps.store, shared);
     openApiRoute(api);
-    await api.register(sessionRoutes, { accounts: deps.accounts, logins, sessions, guard, authenticate: auth.account, sessionsPerAddress: { perMinute: sessionsPerMinute, burst: sessionBurst } });
+    await api.register(sessionRoutes, { accounts: deps.accounts, logins, sessions, guard, authenticate: auth.account, sessionsPerAddress: { perMinute: sessionsPerMinute, burst: sessionBurst }, shared });
     await api.register(accountRoutes, { accounts: deps.accounts, authenticate: auth.account });
     if (deps.webhooks) {
       await api.register(webhookRoutes, {

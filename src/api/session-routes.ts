@@ -3,7 +3,8 @@ import type { Account } from '../store/model.ts';
 import type { AccountsService } from '../accounts/service.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
 import { addressAndSubnet } from '../limits/subnet.ts';
-import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
+import type { BudgetLimiter } from '../limits/event-budget.ts';
+import { eventBudget } from '../limits/shared-event-budget.ts';
 import { ApiError } from './errors.ts';
 import { errorResponses } from './schemas.ts';
 import { PasswordCheckRefused, type PasswordLogins } from './password-login.ts';
@@ -21,6 +22,8 @@ interface Opts {
   authenticate: onRequestAsyncHookHandler;
   /** Successful logins (new sessions) per client address: a rate per minute and a burst. */
   sessionsPerAddress: { perMinute: number; burst: number };
+  /** Cluster mode: the gateway's Redis limiter, where new sessions per address are counted too (issue 21). */
+  shared?: BudgetLimiter;
 }
 
 const who = (a: Account) => ({ id: a.id, name: a.name, email: a.email, role: a.role, planId: a.planId });
@@ -35,8 +38,8 @@ const who = (a: Account) => ({ id: a.id, name: a.name, email: a.email, role: a.r
  */
 export async function sessionRoutes(api: FastifyInstance, opts: Opts) {
   const { sessions, logins, guard, accounts } = opts;
-  const created = new MemoryRateLimiter();
   const perSecond = opts.sessionsPerAddress.perMinute / 60;
+  const created = eventBudget('sessions', { perSecond, burst: opts.sessionsPerAddress.burst }, opts.shared);
   const refused = (err: unknown) => err instanceof PasswordCheckRefused
     ? new ApiError(429, 'too_many_requests', err.message, undefined, { 'retry-after': String(err.retryAfterSeconds) })
     : err;
@@ -50,9 +53,9 @@ export async function sessionRoutes(api: FastifyInstance, opts: Opts) {
     },
   }, async (req, reply) => {
     const tooMany = (s: number) => new ApiError(429, 'too_many_requests', 'too many failed logins from this address', undefined, { 'retry-after': String(s) });
-    if (guard.exhausted(req.ip)) throw tooMany(1);
-    const address = `login ${addressAndSubnet(req.ip).address}`;
-    if (!created.wouldAdmit(address, 1, perSecond, opts.sessionsPerAddress.burst)) {
+    if (await guard.exhausted(req.ip)) throw tooMany(1);
+    const address = addressAndSubnet(req.ip).address;
+    if (await created.exhausted(address)) {
       throw new ApiError(429, 'too_many_requests', 'too many logins from this address', undefined, { 'retry-after': String(Math.ceil(1 / perSecond)) });
     }
     let account: Account | undefined;
@@ -62,11 +65,11 @@ export async function sessionRoutes(api: FastifyInstance, opts: Opts) {
       throw refused(err);
     }
     if (!account || account.status !== 'active') {
-      const retryAfter = guard.failed(req.ip);
+      const retryAfter = await guard.failed(req.ip);
       if (retryAfter !== undefined) throw tooMany(retryAfter);
       throw new ApiError(401, 'unauthorized', LOGIN_FAILED);
     }
-    created.consumeSync(address, 1, perSecond, opts.sessionsPerAddress.burst);
+    await created.spend(address);
     const { value, session } = await sessions.create(account);
     setCookie(req, reply, value, sessions.maxAgeSeconds);
     req.log.info({ accountId: account.id, email: account.email }, 'dashboard login');

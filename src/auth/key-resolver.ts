@@ -66,13 +66,19 @@ export class KeyResolver {
 
   /**
    * The key's context, or 401 (-32010): missing, malformed, unknown, expired, revoked, or of a suspended account.
-   * The reason goes in `data.detail`, never the key.
+   * The reason goes in `data.detail`, never the key. Thrown at once when decided at once (a malformed key, a key in
+   * memory), else a rejection.
    */
-  async resolve(value: string | undefined): Promise<ResolvedKey> {
+  resolve(value: string | undefined): ResolvedKey | Promise<ResolvedKey> {
     if (!value || !KEY_SHAPE.test(value)) throw new GatewayError('INVALID_KEY');
     const now = this.now();
-    let entry = this.cache.get(value);
-    if (!entry || entry.expires < now) entry = await this.refresh(value, entry, now);
+    const entry = this.cache.get(value);
+    // A key known and fresh is decided at once (no promise: every request passes here); else once the store answers.
+    if (!entry || entry.expires < now) return this.refresh(value, entry, now).then((e) => this.usable(e, now));
+    return this.usable(entry, now);
+  }
+
+  private usable(entry: Entry, now: number): ResolvedKey {
     const r = entry.resolved;
     if (!r) throw new GatewayError('INVALID_KEY');
     if (r.key.revokedAt) throw new GatewayError('KEY_REVOKED');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { agreedHead, believableUpTo, HEAD_BOUND } from './agreed-head.ts';
+import { describe, test } from 'node:test';
+import { agreedHead, believableUpTo, HEAD_BOUND, quorumHead, type ChainClaim } from './agreed-head.ts';
 
 const LIE = 1_000_000_000_000;
 const T = 1_000_000;
@@ -48,4 +48,71 @@ test('a steadily advancing node is believed even when the other node is stalled'
 test('no claim: the last head holds; no bound (embedded chain): every claim believed', () => {
   assert.equal(agreedHead([undefined, undefined], at100, T, HEAD_BOUND).head, 100);
   assert.equal(agreedHead([{ head: LIE }, { head: 100 }], at100, T, undefined).head, LIE);
+});
+
+describe('a quorum of nodes with the same hash (issue 19)', () => {
+  /** A node's latest block `n` on branch `b` (hash `b<n>`), and the hashes it was asked for. */
+  const on = (b: string, n: number, asked: number[] = []): ChainClaim => ({ block: { number: n, hash: `${b}${n}` }, hashes: new Map(asked.map((k) => [k, `${b}${k}`])) });
+  const rule = { size: 2, maxLag: 5 };
+  const all = (k: number) => Array<boolean>(k).fill(true);
+
+  test('three nodes at the same block: that block', () => {
+    assert.deepEqual(quorumHead([on('a', 10), on('a', 10), on('a', 10)], all(3), rule), { head: 10, forked: [false, false, false], wanted: [] });
+  });
+
+  test('one node a block ahead: the block the other two have; the one ahead is asked its hash there, and is not forked', () => {
+    const ahead = on('a', 11);
+    const first = quorumHead([ahead, on('a', 10), on('a', 10)], all(3), rule);
+    assert.equal(first.head, 10);
+    assert.deepEqual(first.wanted, [{ index: 0, number: 10 }]);
+    assert.deepEqual(quorumHead([on('a', 11, [10]), on('a', 10), on('a', 10)], all(3), rule), { head: 10, forked: [false, false, false], wanted: [] });
+  });
+
+  test('nodes at different heights agree at the lower one once the higher is asked its hash there', () => {
+    assert.equal(quorumHead([on('a', 12), on('a', 9)], all(2), rule).head, undefined, 'no hash of the node ahead at 9 yet');
+    assert.equal(quorumHead([on('a', 12, [9]), on('a', 9)], all(2), rule).head, 9);
+  });
+
+  test('one node on a branch of its own, far ahead: the other two set the head, it is forked, never the head', () => {
+    // It mined block 11 and 20 more alone; the others' block 11 is another.
+    const fork = on('c', 31, [11]);
+    const q = quorumHead([on('a', 11), fork, on('a', 11)], all(3), rule);
+    assert.deepEqual(q, { head: 11, forked: [false, true, false], wanted: [] });
+    // Before it is asked its block 11: the head is still the others', and its hash there is wanted.
+    const early = quorumHead([on('a', 11), on('c', 31), on('a', 11)], all(3), rule);
+    assert.equal(early.head, 11);
+    assert.deepEqual(early.wanted, [{ index: 1, number: 11 }]);
+  });
+
+  test('the quorum is capped at the healthy nodes: one of three answering is followed alone; none, no head', () => {
+    assert.deepEqual(quorumHead([undefined, on('a', 40), undefined], all(3), rule), { head: 40, forked: [false, false, false], wanted: [] });
+    assert.equal(quorumHead([on('a', 40), on('a', 41)], [true, false], rule).head, 40, 'a node not believed is not counted');
+    assert.equal(quorumHead([undefined, undefined], all(2), rule).head, undefined);
+  });
+
+  test('one node: its block; a quorum of 1: the highest', () => {
+    assert.equal(quorumHead([on('a', 7)], all(1), rule).head, 7);
+    assert.equal(quorumHead([on('a', 7), on('a', 9)], all(2), { size: 1, maxLag: 5 }).head, 9);
+  });
+
+  test('a node stalled far behind does not stall the network; nodes that agree far behind a lone node hold it', () => {
+    // Two nodes: one stopped at 40, the other at 100 on the same chain: the one that moves on is followed.
+    assert.equal(quorumHead([on('a', 100), on('a', 40)], all(2), rule).head, 100);
+    // Two nodes agreeing at 40 and one alone at 60 that has their block 40 (a branch not visible yet): the two are a
+    // quorum, and the lone node's newer blocks are not the head.
+    const alone: ChainClaim = { block: { number: 60, hash: 'c60' }, hashes: new Map([[40, 'a40']]) };
+    assert.deepEqual(quorumHead([on('a', 40), on('a', 40), alone], all(3), rule), { head: 40, forked: [false, false, false], wanted: [] });
+  });
+
+  test('two nodes left, each on a branch of its own: no quorum can be had, the highest is followed, none forked', () => {
+    const q = quorumHead([on('a', 12, [11]), on('c', 11)], all(2), rule);
+    assert.deepEqual(q, { head: 12, forked: [false, false], wanted: [] });
+    // Not known yet whether they are on one chain: the hash that says it is wanted, and the head waits for it.
+    assert.deepEqual(quorumHead([on('a', 12), on('c', 11)], all(2), rule), { head: undefined, forked: [false, false], wanted: [{ index: 0, number: 11 }] });
+  });
+
+  test('two branches with a quorum each at one height: no block there is agreed; the block they share is', () => {
+    const q = quorumHead([on('a', 10, [9]), on('a', 10, [9]), on('b', 10, [9]), on('b', 10, [9])].map((c) => ({ ...c, hashes: new Map([[9, 'x9']]) })), all(4), rule);
+    assert.equal(q.head, 9);
+  });
 });

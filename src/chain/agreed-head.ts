@@ -47,8 +47,8 @@ export function believableUpTo(last: LastHead, now: number, bound: HeadBound): n
  * allows since the agreed head last moved (`believableUpTo`), or when it is the only claim and the node served that
  * block. The agreed head never jumps to what one node alone claims while others disagree; a network of one node
  * (or at start, with nothing known yet) believes its node, except for a jump beyond what time allows.
- * Without a bound (an embedded chain: Nodegate's own anvil), every claim is believed. Issue 19's quorum replaces
- * the rule here, and only here.
+ * Without a bound (an embedded chain: Nodegate's own anvil), every claim is believed. The head is the highest
+ * believed one: with several nodes, what lag is measured from; the network's head is then `quorumHead`'s block.
  */
 export function agreedHead(claims: ReadonlyArray<HeadClaim | undefined>, last: LastHead, now: number, bound: HeadBound | undefined): Agreed {
   const byTime = bound === undefined ? Infinity : believableUpTo(last, now, bound);
@@ -70,4 +70,108 @@ export function agreedHead(claims: ReadonlyArray<HeadClaim | undefined>, last: L
     if (believed[i] && h !== undefined && (head === undefined || h > head)) head = h;
   }
   return { head: head ?? last.head, believed };
+}
+
+/** How many healthy nodes must have a block with the same hash (config `upstreams.quorum`), and the lag bound. */
+export interface QuorumRule {
+  size: number;
+  /** `maxLagBlocks`: a node further behind the highest believed head is lagging (see `quorumHead`). */
+  maxLag: number;
+}
+
+/** A member's latest block as the last check read it, and the hashes of other blocks it was asked for. */
+export interface ChainClaim {
+  block: { number: number; hash: string } | undefined;
+  hashes: ReadonlyMap<number, string>;
+}
+
+export interface Quorum {
+  /** The highest block a quorum of healthy nodes has with the same hash; undefined when they agree on none. */
+  head: number | undefined;
+  /** Per member: its block at a height the quorum agrees on has another hash (it is on another branch). */
+  forked: boolean[];
+  /** Hashes that would decide more (a member above a candidate block whose hash there is unknown), highest first. */
+  wanted: Array<{ index: number; number: number }>;
+}
+
+/** Blocks below the highest head a quorum is looked for; further down, the nodes are taken as agreeing on none. */
+const QUORUM_WINDOW = 64;
+
+/**
+ * The network's agreed head with a quorum (issue 19, as proxyd's "highest common block"): the highest block that at
+ * least `q` of the healthy, believed members (`believed` from `agreedHead`; a member without a read `block` is
+ * not counted) have with the same hash, q = min(rule.size, their number), so one node when there is one. A member
+ * whose block at that height has another hash is `forked`. Nodes more than `maxLag` behind the highest head are
+ * lagging and left out of the count, unless they are `q` or more themselves: then a node far ahead of a quorum is
+ * more likely one that mined blocks alone than the quorum stalled, and the quorum holds. When no `q` nodes are on
+ * one chain at all (two left, on branches of their own), the highest is followed. A hash not known yet (a
+ * member above a candidate, asked only for its latest block) is `wanted`: the chain module reads it and decides
+ * again. Forks are told only with q of 2 or more.
+ */
+export function quorumHead(claims: ReadonlyArray<ChainClaim | undefined>, believed: readonly boolean[], rule: QuorumRule): Quorum {
+  const forked = claims.map(() => false);
+  const wanted: Quorum['wanted'] = [];
+  const tip = (i: number) => claims[i]!.block!.number;
+  const hashAt = (i: number, n: number): string | undefined => {
+    const c = claims[i]!;
+    return c.block!.number === n ? c.block!.hash : c.hashes.get(n);
+  };
+  const healthy = claims.flatMap((c, i) => (c?.block !== undefined && believed[i] ? [i] : []));
+  if (healthy.length === 0) return { head: undefined, forked, wanted };
+  const search = (group: number[], q: number): { n: number; hash: string } | undefined => {
+    const top = Math.max(...group.map(tip));
+    const candidates = new Set<number>();
+    for (const i of group) {
+      candidates.add(tip(i));
+      for (const n of claims[i]!.hashes.keys()) if (n <= tip(i)) candidates.add(n);
+    }
+    for (const n of [...candidates].filter((x) => x >= top - QUORUM_WINDOW).sort((a, b) => b - a)) {
+      const count = new Map<string, number>();
+      for (const i of group) {
+        if (tip(i) < n) continue;
+        const h = hashAt(i, n);
+        if (h === undefined) wanted.push({ index: i, number: n });
+        else count.set(h, (count.get(h) ?? 0) + 1);
+      }
+      const agreeing = [...count].filter(([, k]) => k >= q);
+      if (agreeing.length === 1) return { n, hash: agreeing[0][0] };
+    }
+    return undefined;
+  };
+  let group = healthy;
+  let q = Math.min(rule.size, group.length);
+  // Nodes on one chain: the lower one's latest block is the higher one's block at that height (not known yet:
+  // taken as so, and wanted). When no q of them are on one chain (two nodes left, each on a branch of its own),
+  // no quorum can be had: the highest is followed, as with one node, and nothing is marked forked.
+  const oneChain = (i: number, j: number): boolean => {
+    const [lo, hi] = tip(i) <= tip(j) ? [i, j] : [j, i];
+    const h = hashAt(hi, tip(lo));
+    if (h === undefined) wanted.push({ index: hi, number: tip(lo) });
+    return h === undefined || h === hashAt(lo, tip(lo));
+  };
+  if (q > 1 && Math.max(...healthy.map((i) => healthy.filter((j) => j === i || oneChain(i, j)).length)) < q) q = 1;
+  let found = search(group, q);
+  const top = Math.max(...healthy.map(tip));
+  const lagging = healthy.filter((i) => tip(i) < top - rule.maxLag);
+  if (q > 1 && (found === undefined || found.n < top - rule.maxLag) && lagging.length > 0 && lagging.length < q) {
+    // Lagging nodes too few to be a quorum themselves: a stalled node, left out (it must not stall the network).
+    group = healthy.filter((i) => !lagging.includes(i));
+    q = Math.min(rule.size, group.length);
+    found = search(group, q);
+  }
+  const asked = new Set<string>();
+  const unique = wanted.filter((w) => !asked.has(`${w.index}:${w.number}`) && asked.add(`${w.index}:${w.number}`));
+  if (found === undefined || q < 2) return { head: found?.n, forked, wanted: unique };
+  const supporters = group.filter((i) => tip(i) >= found.n && hashAt(i, found.n) === found.hash);
+  for (const i of healthy) {
+    if (tip(i) >= found.n) {
+      const h = hashAt(i, found.n);
+      forked[i] = h !== undefined && h !== found.hash;
+      continue;
+    }
+    // Below the agreed block: on another branch if a node of the quorum has another hash at its latest block.
+    const theirs = supporters.map((s) => hashAt(s, tip(i))).find((h) => h !== undefined);
+    forked[i] = theirs !== undefined && theirs !== hashAt(i, tip(i));
+  }
+  return { head: found.n, forked, wanted: unique };
 }

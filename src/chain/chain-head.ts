@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import { believableUpTo, type HeadBound } from './agreed-head.ts';
 import { blockSeenIn } from './block-seen.ts';
+import type { SharedHead } from './cluster-head.ts';
 
 /** What the head tells the chain module, which turns it into events (chain/chain.ts). */
 export interface HeadListener {
@@ -29,6 +30,12 @@ export class ChainHead {
   movedAt = Date.now();
   /** The last observation was below the head (once may be a node a moment behind; twice, the chain went back). */
   private behind = false;
+  /**
+   * `eth_blockNumber` answers this head, never a node's own number: on a network whose head is a quorum's block
+   * (issue 19), a node ahead alone (one mining a branch of its own, before the others reach its height and show it)
+   * does not move it. Answers that show a block (a receipt, a block) still do (read-your-writes).
+   */
+  agreedOnly = false;
 
   constructor(
     private readonly finalityDepth: number,
@@ -59,13 +66,38 @@ export class ChainHead {
     if (was === undefined || n > was) this[tag] = n;
   }
 
-  /** Block `n` exists (an answer showed it): the head moves to it if it is newer. */
-  advance(n: number): void {
+  /**
+   * Cluster mode (chain/cluster-head.ts): the head every instance shares. A block this instance takes as existing is
+   * published, and `announced` holds the answers that show it until Redis has it.
+   */
+  shared: SharedHead | undefined;
+  private announcing = 0;
+  private lastAnnounce: Promise<void> | undefined;
+
+  /**
+   * Block `n` exists (an answer showed it, or, `fromCluster`, another instance published it): the head moves to it
+   * if it is newer. A block learnt here is published to the other instances.
+   */
+  advance(n: number, fromCluster = false): void {
     if (this.number !== undefined && n <= this.number) return;
     this.number = n;
     this.movedAt = Date.now();
     this.epoch++;
+    if (this.shared && !fromCluster) {
+      this.announcing++;
+      // Published in order on one connection: the last one's reply comes after every earlier one's.
+      this.lastAnnounce = this.shared.publish(n).finally(() => { this.announcing--; });
+    }
     this.listener.advanced(n);
+  }
+
+  /**
+   * While a block this instance took as existing is not yet known to the other instances: the promise of its
+   * publication, which an answer showing it or tied to it waits for (so that a caller who saw it here never finds an
+   * older head on another instance). Undefined otherwise, and always on one instance.
+   */
+  announced(): Promise<void> | undefined {
+    return this.announcing > 0 ? this.lastAnnounce : undefined;
   }
 
   /**
@@ -81,7 +113,7 @@ export class ChainHead {
   sawBlock(method: string, n: number | undefined, answer: UpstreamAnswer): UpstreamAnswer {
     if (answer.error !== undefined || n === undefined) return answer;
     // Below what a caller saw, or a jump no chain makes (a lying node): the head as the chain module holds it.
-    if (method === 'eth_blockNumber' && this.number !== undefined && (n < this.number || !this.believable(n))) return { result: `0x${this.number.toString(16)}` };
+    if (method === 'eth_blockNumber' && this.number !== undefined && (this.agreedOnly || n < this.number || !this.believable(n))) return { result: `0x${this.number.toString(16)}` };
     if (!this.believable(n)) return answer;
     this.advance(n);
     return answer;
@@ -128,6 +160,7 @@ export class ChainHead {
       this.movedAt = Date.now();
       this.epoch++;
       this.behind = false;
+      void this.shared?.lower(n);
       this.listener.wentBack(from, n);
       return;
     }

@@ -64,17 +64,24 @@ describe('the chain module follows blocks for its subscribers', () => {
   });
 });
 
-/** A node whose head the test sets, and which has (serves) blocks up to `has`. */
+/**
+ * A node whose head the test sets (its latest block says that number, as a lying node's does), and which has
+ * (serves) blocks up to `has`; blocks above `branchFrom` are of a branch of its own (another hash).
+ */
 class HeadNode implements Upstream {
   calls: string[] = [];
+  branchFrom = Infinity;
   constructor(readonly label: string, public head: number, public has = head) {}
+  private hashOf(n: number): string {
+    return n > this.branchFrom ? `0xb${n}` : `0x${n}`;
+  }
   async call(method: string, params: unknown[]): Promise<UpstreamAnswer> {
     this.calls.push(method);
     if (method === 'eth_chainId') return { result: '0x1' };
     if (method === 'eth_blockNumber') return { result: hex(this.head) };
     if (method === 'eth_getBlockByNumber') {
-      const n = params[0] === 'latest' ? this.has : Number(params[0]);
-      return { result: n <= this.has ? { number: hex(n), hash: `0x${n}`, parentHash: `0x${n - 1}` } : null };
+      const n = params[0] === 'latest' ? this.head : Number(params[0]);
+      return { result: n <= this.has || params[0] === 'latest' ? { number: hex(n), hash: this.hashOf(n), parentHash: this.hashOf(n - 1) } : null };
     }
     throw new Error(`unexpected ${method}`);
   }
@@ -82,8 +89,8 @@ class HeadNode implements Upstream {
 }
 
 const LIE = 1_000_000_000_000;
-const chainOf = (nodes: HeadNode[], roles: Array<'primary' | 'fallback'> = []) =>
-  new Chain('t', 1, nodes.map((n, i) => new UpstreamMember(n, { role: roles[i] ?? 'primary', weight: 1 }, i)), { breakerFailures: 3, breakerCooldownMs: 1000, maxLagBlocks: 5 }, 64, 60_000, pino({ level: 'silent' }));
+const chainOf = (nodes: HeadNode[], roles: Array<'primary' | 'fallback'> = [], quorum = 2) =>
+  new Chain('t', 1, nodes.map((n, i) => new UpstreamMember(n, { role: roles[i] ?? 'primary', weight: 1 }, i)), { breakerFailures: 3, breakerCooldownMs: 1000, maxLagBlocks: 5, quorum }, 64, 60_000, pino({ level: 'silent' }));
 
 describe('the chain module does not believe a head far ahead of the others', () => {
   for (const liarRole of ['primary', 'fallback'] as const) {
@@ -120,5 +127,59 @@ describe('the chain module does not believe a head far ahead of the others', () 
     assert.equal(held, 100);
     assert.equal(clamped, '0x64');
     assert.equal(chain.head.number, LIE);
+  });
+});
+
+describe('the head is the highest block a quorum of nodes has with the same hash (issue 19)', () => {
+  test('a node that mined a branch of its own, 20 blocks ahead: never the head, forked, takes no call', async () => {
+    const fork = new HeadNode('fork', 100);
+    const nodes = [new HeadNode('a', 100), fork, new HeadNode('b', 100)];
+    const chain = chainOf(nodes);
+    await chain.start();
+    chain.stop();
+    // It mines blocks 101-120 alone. Before the other two have a block 101 to compare, it looks like a node ahead:
+    // its height is not the head (eth_blockNumber says the quorum's), and the other two are not lagging (reads and
+    // raw transactions still reach them, so what is sent is not left to its branch alone).
+    fork.branchFrom = 100;
+    fork.head = fork.has = 120;
+    await chain.check();
+    const early = new Set<unknown>();
+    for (let i = 0; i < 30; i++) early.add(chain.head.seen('eth_blockNumber', [], await chain.call('eth_blockNumber', [], 1000)).result);
+    assert.deepEqual(chain.status().map((s) => s.state), ['up', 'up', 'up']);
+    assert.deepEqual([...early], ['0x64']);
+    assert.equal(chain.head.number, 100);
+    // The other two mine their own 101: the branch is seen.
+    for (const n of [nodes[0], nodes[2]]) n.head = n.has = 101;
+    await chain.check();
+    fork.calls = [];
+    const answers = new Set<unknown>();
+    for (let i = 0; i < 30; i++) answers.add(chain.head.seen('eth_blockNumber', [], await chain.call('eth_blockNumber', [], 1000)).result);
+    const states = chain.status().map((s) => s.state);
+    console.log(`fork: head ${chain.head.number}, eth_blockNumber answers ${[...answers]}, states ${states}, calls to the fork ${fork.calls.length}`);
+    assert.equal(chain.head.number, 101);
+    assert.deepEqual([...answers], ['0x65']);
+    assert.deepEqual(states, ['up', 'forked', 'up']);
+    assert.equal(fork.calls.length, 0);
+  });
+
+  test('one node a block ahead of the others: the head is the others\' block, and the node ahead still serves', async () => {
+    const nodes = [new HeadNode('a', 50), new HeadNode('b', 51), new HeadNode('c', 50)];
+    const chain = chainOf(nodes);
+    await chain.start();
+    chain.stop();
+    assert.equal(chain.head.number, 50);
+    assert.deepEqual(chain.status().map((s) => s.state), ['up', 'up', 'up']);
+    // A block an answer of the node ahead showed holds: the check's lower quorum block is not the chain going back.
+    chain.head.advance(51);
+    await chain.check();
+    await chain.check();
+    assert.equal(chain.head.number, 51);
+  });
+
+  test('a quorum of 1: the highest believed head, as before', async () => {
+    const chain = chainOf([new HeadNode('a', 50), new HeadNode('b', 52)], [], 1);
+    await chain.start();
+    chain.stop();
+    assert.equal(chain.head.number, 52);
   });
 });

@@ -3,8 +3,9 @@ import type { Logger } from 'pino';
 import type { Pacer } from '../background/pacer.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
-import { agreedHead, HEAD_BOUND, type HeadBound, type HeadClaim } from './agreed-head.ts';
+import { agreedHead, HEAD_BOUND, quorumHead, type HeadBound, type HeadClaim } from './agreed-head.ts';
 import { ChainHead } from './chain-head.ts';
+import type { NodesReport } from './cluster-head.ts';
 import { ChainWindow, type BlockRef, type ReorgChange } from './chain-window.ts';
 import { pinLatest } from './pin-latest.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
@@ -40,8 +41,11 @@ export interface UpstreamStatus {
   network: string;
   upstream: string;
   role: string;
-  /** `suspect`: it claims a head far ahead of the agreed head that nothing confirms; it takes no calls. */
-  state: 'up' | 'down' | 'lagging' | 'suspect' | 'refused' | 'unknown';
+  /**
+   * `suspect`: it claims a head far ahead of the agreed head that nothing confirms; `forked`: its block at a height
+   * a quorum of nodes agrees on has another hash (it is on another branch). Neither takes calls.
+   */
+  state: 'up' | 'down' | 'lagging' | 'suspect' | 'forked' | 'refused' | 'unknown';
   chainId: number | undefined;
   head: number | undefined;
   lag: number | undefined;
@@ -58,6 +62,15 @@ const BLOCKS_PER_ROUND = 256;
 const BLOCK_READ_MS = 10_000;
 /** Rounds of checks a lone node keeps to a held-back head before it is asked to serve that block. */
 const HOLD_ROUNDS = 3;
+
+/** A member's latest block as a round's check read it, and its head (as answers raised it) at that moment. */
+interface CheckedBlock {
+  number: number;
+  hash: string;
+  headThen: number | undefined;
+}
+/** Block hashes read per pass of `agree` at most (two passes a round), to compare nodes at different heights. */
+const HASH_READS = 4;
 
 /**
  * One network's chain (docs/decisions.md §9): the only part of the gateway that asks nodes for the head. It owns the
@@ -94,6 +107,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   ) {
     super();
     this.pool = new UpstreamPool(members, policy, () => this.best(), log);
+    this.pool.lagFrom = () => this.lagFrom();
     this.label = this.pool.label;
     this.window = new ChainWindow((n) => this.read(hex(n), BLOCK_READ_MS));
     this.window.subscribe((c) => {
@@ -106,6 +120,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
       // The head going back is a reorganisation too: the window drops what it held above `to` and says so.
       wentBack: (from, to) => this.window.wentBack(from, to),
     }, headBound);
+    this.head.agreedOnly = members.length > 1 && (policy.quorum ?? 1) > 1;
   }
 
   /** Checks every upstream once (a dead one is a warning, not silence), then every `checkIntervalMs`. */
@@ -128,30 +143,46 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   }
 
   /**
-   * The agreed head: the highest head among upstreams that answer and serve this chain, that is believed
-   * (agreed-head.ts: not far ahead of all the others, nor of what time allows). A member above it is `suspect`.
+   * The highest believed head among upstreams that answer, serve this chain and are not on another branch
+   * (agreed-head.ts: not far ahead of all the others, nor of what time allows): what lag is measured from. A member
+   * above it is `suspect`. The network's head itself follows the quorum's block (`agree`) on networks of several.
    */
   best(now = Date.now()): number | undefined {
     return agreedHead(this.claims(now), { head: this.head.number, at: this.head.movedAt }, now, this.headBound).head;
   }
 
   /**
-   * The agreed head is below the head callers were shown only because the nodes that had it stopped answering
-   * (their breaker is open): that is not the chain going back, and the head holds (issue 19: with only a node 3
-   * blocks behind left, `eth_blockNumber` went back from 44 to 41 and filters reported logs removed that no
-   * reorganisation had removed). Once a node that answers reaches the head, it moves on as before; a node that
-   * answers again and is itself lower is the chain going back (`ChainHead.observe`).
+   * Where lag is measured from: the highest believed head, but with a quorum at most maxLagBlocks above the head
+   * callers were shown. A node alone far ahead (one mining a branch of its own, before the others reach its height
+   * and show it `forked`) does not make the others `lagging`: reads and raw transactions still reach them, and a
+   * transaction is not left to that node's branch alone.
    */
-  private heldByLostNode(best: number): boolean {
+  lagFrom(now = Date.now()): number | undefined {
+    const front = this.best(now);
     const shown = this.head.number;
-    if (shown === undefined || best >= shown) return false;
-    const now = Date.now();
-    return this.members.some((m) => !m.refused && m.head !== undefined && m.head >= shown && m.breaker(now) === 'open');
+    return this.head.agreedOnly && front !== undefined && shown !== undefined ? Math.min(front, shown + this.policy.maxLagBlocks) : front;
   }
 
-  /** Each member's head, if it answers and serves this chain. */
+  /**
+   * The agreed head is below the head callers were shown while a node that is not on another branch still has the
+   * shown block: that is not the chain going back, and the head holds. Either the nodes that had it stopped
+   * answering (their breaker is open; issue 19: with only a node 3 blocks behind left, `eth_blockNumber` went back
+   * from 44 to 41 and filters reported logs removed that no reorganisation had removed), or a node that answers is
+   * ahead of the quorum (an answer of it showed a newer block: read-your-writes). Only when no such node has the
+   * shown block any more is a lower head the chain going back (`ChainHead.observe`).
+   */
+  private shownStillHeld(head: number): boolean {
+    const shown = this.head.number;
+    if (shown === undefined || head >= shown) return false;
+    const now = Date.now();
+    const best = this.best(now);
+    return this.members.some((m) => !m.refused && !m.forked && m.head !== undefined && m.head >= shown
+      && (m.breaker(now) === 'open' || best === undefined || m.head <= best));
+  }
+
+  /** Each member's head, if it answers, serves this chain and is not on another branch. */
   private claims(now: number): Array<HeadClaim | undefined> {
-    return this.members.map((m) => (m.refused || m.head === undefined || m.breaker(now) === 'open' ? undefined : { head: m.head, served: m.served }));
+    return this.members.map((m) => (m.refused || m.forked || m.head === undefined || m.breaker(now) === 'open' ? undefined : { head: m.head, served: m.served }));
   }
 
   /** One round of checks of every upstream (one round at a time; callers share it). */
@@ -160,12 +191,26 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   }
 
   private async checkAll(): Promise<void> {
-    await Promise.all(this.members.map((m) => this.checkOne(m)));
-    await this.proveHeld();
+    // Cluster mode: one instance checks the nodes (a lease), the others take its report (issue 21).
+    const shared = this.head.shared;
+    const ttl = Math.max(1500, 3 * this.checkIntervalMs);
+    // The first round is always this instance's own: it has to know its nodes answer it before it says it is ready.
+    const report = shared && this.timer !== undefined && !(await shared.leads(ttl)) ? await shared.lastReport() : undefined;
+    let agreed: number | undefined;
+    if (report) {
+      agreed = this.take(report);
+    } else {
+      const latest = await Promise.all(this.members.map((m) => this.checkOne(m)));
+      agreed = this.members.length > 1 ? await this.agree(latest) : undefined;
+      await this.proveHeld();
+      if (shared) void shared.report(this.reportOf(agreed), ttl);
+    }
     const best = this.best();
-    if (best !== undefined && !this.heldByLostNode(best)) this.head.observe(best);
+    // The network's head follows the quorum's block; with a quorum of one (one node), the highest believed head.
+    const head = this.members.length > 1 && (this.policy.quorum ?? 1) > 1 ? agreed : best;
+    if (head !== undefined && !this.shownStillHeld(head)) this.head.observe(head);
     for (const m of this.members) this.noteState(m, best);
-    if (this.members.length > 1 && best !== undefined) await this.readSettled(best);
+    if (!report && this.members.length > 1 && best !== undefined) await this.readSettled(best);
     if (this.listenerCount('block') > 0) await this.follow().catch((err) => this.log.debug({ err: String(err) }, 'following blocks failed; next round'));
     else this.window.clear(); // nobody listens: nothing is read, and following starts afresh when someone does
   }
@@ -228,7 +273,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
    * naming them are pinned): two reads per round. A node without them (null, an error) leaves them unknown.
    */
   private async readSettled(best: number): Promise<void> {
-    const m = this.members.find((x) => x.head === best && x.usable(best, this.policy));
+    const m = this.members.find((x) => x.head === best && x.usable(best, this.policy, Date.now(), this.lagFrom()));
     if (!m) return;
     await Promise.all((['safe', 'finalized'] as const).map(async (tag) => {
       try {
@@ -275,34 +320,123 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
    * in front of nodes) is out at the next round (issue 19: it served ~1,000 wrong answers and was never re-checked).
    * A refused node is asked its chain id every round too, and is back as soon as it serves the network's chain.
    */
-  private async checkOne(m: UpstreamMember): Promise<void> {
-    if (m.resting()) return;
+  private async checkOne(m: UpstreamMember): Promise<CheckedBlock | undefined> {
+    if (m.resting()) return undefined;
     const timeout = Math.max(1000, this.checkIntervalMs);
+    // With several nodes, their latest block (number and hash, in one request), to compare them (`agree`).
+    const several = this.members.length > 1;
     try {
       const [id, a] = await Promise.all([
         this.pool.via(m, 'eth_chainId', [], timeout),
-        m.refused ? undefined : this.pool.via(m, 'eth_blockNumber', [], timeout),
+        m.refused ? undefined : several ? this.pool.via(m, 'eth_getBlockByNumber', ['latest', false], timeout) : this.pool.via(m, 'eth_blockNumber', [], timeout),
       ]);
-      if (typeof id.result !== 'string') return;
+      if (typeof id.result !== 'string') return undefined;
       m.chainId = Number(id.result);
       if (m.chainId !== this.chainId) {
         if (!m.refused) this.log.error({ upstream: m.label, chainId: m.chainId, expected: this.chainId }, 'upstream refused: it serves another chain');
         m.refused = true;
         // What it said of its head (asked with the chain id) is another chain's: nothing the network may believe.
         m.head = undefined;
+        m.block = undefined;
+        m.hashes.clear();
         m.lastError = `chain id ${m.chainId} is not the network's ${this.chainId}`;
-        return;
+        return undefined;
       }
       if (m.refused) {
         m.refused = false;
         m.lastError = undefined;
         this.log.warn({ upstream: m.label, chainId: m.chainId }, "upstream serves the network's chain again");
-        return;
+        return undefined;
+      }
+      if (several) {
+        const b = blockOf(a?.result);
+        if (!b) return undefined;
+        m.noteLatest(b.number, b.hash, b.parentHash);
+        return { number: b.number, hash: b.hash, headThen: m.head };
       }
       // Its head as it is now, also lower than before (a node that lost blocks); an answer raised it already.
       if (typeof a?.result === 'string') m.head = Number(a.result);
     } catch {
       // Recorded by the pool (breaker); the next round tries again.
+    }
+    return undefined;
+  }
+
+  /**
+   * Networks of several nodes: the heads read this round are compared before any is taken (so no call goes to a
+   * node on another branch in between), the agreed head is the highest block a quorum of them has with the same
+   * hash (agreed-head.ts `quorumHead`), and a node whose block at a height the quorum agrees on has another hash is
+   * `forked`. Hashes not known yet are read, a few per round (`HASH_READS`, twice at most), each kept by its member.
+   * No agreement: the forked marks and the head stay as they were (undefined is returned).
+   */
+  private async agree(latest: ReadonlyArray<CheckedBlock | undefined>): Promise<number | undefined> {
+    const size = this.policy.quorum ?? 1;
+    const now = Date.now();
+    // Its head as it is now, also lower than before (a node that lost blocks); an answer raised it already.
+    const heads = this.members.map((m, i) => latest[i]?.number ?? m.head);
+    const claims = this.members.map((m, i) => (m.refused || heads[i] === undefined || m.breaker(now) === 'open' ? undefined : { head: heads[i]!, served: m.served }));
+    let agreed: number | undefined;
+    if (size > 1) {
+      const { believed } = agreedHead(claims, { head: this.head.number, at: this.head.movedAt }, now, this.headBound);
+      const chains = this.members.map((m, i) => (claims[i] && latest[i] && m.block ? { block: m.block, hashes: m.hashes } : undefined));
+      const rule = { size, maxLag: this.policy.maxLagBlocks };
+      let q = quorumHead(chains, believed, rule);
+      for (let pass = 0; pass < 2 && q.wanted.length > 0; pass++) {
+        const asks = new Map(q.wanted.map((w) => [`${w.index}:${w.number}`, w]));
+        await Promise.all([...asks.values()].slice(0, HASH_READS).map((w) => this.readHash(this.members[w.index], w.number)));
+        q = quorumHead(chains, believed, rule);
+      }
+      if (q.head !== undefined) {
+        agreed = q.head;
+        this.members.forEach((m, i) => {
+          if (chains[i]) m.forked = q.forked[i];
+        });
+      }
+    }
+    // Each head as read this round, also lower than before (a node that lost blocks), unless an answer raised it
+    // since: the round waits for its slowest node (a second for a stalled one), and its read, put back, left the
+    // only healthy node 170 blocks behind its own answers on a fast chain; two such rounds in a row were taken as
+    // the chain going back (issue 19, a CI run).
+    this.members.forEach((m, i) => {
+      const read = latest[i];
+      if (read) m.head = m.head === read.headThen || m.head === undefined ? read.number : Math.max(m.head, read.number);
+    });
+    return agreed;
+  }
+
+  /** This round's findings, for the instances that do not check (cluster mode). */
+  private reportOf(agreed: number | undefined): NodesReport {
+    const members: NodesReport['members'] = {};
+    for (const m of this.members) members[m.label] = { head: m.head, chainId: m.chainId, refused: m.refused, forked: m.forked };
+    return { agreed, safe: this.head.safe, finalized: this.head.finalized, members };
+  }
+
+  /**
+   * The checking instance's findings, taken as this round's (cluster mode): what each node serves, whether it is on
+   * another branch, its head (raised, never lowered: this instance's own answers may have shown more); its breaker
+   * stays this instance's own, from its own calls. Returns the head the round agreed on.
+   */
+  private take(report: NodesReport): number | undefined {
+    for (const m of this.members) {
+      const r = report.members[m.label];
+      if (!r) continue;
+      m.refused = r.refused;
+      m.forked = r.forked;
+      if (r.chainId !== undefined) m.chainId = r.chainId;
+      if (r.head !== undefined && !r.refused && (m.head === undefined || r.head > m.head)) m.head = r.head;
+    }
+    if (report.safe !== undefined) this.head.settled('safe', report.safe);
+    if (report.finalized !== undefined) this.head.settled('finalized', report.finalized);
+    return report.agreed;
+  }
+
+  /** The hash of a member's block `n`, kept by the member (`agree`); a failure or no block leaves it unknown. */
+  private async readHash(m: UpstreamMember, n: number): Promise<void> {
+    try {
+      const b = blockOf((await this.pool.via(m, 'eth_getBlockByNumber', [hex(n), false], Math.max(1000, this.checkIntervalMs))).result);
+      if (b && b.number === n) m.noteHash(n, b.hash);
+    } catch {
+      // Recorded by the pool; the next round asks again.
     }
   }
 
@@ -320,8 +454,9 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   private statusOf(m: UpstreamMember, best: number | undefined): UpstreamStatus {
     const breaker = m.breaker();
     const state = m.refused ? 'refused' : !m.reachable ? (m.lastError ? 'down' : 'unknown')
-      : m.suspect(best) ? 'suspect' : m.lagging(best, this.policy) ? 'lagging' : 'up';
-    const error = state === 'suspect' ? `head ${m.head} is far ahead of the agreed head ${best}; held back until other nodes confirm it` : m.lastError;
+      : m.forked ? 'forked' : m.suspect(best) ? 'suspect' : m.lagging(this.lagFrom(), this.policy) ? 'lagging' : 'up';
+    const error = state === 'suspect' ? `head ${m.head} is far ahead of the agreed head ${best}; held back until other nodes confirm it`
+      : state === 'forked' ? `its blocks are not those a quorum of nodes has (another branch); no calls until it agrees again` : m.lastError;
     return {
       network: this.network, upstream: m.label, role: m.config.role, state, chainId: m.chainId, head: m.head,
       lag: m.lag(best), breaker, ...(error ? { error } : {}),

@@ -29,7 +29,15 @@ export interface HealthPolicy {
    * a max of 0: no hedging.
    */
   hedge?: { minMs: number; maxMs: number };
+  /**
+   * Healthy nodes that must have a block with the same hash for it to be the network's head (issue 19,
+   * agreed-head.ts `quorumHead`); absent or 1: the highest believed head, as with one node.
+   */
+  quorum?: number;
 }
+
+/** Block hashes a member keeps to compare with the others' (agreed-head.ts `quorumHead`). */
+const KEPT_HASHES = 64;
 
 /** How many recent answer times a member keeps for its hedge delay. */
 const TIMES = 64;
@@ -50,6 +58,14 @@ export class UpstreamMember {
    */
   held: { head: number; rounds: number } | undefined;
   served: number | undefined;
+  /**
+   * Its latest block as the last check read it (networks of several nodes), and hashes of other blocks it was asked
+   * for to compare it with the others (a few dozen, the newest kept); dropped when it changes branch.
+   */
+  block: { number: number; hash: string } | undefined;
+  readonly hashes = new Map<number, string>();
+  /** Its block at a height a quorum of nodes agrees on has another hash: it is on another branch, and takes no call. */
+  forked = false;
   /** The chain id it reported; a member whose chain id is not the network's is `refused` for good. */
   chainId: number | undefined;
   refused = false;
@@ -83,13 +99,34 @@ export class UpstreamMember {
 
   /**
    * May take a call now: not refused, not resting after a 429, breaker closed (or half-open with no trial out),
-   * no more than `maxLag` blocks behind `best`, and not `suspect`.
+   * no more than `maxLag` blocks behind `lagFrom` (the chain module's: `best`, or less with a quorum), not
+   * `suspect` (above `best`) and not `forked`.
    */
-  usable(best: number | undefined, policy: HealthPolicy, now = Date.now()): boolean {
+  usable(best: number | undefined, policy: HealthPolicy, now = Date.now(), lagFrom = best): boolean {
     if (this.refused || now < this.restUntil) return false;
     const state = this.breaker(now);
     if (state === 'open' || (state === 'half-open' && this.trialOut)) return false;
-    return !this.lagging(best, policy) && !this.suspect(best);
+    return !this.forked && !this.lagging(lagFrom, policy) && !this.suspect(best);
+  }
+
+  /**
+   * Its latest block, read by a check. A block that does not follow what it said before (another hash at a height
+   * it had, a parent that is not its block below, a lower head) means it changed branch: the hashes kept are dropped.
+   */
+  noteLatest(n: number, hash: string, parentHash: string | undefined): void {
+    const had = this.hashes.get(n) ?? (this.block?.number === n ? this.block.hash : undefined);
+    const below = this.hashes.get(n - 1) ?? (this.block?.number === n - 1 ? this.block.hash : undefined);
+    if ((had !== undefined && had !== hash) || (below !== undefined && parentHash !== undefined && below !== parentHash) || (this.block !== undefined && n < this.block.number)) {
+      this.hashes.clear();
+    }
+    this.block = { number: n, hash };
+    this.noteHash(n, hash);
+  }
+
+  /** The hash of its block `n` (its latest, or asked for). */
+  noteHash(n: number, hash: string): void {
+    this.hashes.set(n, hash);
+    if (this.hashes.size > KEPT_HASHES) this.hashes.delete(Math.min(...this.hashes.keys()));
   }
 
   /**

@@ -65,6 +65,8 @@ export class UpstreamPool implements Upstream {
   readonly label: string;
   /** Told of every call to an upstream: its time and whether an answer came (metrics subscribe here). */
   onCall: ((upstream: string, seconds: number, answered: boolean) => void) | undefined;
+  /** Where lag is measured from (the chain module's `lagFrom`); absent: the best head. */
+  lagFrom: (() => number | undefined) | undefined;
 
   constructor(
     readonly members: readonly UpstreamMember[],
@@ -170,9 +172,10 @@ export class UpstreamPool implements Upstream {
         due: () => {
           if (done || signal?.aborted) return;
           const best = this.best();
+          const lagFrom = this.lagFrom?.() ?? best;
           const now = this.now();
           const second = this.pick(route, first);
-          if (second === first || !second.usable(best, this.policy, now)) return;
+          if (second === first || !second.usable(best, this.policy, now, lagFrom)) return;
           running++;
           run(second);
         },
@@ -190,12 +193,13 @@ export class UpstreamPool implements Upstream {
    */
   private async fromAhead(first: UpstreamMember, answer: UpstreamAnswer, method: string, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<UpstreamAnswer> {
     const best = this.best();
+    const lagFrom = this.lagFrom?.() ?? best;
     const now = this.now();
     let ahead: UpstreamMember | undefined;
     for (const m of this.members) {
       if (m === first || m.head === undefined || (first.head !== undefined && m.head <= first.head)) continue;
       if (!route.dedicated && m.config.role === 'dedicated') continue;
-      if (m.usable(best, this.policy, now) && (ahead === undefined || m.head > ahead.head!)) ahead = m;
+      if (m.usable(best, this.policy, now, lagFrom) && (ahead === undefined || m.head > ahead.head!)) ahead = m;
     }
     if (!ahead) return answer;
     try {
@@ -206,30 +210,36 @@ export class UpstreamPool implements Upstream {
   }
 
   /** One call to one member, its outcome recorded (see `attempt`); the answer as the caller may see it. */
-  async via(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<UpstreamAnswer> {
-    return (await this.attempt(m, method, params, timeoutMs, signal)).answer;
+  via(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<UpstreamAnswer> {
+    return this.attempt(m, method, params, timeoutMs, signal).then(answerOf);
   }
 
   /**
    * One call to one member, classified once (upstream/classify.ts) and recorded: a success closes its breaker and
    * shows its head; a failure counts against it (with a rest when the node asked for one: a 429's Retry-After, a
    * capacity error); a neutral outcome (missing data, the gateway's own refusal) leaves it as it was. A node
-   * error's internals (a `stack`) are dropped here, so no upstream's reaches a caller.
+   * error's internals (a `stack`) are dropped here, so no upstream's reaches a caller. One `then`, not an async
+   * function (every call passes here: a promise less).
    */
-  private async attempt(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<Attempt> {
+  private attempt(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<Attempt> {
     m.starting(this.now());
     const t0 = performance.now();
-    let answer: UpstreamAnswer;
+    let sent: Promise<UpstreamAnswer>;
     try {
-      answer = await m.upstream.call(method, params, m.timeoutFor(method, timeoutMs), signal && { signal });
+      sent = m.upstream.call(method, params, m.timeoutFor(method, timeoutMs), signal && { signal });
     } catch (err) {
+      sent = Promise.reject(err);
+    }
+    return sent.then((a) => this.answered(m, method, params, a, performance.now() - t0), (err) => {
       this.onCall?.(m.label, (performance.now() - t0) / 1000, false);
       // A caller that left says nothing of the node.
       if (callerGone(err)) m.settled();
       else this.record(m, classifyFailure(err), err, !method.startsWith('debug_'));
       throw err;
-    }
-    const ms = performance.now() - t0;
+    });
+  }
+
+  private answered(m: UpstreamMember, method: string, params: unknown[], answer: UpstreamAnswer, ms: number): Attempt {
     this.onCall?.(m.label, ms / 1000, true);
     // A trace's time is the caller's work, not the node's usual pace (the hedge delay).
     if (!method.startsWith('debug_')) m.observe(ms);
@@ -272,8 +282,9 @@ export class UpstreamPool implements Upstream {
    */
   pick(route: Route, not?: UpstreamMember): UpstreamMember {
     const best = this.best();
+    const lagFrom = this.lagFrom?.() ?? best;
     const now = this.now();
-    const usable = this.members.filter((m) => m !== not && m.usable(best, this.policy, now));
+    const usable = this.members.filter((m) => m !== not && m.usable(best, this.policy, now, lagFrom));
     const has = (m: UpstreamMember) => route.minBlock === undefined || (m.head !== undefined && m.head >= route.minBlock);
     const tiers = route.dedicated ? (['dedicated', 'primary', 'fallback'] as const) : (['primary', 'fallback'] as const);
     for (const role of tiers) {
@@ -297,12 +308,13 @@ export class UpstreamPool implements Upstream {
    */
   onlyLostHave(n: number, route: Route): boolean {
     const best = this.best();
+    const lagFrom = this.lagFrom?.() ?? best;
     const now = this.now();
     let lost = false;
     for (const m of this.members) {
-      if (m.refused || m.head === undefined || m.head < n || (!route.dedicated && m.config.role === 'dedicated')) continue;
+      if (m.refused || m.forked || m.head === undefined || m.head < n || (!route.dedicated && m.config.role === 'dedicated')) continue;
       if (m.breaker(now) === 'open') lost = true;
-      else if (m.usable(best, this.policy, now)) return false;
+      else if (m.usable(best, this.policy, now, lagFrom)) return false;
     }
     return lost;
   }
@@ -316,8 +328,9 @@ export class UpstreamPool implements Upstream {
   designated(): UpstreamMember {
     if (this.signers.length > 0) {
       const best = this.best();
+      const lagFrom = this.lagFrom?.() ?? best;
       const now = this.now();
-      return this.signers.find((m) => m.usable(best, this.policy, now)) ?? this.signers.find((m) => !m.refused) ?? this.signers[0];
+      return this.signers.find((m) => m.usable(best, this.policy, now, lagFrom)) ?? this.signers.find((m) => !m.refused) ?? this.signers[0];
     }
     return this.members.find((m) => m.config.role === 'primary' && !m.refused) ?? this.members[0];
   }
@@ -329,7 +342,8 @@ export class UpstreamPool implements Upstream {
    */
   private broadcast(params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<UpstreamAnswer> {
     const best = this.best();
-    let targets = this.members.filter((m) => m.config.role === 'primary' && m.usable(best, this.policy, this.now()));
+    const lagFrom = this.lagFrom?.() ?? best;
+    let targets = this.members.filter((m) => m.config.role === 'primary' && m.usable(best, this.policy, this.now(), lagFrom));
     if (targets.length === 0) targets = [this.pick({})];
     return new Promise((resolve, reject) => {
       let left = targets.length;
@@ -419,3 +433,5 @@ class Raced {
     this.signal.abort(new CallAborted('caller_gone'));
   }
 }
+
+const answerOf = (a: Attempt): UpstreamAnswer => a.answer;

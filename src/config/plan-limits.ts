@@ -41,6 +41,14 @@ export const PlanLimitsSchema = Type.Object({
     minimum: 0, default: 20, title: 'max webhooks (per account)', column: 'MAX WEBHOOKS', flag: 'max-webhooks', unit: 'webhooks, per account',
     description: 'Webhooks per account; the next is 409 until one is deleted',
   }),
+  subscriptionsPerKey: Type.Integer({
+    minimum: 0, default: 100, title: 'max subscriptions (per key)', column: 'SUBS/KEY', flag: 'subscriptions-per-key', unit: 'subscriptions, per key',
+    description: "WebSocket subscriptions (eth_subscribe) one key holds at once, its sockets on one instance together; the next is -32005 until one ends",
+  }),
+  subscriptionsPerAccount: Type.Integer({
+    minimum: 0, default: 500, title: 'max subscriptions (per account)', column: 'SUBS/ACCOUNT', flag: 'subscriptions-per-account', unit: 'subscriptions, per account',
+    description: "WebSocket subscriptions (eth_subscribe) one account holds at once, its keys' sockets on one instance together; the next is -32005 until one ends",
+  }),
 });
 
 /** A plan's limits: every field of a plan but its id, name and times. */

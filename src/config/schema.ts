@@ -74,6 +74,8 @@ const networkSchema = fields({
   upstreams: Type.Array(upstreamSchema, { minItems: 1, maxItems: 32, [FILLED_AT_LOAD]: true }),
   /** Blocks an upstream may lag the best head before it is skipped; absent: upstreams.maxLagBlocks. */
   maxLagBlocks: Type.Optional(int('blocks', { minimum: 0, maximum: 100000 })),
+  /** Healthy upstreams that must have a block with the same hash for it to be the head; absent: upstreams.quorum. */
+  quorum: Type.Optional(int('nodes', { minimum: 1, maximum: 32 })),
   /** Other names the network answers to, e.g. `devnet` for `testnet` (docs/decisions.md §2). */
   aliases: Type.Array(Type.String({ pattern: NAME }), { default: [] }),
   /**
@@ -92,10 +94,10 @@ const planSchema = fields({ name: text(), ...PlanLimitsSchema.properties });
  * real deployments (set accounts.defaultPlan).
  */
 const DEFAULT_PLANS = {
-  developer: { name: 'Developer', cuPerSecond: 1000000, cuPerMonth: 1000000000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 10000, maxKeys: 100, maxWebhooks: 100 },
-  free: { name: 'Free', cuPerSecond: 330, cuPerMonth: 30000000, maxBatchSize: 100, debugMethods: false, maxFilters: 50, maxKeys: 10, maxWebhooks: 5 },
-  growth: { name: 'Growth', cuPerSecond: 660, cuPerMonth: 400000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 500, maxKeys: 100, maxWebhooks: 50 },
-  enterprise: { name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000, maxKeys: 1000, maxWebhooks: 500 },
+  developer: { name: 'Developer', cuPerSecond: 1000000, cuPerMonth: 1000000000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 10000, maxKeys: 100, maxWebhooks: 100, subscriptionsPerKey: 10000, subscriptionsPerAccount: 10000 },
+  free: { name: 'Free', cuPerSecond: 330, cuPerMonth: 30000000, maxBatchSize: 100, debugMethods: false, maxFilters: 50, maxKeys: 10, maxWebhooks: 5, subscriptionsPerKey: 10, subscriptionsPerAccount: 20 },
+  growth: { name: 'Growth', cuPerSecond: 660, cuPerMonth: 400000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 500, maxKeys: 100, maxWebhooks: 50, subscriptionsPerKey: 100, subscriptionsPerAccount: 500 },
+  enterprise: { name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000, maxKeys: 1000, maxWebhooks: 500, subscriptionsPerKey: 1000, subscriptionsPerAccount: 5000 },
 };
 
 const embeddedSchema = section({
@@ -157,8 +159,16 @@ export const configSchema = section({
      * reading"), never buffered without end.
      */
     maxBufferedBytes: int('bytes', { minimum: 65536, default: 16777216 }),
-    /** Subscriptions one socket may hold (eth_subscribe). */
+    /** Subscriptions one socket may hold (eth_subscribe); the plan caps them per key and per account too. */
     maxSubscriptionsPerSocket: int('subscriptions', { minimum: 1, maximum: 100000, default: 100 }),
+    /**
+     * Messages one socket may send a second, a batch being one message (issue 20), on top of the account's compute
+     * units per second: past it (and `messageBurst`) a message is answered -32005 `message_rate` unread, and a
+     * socket whose refused messages also pass the same rate and burst is closed (1008 "message rate exceeded").
+     */
+    messagesPerSecond: int('messages / s', { minimum: 1, maximum: 1000000, default: 1000 }),
+    /** Messages a socket may send at once past its rate (a bucket this big, refilled at `messagesPerSecond`). */
+    messageBurst: int('messages', { minimum: 1, maximum: 1000000, default: 1000 }),
     /** Idle sockets are pinged this often; one that did not answer the last ping is closed. */
     pingIntervalMs: int('ms', { minimum: 1000, default: 30000 }),
     /**
@@ -183,9 +193,13 @@ export const configSchema = section({
     extraMethods: map(Type.Array(text()), { default: {} }),
     /**
      * A call's time budget, from its start to its answer (an adapter's node calls and a retry on another node
-     * included); past it the node request is aborted and the caller gets 504 -32015. `debug_*` get `debugTimeoutMs`.
+     * included); past it the node request is aborted and the caller gets 504 -32015. This one is for the calls a
+     * node answers from what it holds (balances, blocks, receipts, a transaction sent): a healthy node takes
+     * milliseconds, and a stalled one should cost a caller seconds. Calls that execute code or scan many blocks
+     * (eth_call, eth_estimateGas, eth_getLogs, eth_getBlockReceipts) get `heavyTimeoutMs`; `debug_*` get `debugTimeoutMs`.
      */
-    timeoutMs: int('ms', { minimum: 100, default: 30000 }),
+    timeoutMs: int('ms', { minimum: 100, default: 5000 }),
+    heavyTimeoutMs: int('ms', { minimum: 100, default: 30000 }),
     debugTimeoutMs: int('ms', { minimum: 100, default: 120000 }),
     /** A whole request's time budget (a batch's items included): past it no further item starts, and those in flight are aborted. */
     requestTimeoutMs: int('ms', { minimum: 100, default: 180000 }),
@@ -250,11 +264,12 @@ export const configSchema = section({
     refusalDelayMs: int('ms', { minimum: 0, maximum: 10000, default: 1000 }),
     /** How often monthly usage (the quota) is written to the store (batched, never per request). */
     usageFlushMs: int('ms', { minimum: 100, default: 2000 }),
-    /** Failed authentications allowed per client IP (keys cannot be guessed at speed). */
+    /** Failed authentications allowed per client IP (keys cannot be guessed at speed); with redisUrl, across instances. */
     unknownKeys: rate('requests', 5, 20),
     /**
-     * Password logins, per instance: failed checks per client address (a /24 or /64 gets three times both), checks
-     * at once per /24 or /64 (one per address), and new dashboard sessions per address.
+     * Password logins: failed checks per client address (a /24 or /64 gets three times both) and new dashboard
+     * sessions per address (with redisUrl, across instances), checks at once per /24 or /64 (one per address, per
+     * instance: they hold its password-check slots).
      */
     logins: section({
       failuresPerMinute: num('failed password checks', { exclusiveMinimum: 0, default: 6 }),
@@ -263,9 +278,9 @@ export const configSchema = section({
       sessionsPerMinute: num('dashboard logins', { exclusiveMinimum: 0, default: 10 }),
       sessionBurst: int('dashboard logins', { minimum: 1, default: 20 }),
     }),
-    /** Management API calls per account (/api/v1), per instance. */
+    /** Management API calls per account (/api/v1); with redisUrl, across instances. */
     managementApi: rate('calls', 50, 200),
-    /** Redis for limits shared by several instances (REDIS_URL); absent: in memory. */
+    /** Redis for limits and failure guards shared by several instances (REDIS_URL); absent: in memory. */
     redisUrl: Type.Optional(Type.String({ pattern: '^rediss?://' })),
     /** How long a Redis command may take before this instance falls back to local limits. */
     redisTimeoutMs: int('ms', { minimum: 10, maximum: 10000, default: 200 }),
@@ -292,7 +307,7 @@ export const configSchema = section({
     rollupAfterHours: int('hours', { minimum: 1, maximum: 8760, default: 24 }),
     /** The widest range one analytics query may span: a wider one is 400. */
     maxRangeDays: int('days', { minimum: 1, maximum: 3650, default: 31 }),
-    /** Usage rows one analytics query may read (in pages, yielding to callers between them): past it, 400. */
+    /** Usage rows one analytics query may read (in pages, yielding to callers between them): past it, 400, found by one count that stops there. */
     maxRowsPerQuery: int('rows', { minimum: 1000, maximum: 10000000, default: 100000 }),
     /** Distinct usage rows (key, network, method, outcome) one account makes per minute; past it, calls count under key and method `(other)`. */
     maxCellsPerAccountMinute: int('rows', { minimum: 10, maximum: 1000000, default: 1000 }),
@@ -350,6 +365,15 @@ export const configSchema = section({
     checkIntervalMs: int('ms', { minimum: 20, maximum: 60000, default: 500 }),
     /** Blocks an upstream may lag the best head before it is skipped (per network: networks.<n>.maxLagBlocks). */
     maxLagBlocks: int('blocks', { minimum: 0, maximum: 100000, default: 5 }),
+    /**
+     * Healthy upstreams (answering, serving the network's chain, breaker not open) that must have a block with the
+     * same hash for it to be the network's head, capped at how many there are, so one node when there is one
+     * (per network: networks.<n>.quorum). 2 by default: one node alone (lying, broken, or mining a branch of its
+     * own) never sets the head while others disagree, and a network of two nodes still follows the one left when
+     * the other is lost or stalled. 1: the highest believed head of any node. With 2 or more, eth_blockNumber
+     * answers that head, never a node's own number (docs/architecture.md, "The agreed head").
+     */
+    quorum: int('nodes', { minimum: 1, maximum: 32, default: 2 }),
     /** Failures in a row (calls or checks) that open an upstream's circuit breaker. */
     breakerFailures: int('failures', { minimum: 1, maximum: 1000, default: 3 }),
     /** How long an open breaker keeps an upstream out before one trial call. */

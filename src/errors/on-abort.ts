@@ -18,10 +18,16 @@ export interface CallSignal {
 export class CallAbort implements CallSignal {
   aborted = false;
   reason: unknown = undefined;
-  private waiters: Set<() => void> | undefined;
+  /** The first waiter (most signals have one: the deadline stage's), then a set for the rest. */
+  private first: (() => void) | undefined;
+  private rest: Set<() => void> | undefined;
 
   onAbort(fn: () => void): () => void {
-    const set = (this.waiters ??= new Set());
+    if (this.first === undefined) {
+      this.first = fn;
+      return () => { if (this.first === fn) this.first = undefined; };
+    }
+    const set = (this.rest ??= new Set());
     set.add(fn);
     return () => void set.delete(fn);
   }
@@ -30,8 +36,11 @@ export class CallAbort implements CallSignal {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
-    const set = this.waiters;
-    this.waiters = undefined;
+    const first = this.first;
+    const set = this.rest;
+    this.first = undefined;
+    this.rest = undefined;
+    if (first) first();
     if (set) for (const fn of set) fn();
   }
 }

@@ -40,17 +40,45 @@ export interface FilterState {
   pendingSeen?: string[];
   /** When it expires unless polled again, ms since the epoch. */
   expiresAt: number;
+  /**
+   * Set by the store on `get`, moved on by each `update`: a poll whose filter another instance polled meanwhile
+   * is not saved (`update` answers false), so that two polls of one filter never report the same change twice.
+   */
+  version?: number;
 }
 
-/** Where filters live: memory on one instance; a shared store behind several. */
+/** Transactions sent through the gateway a store keeps per network, for pending filters (at least the newest this many). */
+export const MAX_SENT_TRANSACTIONS = 10_000;
+
+/**
+ * Where filters live: memory on one instance (memory-filter-store.ts); Redis behind several (redis-filter-store.ts),
+ * so that a filter made on one instance polls on any other and survives a restart. Both keep the contract of
+ * filter-store.contract.ts. A shared store that fails rejects with a GatewayError (FILTERS_UNAVAILABLE).
+ */
 export interface FilterStore {
   /** Adds `filter` unless its key, or its account, already has `max` live filters; false if so. */
   add(filter: FilterState, max: number): Promise<boolean>;
   /** The live filter with this id, or undefined (unknown or expired). */
   get(id: string): Promise<FilterState | undefined>;
-  /** Saves a polled filter (its cursor and expiry moved); a filter removed meanwhile stays removed. */
-  update(filter: FilterState): Promise<void>;
+  /**
+   * Saves a polled filter (its cursor and expiry moved) read with `get`; true if saved. False when it was removed
+   * meanwhile (it stays removed) or saved by another poll since it was read (its `version` moved on).
+   */
+  update(filter: FilterState): Promise<boolean>;
   /** Removes it; false if there was no live filter with this id. */
   remove(id: string): Promise<boolean>;
+  /**
+   * A transaction went to the node of `network` through the gateway (any instance sharing the store): it takes the
+   * next number of that network's sequence, which pending filters follow.
+   */
+  noteSent(network: string, hash: string): Promise<void>;
+  /**
+   * The sequence number of the newest transaction noted on `network` (0: none), and, when `after` is given, the
+   * hashes noted after number `after` (the newest MAX_SENT_TRANSACTIONS at most). A sequence lower than `after` was
+   * started again (its store lost it): everything it holds is new.
+   */
+  sentSince(network: string, after?: number): Promise<{ seq: number; hashes: string[] }>;
+  /** Live filters (memory: this instance's; Redis: every instance's, as last counted), for /metrics. */
+  readonly size: number;
   close(): Promise<void>;
 }

@@ -67,6 +67,47 @@ describe('filters: polls of one filter', () => {
   });
 });
 
+describe('filters: instances sharing one store (cluster mode)', () => {
+  it('polls of one filter on two instances at the same time report each block once', async () => {
+    const store = new MemoryFilterStore();
+    const [a, b] = [new Filters(store, 60_000).methods(), new Filters(store, 60_000).methods()];
+    const chain = { head: 5 };
+    const next = fakeNode(chain);
+    const id = (await a.eth_newBlockFilter(ctx, [], next)).result;
+    chain.head = 9;
+    const polls = await Promise.all([a, b, a, b].map((m) => m.eth_getFilterChanges(ctx, [id], next)));
+    assert.deepEqual(polls.flatMap((p) => p.result as string[]).map(Number).sort(), [6, 7, 8, 9]);
+    await store.close();
+  });
+
+  it("a poll on an instance whose head is behind the filter's (polled on another) reports nothing, and takes nothing back", async () => {
+    const store = new MemoryFilterStore();
+    const [a, b] = [new Filters(store, 60_000).methods(), new Filters(store, 60_000).methods()];
+    const chain = { head: 5, branchFrom: Infinity, branch: 0, failLogs: false };
+    const next = forkingNode(chain);
+    const id = (await a.eth_newFilter(ctx, [{}], next)).result;
+    chain.head = 9;
+    assert.deepEqual(((await a.eth_getFilterChanges(ctx, [id], next)).result as any[]).map((l) => Number(l.blockNumber)), [6, 7, 8, 9]);
+    // Instance B has not read the head past block 7 yet.
+    const behind: FilterContext = { ...ctx, network: { ...ctx.network, chain: { latestBlock: async () => ({ number: 7, hash: `0x00${(7).toString(16).padStart(62, '0')}` }) } } };
+    assert.deepEqual((await b.eth_getFilterChanges(behind, [id], next)).result, [], 'not blocks 8 and 9 taken back');
+    chain.head = 10;
+    assert.deepEqual(((await b.eth_getFilterChanges(ctx, [id], next)).result as any[]).map((l) => [Number(l.blockNumber), l.removed ?? false]), [[10, false]]);
+    await store.close();
+  });
+
+  it('a pending filter made on one instance reports a transaction sent through another, once', async () => {
+    const store = new MemoryFilterStore();
+    const [a, b] = [new Filters(store, 60_000), new Filters(store, 60_000)];
+    const next = fakeNode({ head: 5 });
+    const id = (await a.methods().eth_newPendingTransactionFilter(ctx, [], next)).result;
+    b.noteTransaction('mainnet', '0xabc');
+    assert.deepEqual((await b.methods().eth_getFilterChanges(ctx, [id], next)).result, ['0xabc']);
+    assert.deepEqual((await a.methods().eth_getFilterChanges(ctx, [id], next)).result, []);
+    await store.close();
+  });
+});
+
 describe('filters: a poll commits nothing until its node calls succeeded', () => {
   it('a reorganisation whose eth_getLogs fails once still reports the dropped logs with removed: true at the next poll', async () => {
     const store = new MemoryFilterStore();

@@ -31,8 +31,8 @@ const HEAD_TIMEOUT_MS = 10_000;
 
 /** Blocks a reorganisation is looked for in (the chain window's size): deeper ones are taken as final. */
 const REORG_WINDOW = CHAIN_WINDOW_BLOCKS;
-/** Transactions sent through the gateway, per network, that pending filters report (at least this many newest kept). */
-const MAX_NOTED_TRANSACTIONS = 10_000;
+/** Times a poll is worked out again when another instance saved the same filter while it ran. */
+const MAX_POLL_ATTEMPTS = 5;
 /** Block hashes a block filter reports per poll at most; the rest come at the next poll. */
 const MAX_BLOCKS_PER_POLL = 2_000;
 
@@ -84,8 +84,6 @@ function numericBlock(v: unknown): number | undefined {
  * new branch is reported.
  */
 export class Filters {
-  /** Per network: transactions sent through this gateway, for pending-transaction filters. */
-  private readonly noted = new Map<string, { seq: number; hashes: string[] }>();
   /** Polls of one filter run one after another, so two concurrent polls never report the same change twice. */
   private readonly polling = new Map<string, Promise<unknown>>();
 
@@ -112,15 +110,14 @@ export class Filters {
     };
   }
 
-  /** A transaction went to the node through the gateway: pending filters of its network report it. */
+  /**
+   * A transaction went to the node through the gateway: pending filters of its network report it, on whichever
+   * instance they are polled (the store keeps the sequence). Not awaited: a store that fails loses the note (the
+   * node's pending block still shows the transaction), never the transaction.
+   */
   noteTransaction(network: string, hash: unknown): void {
     if (typeof hash !== 'string') return;
-    let n = this.noted.get(network);
-    if (!n) this.noted.set(network, (n = { seq: 0, hashes: [] }));
-    n.hashes.push(hash);
-    n.seq++;
-    // Trimmed in halves, not per transaction: no copy of 10,000 entries on each write.
-    if (n.hashes.length >= 2 * MAX_NOTED_TRANSACTIONS) n.hashes.splice(0, MAX_NOTED_TRANSACTIONS);
+    this.store.noteSent(network, hash).catch(() => {});
   }
 
   private async create(ctx: FilterContext, kind: FilterKind, next: Next, criteria?: Record<string, unknown>): Promise<UpstreamAnswer> {
@@ -135,7 +132,7 @@ export class Filters {
       cursor: head,
       origin: head.number,
       recent: [{ ...head }],
-      pendingSeq: kind === 'pending' ? (this.noted.get(ctx.network.name)?.seq ?? 0) : undefined,
+      pendingSeq: kind === 'pending' ? (await this.store.sentSince(ctx.network.name)).seq : undefined,
       pendingSeen: kind === 'pending' ? [] : undefined,
       expiresAt: this.now() + this.idleMs,
     };
@@ -166,7 +163,7 @@ export class Filters {
     const f = await this.own(ctx, id);
     if (f.kind !== 'logs') throw new GatewayError('FILTER_NOT_FOUND'); // geth: only log filters have logs
     f.expiresAt = this.now() + this.idleMs;
-    await this.store.update(f);
+    await this.store.update(f); // not saved when a poll moved it meanwhile: that poll moved its expiry too
     // The network's own eth_getLogs, with its bounds (docs/decisions.md §7): a filter is no way around them.
     const getLogs = ctx.network.methods.get('eth_getLogs');
     const criteria = f.criteria ?? {};
@@ -191,26 +188,39 @@ export class Filters {
    * eth_getLogs in the middle of a reorganisation) changes nothing, and the next one reports the same changes.
    */
   private async poll(ctx: FilterContext, id: string, next: Next): Promise<UpstreamAnswer> {
-    const f = await this.own(ctx, id);
-    let out: unknown[];
-    try {
-      if (f.kind === 'pending') {
-        out = await this.pendingChanges(f, next);
-      } else {
-        const head = await ctx.network.chain.latestBlock(HEAD_TIMEOUT_MS);
-        out = head.number === f.cursor.number && head.hash === f.cursor.hash ? [] : await this.chainChanges(ctx, f, head, next);
+    for (let attempt = 1; ; attempt++) {
+      const f = await this.own(ctx, id);
+      let out: unknown[];
+      try {
+        out = await this.pollOnce(ctx, f, next);
+      } catch (err) {
+        // A poll the node failed (down, or an embedded anvil restarting) is a poll all the same: its caller is
+        // there, so the filter stays; nothing else of it is committed.
+        await this.keep(f.id).catch(() => {});
+        throw err;
       }
-    } catch (err) {
-      // A poll the node failed (down, or an embedded anvil restarting) is a poll all the same: its caller is there,
-      // so the filter stays; nothing else of it is committed.
-      await this.keep(f.id).catch(() => {});
-      throw err;
+      // Idle from this poll's answer, not its start: a poll that waited for the node (an anvil restarting and
+      // replaying its journal) longer than the idle time would otherwise leave its filter expired as it answers.
+      f.expiresAt = this.now() + this.idleMs;
+      if (await this.store.update(f)) return answer(out);
+      // Not saved: uninstalled meanwhile (what was worked out is still this poll's answer), or polled on another
+      // instance since it was read (polls here run one at a time): what that poll reported must not be reported
+      // again, so this one is worked out anew from the saved filter.
+      if (!(await this.store.get(f.id))) return answer(out);
+      if (attempt >= MAX_POLL_ATTEMPTS) throw new GatewayError('FILTERS_UNAVAILABLE', { detail: 'the filter is being polled elsewhere at the same time; poll again' });
     }
-    // Idle from this poll's answer, not its start: a poll that waited for the node (an anvil restarting and
-    // replaying its journal) longer than the idle time would otherwise leave its filter expired as it answers.
-    f.expiresAt = this.now() + this.idleMs;
-    await this.store.update(f);
-    return answer(out);
+  }
+
+  /** What is new for `f` (its state moved on in place; committed by the caller). */
+  private async pollOnce(ctx: FilterContext, f: FilterState, next: Next): Promise<unknown[]> {
+    if (f.kind === 'pending') return this.pendingChanges(f, next);
+    const head = await ctx.network.chain.latestBlock(HEAD_TIMEOUT_MS);
+    if (head.number === f.cursor.number && head.hash === f.cursor.hash) return [];
+    // This instance's head is behind what the filter reported on another one (the instances' heads are read
+    // apart): nothing is new yet. Only when the node still has the filter's cursor block, so that a chain that
+    // really went back (its blocks replaced) is still told apart and reported as a reorganisation.
+    if (head.number < f.cursor.number && (await blockAt(next, hex(f.cursor.number)))?.hash === f.cursor.hash) return [];
+    return this.chainChanges(ctx, f, head, next);
   }
 
   /** The stored filter's idle time starts again (only that: a failed poll commits nothing else). */
@@ -340,15 +350,14 @@ export class Filters {
     f.keptBytes = kept;
   }
 
-  /** Transactions sent through the gateway since the last poll, and those in the node's pending block. */
+  /**
+   * Transactions sent through the gateway (any instance sharing the store) since the last poll, and those in the
+   * node's pending block.
+   */
   private async pendingChanges(f: FilterState, next: Next): Promise<string[]> {
-    const n = this.noted.get(f.network);
-    const out: string[] = [];
-    if (n && n.seq > (f.pendingSeq ?? 0)) {
-      const fresh = Math.min(n.seq - (f.pendingSeq ?? 0), n.hashes.length);
-      out.push(...n.hashes.slice(n.hashes.length - fresh));
-      f.pendingSeq = n.seq;
-    }
+    const sent = await this.store.sentSince(f.network, f.pendingSeq ?? 0);
+    const out: string[] = [...sent.hashes];
+    f.pendingSeq = sent.seq;
     const pending = await next('eth_getBlockByNumber', ['pending', false]).catch(() => undefined);
     const txs = (pending?.result as { transactions?: unknown } | null | undefined)?.transactions;
     const seen = new Set(f.pendingSeen);

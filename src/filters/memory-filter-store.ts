@@ -1,4 +1,4 @@
-import type { FilterState, FilterStore } from './filter-store.ts';
+import { MAX_SENT_TRANSACTIONS, type FilterState, type FilterStore } from './filter-store.ts';
 
 /**
  * Filters in this process's memory, handed out and taken back as copies, as a shared store does: a poll that fails
@@ -10,6 +10,8 @@ export class MemoryFilterStore implements FilterStore {
   /** Key id, and account id → ids of their filters, for the limits per key and per account. */
   private readonly byKey = new Map<string, Set<string>>();
   private readonly byAccount = new Map<string, Set<string>>();
+  /** Per network: transactions sent through this gateway, for pending-transaction filters. */
+  private readonly sent = new Map<string, { seq: number; hashes: string[] }>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly now: () => number = Date.now) {
@@ -24,7 +26,7 @@ export class MemoryFilterStore implements FilterStore {
 
   async add(filter: FilterState, max: number): Promise<boolean> {
     if (this.count(this.byKey, filter.keyId) >= max || this.count(this.byAccount, filter.accountId) >= max) return false;
-    this.filters.set(filter.id, structuredClone(filter));
+    this.filters.set(filter.id, { ...structuredClone(filter), version: 0 });
     index(this.byKey, filter.keyId, filter.id);
     index(this.byAccount, filter.accountId, filter.id);
     return true;
@@ -43,8 +45,13 @@ export class MemoryFilterStore implements FilterStore {
     return f && structuredClone(f);
   }
 
-  async update(filter: FilterState): Promise<void> {
-    if (this.filters.has(filter.id)) this.filters.set(filter.id, structuredClone(filter));
+  async update(filter: FilterState): Promise<boolean> {
+    // Not `live`: a poll that outlasted the idle time (it waited for the node) still saves its filter, whose idle
+    // time counts from the poll's answer; a filter removed, or dropped as expired when met, is not in the map.
+    const stored = this.filters.get(filter.id);
+    if (!stored || stored.version !== filter.version) return false;
+    this.filters.set(filter.id, { ...structuredClone(filter), version: stored.version! + 1 });
+    return true;
   }
 
   async remove(id: string): Promise<boolean> {
@@ -52,6 +59,22 @@ export class MemoryFilterStore implements FilterStore {
     if (!f) return false;
     this.drop(f);
     return true;
+  }
+
+  async noteSent(network: string, hash: string): Promise<void> {
+    let n = this.sent.get(network);
+    if (!n) this.sent.set(network, (n = { seq: 0, hashes: [] }));
+    n.hashes.push(hash);
+    n.seq++;
+    // Trimmed in halves, not per transaction: no copy of 10,000 entries on each write.
+    if (n.hashes.length >= 2 * MAX_SENT_TRANSACTIONS) n.hashes.splice(0, MAX_SENT_TRANSACTIONS);
+  }
+
+  async sentSince(network: string, after?: number): Promise<{ seq: number; hashes: string[] }> {
+    const n = this.sent.get(network) ?? { seq: 0, hashes: [] };
+    if (after === undefined) return { seq: n.seq, hashes: [] };
+    const fresh = Math.min(n.seq - (n.seq < after ? 0 : after), n.hashes.length);
+    return { seq: n.seq, hashes: fresh > 0 ? n.hashes.slice(n.hashes.length - fresh) : [] };
   }
 
   async close(): Promise<void> {

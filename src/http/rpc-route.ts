@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createRpcEndpoint, UNREAD_BODY_BYTES, type Admitted, type Refusal } from '../rpc/endpoint.ts';
+import { createRpcEndpoint, UNREAD_BODY_BYTES, type Admitted, type Framed, type Limited, type Refusal } from '../rpc/endpoint.ts';
 import type { EndpointDeps } from '../rpc/endpoint-deps.ts';
 import { sendAnswers } from '../rpc/send-answers.ts';
 import { sendError } from './send-error.ts';
@@ -34,13 +34,25 @@ export type RpcRouteDeps = Omit<EndpointDeps, 'guard' | 'responses' | 'framingCo
  * turns HTTP into their inputs and their results into HTTP.
  */
 export function registerRpcRoutes(app: FastifyInstance, rpc: ReturnType<typeof createRpcEndpoint>) {
-  /** Admission, as the request arrives (`onRequest`): before its body is read or parsed. */
-  const admit = async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
+  /**
+   * Admission, as the request arrives (`onRequest`): before its body is read or parsed. A callback hook, not an
+   * async one: admission is decided at once in the common case, and a promise per hook and stage was most of
+   * what the pipeline added per request (docs/performance.md).
+   */
+  const admit = (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply, done: (err?: Error) => void) => {
     const { network, apikey } = networkAndKey(req);
     const declared = Number(req.headers['content-length'] ?? 0);
     const largeBody = req.headers['transfer-encoding'] !== undefined || !(declared <= UNREAD_BODY_BYTES);
-    const a = await rpc.admit({ network, apikey, contentType: req.headers['content-type'], ip: req.ip, origin: req.headers.origin, declaredBytes: declared, largeBody, log: req.log });
-    if ('network' in a) return void (req.admitted = a);
+    const a = rpc.admit({ network, apikey, contentType: req.headers['content-type'], ip: req.ip, origin: req.headers.origin, declaredBytes: declared, largeBody, log: req.log });
+    if (a instanceof Promise) a.then((x) => admitted(req, reply, x, largeBody, done), done);
+    else admitted(req, reply, a, largeBody, done);
+  };
+
+  const admitted = (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply, a: Admitted | Refusal, largeBody: boolean, done: () => void) => {
+    if ('network' in a) {
+      req.admitted = a;
+      return done();
+    }
     // A refusal closes the connection when a large body is on its way: keeping it open would mean reading (and
     // throwing away) the whole body to find the next request, the very work a refusal before the body saves.
     if (largeBody) {
@@ -49,28 +61,34 @@ export function registerRpcRoutes(app: FastifyInstance, rpc: ReturnType<typeof c
       // are handled, and reading it only to throw it away cost a refused attacker's victims ~x2.5 (issue 17).
       req.raw.socket?.pause();
     }
-    return refuse(reply, a);
+    refuse(reply, a); // answered here: the hook does not call done, and the handler never runs
   };
 
-  const handler = async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
+  /** frame → limit, at once when nothing is waited for; then run → respond. */
+  const handler = (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
     const t0 = performance.now();
     const adm = req.admitted!;
     // A key restricted to origins answers CORS for its own origin only (docs/decisions.md §2).
     const origin = req.headers.origin;
     if (adm.key.origins && origin) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
-    const framed = await rpc.frame(adm, req.body as Buffer | undefined);
-    if ('refused' in framed) return refuse(reply, framed);
-    const limited = await rpc.limit(adm, framed, req.id, req.log, t0);
-    if ('refused' in limited) return refuse(reply, limited);
+    const framed = rpc.frame(adm, req.body as Buffer | undefined);
+    if (framed instanceof Promise) return framed.then((r) => refuse(reply, r));
+    const limited = rpc.limit(adm, framed, req.id, req.log, t0);
+    if (limited instanceof Promise) return limited.then((l) => ('refused' in l ? refuse(reply, l) : run(req, reply, framed, l, t0)));
+    if ('refused' in limited) return Promise.resolve(refuse(reply, limited));
+    return run(req, reply, framed, limited, t0);
+  };
+
+  const run = (req: FastifyRequest, reply: FastifyReply, framed: Framed, limited: Limited, t0: number) => {
     if (limited.decision) rateHeaders(reply, limited.decision);
     // The caller closing its connection stops its calls: the node requests are aborted, no further item starts.
     const deadline = rpc.deadline();
-    const gone = () => { if (!reply.raw.writableFinished) deadline.callerGone(); };
-    reply.raw.once('close', gone);
-    const ran = await rpc.run(framed, limited, deadline, t0, req.log);
-    reply.raw.off('close', gone);
-    if (ran.cache) reply.header('x-cache', ran.cache);
-    return sendAnswers(reply, framed.batch, framed.items, ran.answers, ran.pieces, ran.held);
+    // (Left on: it runs once, when the response is done, and then does nothing.)
+    reply.raw.once('close', () => { if (!reply.raw.writableFinished) deadline.callerGone(); });
+    return rpc.run(framed, limited, deadline, t0, req.log).then((ran) => {
+      if (ran.cache) reply.header('x-cache', ran.cache);
+      return sendAnswers(reply, framed.batch, framed.items, ran.answers, ran.pieces, ran.held);
+    });
   };
 
   for (const url of RPC_URLS) app.post(url, { onRequest: admit }, handler);

@@ -3,7 +3,7 @@ import type { WebSocket } from 'ws';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { createRpcEndpoint } from '../rpc/endpoint.ts';
-import type { Kind, SocketStats, SubscriptionSession } from '../subscriptions/subscriptions.ts';
+import type { DropReason, Kind, SocketStats, SubscriptionSession } from '../subscriptions/subscriptions.ts';
 import { networkAndKey, type Params } from './rpc-route.ts';
 import { sendError } from './send-error.ts';
 
@@ -21,7 +21,9 @@ const KEY_RECHECK_MS = 1000;
  * through the same stages as an HTTP request (admit again, so a revoked key stops at its next message; frame; limit;
  * run), and eth_subscribe / eth_unsubscribe reach the subscription methods through the socket's session. Bounds:
  * messages in flight per socket (past it the socket is not read), bytes queued to a client that does not read
- * (past it the socket is closed, 1008), subscriptions per socket, a ping for idle sockets. Each notification
+ * (past it the socket is closed, 1008), messages per second (past ws.messagesPerSecond and its burst a message is
+ * answered -32005 unread; a socket that keeps sending as fast again is closed, 1008), subscriptions per socket (and,
+ * in the subscription methods, per key and account by the plan), a ping for idle sockets. Each notification
  * delivered costs its kind's compute units (ws.*EventUnits), counted against the account's monthly quota.
  */
 export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Readonly<Config>, urls: readonly string[], stats: SocketStats) {
@@ -43,24 +45,32 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     const deadlines = new Set<ReturnType<Endpoint['deadline']>>();
     /** The key the socket was opened with (kept current by the recheck below). */
     let key = req.admitted?.key;
+    /** The network's own name (the path may name an alias), for the usage of its notifications. */
+    const networkName = req.admitted?.network.name ?? network;
     const subs: SubscriptionSession = {
       subscriptions: new Map(),
       maxSubscriptions: maxSubscriptionsPerSocket,
       notify: (text, kind) => {
         if (socket.readyState !== socket.OPEN) return;
-        if (key) rpc.spend(key, eventUnits[kind]);
+        if (key) rpc.spend(key, eventUnits[kind], networkName);
         send(text);
       },
     };
     let inFlight = 0;
     let alive = true;
+    const rate = rpc.messageRate();
     stats.sockets++;
+    /** The gateway closes the socket (counted once by reason, for /metrics). */
+    const drop = (reason: DropReason, text: string) => {
+      if (socket.readyState !== socket.OPEN) return;
+      stats.dropped[reason]++;
+      socket.close(POLICY, text.slice(0, 120));
+    };
     const send = (text: string | undefined) => {
       if (text === undefined || socket.readyState !== socket.OPEN) return;
       if (socket.bufferedAmount > maxBufferedBytes) {
         req.log.warn({ network, buffered: socket.bufferedAmount }, 'WebSocket closed: its client does not read (ws.maxBufferedBytes)');
-        stats.dropped++;
-        return socket.close(POLICY, 'client not reading');
+        return drop('not_reading', 'client not reading');
       }
       socket.send(text);
     };
@@ -70,7 +80,7 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       if (!('network' in adm)) {
         send(rpc.refusalText(adm, data));
         // The key is no longer good (revoked, expired, suspended): the socket ends with it.
-        if (adm.refused.status === 401 || adm.refused.status === 403) socket.close(POLICY, adm.refused.message.slice(0, 120));
+        if (adm.refused.status === 401 || adm.refused.status === 403) drop('key_refused', adm.refused.message);
         return;
       }
       adm.session = subs;
@@ -90,6 +100,17 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     };
     socket.on('message', (data: Buffer) => {
       alive = true;
+      // The socket's own message rate, before any other work on the message: a refusal is answered at once, unread.
+      const refused = rate.take();
+      if (refused) {
+        stats.messagesRefused++;
+        send(rpc.refusalText({ refused: refused.error, id: null }, data));
+        if (refused.flood && socket.readyState === socket.OPEN) {
+          req.log.warn({ network, perSecond: config.ws.messagesPerSecond, burst: config.ws.messageBurst }, 'WebSocket closed: it kept sending past its message rate (ws.messagesPerSecond)');
+          drop('message_flood', 'message rate exceeded');
+        }
+        return;
+      }
       if (++inFlight >= maxInFlightPerSocket) socket.pause();
       handle(data).catch((err) => req.log.error({ err }, 'WebSocket message failed')).finally(() => {
         if (inFlight-- >= maxInFlightPerSocket) socket.resume();
@@ -98,15 +119,18 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     // The key is checked again every second (a cache hit, nothing spent): a key revoked, expired or suspended, or an
     // account suspended, closes its sockets within about keyCacheTtlMs + 1 s, not only at their next message.
     const recheck = setInterval(() => {
-      void rpc.admit(arrival(req, 0), { charge: false }).then((a) => {
+      void Promise.resolve(rpc.admit(arrival(req, 0), { charge: false })).then((a) => {
         if ('network' in a) key = a.key;
-        else if (a.refused.status === 401 || a.refused.status === 403) socket.close(POLICY, a.refused.message.slice(0, 120));
+        else if (a.refused.status === 401 || a.refused.status === 403) drop('key_refused', a.refused.message);
       });
     }, KEY_RECHECK_MS);
     recheck.unref();
     socket.on('pong', () => { alive = true; });
     const ping = setInterval(() => {
-      if (!alive) return socket.terminate();
+      if (!alive) {
+        stats.dropped.ping_timeout++;
+        return socket.terminate();
+      }
       alive = false;
       socket.ping();
     }, pingIntervalMs);

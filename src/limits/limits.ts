@@ -27,40 +27,66 @@ export class Limits {
    * A bucket in debt (after a call dearer than the bucket) says to come back when it is full again: the refused
    * body is unknown, and that is when any call passes.
    */
-  async admitBody(k: KeyContext, units: number): Promise<RateDecision> {
+  admitBody(k: KeyContext, units: number): RateDecision | Promise<RateDecision> {
     try {
-      return await this.admit(k, units);
+      const d = this.admit(k, units);
+      return d instanceof Promise ? d.catch((err) => this.refusedBody(k, units, err)) : d;
     } catch (err) {
-      const d = decisionOf(err);
-      // Longer to wait than earning `units` from empty takes: the bucket is below zero.
-      const inDebt = d !== undefined && d.retryAfterMs > Math.ceil((units * 1000) / k.plan.cuPerSecond);
-      if (inDebt && d.resetSeconds > d.retryAfterSeconds) {
-        (err as LimitRefusal).data.retryAfter = d.resetSeconds;
-        d.retryAfterSeconds = d.resetSeconds;
-      }
-      throw err;
+      return this.refusedBody(k, units, err);
     }
   }
 
-  /**
-   * Admits `cost` units for the key, or throws 429 (-32005) with `data: {limit, window, retryAfter}`. `credit`:
-   * the units `admitBody` already took for this request (part of `cost`; kept when refused: they paid for the read).
-   */
-  async admit(k: KeyContext, cost: number, credit = 0): Promise<RateDecision> {
-    const plan = k.plan;
-    if (cost > credit) {
-      const used = await this.quota.usedBy(k.account.id);
-      if (used + cost - credit > plan.cuPerMonth) {
-        const retryAfter = secondsToNextMonth(Date.now());
-        throw new LimitRefusal({
-          detail: `the monthly quota of ${plan.cuPerMonth} compute units of the ${plan.name} plan is spent`,
-          limit: plan.cuPerMonth, window: 'month', retryAfter,
-        });
-      }
+  private refusedBody(k: KeyContext, units: number, err: unknown): never {
+    const d = decisionOf(err);
+    // Longer to wait than earning `units` from empty takes: the bucket is below zero.
+    const inDebt = d !== undefined && d.retryAfterMs > Math.ceil((units * 1000) / k.plan.cuPerSecond);
+    if (inDebt && d.resetSeconds > d.retryAfterSeconds) {
+      (err as LimitRefusal).data.retryAfter = d.resetSeconds;
+      d.retryAfterSeconds = d.resetSeconds;
     }
-    // One bucket per account, not per key: keys are free to make, so five keys must not be five times the plan's
-    // rate. Each key is held to it too (a key's spending is part of its account's).
-    const d = await this.rate.consume(`a:${k.account.id}`, cost, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds, credit);
+    throw err;
+  }
+
+  /**
+   * Admits `cost` units for the key, or refuses with 429 (-32005) with `data: {limit, window, retryAfter}`. `credit`:
+   * the units `admitBody` already took for this request (part of `cost`; kept when refused: they paid for the read).
+   * With the account's usage known and an in-process limiter, decided at once: the decision is returned, or the
+   * refusal thrown (every request passes here twice, and a promise per step cost ~14 promises a request). Otherwise
+   * a promise of the same.
+   */
+  admit(k: KeyContext, cost: number, credit = 0): RateDecision | Promise<RateDecision> {
+    if (cost > credit) {
+      const used = this.quota.usedBy(k.account.id);
+      if (used instanceof Promise) return used.then((u) => this.withinQuota(k, u, cost, credit));
+      return this.withinQuota(k, used, cost, credit);
+    }
+    return this.spend1s(k, cost, credit);
+  }
+
+  private withinQuota(k: KeyContext, used: number, cost: number, credit: number): RateDecision | Promise<RateDecision> {
+    const plan = k.plan;
+    if (used + cost - credit > plan.cuPerMonth) {
+      const retryAfter = secondsToNextMonth(Date.now());
+      throw new LimitRefusal({
+        detail: `the monthly quota of ${plan.cuPerMonth} compute units of the ${plan.name} plan is spent`,
+        limit: plan.cuPerMonth, window: 'month', retryAfter,
+      });
+    }
+    return this.spend1s(k, cost, credit);
+  }
+
+  /**
+   * One bucket per account, not per key: keys are free to make, so five keys must not be five times the plan's
+   * rate. Each key is held to it too (a key's spending is part of its account's).
+   */
+  private spend1s(k: KeyContext, cost: number, credit: number): RateDecision | Promise<RateDecision> {
+    const plan = k.plan;
+    const d = this.rate.consume(`a:${k.account.id}`, cost, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds, credit);
+    return d instanceof Promise ? d.then((x) => this.spent(k, cost, credit, x)) : this.spent(k, cost, credit, d);
+  }
+
+  private spent(k: KeyContext, cost: number, credit: number, d: RateDecision): RateDecision {
+    const plan = k.plan;
     // A request whose items were all refused costs nothing and is never refused for its cost (0).
     if (!d.allowed && cost > 0) {
       throw new LimitRefusal({
@@ -89,7 +115,8 @@ export class Limits {
   refund(k: KeyContext, units: number): void {
     if (units <= 0) return;
     const plan = k.plan;
-    void this.rate.consume(`a:${k.account.id}`, -units, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds).catch(() => {});
+    const d = this.rate.consume(`a:${k.account.id}`, -units, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds);
+    if (d instanceof Promise) d.catch(() => {});
     this.quota.add(k.account.id, -units);
   }
 }

@@ -21,7 +21,8 @@ export class MemoryRateLimiter implements RateLimiter {
     this.sweep.unref();
   }
 
-  async consume(bucket: string, cost: number, rate: number, burst: number, credit = 0): Promise<RateDecision> {
+  /** Decided at once: no promise on every request's path (RateLimiter allows either). */
+  consume(bucket: string, cost: number, rate: number, burst: number, credit = 0): RateDecision {
     return this.consumeSync(bucket, cost, rate, burst, credit);
   }
 

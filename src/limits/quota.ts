@@ -41,8 +41,11 @@ export class QuotaTracker {
     this.timer.unref();
   }
 
-  /** Units the account has used this month (read from the store once per account, then tracked here). */
-  async usedBy(accountId: string): Promise<number> {
+  /**
+   * Units the account has used this month (read from the store once per account, then tracked here): at once when
+   * known (every request but an account's first: no promise on the hot path), else once the store answers.
+   */
+  usedBy(accountId: string): number | Promise<number> {
     this.rollOver();
     const known = this.used.get(accountId);
     if (known !== undefined) return known;

@@ -27,8 +27,10 @@ export interface RateLimiter {
    * A negative `cost` gives units back (a refund), up to a full bucket.
    * `credit`: units this request already spent at admission (before its body was read): the decision is taken as
    * if they were still in the bucket, and they count towards `cost`; refused, they stay spent (they paid for the read).
+   * A limiter that decides in the process answers at once (no promise: the memory limiter, on every request's
+   * path twice); one that asks Redis answers with a promise.
    */
-  consume(bucket: string, cost: number, ratePerSecond: number, burst: number, credit?: number): Promise<RateDecision>;
+  consume(bucket: string, cost: number, ratePerSecond: number, burst: number, credit?: number): RateDecision | Promise<RateDecision>;
   close(): Promise<void>;
 }
 

@@ -25,7 +25,7 @@ function capturedLog() {
  * of this turn of the event loop, before a setImmediate queued now could run. No clock: a request that asked the
  * unreachable Redis would wait at least a turn for its refusal, however fast the machine.
  */
-async function withoutIo<T>(p: Promise<T>): Promise<T> {
+async function withoutIo<T>(p: T | Promise<T>): Promise<T> {
   let turned = false;
   const check = setImmediate(() => { turned = true; });
   const value = await p;

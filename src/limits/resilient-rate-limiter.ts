@@ -7,6 +7,8 @@ export type RateLimiterStatus = 'redis' | 'degraded';
 
 /** What the resilient limiter needs of its shared limiter (RedisRateLimiter; a fake in tests). */
 export interface SharedRateLimiter extends RateLimiter {
+  /** Always a promise: it asks another process. */
+  consume(bucket: string, cost: number, ratePerSecond: number, burst: number, credit?: number): Promise<RateDecision>;
   ping(): Promise<void>;
   readonly where?: string;
 }
@@ -55,16 +57,15 @@ export class ResilientRateLimiter implements RateLimiter {
     return this.state;
   }
 
-  async consume(bucket: string, cost: number, rate: number, burst: number, credit = 0): Promise<RateDecision> {
+  /** Redis's decision; while Redis is unreachable, the memory limiter's, at once. */
+  consume(bucket: string, cost: number, rate: number, burst: number, credit = 0): RateDecision | Promise<RateDecision> {
     if (this.state === 'redis') {
-      try {
-        return await this.shared.consume(bucket, cost, rate, burst, credit);
-      } catch (err) {
+      return this.shared.consume(bucket, cost, rate, burst, credit).catch((err: unknown) => {
         this.degrade(err);
-      }
-    } else {
-      this.recheck();
+        return this.fallback.consume(bucket, cost, rate, burst, credit);
+      });
     }
+    this.recheck();
     return this.fallback.consume(bucket, cost, rate, burst, credit);
   }
 
@@ -75,7 +76,7 @@ export class ResilientRateLimiter implements RateLimiter {
     this.nextCheck = this.downSince + this.recheckMs;
     this.log.warn(
       { err: (err as Error).message, redis: this.shared.where },
-      'Redis unreachable: per-second limits are kept in memory, per instance, until it answers again',
+      'Redis unreachable: per-second limits and failure guards are kept in memory, per instance, until it answers again',
     );
   }
 
@@ -86,7 +87,7 @@ export class ResilientRateLimiter implements RateLimiter {
       () => {
         if (this.state !== 'degraded') return;
         this.state = 'redis';
-        this.log.info({ redis: this.shared.where, downSeconds: Math.round((this.now() - this.downSince) / 1000) }, 'Redis answers again: per-second limits are shared again');
+        this.log.info({ redis: this.shared.where, downSeconds: Math.round((this.now() - this.downSince) / 1000) }, 'Redis answers again: per-second limits and failure guards are shared again');
       },
       () => {},
     ).finally(() => {

@@ -53,6 +53,12 @@ export interface MethodSpec {
   readonly write: boolean;
   /** Executes a call object on the node: `rpc.gasCap` bounds the gas it may burn (src/methods/gas-cap.ts). */
   readonly gasCapped: boolean;
+  /**
+   * The node may need long for it (issue 19's per-method time-outs): it scans many blocks or receipts
+   * (eth_getLogs, eth_getBlockReceipts). Such calls, and the ones that execute code (`gasCapped`), get
+   * `rpc.heavyTimeoutMs`; `debug_*` get `rpc.debugTimeoutMs`; every other call the short `rpc.timeoutMs`.
+   */
+  readonly heavy?: true;
   /** Closes a gap between a node and geth's documented behaviour (src/methods/adapters/). */
   readonly adapter: Adapter | undefined;
   /** Answered by the gateway itself (the filter methods, docs/decisions.md §8); the handler is the filters module's. */

@@ -7,6 +7,7 @@ import { GAS_CAPPED, gasCap } from '../methods/gas-cap.ts';
 import { ALLOWED_METHODS } from '../methods/allowed.ts';
 import { anyParams, compileParamValidator, type ParamValidator } from '../methods/param-validator.ts';
 import { extraMethodsOf, SOCKET_METHODS, specOf } from '../methods/specs.ts';
+import type { MethodSpec } from '../methods/method-spec.ts';
 
 /**
  * One entry per allowed method (STYLE 5), made from its spec (src/methods/specs/) and the configuration: how
@@ -96,10 +97,19 @@ function entry(
     name,
     validate,
     adapter: wrap(policies[name], spec?.adapter),
-    timeoutMs: debug ? config.rpc.debugTimeoutMs : config.rpc.timeoutMs,
+    timeoutMs: timeoutOf(config, debug, spec),
     debug,
     cost: config.limits.costs[name] ?? spec?.cost ?? config.limits.defaultCost,
     local: locals[name],
     write: spec?.write ?? false,
   };
+}
+
+/**
+ * A call's time budget by what the node does for it (issue 19: reads a few seconds, traces longer): a stalled node
+ * costs a caller seconds, not the minute a trace may legitimately take.
+ */
+function timeoutOf(config: Readonly<Config>, debug: boolean, spec: MethodSpec | undefined): number {
+  if (debug) return config.rpc.debugTimeoutMs;
+  return spec?.heavy || spec?.gasCapped ? config.rpc.heavyTimeoutMs : config.rpc.timeoutMs;
 }

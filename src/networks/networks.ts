@@ -11,6 +11,7 @@ import { HttpUpstream } from '../upstream/http-upstream.ts';
 import { HEAD_BOUND } from '../chain/agreed-head.ts';
 import { Chain } from '../chain/chain.ts';
 import type { ChainHead } from '../chain/chain-head.ts';
+import type { ClusterHeads } from '../chain/cluster-head.ts';
 import { UpstreamMember } from '../chain/upstream-member.ts';
 
 /** A configured network, ready to serve. */
@@ -42,7 +43,7 @@ export class Networks {
   /** The subscription methods' feeds (eth_subscribe over a WebSocket), shared by the networks. */
   readonly subscriptions = new Subscriptions();
 
-  constructor(config: Readonly<Config>, log: Logger, readonly filters: Filters) {
+  constructor(config: Readonly<Config>, log: Logger, readonly filters: Filters, cluster?: ClusterHeads) {
     // One budget for the answers of every network: it bounds the process's memory, which they share.
     const budget = new AnswerBudget(config.rpc.maxAnswerBytes, config.rpc.maxAnswerBytesInFlight);
     const answers = config.cache.enabled ? new ResponseCache(config.cache.maxBytes, Object.keys(config.networks).length) : undefined;
@@ -59,6 +60,7 @@ export class Networks {
       const kind = supervisor ? 'embedded' : 'upstream';
       const policy = {
         maxLagBlocks: net.maxLagBlocks ?? config.upstreams.maxLagBlocks,
+        quorum: net.quorum ?? config.upstreams.quorum,
         breakerFailures: config.upstreams.breakerFailures,
         breakerCooldownMs: config.upstreams.breakerCooldownMs,
         hedge: { minMs: config.upstreams.hedgeMinMs, maxMs: config.upstreams.hedgeMaxMs },
@@ -68,6 +70,11 @@ export class Networks {
       // are held to the head bound (agreed-head.ts).
       const chain = new Chain(name, net.chainId, members, policy, depth, config.upstreams.checkIntervalMs, nlog, kind === 'embedded' ? undefined : HEAD_BOUND);
       chains.set(name, chain);
+      // Cluster mode: instances in front of the same nodes share one head (chain/cluster-head.ts). An embedded
+      // chain is this process's own: nothing to share.
+      if (cluster && kind === 'upstream') {
+        chain.head.shared = cluster.network(net.chainId, net.upstreams.map((u) => u.url), (n) => chain.head.advance(n, true));
+      }
       // Subscribers: the embedded chain's watchdog hears of heads, and its restarts reset the chain.
       if (supervisor) {
         const s = supervisor;

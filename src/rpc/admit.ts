@@ -63,24 +63,19 @@ export const UNREAD_BODY_BYTES = 64 * 1024;
 export function admitter(deps: EndpointDeps) {
   const { networks, keys, limits, metrics, refusals, guard, config } = deps;
   const refusalDelayMs = config.limits.refusalDelayMs;
-  /** `charge: false`: the checks only, nothing spent (an open socket's key, checked again every second). */
-  return async (a: Arrival, opts: { charge?: boolean } = {}): Promise<Admitted | Refusal> => {
-    const refuse = (refused: GatewayError, decision?: RateDecision): Refusal => ({ refused, decision, id: null });
-    // Stage content-type (docs/decisions.md §2: application/json with any charset, or absent).
-    if (a.contentType !== undefined && !JSON_TYPE.test(a.contentType)) return refuse(new GatewayError('UNSUPPORTED_MEDIA_TYPE', { type: a.contentType.slice(0, 64) }));
-    // Stage network.
-    const network = networks.get(a.network);
-    if (!network) return refuse(new GatewayError('UNKNOWN_NETWORK', { network: a.network.slice(0, 64) }));
-    // Stage authenticate, then authorize what applies to the whole request (docs/decisions.md §6).
-    let key: ResolvedKey;
-    try {
-      key = await keys.resolve(a.apikey);
-    } catch (err) {
-      const e = asGatewayError(err, a.log);
-      // An address that has spent its failures learns nothing more: 429, whatever the wrong key it tried.
-      const retryAfter = e.status === 401 ? guard.failed(a.ip) : undefined;
-      return refuse(retryAfter === undefined ? e : guard.refusal(retryAfter));
-    }
+  const refuse = (refused: GatewayError, decision?: RateDecision): Refusal => ({ refused, decision, id: null });
+
+  /** A key that does not resolve: an address that has spent its failures learns nothing more (429, whatever the key). */
+  const unknownKey = (a: Arrival, err: unknown): Refusal | Promise<Refusal> => {
+    const e = asGatewayError(err, a.log);
+    const retryAfter = e.status === 401 ? guard.failed(a.ip) : undefined;
+    // A promise when the failure was counted in Redis (cluster mode, issue 21); never a promise for a valid key.
+    if (retryAfter instanceof Promise) return retryAfter.then((r) => refuse(r === undefined ? e : guard.refusal(r)), () => refuse(e));
+    return refuse(retryAfter === undefined ? e : guard.refusal(retryAfter));
+  };
+
+  /** Authorize what applies to the whole request (docs/decisions.md §6), then the limit at admission. */
+  const authorized = (a: Arrival, network: Network, key: ResolvedKey, charge: boolean): Admission => {
     try {
       authorizeRequest(key, { ip: a.ip, origin: a.origin, network: network.name });
     } catch (err) {
@@ -88,27 +83,58 @@ export function admitter(deps: EndpointDeps) {
     }
     // Stage limit, at admission (issue 17): the key's bucket pays for reading its body before it is read, from the
     // declared length (a chunked body pays for its size once read). An empty bucket: 429, the body never read.
-    if (!limits || opts.charge === false) return { network, key, credit: 0 };
+    if (!limits || !charge) return { network, key, credit: 0 };
     const credit = deps.framingCost(Number.isFinite(a.declaredBytes) ? a.declaredBytes : 0);
     try {
-      return { network, key, credit, decision: await limits.admitBody(key, credit) };
+      const d = limits.admitBody(key, credit);
+      if (d instanceof Promise) return d.then((decision) => ({ network, key, credit, decision }), (err) => refusedAtAdmission(a, network, key, err));
+      return { network, key, credit, decision: d };
     } catch (err) {
-      const e = asGatewayError(err, a.log);
-      const decision = decisionOf(err);
-      if (e.status === 429) {
-        metrics?.refused(network.name);
-        refusals?.refused(key.key.id, key.account.id, network.name);
-        // A large body refused unread is held a little before the answer (at most limits.refusalDelayMs, never past
-        // when a retry could pass): a key that keeps sending them into an empty bucket then costs a few refusals a
-        // second per connection, not hundreds (each one a new connection, headers and a key lookup; issue 17's x3
-        // on another tenant's p50). A small body's refusal keeps its connection and is answered at once.
-        const wait = a.largeBody ? Math.min(refusalDelayMs, decision?.retryAfterMs ?? 0) : 0;
-        if (wait > 0) await sleep(wait);
-      }
-      return refuse(e, decision);
+      return refusedAtAdmission(a, network, key, err);
     }
   };
+
+  const refusedAtAdmission = async (a: Arrival, network: Network, key: ResolvedKey, err: unknown): Promise<Refusal> => {
+    const e = asGatewayError(err, a.log);
+    const decision = decisionOf(err);
+    if (e.status === 429) {
+      metrics?.refused(network.name);
+      refusals?.refused(key.key.id, key.account.id, network.name);
+      // A large body refused unread is held a little before the answer (at most limits.refusalDelayMs, never past
+      // when a retry could pass): a key that keeps sending them into an empty bucket then costs a few refusals a
+      // second per connection, not hundreds (each one a new connection, headers and a key lookup; issue 17's x3
+      // on another tenant's p50). A small body's refusal keeps its connection and is answered at once.
+      const wait = a.largeBody ? Math.min(refusalDelayMs, decision?.retryAfterMs ?? 0) : 0;
+      if (wait > 0) await sleep(wait);
+    }
+    return refuse(e, decision);
+  };
+
+  /**
+   * `charge: false`: the checks only, nothing spent (an open socket's key, checked again every second). Decided at
+   * once when the key is in memory and the limiter in the process (the common case: no promise); else a promise.
+   */
+  return (a: Arrival, opts: { charge?: boolean } = {}): Admission => {
+    // Stage content-type (docs/decisions.md §2: application/json with any charset, or absent).
+    if (a.contentType !== undefined && !JSON_TYPE.test(a.contentType)) return refuse(new GatewayError('UNSUPPORTED_MEDIA_TYPE', { type: a.contentType.slice(0, 64) }));
+    // Stage network.
+    const network = networks.get(a.network);
+    if (!network) return refuse(new GatewayError('UNKNOWN_NETWORK', { network: a.network.slice(0, 64) }));
+    // Stage authenticate.
+    const charge = opts.charge !== false;
+    let key: ResolvedKey | Promise<ResolvedKey>;
+    try {
+      key = keys.resolve(a.apikey);
+    } catch (err) {
+      return unknownKey(a, err);
+    }
+    if (key instanceof Promise) return key.then((k) => authorized(a, network, k, charge), (err) => unknownKey(a, err));
+    return authorized(a, network, key, charge);
+  };
 }
+
+/** Admission's outcome: at once when nothing had to be waited for, else a promise of it. */
+export type Admission = Admitted | Refusal | Promise<Admitted | Refusal>;
 
 /** A GatewayError as is; anything else is a bug: logged, and answered -32603. */
 export function asGatewayError(err: unknown, log: Arrival['log']): GatewayError {

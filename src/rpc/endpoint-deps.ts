@@ -3,6 +3,7 @@ import type { RefusalLog } from '../analytics/refusal-log.ts';
 import type { UsageRecorder } from '../analytics/usage-recorder.ts';
 import type { KeyResolver } from '../auth/key-resolver.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
+import type { BudgetLimiter } from '../limits/event-budget.ts';
 import type { Networks } from '../networks/networks.ts';
 import type { Config } from '../config/schema.ts';
 import type { Limits } from '../limits/limits.ts';
@@ -19,6 +20,8 @@ export interface EndpointDeps {
   metrics?: Metrics;
   refusals?: RefusalLog;
   guard: UnknownKeyGuard;
+  /** The gateway's per-second limiter: in cluster mode the unknown-key guard counts failures in it too (issue 21). */
+  rateLimiter?: BudgetLimiter;
   responses: ResponseBudget;
   /** What reading and framing a body of `bytes` costs: the least any request costs (issue 17). */
   framingCost: (bytes: number) => number;

@@ -1,3 +1,4 @@
+import { MessageRate } from '../limits/message-rate.ts';
 import { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
 import { admitter } from './admit.ts';
 import type { EndpointDeps } from './endpoint-deps.ts';
@@ -10,6 +11,7 @@ import type { Framed } from './frame-and-limit.ts';
 import type { Admitted, Refusal } from './admit.ts';
 
 export type { Admitted, Refusal } from './admit.ts';
+export type { Framed, Limited } from './frame-and-limit.ts';
 export { UNREAD_BODY_BYTES } from './admit.ts';
 
 /**
@@ -24,7 +26,7 @@ export function createRpcEndpoint(deps: Omit<EndpointDeps, 'guard' | 'responses'
   const bytesPerUnit = config.limits.bodyBytesPerUnit;
   const all: EndpointDeps = {
     ...deps,
-    guard: new UnknownKeyGuard(config.limits.unknownKeys.perSecond, config.limits.unknownKeys.burst),
+    guard: new UnknownKeyGuard(config.limits.unknownKeys.perSecond, config.limits.unknownKeys.burst, deps.rateLimiter, 'uk:rpc'),
     responses: new ResponseBudget(config.rpc.maxResponseBytes, config.rpc.maxResponseBytesInFlight),
     framingCost: (bytes) => invalidCost + Math.floor(bytes / bytesPerUnit),
   };
@@ -38,10 +40,15 @@ export function createRpcEndpoint(deps: Omit<EndpointDeps, 'guard' | 'responses'
     /** A request's deadline (rpc.requestTimeoutMs); the transport says when its caller is gone. */
     deadline: () => new RequestDeadline(requestTimeoutMs),
     /**
-     * Work done for a key that no request paid for (a notification delivered to its socket): counted against its
-     * account's monthly quota, never refused (Limits.spend).
+     * Work done for a key that no request paid for (a notification delivered to its socket on `network`): counted
+     * against its account's monthly quota, never refused (Limits.spend), and in its usage as `eth_subscription`.
      */
-    spend: (key: Admitted['key'], units: number) => deps.limits?.spend(key, units),
+    spend: (key: Admitted['key'], units: number, network: string) => {
+      deps.limits?.spend(key, units);
+      deps.usage?.notified(key.account.id, key.key.id, network, units);
+    },
+    /** A socket's own message rate (ws.messagesPerSecond, ws.messageBurst): one per socket, held by its transport. */
+    messageRate: () => new MessageRate(config.ws.messagesPerSecond, config.ws.messageBurst),
     /** A message transport's text of a request's answers (undefined: notifications only). */
     answersText: (f: Framed, ran: Ran) => answersText(f.batch, f.items, ran.answers, ran.pieces),
     /** A message transport's text of a whole request's refusal, under the ids its body holds. */

@@ -37,12 +37,21 @@ export function framerAndLimiter(deps: EndpointDeps) {
   /** A body refused as a whole is metered like an invalid item, plus its size (a chunked one pays that now). */
   const refuseBody = async (adm: Admitted, sizeCost: number, refused: GatewayError): Promise<Refusal> => {
     let decision = adm.decision;
-    if (limits && sizeCost > adm.credit) decision = await limits.admit(adm.key, sizeCost, adm.credit).catch(() => decision);
+    if (limits && sizeCost > adm.credit) {
+      try {
+        decision = await limits.admit(adm.key, sizeCost, adm.credit);
+      } catch {
+        // Refused: the decision at admission stands for the headers.
+      }
+    }
     return { refused, decision, id: null };
   };
 
-  /** Stage parse: the whole body, framed into items (docs/decisions.md §3), then the plan's batch size. */
-  const frame = async (adm: Admitted, body: Buffer | undefined): Promise<Framed | Refusal> => {
+  /**
+   * Stage parse: the whole body, framed into items (docs/decisions.md §3), then the plan's batch size. A body that
+   * frames is answered at once (no promise); a refused one once its size is metered.
+   */
+  const frame = (adm: Admitted, body: Buffer | undefined): Framed | Promise<Refusal> => {
     const sizeCost = deps.framingCost(body?.length ?? 0);
     let framed;
     try {
@@ -65,7 +74,7 @@ export function framerAndLimiter(deps: EndpointDeps) {
    * spent if the request is refused now. A refused item costs `invalidCost` (1 unit), not its method's: answering
    * it is work too, and a flood of invalid items is limited like any other.
    */
-  const limit = async (adm: Admitted, f: Framed, requestId: string, log: Arrival['log'], t0: number): Promise<Limited | Refusal> => {
+  const limit = (adm: Admitted, f: Framed, requestId: string, log: Arrival['log'], t0: number): Limited | Refusal | Promise<Limited | Refusal> => {
     const { network, key, credit } = adm;
     const ctx: RequestContext = { network, key, requestId, session: adm.session };
     const answers = new Array<Answer | undefined>(f.items.length);
@@ -86,22 +95,30 @@ export function framerAndLimiter(deps: EndpointDeps) {
     }
     if (cost < f.sizeCost) cost = f.sizeCost;
     if (!limits) return { ctx, prepared, answers };
+    // Decided at once with an in-process limiter and the account's usage known: no promise (see Limits.admit).
     try {
-      return { ctx, prepared, answers, decision: await limits.admit(key, cost, credit) };
+      const d = limits.admit(key, cost, credit);
+      if (d instanceof Promise) return d.then((decision) => ({ ctx, prepared, answers, decision }), (err) => refused(adm, f, err, log, t0));
+      return { ctx, prepared, answers, decision: d };
     } catch (err) {
-      const e = asGatewayError(err, log);
-      if (e.status === 429) {
-        // Refused for its items' cost, a request costs only the size units of its body (0 under
-        // limits.bodyBytesPerUnit): a client offered more than its rate still gets its rate (docs/decisions.md §7),
-        // and a big body is never read for free.
-        limits.refund(key, Math.min(credit, invalidCost));
-        metrics?.refused(network.name);
-        refusals?.refused(key.key.id, key.account.id, network.name);
-        const refusedAnswer = failed(e);
-        record(t0, network, key, f.items, f.items.map(() => refusedAnswer), () => 0);
-      }
-      return { refused: e, decision: decisionOf(err), id: f.batch ? null : f.items[0].id };
+      return refused(adm, f, err, log, t0);
     }
+  };
+
+  const refused = (adm: Admitted, f: Framed, err: unknown, log: Arrival['log'], t0: number): Refusal => {
+    const { network, key, credit } = adm;
+    const e = asGatewayError(err, log);
+    if (e.status === 429) {
+      // Refused for its items' cost, a request costs only the size units of its body (0 under
+      // limits.bodyBytesPerUnit): a client offered more than its rate still gets its rate (docs/decisions.md §7),
+      // and a big body is never read for free.
+      limits!.refund(key, Math.min(credit, invalidCost));
+      metrics?.refused(network.name);
+      refusals?.refused(key.key.id, key.account.id, network.name);
+      const refusedAnswer = failed(e);
+      record(t0, network, key, f.items, f.items.map(() => refusedAnswer), () => 0);
+    }
+    return { refused: e, decision: decisionOf(err), id: f.batch ? null : f.items[0].id };
   };
 
   return { frame, limit };

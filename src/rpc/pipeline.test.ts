@@ -9,8 +9,9 @@ import { refusedByRulesStage } from './stages/refused-by-rules.ts';
 import { writeSentStage } from './stages/write-sent.ts';
 
 const spec = (over: Partial<MethodEntry>) => ({ name: 'm', write: false, local: undefined, ...over }) as MethodEntry;
-const cached = { cache: { run: () => Promise.resolve({ result: null }) } } as unknown as Network;
-const uncached = { cache: undefined } as unknown as Network;
+const alone = { shared: undefined };
+const cached = { head: alone, cache: { run: () => Promise.resolve({ result: null }) } } as unknown as Network;
+const uncached = { head: alone, cache: undefined } as unknown as Network;
 
 test('a stage a network or a method does not need is not in its list', () => {
   const read = stagesOf(uncached, spec({ name: 'eth_getBalance' }));
@@ -22,11 +23,17 @@ test('a stage a network or a method does not need is not in its list', () => {
   assert.deepEqual([write[0], write[1], write[3]], [deadlineStage, writeSentStage, headSeenStage], 'a write: deadline, write, cache, head');
   const local = stagesOf(cached, spec({ name: 'eth_newFilter', local: (() => Promise.resolve({ result: '0x1' })) as MethodEntry['local'] }));
   assert.deepEqual(local, [deadlineStage, refusedByRulesStage, headSeenStage], 'a filter method: no cache, its refusals marked');
+  // Cluster mode: reads whose answer depends on the head read the shared head first; writes and lookups by hash do not.
+  const shared = { read: () => Promise.resolve(undefined) };
+  const cluster = { head: { shared }, cache: undefined } as unknown as Network;
+  assert.equal(stagesOf(cluster, spec({ name: 'eth_getBalance' })).length, 3, 'a read in cluster mode: deadline, cluster, head');
+  assert.equal(stagesOf(cluster, spec({ name: 'eth_getTransactionReceipt' })).length, 2, 'a lookup by hash: no cluster stage');
+  assert.equal(stagesOf(cluster, spec({ name: 'eth_sendRawTransaction', write: true })).length, 3, 'a write: deadline, write, head');
 });
 
 test('the head stage keeps on the call the block its answer shows, and the head learns of it', async () => {
   const heard: Array<[string, number | undefined]> = [];
-  const network = { head: { sawBlock: (m: string, n: number | undefined, a: unknown) => (heard.push([m, n]), a) } } as unknown as Network;
+  const network = { head: { sawBlock: (m: string, n: number | undefined, a: unknown) => (heard.push([m, n]), a), announced: () => undefined } } as unknown as Network;
   const call = (method: string, params: unknown[]) => ({ network, method, params }) as unknown as Parameters<typeof headSeenStage>[0];
   const receipt = call('eth_getTransactionReceipt', ['0xab']);
   await headSeenStage(receipt, () => Promise.resolve({ result: { blockNumber: '0x2a', status: '0x1' } }));

@@ -10,6 +10,8 @@ import type { MethodEntry } from '../networks/method-table.ts';
 import { cacheStage } from './stages/cache.ts';
 import { deadlineStage } from './stages/deadline.ts';
 import { headSeenStage } from './stages/head-seen.ts';
+import { clusterHeadStage } from './stages/cluster-head.ts';
+import { specOf } from '../methods/specs.ts';
 import { forward, local } from './stages/node.ts';
 import { refusedByRulesStage } from './stages/refused-by-rules.ts';
 import { writeSentStage } from './stages/write-sent.ts';
@@ -48,9 +50,10 @@ export function prepareItem(ctx: RequestContext, call: RpcCall): PreparedCall {
 /**
  * The item stages after the limit, as data: for each method of the network, its ordered list of stages, built once
  * at start-up (docs/pipeline.md). A stage the network or the method does not need is not in its list:
- *   deadline → [write] → [cache] → head → forward          (methods a node answers)
- *   deadline → rules → head → local                         (methods the gateway answers itself: filters)
- * `write` only for methods that send a transaction, `cache` only with `cache.enabled`. Every transport runs calls
+ *   deadline → [cluster] → [write] → [cache] → head → forward   (methods a node answers)
+ *   deadline → [cluster] → rules → head → local                 (methods the gateway answers itself: filters)
+ * `cluster` only in cluster mode for methods whose answer depends on the head, `write` only for methods that send
+ * a transaction, `cache` only with `cache.enabled`. Every transport runs calls
  * through this, and nothing else.
  */
 export function buildPipeline(network: Network): (call: Call) => Promise<UpstreamAnswer> {
@@ -61,12 +64,25 @@ export function buildPipeline(network: Network): (call: Call) => Promise<Upstrea
 
 /** The stages a method's calls pass on a network, in order. */
 export function stagesOf(network: Network, spec: MethodEntry): Stage[] {
-  if (spec.local) return [deadlineStage, refusedByRulesStage, headSeenStage];
+  const shared = network.head.shared && readsTheHead(spec) ? clusterHeadStage(network.head.shared, network.head) : undefined;
+  if (spec.local) return shared ? [deadlineStage, shared, refusedByRulesStage, headSeenStage] : [deadlineStage, refusedByRulesStage, headSeenStage];
   const stages: Stage[] = [deadlineStage];
+  if (shared) stages.push(shared);
   if (spec.write) stages.push(writeSentStage);
   if (network.cache) stages.push(cacheStage(network.cache));
   stages.push(headSeenStage);
   return stages;
+}
+
+/**
+ * Its answer may depend on the head (cluster mode reads the shared head first): every read but those whose answer
+ * never changes (`forever`) or is found by a transaction's hash (a node behind is asked again of one ahead), and
+ * not writes (their answer is the node's acceptance).
+ */
+function readsTheHead(entry: MethodEntry): boolean {
+  const spec = specOf(entry.name);
+  if (entry.write || spec?.socket) return false;
+  return spec === undefined || (spec.cache !== 'forever' && spec.cache !== 'txHash');
 }
 
 /** `stages` around `last`, as undici composes interceptors: the first stage is the outermost. */

@@ -40,47 +40,16 @@ export function runner(deps: EndpointDeps) {
   const record = recorder(deps);
   const pipelines = new Map(deps.networks.list.map((n) => [n, buildPipeline(n)]));
 
-  return async (f: Framed, l: Limited, deadline: RequestDeadline, t0: number, log: Arrival['log']): Promise<Ran> => {
-    const { items } = f;
-    const { ctx, prepared, answers } = l;
-    const pipeline = pipelines.get(ctx.network)!;
-    const calls = new Array<Call | undefined>(items.length);
-    const held = responses.forRequest();
-    const pieces = new Array<string | Buffer | undefined>(items.length);
-    await forEachBounded(items.length, concurrency, deadline.signal, async (i) => {
-      const p = prepared[i];
-      if (!p) return;
-      const signal = deadline.forCall(p.entry.timeoutMs);
-      // Written out, not spread from ctx: one shape for every Call, and no copying helper per call on the hot path.
-      const call: Call = {
-        network: ctx.network, key: ctx.key, requestId: ctx.requestId, session: ctx.session,
-        method: p.call.method, params: p.call.params, spec: p.entry, cost: p.entry.cost, signal,
-        cache: undefined, refusedByRules: undefined, seenBlock: undefined,
-      };
-      calls[i] = call;
-      try {
-        const answer = await pipeline(call);
-        answers[i] = { answer, status: 200 };
-        if (!items[i].notification) pieces[i] = fit(held, items[i], answer, call.method, answers, i);
-      } catch (err) {
-        answers[i] = failed(asGatewayError(err, log));
-      } finally {
-        deadline.done(signal);
-      }
-    });
-    deadline.end();
-    // Items not started once the request's time was up (or its caller gone) did no node work.
-    for (let i = 0; i < items.length; i++) if (prepared[i] && !answers[i]) answers[i] = failed(deadline.signal.reason as CallAborted);
-    // What did no node work costs what an invalid item costs: refused by the gateway's rules, or never started.
-    const units = (i: number) => (calls[i] && !calls[i]!.refusedByRules ? calls[i]!.cost : invalidCost);
-    let refund = 0;
-    for (let i = 0; i < items.length; i++) if (prepared[i]) refund += Math.max(0, prepared[i]!.entry.cost - units(i));
-    if (refund > 0) limits?.refund(ctx.key, refund);
-    // docs/decisions.md §9: a single request says whether its answer came from the cache.
-    const cache = f.batch ? undefined : calls[0]?.cache;
-    if (cache) metrics?.cacheLookup(ctx.network.name, cache);
-    record(t0, ctx.network, ctx.key, items, answers, units);
-    return { answers: answers as Answer[], pieces, held, cache };
+  const shared: RunShared = { limits, metrics, invalidCost, record, responses, fit };
+  return (f: Framed, l: Limited, deadline: RequestDeadline, t0: number, log: Arrival['log']): Promise<Ran> => {
+    // One object per request with its steps as methods, not closures made per request (under tsx, as `npm start`
+    // runs, every closure bound to a name also has its name set at run time: a property write each).
+    const r = new RequestRun(f, l, deadline, t0, log, pipelines.get(l.ctx.network)!, shared);
+    if (f.items.length === 1) {
+      const one = deadline.signal.aborted ? undefined : r.start(0);
+      return one ? one.then(() => r.finish()) : Promise.resolve(r.finish());
+    }
+    return forEachBounded(f.items.length, concurrency, deadline.signal, (i) => r.start(i)).then(() => r.finish());
   };
 
   /**
@@ -104,11 +73,106 @@ export function runner(deps: EndpointDeps) {
 }
 
 /** Runs fn(0..n-1) with at most `limit` in flight; none starts once `signal` has aborted. */
-async function forEachBounded(n: number, limit: number, signal: CallSignal, fn: (i: number) => Promise<void>): Promise<void> {
-  if (n === 1) return fn(0);
+async function forEachBounded(n: number, limit: number, signal: CallSignal, fn: (i: number) => Promise<void> | undefined): Promise<void> {
+  if (n <= limit) {
+    // All at once (the common batch): no worker loop and no await per item.
+    const all: Array<Promise<void> | undefined> = new Array(n);
+    for (let i = 0; i < n && !signal.aborted; i++) all[i] = fn(i);
+    await Promise.all(all);
+    return;
+  }
   let next = 0;
   const worker = async () => {
     while (next < n && !signal.aborted) await fn(next++);
   };
   await Promise.all(Array.from({ length: Math.min(limit, n) }, worker));
+}
+
+/** What every request's run shares (made once per endpoint). */
+interface RunShared {
+  limits: EndpointDeps['limits'];
+  metrics: EndpointDeps['metrics'];
+  responses: EndpointDeps['responses'];
+  invalidCost: number;
+  record: ReturnType<typeof recorder>;
+  fit: (held: RequestBytes, item: FramedItem, answer: UpstreamAnswer, method: string, answers: Array<Answer | undefined>, i: number) => string | Buffer | undefined;
+}
+
+/** One request's items through its network's pipeline, under its deadline; then its refunds and its records. */
+class RequestRun {
+  private readonly calls: Array<Call | undefined>;
+  private readonly held: RequestBytes;
+  private readonly pieces: Array<string | Buffer | undefined>;
+
+  constructor(
+    private readonly f: Framed,
+    private readonly l: Limited,
+    private readonly deadline: RequestDeadline,
+    private readonly t0: number,
+    private readonly log: Arrival['log'],
+    private readonly pipeline: (call: Call) => Promise<UpstreamAnswer>,
+    private readonly s: RunShared,
+  ) {
+    this.calls = new Array<Call | undefined>(f.items.length);
+    this.held = s.responses.forRequest();
+    this.pieces = new Array<string | Buffer | undefined>(f.items.length);
+  }
+
+  /** Item i through the pipeline, settled with one `then`; undefined for an item refused before the limit. */
+  start(i: number): Promise<void> | undefined {
+    const p = this.l.prepared[i];
+    if (!p) return undefined;
+    const ctx = this.l.ctx;
+    const signal = this.deadline.forCall(p.entry.timeoutMs);
+    // Written out, not spread from ctx: one shape for every Call, and no copying helper per call on the hot path.
+    const call: Call = {
+      network: ctx.network, key: ctx.key, requestId: ctx.requestId, session: ctx.session,
+      method: p.call.method, params: p.call.params, spec: p.entry, cost: p.entry.cost, signal,
+      cache: undefined, refusedByRules: undefined, seenBlock: undefined,
+    };
+    this.calls[i] = call;
+    let answered: Promise<UpstreamAnswer>;
+    try {
+      answered = this.pipeline(call);
+    } catch (err) {
+      answered = Promise.reject(err);
+    }
+    return answered.then((answer) => {
+      this.deadline.done(signal);
+      const answers = this.l.answers;
+      answers[i] = { answer, status: 200 };
+      const item = this.f.items[i];
+      try {
+        if (!item.notification) this.pieces[i] = this.s.fit(this.held, item, answer, call.method, answers, i);
+      } catch (err) {
+        answers[i] = failed(asGatewayError(err, this.log));
+      }
+    }, (err) => {
+      this.deadline.done(signal);
+      this.l.answers[i] = failed(asGatewayError(err, this.log));
+    });
+  }
+
+  /** What did no node work costs what an invalid item costs: refused by the gateway's rules, or never started. */
+  units(i: number): number {
+    const c = this.calls[i];
+    return c && !c.refusedByRules ? c.cost : this.s.invalidCost;
+  }
+
+  /** The request is over: items never started get the deadline's error; refunds; records; the answers. */
+  finish(): Ran {
+    const { items } = this.f;
+    const { ctx, prepared, answers } = this.l;
+    this.deadline.end();
+    // Items not started once the request's time was up (or its caller gone) did no node work.
+    for (let i = 0; i < items.length; i++) if (prepared[i] && !answers[i]) answers[i] = failed(this.deadline.signal.reason as CallAborted);
+    let refund = 0;
+    for (let i = 0; i < items.length; i++) if (prepared[i]) refund += Math.max(0, prepared[i]!.entry.cost - this.units(i));
+    if (refund > 0) this.s.limits?.refund(ctx.key, refund);
+    // docs/decisions.md §9: a single request says whether its answer came from the cache.
+    const cache = this.f.batch ? undefined : this.calls[0]?.cache;
+    if (cache) this.s.metrics?.cacheLookup(ctx.network.name, cache);
+    this.s.record(this.t0, ctx.network, ctx.key, items, answers, (i) => this.units(i));
+    return { answers: answers as Answer[], pieces: this.pieces, held: this.held, cache };
+  }
 }

@@ -200,6 +200,10 @@ export const postgresMigrations: string[] = [
      FOR EACH STATEMENT EXECUTE FUNCTION webhook_counters_change();
    CREATE TRIGGER webhook_events_count_delete AFTER DELETE ON webhook_events REFERENCING OLD TABLE AS old_rows
      FOR EACH STATEMENT EXECUTE FUNCTION webhook_counters_change();`,
+
+  // 10 (issue 20): WebSocket subscriptions per key and per account, by plan (each is work on every block or log).
+  `ALTER TABLE plans ADD COLUMN subscriptions_per_key integer NOT NULL DEFAULT 100 CHECK (subscriptions_per_key >= 0);
+   ALTER TABLE plans ADD COLUMN subscriptions_per_account integer NOT NULL DEFAULT 500 CHECK (subscriptions_per_account >= 0);`,
 ];
 
 /** Serialises migrations across instances starting at once (advisory locks are per database). 'NGST'. */

@@ -4,10 +4,10 @@ import { accountConflict, keyConflict, planConflict, rethrowConflict, type Viola
 import { migratePostgres } from './postgres-migrations.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime,
-  keyFromRow, normalizeEmail, planFromRow, selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
+  keyFromRow, normalizeEmail, planFromRow, selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
 } from './rows.ts';
 import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats } from './store.ts';
-import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS, groupKeyId } from './store.ts';
+import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS, DEFAULT_SUBSCRIPTIONS_PER_ACCOUNT, DEFAULT_SUBSCRIPTIONS_PER_KEY, groupKeyId } from './store.ts';
 
 const codec: Codec = {
   bool: (v) => v === true,
@@ -175,7 +175,8 @@ export class PostgresStore implements Store {
 
   async createPlan(p: NewPlan): Promise<Plan> {
     const now = new Date().toISOString();
-    const values = [p.id, p.name, p.cuPerSecond, p.cuPerMonth, p.maxBatchSize, p.debugMethods, p.maxFilters, p.maxKeys ?? DEFAULT_MAX_KEYS, p.maxWebhooks ?? DEFAULT_MAX_WEBHOOKS, now, now];
+    const values = [p.id, p.name, p.cuPerSecond, p.cuPerMonth, p.maxBatchSize, p.debugMethods, p.maxFilters, p.maxKeys ?? DEFAULT_MAX_KEYS, p.maxWebhooks ?? DEFAULT_MAX_WEBHOOKS,
+      p.subscriptionsPerKey ?? DEFAULT_SUBSCRIPTIONS_PER_KEY, p.subscriptionsPerAccount ?? DEFAULT_SUBSCRIPTIONS_PER_ACCOUNT, now, now];
     return planFromRow((await this.write('insertPlan', values, planConflict(p.id)))[0], codec);
   }
 
@@ -291,6 +292,12 @@ export class PostgresStore implements Store {
     const where = usageWhere(q, (i) => `$${i}`);
     const res = await this.pool.query<Row>(`SELECT * FROM usage_minutes WHERE ${where.sql}`, where.values);
     return res.rows.map(usageMinuteFromRow);
+  }
+
+  async countUsageMinutes(q: Omit<UsageQuery, 'limit' | 'after'>, cap: number): Promise<number> {
+    const count = usageCountSql(q, cap, (i) => `$${i}`);
+    const res = await this.pool.query<{ n: string }>(count.sql, count.values);
+    return Number(res.rows[0].n);
   }
 
   async pruneUsageMinutes(before: string): Promise<void> {

@@ -16,7 +16,7 @@ export interface Codec {
 export type Row = Record<string, unknown>;
 
 export const PLAN_COLUMNS = [
-  'id', 'name', 'cu_per_second', 'cu_per_month', 'max_batch_size', 'debug_methods', 'max_filters', 'max_keys', 'max_webhooks', 'created_at', 'updated_at',
+  'id', 'name', 'cu_per_second', 'cu_per_month', 'max_batch_size', 'debug_methods', 'max_filters', 'max_keys', 'max_webhooks', 'subscriptions_per_key', 'subscriptions_per_account', 'created_at', 'updated_at',
 ] as const;
 export const ACCOUNT_COLUMNS = [
   'id', 'name', 'email', 'password_hash', 'status', 'role', 'plan_id', 'created_at', 'updated_at',
@@ -30,6 +30,7 @@ export const KEY_COLUMNS = [
 export const PLAN_FIELDS = {
   name: 'name', cuPerSecond: 'cu_per_second', cuPerMonth: 'cu_per_month', maxBatchSize: 'max_batch_size',
   debugMethods: 'debug_methods', maxFilters: 'max_filters', maxKeys: 'max_keys', maxWebhooks: 'max_webhooks',
+  subscriptionsPerKey: 'subscriptions_per_key', subscriptionsPerAccount: 'subscriptions_per_account',
 } as const;
 export const ACCOUNT_FIELDS = {
   name: 'name', email: 'email', passwordHash: 'password_hash', status: 'status', role: 'role', planId: 'plan_id',
@@ -75,6 +76,8 @@ export function planFromRow(r: Row, c: Codec, p = ''): Plan {
     maxFilters: Number(r[p + 'max_filters']),
     maxKeys: Number(r[p + 'max_keys']),
     maxWebhooks: Number(r[p + 'max_webhooks']),
+    subscriptionsPerKey: Number(r[p + 'subscriptions_per_key']),
+    subscriptionsPerAccount: Number(r[p + 'subscriptions_per_account']),
     createdAt: c.time(r[p + 'created_at']),
     updatedAt: c.time(r[p + 'updated_at']),
   };
@@ -147,8 +150,8 @@ export function usageMinuteFromRow(r: Row): UsageMinute {
   };
 }
 
-/** Where-clause of a usage query, with `$n` or `?` placeholders, and its values. */
-export function usageWhere(q: UsageQuery, placeholder: (i: number) => string): { sql: string; values: unknown[] } {
+/** The conditions of a usage query (its range or cursor, account, key, network) and their values. */
+function usageFilters(q: UsageQuery, placeholder: (i: number) => string): { parts: string[]; values: unknown[] } {
   // After a page, the cursor replaces the lower bound (it is past it): with both, SQLite seeks by the minute alone
   // and reads every row before the cursor again, page after page.
   const parts = q.after ? ['minute < ' + placeholder(1)] : ['minute >= ' + placeholder(1), 'minute < ' + placeholder(2)];
@@ -158,6 +161,12 @@ export function usageWhere(q: UsageQuery, placeholder: (i: number) => string): {
     values.push(v);
     parts.push(`${col} = ${placeholder(values.length)}`);
   }
+  return { parts, values };
+}
+
+/** Where-clause of a usage query, with `$n` or `?` placeholders, and its values. */
+export function usageWhere(q: UsageQuery, placeholder: (i: number) => string): { sql: string; values: unknown[] } {
+  const { parts, values } = usageFilters(q, placeholder);
   if (q.after) {
     // Keyset paging in row order: a seek in the index, whatever page it is (an OFFSET would read the pages before).
     const a = q.after;
@@ -171,6 +180,17 @@ export function usageWhere(q: UsageQuery, placeholder: (i: number) => string): {
     sql += ` LIMIT ${placeholder(values.length)}`;
   }
   return { sql, values };
+}
+
+/**
+ * How many usage rows a query would read, up to `cap` (both stores, with `$n` or `?` placeholders): the inner
+ * LIMIT stops the scan at `cap` rows (issue 17: a refused analytics query costs one bounded count, not a read).
+ * The same filters as the read, unordered (a count needs no order), so the same index answers it.
+ */
+export function usageCountSql(q: Omit<UsageQuery, 'limit' | 'after'>, cap: number, placeholder: (i: number) => string): { sql: string; values: unknown[] } {
+  const { parts, values } = usageFilters({ ...q, after: undefined }, placeholder);
+  values.push(cap);
+  return { sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM usage_minutes WHERE ${parts.join(' AND ')} LIMIT ${placeholder(values.length)}) AS capped`, values };
 }
 
 const USAGE_SUMS = 'sum(requests), sum(compute_units), sum(latency_ms_sum), sum(l0), sum(l1), sum(l2), sum(l3), sum(l4), sum(l5)';

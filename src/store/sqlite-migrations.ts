@@ -204,6 +204,10 @@ export const sqliteMigrations: string[] = [
          - CASE WHEN OLD.status = 'delivered' THEN CAST(round((julianday(OLD.delivered_at) - julianday(OLD.created_at)) * 86400000.0) AS INTEGER) ELSE 0 END
      WHERE webhook_id = OLD.webhook_id;
    END;`,
+
+  // 11 (issue 20): WebSocket subscriptions per key and per account, by plan (each is work on every block or log).
+  `ALTER TABLE plans ADD COLUMN subscriptions_per_key INTEGER NOT NULL DEFAULT 100 CHECK (subscriptions_per_key >= 0);
+   ALTER TABLE plans ADD COLUMN subscriptions_per_account INTEGER NOT NULL DEFAULT 500 CHECK (subscriptions_per_account >= 0);`,
 ];
 
 /** Brings the file's schema up to date; refuses a file from a newer Nodegate rather than guess. */

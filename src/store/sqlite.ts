@@ -5,12 +5,12 @@ import type { Account, ApiKey, KeyContext, Plan } from './model.ts';
 import { accountConflict, keyConflict, planConflict, rethrowConflict, type Violation } from './conflict.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime, keyFromRow, normalizeEmail, planFromRow,
-  selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, WEBHOOK_COLUMNS, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
+  selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, WEBHOOK_COLUMNS, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
 } from './rows.ts';
 import { migrateSqlite } from './sqlite-migrations.ts';
 import { groupKeyId } from './store.ts';
 import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats } from './store.ts';
-import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS } from './store.ts';
+import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS, DEFAULT_SUBSCRIPTIONS_PER_ACCOUNT, DEFAULT_SUBSCRIPTIONS_PER_KEY } from './store.ts';
 
 const codec: Codec = {
   bool: (v) => v === 1,
@@ -21,7 +21,8 @@ const codec: Codec = {
 
 const planParams = (p: Plan) => ({
   id: p.id, name: p.name, cu_per_second: p.cuPerSecond, cu_per_month: p.cuPerMonth, max_batch_size: p.maxBatchSize,
-  debug_methods: p.debugMethods ? 1 : 0, max_filters: p.maxFilters, max_keys: p.maxKeys, max_webhooks: p.maxWebhooks, created_at: p.createdAt, updated_at: p.updatedAt,
+  debug_methods: p.debugMethods ? 1 : 0, max_filters: p.maxFilters, max_keys: p.maxKeys, max_webhooks: p.maxWebhooks,
+  subscriptions_per_key: p.subscriptionsPerKey, subscriptions_per_account: p.subscriptionsPerAccount, created_at: p.createdAt, updated_at: p.updatedAt,
 });
 const webhookParams = (w: Webhook) => ({
   id: w.id, account_id: w.accountId, network: w.network, kind: w.kind, url: w.url, options: JSON.stringify(w.options), secret: w.secret,
@@ -229,7 +230,10 @@ export class SqliteStore implements Store {
 
   async createPlan(plan: NewPlan): Promise<Plan> {
     const now = new Date().toISOString();
-    this.write(() => this.stmts.insertPlan.run(planParams({ ...plan, maxKeys: plan.maxKeys ?? DEFAULT_MAX_KEYS, maxWebhooks: plan.maxWebhooks ?? DEFAULT_MAX_WEBHOOKS, createdAt: now, updatedAt: now })), planConflict(plan.id));
+    this.write(() => this.stmts.insertPlan.run(planParams({
+      ...plan, maxKeys: plan.maxKeys ?? DEFAULT_MAX_KEYS, maxWebhooks: plan.maxWebhooks ?? DEFAULT_MAX_WEBHOOKS,
+      subscriptionsPerKey: plan.subscriptionsPerKey ?? DEFAULT_SUBSCRIPTIONS_PER_KEY, subscriptionsPerAccount: plan.subscriptionsPerAccount ?? DEFAULT_SUBSCRIPTIONS_PER_ACCOUNT, createdAt: now, updatedAt: now,
+    })), planConflict(plan.id));
     return (await this.getPlan(plan.id))!;
   }
 
@@ -324,6 +328,11 @@ export class SqliteStore implements Store {
   async listUsageMinutes(q: UsageQuery): Promise<UsageMinute[]> {
     const where = usageWhere(q, () => '?');
     return this.db.prepare<unknown[], Row>(`SELECT * FROM usage_minutes WHERE ${where.sql}`).all(...where.values).map(usageMinuteFromRow);
+  }
+
+  async countUsageMinutes(q: Omit<UsageQuery, 'limit' | 'after'>, cap: number): Promise<number> {
+    const count = usageCountSql(q, cap, () => '?');
+    return Number(this.db.prepare<unknown[], { n: number }>(count.sql).get(...count.values)!.n);
   }
 
   async pruneUsageMinutes(before: string): Promise<void> {

@@ -8,7 +8,7 @@ import { PLAN_LIMITS } from '../config/plan-limits.ts';
 import { StoreConflictError, type NewAccount, type NewApiKey, type NewPlan, type Store, type UsageMinute } from './store.ts';
 
 export const freePlan: NewPlan = { id: 'free', name: 'Free', cuPerSecond: 330, cuPerMonth: 30_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 50 };
-export const bigPlan: NewPlan = { id: 'enterprise', name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000, maxKeys: 1000, maxWebhooks: 500 };
+export const bigPlan: NewPlan = { id: 'enterprise', name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000, maxKeys: 1000, maxWebhooks: 500, subscriptionsPerKey: 1000, subscriptionsPerAccount: 5000 };
 
 export const newAccount = (over: Partial<NewAccount> = {}): NewAccount => ({
   id: randomUUID(), name: 'Ada', email: `ada-${randomUUID()}@example.com`, passwordHash: null, status: 'active',
@@ -599,6 +599,24 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         }
         assert.equal(whole.length, 28);
         assert.deepEqual(paged, whole);
+      });
+
+      test('counts the rows a read would answer, no further than a cap', async () => {
+        const rows: UsageMinute[] = [];
+        for (let m = 0; m < 5; m++) for (const keyId of ['k-a', 'k-b']) for (const network of ['mainnet', 'sepolia']) rows.push(row({ minute: `2026-03-01T10:0${m}`, keyId, network }));
+        rows.push(row({ accountId: 'acc-2', keyId: 'k-z' }), row({ minute: '2026-03-01T10:05' }));
+        await store.addUsageMinutes(rows);
+        const q = { from: '2026-03-01T10:00', to: '2026-03-01T10:05', accountId: 'acc-1' };
+        for (const f of [q, { ...q, keyId: 'k-a' }, { ...q, network: 'sepolia' }, { ...q, keyId: 'k-b', network: 'mainnet' }, { ...q, accountId: 'acc-2' }, { ...q, accountId: undefined }]) {
+          const n = (await store.listUsageMinutes(f)).length;
+          assert.equal(await store.countUsageMinutes(f, 1000), n, `as many as the read of ${JSON.stringify(f)}`);
+          assert.equal(await store.countUsageMinutes(f, 3), Math.min(n, 3), `up to the cap for ${JSON.stringify(f)}`);
+        }
+        assert.equal(await store.countUsageMinutes(q, 1000), 20, 'the end of the range is left out, and the other account');
+        assert.equal(await store.countUsageMinutes(q, 21), 20);
+        assert.equal(await store.countUsageMinutes(q, 20), 20);
+        assert.equal(await store.countUsageMinutes(q, 19), 19);
+        assert.equal(await store.countUsageMinutes({ ...q, from: '2026-03-02T00:00', to: '2026-03-03T00:00' }, 1000), 0);
       });
 
       test('prunes keys revoked before a time: their usage folded into the account\'s (revoked) rows; other keys kept', async () => {

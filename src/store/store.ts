@@ -5,10 +5,17 @@ import { PLAN_LIMIT_DEFAULTS } from '../config/plan-limits.ts';
 export const DEFAULT_MAX_KEYS = PLAN_LIMIT_DEFAULTS.maxKeys as number;
 /** Webhooks per account of a plan made without saying (and of plans made before the limit existed). */
 export const DEFAULT_MAX_WEBHOOKS = PLAN_LIMIT_DEFAULTS.maxWebhooks as number;
+/** WebSocket subscriptions per key and per account of a plan made without saying (and of plans made before). */
+export const DEFAULT_SUBSCRIPTIONS_PER_KEY = PLAN_LIMIT_DEFAULTS.subscriptionsPerKey as number;
+export const DEFAULT_SUBSCRIPTIONS_PER_ACCOUNT = PLAN_LIMIT_DEFAULTS.subscriptionsPerAccount as number;
 
 /** Fields a caller sets when creating; ids and timestamps are the store's unless given. */
-/** `maxKeys` (100) and `maxWebhooks` (20) may be left out: plans made before they existed, and callers that do not care. */
-export type NewPlan = Omit<Plan, 'createdAt' | 'updatedAt' | 'maxKeys' | 'maxWebhooks'> & { maxKeys?: number; maxWebhooks?: number };
+/**
+ * `maxKeys` (100), `maxWebhooks` (20), `subscriptionsPerKey` (100) and `subscriptionsPerAccount` (500) may be left
+ * out: plans made before they existed, and callers that do not care.
+ */
+export type NewPlan = Omit<Plan, 'createdAt' | 'updatedAt' | LaterLimit> & Partial<Pick<Plan, LaterLimit>>;
+type LaterLimit = 'maxKeys' | 'maxWebhooks' | 'subscriptionsPerKey' | 'subscriptionsPerAccount';
 export type PlanPatch = Partial<Omit<Plan, 'id' | 'createdAt' | 'updatedAt'>>;
 export type NewAccount = Omit<Account, 'createdAt' | 'updatedAt'>;
 export type AccountPatch = Partial<Pick<Account, 'name' | 'email' | 'passwordHash' | 'status' | 'role' | 'planId'>>;
@@ -201,6 +208,11 @@ export interface Store {
    */
   addUsageMinutes(rows: readonly UsageMinute[]): Promise<void>;
   listUsageMinutes(query: UsageQuery): Promise<UsageMinute[]>;
+  /**
+   * How many rows `listUsageMinutes(query)` would answer, counting no further than `cap`: min(count, cap). By the
+   * same index as the read, and stopping at `cap`, so a range too large to read costs one bounded count (issue 17).
+   */
+  countUsageMinutes(query: Omit<UsageQuery, 'limit' | 'after'>, cap: number): Promise<number>;
   /** Drops usage minutes before `minute` (retention). */
   pruneUsageMinutes(before: string): Promise<void>;
   /**

@@ -22,19 +22,31 @@ export interface SubscriptionSession {
 /** The context a subscription method gets from the pipeline's `local` stage (a Call has these). */
 export interface SubscriptionContext {
   network: { name: string; chain: Chain };
+  /** The caller's key, account and plan (the plan caps subscriptions per key and per account). */
+  key: { key: { id: string }; account: { id: string }; plan: { name: string; subscriptionsPerKey: number; subscriptionsPerAccount: number } };
   session?: SubscriptionSession;
 }
 
 export type Kind = 'newHeads' | 'logs' | 'newPendingTransactions';
 
+/**
+ * Why the gateway closed a socket: its client did not read (ws.maxBufferedBytes), kept sending past the message
+ * rate (ws.messagesPerSecond), its key stopped being good, or it did not answer a ping.
+ */
+export type DropReason = 'not_reading' | 'message_flood' | 'key_refused' | 'ping_timeout';
+
 /** What /metrics shows of sockets and subscriptions (the transport counts sockets and drops, the feeds events). */
 export interface SocketStats {
   /** Sockets open now. */
   sockets: number;
-  /** Notifications sent since start. */
-  notifications: number;
-  /** Sockets closed because their client did not read (ws.maxBufferedBytes). */
-  dropped: number;
+  /** Notifications sent since start, by kind. */
+  notifications: Record<Kind, number>;
+  /** Sockets the gateway closed since start, by reason. */
+  dropped: Record<DropReason, number>;
+  /** Messages refused since start for the socket's message rate (ws.messagesPerSecond). */
+  messagesRefused: number;
+  /** eth_subscribe refused since start, by the cap that refused it. */
+  subscriptionsRefused: Record<'socket' | 'key' | 'account', number>;
 }
 
 interface Subscriber {
@@ -103,7 +115,7 @@ class NetworkFeed {
     for (const s of this.subscribers.values()) {
       if (s.kind !== kind || (only && !only(s))) continue;
       result ??= text();
-      this.stats.notifications++;
+      this.stats.notifications[kind]++;
       s.session.notify(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${s.id}","result":${result}}}`, kind);
     }
   }
@@ -151,12 +163,24 @@ class NetworkFeed {
 /** The subscription methods (eth_subscribe, eth_unsubscribe) of every network; one feed per network. */
 export class Subscriptions {
   private readonly feeds = new Map<Chain, NetworkFeed>();
-  readonly stats: SocketStats = { sockets: 0, notifications: 0, dropped: 0 };
+  readonly stats: SocketStats = {
+    sockets: 0,
+    notifications: { newHeads: 0, logs: 0, newPendingTransactions: 0 },
+    dropped: { not_reading: 0, message_flood: 0, key_refused: 0, ping_timeout: 0 },
+    messagesRefused: 0,
+    subscriptionsRefused: { socket: 0, key: 0, account: 0 },
+  };
+  /**
+   * Live subscriptions by key id and by account id, on this instance (each socket lives on one instance). An entry
+   * exists only while its count is above 0, so these hold no more than the live subscriptions.
+   */
+  private readonly perKey = new Map<string, number>();
+  private readonly perAccount = new Map<string, number>();
 
   /** Subscriptions now, by kind (for /metrics). */
   counts(): Record<string, number> {
-    const out: Record<string, number> = {};
-    for (const f of this.feeds.values()) for (const s of f.subscribers.values()) out[s.kind] = (out[s.kind] ?? 0) + 1;
+    const out: Record<string, number> = { newHeads: 0, logs: 0, newPendingTransactions: 0 };
+    for (const f of this.feeds.values()) for (const s of f.subscribers.values()) out[s.kind]++;
     return out;
   }
 
@@ -180,13 +204,33 @@ export class Subscriptions {
     if (kind !== 'newHeads' && kind !== 'logs' && kind !== 'newPendingTransactions') {
       throw new GatewayError('INVALID_PARAMS', { detail: `no such subscription: ${String(params[0]).slice(0, 64)} (newHeads, logs, newPendingTransactions)` });
     }
-    if (session.subscriptions.size >= session.maxSubscriptions) throw new GatewayError('SUBSCRIPTION_LIMIT', { limit: session.maxSubscriptions });
+    if (session.subscriptions.size >= session.maxSubscriptions) {
+      this.stats.subscriptionsRefused.socket++;
+      throw new GatewayError('SUBSCRIPTION_LIMIT', { limit: session.maxSubscriptions });
+    }
     const filter = kind === 'logs' ? parseLogFilter(params[1]) : undefined;
+    // The plan's caps, counted on this instance: checked and taken before any await, so two sockets of one
+    // account subscribing at once cannot both take the last slot.
+    const { key: { id: keyId }, account: { id: accountId }, plan } = ctx.key;
+    if ((this.perKey.get(keyId) ?? 0) >= plan.subscriptionsPerKey) {
+      this.stats.subscriptionsRefused.key++;
+      throw new GatewayError('SUBSCRIPTION_PLAN_LIMIT', { scope: 'key', limit: plan.subscriptionsPerKey, plan: plan.name });
+    }
+    if ((this.perAccount.get(accountId) ?? 0) >= plan.subscriptionsPerAccount) {
+      this.stats.subscriptionsRefused.account++;
+      throw new GatewayError('SUBSCRIPTION_PLAN_LIMIT', { scope: 'account', limit: plan.subscriptionsPerAccount, plan: plan.name });
+    }
     const id = `0x${randomBytes(16).toString('hex')}`;
     const chain = ctx.network.chain;
     const feed = this.feedOf(chain);
     feed.add({ id, kind, filter, session });
-    session.subscriptions.set(id, () => feed.remove(id));
+    add(this.perKey, keyId, 1);
+    add(this.perAccount, accountId, 1);
+    session.subscriptions.set(id, () => {
+      if (!feed.remove(id)) return;
+      add(this.perKey, keyId, -1);
+      add(this.perAccount, accountId, -1);
+    });
     // Every block after the answer is announced: the chain follows from now, not from its next round. A node that
     // fails this read leaves it to that round.
     if (kind !== 'newPendingTransactions') await chain.followFromNow().catch(() => undefined);
@@ -202,4 +246,11 @@ export class Subscriptions {
     end();
     return { result: true };
   }
+}
+
+/** Adds `n` to `id`'s count, deleting the entry at 0 (the maps hold live subscriptions only). */
+function add(counts: Map<string, number>, id: string, n: number): void {
+  const v = (counts.get(id) ?? 0) + n;
+  if (v > 0) counts.set(id, v);
+  else counts.delete(id);
 }

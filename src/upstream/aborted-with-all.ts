@@ -8,17 +8,44 @@ import type { CallSignal } from '../errors/on-abort.ts';
  * "Issue 18: before and after"). Undefined when one of them cannot be aborted.
  */
 export function abortedWithAll(signals: ReadonlyArray<CallSignal | undefined>): CallSignal | undefined {
-  if (signals.some((s) => s === undefined)) return undefined;
-  const all = signals as CallSignal[];
-  const left = () => all.reduce((n, s) => (s.aborted ? n : n + 1), 0);
-  return {
-    get aborted() { return left() === 0; },
-    get reason() { return all[0].reason; },
-    onAbort(fn) {
-      const live = all.filter((s) => !s.aborted);
-      let n = live.length;
-      const offs = live.map((s) => s.onAbort(() => { if (--n === 0) fn(); }));
-      return () => { for (const off of offs) off(); };
-    },
-  };
+  for (const s of signals) if (s === undefined) return undefined;
+  return new AllAborted(signals as CallSignal[]);
+}
+
+/** A class, not closures per node request (under tsx each closure bound to a name has its name set at run time). */
+class AllAborted implements CallSignal {
+  private fn: (() => void) | undefined;
+  private off: (() => void) | undefined;
+
+  constructor(private readonly all: CallSignal[]) {}
+
+  get aborted(): boolean {
+    for (const s of this.all) if (!s.aborted) return false;
+    return true;
+  }
+
+  get reason(): unknown {
+    return this.all[0].reason;
+  }
+
+  /**
+   * One listener at a time, on the first signal still live: when it aborts, the next live one is listened to, and
+   * `fn` runs when none is left. A listener on every call's signal (ten for a batch of ten) cost a share of a
+   * batch's time (docs/performance.md). One waiter per node request (postText's).
+   */
+  onAbort(fn: () => void): () => void {
+    this.fn = fn;
+    this.listen();
+    return () => { this.fn = undefined; this.off?.(); };
+  }
+
+  private listen(): void {
+    for (const s of this.all) {
+      if (!s.aborted) {
+        this.off = s.onAbort(() => this.listen());
+        return;
+      }
+    }
+    this.fn?.();
+  }
 }

@@ -40,6 +40,9 @@ describe('upstream outcomes, classified once', () => {
     for (const message of ['header not found', 'missing trie node 1a2b (path ) state 0x1 is not available', 'unknown block', 'required historical state unavailable (reexec=128)']) {
       assert.equal(brief(classifyAnswer(err(-32000, message))), 'missing-data retry=true neutral', message);
     }
+    // anvil behind says it with invalid params' code; other -32602 stay the caller's.
+    assert.equal(brief(classifyAnswer(err(-32602, 'BlockOutOfRangeError: block height is 99 but requested was 711'))), 'missing-data retry=true neutral');
+    assert.equal(classifyAnswer(err(-32602, 'invalid argument 0: hex string has length 3')).kind, 'caller-error');
   });
 
   test('"method not supported" as each implementation says it; a revert reason never counts', () => {

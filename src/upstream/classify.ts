@@ -48,6 +48,9 @@ const GATEWAY: Outcome = { kind: 'gateway', retry: false, breaker: 'neutral' };
  */
 const MISSING_DATA = /header not found|missing trie node|unknown block|block not found|required historical state unavailable|historical state .*not available|state (is )?not available|pruned|state histories? .*not (yet )?(available|indexed)/i;
 
+/** A block above the node's own head, in anvil's words (with invalid-params' code, so told before that). */
+const BEYOND_HEAD = /BlockOutOfRangeError|block height is \d+ but requested was \d+/;
+
 /** -32005 that is a caller's answer, not the node's capacity: an eth_getLogs range or result count over a node's bound. */
 const TOO_WIDE = /query returned more than|block range|range (is )?too (large|wide)|exceed(s|ed)? .*(range|results)|results? (limit|too many)/i;
 
@@ -83,6 +86,8 @@ export function classifyAnswer(answer: UpstreamAnswer): Outcome {
     if (TOO_WIDE.test(message)) return CALLER;
     return { kind: 'capacity', retry: true, breaker: 'failure', restMs: restHint(error.data) ?? DEFAULT_REST_MS };
   }
+  // anvil's "BlockOutOfRangeError: block height is 99 but requested was 711" comes as -32602: a node behind.
+  if (BEYOND_HEAD.test(message)) return MISSING;
   // A revert (whatever its reason says) and invalid params: the same on every node.
   if (error.code === 3 || error.code === -32602 || REVERTED.test(message)) return CALLER;
   if (MISSING_DATA.test(message)) return MISSING;

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { responseJson } from '../rpc/respond.ts';
 import { AnswerBudget, UNBOUNDED_ANSWERS } from '../limits/answer-budget.ts';
+import { CallAbort } from '../errors/on-abort.ts';
 import { HttpUpstream } from './http-upstream.ts';
 
 /**
@@ -130,6 +131,19 @@ describe('HttpUpstream batching', () => {
     ]);
     assert.deepEqual(answers.map((a) => a.result), ['r1', 'single', 'r2']);
     assert.equal(requests, 2);
+  });
+
+  test("a client's reads of different budgets (each with its own deadline) share one batch; a trace does not", async () => {
+    answerBatch = geth;
+    answer = (id) => `{"jsonrpc":"2.0","id":${id},"result":"single"}`;
+    requests = 0;
+    const signal = () => new CallAbort();
+    const answers = await Promise.all([
+      node.call('eth_getBalance', ['r1'], 5_000, { signal: signal() }), node.call('eth_call', ['r2'], 30_000, { signal: signal() }),
+      node.call('debug_traceTransaction', ['t'], 120_000, { signal: signal() }), node.call('eth_getCode', ['r3'], 5_000, { signal: signal() }),
+    ]);
+    assert.deepEqual(answers.map((a) => a.result), ['r1', 'r2', 'single', 'r3']);
+    assert.equal(requests, 2, 'the three reads in one node request, the trace in another');
   });
 });
 

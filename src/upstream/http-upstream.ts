@@ -22,34 +22,6 @@ interface Pending {
   reject: (e: unknown) => void;
 }
 
-/**
- * A pending call whose caller may go (a signal): rejected at once when it aborts, and its listener let go when it
- * settles. A class rather than closures wrapping resolve and reject: one object per call on the hot path.
- */
-class Listened implements Pending {
-  private readonly off: () => void;
-  constructor(
-    readonly method: string,
-    readonly params: unknown[],
-    readonly timeoutMs: number,
-    readonly signal: CallSignal,
-    private readonly settle: (a: UpstreamAnswer) => void,
-    private readonly fail: (e: unknown) => void,
-  ) {
-    this.off = signal.onAbort(() => fail(signal.reason));
-  }
-
-  resolve(a: UpstreamAnswer): void {
-    this.off();
-    this.settle(a);
-  }
-
-  reject(e: unknown): void {
-    this.off();
-    this.fail(e);
-  }
-}
-
 const requestJson = (id: number, method: string, params: unknown[]) =>
   `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}`;
 
@@ -119,27 +91,33 @@ export class HttpUpstream implements Upstream {
         this.queue = [];
         queueMicrotask(this.flush);
       }
-      // The caller hears at once; the node request is aborted when no other call waits on it (sendBatch). What
-      // listens is let go once the call is answered (through the signal's one listener: errors/on-abort.ts).
-      this.queue.push(signal ? new Listened(method, params, timeoutMs, signal, resolve, reject) : { method, params, timeoutMs, signal, resolve, reject });
+      // Nothing listens here per call: the request's `deadline` stage answers the caller as soon as the signal aborts
+      // (rpc/stages/deadline.ts), and the node request is aborted when no call of it still waits (sendOne, sendBatch),
+      // which settles this promise too. A listener per call here cost a share of a batch's time (docs/performance.md).
+      this.queue.push({ method, params, timeoutMs, signal, resolve, reject });
     });
   }
 
   private queue: Pending[] | undefined;
 
-  /** Sends what this tick queued: alone when alone, else batches of calls that share a time-out. */
+  /** Sends what this tick queued: alone when alone, else batches of calls alike (see below). */
   private readonly flush = (): void => {
     const queue = this.queue!;
     this.queue = undefined;
     if (queue.length === 1) return void this.sendOne(queue[0]);
-    // A debug call's long time-out must not hold a read's answer back, so calls only share a batch with their like.
-    const byTimeout = new Map<number, Pending[]>();
+    // A trace must not hold a read's answer back, so `debug_*` calls share a batch only with their like. Reads of
+    // different budgets (rpc.timeoutMs, rpc.heavyTimeoutMs) share one: each such call's own deadline ends it at its
+    // budget (the request's `deadline` stage), and the node request lives until the longest of them. A call with no
+    // deadline of its own (the chain module's checks) has only the node request's time-out: it shares a batch only
+    // with calls of the same time-out.
+    const groups = new Map<string | number, Pending[]>();
     for (const p of queue) {
-      const group = byTimeout.get(p.timeoutMs);
+      const key = p.signal === undefined ? p.timeoutMs : p.method.startsWith('debug_') ? 'debug' : 'read';
+      const group = groups.get(key);
       if (group) group.push(p);
-      else byTimeout.set(p.timeoutMs, [p]);
+      else groups.set(key, [p]);
     }
-    for (const group of byTimeout.values()) {
+    for (const group of groups.values()) {
       for (let i = 0; i < group.length; i += MAX_UPSTREAM_BATCH) {
         const chunk = group.slice(i, i + MAX_UPSTREAM_BATCH);
         if (chunk.length === 1) void this.sendOne(chunk[0]);
@@ -200,7 +178,9 @@ export class HttpUpstream implements Upstream {
     for (let i = 0; i < batch.length; i++) parts[i] = requestJson((ids[i] = this.takeId()), batch[i].method, batch[i].params);
     let got: Answered;
     try {
-      got = await this.post(`[${parts.join(',')}]`, batch[0].timeoutMs, abortedWithAll(batch.map((p) => p.signal)));
+      let timeoutMs = 0;
+      for (const p of batch) if (p.timeoutMs > timeoutMs) timeoutMs = p.timeoutMs;
+      got = await this.post(`[${parts.join(',')}]`, timeoutMs, abortedWithAll(batch.map((p) => p.signal)));
     } catch (err) {
       // Their answers together are over the limit (of one answer, or of the budget): each alone may fit.
       if (err instanceof AnswerTooLarge || err instanceof AnswersBusy) {
@@ -251,22 +231,22 @@ export class HttpUpstream implements Upstream {
  */
 function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBudget, signal: CallSignal | undefined): Promise<Answered> {
   return new Promise((resolve, reject) => {
-    let chunks: Buffer[] = [];
-    let bytes = 0;
-    // What this answer holds of the budget; given back here when it fails, else by the caller once parsed.
-    const drop = () => { chunks = []; budget.give(bytes); bytes = 0; };
+    // What this answer holds of the budget; given back here when it fails (`drop`), else by the caller once parsed.
+    const held: Held = { chunks: [], bytes: 0, budget };
     // Aborted: the request is not sent if still queued, else its connection is closed (the node sees it go).
-    let unlisten = () => {};
+    // (No function bound to a local name here: under tsx each such closure is also given its name at run time,
+    // a property write per node request on `npm start`'s hot path.)
+    let unlisten: (() => void) | undefined;
     pool.dispatch(opts, {
       onRequestStart(controller) {
-        drop();
+        drop(held);
         if (!signal) return;
         if (signal.aborted) return controller.abort(signal.reason as Error);
-        unlisten();
+        unlisten?.();
         unlisten = signal.onAbort(() => controller.abort(signal.reason as Error));
       },
       onResponseStart(controller, status, headers) {
-        drop();
+        drop(held);
         // "Not now" from the node or a proxy in front of it: no JSON-RPC answer to pass on; another upstream may answer.
         if (status === 429 || status === 502 || status === 503 || status === 504) {
           const after = headers['retry-after'];
@@ -274,21 +254,31 @@ function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBu
         }
       },
       onResponseData(controller, chunk) {
-        if (bytes + chunk.length > budget.maxAnswerBytes) {
-          drop(); // let go of what was read at once
+        if (held.bytes + chunk.length > budget.maxAnswerBytes) {
+          drop(held); // let go of what was read at once
           return controller.abort(new AnswerTooLarge());
         }
         if (!budget.take(chunk.length)) {
-          drop();
+          drop(held);
           return controller.abort(new AnswersBusy());
         }
-        bytes += chunk.length;
-        chunks.push(chunk);
+        held.bytes += chunk.length;
+        held.chunks.push(chunk);
       },
-      onResponseEnd() { unlisten(); resolve({ text: (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8'), bytes }); },
-      onResponseError(_c, err) { unlisten(); drop(); reject(err); },
+      onResponseEnd() { unlisten?.(); resolve({ text: (held.chunks.length === 1 ? held.chunks[0] : Buffer.concat(held.chunks)).toString('utf8'), bytes: held.bytes }); },
+      onResponseError(_c, err) { unlisten?.(); drop(held); reject(err); },
     });
   });
+}
+
+/** An answer's chunks as they arrive, and the bytes of the budget they hold. */
+interface Held { chunks: Buffer[]; bytes: number; budget: AnswerBudget }
+
+/** Lets go of what was read of an answer, and gives its bytes back to the budget. */
+function drop(h: Held): void {
+  h.chunks = [];
+  h.budget.give(h.bytes);
+  h.bytes = 0;
 }
 
 /** An answer's text and the bytes of the budget it holds. */

@@ -1,3 +1,4 @@
+// Runs alone (scripts/run-tests.mjs): a read is answered at its budget (within 1.5 s), not when the node finishes.
 /**
  * A deadline on every call (issue 18): when the caller disconnects, the node request is aborted and no further
  * batch item starts; a read over its budget is 504 -32015, even when the node keeps sending bytes. Through the
@@ -51,6 +52,12 @@ describe('deadlines: a caller that leaves stops its calls; a read over its budge
           res.on('close', () => clearInterval(drip));
           return;
         }
+        if (calls.some((c) => c.method === 'eth_call')) {
+          // A call that executes code: the node takes 1 s for it (over rpc.timeoutMs, within rpc.heavyTimeoutMs).
+          const t = setTimeout(() => res.end(`{"jsonrpc":"2.0","id":${calls[0].id},"result":"0x2a"}`), 1_000);
+          res.on('close', () => clearTimeout(t));
+          return;
+        }
         const answer = (c: { id: number }) => `{"jsonrpc":"2.0","id":${c.id},"result":"0x7"}`;
         res.end(Array.isArray(msg) ? `[${calls.map(answer).join(',')}]` : answer(calls[0]));
       });
@@ -59,7 +66,7 @@ describe('deadlines: a caller that leaves stops its calls; a read over its budge
     const upstream = `http://127.0.0.1:${(node.address() as { port: number }).port}`;
     g = await startTestGateway({
       networks: { slow: { chainId: 7, upstream } },
-      rpc: { timeoutMs: 500 },
+      rpc: { timeoutMs: 500, heavyTimeoutMs: 10_000 },
       metrics: { enabled: true },
     });
   });
@@ -115,5 +122,14 @@ describe('deadlines: a caller that leaves stops its calls; a read over its budge
     assert.equal(r.status, 504);
     assert.equal(r.body.error.code, -32015);
     assert.ok(ms < 1_500, `answered at its budget, not when the node finished (${ms.toFixed(0)} ms)`);
+  });
+
+  test('budgets by method: an eth_call the node takes 1 s for is answered (rpc.heavyTimeoutMs), a balance read as slow is not (rpc.timeoutMs)', async () => {
+    const call = await g.rpc({ jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ to: '0x' + '22'.repeat(20), data: '0x' }, 'latest'] }, { network: 'slow' });
+    assert.equal(call.status, 200, call.text);
+    assert.equal(call.body.result, '0x2a');
+    const read = await g.rpc({ jsonrpc: '2.0', id: 2, method: 'eth_getBalance', params: ['0x' + '11'.repeat(20), 'latest'] }, { network: 'slow' });
+    assert.equal(read.body.error?.code, -32015, read.text);
+    assert.equal(read.body.error.data.budgetMs, 500);
   });
 });

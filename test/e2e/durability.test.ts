@@ -1,3 +1,4 @@
+// Runs alone (scripts/run-tests.mjs): mining may not stand still for 2 s with transactions waiting.
 // Durability of the embedded chains (docs/decisions.md §11), shown on Nodegate as a real process: graceful restarts,
 // SIGKILL of Nodegate, of Nodegate and its anvils together, of anvil alone, a torn journal line, Ctrl-C on
 // the process group, and a burst of raw transactions from 32 concurrent senders (320 in the suite, the 2,000

@@ -1,3 +1,4 @@
+// Runs alone (scripts/run-tests.mjs): every read within a bound in ms while heavy blocks are mined.
 // Event-heavy transactions on the embedded chain (issue 17), on the quick-start configuration and through the
 // wire: transactions of 3,000 logs each while a reader calls uncached reads, none slower than 1 s; then a
 // graceful restart keeps every block (same hashes) and the state at every past block, and so does a hard crash

@@ -1,3 +1,4 @@
+// Runs alone (scripts/run-tests.mjs): another tenant's p50 under a body attack against quiet (2x).
 /**
  * The limit stage comes before the body is parsed (issue 17). A free key whose bucket is empty sent 1 MiB bodies,
  * malformed or with a non-integer id (`"id":0.5`, which made the gateway parse the whole body a second time,

@@ -1,3 +1,4 @@
+// Runs alone (scripts/run-tests.mjs): no read may wait longer than 1.5 s while nodes are killed and stopped.
 /**
  * Node faults an operator meets (issue 19, must-show 1): three real anvils behind one network, default time-outs,
  * eight readers and a writer going through the gateway the whole time, while one node is killed (SIGKILL) and

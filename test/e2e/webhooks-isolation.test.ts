@@ -1,3 +1,4 @@
+// Runs alone (scripts/run-tests.mjs): another tenant's delivery times against quiet (2x).
 /**
  * A slow receiver delays only its own webhook (issue 17: deliveries ran in rounds that waited for every delivery,
  * and `timeoutMs` bounded the gap between chunks, not the attempt: a receiver trickling a byte every 4 s held another

@@ -1,3 +1,4 @@
+// Runs alone (scripts/run-tests.mjs): scrape and call times at a large outbox against a small one (5x).
 /**
  * The outbox in numbers through the wire at scale (issue 17: every /metrics scrape and every /analytics/webhooks
  * counted every tenant's events, 2.6 s at 2 million). A gateway on its SQLite store; 100 tenants with 2 webhooks each;

@@ -45,11 +45,21 @@ export async function startFakeNode(anvilUrl: string, opts: { claimHead?: number
   };
 }
 
-/** The real answers, with every `eth_blockNumber` result replaced by the claimed head. */
+/**
+ * The real answers, with every `eth_blockNumber` result replaced by the claimed head, and the number of the latest
+ * block (`eth_getBlockByNumber("latest")`, how a gateway reads heads with their hash) too.
+ */
 function lie(request: any, answer: any, claim: string): any {
   if (Array.isArray(request) && Array.isArray(answer)) {
-    const lying = new Set(request.filter((q) => q?.method === 'eth_blockNumber').map((q) => q.id));
-    return answer.map((a) => (lying.has(a?.id) && 'result' in a ? { ...a, result: claim } : a));
+    const byId = new Map(request.map((q) => [q?.id, q]));
+    return answer.map((a) => lieOne(byId.get(a?.id), a, claim));
   }
-  return request?.method === 'eth_blockNumber' && answer && 'result' in answer ? { ...answer, result: claim } : answer;
+  return lieOne(request, answer, claim);
+}
+
+function lieOne(request: any, answer: any, claim: string): any {
+  if (!answer || !('result' in answer)) return answer;
+  if (request?.method === 'eth_blockNumber') return { ...answer, result: claim };
+  if (request?.method === 'eth_getBlockByNumber' && request.params?.[0] === 'latest' && answer.result) return { ...answer, result: { ...answer.result, number: claim } };
+  return answer;
 }

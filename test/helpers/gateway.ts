@@ -5,7 +5,9 @@ import { startGateway, type Gateway } from '../../src/app.ts';
 import { validateConfig } from '../../src/config/load.ts';
 
 /** The plan of the demo account in tests (see startTestGateway). */
-export const TEST_PLAN = { name: 'Test', cuPerSecond: 10_000_000, cuPerMonth: 1_000_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 10_000 };
+export const TEST_PLAN = { name: 'Test', cuPerSecond: 10_000_000, cuPerMonth: 1_000_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 10_000,
+  subscriptionsPerKey: 100_000, subscriptionsPerAccount: 100_000,
+};
 
 export interface TestGateway {
   gw: Gateway;

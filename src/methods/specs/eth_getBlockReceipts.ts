@@ -24,6 +24,7 @@ const adapter: Adapter = async (method, params, next) => {
 export const ethGetBlockReceipts: MethodSpec = {
   ...READ,
   name: 'eth_getBlockReceipts',
+  heavy: true,
   schema: {
     // geth's BlockNumberOrHash: a number or tag, a bare block hash, or an EIP-1898 object.
     params: [{ name: 'Block', required: true, schema: { title: 'Block number, tag or hash', anyOf: [BLOCK_NUMBER_OR_TAG, HASH32, EIP1898] } }],

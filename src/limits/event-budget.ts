@@ -1,0 +1,28 @@
+import type { RateDecision } from './rate-limiter.ts';
+
+/**
+ * A budget of events per subject (failed authentications per client address, new sessions per address, management
+ * calls per account): each event spends one from the subject's token bucket; once it is empty the caller refuses
+ * the subject's next events. Kept in memory (memory-event-budget.ts, one instance alone) or in memory and Redis
+ * (shared-event-budget.ts, cluster mode, so that the bound holds across instances); event-budget.contract.ts runs
+ * against both. An answer decided in the process comes at once (no promise), one that asked Redis as a promise.
+ */
+export interface EventBudget {
+  /** One event of `subject`: undefined while it had one left (spent now), else the seconds until it has one again. */
+  spend(subject: string): number | undefined | Promise<number | undefined>;
+  /** Whether `subject` has no event left, spending nothing (asked before work that is dear in itself). */
+  exhausted(subject: string): boolean | Promise<boolean>;
+}
+
+/** The limiter a shared budget keeps its shared buckets in (the gateway's OpenedRateLimiter). */
+export interface BudgetLimiter {
+  consume(bucket: string, cost: number, ratePerSecond: number, burst: number): RateDecision | Promise<RateDecision>;
+  /** 'memory': nothing is shared (no Redis configured); 'degraded': Redis is away, keep to the local bucket. */
+  status(): 'memory' | 'redis' | 'degraded';
+}
+
+/** A bucket's shape: events per second and the burst (events at once). */
+export interface BudgetShape {
+  perSecond: number;
+  burst: number;
+}
