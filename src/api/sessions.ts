@@ -8,6 +8,16 @@ export const SESSION_COOKIE = 'nodegate_session';
 const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
 
 /**
+ * Creation times strictly increase within a process: the cap ends sessions by `created_at`, and two logins in the same
+ * millisecond would otherwise tie, so a newer session could end before an older one (seen in CI).
+ */
+let lastCreatedMs = 0;
+function creationMs(): number {
+  lastCreatedMs = Math.max(Date.now(), lastCreatedMs + 1);
+  return lastCreatedMs;
+}
+
+/**
  * Dashboard logins (docs/decisions.md §6): a random 256-bit value in an HttpOnly cookie, stored only as its SHA-256 (a copy
  * of the store opens no session), with a CSRF token that every change made with it must carry in `X-CSRF-Token`.
  * Kept in the store, so that every instance knows every session and a logout or a password change ends them all.
@@ -19,7 +29,7 @@ export class Sessions {
   /** A new session: the cookie's value (shown to the browser only) and the session; the oldest past the cap end. */
   async create(account: Account): Promise<{ value: string; session: Session }> {
     const value = randomBytes(32).toString('base64url');
-    const now = Date.now();
+    const now = creationMs();
     const session: Session = {
       idHash: sha256(value), accountId: account.id, csrf: randomBytes(24).toString('base64url'),
       createdAt: new Date(now).toISOString(), expiresAt: new Date(now + this.ttlMs).toISOString(),
