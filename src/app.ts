@@ -14,7 +14,9 @@ import { openStore } from './store/open-store.ts';
 import { StoreOutage } from './store/outage.ts';
 import type { Store } from './store/store.ts';
 import { Networks } from './networks/networks.ts';
-import { ClusterHeads } from './chain/cluster-head.ts';
+import { ClusterHeads, type HeadsHub } from './chain/cluster-head.ts';
+import type { FilterStore } from './filters/filter-store.ts';
+import type { LoginBackoffShare } from './api/shared-login-backoff.ts';
 import { Filters } from './filters/filters.ts';
 import { openFilterStore } from './filters/open-filter-store.ts';
 import { Metrics } from './analytics/metrics.ts';
@@ -49,6 +51,18 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/**
+ * What a worker of `nodegate start --workers N` shares with the others through the primary (workers/): used instead
+ * of this process's memory (or Redis), and the embedded chains the primary runs, by URL.
+ */
+export interface WorkerShare {
+  filters: FilterStore;
+  heads: HeadsHub;
+  rateLimiter: OpenedRateLimiter;
+  loginBackoff: LoginBackoffShare;
+  embeddedAt(network: string): string;
+}
+
 /** Logs never hold a key: URLs are redacted by the serializer, and known secret fields by pino's redaction. */
 export function createLogger(config: Readonly<Config>, destination?: pino.DestinationStream): Logger {
   return pino(
@@ -67,22 +81,30 @@ export async function startGateway(config: Readonly<Config>, opts: {
   log?: Logger;
   /** Webhooks' view of the network: DNS answers and a spy told of each connection before it opens (tests). */
   webhookNet?: Pick<DeliveryOptions, 'resolve' | 'onConnect' | 'route'>;
+  /** A worker of `--workers N`: the state the workers share, kept by the primary. */
+  worker?: WorkerShare;
 } = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config);
   const store = await openStore(config);
   // Cluster mode (a Redis URL): filters are shared by the instances, in Redis (filters/redis-filter-store.ts).
-  const filterStore = await openFilterStore({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log });
-  // Cluster mode (a Redis URL): the instances share each network's head (chain/cluster-head.ts).
-  const heads = config.limits.redisUrl ? new ClusterHeads({ url: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log }) : undefined;
-  await heads?.connect();
-  const networks = new Networks(config, log, new Filters(filterStore, config.filters.idleTimeoutMs, Date.now, config.filters.maxKeptBytes), heads);
+  const worker = opts.worker;
+  const filterStore = worker?.filters ?? await openFilterStore({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log });
+  // Cluster mode (a Redis URL): the instances share each network's head (chain/cluster-head.ts); workers through the primary.
+  let heads: HeadsHub | undefined = worker?.heads;
+  if (!heads && config.limits.redisUrl) {
+    const cluster = new ClusterHeads({ url: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log });
+    await cluster.connect();
+    heads = cluster;
+  }
+  const filters = new Filters(filterStore, config.filters.idleTimeoutMs, Date.now, config.filters.maxKeptBytes);
+  const networks = new Networks(config, log, filters, heads, worker ? (name) => worker.embeddedAt(name) : undefined);
   const keys = new KeyResolver(store, config.auth.keyCacheTtlMs, config.auth.lastUsedFlushMs, undefined, {
     failStaticMs: config.auth.failStaticMs,
     storeWaitMs: config.auth.storeWaitMs,
     outage: new StoreOutage(log),
   });
   const accounts = new AccountsService(store, accountsCatalogue(config), () => keys.invalidate());
-  const rateLimiter = await openRateLimiter({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log });
+  const rateLimiter = worker?.rateLimiter ?? await openRateLimiter({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log });
   const quota = new QuotaTracker(store, config.limits.usageFlushMs, log);
   const limits = config.limits.enabled ? new Limits(config, rateLimiter, quota) : undefined;
   const usage = config.analytics.enabled ? new UsageRecorder(store, config.analytics.flushMs, config.analytics.maxCellsPerAccountMinute, log) : undefined;
@@ -101,7 +123,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
     await producer?.init();
     await networks.start();
     const secrets = await bootstrap(store, accounts, config);
-    app = buildServer({ config, log, networks, keys, store, accounts, limits, rateLimiter, usage, metrics, refusals, webhooks });
+    app = buildServer({ config, log, networks, keys, store, accounts, limits, rateLimiter, usage, metrics, refusals, webhooks, loginBackoff: worker?.loginBackoff });
     // Background work yields to callers (background/pacer.ts): it looks at how many requests were served.
     if (delivery) {
       app.server.on('request', () => { served++; });

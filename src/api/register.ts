@@ -13,7 +13,7 @@ import { openApiRoute, registerOpenApi } from './openapi.ts';
 import { operatorRoutes } from './operator-routes.ts';
 import cookie from '@fastify/cookie';
 import { loginBackoffOptions, PasswordLogins } from './password-login.ts';
-import { openLoginBackoff } from './shared-login-backoff.ts';
+import { openLoginBackoff, type LoginBackoffShare } from './shared-login-backoff.ts';
 import type { BudgetLimiter } from '../limits/event-budget.ts';
 import { sessionRoutes } from './session-routes.ts';
 import { analyticsRoutes } from './analytics-routes.ts';
@@ -32,7 +32,7 @@ export const API_PREFIX = '/api/v1';
  * error shape and 404, and an OpenAPI document of exactly these routes (the JSON-RPC endpoint is outside this
  * context, so it is not in it). See docs/api.md.
  */
-export function registerApi(app: FastifyInstance, deps: { config: Readonly<Config>; accounts: AccountsService; keys: KeyResolver; store: Store; networks: Networks; usage?: UsageRecorder; limits?: Limits; rateLimiter?: BudgetLimiter; webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> } }): void {
+export function registerApi(app: FastifyInstance, deps: { config: Readonly<Config>; accounts: AccountsService; keys: KeyResolver; store: Store; networks: Networks; usage?: UsageRecorder; limits?: Limits; rateLimiter?: BudgetLimiter; webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> }; loginBackoff?: LoginBackoffShare }): void {
   app.register(async (api) => {
     await registerOpenApi(api);
     for (const schema of SHARED_SCHEMAS) api.addSchema(schema);
@@ -66,7 +66,7 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
     const shared = deps.rateLimiter;
     const guard = new UnknownKeyGuard(perSecond, burst, shared, 'uk:api');
     const { failuresPerMinute, failureBurst, checksPerSubnet, sessionsPerMinute, sessionBurst } = deps.config.limits.logins;
-    const { backoff, close } = await openLoginBackoff({ options: loginBackoffOptions(), redisUrl: deps.config.limits.redisUrl, timeoutMs: deps.config.limits.redisTimeoutMs, log: api.log as unknown as Logger });
+    const { backoff, close } = await openLoginBackoff({ options: loginBackoffOptions(), shared: deps.loginBackoff, redisUrl: deps.config.limits.redisUrl, timeoutMs: deps.config.limits.redisTimeoutMs, log: api.log as unknown as Logger });
     api.addHook('onClose', close);
     const logins = new PasswordLogins(deps.store, { failuresPerMinute, failureBurst, checksPerSubnet, sharedLimiter: shared, backoff });
     const sessions = new Sessions(deps.store, deps.config.dashboard.sessionHours * 3_600_000, deps.config.dashboard.maxSessionsPerAccount);

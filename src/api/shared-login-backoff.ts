@@ -2,6 +2,9 @@ import type { Logger } from 'pino';
 import { LoginBackoff, type BackoffOptions, type LoginBackoffStore } from './login-backoff.ts';
 import { RedisLoginBackoff } from './redis-login-backoff.ts';
 
+/** Where the shared login back-off is kept: Redis (instances) or the primary (workers of one machine). */
+export type LoginBackoffShare = Pick<RedisLoginBackoff, keyof LoginBackoffStore | 'ping' | 'where'>;
+
 /**
  * The login backoff in cluster mode (issue 21): Redis is the shared truth (an email guessed through three instances
  * backs off as through one), this instance's memory the fallback, and the longer of the two waits holds.
@@ -16,7 +19,7 @@ export class SharedLoginBackoff implements LoginBackoffStore {
 
   constructor(
     private readonly local: LoginBackoff,
-    private readonly redis: Pick<RedisLoginBackoff, keyof LoginBackoffStore | 'ping' | 'where'>,
+    private readonly redis: LoginBackoffShare,
     private readonly log: Logger,
     private readonly opts: { degraded?: boolean; recheckMs?: number; now?: () => number } = {},
   ) {
@@ -81,8 +84,10 @@ export class SharedLoginBackoff implements LoginBackoffStore {
  * connection at most its connect time-out (the gateway starts anyway, memory alone until Redis answers); without,
  * this instance's memory. `close` ends the Redis connection.
  */
-export async function openLoginBackoff(o: { options: BackoffOptions; redisUrl?: string; timeoutMs: number; log: Logger }): Promise<{ backoff: LoginBackoffStore & Pick<LoginBackoff, 'trusted'>; close(): Promise<void> }> {
+export async function openLoginBackoff(o: { options: BackoffOptions; shared?: LoginBackoffShare; redisUrl?: string; timeoutMs: number; log: Logger }): Promise<{ backoff: LoginBackoffStore & Pick<LoginBackoff, 'trusted'>; close(): Promise<void> }> {
   const local = new LoginBackoff(o.options);
+  // A worker of `--workers N`: the primary is the shared truth, as Redis is for instances.
+  if (o.shared) return { backoff: new SharedLoginBackoff(local, o.shared, o.log), close: async () => {} };
   if (!o.redisUrl) return { backoff: local, close: async () => {} };
   const redis = new RedisLoginBackoff({ ...o.options, url: o.redisUrl, commandTimeoutMs: o.timeoutMs });
   const degraded = await redis.connect().then(() => false, () => true);

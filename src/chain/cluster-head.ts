@@ -48,6 +48,25 @@ export interface NodesReport {
   members: Record<string, { head?: number; chainId?: number; refused: boolean; forked: boolean }>;
 }
 
+/**
+ * Where a process finds each network's shared head: Redis for instances (ClusterHeads), the primary for the workers
+ * of one machine (workers/remote-state.ts). `embeddedToo`: embedded chains are shared as well (the workers' chains
+ * are the primary's; an instance's embedded anvil is its own).
+ */
+export interface HeadsHub {
+  network(chainId: number, upstreams: readonly string[], follow: (n: number) => void): SharedHead;
+  readonly embeddedToo: boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * The name of a network's shared head: what it is (its chain id and its nodes), so that processes in front of the
+ * same nodes share it and nothing else does (another deployment, a test's other chain, an instance's own anvil).
+ */
+export function headKey(chainId: number, upstreams: readonly string[]): string {
+  return createHash('sha256').update(`${chainId}\n${[...upstreams].sort().join('\n')}`).digest('hex').slice(0, 24);
+}
+
 /** Takes or keeps a lease: ARGV[1] the instance, ARGV[2] its time to live (ms). */
 const LEASE_LUA = `
 local v = redis.call('GET', KEYS[1])
@@ -83,7 +102,8 @@ export interface ClusterHeadsOptions {
 }
 
 /** The shared heads of every network of this instance, over two Redis connections (commands, and subscription). */
-export class ClusterHeads {
+export class ClusterHeads implements HeadsHub {
+  readonly embeddedToo = false;
   private readonly redis: WithPublish;
   private readonly sub: Redis;
   private readonly followers = new Map<string, (n: number) => void>();
@@ -128,7 +148,7 @@ export class ClusterHeads {
    * embedded anvil). `follow` is told of every higher head another instance publishes.
    */
   network(chainId: number, upstreams: readonly string[], follow: (n: number) => void): SharedHead {
-    const id = createHash('sha256').update(`${chainId}\n${[...upstreams].sort().join('\n')}`).digest('hex').slice(0, 24);
+    const id = headKey(chainId, upstreams);
     const key = `ng:head:${id}`;
     this.followers.set(key, follow);
     return {

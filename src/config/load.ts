@@ -29,6 +29,7 @@ function applyEnv(raw: Record<string, any>, env: NodeJS.ProcessEnv): void {
   if (env.NODEGATE_HOST) set(['server', 'host'], env.NODEGATE_HOST);
   const port = env.NODEGATE_PORT ?? env.PORT;
   if (port) set(['server', 'port'], num(port));
+  if (env.NODEGATE_WORKERS) set(['server', 'workers'], env.NODEGATE_WORKERS === 'auto' ? 0 : num(env.NODEGATE_WORKERS));
   if (env.NODEGATE_DATA_DIR) set(['dataDir'], env.NODEGATE_DATA_DIR);
   if (env.NODEGATE_LOG_LEVEL) set(['log', 'level'], env.NODEGATE_LOG_LEVEL);
   if (env.DATABASE_URL) set(['database', 'url'], env.DATABASE_URL);

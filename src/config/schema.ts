@@ -121,6 +121,12 @@ export const configSchema = section({
   server: section({
     host: text({ default: '127.0.0.1' }),
     port: int('port', { minimum: 0, maximum: 65535, default: 8545 }),
+    /**
+     * Processes serving the port (`nodegate start --workers N`, NODEGATE_WORKERS); 0: one per core. Above 1, a primary
+     * process runs the embedded chains and keeps the state the workers share (limits, filters, heads), as Redis does
+     * for instances; connection caps (`maxConnections*`) are then per worker.
+     */
+    workers: int('processes', { minimum: 0, maximum: 64, default: 1 }),
     /** Largest accepted request body (docs/decisions.md §2). */
     bodyLimit: int('bytes', { minimum: 1024, default: 1048576 }),
     /**

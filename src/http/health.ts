@@ -34,9 +34,11 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { networks: Net
     const store = { ...outage, sinceMs: undefined, since: outage.sinceMs === undefined ? undefined : new Date(outage.sinceMs).toISOString() };
     // Limits degraded to this instance's memory (Redis unreachable) still serve: reported, not a reason to stop traffic.
     const limiter = deps.rateLimiter.status();
-    const limits = limiter === 'degraded' ? 'degraded: Redis unreachable, limiting in local memory' : limiter;
+    const limits = limiter === 'degraded' ? 'degraded: Redis (or the workers\' primary) unreachable, limiting in local memory'
+      : limiter === 'primary' ? 'primary: shared by the workers, kept in their primary process' : limiter;
     const status = !ready ? 'not ready' : degraded ? 'degraded' : 'ready';
-    return reply.code(ready ? 200 : 503).send({ status, checks, upstreams, limits, store });
+    // `pid`: which process answered (several serve one port with `--workers N`).
+    return reply.code(ready ? 200 : 503).send({ status, checks, upstreams, limits, store, pid: process.pid });
   });
 }
 

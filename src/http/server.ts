@@ -25,6 +25,7 @@ import type { RefusalLog } from '../analytics/refusal-log.ts';
 import type { UsageRecorder } from '../analytics/usage-recorder.ts';
 import type { Resolve } from '../webhooks/target-guard.ts';
 import { sendError } from './send-error.ts';
+import type { LoginBackoffShare } from '../api/shared-login-backoff.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
@@ -41,6 +42,8 @@ export interface ServerDeps {
   webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> };
   metrics?: Metrics;
   refusals?: RefusalLog;
+  /** A worker's login back-off shared through the primary (`--workers N`); else memory or Redis as configured. */
+  loginBackoff?: LoginBackoffShare;
 }
 
 /** Response headers a browser lets scripts read (CORS): limits, the request id, the cache outcome. */

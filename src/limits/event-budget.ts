@@ -17,8 +17,11 @@ export interface EventBudget {
 /** The limiter a shared budget keeps its shared buckets in (the gateway's OpenedRateLimiter). */
 export interface BudgetLimiter {
   consume(bucket: string, cost: number, ratePerSecond: number, burst: number): RateDecision | Promise<RateDecision>;
-  /** 'memory': nothing is shared (no Redis configured); 'degraded': Redis is away, keep to the local bucket. */
-  status(): 'memory' | 'redis' | 'degraded';
+  /**
+   * 'memory': nothing is shared (no Redis configured); 'primary': shared by the workers through their primary;
+   * 'degraded': Redis (or the primary) is away, keep to the local bucket.
+   */
+  status(): 'memory' | 'redis' | 'primary' | 'degraded';
 }
 
 /** A bucket's shape: events per second and the burst (events at once). */

@@ -4,9 +4,12 @@ import type { RateLimiter } from './rate-limiter.ts';
 import { RedisRateLimiter } from './redis-rate-limiter.ts';
 import { ResilientRateLimiter, type RateLimiterStatus } from './resilient-rate-limiter.ts';
 
-/** A limiter that can say where it keeps its buckets (for /readyz): in memory by configuration, or Redis's status. */
+/**
+ * A limiter that can say where it keeps its buckets (for /readyz): in memory by configuration, in the primary (a
+ * worker of `--workers N`), or Redis's status.
+ */
 export interface OpenedRateLimiter extends RateLimiter {
-  status(): 'memory' | RateLimiterStatus;
+  status(): 'memory' | 'primary' | RateLimiterStatus;
 }
 
 export interface OpenRateLimiterOptions {

@@ -20,14 +20,14 @@ export class SharedEventBudget implements EventBudget {
 
   spend(subject: string): number | undefined | Promise<number | undefined> {
     const local = this.local.spend(subject);
-    if (local !== undefined || this.shared.status() !== 'redis') return local;
+    if (local !== undefined || !sharing(this.shared)) return local;
     const d = this.shared.consume(this.bucket(subject), 1, this.shape.perSecond, this.shape.burst);
     if (!(d instanceof Promise)) return d.allowed ? undefined : d.retryAfterSeconds;
     return d.then((x) => (x.allowed ? undefined : x.retryAfterSeconds));
   }
 
   exhausted(subject: string): boolean | Promise<boolean> {
-    if (this.local.exhausted(subject) || this.shared.status() !== 'redis') return this.local.exhausted(subject);
+    if (this.local.exhausted(subject) || !sharing(this.shared)) return this.local.exhausted(subject);
     // A request of no cost spends nothing and reports what the bucket holds.
     const d = this.shared.consume(this.bucket(subject), 0, this.shape.perSecond, this.shape.burst);
     return d instanceof Promise ? d.then((x) => x.remaining < 1) : d.remaining < 1;
@@ -40,6 +40,12 @@ export class SharedEventBudget implements EventBudget {
   private bucket(subject: string): string {
     return `${this.name}:${subject}`;
   }
+}
+
+/** Whether the limiter keeps its buckets where every process sees them now (Redis, or the workers' primary). */
+function sharing(limiter: BudgetLimiter): boolean {
+  const s = limiter.status();
+  return s === 'redis' || s === 'primary';
 }
 
 /**

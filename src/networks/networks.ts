@@ -11,7 +11,8 @@ import { HttpUpstream } from '../upstream/http-upstream.ts';
 import { HEAD_BOUND } from '../chain/agreed-head.ts';
 import { Chain } from '../chain/chain.ts';
 import type { ChainHead } from '../chain/chain-head.ts';
-import type { ClusterHeads } from '../chain/cluster-head.ts';
+import type { HeadsHub } from '../chain/cluster-head.ts';
+import type { Upstream } from '../upstream/upstream.ts';
 import { UpstreamMember } from '../chain/upstream-member.ts';
 
 /** A configured network, ready to serve. */
@@ -43,7 +44,12 @@ export class Networks {
   /** The subscription methods' feeds (eth_subscribe over a WebSocket), shared by the networks. */
   readonly subscriptions = new Subscriptions();
 
-  constructor(config: Readonly<Config>, log: Logger, readonly filters: Filters, cluster?: ClusterHeads) {
+  /**
+   * `cluster`: where the heads are shared (Redis for instances, the primary for workers). `embeddedAt`: in a worker,
+   * the URL at which the primary serves an embedded chain (workers/chain-server.ts): the primary runs the anvils and
+   * their journals, and the workers reach them there instead of starting their own.
+   */
+  constructor(config: Readonly<Config>, log: Logger, readonly filters: Filters, cluster?: HeadsHub, embeddedAt?: (network: string) => string) {
     // One budget for the answers of every network: it bounds the process's memory, which they share.
     const budget = new AnswerBudget(config.rpc.maxAnswerBytes, config.rpc.maxAnswerBytesInFlight);
     const answers = config.cache.enabled ? new ResponseCache(config.cache.maxBytes, Object.keys(config.networks).length) : undefined;
@@ -53,11 +59,12 @@ export class Networks {
       let supervisor: AnvilSupervisor | undefined;
       const members = net.upstreams.map((u, i) => {
         if (u.url !== 'embedded') return new UpstreamMember(new HttpUpstream(u.url, budget), u, i);
+        if (embeddedAt) return new UpstreamMember(new HttpUpstream(embeddedAt(name), budget), u, i);
         supervisor = new AnvilSupervisor(name, net.chainId, config.embedded, config.dataDir, log, budget);
         this.embedded.push(supervisor);
         return new UpstreamMember(supervisor, u, i);
       });
-      const kind = supervisor ? 'embedded' : 'upstream';
+      const kind = net.upstreams.some((u) => u.url === 'embedded') ? 'embedded' : 'upstream';
       const policy = {
         maxLagBlocks: net.maxLagBlocks ?? config.upstreams.maxLagBlocks,
         quorum: net.quorum ?? config.upstreams.quorum,
@@ -72,7 +79,7 @@ export class Networks {
       chains.set(name, chain);
       // Cluster mode: instances in front of the same nodes share one head (chain/cluster-head.ts). An embedded
       // chain is this process's own: nothing to share.
-      if (cluster && kind === 'upstream') {
+      if (cluster && (kind === 'upstream' || cluster.embeddedToo)) {
         chain.head.shared = cluster.network(net.chainId, net.upstreams.map((u) => u.url), (n) => chain.head.advance(n, true));
       }
       // Subscribers: the embedded chain's watchdog hears of heads, and its restarts reset the chain.
@@ -92,7 +99,7 @@ export class Networks {
         chain.on('reset', () => cache.dropAll());
         chain.on('reorg', () => cache.dropAll());
       }
-      const kind = this.embedded.some((s) => s.network === name) ? 'embedded' : 'upstream';
+      const kind = net.upstreams.some((u) => u.url === 'embedded') ? 'embedded' : 'upstream';
       const network: Network = { name, chainId: net.chainId, kind, chain, methods: tables.get(name)!, head: chain.head, cache, filters };
       this.list.push(network);
       for (const n of [name, ...net.aliases]) this.byName.set(n, network);
@@ -112,6 +119,11 @@ export class Networks {
   async start(): Promise<void> {
     await Promise.all(this.embedded.map((s) => s.start()));
     await Promise.all(this.list.map((n) => n.chain.start()));
+  }
+
+  /** The embedded chain of `network` (this process runs its anvil), as an upstream; undefined if none. */
+  embeddedUpstream(network: string): Upstream | undefined {
+    return this.embedded.find((s) => s.network === network);
   }
 
   /** The embedded supervisors, for shutdown and tests. */

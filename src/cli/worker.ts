@@ -1,0 +1,58 @@
+import { createLogger, startGateway } from '../app.ts';
+import type { BootstrapSecrets } from '../accounts/bootstrap.ts';
+import { banner } from './banner.ts';
+import { PrimaryClient, type Channel } from '../workers/ipc.ts';
+import type { WorkerStart } from '../workers/primary.ts';
+import { RemoteFilterStore, RemoteHeads, RemoteLoginBackoff, RemoteRateLimiter } from '../workers/remote-state.ts';
+
+/**
+ * One worker of `nodegate start --workers N` (the entry of a process workers/primary.ts starts): a whole gateway on the shared port, whose
+ * shared state and embedded chains are the primary's. It stops gracefully when the primary says so (or on its own
+ * SIGTERM/SIGINT, e.g. a terminal's Ctrl-C reaching the whole process group), and exits when the primary is gone.
+ */
+async function main(): Promise<void> {
+  const primary = new PrimaryClient(process as unknown as Channel, 10_000);
+  const start = (await primary.call('primary', 'start', [])) as WorkerStart;
+  const config = start.config;
+  const log = createLogger(config).child({ worker: start.index });
+  const gw = await startGateway(config, {
+    log,
+    worker: {
+      filters: new RemoteFilterStore(primary),
+      heads: new RemoteHeads(primary),
+      rateLimiter: new RemoteRateLimiter(primary, (msg) => log.warn(msg)),
+      loginBackoff: new RemoteLoginBackoff(primary),
+      embeddedAt: (network) => `${start.chains}/chain/${encodeURIComponent(network)}`,
+    },
+  });
+  // The primary's embedded chain restarted from its journal: what this worker learnt of it no longer holds.
+  primary.on('reset', (network) => gw.networks.get(network as string)?.chain.reset());
+  primary.on('banner', (secrets) => {
+    const text = banner({ ...gw, secrets: secrets as BootstrapSecrets });
+    process.stdout.write(text.replace('\n\nNetworks:', `\n  (${start.workers} worker processes)\n\nNetworks:`));
+  });
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    gw.close().then(() => {
+      primary.close();
+      process.exit(0);
+    }, (err: unknown) => {
+      log.error({ err }, 'worker shutdown failed');
+      process.exit(1);
+    });
+  };
+  primary.on('shutdown', stop);
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGHUP', stop);
+  // The primary died (SIGKILL): nothing would stop this worker, and its chains are gone.
+  process.on('disconnect', () => process.exit(1));
+  await primary.call('primary', 'ready', [gw.url]);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`worker failed to start: ${(err as Error)?.stack ?? String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,151 @@
+import cluster, { type Worker } from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import { bootstrap, type BootstrapSecrets } from '../accounts/bootstrap.ts';
+import { accountsCatalogue } from '../accounts/catalogue.ts';
+import { AccountsService } from '../accounts/service.ts';
+import { loginBackoffOptions } from '../api/password-login.ts';
+import { headKey } from '../chain/cluster-head.ts';
+import type { Config } from '../config/schema.ts';
+import { Filters } from '../filters/filters.ts';
+import { MemoryFilterStore } from '../filters/memory-filter-store.ts';
+import { Networks } from '../networks/networks.ts';
+import { openStore } from '../store/open-store.ts';
+import { ChainServer } from './chain-server.ts';
+import { PrimaryServer, type IpcMessage } from './ipc.ts';
+import { PrimaryState } from './primary-state.ts';
+
+/** `server.workers` as a number of processes: 0 is one per core. */
+export function workerCount(config: Readonly<Config>): number {
+  return config.server.workers === 0 ? availableParallelism() : config.server.workers;
+}
+
+/** What the primary tells a worker it starts (the `primary.start` call). */
+export interface WorkerStart {
+  config: Readonly<Config>;
+  /** Base URL of the primary's embedded chains (chain-server.ts). */
+  chains: string;
+  index: number;
+  workers: number;
+}
+
+/**
+ * `nodegate start --workers N` (issue 21): one port served by N processes. The primary serves no request itself: it
+ * makes the store ready (migrations, first-start accounts and key, whose secrets one worker prints once), runs the
+ * embedded chains (their anvils and journals, served to the workers by chain-server.ts), keeps the state the
+ * workers share (primary-state.ts: limits, filters, heads, login back-off, as Redis does for instances), starts the
+ * workers, starts again one that dies, and stops them all, then the chains, on SIGTERM/SIGINT/SIGHUP.
+ * Each worker is a whole gateway on the shared port (node's cluster module hands it connections).
+ */
+export async function runPrimary(config: Readonly<Config>, log: Logger): Promise<number> {
+  const n = workerCount(config);
+  const store = await openStore(config);
+  let secrets: BootstrapSecrets;
+  try {
+    secrets = await bootstrap(store, new AccountsService(store, accountsCatalogue(config), () => {}), config);
+  } finally {
+    await store.close();
+  }
+
+  // The embedded networks only: nodes by URL are the workers' to reach (each with its own pool, as instances).
+  const embedded = Object.fromEntries(Object.entries(config.networks).filter(([, net]) => net.upstreams.some((u) => u.url === 'embedded')));
+  const networks = new Networks({ ...config, networks: embedded }, log, new Filters(new MemoryFilterStore(), config.filters.idleTimeoutMs));
+  const server = new PrimaryServer();
+  const workers = new Map<number, Worker>();
+  const broadcast = (topic: string, data: unknown, except?: number) => {
+    for (const [id, w] of workers) if (id !== except && w.isConnected()) w.send({ ng: 'event', topic, data } satisfies IpcMessage);
+  };
+  // A head a worker showed: the primary's chain hears of it, so the journal records the block at once.
+  const byKey = new Map(networks.list.map((net) => [headKey(net.chainId, config.networks[net.name].upstreams.map((u) => u.url)), net]));
+  const state = new PrimaryState(server, broadcast, loginBackoffOptions(), (key, h) => byKey.get(key)?.chain.head.advance(h, true));
+  for (const s of networks.supervisors) {
+    const before = s.onRestart;
+    const key = [...byKey].find(([, net]) => net.name === s.network)?.[0];
+    s.onRestart = () => {
+      before?.();
+      if (key) state.forget(key);
+      broadcast('reset', s.network);
+    };
+  }
+  const chains = new ChainServer((name) => networks.embeddedUpstream(name), { timeoutMs: config.rpc.debugTimeoutMs, maxBodyBytes: 64 * 1024 * 1024 });
+  await networks.start();
+  const chainsUrl = await chains.listen();
+
+  let stopping = false;
+  let printed = false;
+  const ready = new Set<number>();
+  const byIndex = new Map<number, Worker>();
+  server.offer('primary', {
+    start: (_args, id) => ({ config, chains: chainsUrl, index: indexOf(id), workers: n } satisfies WorkerStart),
+    ready: (_args, id) => {
+      ready.add(indexOf(id));
+      // The banner once every worker listens (a client told the URL finds each of them serving), with the secrets.
+      if (!printed && ready.size === n) {
+        printed = true;
+        byIndex.get(0)?.send({ ng: 'event', topic: 'banner', data: secrets } satisfies IpcMessage);
+        secrets = {};
+      }
+    },
+  });
+  const indexOf = (id: number) => [...byIndex].find(([, w]) => w.id === id)?.[0] ?? -1;
+
+  // The worker's entry is the CLI's (src/cli/worker.ts): a process entry, as main.ts, that prints the banner.
+  const exec = fileURLToPath(new URL(`../cli/worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+  // Run from TypeScript through tsx's API (bin/nodegate.mjs): the workers need the loader on their command line.
+  const tsx = exec.endsWith('.ts') && !process.execArgv.some((a) => a.includes('tsx')) ? ['--import', 'tsx'] : [];
+  cluster.setupPrimary({ exec, execArgv: [...process.execArgv, ...tsx], args: [] });
+  const restarts = new Map<number, number>();
+  const fork = (index: number) => {
+    const w = cluster.fork({ NODEGATE_WORKER_INDEX: String(index) });
+    workers.set(w.id, w);
+    byIndex.set(index, w);
+    w.on('message', (m: unknown) => server.handle(m, w.id, (r) => { if (w.isConnected()) w.send(r); }));
+    w.on('exit', (code, signal) => {
+      workers.delete(w.id);
+      if (stopping) return;
+      // A worker that died is started again (its requests in flight are lost, as with any crashed instance).
+      const k = restarts.get(index) ?? 0;
+      restarts.set(index, k + 1);
+      const delay = Math.min(250 * 2 ** k, 5000);
+      log.error({ worker: index, code, signal, retryInMs: delay }, 'worker exited; starting it again');
+      setTimeout(() => { if (!stopping) fork(index); }, delay).unref();
+    });
+  };
+  for (let i = 0; i < n; i++) fork(i);
+  log.info({ workers: n, chains: networks.supervisors.length }, 'primary started its workers');
+
+  return new Promise((resolve) => {
+    const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, 'shutting down: the workers finish their requests, then the chains are journalled and stopped');
+      const deadlineMs = config.embedded.historyBudgetMs + 15_000;
+      const force = setTimeout(() => {
+        log.error({ deadlineMs }, 'shutdown took too long; exiting');
+        for (const w of workers.values()) w.process.kill('SIGKILL');
+        resolve(1);
+      }, deadlineMs);
+      force.unref();
+      await Promise.all([...workers.values()].map((w) => new Promise<void>((res) => {
+        if (w.isDead()) return res();
+        w.once('exit', () => res());
+        w.send({ ng: 'event', topic: 'shutdown', data: signal } satisfies IpcMessage);
+      })));
+      try {
+        await chains.close();
+        await networks.close();
+        await state.close();
+        clearTimeout(force);
+        resolve(0);
+      } catch (err) {
+        log.error({ err }, 'shutdown failed');
+        resolve(1);
+      }
+    };
+    process.once('SIGTERM', () => void stop('SIGTERM'));
+    process.once('SIGINT', () => void stop('SIGINT'));
+    process.once('SIGHUP', () => void stop('SIGHUP'));
+  });
+}

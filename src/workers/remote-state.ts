@@ -1,0 +1,166 @@
+import type { LoginBackoffStore } from '../api/login-backoff.ts';
+import { headKey, type HeadsHub, type NodesReport, type SharedHead } from '../chain/cluster-head.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
+import type { FilterState, FilterStore } from '../filters/filter-store.ts';
+import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
+import type { OpenedRateLimiter } from '../limits/open-rate-limiter.ts';
+import type { RateDecision } from '../limits/rate-limiter.ts';
+import type { PrimaryClient } from './ipc.ts';
+
+/**
+ * A worker's view of the state the primary keeps (primary-state.ts): the same interfaces as the memory and Redis
+ * variants, each call answered by the primary. When the primary does not answer in time, each part degrades as its
+ * Redis variant does: limits from this worker's memory, filters FILTERS_UNAVAILABLE, the head this worker's own.
+ */
+
+/** The per-second limits, decided by the primary: one bucket per account however many workers serve it. */
+export class RemoteRateLimiter implements OpenedRateLimiter {
+  private readonly local = new MemoryRateLimiter();
+  private failing = false;
+
+  constructor(private readonly primary: PrimaryClient, private readonly warn: (msg: string) => void) {}
+
+  consume(bucket: string, cost: number, ratePerSecond: number, burst: number, credit?: number): Promise<RateDecision> {
+    return this.primary.call('limiter', 'consume', [bucket, cost, ratePerSecond, burst, credit]).then((d) => {
+      this.failing = false;
+      return d as RateDecision;
+    }, () => {
+      if (!this.failing) this.warn('the primary does not answer: limits are kept in this worker until it does');
+      this.failing = true;
+      return this.local.consume(bucket, cost, ratePerSecond, burst, credit);
+    });
+  }
+
+  status(): 'primary' | 'degraded' {
+    return this.failing ? 'degraded' : 'primary';
+  }
+
+  close(): Promise<void> {
+    return this.local.close();
+  }
+}
+
+/** Filters in the primary: a filter made through one worker polls through any other. */
+export class RemoteFilterStore implements FilterStore {
+  private lastSize = 0;
+  private sizeAsked = 0;
+
+  constructor(private readonly primary: PrimaryClient) {}
+
+  private ask<T>(method: string, args: unknown[]): Promise<T> {
+    return this.primary.call('filters', method, args).then((v) => v as T, (err: unknown) => {
+      throw new GatewayError('FILTERS_UNAVAILABLE', {}, { cause: err });
+    });
+  }
+
+  add(filter: FilterState, max: number): Promise<boolean> {
+    return this.ask('add', [filter, max]);
+  }
+
+  get(id: string): Promise<FilterState | undefined> {
+    return this.ask<FilterState | null>('get', [id]).then((f) => f ?? undefined);
+  }
+
+  update(filter: FilterState): Promise<boolean> {
+    return this.ask('update', [filter]);
+  }
+
+  remove(id: string): Promise<boolean> {
+    return this.ask('remove', [id]);
+  }
+
+  noteSent(network: string, hash: string): Promise<void> {
+    return this.ask('noteSent', [network, hash]);
+  }
+
+  sentSince(network: string, after?: number): Promise<{ seq: number; hashes: string[] }> {
+    return this.ask('sentSince', [network, after]);
+  }
+
+  /** Every worker's filters, as last counted (at most a second old: /metrics reads it synchronously). */
+  get size(): number {
+    const now = Date.now();
+    if (now - this.sizeAsked > 1000) {
+      this.sizeAsked = now;
+      this.primary.call('filters', 'size', []).then((n) => { this.lastSize = n as number; }, () => {});
+    }
+    return this.lastSize;
+  }
+
+  async close(): Promise<void> {}
+}
+
+/**
+ * Each network's head, shared by the workers through the primary, embedded chains included (they are the primary's,
+ * and every worker shows them). Reads of one turn of the event loop go in one call.
+ */
+export class RemoteHeads implements HeadsHub {
+  readonly embeddedToo = true;
+  private readonly followers = new Map<string, (n: number) => void>();
+  private batch: { keys: string[]; done: Promise<Map<string, number>> } | undefined;
+
+  constructor(private readonly primary: PrimaryClient) {
+    primary.on('head', (data) => {
+      const { key, n, mode } = data as { key: string; n: number; mode: 'up' | 'down' };
+      if (mode === 'up') this.followers.get(key)?.(n);
+    });
+  }
+
+  network(chainId: number, upstreams: readonly string[], follow: (n: number) => void): SharedHead {
+    const key = headKey(chainId, upstreams);
+    this.followers.set(key, follow);
+    const quiet = () => {};
+    return {
+      publish: (n) => this.primary.call('heads', 'publish', [key, n]).then(quiet, quiet),
+      lower: (n) => this.primary.call('heads', 'lower', [key, n]).then(quiet, quiet),
+      read: () => this.read(key),
+      leads: (ttlMs) => this.primary.call('heads', 'leads', [key, ttlMs]).then((v) => v as boolean, () => true),
+      report: (report, ttlMs) => this.primary.call('heads', 'report', [key, report, ttlMs]).then(quiet, quiet),
+      lastReport: () => this.primary.call('heads', 'lastReport', [key]).then((r) => (r ?? undefined) as NodesReport | undefined, () => undefined),
+    };
+  }
+
+  private read(key: string): Promise<number | undefined> {
+    let batch = this.batch;
+    if (!batch) {
+      const keys: string[] = [];
+      const done = new Promise<Map<string, number>>((resolve) => setImmediate(() => {
+        this.batch = undefined;
+        const unique = [...new Set(keys)];
+        this.primary.call('heads', 'read', [unique]).then((values) => {
+          const heads = new Map<string, number>();
+          (values as Array<number | null>).forEach((v, i) => { if (v !== null) heads.set(unique[i], v); });
+          resolve(heads);
+        }, () => resolve(new Map()));
+      }));
+      batch = this.batch = { keys, done };
+    }
+    batch.keys.push(key);
+    return batch.done.then((heads) => heads.get(key));
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** The login back-off in the primary (used as SharedLoginBackoff uses Redis: this worker's memory is the fallback). */
+export class RemoteLoginBackoff implements LoginBackoffStore {
+  readonly where = 'the primary process';
+
+  constructor(private readonly primary: PrimaryClient) {}
+
+  waitSeconds(email: string, address: string, now: number): Promise<number> {
+    return this.primary.call('backoff', 'waitSeconds', [email, address, now]) as Promise<number>;
+  }
+
+  async failed(email: string, address: string, now: number): Promise<void> {
+    await this.primary.call('backoff', 'failed', [email, address, now]);
+  }
+
+  async succeeded(email: string, address: string): Promise<void> {
+    await this.primary.call('backoff', 'succeeded', [email, address]);
+  }
+
+  async ping(): Promise<void> {
+    await this.primary.call('backoff', 'waitSeconds', ['', '', Date.now()]);
+  }
+}
