@@ -15,6 +15,7 @@ import { benchWebhooksDrain } from './webhooks-drain.ts';
 import { benchFiltersMemory } from './filters-memory.ts';
 import { benchFraming } from './framing.ts';
 import { benchWebsocket } from './websocket.ts';
+import { benchWorkers } from './workers.ts';
 
 const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   'rpc-throughput': benchRpcThroughput,
@@ -26,6 +27,7 @@ const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   'filters-memory': () => benchFiltersMemory(),
   framing: () => benchFraming(),
   websocket: benchWebsocket,
+  workers: benchWorkers,
 };
 
 const wanted = process.argv.slice(2);

@@ -4,7 +4,7 @@
  * validation and, unless told otherwise, limits on). Started once per `npm run bench`, stopped at the end.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
@@ -68,11 +68,11 @@ const socketLimits = (root: string | undefined) => (root ? {} : { subscriptionsP
  * `upstream`, the demo key on a plan too generous to limit; `root`: another checkout to run (bench/compare.ts). `limits: false` sets `limits.enabled: false`; the
  * response cache is off unless `cache: true`, so that "uncached" means what it says.
  */
-export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean; analytics?: boolean; root?: string; name?: string } = {}): Promise<Target & { proc: NodegateProcess }> {
+export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean; analytics?: boolean; root?: string; name?: string; workers?: number } = {}): Promise<Target & { proc: NodegateProcess }> {
   const proc = await startNodegate({
     cwd: opts.root,
     // Limits in the process's memory, the store in SQLite: a single instance (empty values are ignored).
-    env: { REDIS_URL: '', DATABASE_URL: '', NODEGATE_LOG_LEVEL: '' },
+    env: { REDIS_URL: '', DATABASE_URL: '', NODEGATE_LOG_LEVEL: '', NODEGATE_WORKERS: opts.workers ? String(opts.workers) : '' },
     config: {
       networks: { mainnet: { chainId: CHAIN_ID, upstream } },
       plans: { bench: { name: 'Bench', cuPerSecond: 1_000_000_000, cuPerMonth: 1_000_000_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 100, ...socketLimits(opts.root) } },
@@ -95,6 +95,22 @@ export async function startNodegateTarget(upstream: string, opts: { limits?: boo
       rmSync(proc.dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * CPU time of a process and its children (a `--workers N` primary and its workers), µs, from /proc (Linux): the
+ * children are listed by /proc/PID/task/TID/children.
+ */
+export function treeCpuMicros(pid: number): number | undefined {
+  const own = cpuMicros(pid);
+  if (own === undefined) return undefined;
+  let children: number[] = [];
+  try {
+    children = readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+  } catch {
+    return own;
+  }
+  return children.reduce((sum, c) => sum + (treeCpuMicros(c) ?? 0), own);
 }
 
 /** anvil's version line, for the table's heading. */
