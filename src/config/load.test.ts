@@ -62,6 +62,12 @@ test('errors name the field', () => {
   assert.throws(() => loadConfig(file('x.yaml', 'server: [1,'), {}), /not valid YAML or JSON/);
 });
 
+test('a webhook lease renewed no more often than it lasts is refused (it would run out between renewals)', () => {
+  assert.throws(() => loadConfig(file('lease.yaml', 'webhooks:\n  leaseMs: 1000\n'), {}), /webhooks\.leaseRenewMs: must be < webhooks\.leaseMs \(1000\)/);
+  const c = loadConfig(file('lease-ok.yaml', 'webhooks:\n  leaseMs: 1500\n  leaseRenewMs: 500\n'), {});
+  assert.deepEqual([c.webhooks.leaseMs, c.webhooks.leaseRenewMs], [1500, 500]);
+});
+
 test('a network name used twice (as a name and an alias) is refused', () => {
   const p = file('dup.yaml', 'networks:\n  mainnet: { chainId: 1, aliases: [testnet] }\n  testnet: { chainId: 5 }\n');
   assert.throws(() => loadConfig(p, {}), /the name testnet is used twice/);

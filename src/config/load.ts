@@ -96,6 +96,9 @@ export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
   if (config.rpc.maxAnswerBytesInFlight < config.rpc.maxAnswerBytes) {
     throw new ConfigError([`rpc.maxAnswerBytesInFlight: must be >= rpc.maxAnswerBytes (${config.rpc.maxAnswerBytes}), or no answer of the largest size could be read`]);
   }
+  if (config.webhooks.leaseRenewMs >= config.webhooks.leaseMs) {
+    throw new ConfigError([`webhooks.leaseRenewMs: must be < webhooks.leaseMs (${config.webhooks.leaseMs}), or a lease runs out between renewals and another instance sends the event too`]);
+  }
   return deepFreeze(config);
 }
 

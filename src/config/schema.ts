@@ -349,8 +349,13 @@ export const configSchema = section({
     giveUpAfterMs: int('ms', { minimum: 1000, default: 86400000 }),
     /** How often the outbox is looked at (also at once when events are written). */
     pollMs: int('ms', { minimum: 20, maximum: 60000, default: 1000 }),
-    /** How long an instance holds the events it is delivering; an instance that died lets go after this. */
-    leaseMs: int('ms', { minimum: 200, maximum: 3600000, default: 60000 }),
+    /**
+     * How long a claim leases an event to its instance; an instance that died lets go after this. An attempt that
+     * takes longer (a slow receiver, up to timeoutMs) keeps its lease by renewals, every leaseRenewMs.
+     */
+    leaseMs: int('ms', { minimum: 200, maximum: 3600000, default: 4000 }),
+    /** How often an instance renews the leases of the attempts it has in flight (less than leaseMs). */
+    leaseRenewMs: int('ms', { minimum: 50, maximum: 600000, default: 1000 }),
     /** Delivered events older than this are dropped from the outbox (0: kept for ever); waiting ones never. */
     retentionDays: int('days', { minimum: 0, maximum: 3650, default: 7 }),
   }),

@@ -102,6 +102,8 @@ const Q = {
         AND (e.lease_until IS NULL OR e.lease_until <= $2::timestamptz)
       ORDER BY e.next_attempt_at, e.webhook_id LIMIT $4 FOR UPDATE OF e SKIP LOCKED)
     UPDATE webhook_events SET lease_owner = $1, lease_until = $3::timestamptz FROM due WHERE webhook_events.id = due.id RETURNING webhook_events.*`,
+  renewWebhookLeases: `UPDATE webhook_events SET lease_until = $3::timestamptz
+    WHERE id = ANY($2::text[]) AND lease_owner = $1 AND status = 'pending'`,
   recordWebhookAttempt: `UPDATE webhook_events SET attempts = attempts + 1, last_status = $3, last_error = $4,
     status = CASE WHEN $5::boolean THEN 'delivered' ELSE status END, delivered_at = CASE WHEN $5::boolean THEN $6::timestamptz ELSE delivered_at END,
     next_attempt_at = $7::timestamptz, lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
@@ -417,6 +419,11 @@ export class PostgresStore implements Store {
 
   async claimWebhookEvents(owner: string, now: string, leaseUntil: string, limit: number): Promise<WebhookEvent[]> {
     return (await this.rows('claimWebhookEvents', [owner, now, leaseUntil, limit])).map((r) => webhookEventFromRow(r, codec)).sort((a, b) => (a.nextAttemptAt < b.nextAttemptAt ? -1 : 1));
+  }
+
+  async renewWebhookLeases(owner: string, ids: readonly string[], leaseUntil: string): Promise<number> {
+    if (ids.length === 0) return 0;
+    return (await this.pool.query({ name: 'renewWebhookLeases', text: Q.renewWebhookLeases, values: [owner, ids, leaseUntil] })).rowCount ?? 0;
   }
 
   async recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<void> {

@@ -151,6 +151,10 @@ export class SqliteStore implements Store {
          ORDER BY e.next_attempt_at, e.webhook_id LIMIT @limit`,
       ),
       leaseWebhookEvent: db.prepare('UPDATE webhook_events SET lease_owner = ?, lease_until = ? WHERE id = ?'),
+      renewWebhookLeases: db.prepare<{ owner: string; ids: string; leaseUntil: string }>(
+        `UPDATE webhook_events SET lease_until = @leaseUntil
+         WHERE id IN (SELECT value FROM json_each(@ids)) AND lease_owner = @owner AND status = 'pending'`,
+      ),
       recordWebhookAttempt: db.prepare(
         `UPDATE webhook_events SET attempts = attempts + 1, last_status = @status, last_error = @error,
            status = CASE WHEN @delivered = 1 THEN 'delivered' ELSE status END,
@@ -429,6 +433,10 @@ export class SqliteStore implements Store {
 
   async claimWebhookEvents(owner: string, now: string, leaseUntil: string, limit: number): Promise<WebhookEvent[]> {
     return this.claimAll.immediate(owner, now, leaseUntil, limit);
+  }
+
+  async renewWebhookLeases(owner: string, ids: readonly string[], leaseUntil: string): Promise<number> {
+    return ids.length === 0 ? 0 : this.stmts.renewWebhookLeases.run({ owner, ids: JSON.stringify(ids), leaseUntil }).changes;
   }
 
   async recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<void> {

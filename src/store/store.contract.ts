@@ -487,6 +487,33 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         assert.deepEqual(await store.listWebhookEvents('w1', 10), [], 'its events went with it');
       });
 
+      test('a lease renewed by its owner holds past its first end; the attempt is still recorded; another owner\'s renewal and a past time let go', async () => {
+        await store.createPlan(freePlan);
+        const acct = (await store.createAccount(newAccount())).id;
+        for (const id of ['r1', 'r2']) await store.createWebhook({ id, accountId: acct, network: 'mainnet', kind: 'block.mined', url: 'https://example.com/h', options: {}, secret: 's', status: 'active' });
+        const ev = (id: string, webhookId: string, s: number) => ({ id, webhookId, type: 'block.mined', body: '{}', createdAt: T(s) });
+        await store.addWebhookEvents([ev('a1', 'r1', 1), ev('a2', 'r1', 2), ev('b1', 'r2', 1)]);
+        assert.deepEqual((await store.claimWebhookEvents('A', T(10), T(14), 10)).map((e) => e.id).sort(), ['a1', 'b1']);
+        assert.equal(await store.renewWebhookLeases('A', ['a1', 'b1'], T(18)), 2, 'both moved on');
+        assert.equal(await store.renewWebhookLeases('A', [], T(60)), 0, 'none named: none moved');
+        assert.equal(await store.renewWebhookLeases('B', ['a1', 'b1'], T(60)), 0, 'not B\'s leases');
+        assert.deepEqual(await store.claimWebhookEvents('B', T(15), T(19), 10), [], 'past the first end (14 s), both still leased to A (18 s)');
+        // A's attempt at a1 is recorded after the renewals; then a renewal naming it again changes nothing.
+        await store.recordWebhookAttempt('a1', 'A', { delivered: true, status: 200, error: null, at: T(16), nextAttemptAt: T(16) });
+        assert.equal((await store.listWebhookEvents('r1', 10)).find((e) => e.id === 'a1')!.status, 'delivered', 'the attempt recorded after renewals');
+        assert.equal(await store.renewWebhookLeases('A', ['a1', 'b1'], T(20)), 1, 'a recorded event is no longer leased: only b1 moved');
+        assert.deepEqual((await store.claimWebhookEvents('B', T(17), T(21), 10)).map((e) => e.id), ['a2'], 'a2 next in line; b1 still A\'s (20 s)');
+        // b1 not renewed any more (its owner died): another takes it once the lease runs out, and A's renewal then fails.
+        assert.deepEqual((await store.claimWebhookEvents('B', T(20), T(24), 10)).map((e) => e.id), ['b1'], 'taken by B when A\'s lease ran out');
+        assert.equal(await store.renewWebhookLeases('A', ['b1'], T(30)), 0, 'A no longer holds b1');
+        await store.recordWebhookAttempt('b1', 'A', { delivered: true, status: 200, error: null, at: T(21), nextAttemptAt: T(21) });
+        assert.equal((await store.listWebhookEvents('r2', 10))[0].status, 'pending', 'A\'s late record refused: the lease is B\'s');
+        // A time already past lets a lease go at once: the next claim takes it.
+        assert.equal(await store.renewWebhookLeases('B', ['b1'], T(21)), 1);
+        assert.equal(await store.renewWebhookLeases('B', ['a2'], T(40)), 1);
+        assert.deepEqual((await store.claimWebhookEvents('A', T(22), T(26), 10)).map((e) => e.id), ['b1'], 'let go by B at 21 s, taken by A at 22 s (a2 renewed by B)');
+      });
+
       test('the outbox in numbers equals a recount of its events after every kind of write (issue 17: counters, not scans)', async () => {
         await store.createPlan(freePlan);
         const a = (await store.createAccount(newAccount())).id;

@@ -253,6 +253,12 @@ export interface Store {
    * pending event (deliveries stay in order), and none leased by another owner whose lease still runs.
    */
   claimWebhookEvents(owner: string, now: string, leaseUntil: string, limit: number): Promise<WebhookEvent[]>;
+  /**
+   * Moves the leases `owner` holds on these events to `leaseUntil` (the heartbeat of the attempts in flight:
+   * webhooks/lease-heartbeat.ts; a time already past lets them go at once). Events no longer leased to `owner`
+   * (recorded meanwhile, or taken by another after the lease ran out) are left alone. Answers how many moved.
+   */
+  renewWebhookLeases(owner: string, ids: readonly string[], leaseUntil: string): Promise<number>;
   /** Records an attempt at a leased event and ends the lease; nothing if the lease is no longer `owner`'s. */
   recordWebhookAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<void>;
   /** The outbox of each webhook that has events, in numbers; an account's webhooks only, with `accountId`. */

@@ -8,6 +8,7 @@ import { Pacer } from '../background/pacer.ts';
 import { signature } from './signature.ts';
 import { addressesOf, systemResolve, type Resolve } from './target-guard.ts';
 import { attemptDelivery } from './attempt.ts';
+import { LeaseHeartbeat } from './lease-heartbeat.ts';
 
 /** The `webhooks` configuration (docs/configuration.md), and the network as tests see it. */
 export type DeliveryOptions = Omit<Config['webhooks'], 'enabled'> & {
@@ -29,8 +30,6 @@ export type DeliveryOptions = Omit<Config['webhooks'], 'enabled'> & {
 const BATCH = 64;
 /** Events per claim while the gateway is busy with callers (background/pacer.ts: claims then spend its budget). */
 const BUSY_BATCH = 4;
-/** A lease outlives the attempt's deadline by this much, so no other claim takes an event still being sent. */
-const LEASE_MARGIN_MS = 5_000;
 
 /**
  * The delivery side of webhooks (docs/decisions.md §10): leases due events from the outbox in the store (several instances:
@@ -59,7 +58,8 @@ export class WebhookDelivery {
   private stopped = false;
   private readonly resolve: Resolve;
   private readonly guard: { allowPrivate: boolean; resolve: Resolve };
-  private readonly leaseMs: number;
+  /** Renews the leases of the attempts in flight: a lease is short, and outlives an attempt only by renewals. */
+  private readonly heartbeat: LeaseHeartbeat;
   /** Attempts since start, for /metrics: delivered, failed. */
   readonly counts = { delivered: 0, failed: 0 };
   /** Told of each attempt as it ends (/metrics' latency histogram). */
@@ -67,7 +67,9 @@ export class WebhookDelivery {
 
   constructor(private readonly store: Store, private readonly opts: DeliveryOptions, private readonly log: Logger, private readonly pacer = new Pacer()) {
     this.resolve = opts.resolve ?? systemResolve;
-    this.leaseMs = Math.max(opts.leaseMs, opts.timeoutMs + LEASE_MARGIN_MS);
+    // Not max(leaseMs, timeoutMs + margin) as before issue 21: a long receiver time-out made every lease long, and a
+    // dead instance's events waited that long for another. The heartbeat keeps an attempt's lease while it runs.
+    this.heartbeat = new LeaseHeartbeat(store, this.owner, opts.leaseMs, opts.leaseRenewMs, log);
     const guard = (this.guard = { allowPrivate: opts.allowPrivateTargets, resolve: this.resolve });
     const base = buildConnector({ timeout: opts.timeoutMs });
     this.agent = new Agent({
@@ -120,9 +122,12 @@ export class WebhookDelivery {
           await this.pacer.turn();
           const now = Date.now();
           const limit = Math.min(free, this.pacer.busy() ? BUSY_BATCH : BATCH);
-          const due = await this.store.claimWebhookEvents(this.owner, new Date(now).toISOString(), new Date(now + this.leaseMs).toISOString(), limit);
+          const due = await this.store.claimWebhookEvents(this.owner, new Date(now).toISOString(), this.heartbeat.leaseUntil(now), limit);
           this.pacer.charge(Date.now() - now);
-          for (const e of due) this.launch(e);
+          const notSent = due.filter((e) => !this.launch(e));
+          // Claimed but not sent (stopping, or its webhook's previous attempt not yet out of its slot): let go now,
+          // so that the next claim, here or on another instance, takes it without waiting for the lease to run out.
+          await this.heartbeat.letGo(notSent.map((e) => e.id));
           if (due.length < limit) break;
         }
       } while (this.again && !this.stopped);
@@ -131,18 +136,27 @@ export class WebhookDelivery {
     }
   }
 
-  /** Starts an event's attempt in a slot of its own; the slot refills the moment the attempt ends. */
-  private launch(e: WebhookEvent): void {
+  /**
+   * Starts an event's attempt in a slot of its own; the slot refills the moment the attempt ends. False: not
+   * started (the caller lets its lease go), unless it is the very event in flight.
+   */
+  private launch(e: WebhookEvent): boolean {
     // Its webhook's head is leased while in flight, so a claim cannot return a second event of it; should a lease
-    // have run out meanwhile, the attempt in flight still records (the lease is this instance's again).
-    if (this.stopped || this.inFlight.has(e.webhookId)) return;
+    // have run out meanwhile (renewals failed), the attempt in flight still records (the lease is this instance's
+    // again). Between an attempt's record and its slot's end, a claim can return the webhook's next event: not sent
+    // now (one in flight per webhook), let go by the caller.
+    if (this.heartbeat.holds(e.id)) return true;
+    if (this.stopped || this.inFlight.has(e.webhookId)) return false;
+    this.heartbeat.hold(e.id);
     const run = this.deliver(e)
       .catch((err) => this.log.warn({ webhookId: e.webhookId, err: (err as Error).message }, 'webhook attempt not recorded; retried after its lease'))
       .finally(() => {
+        this.heartbeat.release(e.id);
         this.inFlight.delete(e.webhookId);
         this.poke();
       });
     this.inFlight.set(e.webhookId, run);
+    return true;
   }
 
   private async deliver(e: WebhookEvent): Promise<void> {
@@ -178,7 +192,9 @@ export class WebhookDelivery {
     clearInterval(this.timer);
     clearInterval(this.pruneTimer);
     await this.claiming;
+    // Renewed until each attempt is recorded (which ends its lease): a graceful stop leaves no event leased.
     await Promise.all(this.inFlight.values());
+    await this.heartbeat.close();
     await this.agent.close();
   }
 }

@@ -86,12 +86,12 @@ class Receiver {
 
 const config = {
   limits: { enabled: false },
-  // Loopback receiver allowed; quick polls and retries. The lease on an event in flight is max(leaseMs, timeoutMs
-  // + 5 s) (webhooks/delivery.ts), and the restarted process waits that long for the dead one's lease on the held
-  // event: so the time-out is only as long as keeps the held delivery in flight until the kill, with room for a
-  // loaded machine. From the held delivery's start to the kill there are at most the rest of the 5 blocks, a few
-  // polls of the outbox and one more block, ~1 s unloaded: 10 s (the lease 15 s; with 30 s the hold scenario took
-  // ~38 s). The scenario checks, just before the kill, that the delivery is still held.
+  // Loopback receiver allowed; quick polls and retries. The lease on an event in flight is leaseMs, renewed while
+  // the attempt runs (webhooks/lease-heartbeat.ts), and the restarted process waits at most that long for the dead
+  // one's lease on the held event, whatever the time-out. The time-out keeps the held delivery in flight until the
+  // kill, with room for a loaded machine: from the held delivery's start to the kill there are at most the rest of
+  // the 5 blocks, a few polls of the outbox and one more block, ~1 s unloaded. The scenario checks, just before the
+  // kill, that the delivery is still held.
   webhooks: { allowPrivateTargets: true, retryBaseMs: 50, pollMs: 50, leaseMs: 2000, timeoutMs: 10_000 },
 };
 

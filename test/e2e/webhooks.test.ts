@@ -66,6 +66,17 @@ const api = async (g: TestGateway, method: string, path: string, body?: unknown)
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 };
 
+/**
+ * A transaction's receipt, once its block is mined. anvil mines an accepted transaction on its own schedule (and its
+ * automine can stall: docs/deployment.md, the watchdog re-arms it), so a receipt asked for right after the send can
+ * be null on a loaded machine: the restart reorganisation test failed so, on the deploy's receipt, before any webhook.
+ */
+async function receiptOf<T>(gw: TestGateway, hash: string): Promise<T> {
+  let receipt: T | null;
+  while (!(receipt = await gw.call<T | null>('eth_getTransactionReceipt', [hash]))) await new Promise((r) => setTimeout(r, 20));
+  return receipt;
+}
+
 describe('webhooks on the embedded chain', { timeout: 120_000 }, () => {
   let g: TestGateway;
   const receiver = new Receiver();
@@ -91,7 +102,7 @@ describe('webhooks on the embedded chain', { timeout: 120_000 }, () => {
     const hashes: string[] = [];
     for (let i = 0; i < 3; i++) {
       const tx = await g.call<string>('eth_sendTransaction', [{ from, to: from, value: '0x1' }]);
-      hashes.push((await g.call<{ blockHash: string }>('eth_getTransactionReceipt', [tx])).blockHash);
+      hashes.push((await receiptOf<{ blockHash: string }>(g, tx)).blockHash);
     }
     await receiver.until(() => hashes.every((h) => receiver.got.some((d) => d.json.event?.hash === h)));
     const blocks = receiver.got.filter((d) => d.json.type === 'block.mined');
@@ -263,7 +274,7 @@ describe('webhooks on the embedded chain', { timeout: 120_000 }, () => {
       try {
         const [from] = await gw.call<string[]>('eth_accounts');
         const deployed = await gw.call<string>('eth_sendTransaction', [{ from, data: counterInitCode(0) }]);
-        const counter = (await gw.call<{ contractAddress: string }>('eth_getTransactionReceipt', [deployed])).contractAddress;
+        const counter = (await receiptOf<{ contractAddress: string }>(gw, deployed)).contractAddress;
         const sender = privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a'); // dev account 2
         const nonce = Number(await gw.call<string>('eth_getTransactionCount', [sender.address, 'pending']));
         const raw = await sender.signTransaction({
@@ -278,9 +289,7 @@ describe('webhooks on the embedded chain', { timeout: 120_000 }, () => {
           hooks[r.body.id] = kind;
         }
         await gw.call('eth_sendRawTransaction', [raw]);
-        let receipt: { blockHash: string } | null = null;
-        while (!(receipt = await gw.call('eth_getTransactionReceipt', [hash]))) await new Promise((r) => setTimeout(r, 20));
-        const dropped = receipt.blockHash;
+        const dropped = (await receiptOf<{ blockHash: string }>(gw, hash)).blockHash;
         const blockOf = (d: { json: any }) => d.json.event.hash ?? d.json.event.block?.hash;
         const of = (removed: boolean) => () => Object.keys(hooks).every((id) => rec.got.some((d) => d.json.webhookId === id && blockOf(d) === dropped && d.json.event.removed === removed));
         await rec.until(of(false));
@@ -345,7 +354,7 @@ describe('webhooks on the embedded chain', { timeout: 120_000 }, () => {
     const blocks: string[] = [];
     for (let i = 0; i < 3; i++) {
       const tx = await first.call<string>('eth_sendTransaction', [{ from, to: from, value: '0x1' }]);
-      blocks.push((await first.call<{ blockHash: string }>('eth_getTransactionReceipt', [tx])).blockHash);
+      blocks.push((await receiptOf<{ blockHash: string }>(first, tx)).blockHash);
     }
     // Stopped at once: some blocks may not even have their events written yet.
     await first.close();
