@@ -347,8 +347,11 @@ export const configSchema = section({
     retryBaseMs: int('ms', { minimum: 10, maximum: 3600000, default: 5000 }),
     /** A webhook whose oldest undelivered event is older than this is disabled, with the reason. */
     giveUpAfterMs: int('ms', { minimum: 1000, default: 86400000 }),
-    /** How often the outbox is looked at (also at once when events are written). */
-    pollMs: int('ms', { minimum: 20, maximum: 60000, default: 1000 }),
+    /**
+     * How often the outbox is looked at (also at once when events are written). With `leaseMs` it bounds how soon a
+     * dead instance's delivery is taken up by another: within leaseMs + pollMs (4.5 s).
+     */
+    pollMs: int('ms', { minimum: 20, maximum: 60000, default: 500 }),
     /**
      * How long a claim leases an event to its instance; an instance that died lets go after this. An attempt that
      * takes longer (a slow receiver, up to timeoutMs) keeps its lease by renewals, every leaseRenewMs.

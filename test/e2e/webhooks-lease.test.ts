@@ -119,10 +119,10 @@ describe('webhook leases: an instance SIGKILLed while delivering', { timeout: 18
     const leaseRenewMs = 1000;
     const config = {
       networks: { mainnet: { chainId: 1, upstream: node.url } },
-      // leaseMs and leaseRenewMs are the defaults (stated here so the test reads them); the receivers' time-out is a
-      // minute, far past the lease: only renewals keep the held attempt's event from the other instance. pollMs 250:
-      // the other instance looks at the outbox that often, and takes the event at its first look after the lease ends.
-      webhooks: { allowPrivateTargets: true, retryBaseMs: 100, pollMs: 250, timeoutMs: 60_000, leaseMs, leaseRenewMs },
+      // leaseMs, leaseRenewMs and pollMs (500) are the defaults (the first two stated here so the test reads them); the
+      // receivers' time-out is a minute, far past the lease: only renewals keep the held attempt's event from the other
+      // instance, which looks at the outbox every pollMs and takes the event at its first look after the lease ends.
+      webhooks: { allowPrivateTargets: true, retryBaseMs: 100, timeoutMs: 60_000, leaseMs, leaseRenewMs },
       upstreams: { checkIntervalMs: 100 },
     };
     const url = await freshDatabase();
