@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { closeConnection, commandConnection, redisWhere } from '../limits/redis-client.ts';
 import { backoffWait, type BackoffOptions, type LoginBackoffStore, type Streak } from './login-backoff.ts';
 
 /**
@@ -50,13 +51,8 @@ export class RedisLoginBackoff implements LoginBackoffStore {
   constructor(private readonly o: RedisLoginBackoffOptions) {
     this.prefix = o.prefix ?? 'ng:lb:';
     this.ttl = String(Math.max(o.cleanAfterMs, o.maxBackoffMs));
-    const url = new URL(o.url);
-    this.where = `${url.hostname}:${url.port || 6379}`;
-    const redis = new Redis(o.url, {
-      lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0,
-      commandTimeout: o.commandTimeoutMs, connectTimeout: 1000, retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-    });
-    redis.on('error', () => {}); // failures reach callers as rejected commands
+    this.where = redisWhere(o.url);
+    const redis = commandConnection(o.url, { commandTimeoutMs: o.commandTimeoutMs });
     redis.defineCommand('nodegateLoginFailed', { numberOfKeys: 3, lua: FAILED_LUA });
     this.redis = redis as WithFailed;
   }
@@ -85,8 +81,7 @@ export class RedisLoginBackoff implements LoginBackoffStore {
   }
 
   async close(): Promise<void> {
-    if (this.redis.status === 'ready') await this.redis.quit().catch(() => {});
-    this.redis.disconnect();
+    await closeConnection(this.redis);
   }
 
   private key(kind: string, ...parts: string[]): string {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { closeConnection, commandConnection, subscriberConnection } from '../limits/redis-client.ts';
 
 /**
  * One head for every instance (issue 21, cluster mode): behind a load balancer, instance B answered a nonce older
@@ -116,14 +117,11 @@ export class ClusterHeads implements HeadsHub {
 
   constructor(options: ClusterHeadsOptions) {
     this.log = options.log;
-    const common = { lazyConnect: true, connectTimeout: 1000, retryStrategy: (attempt: number) => Math.min(attempt * 200, 2000) };
-    const redis = new Redis(options.url, { ...common, enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: options.timeoutMs });
-    redis.on('error', () => {});
+    const redis = commandConnection(options.url, { commandTimeoutMs: options.timeoutMs });
     redis.defineCommand('nodegateHead', { numberOfKeys: 1, lua: PUBLISH_LUA });
     redis.defineCommand('nodegateLease', { numberOfKeys: 1, lua: LEASE_LUA });
     this.redis = redis as WithPublish;
-    this.sub = new Redis(options.url, common);
-    this.sub.on('error', () => {});
+    this.sub = subscriberConnection(options.url);
     this.sub.on('message', (_channel: string, message: string) => {
       const space = message.lastIndexOf(' ');
       const follow = this.followers.get(message.slice(0, space));
@@ -214,9 +212,6 @@ export class ClusterHeads implements HeadsHub {
   }
 
   async close(): Promise<void> {
-    for (const r of [this.redis, this.sub]) {
-      if (r.status === 'ready') await r.quit().catch(() => {});
-      r.disconnect();
-    }
+    for (const r of [this.redis, this.sub]) await closeConnection(r);
   }
 }

@@ -286,9 +286,14 @@ export const configSchema = section({
     }),
     /** Management API calls per account (/api/v1); with redisUrl, across instances. */
     managementApi: rate('calls', 50, 200),
-    /** Redis for limits and failure guards shared by several instances (REDIS_URL); absent: in memory. */
+    /** Cluster mode (REDIS_URL): Redis holds what the instances share (limits and guards, filters, each network's head); absent: in memory. */
     redisUrl: Type.Optional(Type.String({ pattern: '^rediss?://' })),
-    /** How long a Redis command may take before this instance falls back to local limits. */
+    /**
+     * How long any Redis command may take before it counts as failing, for every part kept there in cluster mode:
+     * the per-second limits and the shared guards (unknown keys, login failures and back-off, new sessions, management
+     * API calls) then fall back to this instance's memory; filter calls answer FILTERS_UNAVAILABLE; the shared head
+     * and node checks fall back to this instance's own.
+     */
     redisTimeoutMs: int('ms', { minimum: 10, maximum: 10000, default: 200 }),
     /** eth_getLogs: blocks one query may span and logs one answer may hold (0: any); whatever `enabled` says. */
     getLogs: section({

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { closeConnection, commandConnection, redisWhere } from '../limits/redis-client.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { MAX_SENT_TRANSACTIONS, type FilterState, type FilterStore } from './filter-store.ts';
 import { ADD_LUA, NOTE_LUA, REMOVE_LUA, SINCE_LUA, UPDATE_LUA } from './redis-filter-scripts.ts';
@@ -59,18 +60,8 @@ export class RedisFilterStore implements FilterStore {
     this.prefix = options.prefix ?? 'ng:f:';
     this.now = options.now ?? Date.now;
     this.log = options.log;
-    const url = new URL(options.url);
-    this.where = `${url.hostname}:${url.port || 6379}`;
-    const redis = new Redis(options.url, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: options.commandTimeoutMs,
-      connectTimeout: options.connectTimeoutMs ?? 1000,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-    });
-    // Failures reach callers as rejected commands; without a listener ioredis would print every reconnect attempt.
-    redis.on('error', () => {});
+    this.where = redisWhere(options.url);
+    const redis = commandConnection(options.url, { commandTimeoutMs: options.commandTimeoutMs, connectTimeoutMs: options.connectTimeoutMs });
     redis.defineCommand('ngFilterAdd', { numberOfKeys: 4, lua: ADD_LUA });
     redis.defineCommand('ngFilterUpdate', { numberOfKeys: 4, lua: UPDATE_LUA });
     redis.defineCommand('ngFilterRemove', { numberOfKeys: 2, lua: REMOVE_LUA });
@@ -142,9 +133,7 @@ export class RedisFilterStore implements FilterStore {
 
   async close(): Promise<void> {
     clearInterval(this.counter);
-    // quit() would wait for a reply that an unreachable server never sends.
-    if (this.redis.status === 'ready') await this.redis.quit().catch(() => {});
-    this.redis.disconnect();
+    await closeConnection(this.redis);
   }
 
   private key(id: string): string {

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { closeConnection, commandConnection, redisWhere } from './redis-client.ts';
 import { bucketShape, MICRO, tokenBucket, type RateDecision, type RateLimiter } from './rate-limiter.ts';
 
 /**
@@ -61,18 +62,8 @@ export class RedisRateLimiter implements RateLimiter {
 
   constructor(options: RedisRateLimiterOptions) {
     this.prefix = options.prefix ?? 'ng:rl:';
-    const url = new URL(options.url);
-    this.where = `${url.hostname}:${url.port || 6379}`;
-    const redis = new Redis(options.url, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: options.commandTimeoutMs ?? 200,
-      connectTimeout: options.connectTimeoutMs ?? 1000,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-    });
-    // Failures reach callers as rejected commands; without a listener ioredis would print every reconnect attempt.
-    redis.on('error', () => {});
+    this.where = redisWhere(options.url);
+    const redis = commandConnection(options.url, { commandTimeoutMs: options.commandTimeoutMs ?? 200, connectTimeoutMs: options.connectTimeoutMs });
     // EVALSHA, falling back to EVAL (which caches it) when the server does not know the script yet.
     redis.defineCommand('nodegateBucket', { numberOfKeys: 1, lua: BUCKET_LUA });
     this.redis = redis as WithBucket;
@@ -97,8 +88,6 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async close(): Promise<void> {
-    // quit() would wait for a reply that an unreachable server never sends.
-    if (this.redis.status === 'ready') await this.redis.quit().catch(() => {});
-    this.redis.disconnect();
+    await closeConnection(this.redis);
   }
 }
