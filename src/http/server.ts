@@ -74,7 +74,10 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       return typeof h === 'string' && REQUEST_ID.test(h) ? h : randomUUID();
     },
     trustProxy: config.server.trustedProxies.length > 0 ? [...config.server.trustedProxies] : false,
-    return503OnClosing: true,
+    // A request that reaches a stopping instance on a connection it already had is served (with `Connection: close`),
+    // not refused with fastify's plain 503: the pipeline works until the server has closed, and a balancer does not
+    // resend a POST that got an answer (1 of 297 calls failed so during a rolling restart behind nginx).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
   });
 

@@ -52,7 +52,7 @@ ${ports.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join('\n')}
       proxy_pass http://nodegate;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
-      proxy_next_upstream error timeout;
+      proxy_next_upstream error timeout non_idempotent;
       proxy_connect_timeout 2s;
       proxy_read_timeout 30s;
     }
