@@ -68,6 +68,36 @@ export function headKey(chainId: number, upstreams: readonly string[]): string {
   return createHash('sha256').update(`${chainId}\n${[...upstreams].sort().join('\n')}`).digest('hex').slice(0, 24);
 }
 
+/**
+ * The head reads of one turn of the event loop, sent as one request once the turn's calls have all arrived (however
+ * many calls and networks); `fetch` answers each unique key's head or null, and a failed fetch reads as no head.
+ * Shared by the Redis hub (one MGET) and the workers' view of the primary (one IPC call).
+ */
+export class TurnReads {
+  private batch: { keys: string[]; done: Promise<Map<string, number>> } | undefined;
+
+  constructor(private readonly fetch: (keys: string[]) => Promise<ReadonlyArray<number | string | null>>) {}
+
+  read(key: string): Promise<number | undefined> {
+    let batch = this.batch;
+    if (!batch) {
+      const keys: string[] = [];
+      const done = new Promise<Map<string, number>>((resolve) => setImmediate(() => {
+        this.batch = undefined;
+        const unique = [...new Set(keys)];
+        this.fetch(unique).then((values) => {
+          const heads = new Map<string, number>();
+          values.forEach((v, i) => { if (v !== null) heads.set(unique[i], Number(v)); });
+          resolve(heads);
+        }, () => resolve(new Map()));
+      }));
+      batch = this.batch = { keys, done };
+    }
+    batch.keys.push(key);
+    return batch.done.then((heads) => heads.get(key));
+  }
+}
+
 /** Takes or keeps a lease: ARGV[1] the instance, ARGV[2] its time to live (ms). */
 const LEASE_LUA = `
 local v = redis.call('GET', KEYS[1])
@@ -108,8 +138,14 @@ export class ClusterHeads implements HeadsHub {
   private readonly redis: WithPublish;
   private readonly sub: Redis;
   private readonly followers = new Map<string, (n: number) => void>();
-  /** The MGET of the calls that arrived in this turn of the event loop, not sent yet. */
-  private batch: { keys: string[]; done: Promise<Map<string, number>> } | undefined;
+  /** The MGET of the calls that arrive in one turn of the event loop. */
+  private readonly reads = new TurnReads((keys) => this.redis.mget(keys).then((values) => {
+    this.ok();
+    return values;
+  }, (err: unknown) => {
+    this.trouble(err);
+    throw err;
+  }));
   private failing = false;
   private readonly log: Logger;
   /** This instance, as the holder of a lease. */
@@ -152,7 +188,7 @@ export class ClusterHeads implements HeadsHub {
     return {
       publish: (n) => this.write(key, n, 'up'),
       lower: (n) => this.write(key, n, 'down'),
-      read: () => this.readBatched(key),
+      read: () => this.reads.read(key),
       leads: (ttlMs) => this.redis.nodegateLease(`ng:checks:${id}`, this.self, String(ttlMs)).then((v) => {
         this.ok();
         return v === 1;
@@ -173,30 +209,6 @@ export class ClusterHeads implements HeadsHub {
 
   private write(key: string, n: number, mode: 'up' | 'down'): Promise<void> {
     return this.redis.nodegateHead(key, String(n), mode).then(() => this.ok(), (err) => this.trouble(err));
-  }
-
-  /** Joins the MGET of this turn of the event loop (sent once the turn's calls have all arrived). */
-  private readBatched(key: string): Promise<number | undefined> {
-    let batch = this.batch;
-    if (!batch) {
-      const keys: string[] = [];
-      const done = new Promise<Map<string, number>>((resolve) => setImmediate(() => {
-        this.batch = undefined;
-        const unique = [...new Set(keys)];
-        this.redis.mget(unique).then((values) => {
-          this.ok();
-          const heads = new Map<string, number>();
-          values.forEach((v, i) => { if (v !== null) heads.set(unique[i], Number(v)); });
-          resolve(heads);
-        }, (err) => {
-          this.trouble(err);
-          resolve(new Map());
-        });
-      }));
-      batch = this.batch = { keys, done };
-    }
-    batch.keys.push(key);
-    return batch.done.then((heads) => heads.get(key));
   }
 
   private ok(): void {

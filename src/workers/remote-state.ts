@@ -1,5 +1,5 @@
 import type { LoginBackoffStore } from '../api/login-backoff.ts';
-import { headKey, type HeadsHub, type NodesReport, type SharedHead } from '../chain/cluster-head.ts';
+import { headKey, TurnReads, type HeadsHub, type NodesReport, type SharedHead } from '../chain/cluster-head.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { FilterState, FilterStore } from '../filters/filter-store.ts';
 import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
@@ -97,7 +97,8 @@ export class RemoteFilterStore implements FilterStore {
 export class RemoteHeads implements HeadsHub {
   readonly embeddedToo = true;
   private readonly followers = new Map<string, (n: number) => void>();
-  private batch: { keys: string[]; done: Promise<Map<string, number>> } | undefined;
+  /** The reads of one turn of the event loop, in one call. */
+  private readonly reads = new TurnReads((keys) => this.primary.call('heads', 'read', [keys]) as Promise<Array<number | null>>);
 
   constructor(private readonly primary: PrimaryClient) {
     primary.on('head', (data) => {
@@ -113,30 +114,11 @@ export class RemoteHeads implements HeadsHub {
     return {
       publish: (n) => this.primary.call('heads', 'publish', [key, n]).then(quiet, quiet),
       lower: (n) => this.primary.call('heads', 'lower', [key, n]).then(quiet, quiet),
-      read: () => this.read(key),
+      read: () => this.reads.read(key),
       leads: (ttlMs) => this.primary.call('heads', 'leads', [key, ttlMs]).then((v) => v as boolean, () => true),
       report: (report, ttlMs) => this.primary.call('heads', 'report', [key, report, ttlMs]).then(quiet, quiet),
       lastReport: () => this.primary.call('heads', 'lastReport', [key]).then((r) => (r ?? undefined) as NodesReport | undefined, () => undefined),
     };
-  }
-
-  private read(key: string): Promise<number | undefined> {
-    let batch = this.batch;
-    if (!batch) {
-      const keys: string[] = [];
-      const done = new Promise<Map<string, number>>((resolve) => setImmediate(() => {
-        this.batch = undefined;
-        const unique = [...new Set(keys)];
-        this.primary.call('heads', 'read', [unique]).then((values) => {
-          const heads = new Map<string, number>();
-          (values as Array<number | null>).forEach((v, i) => { if (v !== null) heads.set(unique[i], v); });
-          resolve(heads);
-        }, () => resolve(new Map()));
-      }));
-      batch = this.batch = { keys, done };
-    }
-    batch.keys.push(key);
-    return batch.done.then((heads) => heads.get(key));
   }
 
   async close(): Promise<void> {}
