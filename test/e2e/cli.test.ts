@@ -67,15 +67,20 @@ describe('nodegate plans|accounts|keys on the local store', () => {
   });
 
   test('usage show: what the gateway flushed, by method, for one account or all', async () => {
+    await json(['plans', 'list']); // the store exists, with the configured plans
     const store = new SqliteStore(join(dataDir, 'nodegate.db'));
+    const acct = await store.createAccount({ id: '7d0c6a52-1b1e-4c3e-9a55-3a3f0e0e0c11', name: 'U', email: 'usage@example.com', passwordHash: null, status: 'active', role: 'member', planId: 'free' });
     const minute = new Date().toISOString().slice(0, 16);
-    const row = { minute, accountId: 'acc-cli', keyId: 'key-cli', network: 'mainnet', computeUnits: 10, latencyMsSum: 4, latency: [2, 0, 0, 0, 0, 0] };
+    const row = { minute, accountId: acct.id, keyId: 'key-cli', network: 'mainnet', computeUnits: 10, latencyMsSum: 4, latency: [2, 0, 0, 0, 0, 0] };
     await store.addUsageMinutes([{ ...row, method: 'eth_call', code: 0, requests: 2 }, { ...row, method: 'eth_getLogs', code: -32005, requests: 1, computeUnits: 0 }]);
     await store.close();
     const all = await json(['usage', 'show']);
     assert.deepEqual([all.totals.requests, all.totals.errors, all.totals.computeUnits], [3, 1, 10]);
     assert.deepEqual(all.byMethod.map((m: { method: string; requests: number }) => [m.method, m.requests]), [['eth_call', 2], ['eth_getLogs', 1]]);
-    assert.equal((await json(['usage', 'show', '--account', 'someone-else'])).totals.requests, 0);
+    assert.equal((await json(['usage', 'show', '--account', 'USAGE@example.com'])).totals.requests, 3);
+    assert.equal((await json(['usage', 'show', '--account', acct.id])).quota.used, 0);
+    // An account that does not exist is said so, with a failing exit, never a report of zeros.
+    await refused(['usage', 'show', '--account', 'nobody@example.com'], 1, /account nobody@example.com not found/);
     const text = await cli(['usage', 'show', '--hours', '2']);
     assert.equal(text.code, 0);
     assert.match(text.stdout, /eth_call\s+2\s+10\s+0/);
