@@ -3,7 +3,7 @@
 //   e2e:  every *.test.ts under test/ (through the wire, real anvil, gateways, PostgreSQL, Redis, a browser).
 // `npm test` runs unit then e2e (e2e only when unit passed); `npm run test:unit` / `npm run test:e2e` run one.
 // `npm test -- durability` runs only the files whose path contains "durability" (in whichever group has them).
-// Before the e2e group, the product is built once (tsc -p tsconfig.build.json plus scripts/copy-assets.mjs) into
+// Before the e2e group, the product is built once (tsc -p tsconfig.build.json, scripts/copy-assets.mjs, scripts/precompile-config-validator.mjs) into
 // .tmp/test-build/run-PID/, named to the tests by NODEGATE_TEST_BUILD: the Nodegate child processes they start run
 // that build (test/helpers/process.ts cliCommand), which starts without tsx's loader (`nodegate keys list`: ~0.8 s
 // and ~1.1 s of CPU against ~1.4 s and ~2.1 s; e2e starts ~120). A build that fails fails the run. A test file run
@@ -74,6 +74,7 @@ const build = () => {
   const steps = [
     [resolve('node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', buildDir],
     ['scripts/copy-assets.mjs', buildDir],
+    ['scripts/precompile-config-validator.mjs', buildDir],
   ];
   for (const step of steps) {
     const r = spawnSync(process.execPath, step, { stdio: 'inherit', timeout: Math.max(1, deadline - Date.now()), killSignal: 'SIGKILL' });

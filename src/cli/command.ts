@@ -1,6 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Config } from '../config/schema.ts';
-import { loadConfig } from '../config/load.ts';
 import { UsageError } from './errors.ts';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
@@ -70,6 +69,8 @@ export async function runCommand(name: string, usage: string, spec: Subcommand, 
   const names = spec.args ?? [];
   if (positionals.length < names.length) throw new UsageError(`${name}: missing ${names[positionals.length]}`, usage);
   if (positionals.length > names.length) throw new UsageError(`${name}: unexpected argument ${positionals[names.length]}`, usage);
+  // Loaded here, not at the top: `--help` and usage errors answer without the configuration's validator.
+  const { loadConfig } = await import('../config/load.ts');
   const config = loadConfig(values.config as string | undefined);
   const out = await spec.run(config, values as Values, positionals);
   if (typeof out === 'number') return out;

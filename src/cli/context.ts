@@ -1,10 +1,7 @@
-import { seedPlans } from '../accounts/bootstrap.ts';
 import { NotFoundError } from '../accounts/errors.ts';
 import type { Account } from '../store/model.ts';
-import { accountsCatalogue } from '../accounts/catalogue.ts';
-import { AccountsService } from '../accounts/service.ts';
+import type { AccountsService } from '../accounts/service.ts';
 import type { Config } from '../config/schema.ts';
-import { openStore } from '../store/open-store.ts';
 import { describeStore, refuseStrayStore } from './store-guard.ts';
 import type { Store } from '../store/store.ts';
 import type { Output, Values } from './command.ts';
@@ -25,6 +22,10 @@ type Handler = (cx: Context, values: Values, args: string[]) => Promise<Output>;
  */
 export function withStore(handler: Handler) {
   return async (config: Readonly<Config>, values: Values, args: string[]): Promise<Output> => {
+    // Loaded when a command runs, not when the CLI starts: `nodegate --help` needs none of them.
+    const [{ seedPlans }, { accountsCatalogue }, { AccountsService }, { openStore }] = await Promise.all([
+      import('../accounts/bootstrap.ts'), import('../accounts/catalogue.ts'), import('../accounts/service.ts'), import('../store/open-store.ts'),
+    ]);
     const names = accountsCatalogue(config);
     await refuseStrayStore(config, values['new-store'] === true);
     // Which store, on every command: a change made to the wrong one is otherwise silent. stderr keeps --json clean.

@@ -1,5 +1,5 @@
 import { NotFoundError, ValidationError } from '../accounts/errors.ts';
-import { ConfigError } from '../config/load.ts';
+import { ConfigError } from '../config/config-error.ts';
 import { StoreConflictError } from '../store/store.ts';
 
 /** The command line itself is wrong (unknown command or flag, missing argument): exit 2, with the usage. */

@@ -1,19 +1,32 @@
-import { readFileSync } from 'node:fs';
-import { Ajv } from 'ajv';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import type { ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
-import { configSchema, type Config } from './schema.ts';
+import type { Config } from './schema.ts';
+import { ConfigError } from './config-error.ts';
 
-/** A configuration that failed validation; `problems` name each field ("server.port: must be <= 65535"). */
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
-    this.name = 'ConfigError';
-  }
+export { ConfigError };
+
+const require = createRequire(import.meta.url);
+const PRECOMPILED = new URL('./config-validator.cjs', import.meta.url);
+let validate: ValidateFunction | undefined;
+
+/**
+ * The schema's validator, made on first use: in a build, the one precompiled next to this file
+ * (scripts/precompile-config-validator.mjs, ~20 ms to load); from the TypeScript source, compiled here (~200 ms),
+ * which a CLI command would otherwise pay before doing anything.
+ */
+function validator(): ValidateFunction {
+  if (validate) return validate;
+  if (existsSync(PRECOMPILED)) return (validate = require(fileURLToPath(PRECOMPILED)).default as ValidateFunction);
+  // verbose: an error carries its field's schema, so a message can say the field's unit (schema.ts's `unit`).
+  const { Ajv } = require('ajv') as typeof import('ajv');
+  // A build without the precompiled file (tsc alone) has schema.js; the source has schema.ts.
+  const source = new URL('./schema.ts', import.meta.url);
+  const { configSchema } = require(existsSync(source) ? fileURLToPath(source) : './schema.js') as typeof import('./schema.ts');
+  return (validate = new Ajv({ useDefaults: true, allErrors: true, strict: false, verbose: true }).compile(configSchema));
 }
-
-// verbose: an error carries its field's schema, so a message can say the field's unit (schema.ts's `unit`).
-const ajv = new Ajv({ useDefaults: true, allErrors: true, strict: false, verbose: true });
-const validate = ajv.compile(configSchema);
 
 /**
  * Environment overrides (docs/decisions.md §11). Applied on top of the file, before validation, so a bad value
@@ -60,6 +73,7 @@ const UNIT_KEYWORDS = new Set(['type', 'minimum', 'maximum', 'exclusiveMinimum',
 
 /** Validates a raw object (defaults filled in place) and returns the frozen configuration. */
 export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
+  const validate = validator();
   if (!validate(raw)) {
     const problems = (validate.errors ?? []).map((e) => {
       const field = e.instancePath.slice(1).replaceAll('/', '.') || '(root)';

@@ -1,4 +1,4 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox/type';
 
 /**
  * The one definition of a plan's limits (issue 18: they were written seven times), as a TypeBox schema: JSON Schema

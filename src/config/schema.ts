@@ -1,4 +1,4 @@
-import { Type, type Static, type TObject, type TProperties, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TProperties, type TSchema, type TUnsafe } from '@sinclair/typebox/type';
 import { PlanLimitsSchema } from './plan-limits.ts';
 
 /**
