@@ -172,6 +172,19 @@ describe('webhook deliveries, redelivery, secret rotation and usage.threshold (i
     await api('DELETE', `/webhooks/${made.body.id}`);
   });
 
+  test('a usage.threshold webhook given a network gets no chain events (the block producer leaves it alone)', async () => {
+    // A block.mined webhook witnesses the block: the producer writes a block's events for all webhooks in one batch.
+    const witness = (await api('POST', '/webhooks', { network: 'mainnet', kind: 'block.mined', url: `${receiver.base}/witness` })).body;
+    const threshold = await api('POST', '/webhooks', { network: 'mainnet', kind: 'usage.threshold', url: `${receiver.base}/quiet` });
+    assert.deepEqual([threshold.status, threshold.body.network], [201, 'mainnet']);
+    const mined = await g.gw.networks.get('mainnet')!.chain.call('evm_mine', [], 5000); // anvil directly: the gateway refuses evm_
+    assert.equal(mined.error, undefined);
+    await eventually(() => receiver.at('/witness').length >= 1, 20_000, 'the block.mined witness got the block');
+    assert.deepEqual(await deliveries(threshold.body.id), [], 'nothing written for the usage.threshold webhook');
+    assert.equal(receiver.at('/quiet').length, 0);
+    for (const id of [witness.id, threshold.body.id]) await api('DELETE', `/webhooks/${id}`);
+  });
+
   test("another account's webhook, its deliveries, redelivery and secret are 404", async () => {
     const made = (await api('POST', '/webhooks', { kind: 'usage.threshold', url: `${receiver.base}/mine` })).body;
     const sent = (await api('POST', `/webhooks/${made.id}/test`)).body.id;
