@@ -104,7 +104,7 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
     const by = new Map(stats.map((x) => [x.webhookId, x]));
     return {
       webhooks: hooks.map((w) => ({
-        webhookId: w.id, accountId: w.accountId, network: w.network, kind: w.kind, url: w.url, status: w.status,
+        webhookId: w.id, accountId: w.accountId, network: w.network || null, kind: w.kind, url: w.url, status: w.status,
         ...(by.get(w.id) ?? { events: 0, delivered: 0, pending: 0, attempts: 0, failedAttempts: 0, oldestPendingAt: null, meanDeliveryMs: null }),
       })),
     };

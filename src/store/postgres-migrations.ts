@@ -204,6 +204,11 @@ export const postgresMigrations: string[] = [
   // 10 (issue 20): WebSocket subscriptions per key and per account, by plan (each is work on every block or log).
   `ALTER TABLE plans ADD COLUMN subscriptions_per_key integer NOT NULL DEFAULT 100 CHECK (subscriptions_per_key >= 0);
    ALTER TABLE plans ADD COLUMN subscriptions_per_account integer NOT NULL DEFAULT 500 CHECK (subscriptions_per_account >= 0);`,
+
+  // Issue 22: the deliveries view shows each event's last attempt: when, how long, and the start of the receiver's answer.
+  `ALTER TABLE webhook_events ADD COLUMN last_attempt_at timestamptz;
+   ALTER TABLE webhook_events ADD COLUMN last_duration_ms integer;
+   ALTER TABLE webhook_events ADD COLUMN last_response text;`,
 ];
 
 /** Serialises migrations across instances starting at once (advisory locks are per database). 'NGST'. */

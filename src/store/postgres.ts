@@ -105,6 +105,7 @@ const Q = {
   renewWebhookLeases: `UPDATE webhook_events SET lease_until = $3::timestamptz
     WHERE id = ANY($2::text[]) AND lease_owner = $1 AND status = 'pending'`,
   recordWebhookAttempt: `UPDATE webhook_events SET attempts = attempts + 1, last_status = $3, last_error = $4,
+    last_attempt_at = $6::timestamptz, last_duration_ms = $8, last_response = $9,
     status = CASE WHEN $5::boolean THEN 'delivered' ELSE status END, delivered_at = CASE WHEN $5::boolean THEN $6::timestamptz ELSE delivered_at END,
     next_attempt_at = $7::timestamptz, lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
   webhookEvents: 'SELECT * FROM webhook_events WHERE webhook_id = $1 ORDER BY seq DESC LIMIT $2',
@@ -427,7 +428,7 @@ export class PostgresStore implements Store {
   }
 
   async recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<void> {
-    await this.rows('recordWebhookAttempt', [id, owner, a.status, a.error, a.delivered, a.at, a.nextAttemptAt]);
+    await this.rows('recordWebhookAttempt', [id, owner, a.status, a.error, a.delivered, a.at, a.nextAttemptAt, a.durationMs ?? null, a.responseBody ?? null]);
   }
 
   async listWebhookEvents(webhookId: string, limit: number): Promise<WebhookEvent[]> {

@@ -260,6 +260,9 @@ export function webhookEventFromRow(r: Row, c: Codec): WebhookEvent {
     createdAt: c.time(r.created_at), status: r.status as WebhookEvent['status'], attempts: Number(r.attempts),
     nextAttemptAt: c.time(r.next_attempt_at), lastStatus: r.last_status === null || r.last_status === undefined ? null : Number(r.last_status),
     lastError: (r.last_error as string | null) ?? null, deliveredAt: r.delivered_at ? c.time(r.delivered_at) : null,
+    lastAttemptAt: r.last_attempt_at ? c.time(r.last_attempt_at) : null,
+    lastDurationMs: r.last_duration_ms === null || r.last_duration_ms === undefined ? null : Number(r.last_duration_ms),
+    lastResponse: (r.last_response as string | null) ?? null,
   };
 }
 

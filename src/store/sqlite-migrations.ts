@@ -208,6 +208,11 @@ export const sqliteMigrations: string[] = [
   // 11 (issue 20): WebSocket subscriptions per key and per account, by plan (each is work on every block or log).
   `ALTER TABLE plans ADD COLUMN subscriptions_per_key INTEGER NOT NULL DEFAULT 100 CHECK (subscriptions_per_key >= 0);
    ALTER TABLE plans ADD COLUMN subscriptions_per_account INTEGER NOT NULL DEFAULT 500 CHECK (subscriptions_per_account >= 0);`,
+
+  // Issue 22: the deliveries view shows each event's last attempt: when, how long, and the start of the receiver's answer.
+  `ALTER TABLE webhook_events ADD COLUMN last_attempt_at TEXT;
+   ALTER TABLE webhook_events ADD COLUMN last_duration_ms INTEGER;
+   ALTER TABLE webhook_events ADD COLUMN last_response TEXT;`,
 ];
 
 /** Brings the file's schema up to date; refuses a file from a newer Nodegate rather than guess. */

@@ -157,6 +157,7 @@ export class SqliteStore implements Store {
       ),
       recordWebhookAttempt: db.prepare(
         `UPDATE webhook_events SET attempts = attempts + 1, last_status = @status, last_error = @error,
+           last_attempt_at = @at, last_duration_ms = @durationMs, last_response = @responseBody,
            status = CASE WHEN @delivered = 1 THEN 'delivered' ELSE status END,
            delivered_at = CASE WHEN @delivered = 1 THEN @at ELSE delivered_at END,
            next_attempt_at = @nextAttemptAt, lease_owner = NULL, lease_until = NULL
@@ -440,7 +441,10 @@ export class SqliteStore implements Store {
   }
 
   async recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<void> {
-    this.stmts.recordWebhookAttempt.run({ id, owner, delivered: a.delivered ? 1 : 0, status: a.status, error: a.error, at: a.at, nextAttemptAt: a.nextAttemptAt });
+    this.stmts.recordWebhookAttempt.run({
+      id, owner, delivered: a.delivered ? 1 : 0, status: a.status, error: a.error, at: a.at, nextAttemptAt: a.nextAttemptAt,
+      durationMs: a.durationMs ?? null, responseBody: a.responseBody ?? null,
+    });
   }
 
   async listWebhookEvents(webhookId: string, limit: number): Promise<WebhookEvent[]> {

@@ -487,6 +487,26 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         assert.deepEqual(await store.listWebhookEvents('w1', 10), [], 'its events went with it');
       });
 
+      test('an attempt keeps when it began, how long it took and the start of the answer (issue 22: the deliveries view)', async () => {
+        await store.createPlan(freePlan);
+        const acct = (await store.createAccount(newAccount())).id;
+        // An account kind has no network: stored as ''.
+        await store.createWebhook({ id: 'wu', accountId: acct, network: '', kind: 'usage.threshold', url: 'https://example.com/h', options: {}, secret: 's', status: 'active' });
+        assert.equal((await store.getWebhook('wu'))!.network, '');
+        await store.addWebhookEvents([{ id: 'u1', webhookId: 'wu', type: 'usage.threshold', body: '{"n":1}', createdAt: T(1) }]);
+        const [fresh] = await store.listWebhookEvents('wu', 10);
+        assert.deepEqual([fresh.lastAttemptAt, fresh.lastDurationMs, fresh.lastResponse], [null, null, null], 'not tried yet');
+        await store.claimWebhookEvents('A', T(2), T(30), 10);
+        await store.recordWebhookAttempt('u1', 'A', { delivered: false, status: 503, error: 'HTTP 503', at: T(3), nextAttemptAt: T(20), durationMs: 1234, responseBody: 'busy: try later ✓' });
+        const [tried] = await store.listWebhookEvents('wu', 10);
+        assert.deepEqual([tried.status, tried.attempts, tried.lastAttemptAt, tried.lastDurationMs, tried.lastResponse, tried.lastStatus, tried.nextAttemptAt],
+          ['pending', 1, T(3), 1234, 'busy: try later ✓', 503, T(20)]);
+        await store.claimWebhookEvents('A', T(20), T(50), 10);
+        await store.recordWebhookAttempt('u1', 'A', { delivered: false, status: null, error: 'no answer: ECONNREFUSED', at: T(21), nextAttemptAt: T(40), durationMs: 3, responseBody: null });
+        const [again] = await store.listWebhookEvents('wu', 10);
+        assert.deepEqual([again.attempts, again.lastAttemptAt, again.lastDurationMs, again.lastResponse, again.lastStatus], [2, T(21), 3, null, null], 'the last attempt, not the first');
+      });
+
       test('a lease renewed by its owner holds past its first end; the attempt is still recorded; another owner\'s renewal and a past time let go', async () => {
         await store.createPlan(freePlan);
         const acct = (await store.createAccount(newAccount())).id;

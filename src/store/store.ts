@@ -111,6 +111,12 @@ export interface WebhookEvent {
   lastStatus: number | null;
   lastError: string | null;
   deliveredAt: string | null;
+  /** When the last attempt began (null: not tried yet). */
+  lastAttemptAt: string | null;
+  /** How long the last attempt took, ms (null: not tried yet, or tried before this was recorded). */
+  lastDurationMs: number | null;
+  /** The start of the receiver's answer to the last attempt (first 2 KB, as text; null: no answer). */
+  lastResponse: string | null;
 }
 export type NewWebhookEvent = Pick<WebhookEvent, 'id' | 'webhookId' | 'type' | 'body' | 'createdAt'>;
 
@@ -138,6 +144,10 @@ export interface WebhookAttempt {
   at: string;
   /** When to try again (ignored when delivered). */
   nextAttemptAt: string;
+  /** How long the attempt took, ms (issue 22: shown in the deliveries view). */
+  durationMs?: number;
+  /** The start of the receiver's answer (first 2 KB, as text), null when there was none. */
+  responseBody?: string | null;
 }
 
 /** A uniqueness or reference rule refused a write (duplicate email, plan in use, unknown plan...). */

@@ -3,6 +3,8 @@ import { checkTarget, TargetRefused, type Resolve } from './target-guard.ts';
 
 /** Bytes of a receiver's answer read at most (only its status matters; the rest is for the delivery log). */
 const MAX_ANSWER_BYTES = 4096;
+/** Bytes of the answer kept for the deliveries view (issue 22: the receiver's own words on why it refused). */
+export const KEPT_ANSWER_BYTES = 2048;
 /** Redirects followed per delivery, each to a target checked as the first (http to https, a moved receiver). */
 const MAX_REDIRECTS = 3;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -11,6 +13,8 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 export interface AttemptResult {
   status: number | null;
   error: string | null;
+  /** The first KEPT_ANSWER_BYTES of the (last) answer's body, as text; null when no answer came. */
+  responseBody: string | null;
 }
 
 export interface AttemptOptions {
@@ -32,13 +36,20 @@ export async function attemptDelivery(targetUrl: string, body: string, headers: 
   const deadline = AbortSignal.timeout(o.deadlineMs);
   const signal = o.signal ? AbortSignal.any([deadline, o.signal]) : deadline;
   let status: number | null = null;
+  let responseBody: string | null = null;
   try {
     let url = await untilAborted(checkTarget(targetUrl, o.guard), signal);
     for (let hop = 0; ; hop++) {
       const res = await request(url, { method: 'POST', dispatcher: o.dispatcher, body, headers, signal, headersTimeout: o.deadlineMs, bodyTimeout: o.deadlineMs });
       status = res.statusCode;
       let read = 0;
+      const kept: Buffer[] = [];
+      responseBody = '';
       for await (const chunk of res.body) {
+        if (read < KEPT_ANSWER_BYTES) {
+          kept.push((chunk as Buffer).subarray(0, KEPT_ANSWER_BYTES - read));
+          responseBody = Buffer.concat(kept).toString('utf8'); // as it comes: a receiver that stalls mid-body still shows what it said
+        }
         read += (chunk as Buffer).length;
         if (read > MAX_ANSWER_BYTES) { res.body.destroy(); break; }
       }
@@ -52,11 +63,11 @@ export async function attemptDelivery(targetUrl: string, body: string, headers: 
         throw new TargetRefused(`redirected to ${next.origin}: ${(err as Error).message}`);
       }
     }
-    return { status, error: status >= 200 && status <= 299 ? null : `the receiver answered HTTP ${status}` };
+    return { status, responseBody, error: status >= 200 && status <= 299 ? null : `the receiver answered HTTP ${status}` };
   } catch (err) {
-    if (err instanceof TargetRefused) return { status, error: err.message };
-    if (deadline.aborted) return { status, error: `no complete answer within ${o.deadlineMs} ms (webhooks.timeoutMs: the whole attempt)` };
-    return { status, error: `no answer: ${(err as Error & { code?: string }).code ?? (err as Error).message}` };
+    if (err instanceof TargetRefused) return { status, responseBody, error: err.message };
+    if (deadline.aborted) return { status, responseBody, error: `no complete answer within ${o.deadlineMs} ms (webhooks.timeoutMs: the whole attempt)` };
+    return { status, responseBody, error: `no answer: ${(err as Error & { code?: string }).code ?? (err as Error).message}` };
   }
 }
 

@@ -164,14 +164,15 @@ export class WebhookDelivery {
     if (!hook) return;
     const at = new Date();
     const headers = { 'content-type': 'application/json', 'user-agent': 'Nodegate-Webhooks/1', 'nodegate-signature': signature(hook.secret, e.body, Math.floor(at.getTime() / 1000)), 'nodegate-event-id': e.id };
-    const { status, error } = await attemptDelivery(hook.url, e.body, headers, { dispatcher: this.agent, guard: this.guard, deadlineMs: this.opts.timeoutMs });
+    const { status, error, responseBody } = await attemptDelivery(hook.url, e.body, headers, { dispatcher: this.agent, guard: this.guard, deadlineMs: this.opts.timeoutMs });
     const delivered = error === null;
     if (delivered) this.counts.delivered++;
     else this.counts.failed++;
-    this.attemptListener?.(delivered, (Date.now() - at.getTime()) / 1000);
+    const durationMs = Date.now() - at.getTime();
+    this.attemptListener?.(delivered, durationMs / 1000);
     const started = Date.now();
     const backoff = Math.min(3_600_000, this.opts.retryBaseMs * 2 ** e.attempts) * (0.5 + Math.random());
-    await this.store.recordWebhookAttempt(e.id, this.owner, { delivered, status, error, at: at.toISOString(), nextAttemptAt: new Date(at.getTime() + backoff).toISOString() });
+    await this.store.recordWebhookAttempt(e.id, this.owner, { delivered, status, error, at: at.toISOString(), nextAttemptAt: new Date(at.getTime() + backoff).toISOString(), durationMs, responseBody });
     if (!delivered && at.getTime() - Date.parse(e.createdAt) > this.opts.giveUpAfterMs) {
       const reason = `an event could not be delivered for ${Math.round(this.opts.giveUpAfterMs / 3_600_000)} h: ${error}`;
       await this.store.updateWebhook(hook.id, { status: 'disabled', disabledReason: reason });

@@ -7,8 +7,13 @@ import type { NewWebhookEvent, Store, Webhook } from '../store/store.ts';
 import { Pacer } from '../background/pacer.ts';
 import { KeptEvents, type KeptBudget } from './kept-events.ts';
 
-/** The kinds of webhooks (docs/decisions.md §10). */
-export const WEBHOOK_KINDS = ['block.mined', 'logs', 'address.activity', 'transaction.mined'] as const;
+/** The kinds of webhooks (docs/decisions.md §10; `usage.threshold`: issue 22's alerts). */
+export const WEBHOOK_KINDS = ['block.mined', 'logs', 'address.activity', 'transaction.mined', 'usage.threshold'] as const;
+/**
+ * Kinds whose events come from the account, not from a chain (the alerts checker writes them: account-events.ts):
+ * they need no network, and this producer leaves them alone (a network given to one follows no chain for it).
+ */
+export const ACCOUNT_KINDS: ReadonlySet<string> = new Set(['usage.threshold']);
 
 /** Time-out of the chain reads an event needs (the logs of a block), ms. */
 const READ_MS = 10_000;
@@ -34,7 +39,7 @@ export class WebhookProducer {
   /** Per webhook (but block.mined): what each block gave it, by block hash (for the removed events of a reorganisation). */
   readonly kept: KeptEvents;
   /**
-   * The webhooks that are not disabled, read once and kept (issue 17: every block read every tenant's webhooks from
+   * The chain webhooks that are not disabled, read once and kept (issue 17: every block read every tenant's webhooks from
    * the store); read again when this instance changes one (refresh) and at least every HOOKS_TTL_MS.
    */
   private hooks: { list: Webhook[]; at: number } | undefined;
@@ -55,10 +60,10 @@ export class WebhookProducer {
     this.kept = new KeptEvents(budget);
   }
 
-  /** The webhooks that are not disabled (cached; see `hooks`). */
+  /** The chain webhooks that are not disabled (cached; see `hooks`). */
   private async live(): Promise<Webhook[]> {
     if (!this.hooks || Date.now() - this.hooks.at > HOOKS_TTL_MS) {
-      const list = (await this.store.listWebhooks()).filter((w) => w.status !== 'disabled');
+      const list = (await this.store.listWebhooks()).filter((w) => w.status !== 'disabled' && !ACCOUNT_KINDS.has(w.kind));
       this.hooks = { list, at: Date.now() };
       this.kept.retain(new Set(list.map((w) => w.id))); // a deleted or disabled webhook's blocks are freed
     }

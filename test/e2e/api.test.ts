@@ -44,6 +44,8 @@ const ROUTES = [
   'POST /api/v1/webhooks/{id}/pause',
   'POST /api/v1/webhooks/{id}/resume',
   'POST /api/v1/webhooks/{id}/rotate-secret',
+  'POST /api/v1/webhooks/{id}/secret',
+  'POST /api/v1/webhooks/{id}/deliveries/{eventId}/redeliver',
   'POST /api/v1/webhooks/{id}/test',
   'GET /api/v1/webhooks/{id}/deliveries',
 ];
@@ -143,7 +145,7 @@ describe('management REST API /api/v1 on the wire', () => {
         assert.ok(op.summary && (open.has(route) || op.security?.length), `${route} has a summary and security`);
         assert.ok(op.responses['401'] && op.responses['429'] && (open.has(route) || route === 'GET /api/v1/session' || op.responses['403']), `${route} documents 401, 403 and 429`);
         if (method === 'POST' || method === 'PATCH') {
-          if (!/(revoke|suspend|reactivate|pause|resume|rotate-secret|test)$/.test(path)) assert.ok(op.requestBody, `${route} has a body`);
+          if (!/(revoke|suspend|reactivate|pause|resume|rotate-secret|secret|redeliver|test)$/.test(path)) assert.ok(op.requestBody, `${route} has a body`);
         }
       }
       assert.doesNotMatch(JSON.stringify(doc.components.schemas), /"(hash|passwordHash)"/);

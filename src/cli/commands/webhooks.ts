@@ -14,7 +14,7 @@ export const WEBHOOK_COMMANDS: Record<string, Subcommand> = {
       const hooks = (await cx.store.listWebhooks(str(v, 'account'))).map(({ secret: _s, ...w }) => w);
       return {
         json: { webhooks: hooks },
-        text: table(['ID', 'ACCOUNT', 'NETWORK', 'KIND', 'URL', 'STATUS'], hooks.map((w) => [w.id, w.accountId, w.network, w.kind, w.url, w.disabledReason ? `${w.status}: ${w.disabledReason}` : w.status]), 'no webhooks'),
+        text: table(['ID', 'ACCOUNT', 'NETWORK', 'KIND', 'URL', 'STATUS'], hooks.map((w) => [w.id, w.accountId, w.network || '-', w.kind, w.url, w.disabledReason ? `${w.status}: ${w.disabledReason}` : w.status]), 'no webhooks'),
       };
     }),
   },
