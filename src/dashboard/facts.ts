@@ -74,7 +74,7 @@ const KIND_FACTS: Record<string, { help: string; needsNetwork: boolean; options:
 /** The error codes seen in usage, each with what it means (the catalogue's situations of that code, together). */
 function errorCodes() {
   const byCode = new Map<number, { code: number; http: number[]; names: string[]; meaning: string[] }>();
-  for (const [name, e] of Object.entries(catalogue)) {
+  for (const e of Object.values(catalogue)) {
     const c = byCode.get(e.code) ?? { code: e.code, http: [], names: [], meaning: [] };
     if (!c.http.includes(e.status)) c.http.push(e.status);
     c.names.push(e.reason);

@@ -20,12 +20,11 @@ const el = (name, attrs, text) => {
  * @param {SVGSVGElement} svg
  * @param {string} name
  * @param {Point[]} points
- * @param {string} id
  * @param {[string, string]} heads the values table's column heads
  */
-function withValues(svg, name, points, id, heads) {
+function withValues(svg, name, points, heads) {
   const table = cardTable({ caption: name, columns: [{ title: heads[0], cell: (p) => p.label }, { title: heads[1], cell: (p) => fmt(p.value) }], rows: points, empty: 'No values.' });
-  return h('figure', { class: 'chart' }, svg, h('details', {}, h('summary', {}, `Values of this chart`), table), h('figcaption', { class: 'visually-hidden', id: `${id}-name` }, name));
+  return h('figure', { class: 'chart' }, svg, h('details', {}, h('summary', {}, 'Values of this chart'), table));
 }
 
 /**
@@ -55,27 +54,23 @@ export function lineChart(points, o) {
     svg.append(el('text', { x: pad.l, y: height - 6 }, points[0].label));
     svg.append(el('text', { x: width - pad.r, y: height - 6, 'text-anchor': 'end' }, points[points.length - 1].label));
   }
-  return withValues(svg, o.name, points, o.id, ['Time (UTC)', o.unit]);
+  return withValues(svg, o.name, points, ['Time (UTC)', o.unit]);
 }
 
 /**
- * Horizontal bars, in the order given.
+ * Horizontal bars, in the order given: HTML rather than SVG, so that labels keep a readable size and wrap on a phone.
  * @param {Point[]} items
  * @param {{ id: string, name: string, unit: string, head: string }} o
  */
 export function barChart(items, o) {
-  const width = 720;
-  const row = 24;
-  const height = Math.max(row, items.length * row + 4);
   const name = `${o.name}: ${items.slice(0, 3).map((i) => `${i.label} ${fmt(i.value)}`).join(', ')}${items.length > 3 ? `, and ${items.length - 3} more` : ''}`;
-  const svg = /** @type {SVGSVGElement} */ (/** @type {unknown} */ (el('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': name, id: o.id, class: 'bars' })));
   const max = Math.max(1, ...items.map((i) => i.value));
-  const labelW = 260;
-  items.forEach((it, i) => {
-    const top = i * row + 2;
-    svg.append(el('text', { x: 0, y: top + 15 }, it.label.length > 34 ? `${it.label.slice(0, 33)}…` : it.label));
-    svg.append(el('rect', { x: labelW, y: top + 4, height: 14, width: Math.max(1, ((width - labelW - 90) * it.value) / max), rx: 3, class: 'bar' }));
-    svg.append(el('text', { x: width - 4, y: top + 15, 'text-anchor': 'end' }, fmt(it.value)));
-  });
-  return withValues(svg, o.name, items, o.id, [o.head, o.unit]);
+  const chart = h('div', { class: 'hbars', role: 'img', 'aria-label': name, id: o.id }, ...items.map((it) => {
+    const fill = h('span', { class: 'fill' });
+    // Through the CSSOM: the page's CSP allows no style attributes.
+    fill.style.width = `${it.value === 0 ? 0 : Math.max(0.5, (100 * it.value) / max)}%`;
+    return h('div', { class: 'hbar' }, h('span', { class: 'label' }, it.label), h('span', { class: 'track' }, fill), h('span', { class: 'value' }, fmt(it.value)));
+  }));
+  const table = cardTable({ caption: o.name, columns: [{ title: o.head, cell: (p) => p.label }, { title: o.unit, cell: (p) => fmt(p.value) }], rows: items, empty: 'No values.' });
+  return h('figure', { class: 'chart' }, chart, h('details', {}, h('summary', {}, 'Values of this chart'), table));
 }
