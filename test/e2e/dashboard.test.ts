@@ -17,6 +17,7 @@ import { createServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { createPublicClient, http, webSocket } from 'viem';
 import { PLAN_LIMITS } from '../../src/config/plan-limits.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
@@ -112,19 +113,24 @@ describe('the dashboard in Chromium', { timeout: 300_000, skip }, () => {
     assert.equal(await page.textContent('td.key-name'), name, 'the name is shown as the text it is');
     assert.equal(await page.locator('#injected').count(), 0, 'and no element was made from it');
 
-    // The copied URL works from an address in the key's allowlist (this test's loopback).
-    const call = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }) });
-    assert.equal(call.status, 200);
-    assert.match(((await call.json()) as { result: string }).result, /^0x/);
+    // The copied URLs work with viem, over HTTP and over the WebSocket, from an address in the key's allowlist (loopback).
+    assert.equal(typeof (await createPublicClient({ transport: http(url) }).getBlockNumber()), 'bigint');
+    const ws = createPublicClient({ transport: webSocket(await page.inputValue('#new-key-ws')) });
+    assert.equal(typeof (await ws.getBlockNumber()), 'bigint');
+    await ws.transport.getRpcClient().then((c) => c.close());
+    // A method that does not exist: an error, counted and explained on the usage page.
+    const wrong = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_nothingHere', params: [] }) });
+    assert.equal(((await wrong.json()) as { error: { code: number } }).error.code, -32601);
     const keyId = (await page.getAttribute('tr[data-key]', 'data-key'))!;
 
     // Usage, filtered by this key.
     await page.click('#nav-usage');
     await heading(page, 'Usage');
     await page.selectOption('#filter-key', keyId);
-    await page.waitForFunction(() => document.querySelector('#total-requests')?.textContent === '1');
+    await page.waitForFunction(() => document.querySelector('#total-requests')?.textContent === '3');
     assert.match((await page.textContent('#chart-methods + details'))!, /eth_blockNumber/, 'the chart has its values as a table');
-    assert.match((await page.getAttribute('#chart-requests', 'aria-label'))!, /^Requests per hour: 1 requests in total/);
+    assert.match((await page.getAttribute('#chart-requests', 'aria-label'))!, /^Requests per hour: 3 requests in total/);
+    assert.match((await page.textContent('#errors tr:has-text("-32601")'))!, /method not allowed/, 'an error code with its meaning from the catalogue');
     assert.match((await page.getAttribute('#csv', 'href'))!, new RegExp(`/api/v1/analytics\\.csv\\?.*keyId=${keyId}`));
     assert.match((await page.textContent('#quota-used'))!, /compute units used/);
 
