@@ -80,7 +80,7 @@ function signedOut() {
   session = null;
   setCsrf('');
   drawHeader();
-  go('#/login?m=Your%20session%20has%20ended%3B%20log%20in%20again.');
+  go('#/login?m=ended');
 }
 
 const role = () => session?.role ?? 'owner';
@@ -102,7 +102,7 @@ function drawHeader() {
         await api('DELETE', '/session').catch(() => {});
         session = null;
         drawHeader();
-        go('#/login?m=Logged%20out.');
+        go('#/login?m=out');
       },
     }, 'Log out'));
   markActive();

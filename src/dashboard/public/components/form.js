@@ -23,6 +23,7 @@ import { fieldOf, human } from '../lib/messages.js';
  * @property {Record<string, string | number>} [attrs] more attributes of the input (min, max, maxlength…)
  * @property {(value: any, values: Record<string, any>) => string | undefined} [check] a problem in words, or undefined
  * @property {(values: Record<string, any>) => boolean} [shown] whether the field applies (re-evaluated on every change)
+ * @property {(value: any) => string} [explain] what the chosen value means, shown under the input (a key type, a webhook kind)
  */
 
 /**
@@ -32,6 +33,7 @@ import { fieldOf, human } from '../lib/messages.js';
  * @property {HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement} input the first input (focused on an error)
  * @property {HTMLInputElement[]} boxes the checkboxes of a `checkboxes` field
  * @property {HTMLElement} error
+ * @property {HTMLElement | null} explained the explanation of the chosen value
  */
 
 /**
@@ -70,7 +72,8 @@ function makeField(spec) {
   const errorId = `${id}-error`;
   const error = h('p', { class: 'field-error', id: errorId, hidden: true });
   const hint = spec.hint ? h('p', { class: 'hint', id: hintId }, spec.hint) : null;
-  const describedBy = [spec.hint ? hintId : '', errorId].filter(Boolean).join(' ');
+  const explainId = `${id}-explained`;
+  const describedBy = [spec.hint ? hintId : '', spec.explain ? explainId : '', errorId].filter(Boolean).join(' ');
   if (spec.type === 'checkboxes') {
     const chosen = Array.isArray(spec.value) ? spec.value : [];
     const boxes = (spec.options ?? []).map((o) => h('input', { type: 'checkbox', id: `${id}-${o.value}`, value: o.value, checked: chosen.includes(o.value), 'aria-describedby': errorId }));
@@ -80,14 +83,15 @@ function makeField(spec) {
         const o = (spec.options ?? [])[i];
         return h('label', { class: 'check' }, b, ' ', o.label, o.hint ? h('span', { class: 'hint' }, ` — ${o.hint}`) : null);
       }), error);
-    return { spec, wrap, input: boxes[0], boxes, error };
+    return { spec, wrap, input: boxes[0], boxes, error, explained: null };
   }
   const input = control(spec, id, describedBy);
   if (spec.type === 'checkbox') {
-    return { spec, wrap: h('div', { class: 'field' }, h('label', { class: 'check', for: id }, input, ' ', spec.label), hint, error), input, boxes: [], error };
+    return { spec, wrap: h('div', { class: 'field' }, h('label', { class: 'check', for: id }, input, ' ', spec.label), hint, error), input, boxes: [], error, explained: null };
   }
   const label = h('label', { for: id }, spec.label, spec.required ? h('span', { class: 'req', 'aria-hidden': 'true' }, ' *') : null);
-  return { spec, wrap: h('div', { class: 'field' }, label, hint, input, error), input, boxes: [], error };
+  const explained = spec.explain ? h('p', { class: 'explained', id: explainId, 'aria-live': 'polite' }) : null;
+  return { spec, wrap: h('div', { class: 'field' }, label, hint, input, explained, error), input, boxes: [], error, explained };
 }
 
 /** The value of a field as the API wants it. @param {Field} f */
@@ -134,7 +138,10 @@ export class Form {
 
   applyShown() {
     const values = this.values();
-    for (const f of this.fields.values()) if (f.spec.shown) f.wrap.hidden = !f.spec.shown(values);
+    for (const f of this.fields.values()) {
+      if (f.spec.shown) f.wrap.hidden = !f.spec.shown(values);
+      if (f.explained && f.spec.explain) f.explained.textContent = f.spec.explain(values[f.spec.name]);
+    }
   }
 
   /** Shows `message` next to the field `name` (or beside the button when no field has that name). @param {string | undefined} name @param {string} message */

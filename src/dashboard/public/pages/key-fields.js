@@ -40,7 +40,7 @@ export function allowlistFields(networks, key = {}, prefix = 'key') {
 export function keyFields(facts, networks) {
   return [
     { name: 'name', label: 'Name', id: 'key-name', required: true, attrs: { maxlength: 200 }, hint: 'For you, to recognise the key: “production backend”.' },
-    { name: 'type', label: 'Type', type: 'select', id: 'key-type', value: 'Standard', options: facts.keyTypes.map((t) => ({ value: t.name, label: `${t.name} — ${t.help}` })) },
+    { name: 'type', label: 'Type', type: 'select', id: 'key-type', value: 'Standard', options: facts.keyTypes.map((t) => ({ value: t.name, label: t.name })), explain: (v) => facts.keyTypes.find((t) => t.name === v)?.help ?? '' },
     {
       name: 'permissions', label: 'Permissions', type: 'checkboxes', id: 'perm', value: [], shown: (v) => v.type === 'Restricted',
       options: facts.permissions.map((p) => ({ value: p.name, label: p.name, hint: capital(p.help) })),

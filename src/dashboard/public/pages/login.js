@@ -4,12 +4,16 @@ import { Form } from '../components/form.js';
 import { api } from '../lib/api.js';
 import { h } from '../lib/dom.js';
 
+/** @type {Record<string, string>} */
+const MESSAGES = { ended: 'Your session has ended; log in again.', out: 'You are logged out.' };
+
 /** @param {import('../lib/context.js').Ctx} ctx @returns {Promise<import('../lib/context.js').Page>} */
 export async function loginPage(ctx) {
   const signup = h('p', { hidden: true }, 'No account yet? ', h('a', { href: '#/signup', id: 'signup-link' }, 'Sign up'));
   // Asked in the background: the form is usable at once; a gateway without open sign-up (or without the route) shows no link.
   api('GET', '/signup').then((r) => { signup.hidden = !(/** @type {{ open?: boolean }} */ (r)?.open); }).catch(() => {});
-  const message = ctx.query.get('m');
+  // Only the page's own messages: text from the address would let a link put any words on the login page.
+  const message = MESSAGES[ctx.query.get('m') ?? ''];
   const form = new Form({
     id: 'login-form', submit: 'Log in', submitId: 'login', busyLabel: 'Logging in…',
     fields: [

@@ -18,7 +18,8 @@ import { focus, h, when } from '../lib/dom.js';
 export async function teamPage(ctx) {
   const lists = h('div', { id: 'team-lists' });
   const invited = h('div');
-  const roleOptions = ctx.facts.roles.map((r) => ({ value: r.name, label: `${r.name} — ${r.help}` }));
+  const roleOptions = ctx.facts.roles.map((r) => ({ value: r.name, label: r.name }));
+  const roleHelp = (/** @type {string} */ v) => ctx.facts.roles.find((r) => r.name === v)?.help ?? '';
 
   const refresh = async () => {
     try {
@@ -87,7 +88,7 @@ export async function teamPage(ctx) {
     id: 'invite-form', title: 'Invite someone', submit: 'Create invitation', submitId: 'invite', busyLabel: 'Inviting…',
     fields: [
       { name: 'email', label: 'Email', type: 'email', id: 'invite-email', required: true },
-      { name: 'role', label: 'Role', type: 'select', id: 'invite-role', value: 'developer', options: roleOptions },
+      { name: 'role', label: 'Role', type: 'select', id: 'invite-role', value: 'developer', options: roleOptions, explain: roleHelp },
     ],
     onSubmit: async (v, f) => {
       const r = /** @type {{ invitation: Invitation, url: string, emailed: boolean }} */ (await api('POST', '/account/invitations', { email: v.email.trim(), role: v.role }));

@@ -22,7 +22,7 @@ export function webhookFields(facts, networks) {
     },
   })));
   return [
-    { name: 'kind', label: 'Kind', type: 'select', id: 'hook-kind', value: kinds[0]?.name, options: kinds.map((k) => ({ value: k.name, label: `${k.name} — ${k.help}` })) },
+    { name: 'kind', label: 'Kind', type: 'select', id: 'hook-kind', value: kinds[0]?.name, options: kinds.map((k) => ({ value: k.name, label: k.name })), explain: (v) => kindOf(v)?.help ?? '' },
     { name: 'network', label: 'Network', type: 'select', id: 'hook-network', options: networks.map((n) => ({ value: n.name, label: n.name })), shown: (v) => kindOf(v.kind)?.needsNetwork ?? true },
     { name: 'url', label: 'Target URL', type: 'url', id: 'hook-url', required: true, placeholder: 'https://hooks.example.com/nodegate', hint: 'Events are POSTed here as JSON, signed with the webhook’s secret.' },
     ...options,
