@@ -124,7 +124,7 @@ export async function usagePage(ctx, operator = false) {
       h('form', { class: 'card filters', 'aria-label': 'Filters', onsubmit: (/** @type {Event} */ ev) => { ev.preventDefault(); void load(); } },
         labelled('range', 'Range', range), operator ? null : labelled('filter-key', 'Key', key), labelled('filter-network', 'Network', network),
         labelled('filter-method', 'Method', method), methods, labelled('filter-status', 'Outcome', status),
-        h('div', { class: 'field actions' }, refresh, h('label', { class: 'check', for: 'live' }, live, ` Live (every ${LIVE_MS / 1000} s)`), operator ? null : csv, updated)),
+        h('div', { class: 'field actions' }, refresh, h('label', { class: 'check', for: 'live' }, live, ` Live (every ${LIVE_MS / 1000} s)`), csv, updated)),
       note, report),
   };
 }
