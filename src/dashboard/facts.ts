@@ -71,17 +71,20 @@ const KIND_FACTS: Record<string, { help: string; needsNetwork: boolean; options:
   'usage.threshold': { help: "Your account's alerts (quota used, error rate) as they fire; set them on the Alerts page.", needsNetwork: false, options: [] },
 };
 
-/** The error codes seen in usage, each with what it means (the catalogue's situations of that code, together). */
-function errorCodes() {
+/** The catalogue's rows as the dashboard reads them (errors/catalogue.ts `errorFacts()` of issue 22 is this list). */
+const catalogueRows = () => Object.values(catalogue).map((e) => ({ code: e.code, http: e.status, name: e.reason, meaning: e.situation }));
+
+/** The error codes seen in usage, each with what it means: the catalogue's rows of that code, together (-32005 is every limit). */
+function errorCodes(rows: { code: number; http: number; name: string; meaning: string }[] = catalogueRows()) {
   const byCode = new Map<number, { code: number; http: number[]; names: string[]; meaning: string[] }>();
-  for (const e of Object.values(catalogue)) {
+  for (const e of rows) {
     const c = byCode.get(e.code) ?? { code: e.code, http: [], names: [], meaning: [] };
-    if (!c.http.includes(e.status)) c.http.push(e.status);
-    c.names.push(e.reason);
-    if (!c.meaning.includes(e.situation)) c.meaning.push(e.situation);
+    if (!c.http.includes(e.http)) c.http.push(e.http);
+    if (!c.names.includes(e.name)) c.names.push(e.name);
+    if (!c.meaning.includes(e.meaning)) c.meaning.push(e.meaning);
     byCode.set(e.code, c);
   }
-  return [...byCode.values()].map((c) => ({ code: c.code, http: c.http, name: [...new Set(c.names)].join(', '), meaning: c.meaning.join('; ') }));
+  return [...byCode.values()].map((c) => ({ code: c.code, http: c.http, name: c.names.join(', '), meaning: c.meaning.join('; ') }));
 }
 
 export interface DashboardFacts {
