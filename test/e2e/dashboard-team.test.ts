@@ -3,7 +3,7 @@
  * viewer (the link shown with a copy button, the focus on it), each accepts in their own browser and is logged in
  * with their role; the viewer sees keys read-only; the owner changes a role and withdraws an invitation; "forgot
  * password" answers the same for any email; the operator issues a reset link and the account's owner sets a new
- * password through it.
+ * password through it; the operator sets an account's password and invites a member to it.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -167,5 +167,33 @@ describe('the dashboard: team, invitations and password reset in Chromium', { ti
     assert.equal(await login(owner.password), 401);
     for (const p of [page, again]) assert.deepEqual(p.errors, []);
     for (const p of [page, again]) await p.context().close();
+  });
+
+  test("the operator sets an account's password and invites a member to it from the accounts page", async () => {
+    await g.gw.accounts.createAccount({ name: 'Pia', email: 'pia@example.com' });
+    const op = await logIn(g.gw.secrets.operatorEmail!, g.gw.secrets.operatorPassword!);
+    await op.click('#nav-operator-accounts');
+    await heading(op, 'Accounts');
+    await op.click('button[data-manage="pia@example.com"]');
+    assert.equal(await op.evaluate(() => document.activeElement?.id), 'panel-heading', 'the focus goes to the panel');
+    await op.fill('#op-password', 'short');
+    await op.click('#set-password');
+    await op.waitForSelector('#op-password-error:not([hidden])');
+    assert.equal(await op.textContent('#op-password-error'), 'Use at least 12 characters.');
+    await op.fill('#op-password', 'pia-password-1234');
+    await op.click('#set-password');
+    await op.waitForSelector('#set-password-form .form-status:has-text("Password set")');
+    await op.fill('#op-invite-email', 'pia-dev@example.com');
+    await op.click('#op-invite');
+    await op.waitForSelector('#op-invite-url');
+    const link = await op.inputValue('#op-invite-url');
+    assert.deepEqual(op.errors, []);
+    await op.context().close();
+
+    const pia = await logIn('pia@example.com', 'pia-password-1234');
+    await pia.context().close();
+    const dev = await accept(link, 'Pia Dev', 'pia-dev-password-1');
+    assert.match((await dev.textContent('#who'))!, /pia-dev@example\.com · developer/);
+    await dev.context().close();
   });
 });
