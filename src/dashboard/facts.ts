@@ -23,12 +23,15 @@ const PERMISSION_HELP: Record<Permission, string> = {
   admin: "managing this account's keys over the API",
 };
 
-/** Roles of an account's members (issue 22 contract; the rules themselves are the server's, accounts/roles). */
+/**
+ * Roles of an account's logins and what each may do (issue 22 contract). The actions are those of accounts/roles.ts
+ * (`can(role, action)`); once it is merged this list is made from it: `can: Object.keys(ACTIONS).filter((a) => can(role, a))`.
+ */
 const ROLES = [
-  { name: 'owner', help: 'Everything, including members and invitations.' },
-  { name: 'developer', help: 'Keys, webhooks and alert settings; reads usage.' },
-  { name: 'viewer', help: 'Reads keys, usage, webhooks and alerts; changes only their own password.' },
-] as const;
+  { name: 'owner', help: 'Everything, including members and invitations.', can: ['read', 'ownPassword', 'changeKeys', 'changeWebhooks', 'changeAlerts', 'manageTeam'] },
+  { name: 'developer', help: 'Keys, webhooks and alert settings; reads usage.', can: ['read', 'ownPassword', 'changeKeys', 'changeWebhooks', 'changeAlerts'] },
+  { name: 'viewer', help: 'Reads keys, usage, webhooks and alerts; changes only their own password.', can: ['read', 'ownPassword'] },
+];
 
 /** One option field of a webhook kind: how the form asks for it and checks it before sending. */
 interface OptionField {
@@ -90,7 +93,7 @@ function errorCodes(rows: { code: number; http: number; name: string; meaning: s
 export interface DashboardFacts {
   permissions: { name: Permission; help: string; default: boolean }[];
   keyTypes: { name: KeyType; help: string }[];
-  roles: { name: string; help: string }[];
+  roles: { name: string; help: string; can: string[] }[];
   webhookKinds: { name: string; help: string; needsNetwork: boolean; options: OptionField[] }[];
   planLimits: readonly PlanLimit[];
   errorCodes: { code: number; http: number[]; name: string; meaning: string }[];
@@ -101,7 +104,7 @@ export function dashboardFacts(): DashboardFacts {
   return {
     permissions: PERMISSIONS.map((p) => ({ name: p, help: PERMISSION_HELP[p], default: DEFAULT_PERMISSIONS.includes(p) })),
     keyTypes: KEY_TYPES.map((t) => ({ name: t, help: KEY_TYPE_HELP[t] })),
-    roles: ROLES.map((r) => ({ ...r })),
+    roles: ROLES.map((r) => ({ ...r, can: [...r.can] })),
     webhookKinds: WEBHOOK_KINDS.map((k) => ({ name: k, ...(KIND_FACTS[k] ?? { help: '', needsNetwork: true, options: [] }) })),
     planLimits: PLAN_LIMITS,
     errorCodes: errorCodes(),

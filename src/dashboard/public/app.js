@@ -133,7 +133,7 @@ async function route() {
   main.setAttribute('aria-busy', 'true');
   /** @type {Ctx} */
   const ctx = {
-    session, facts, params: found.params ?? {}, query, role: role(), canChange: role() !== 'viewer', isOwner: role() === 'owner', isOperator: isOperator(),
+    session, facts, params: found.params ?? {}, query, role: role(), can: (action) => facts.roles.find((r) => r.name === role())?.can.includes(action) ?? false, isOperator: isOperator(),
     signedIn, onLeave: (fn) => { leaving.push(fn); },
   };
   const at = location.hash;

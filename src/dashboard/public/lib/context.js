@@ -9,8 +9,8 @@
  * @property {Record<string, string>} params
  * @property {URLSearchParams} query
  * @property {import('./types.js').MemberRole} role owner for the account's own login
- * @property {boolean} canChange developer or owner: keys, webhooks, alerts
- * @property {boolean} isOwner members and invitations
+ * @property {(action: string) => boolean} can whether the role may do `action` (the server's rules, from the facts:
+ *   changeKeys, changeWebhooks, changeAlerts, manageTeam…); the server refuses anyway, this only hides what would fail
  * @property {boolean} isOperator
  * @property {(s: import('./types.js').Session) => void} signedIn
  * @property {(fn: () => void) => void} onLeave runs when the user goes to another page

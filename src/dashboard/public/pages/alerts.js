@@ -57,10 +57,10 @@ export async function alertsPage(ctx) {
       return 'Saved.';
     },
   });
-  if (!ctx.canChange) for (const el of form.el.querySelectorAll('input, button')) /** @type {HTMLInputElement} */ (el).disabled = true;
+  if (!ctx.can('changeAlerts')) for (const el of form.el.querySelectorAll('input, button')) /** @type {HTMLInputElement} */ (el).disabled = true;
   return {
     title: 'Alerts',
     body: h('div', {}, h('p', {}, 'Alerts go by email and to your webhooks of kind usage.threshold, once each time a threshold is crossed.'),
-      ctx.canChange ? null : readOnlyNote(ctx.role), h('section', { class: 'card' }, form.el), h('h2', {}, 'Recent alerts'), recent),
+      ctx.can('changeAlerts') ? null : readOnlyNote(ctx.role), h('section', { class: 'card' }, form.el), h('h2', {}, 'Recent alerts'), recent),
   };
 }

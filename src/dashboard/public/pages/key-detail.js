@@ -34,7 +34,7 @@ export async function keyDetailPage(ctx) {
   };
   drawFacts();
 
-  const editable = ctx.canChange && keyStatus(key) === 'active';
+  const editable = ctx.can('changeKeys') && keyStatus(key) === 'active';
   const editor = new Form({
     id: 'allowlists', title: 'Allowlists', submit: 'Save allowlists', submitId: 'save-allowlists', busyLabel: 'Saving…', keepValues: true,
     fields: allowlistFields(networks, key, 'edit'),
@@ -80,7 +80,7 @@ export async function keyDetailPage(ctx) {
   return {
     title: `Key “${key.name}”`,
     body: h('div', {}, h('p', {}, h('a', { href: '#/keys' }, '← All keys')), h('section', { class: 'card' }, facts),
-      h('section', { class: 'card' }, editable ? editor.el : h('div', {}, h('h2', {}, 'Allowlists'), readOnly, ctx.canChange ? null : readOnlyNote(ctx.role))),
+      h('section', { class: 'card' }, editable ? editor.el : h('div', {}, h('h2', {}, 'Allowlists'), readOnly, ctx.can('changeKeys') ? null : readOnlyNote(ctx.role))),
       editable ? h('p', {}, revoke) : null),
   };
 }

@@ -42,7 +42,7 @@ export async function keysPage(ctx) {
       { title: 'Networks', cell: (k) => (k.networkAllowlist.length ? k.networkAllowlist.join(', ') : 'all') },
       { title: 'Last used', cell: (k) => when(k.lastUsedAt) },
       { title: 'Status', cell: (k) => h('span', { class: `status-${keyStatus(k)}` }, keyStatus(k)) },
-      { title: 'Actions', cell: (k) => (ctx.canChange && keyStatus(k) === 'active' ? revokeButton(k) : '') },
+      { title: 'Actions', cell: (k) => (ctx.can('changeKeys') && keyStatus(k) === 'active' ? revokeButton(k) : '') },
     ],
   });
 
@@ -102,6 +102,6 @@ export async function keysPage(ctx) {
   await refresh();
   return {
     title: 'API keys',
-    body: h('div', {}, created, ctx.canChange ? h('div', { class: 'card' }, form.el) : readOnlyNote(ctx.role), h('h2', {}, 'Your keys'), list),
+    body: h('div', {}, created, ctx.can('changeKeys') ? h('div', { class: 'card' }, form.el) : readOnlyNote(ctx.role), h('h2', {}, 'Your keys'), list),
   };
 }

@@ -33,7 +33,7 @@ export async function teamPage(ctx) {
 
   /** @param {Member} m */
   const roleControl = (m) => {
-    if (!ctx.isOwner) return m.role;
+    if (!ctx.can('manageTeam')) return m.role;
     const select = h('select', { 'aria-label': `Role of ${m.email}`, 'data-role-of': m.email }, ...ctx.facts.roles.map((r) => h('option', { value: r.name, selected: r.name === m.role }, r.name)));
     const say = h('span', { class: 'inline-status', role: 'status' });
     select.addEventListener('change', async () => {
@@ -60,7 +60,7 @@ export async function teamPage(ctx) {
       id: 'members', caption: 'Members', empty: 'No members yet: invite your team.', rows: t.members, rowAttrs: (m) => ({ 'data-member': m.email }),
       columns: [
         { title: 'Name', cell: (m) => m.name }, { title: 'Email', cell: (m) => m.email }, { title: 'Role', cell: roleControl }, { title: 'Joined', cell: (m) => when(m.createdAt) },
-        { title: 'Actions', cell: (m) => (ctx.isOwner ? h('button', { type: 'button', class: 'danger', 'aria-label': `Remove ${m.email}`, onclick: () => remove(m) }, 'Remove') : '') },
+        { title: 'Actions', cell: (m) => (ctx.can('manageTeam') ? h('button', { type: 'button', class: 'danger', 'aria-label': `Remove ${m.email}`, onclick: () => remove(m) }, 'Remove') : '') },
       ],
     }),
     h('h2', {}, 'Pending invitations'),
@@ -68,7 +68,7 @@ export async function teamPage(ctx) {
       id: 'invitations', caption: 'Pending invitations', empty: 'No pending invitations.', rows: t.invitations, rowAttrs: (i) => ({ 'data-invitation': i.email }),
       columns: [
         { title: 'Email', cell: (i) => i.email }, { title: 'Role', cell: (i) => i.role }, { title: 'Expires', cell: (i) => when(i.expiresAt) },
-        { title: 'Actions', cell: (i) => (ctx.isOwner ? h('button', { type: 'button', class: 'secondary', 'aria-label': `Revoke the invitation of ${i.email}`, onclick: () => revoke(i) }, 'Revoke') : '') },
+        { title: 'Actions', cell: (i) => (ctx.can('manageTeam') ? h('button', { type: 'button', class: 'secondary', 'aria-label': `Revoke the invitation of ${i.email}`, onclick: () => revoke(i) }, 'Revoke') : '') },
       ],
     }));
 
@@ -105,7 +105,7 @@ export async function teamPage(ctx) {
   const ok = await refresh();
   return {
     title: 'Team',
-    body: h('div', {}, ctx.isOwner && ok ? h('div', { class: 'card' }, form.el) : null, invited, lists,
-      ctx.isOwner ? null : h('p', { class: 'notice' }, `Only an owner can invite, change roles or remove members; you are a ${ctx.role}.`)),
+    body: h('div', {}, ctx.can('manageTeam') && ok ? h('div', { class: 'card' }, form.el) : null, invited, lists,
+      ctx.can('manageTeam') ? null : h('p', { class: 'notice' }, `Only an owner can invite, change roles or remove members; you are a ${ctx.role}.`)),
   };
 }

@@ -36,7 +36,7 @@ export async function webhookDetailPage(ctx) {
         h('dt', {}, 'Last answer'), h('dd', {}, last ? `${last.status ?? 'no answer'}${last.durationMs != null ? ` in ${last.durationMs} ms` : ''}${last.error ? ` — ${last.error}` : ''}` : '—')),
       d.payload !== undefined ? h('details', {}, h('summary', {}, 'Payload'), h('pre', { tabindex: 0 }, h('code', {}, JSON.stringify(d.payload, null, 2)))) : null,
       last?.responseBody ? h('details', {}, h('summary', {}, 'Response body (first 2 KB)'), h('pre', { tabindex: 0 }, h('code', {}, last.responseBody))) : null,
-      ctx.canChange ? actionButton('Redeliver', { 'aria-label': `Redeliver event ${eventId}` }, async () => {
+      ctx.can('changeWebhooks') ? actionButton('Redeliver', { 'aria-label': `Redeliver event ${eventId}` }, async () => {
         await api('POST', `${path}/deliveries/${encodeURIComponent(eventId)}/redeliver`);
         setTimeout(() => void load(), 1000);
         return 'A new copy is queued.';
@@ -70,7 +70,7 @@ export async function webhookDetailPage(ctx) {
         h('dt', {}, 'Target'), h('dd', {}, h('code', { class: 'wrap' }, w.url)),
         h('dt', {}, 'Options'), h('dd', {}, Object.keys(w.options).length ? h('code', { class: 'wrap' }, JSON.stringify(w.options)) : 'none'),
         h('dt', {}, 'Status'), h('dd', {}, w.status, w.disabledReason ? ` (${w.disabledReason})` : '')),
-      ctx.canChange ? h('div', { class: 'actions' }, actionButton('Send test', { id: 'send-test' }, async () => { const said = await sendTest(id); setTimeout(() => void load(), 1000); return said; }), rotate) : readOnlyNote(ctx.role)),
+      ctx.can('changeWebhooks') ? h('div', { class: 'actions' }, actionButton('Send test', { id: 'send-test' }, async () => { const said = await sendTest(id); setTimeout(() => void load(), 1000); return said; }), rotate) : readOnlyNote(ctx.role)),
       secretSlot,
       h('h2', {}, 'Deliveries ', h('button', { type: 'button', class: 'secondary', id: 'reload-deliveries', onclick: () => void load() }, 'Reload')),
       deliveries),

@@ -40,7 +40,7 @@ export async function webhooksPage(ctx) {
       { title: 'Status', cell: (w) => h('span', { class: w.status === 'active' ? 'ok' : 'bad' }, w.status, w.disabledReason ? ` (${w.disabledReason})` : '') },
       {
         title: 'Actions',
-        cell: (w) => (ctx.canChange ? [
+        cell: (w) => (ctx.can('changeWebhooks') ? [
           actionButton('Send test', { 'data-test': w.id, 'aria-label': `Send test to ${w.url}` }, () => sendTest(w.id)),
           actionButton(w.status === 'active' ? 'Pause' : 'Resume', { 'aria-label': `${w.status === 'active' ? 'Pause' : 'Resume'} the webhook to ${w.url}` }, async () => {
             await api('POST', `/webhooks/${encodeURIComponent(w.id)}/${w.status === 'active' ? 'pause' : 'resume'}`);
@@ -75,5 +75,5 @@ export async function webhooksPage(ctx) {
   });
 
   await refresh();
-  return { title: 'Webhooks', body: h('div', {}, created, ctx.canChange ? h('div', { class: 'card' }, form.el) : readOnlyNote(ctx.role), h('h2', {}, 'Your webhooks'), list) };
+  return { title: 'Webhooks', body: h('div', {}, created, ctx.can('changeWebhooks') ? h('div', { class: 'card' }, form.el) : readOnlyNote(ctx.role), h('h2', {}, 'Your webhooks'), list) };
 }
