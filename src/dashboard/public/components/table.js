@@ -23,6 +23,7 @@ export function cardTable(o) {
     h('tbody', {}, ...o.rows.map((r) => h('tr', o.rowAttrs?.(r) ?? {},
       ...o.columns.map((c) => {
         const v = c.cell(r);
-        return h('td', { 'data-label': c.title, class: c.class }, ...(Array.isArray(v) ? v : [v]));
+        // One box for the cell's content: in the card layout a cell is a grid of its label and this box.
+        return h('td', { 'data-label': c.title, class: c.class }, h('div', { class: 'cell' }, ...(Array.isArray(v) ? v : [v])));
       })))));
 }
