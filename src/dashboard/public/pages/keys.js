@@ -1,0 +1,107 @@
+// @ts-check
+// API keys: make one (then its complete HTTPS and WebSocket URLs, shown once, each with its own copy button, and the
+// focus on the first of them), and the list (each key's page has its allowlists; revoke after a confirmation). Only
+// the list is redrawn after a change: the form keeps what was typed.
+import { confirmDialog } from '../components/confirm.js';
+import { copyBox } from '../components/copy.js';
+import { Form } from '../components/form.js';
+import { failed, readOnlyNote } from '../components/notice.js';
+import { cardTable } from '../components/table.js';
+import { api } from '../lib/api.js';
+import { focus, h, when } from '../lib/dom.js';
+import { httpUrl, loadNetworks, rememberKey, wsUrl } from '../lib/endpoints.js';
+import { keyStatus } from '../lib/key-status.js';
+import { keyFields } from './key-fields.js';
+
+/** @typedef {import('../lib/types.js').ApiKey} ApiKey */
+/** @typedef {import('../lib/types.js').CreatedKey} CreatedKey */
+
+/** @param {import('../lib/context.js').Ctx} ctx @returns {Promise<import('../lib/context.js').Page>} */
+export async function keysPage(ctx) {
+  const networks = await loadNetworks();
+  const list = h('div', { id: 'key-list' });
+  const created = h('div', { id: 'created-slot' });
+
+  const refresh = async () => {
+    try {
+      const page = /** @type {{ keys: ApiKey[] }} */ (await api('GET', '/keys?limit=100'));
+      list.replaceChildren(keyTable(page.keys));
+    } catch (err) {
+      list.replaceChildren(failed(err, 'Your keys'));
+    }
+  };
+
+  /** @param {ApiKey[]} keys */
+  const keyTable = (keys) => cardTable({
+    id: 'keys', caption: 'Your API keys', empty: 'No keys yet.', rows: keys, rowAttrs: (k) => ({ 'data-key': k.id }),
+    columns: [
+      { title: 'Name', class: 'key-name', cell: (k) => h('a', { href: `#/keys/${encodeURIComponent(k.id)}`, 'aria-label': `Key ${k.name}: details and allowlists` }, k.name) },
+      { title: 'Type', cell: (k) => k.type },
+      { title: 'Permissions', cell: (k) => k.permissions.join(', ') },
+      { title: 'Starts with', cell: (k) => h('code', {}, `${k.prefix}…`) },
+      { title: 'Networks', cell: (k) => (k.networkAllowlist.length ? k.networkAllowlist.join(', ') : 'all') },
+      { title: 'Last used', cell: (k) => when(k.lastUsedAt) },
+      { title: 'Status', cell: (k) => h('span', { class: `status-${keyStatus(k)}` }, keyStatus(k)) },
+      { title: 'Actions', cell: (k) => (ctx.can('changeKeys') && keyStatus(k) === 'active' ? revokeButton(k) : '') },
+    ],
+  });
+
+  /** @param {ApiKey} k */
+  const revokeButton = (k) => {
+    const b = h('button', {
+      type: 'button', class: 'danger', 'data-revoke': k.id, 'aria-label': `Revoke key ${k.name}`,
+      onclick: async () => {
+        const ok = await confirmDialog({ title: `Revoke “${k.name}”?`, body: 'Requests with this key are refused from the next one, on every instance. This cannot be undone.', confirm: 'Revoke key', tone: 'danger' });
+        if (!ok) return;
+        b.disabled = true;
+        b.setAttribute('aria-busy', 'true');
+        try {
+          await api('POST', `/keys/${encodeURIComponent(k.id)}/revoke`);
+          await refresh();
+          focus(list.querySelector(`[data-key="${CSS.escape(k.id)}"] .status-revoked`));
+        } catch (err) {
+          b.disabled = false;
+          b.removeAttribute('aria-busy');
+          b.after(failed(err, 'Revoking'));
+        }
+      },
+    }, 'Revoke');
+    return b;
+  };
+
+  /** The new key's URLs, shown once. @param {CreatedKey} key */
+  const showCreated = (key) => {
+    rememberKey({ value: key.value, name: key.name });
+    const usable = networks.filter((n) => key.networkAllowlist.length === 0 || key.networkAllowlist.includes(n.name));
+    const heading = h('h2', { id: 'created-heading' }, `Key “${key.name}” is ready`);
+    created.replaceChildren(h('section', { class: 'card once', 'aria-labelledby': 'created-heading' }, heading,
+      h('p', { class: 'strong' }, 'Copy these URLs now: the key is shown this once and never again (only its first characters are kept in the list).'),
+      ...usable.flatMap((n, i) => [
+        copyBox({ label: `HTTPS URL for ${n.name}`, value: httpUrl(n, key.value), id: i === 0 ? 'new-key-url' : `new-key-url-${n.name}`, what: `HTTPS URL for ${n.name}`, copyId: i === 0 ? 'copy-url' : undefined }),
+        copyBox({ label: `WebSocket URL for ${n.name}`, value: wsUrl(n, key.value), id: i === 0 ? 'new-key-ws' : `new-key-ws-${n.name}`, what: `WebSocket URL for ${n.name}`, copyId: i === 0 ? 'copy-ws' : undefined }),
+      ]),
+      copyBox({ label: 'The key alone', value: key.value, id: 'new-key-value', what: 'key value', copyId: 'copy-key' }),
+      h('p', {}, h('a', { href: '#/overview' }, 'See snippets for viem and ethers with this key'))));
+    focus(/** @type {HTMLElement | null} */ (created.querySelector('input')));
+  };
+
+  const form = new Form({
+    id: 'new-key', title: 'Create a key', submit: 'Create key', submitId: 'create-key', busyLabel: 'Creating…', keepValues: true,
+    fields: keyFields(ctx.facts, networks),
+    onSubmit: async (v) => {
+      /** @type {Record<string, unknown>} */
+      const body = { name: v.name.trim(), type: v.type, ipAllowlist: v.ipAllowlist, originAllowlist: v.originAllowlist, networkAllowlist: v.networkAllowlist, methodAllowlist: v.methodAllowlist };
+      if (v.type === 'Restricted') body.permissions = v.permissions;
+      if (v.expiresAt) body.expiresAt = new Date(`${v.expiresAt}T23:59:59Z`).toISOString();
+      const key = /** @type {CreatedKey} */ (await api('POST', '/keys', body));
+      showCreated(key);
+      await refresh();
+    },
+  });
+
+  await refresh();
+  return {
+    title: 'API keys',
+    body: h('div', {}, created, ctx.can('changeKeys') ? h('div', { class: 'card' }, form.el) : readOnlyNote(ctx.role), h('h2', {}, 'Your keys'), list),
+  };
+}
