@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { MemberRole } from '../store/model.ts';
-import type { TeamService } from '../accounts/team.ts';
+import { BAD_LINK, type TeamService } from '../accounts/team.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
 import type { BudgetLimiter } from '../limits/event-budget.ts';
 import { eventBudget } from '../limits/shared-event-budget.ts';
@@ -102,11 +102,11 @@ export async function publicAccountRoutes(api: FastifyInstance, opts: PublicOpts
       return await run();
     } catch (err) {
       const e = toApiError(err);
-      if (e.field === 'token') {
-        const retryAfter = await guard.failed(req.ip);
-        if (retryAfter !== undefined) throw tooMany(retryAfter);
-      }
-      throw err;
+      if (e.field !== 'token') throw err;
+      const retryAfter = await guard.failed(req.ip);
+      if (retryAfter !== undefined) throw tooMany(retryAfter);
+      // One message for a bad, a used and an expired link (which one it was is nobody's business).
+      throw new ApiError(400, 'validation_failed', BAD_LINK, 'token');
     }
   };
 
@@ -120,7 +120,7 @@ export async function publicAccountRoutes(api: FastifyInstance, opts: PublicOpts
     return logIn(req, reply, sessions, login);
   });
 
-  api.get('/signup', { schema: { summary: 'Whether anyone may sign up', tags, security: [] } }, async () => ({ open: team.signupOpen }));
+  api.get('/signup', { schema: { summary: 'Whether anyone may sign up', tags, security: [], response: errorResponses(429) } }, async () => ({ open: team.signupOpen }));
 
   api.post<{ Body: { name: string; email: string; password: string } }>('/signup', {
     schema: {
