@@ -142,7 +142,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
   let listening = '';
   const team = new TeamService(store, accounts, mail, {
     inviteHours: config.accounts.inviteHours, resetMinutes: config.accounts.resetMinutes, openSignup: config.accounts.openSignup,
-    signupPlan: config.accounts.signupPlan ?? config.accounts.defaultPlan, publicBase: () => config.accounts.publicUrl ?? listening,
+    signupPlan: config.accounts.signupPlan ?? config.accounts.defaultPlan, publicBase: () => config.accounts.publicUrl || listening,
   });
   let app: FastifyInstance | undefined;
   try {

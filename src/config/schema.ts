@@ -237,19 +237,19 @@ export const configSchema = section({
     /** How long a password reset link works. */
     resetMinutes: num('minutes', { exclusiveMinimum: 0, maximum: 10080, default: 60 }),
     /** The dashboard's public origin for links in mail (`https://nodes.example.com`); absent: the address listened on. Never the request's Host. */
-    publicUrl: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+/?$' })),
+    publicUrl: Type.Optional(Type.String({ pattern: '^(https?://[^/?#]+/?)?$' })),
   }),
   /** Mail (invitations, password resets, alerts) from an outbox in the store, sent over SMTP (issue 22). */
   mail: section({
     smtp: section({
       /** The SMTP server; absent: mail is not configured (nothing is written to the outbox, the API says so). */
-      host: Type.Optional(text()),
+      host: Type.Optional(Type.String({ maxLength: 253 })),
       port: int('port', { minimum: 1, maximum: 65535, default: 587 }),
       /** TLS from the start (port 465); false: STARTTLS when the server offers it. */
       secure: flag(false),
-      user: Type.Optional(text()),
+      user: Type.Optional(Type.String()),
       /** Secret: never logged. */
-      password: Type.Optional(text()),
+      password: Type.Optional(Type.String()),
       /** Bound on connecting, greeting and each SMTP command. */
       timeoutMs: int('ms', { minimum: 100, maximum: 300000, default: 10000 }),
     }),

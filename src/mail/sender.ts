@@ -75,6 +75,12 @@ export class MailSender {
     });
   }
 
+  /** Sends what is due now and answers when done (tests; a poke that waits). */
+  async flush(): Promise<void> {
+    this.poke();
+    while (this.running) await this.running;
+  }
+
   private async drain(): Promise<void> {
     try {
       for (;;) {

@@ -265,3 +265,43 @@ describe('accounts for teams: members, invitations, password reset', { timeout: 
     assert.equal(r.body.error.message, 'sign-up is closed; ask the operator for an invitation');
   });
 });
+
+describe('open sign-up, and a gateway without mail', { timeout: 120_000 }, () => {
+  let g: TestGateway;
+  before(async () => {
+    g = await startTestGateway({ networks: { mainnet: { chainId: 1 } }, accounts: { openSignup: true } });
+  });
+  after(async () => g?.close());
+  const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(g.url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    return { status: res.status, body: await res.json(), cookie: res.headers.getSetCookie()[0]?.split(';')[0] };
+  };
+
+  test('anyone signs up (logged in, as the owner of a new account); an email already used is a conflict', async () => {
+    const res = await fetch(`${g.url}/api/v1/signup`);
+    assert.deepEqual(await res.json(), { open: true });
+    const r = await post('/api/v1/signup', { name: 'Eve', email: 'eve@example.com', password: 'eve long password' });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.equal(r.body.role, 'owner');
+    assert.equal(r.body.account.email, 'eve@example.com');
+    assert.equal(r.body.account.role, 'member', 'never an operator');
+    const keys = await fetch(`${g.url}/api/v1/keys`, { headers: { cookie: r.cookie! } });
+    assert.deepEqual((await keys.json()).keys, [], 'a new, empty account');
+    assert.equal((await post('/api/v1/signup', { name: 'Eve', email: 'EVE@example.com', password: 'eve long password' })).status, 409);
+    assert.equal((await post('/api/v1/signup', { name: 'Demo', email: 'demo@localhost', password: 'eve long password' })).status, 409);
+    const short = await post('/api/v1/signup', { name: 'Short', email: 'short@example.com', password: 'short' });
+    assert.deepEqual([short.status, short.body.error.field], [400, 'password']);
+  });
+
+  test('without SMTP an invitation is not mailed (emailed: false, nothing in the outbox); its link names the address listened on', async () => {
+    const login = await post('/api/v1/session', { email: 'demo@localhost', password: g.gw.secrets.demoPassword });
+    const r = await post('/api/v1/account/invitations', { email: 'new@example.com', role: 'viewer' }, { cookie: login.cookie!, 'x-csrf-token': login.body.csrfToken });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.equal(r.body.emailed, false);
+    assert.ok(r.body.url.startsWith(`${g.url}/dashboard/#/accept?token=`), r.body.url);
+    const reset = await post('/api/v1/password-reset', { email: 'demo@localhost' });
+    assert.equal(reset.status, 202);
+    assert.equal(g.gw.mail.configured, false);
+    assert.deepEqual(await g.gw.store.listMail(10), []);
+  });
+});
