@@ -4,6 +4,7 @@
  * email exists; a viewer cannot make keys; a member sees only its own account.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -129,6 +130,11 @@ describe('accounts for teams: members, invitations, password reset', { timeout: 
     // Time moved on: the invitation's expiry is put in the past, in the store itself.
     const db = new Database(join(g.dataDir, 'nodegate.db'));
     try {
+      // The token is in the link (and its mail) only: the tokens table keeps its SHA-256.
+      const token = tokenOf(invited.body.url);
+      const row = db.prepare('SELECT * FROM account_tokens WHERE id = ?').get(invited.body.invitation.id) as Record<string, unknown>;
+      assert.equal(row.id_hash, createHash('sha256').update(token).digest('hex'));
+      assert.ok(!JSON.stringify(row).includes(token));
       const changed = db.prepare('UPDATE account_tokens SET expires_at = ? WHERE id = ?').run(new Date(Date.now() - 1000).toISOString(), invited.body.invitation.id);
       assert.equal(changed.changes, 1);
     } finally {
