@@ -211,6 +211,15 @@ describe('accounts for teams: members, invitations, password reset', { timeout: 
     assert.equal((await as(dev, 'GET', '/api/v1/keys')).status, 401);
     // A member is no operator, even of an operator's account, unless made its owner.
     assert.equal((await as(viewer, 'GET', '/api/v1/operator/accounts')).status, 403);
+    // A member changes its own password: its other sessions end, the owner's stay.
+    const elsewhere = await login('viewer@example.com', viewer.password);
+    const changed = await as(viewer, 'POST', '/api/v1/session/password', { currentPassword: viewer.password, newPassword: 'the viewer new password' });
+    assert.equal(changed.status, 200, JSON.stringify(changed.body));
+    assert.equal(changed.body.member.email, 'viewer@example.com');
+    assert.equal((await as(elsewhere, 'GET', '/api/v1/session')).status, 401);
+    assert.equal((await as(session(changed), 'GET', '/api/v1/session')).status, 200);
+    assert.equal((await as(owner, 'GET', '/api/v1/session')).status, 200);
+    await login('viewer@example.com', 'the viewer new password');
   });
 
   test("a member never sees another account's keys, members or usage", async () => {
