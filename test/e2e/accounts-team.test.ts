@@ -124,6 +124,14 @@ describe('accounts for teams: members, invitations, password reset', { timeout: 
     assert.equal((await as(owner, 'POST', '/api/v1/account/invitations', { email: g.gw.secrets.operatorEmail, role: 'viewer' })).status, 409);
   });
 
+  test('the same invitation used twice at the same moment makes one member', async () => {
+    const invited = await as(owner, 'POST', '/api/v1/account/invitations', { email: 'twice@example.com', role: 'viewer' });
+    const token = tokenOf(invited.body.url);
+    const both = await Promise.all([1, 2].map((i) => call('POST', '/api/v1/invitations/accept', { token, name: `Twice ${i}`, password: 'a good long password' })));
+    assert.deepEqual(both.map((r) => r.status).sort(), [200, 400]);
+    assert.equal((await as(owner, 'GET', '/api/v1/account/members')).body.members.filter((m: any) => m.email === 'twice@example.com').length, 1);
+  });
+
   test('an expired invitation fails with the same answer as a bad one', async () => {
     const invited = await as(owner, 'POST', '/api/v1/account/invitations', { email: 'late@example.com', role: 'viewer' });
     assert.equal(invited.status, 201);
