@@ -72,8 +72,8 @@ interface PublicOpts {
   log: { warn(obj: object, msg: string): void };
 }
 
-/** Calls of the public routes per client address: a burst of 20, then one every 30 s. */
-const PUBLIC_RATE = { perSecond: 1 / 30, burst: 20 };
+/** Calls of the public routes per client address: a burst of 30, then one every 10 s. */
+const PUBLIC_RATE = { perSecond: 1 / 10, burst: 30 };
 /** Reset mails per email: 5, then one every 12 minutes (past it: quietly not sent). */
 const RESET_MAIL_RATE = { perSecond: 1 / 720, burst: 5 };
 
