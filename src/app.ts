@@ -27,6 +27,10 @@ import { WebhookDelivery, type DeliveryOptions } from './webhooks/delivery.ts';
 import { Pacer } from './background/pacer.ts';
 import { WebhookProducer } from './webhooks/producer.ts';
 import { systemResolve } from './webhooks/target-guard.ts';
+import type { MailQueue } from './mail/mail-queue.ts';
+import { MailOutbox } from './mail/outbox.ts';
+import { MailSender, smtpTransport, type MailTransport } from './mail/sender.ts';
+import { TeamService } from './accounts/team.ts';
 
 export interface Gateway {
   config: Readonly<Config>;
@@ -35,6 +39,13 @@ export interface Gateway {
   networks: Networks;
   keys: KeyResolver;
   accounts: AccountsService;
+  /** Members, invitations, sign-up and password resets (issue 22). */
+  team: TeamService;
+  /**
+   * Mail (issue 22): the outbox every module that sends mail is given (invitations, resets, usage alerts);
+   * `configured` false without mail.smtp.host.
+   */
+  mail: MailQueue;
   rateLimiter: OpenedRateLimiter;
   log: Logger;
   /** Secrets created by this start (first start only), to print once. */
@@ -83,6 +94,8 @@ export async function startGateway(config: Readonly<Config>, opts: {
   webhookNet?: Pick<DeliveryOptions, 'resolve' | 'onConnect' | 'route'>;
   /** A worker of `--workers N`: the state the workers share, kept by the primary. */
   worker?: WorkerShare;
+  /** How mail leaves (tests); default SMTP as configured in `mail.smtp`. */
+  mailTransport?: MailTransport;
 } = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config);
   const store = await openStore(config);
@@ -118,12 +131,25 @@ export async function startGateway(config: Readonly<Config>, opts: {
   const producer = delivery ? new WebhookProducer(store, networks, log.child({ part: 'webhooks' }), () => delivery.poke(), background, { perWebhook: config.webhooks.keptBytesPerWebhook, total: config.webhooks.keptBytesTotal }) : undefined;
   const metrics = config.metrics.enabled ? new Metrics(networks, () => filterStore.size, usage, delivery) : undefined;
   const webhooks = delivery && producer ? { resolve, written: () => delivery.poke(), changed: () => producer.refresh().catch(() => {}) } : undefined;
+  // Mail (issue 22): written to the outbox, sent by every instance's sender (leases: each message once).
+  const mailConfigured = Boolean(config.mail.smtp.host);
+  const sender = mailConfigured
+    ? new MailSender(store, opts.mailTransport ?? smtpTransport(config.mail), { from: config.mail.from, pollMs: config.mail.pollMs, timeoutMs: config.mail.smtp.timeoutMs }, log.child({ part: 'mail' }))
+    : undefined;
+  const mail = new MailOutbox(store, mailConfigured, log.child({ part: 'mail' }), () => sender?.poke());
+  // Links in mail name the configured public origin, else the address listened on (known once listening): never a
+  // request's Host header, which a caller chooses.
+  let listening = '';
+  const team = new TeamService(store, accounts, mail, {
+    inviteHours: config.accounts.inviteHours, resetMinutes: config.accounts.resetMinutes, openSignup: config.accounts.openSignup,
+    signupPlan: config.accounts.signupPlan ?? config.accounts.defaultPlan, publicBase: () => config.accounts.publicUrl || listening,
+  });
   let app: FastifyInstance | undefined;
   try {
     await producer?.init();
     await networks.start();
     const secrets = await bootstrap(store, accounts, config);
-    app = buildServer({ config, log, networks, keys, store, accounts, limits, rateLimiter, usage, metrics, refusals, webhooks, loginBackoff: worker?.loginBackoff });
+    app = buildServer({ config, log, networks, keys, store, accounts, team, limits, rateLimiter, usage, metrics, refusals, webhooks, loginBackoff: worker?.loginBackoff });
     // Background work yields to callers (background/pacer.ts): it looks at how many requests were served.
     if (delivery) {
       app.server.on('request', () => { served++; });
@@ -135,10 +161,13 @@ export async function startGateway(config: Readonly<Config>, opts: {
     const { port } = app.server.address() as { port: number };
     const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
     const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+    listening = url;
+    sender?.start();
     let closing: Promise<void> | undefined;
     const server = app;
     const close = () => (closing ??= (async () => {
       await server.close();
+      await sender?.close();
       await producer?.settled();
       await delivery?.close();
       await keys.close();
@@ -152,9 +181,10 @@ export async function startGateway(config: Readonly<Config>, opts: {
       await filterStore.close();
       await store.close();
     })());
-    return { config, app, store, networks, keys, accounts, rateLimiter, log, secrets, url, close, refusals, retention, webhooks: producer && delivery ? { producer, delivery } : undefined };
+    return { config, app, store, networks, keys, accounts, team, mail, rateLimiter, log, secrets, url, close, refusals, retention, webhooks: producer && delivery ? { producer, delivery } : undefined };
   } catch (err) {
     await app?.close().catch(() => {});
+    await sender?.close().catch(() => {});
     await delivery?.close().catch(() => {});
     await usage?.close().catch(() => {});
     await retention.close();

@@ -9,7 +9,12 @@ export interface BootstrapSecrets {
   /** Only when generated here; a password given in NODEGATE_OPERATOR_PASSWORD is never echoed. */
   operatorPassword?: string;
   demoKey?: string;
+  /** The demo account's login (issue 22): generated, so the printed demo login works in the dashboard. */
+  demoEmail?: string;
+  demoPassword?: string;
 }
+
+const DEMO_EMAIL = 'demo@localhost';
 
 /** Creates the configured plans the store does not have yet; existing plans are the operator's and stay as edited. */
 export async function seedPlans(store: Store, plans: Config['plans']): Promise<void> {
@@ -34,10 +39,20 @@ export async function bootstrap(store: Store, accounts: AccountsService, config:
   if (!(await store.getAccountByEmail(operatorEmail))) {
     await accounts.createAccount({ name: 'Operator', email: operatorEmail, password: operatorPassword, role: 'operator' });
   }
-  const demo = (await store.getAccountByEmail('demo@localhost')) ?? (await accounts.createAccount({ name: 'Demo', email: 'demo@localhost' }));
+  const demoPassword = randomBytes(18).toString('base64url');
+  // The demo login's password is printed only when set here (an existing demo account's own password stays unknown).
+  let demo = await store.getAccountByEmail(DEMO_EMAIL);
+  let passwordSet = false;
+  if (!demo) {
+    demo = await accounts.createAccount({ name: 'Demo', email: DEMO_EMAIL, password: demoPassword });
+    passwordSet = true;
+  } else if (!demo.passwordHash) {
+    demo = await accounts.updateAccount(demo.id, { password: demoPassword });
+    passwordSet = true;
+  }
   const { value } = await accounts.createKey(demo.id, { name: 'demo', type: 'Standard' });
   await store.setMeta('accounts_bootstrapped', new Date().toISOString());
-  return { operatorEmail, operatorPassword: given ? undefined : operatorPassword, demoKey: value };
+  return { operatorEmail, operatorPassword: given ? undefined : operatorPassword, demoKey: value, demoEmail: DEMO_EMAIL, demoPassword: passwordSet ? demoPassword : undefined };
 }
 
 /**

@@ -90,6 +90,7 @@ export class AccountsService {
     if (input.password !== undefined && input.password.length < 12) throw new ValidationError('password', 'must be at least 12 characters');
     const planId = input.planId ?? this.catalogue.defaultPlan;
     if (!(await this.store.getPlan(planId))) throw new ValidationError('planId', `no plan ${planId}`);
+    await this.refuseMemberEmail(email);
     const account = await this.store.createAccount({
       id: randomUUID(),
       name: input.name.trim(),
@@ -110,6 +111,7 @@ export class AccountsService {
     if (rest.role !== undefined && !ROLES.includes(rest.role)) throw new ValidationError('role', `one of ${ROLES.join(', ')}`);
     if (rest.status !== undefined && !['active', 'suspended'].includes(rest.status)) throw new ValidationError('status', 'one of active, suspended');
     if (rest.planId !== undefined && !(await this.store.getPlan(rest.planId))) throw new ValidationError('planId', `no plan ${rest.planId}`);
+    if (rest.email !== undefined) await this.refuseMemberEmail(rest.email.trim());
     if (password !== undefined) {
       if (password.length < 12) throw new ValidationError('password', 'must be at least 12 characters');
       p.passwordHash = await hashPassword(password);
@@ -239,6 +241,11 @@ export class AccountsService {
       out.expiresAt = new Date(t).toISOString();
     } else if (input.expiresAt === null) out.expiresAt = null;
     return out;
+  }
+
+  /** An email is one login (issue 22): an account cannot take the email of another account's member. */
+  private async refuseMemberEmail(email: string): Promise<void> {
+    if (await this.store.getMemberByEmail(email)) throw new StoreConflictError(`a login with email ${email} already exists`);
   }
 
   private changed<T>(x: T): T {

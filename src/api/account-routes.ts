@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 
 import type { AccountsService, NewKeyInput } from '../accounts/service.ts';
 import type { ApiKeyPatch } from '../store/store.ts';
 import { errorResponses, idParams, keyPatchBody, newKeyBody, pageOf, pageQuery, ref } from './schemas.ts';
+import { requireRole } from './auth.ts';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }];
 const tags = ['account'];
@@ -37,6 +38,7 @@ export async function accountRoutes(api: FastifyInstance, opts: { accounts: Acco
       response: { 201: ref('CreatedKey', 'The key with its value'), ...errorResponses(400, 401, 403) },
     },
   }, async (req, reply) => {
+    requireRole(req, 'changeKeys');
     const { key, value } = await accounts.createKey(me(req), req.body);
     return reply.code(201).send({ ...key, value });
   });
@@ -50,12 +52,18 @@ export async function accountRoutes(api: FastifyInstance, opts: { accounts: Acco
       summary: "Change a key's name, allowlists or expiry", tags, security, params: idParams, body: keyPatchBody,
       response: { 200: ref('Key', 'The changed key'), ...errorResponses(400, 401, 403, 404) },
     },
-  }, async (req) => accounts.updateKey(req.params.id, req.body, me(req)));
+  }, async (req) => {
+    requireRole(req, 'changeKeys');
+    return accounts.updateKey(req.params.id, req.body, me(req));
+  });
 
   api.post<Id>('/keys/:id/revoke', {
     schema: {
       summary: 'Revoke a key: the next request with it is refused (idempotent; the record stays, with revokedAt)', tags, security, params: idParams,
       response: { 200: ref('Key', 'The revoked key'), ...errorResponses(401, 403, 404) },
     },
-  }, async (req) => accounts.revokeKey(req.params.id, me(req)));
+  }, async (req) => {
+    requireRole(req, 'changeKeys');
+    return accounts.revokeKey(req.params.id, me(req));
+  });
 }

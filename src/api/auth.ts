@@ -1,6 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import '@fastify/cookie';
-import type { Account } from '../store/model.ts';
+import type { Account, Member, MemberRole } from '../store/model.ts';
+import type { Store } from '../store/store.ts';
+import { refusal, type Action } from '../accounts/roles.ts';
 import { ipAllowed } from '../auth/ip-allowlist.ts';
 import type { KeyResolver, ResolvedKey } from '../auth/key-resolver.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
@@ -14,6 +16,10 @@ import { csrfMatches, SESSION_COOKIE, type Sessions } from './sessions.ts';
 /** Who is calling: the account, and the key when it came with one (Bearer), or the dashboard session it used. */
 export interface Principal {
   account: Account;
+  /** What this login may do in the account (accounts/roles.ts): `owner` for the account's own login and its keys. */
+  role: MemberRole;
+  /** The member logged in, when it is one of the account's members (issue 22). */
+  member?: Member;
   key?: ResolvedKey;
   /** The session's id hash, when the call came with the session cookie. */
   session?: string;
@@ -40,7 +46,7 @@ const LOGIN_FAILED = 'wrong email or password';
  * no guessing keys or passwords at speed; it also keeps one client from holding the few scrypt slots), while a
  * valid admin key from it still passes.
  */
-export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard, rate: { perSecond: number; burst: number }, sessions: Sessions, store: { getAccount(id: string): Promise<Account | undefined> }, shared?: BudgetLimiter) {
+export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard, rate: { perSecond: number; burst: number }, sessions: Sessions, store: Pick<Store, 'getAccount' | 'getMember'>, shared?: BudgetLimiter) {
   // Across instances in cluster mode (issue 21): an account's calls spread over N instances get the rate once.
   const perAccount = eventBudget('mgmt', rate, shared);
 
@@ -56,10 +62,13 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
     if (!session) throw unauthorized('the session has ended; log in again', BEARER);
     const account = await store.getAccount(session.accountId);
     if (!account || account.status !== 'active') throw unauthorized('the session has ended; log in again', BEARER);
+    // A member's session (issue 22): the member must still be one of the account's (removal also deletes the session).
+    const member = session.memberId ? await store.getMember(session.memberId) : undefined;
+    if (session.memberId && (!member || member.accountId !== account.id)) throw unauthorized('the session has ended; log in again', BEARER);
     if (req.method !== 'GET' && req.method !== 'HEAD' && !csrfMatches(req.headers['x-csrf-token'], session.csrf)) {
       throw forbidden('a change made with the dashboard session needs its CSRF token in X-CSRF-Token');
     }
-    return { account, session: session.idHash };
+    return { account, member, role: member?.role ?? 'owner', session: session.idHash };
   }
   async function byKey(req: FastifyRequest, value: string, challenge: string, permission: 'admin' | 'analytics' | 'webhooks' = 'admin'): Promise<Principal> {
     let k: ResolvedKey;
@@ -74,7 +83,7 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
     if (k.ipRanges && !ipAllowed(req.ip, k.ipRanges)) throw forbidden(`IP address ${req.ip} is not in the key's allowlist`);
     const origin = req.headers.origin;
     if (k.origins && origin && !k.origins.has(origin)) throw forbidden(`origin ${origin.slice(0, 200)} is not in the key's allowlist`);
-    return { account: k.account, key: k };
+    return { account: k.account, key: k, role: 'owner' };
   }
 
   /**
@@ -86,17 +95,20 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
     const decoded = Buffer.from(header, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon <= 0) throw unauthorized(LOGIN_FAILED, BASIC);
-    let account: Account | undefined;
+    let login: { account: Account; member?: Member } | undefined;
     try {
-      account = await logins.login(decoded.slice(0, colon), decoded.slice(colon + 1), ip);
+      login = await logins.loginAs(decoded.slice(0, colon), decoded.slice(colon + 1), ip);
     } catch (err) {
       if (err instanceof PasswordCheckRefused) {
         throw new ApiError(429, 'too_many_requests', err.message, undefined, { 'retry-after': String(err.retryAfterSeconds) });
       }
       throw err;
     }
-    if (!account || account.status !== 'active' || (role && account.role !== role)) throw unauthorized(LOGIN_FAILED, BASIC);
-    return { account };
+    const account = login?.account;
+    const memberRole = login?.member?.role ?? 'owner';
+    // Operator-ness is the account's; a member of an operator account is an operator only as its owner (issue 22).
+    if (!account || account.status !== 'active' || (role && (account.role !== role || memberRole !== 'owner'))) throw unauthorized(LOGIN_FAILED, BASIC);
+    return { account, member: login!.member, role: memberRole };
   }
 
   const tooMany = (retryAfter: number) =>
@@ -130,7 +142,12 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
       const [scheme, value] = credentials(req);
       if (!scheme) {
         const p = await bySession(req);
-        if (p) return void (req.principal = p);
+        if (p) {
+          req.principal = p;
+          // Webhooks' changes are a developer's (issue 22: accounts/roles.ts); reading is everyone's.
+          if (permission === 'webhooks' && req.method !== 'GET' && req.method !== 'HEAD') requireRole(req, 'changeWebhooks');
+          return;
+        }
       }
       if (scheme !== 'bearer' || !value) throw unauthorized(`an API key with the ${permission} permission, or the dashboard session, is required: Authorization: Bearer <key>`, BEARER);
       req.principal = await byKey(req, value, BEARER, permission);
@@ -162,10 +179,19 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
       else if (scheme === 'basic' && value) p = await byPassword(value, req.ip, 'operator');
       else if (scheme === 'bearer' && value) p = await byKey(req, value, both);
       else throw unauthorized('operator credentials are required: Basic email:password, or Bearer <admin key of an operator>', both);
-      if (p.account.role !== 'operator') throw forbidden('the operator role is required');
+      if (p.account.role !== 'operator' || p.role !== 'owner') throw forbidden('the operator role is required');
       req.principal = p;
     }),
   };
+}
+
+/**
+ * Refuses (403 forbidden, "a viewer cannot …") a caller whose role may not do `action` (accounts/roles.ts, the one
+ * place of the rules). For routes after an authentication hook: the principal is set.
+ */
+export function requireRole(req: FastifyRequest, action: Action): void {
+  const why = req.principal && refusal(req.principal.role, action);
+  if (why) throw forbidden(why);
 }
 
 function credentials(req: FastifyRequest): [string, string] {

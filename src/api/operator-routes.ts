@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { AccountsService, NewAccountInput, NewKeyInput, PlanInput } from '../accounts/service.ts';
+import type { TeamService } from '../accounts/team.ts';
+import type { MemberRole } from '../store/model.ts';
 import type { AccountPatch, PlanPatch } from '../store/store.ts';
 import { ApiError } from './errors.ts';
 import { accountPatchBody, errorResponses, idParams, listOf, newAccountBody, newKeyBody, newPlanBody, pageOf, pageQuery, planPatchBody, ref } from './schemas.ts';
@@ -13,8 +15,8 @@ type AccountChange = Omit<AccountPatch, 'passwordHash' | 'status'> & { password?
  * email:password of an operator account, or a Bearer `admin` key of one. Everything goes through AccountsService,
  * which holds the rules and drops the key cache on every change.
  */
-export async function operatorRoutes(api: FastifyInstance, opts: { accounts: AccountsService; authenticate: onRequestAsyncHookHandler }) {
-  const { accounts } = opts;
+export async function operatorRoutes(api: FastifyInstance, opts: { accounts: AccountsService; team: TeamService; authenticate: onRequestAsyncHookHandler }) {
+  const { accounts, team } = opts;
   api.addHook('onRequest', opts.authenticate);
   const s = (tag: string, summary: string, rest: Record<string, unknown>, ...errors: number[]) => ({
     schema: { summary, tags: [`operator: ${tag}`], security, ...rest, response: { ...(rest.response as object), ...errorResponses(401, 403, ...errors) } },
@@ -50,8 +52,18 @@ export async function operatorRoutes(api: FastifyInstance, opts: { accounts: Acc
   api.patch<Id & { Body: AccountChange }>('/accounts/:id', s('accounts', "Change an account's name, email, password, role or plan", { params: idParams, body: accountPatchBody, response: { 200: ref('Account', 'The changed account') } }, 400, 404, 409),
     async (req) => {
       if (req.body.role === 'member') notSelf(req, 'remove the operator role from');
-      return accounts.updateAccount(req.params.id, req.body);
+      const updated = await accounts.updateAccount(req.params.id, req.body);
+      // A password set by the operator ends the sessions of the account's own login (issue 22); its members' stay.
+      if (req.body.password !== undefined) await accounts.store.deleteSessionsOf(req.params.id, null);
+      return updated;
     });
+
+  api.post<Id>('/accounts/:id/reset-link', s('accounts', "A single-use password reset link for the account's own login, to hand over (when mail is not configured)", { params: idParams, response: { 201: { description: 'The link', type: 'object', properties: { url: { type: 'string' }, expiresAt: { type: 'string' } } } } }, 404),
+    async (req, reply) => reply.code(201).send(await team.operatorResetLink(req.params.id)));
+
+  api.post<Id & { Body: { email: string; role: MemberRole } }>('/accounts/:id/invitations', s('accounts', 'Invite someone to an account (a single-use link, mailed when mail is configured)', {
+    params: idParams, body: { type: 'object', additionalProperties: false, required: ['email', 'role'], properties: { email: { type: 'string', minLength: 3, maxLength: 320 }, role: { type: 'string', enum: ['owner', 'developer', 'viewer'] } } },
+  }, 400, 404, 409), async (req, reply) => reply.code(201).send(await team.invite(req.params.id, req.body.email, req.body.role, 'The operator')));
 
   api.post<Id>('/accounts/:id/suspend', s('accounts', "Suspend an account: its keys and logins are refused from the next request", { params: idParams, response: { 200: ref('Account', 'The account') } }, 404, 409),
     async (req) => {

@@ -2,12 +2,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Account } from '../store/model.ts';
 import { hashPassword, verifyPassword } from '../accounts/password.ts';
 import type { Store } from '../store/store.ts';
+import type { Login } from '../accounts/team.ts';
 import { AddressBounds } from './address-bounds.ts';
 import { LoginBackoff, type BackoffOptions, type LoginBackoffStore } from './login-backoff.ts';
 import { addressAndSubnet } from '../limits/subnet.ts';
 import type { BudgetLimiter } from '../limits/event-budget.ts';
 
-interface Verified { accountId: string; passwordHash: string; updatedAt: string; expires: number }
+interface Verified { loginId: string; passwordHash: string; updatedAt: string; expires: number }
 
 export interface PasswordLoginOptions {
   /** How long a successful check is remembered, ms. */
@@ -84,7 +85,8 @@ export class PasswordLogins {
   private readonly backoff: LoginBackoffStore & Pick<LoginBackoff, 'trusted'>;
   private readonly addresses: AddressBounds;
 
-  constructor(private readonly store: Pick<Store, 'getAccountByEmail'>, opts: PasswordLoginOptions = {}) {
+  /** Members (issue 22) log in too when the store can find them (`getMemberByEmail` and `getAccount`). */
+  constructor(private readonly store: Pick<Store, 'getAccountByEmail'> & Partial<Pick<Store, 'getMemberByEmail' | 'getAccount'>>, opts: PasswordLoginOptions = {}) {
     this.ttlMs = opts.ttlMs ?? 60_000;
     this.concurrency = opts.concurrency ?? 2;
     this.maxEntries = opts.maxEntries ?? 1000;
@@ -104,18 +106,23 @@ export class PasswordLogins {
    * when `maxWaiting` checks already wait for a slot. `ip` is the client's (X-Forwarded-For only from trusted proxies).
    */
   async login(email: string, password: string, ip: string): Promise<Account | undefined> {
+    return (await this.loginAs(email, password, ip))?.account;
+  }
+
+  /** As `login`, and which login it was: the account's own (no `member`) or one of its members (issue 22). */
+  async loginAs(email: string, password: string, ip: string): Promise<Login | undefined> {
     const who = email.toLowerCase();
     await this.refuseWhileBackingOff(who, ip);
-    const account = await this.checked(email, password, ip);
-    await this.count(who, ip, account !== undefined);
-    return account;
+    const login = await this.checked(email, password, ip);
+    await this.count(who, ip, login !== undefined);
+    return login;
   }
 
   /**
    * Whether `password` is the logged-in account's (a password change asks for the current one): inside the same
    * bound as a login, and a wrong one counts as a failed login of this email from this address.
    */
-  async verifyCurrent(account: Account, password: string, ip: string): Promise<boolean> {
+  async verifyCurrent(account: Pick<Account, 'email' | 'passwordHash'>, password: string, ip: string): Promise<boolean> {
     const who = account.email.toLowerCase();
     await this.refuseWhileBackingOff(who, ip);
     const ok = account.passwordHash !== null && (await this.bounded(who, ip, () => this.verify(password, account.passwordHash!)));
@@ -135,17 +142,26 @@ export class PasswordLogins {
     await Promise.all([this.backoff.failed(who, address, this.now()), this.addresses.failed(ip)]);
   }
 
-  private async checked(email: string, password: string, ip: string): Promise<Account | undefined> {
-    const id = createHash('sha256').update(email).update('\0').update(password).digest('hex');
+  /** The login of this email with what its password is checked against: the account's own, else a member's. */
+  private async find(email: string): Promise<{ login: Login; id: string; passwordHash: string | null; updatedAt: string } | undefined> {
     const account = await this.store.getAccountByEmail(email);
+    if (account) return { login: { account }, id: account.id, passwordHash: account.passwordHash, updatedAt: account.updatedAt };
+    const member = await this.store.getMemberByEmail?.(email);
+    const of = member && (await this.store.getAccount?.(member.accountId));
+    return of ? { login: { account: of, member }, id: member.id, passwordHash: member.passwordHash, updatedAt: member.updatedAt } : undefined;
+  }
+
+  private async checked(email: string, password: string, ip: string): Promise<Login | undefined> {
+    const id = createHash('sha256').update(email).update('\0').update(password).digest('hex');
+    const found = await this.find(email);
     const now = Date.now();
     const hit = this.verified.get(id);
-    if (hit && hit.expires > now && account && hit.accountId === account.id && hit.updatedAt === account.updatedAt && hit.passwordHash === account.passwordHash) {
-      return account;
+    if (hit && hit.expires > now && found && hit.loginId === found.id && hit.updatedAt === found.updatedAt && hit.passwordHash === found.passwordHash) {
+      return found.login;
     }
     if (hit) this.verified.delete(id);
-    // A missing account or one without a password is checked against a throwaway hash, to take the same time.
-    const stored = account?.passwordHash ?? (await (this.dummyHash ??= hashPassword(randomBytes(16).toString('hex'))));
+    // A missing login or one without a password is checked against a throwaway hash, to take the same time.
+    const stored = found?.passwordHash ?? (await (this.dummyHash ??= hashPassword(randomBytes(16).toString('hex'))));
     // The same email and password at once (a script's parallel calls on first use) share one check: they would
     // otherwise be refused by the address's one-check-at-a-time bound.
     const key = `${id}\0${stored}`;
@@ -155,10 +171,10 @@ export class PasswordLogins {
       this.inflight.set(key, pending);
     }
     const ok = await pending;
-    if (!ok || !account?.passwordHash) return undefined;
+    if (!ok || !found?.passwordHash) return undefined;
     if (this.verified.size >= this.maxEntries) this.verified.clear();
-    this.verified.set(id, { accountId: account.id, passwordHash: account.passwordHash, updatedAt: account.updatedAt, expires: now + this.ttlMs });
-    return account;
+    this.verified.set(id, { loginId: found.id, passwordHash: found.passwordHash, updatedAt: found.updatedAt, expires: now + this.ttlMs });
+    return found.login;
   }
 
   /**

@@ -23,6 +23,8 @@ import type { Networks } from '../networks/networks.ts';
 import type { UsageRecorder } from '../analytics/usage-recorder.ts';
 import type { Limits } from '../limits/limits.ts';
 import { Sessions } from './sessions.ts';
+import { publicAccountRoutes, teamRoutes } from './team-routes.ts';
+import type { TeamService } from '../accounts/team.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -32,7 +34,7 @@ export const API_PREFIX = '/api/v1';
  * error shape and 404, and an OpenAPI document of exactly these routes (the JSON-RPC endpoint is outside this
  * context, so it is not in it). See docs/api.md.
  */
-export function registerApi(app: FastifyInstance, deps: { config: Readonly<Config>; accounts: AccountsService; keys: KeyResolver; store: Store; networks: Networks; usage?: UsageRecorder; limits?: Limits; rateLimiter?: BudgetLimiter; webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> }; loginBackoff?: LoginBackoffShare }): void {
+export function registerApi(app: FastifyInstance, deps: { config: Readonly<Config>; accounts: AccountsService; team: TeamService; keys: KeyResolver; store: Store; networks: Networks; usage?: UsageRecorder; limits?: Limits; rateLimiter?: BudgetLimiter; webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> }; loginBackoff?: LoginBackoffShare }): void {
   app.register(async (api) => {
     await registerOpenApi(api);
     for (const schema of SHARED_SCHEMAS) api.addSchema(schema);
@@ -72,8 +74,10 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
     const sessions = new Sessions(deps.store, deps.config.dashboard.sessionHours * 3_600_000, deps.config.dashboard.maxSessionsPerAccount);
     const auth = apiAuthentication(deps.keys, logins, guard, deps.config.limits.managementApi, sessions, deps.store, shared);
     openApiRoute(api);
-    await api.register(sessionRoutes, { accounts: deps.accounts, logins, sessions, guard, authenticate: auth.account, sessionsPerAddress: { perMinute: sessionsPerMinute, burst: sessionBurst }, shared });
+    await api.register(sessionRoutes, { accounts: deps.accounts, team: deps.team, logins, sessions, guard, authenticate: auth.account, sessionsPerAddress: { perMinute: sessionsPerMinute, burst: sessionBurst }, shared });
     await api.register(accountRoutes, { accounts: deps.accounts, authenticate: auth.account });
+    await api.register(teamRoutes, { team: deps.team, authenticate: auth.account });
+    await api.register(publicAccountRoutes, { team: deps.team, sessions, guard, shared, log: api.log });
     if (deps.webhooks) {
       await api.register(webhookRoutes, {
         store: deps.store, networks: deps.networks, authenticate: auth.webhooks, allowPrivateTargets: deps.config.webhooks.allowPrivateTargets,
@@ -86,6 +90,6 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
       bounds: deps.config.analytics,
       baseUrl: (req) => `${req.protocol}://${req.host}`,
     });
-    await api.register(operatorRoutes, { prefix: '/operator', accounts: deps.accounts, authenticate: auth.operator });
+    await api.register(operatorRoutes, { prefix: '/operator', accounts: deps.accounts, team: deps.team, authenticate: auth.operator });
   }, { prefix: API_PREFIX });
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { Account } from '../store/model.ts';
+import type { Account, Member } from '../store/model.ts';
 import type { AccountsService } from '../accounts/service.ts';
+import type { Login, TeamService } from '../accounts/team.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
 import { addressAndSubnet } from '../limits/subnet.ts';
 import type { BudgetLimiter } from '../limits/event-budget.ts';
@@ -15,6 +16,7 @@ const LOGIN_FAILED = 'wrong email or password';
 
 interface Opts {
   accounts: AccountsService;
+  team: TeamService;
   logins: PasswordLogins;
   sessions: Sessions;
   guard: UnknownKeyGuard;
@@ -27,6 +29,25 @@ interface Opts {
 }
 
 const who = (a: Account) => ({ id: a.id, name: a.name, email: a.email, role: a.role, planId: a.planId });
+const memberOf = (m: Member | undefined) => (m ? { id: m.id, email: m.email, name: m.name, role: m.role } : null);
+
+/** The answer of every route that logs in (issue 22: which login, and its role in the account). */
+export function sessionAnswer(login: Login, session: { csrf: string; expiresAt: string }) {
+  return { account: who(login.account), member: memberOf(login.member), role: login.member?.role ?? 'owner', csrfToken: session.csrf, expiresAt: session.expiresAt };
+}
+
+/** The session cookie: HttpOnly, SameSite=Strict, Secure over TLS. */
+export function setSessionCookie(req: FastifyRequest, reply: FastifyReply, value: string, maxAge: number): void {
+  reply.setCookie(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: req.protocol === 'https', path: '/', maxAge });
+}
+
+/** Logs `login` in: a new session, its cookie set on the reply, and the answer of POST /session. */
+export async function logIn(req: FastifyRequest, reply: FastifyReply, sessions: Sessions, login: Login) {
+  const { value, session } = await sessions.create(login.account, login.member?.id ?? null);
+  setSessionCookie(req, reply, value, sessions.maxAgeSeconds);
+  req.log.info({ accountId: login.account.id, memberId: login.member?.id }, 'dashboard login');
+  return sessionAnswer(login, session);
+}
 
 /**
  * Dashboard logins (docs/decisions.md §6): `POST /session` with email and password sets the session cookie and answers the
@@ -43,8 +64,7 @@ export async function sessionRoutes(api: FastifyInstance, opts: Opts) {
   const refused = (err: unknown) => err instanceof PasswordCheckRefused
     ? new ApiError(429, 'too_many_requests', err.message, undefined, { 'retry-after': String(err.retryAfterSeconds) })
     : err;
-  const setCookie = (req: FastifyRequest, reply: FastifyReply, value: string, maxAge: number) =>
-    reply.setCookie(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: req.protocol === 'https', path: '/', maxAge });
+  const setCookie = setSessionCookie;
 
   api.post<{ Body: { email: string; password: string } }>('/session', {
     schema: {
@@ -58,22 +78,19 @@ export async function sessionRoutes(api: FastifyInstance, opts: Opts) {
     if (await created.exhausted(address)) {
       throw new ApiError(429, 'too_many_requests', 'too many logins from this address', undefined, { 'retry-after': String(Math.ceil(1 / perSecond)) });
     }
-    let account: Account | undefined;
+    let login: Login | undefined;
     try {
-      account = await logins.login(req.body.email, req.body.password, req.ip);
+      login = await logins.loginAs(req.body.email, req.body.password, req.ip);
     } catch (err) {
       throw refused(err);
     }
-    if (!account || account.status !== 'active') {
+    if (!login || login.account.status !== 'active') {
       const retryAfter = await guard.failed(req.ip);
       if (retryAfter !== undefined) throw tooMany(retryAfter);
       throw new ApiError(401, 'unauthorized', LOGIN_FAILED);
     }
     await created.spend(address);
-    const { value, session } = await sessions.create(account);
-    setCookie(req, reply, value, sessions.maxAgeSeconds);
-    req.log.info({ accountId: account.id, email: account.email }, 'dashboard login');
-    return { account: who(account), csrfToken: session.csrf, expiresAt: session.expiresAt };
+    return logIn(req, reply, sessions, login);
   });
 
   // Asked by every load of the dashboard: a visitor without a session is not a failed authentication (no IP
@@ -82,7 +99,9 @@ export async function sessionRoutes(api: FastifyInstance, opts: Opts) {
     const s = await sessions.find(req.cookies[SESSION_COOKIE]);
     const account = s && (await accounts.getAccount(s.accountId).catch(() => undefined));
     if (!s || !account || account.status !== 'active') throw new ApiError(401, 'unauthorized', 'not logged in');
-    return { account: who(account), csrfToken: s.csrf, expiresAt: s.expiresAt };
+    const member = s.memberId ? await accounts.store.getMember(s.memberId) : undefined;
+    if (s.memberId && member?.accountId !== account.id) throw new ApiError(401, 'unauthorized', 'not logged in');
+    return sessionAnswer({ account, member }, s);
   });
 
   api.register(async (authed) => {
@@ -107,22 +126,27 @@ export async function sessionRoutes(api: FastifyInstance, opts: Opts) {
       },
     }, async (req, reply) => {
       session(req);
-      const account = req.principal!.account;
+      const { account, member } = req.principal!;
       // Inside the logins' bound and counted as a try (issue 17): unbounded, a logged-in member could keep the
       // scrypt slots' CPU busy and slow everyone's login (755 → 13,379 ms).
       let ok: boolean;
       try {
-        ok = await logins.verifyCurrent(account, req.body.currentPassword, req.ip);
+        ok = await logins.verifyCurrent(member ?? account, req.body.currentPassword, req.ip);
       } catch (err) {
         throw refused(err);
       }
       if (!ok) throw new ApiError(403, 'forbidden', 'the current password is wrong');
-      const updated = await accounts.updateAccount(account.id, { password: req.body.newPassword });
-      await sessions.endAll(account.id);
-      const { value, session: s } = await sessions.create(updated);
+      // Only this login's sessions end (issue 22): a member's new password does not log out the rest of the team.
+      let login: Login;
+      if (member) login = { account, member: await opts.team.setMemberPassword(member, req.body.newPassword) };
+      else {
+        login = { account: await accounts.updateAccount(account.id, { password: req.body.newPassword }) };
+        await sessions.endAll(account.id, null);
+      }
+      const { value, session: s } = await sessions.create(login.account, login.member?.id ?? null);
       setCookie(req, reply, value, sessions.maxAgeSeconds);
-      req.log.info({ accountId: account.id }, 'password changed; other sessions ended');
-      return { account: who(updated), csrfToken: s.csrf, expiresAt: s.expiresAt };
+      req.log.info({ accountId: account.id, memberId: member?.id }, 'password changed; other sessions ended');
+      return sessionAnswer(login, s);
     });
   });
 }

@@ -27,11 +27,11 @@ export class Sessions {
   constructor(private readonly store: Store, private readonly ttlMs: number, private readonly maxPerAccount = 20) {}
 
   /** A new session: the cookie's value (shown to the browser only) and the session; the oldest past the cap end. */
-  async create(account: Account): Promise<{ value: string; session: Session }> {
+  async create(account: Account, memberId: string | null = null): Promise<{ value: string; session: Session }> {
     const value = randomBytes(32).toString('base64url');
     const now = creationMs();
     const session: Session = {
-      idHash: sha256(value), accountId: account.id, csrf: randomBytes(24).toString('base64url'),
+      idHash: sha256(value), accountId: account.id, memberId, csrf: randomBytes(24).toString('base64url'),
       createdAt: new Date(now).toISOString(), expiresAt: new Date(now + this.ttlMs).toISOString(),
     };
     await this.store.createSession(session);
@@ -50,9 +50,12 @@ export class Sessions {
     await this.store.deleteSession(sha256(value));
   }
 
-  /** Ends every session of the account (password changed, account suspended). */
-  async endAll(accountId: string): Promise<void> {
-    await this.store.deleteSessionsOf(accountId);
+  /**
+   * Ends every session of the account (suspended); with `memberId` (null: the account's own login) only that
+   * login's (its password changed or reset).
+   */
+  async endAll(accountId: string, memberId?: string | null): Promise<void> {
+    await this.store.deleteSessionsOf(accountId, memberId);
   }
 
   get maxAgeSeconds(): number {

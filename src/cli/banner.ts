@@ -31,6 +31,9 @@ export function banner(gw: Gateway): string {
       '',
       'A demo account (demo@localhost) with one Standard API key. The key is shown this once; only its hash is stored:',
       `  ${gw.secrets.demoKey}`,
+      ...(gw.secrets.demoPassword
+        ? [`  dashboard login: ${gw.secrets.demoEmail ?? 'demo@localhost'}  password: ${gw.secrets.demoPassword}   (shown this once)`]
+        : []),
       '',
       'Try it:',
       `  curl -s -X POST -H 'content-type: application/json' --data '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' ${gw.url}/v1/${first}/${gw.secrets.demoKey}`,

@@ -104,6 +104,9 @@ export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
       names.add(n);
     }
   }
+  if (config.accounts.signupPlan !== undefined && !config.plans[config.accounts.signupPlan]) {
+    throw new ConfigError([`accounts.signupPlan: no plan named ${config.accounts.signupPlan} in plans (${Object.keys(config.plans).join(', ')})`]);
+  }
   if (!config.plans[config.accounts.defaultPlan]) {
     throw new ConfigError([`accounts.defaultPlan: no plan named ${config.accounts.defaultPlan} in plans (${Object.keys(config.plans).join(', ')})`]);
   }

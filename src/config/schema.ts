@@ -228,6 +228,34 @@ export const configSchema = section({
     defaultPlan: text({ default: 'developer' }),
     /** Login of the operator created on first start (password printed once, or NODEGATE_OPERATOR_PASSWORD). */
     operatorEmail: text({ default: 'operator@localhost' }),
+    /** Anyone may create an account at POST /api/v1/signup (issue 22); off: accounts come from the operator and invitations. */
+    openSignup: flag(false),
+    /** Plan of accounts made by sign-up; absent: defaultPlan (must be one of `plans`: load.ts). */
+    signupPlan: Type.Optional(text()),
+    /** How long an invitation link works. */
+    inviteHours: num('hours', { exclusiveMinimum: 0, maximum: 2160, default: 168 }),
+    /** How long a password reset link works. */
+    resetMinutes: num('minutes', { exclusiveMinimum: 0, maximum: 10080, default: 60 }),
+    /** The dashboard's public origin for links in mail (`https://nodes.example.com`); absent: the address listened on. Never the request's Host. */
+    publicUrl: Type.Optional(Type.String({ pattern: '^(https?://[^/?#]+/?)?$' })),
+  }),
+  /** Mail (invitations, password resets, alerts) from an outbox in the store, sent over SMTP (issue 22). */
+  mail: section({
+    smtp: section({
+      /** The SMTP server; absent: mail is not configured (nothing is written to the outbox, the API says so). */
+      host: Type.Optional(Type.String({ maxLength: 253 })),
+      port: int('port', { minimum: 1, maximum: 65535, default: 587 }),
+      /** TLS from the start (port 465); false: STARTTLS when the server offers it. */
+      secure: flag(false),
+      user: Type.Optional(Type.String()),
+      /** Secret: never logged. */
+      password: Type.Optional(Type.String()),
+      /** Bound on connecting, greeting and each SMTP command. */
+      timeoutMs: int('ms', { minimum: 100, maximum: 300000, default: 10000 }),
+    }),
+    from: text({ default: 'Nodegate <nodegate@localhost>' }),
+    /** How often each instance looks for mail to send (a new message is sent at once by the instance that wrote it). */
+    pollMs: int('ms', { minimum: 10, maximum: 600000, default: 1000 }),
   }),
   auth: section({
     /** How long a resolved key is trusted without asking the store: the bound on cross-instance revocation. */

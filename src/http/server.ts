@@ -26,6 +26,7 @@ import type { UsageRecorder } from '../analytics/usage-recorder.ts';
 import type { Resolve } from '../webhooks/target-guard.ts';
 import { sendError } from './send-error.ts';
 import type { LoginBackoffShare } from '../api/shared-login-backoff.ts';
+import type { TeamService } from '../accounts/team.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
@@ -36,6 +37,8 @@ export interface ServerDeps {
   keys: KeyResolver;
   store: Store;
   accounts: AccountsService;
+  /** Members, invitations, sign-up and resets (issue 22). */
+  team: TeamService;
   limits: Limits | undefined;
   rateLimiter: OpenedRateLimiter;
   usage?: UsageRecorder;

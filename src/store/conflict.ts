@@ -22,3 +22,8 @@ export const accountConflict = (a: { id?: string; email?: string; planId?: strin
 
 export const keyConflict = (k: { id: string; accountId: string }) => (v: Violation) =>
   v.kind === 'reference' ? `unknown account "${k.accountId}"` : `a key with this ${v.column === 'id' ? `id (${k.id})` : 'value'} already exists`;
+
+export const memberConflict = (m: { id: string; email: string; accountId: string }) => (v: Violation) => {
+  if (v.kind === 'reference') return `unknown account "${m.accountId}"`;
+  return v.column === 'id' ? `member "${m.id}" already exists` : `a login with email ${m.email} already exists`;
+};

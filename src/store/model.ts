@@ -16,6 +16,25 @@ export const DEFAULT_PERMISSIONS: readonly Permission[] = ['rpc', 'webhooks', 'a
 export type AccountStatus = 'active' | 'suspended';
 export type Role = 'operator' | 'member';
 
+/**
+ * What a login may do within its account (issue 22): the account's own login is its `owner`; members are given one
+ * of these. The rules are in accounts/roles.ts, in one place.
+ */
+export const MEMBER_ROLES = ['owner', 'developer', 'viewer'] as const;
+export type MemberRole = (typeof MEMBER_ROLES)[number];
+
+/** A further login of an account (a team member): its own email and password, and a role. */
+export interface Member {
+  id: string;
+  accountId: string;
+  email: string;
+  name: string;
+  passwordHash: string | null;
+  role: MemberRole;
+  createdAt: string;
+  updatedAt: string;
+}
+
 /** A plan: its limits are defined once, with their bounds and defaults, in config/plan-limits.ts. */
 export interface Plan extends PlanLimits {
   /** Slug, e.g. `free`; also the plan's name in configuration. */

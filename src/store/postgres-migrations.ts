@@ -205,10 +205,56 @@ export const postgresMigrations: string[] = [
   `ALTER TABLE plans ADD COLUMN subscriptions_per_key integer NOT NULL DEFAULT 100 CHECK (subscriptions_per_key >= 0);
    ALTER TABLE plans ADD COLUMN subscriptions_per_account integer NOT NULL DEFAULT 500 CHECK (subscriptions_per_account >= 0);`,
 
-  // Issue 22: the deliveries view shows each event's last attempt: when, how long, and the start of the receiver's answer.
+  // 11 (issue 22): the deliveries view shows each event's last attempt: when, how long, and the start of the receiver's answer.
   `ALTER TABLE webhook_events ADD COLUMN last_attempt_at timestamptz;
    ALTER TABLE webhook_events ADD COLUMN last_duration_ms integer;
    ALTER TABLE webhook_events ADD COLUMN last_response text;`,
+
+  // 12 (issue 22): team members of an account with a role, single-use tokens (invitations, password resets; only
+  // their SHA-256 kept), the member a session is of, and the mail outbox (written before it is sent, like webhooks').
+  `CREATE TABLE members (
+     id text PRIMARY KEY,
+     account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+     email text NOT NULL,
+     email_normalized text NOT NULL UNIQUE,
+     name text NOT NULL,
+     password_hash text,
+     role text NOT NULL CHECK (role IN ('owner', 'developer', 'viewer')),
+     created_at timestamptz NOT NULL,
+     updated_at timestamptz NOT NULL
+   );
+   CREATE INDEX members_account ON members (account_id);
+   ALTER TABLE sessions ADD COLUMN member_id text REFERENCES members (id) ON DELETE CASCADE;
+   CREATE INDEX sessions_member ON sessions (member_id) WHERE member_id IS NOT NULL;
+   CREATE TABLE account_tokens (
+     id_hash text PRIMARY KEY,
+     id text NOT NULL UNIQUE,
+     kind text NOT NULL CHECK (kind IN ('invite', 'reset')),
+     account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+     member_id text REFERENCES members (id) ON DELETE CASCADE,
+     email text NOT NULL,
+     role text CHECK (role IN ('owner', 'developer', 'viewer')),
+     created_at timestamptz NOT NULL,
+     expires_at timestamptz NOT NULL,
+     used_at timestamptz
+   );
+   CREATE INDEX account_tokens_account ON account_tokens (account_id, kind);
+   CREATE INDEX account_tokens_expiry ON account_tokens (expires_at);
+   CREATE TABLE mail_outbox (
+     id text PRIMARY KEY,
+     to_addr text NOT NULL,
+     subject text NOT NULL,
+     body text NOT NULL,
+     created_at timestamptz NOT NULL,
+     next_attempt_at timestamptz NOT NULL,
+     attempts integer NOT NULL DEFAULT 0,
+     sent_at timestamptz,
+     last_error text,
+     lease_owner text,
+     lease_until timestamptz
+   );
+   CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at) WHERE sent_at IS NULL;
+   CREATE INDEX mail_outbox_created ON mail_outbox (created_at);`,
 ];
 
 /** Serialises migrations across instances starting at once (advisory locks are per database). 'NGST'. */

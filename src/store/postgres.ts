@@ -1,12 +1,12 @@
 import pg from 'pg';
-import type { Account, ApiKey, KeyContext, Plan } from './model.ts';
-import { accountConflict, keyConflict, planConflict, rethrowConflict, type Violation } from './conflict.ts';
+import type { Account, ApiKey, KeyContext, Member, Plan } from './model.ts';
+import { accountConflict, keyConflict, memberConflict, planConflict, rethrowConflict, type Violation } from './conflict.ts';
 import { migratePostgres } from './postgres-migrations.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime,
-  keyFromRow, normalizeEmail, planFromRow, selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
+  keyFromRow, normalizeEmail, planFromRow, selectList, memberFromRow, tokenFromRow, mailFromRow, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
 } from './rows.ts';
-import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats } from './store.ts';
+import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats } from './store.ts';
 import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS, DEFAULT_SUBSCRIPTIONS_PER_ACCOUNT, DEFAULT_SUBSCRIPTIONS_PER_KEY, groupKeyId } from './store.ts';
 
 const codec: Codec = {
@@ -75,7 +75,7 @@ const Q = {
       l0 = usage_minutes.l0 + excluded.l0, l1 = usage_minutes.l1 + excluded.l1, l2 = usage_minutes.l2 + excluded.l2,
       l3 = usage_minutes.l3 + excluded.l3, l4 = usage_minutes.l4 + excluded.l4, l5 = usage_minutes.l5 + excluded.l5`,
   pruneUsageMinutes: 'DELETE FROM usage_minutes WHERE minute < $1',
-  createSession: 'INSERT INTO sessions (id_hash, account_id, csrf, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
+  createSession: 'INSERT INTO sessions (id_hash, account_id, member_id, csrf, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)',
   session: 'SELECT * FROM sessions WHERE id_hash = $1 AND expires_at > now()',
   deleteSession: 'DELETE FROM sessions WHERE id_hash = $1',
   deleteSessionsOf: 'DELETE FROM sessions WHERE account_id = $1',
@@ -356,24 +356,119 @@ export class PostgresStore implements Store {
   }
 
   async createSession(s: Session): Promise<void> {
-    await this.rows('createSession', [s.idHash, s.accountId, s.csrf, s.createdAt, s.expiresAt]);
+    await this.rows('createSession', [s.idHash, s.accountId, s.memberId ?? null, s.csrf, s.createdAt, s.expiresAt]);
   }
 
   async getSession(idHash: string): Promise<Session | undefined> {
     const [r] = await this.rows('session', [idHash]);
-    return r && { idHash: r.id_hash as string, accountId: r.account_id as string, csrf: r.csrf as string, createdAt: codec.time(r.created_at), expiresAt: codec.time(r.expires_at) };
+    return r && { idHash: r.id_hash as string, accountId: r.account_id as string, memberId: (r.member_id as string | null) ?? null, csrf: r.csrf as string, createdAt: codec.time(r.created_at), expiresAt: codec.time(r.expires_at) };
   }
 
   async deleteSession(idHash: string): Promise<void> {
     await this.rows('deleteSession', [idHash]);
   }
 
-  async deleteSessionsOf(accountId: string): Promise<void> {
-    await this.rows('deleteSessionsOf', [accountId]);
+  async deleteSessionsOf(accountId: string, memberId?: string | null): Promise<void> {
+    if (memberId === undefined) await this.rows('deleteSessionsOf', [accountId]);
+    else if (memberId === null) await this.pool.query('DELETE FROM sessions WHERE account_id = $1 AND member_id IS NULL', [accountId]);
+    else await this.pool.query('DELETE FROM sessions WHERE account_id = $1 AND member_id = $2', [accountId, memberId]);
   }
 
   async trimSessions(accountId: string, keep: number): Promise<void> {
     await this.rows('trimSessions', [accountId, keep]);
+  }
+
+  // Issue 22: members, tokens, mail outbox
+
+  async createMember(m: NewMember): Promise<Member> {
+    const now = new Date().toISOString();
+    try {
+      const { rows } = await this.pool.query<Row>(`INSERT INTO members (id, account_id, email, email_normalized, name, password_hash, role, created_at, updated_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`, [m.id, m.accountId, m.email, normalizeEmail(m.email), m.name, m.passwordHash, m.role, now]);
+      return memberFromRow(rows[0], codec);
+    } catch (err) {
+      return rethrowConflict(err, violationOf(err), memberConflict(m));
+    }
+  }
+
+  async getMember(id: string): Promise<Member | undefined> {
+    const [r] = (await this.pool.query<Row>('SELECT * FROM members WHERE id = $1', [id])).rows;
+    return r && memberFromRow(r, codec);
+  }
+
+  async getMemberByEmail(email: string): Promise<Member | undefined> {
+    const [r] = (await this.pool.query<Row>('SELECT * FROM members WHERE email_normalized = $1', [normalizeEmail(email)])).rows;
+    return r && memberFromRow(r, codec);
+  }
+
+  async listMembers(accountId: string): Promise<Member[]> {
+    return (await this.pool.query<Row>('SELECT * FROM members WHERE account_id = $1 ORDER BY created_at, id', [accountId])).rows.map((r) => memberFromRow(r, codec));
+  }
+
+  async updateMember(id: string, p: MemberPatch): Promise<Member | undefined> {
+    const [r] = (await this.pool.query<Row>(`UPDATE members SET name = coalesce($2, name), role = coalesce($3, role),
+      password_hash = CASE WHEN $4::boolean THEN $5 ELSE password_hash END, updated_at = now() WHERE id = $1 RETURNING *`,
+    [id, p.name ?? null, p.role ?? null, p.passwordHash !== undefined, p.passwordHash ?? null])).rows;
+    return r && memberFromRow(r, codec);
+  }
+
+  async deleteMember(id: string): Promise<boolean> {
+    return ((await this.pool.query('DELETE FROM members WHERE id = $1', [id])).rowCount ?? 0) > 0;
+  }
+
+  async createAccountToken(t: AccountToken): Promise<void> {
+    await this.pool.query(`INSERT INTO account_tokens (id_hash, id, kind, account_id, member_id, email, role, created_at, expires_at, used_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, [t.idHash, t.id, t.kind, t.accountId, t.memberId, t.email, t.role, t.createdAt, t.expiresAt, t.usedAt]);
+  }
+
+  async consumeAccountToken(idHash: string, kind: AccountToken['kind'], now: string): Promise<AccountToken | undefined> {
+    const [r] = (await this.pool.query<Row>(`UPDATE account_tokens SET used_at = $3::timestamptz
+      WHERE id_hash = $1 AND kind = $2 AND used_at IS NULL AND expires_at > $3::timestamptz RETURNING *`, [idHash, kind, now])).rows;
+    return r && tokenFromRow(r, codec);
+  }
+
+  async listInvitations(accountId: string, now: string): Promise<AccountToken[]> {
+    return (await this.pool.query<Row>(`SELECT * FROM account_tokens WHERE account_id = $1 AND kind = 'invite' AND used_at IS NULL AND expires_at > $2::timestamptz
+      ORDER BY created_at, id`, [accountId, now])).rows.map((r) => tokenFromRow(r, codec));
+  }
+
+  async deleteInvitation(accountId: string, id: string): Promise<boolean> {
+    return ((await this.pool.query("DELETE FROM account_tokens WHERE account_id = $1 AND id = $2 AND kind = 'invite' AND used_at IS NULL", [accountId, id])).rowCount ?? 0) > 0;
+  }
+
+  async pruneAccountTokens(before: string): Promise<number> {
+    return (await this.pool.query('DELETE FROM account_tokens WHERE expires_at < $1 OR used_at < $1', [before])).rowCount ?? 0;
+  }
+
+  async enqueueMail(m: NewOutboxMail): Promise<void> {
+    await this.pool.query(`INSERT INTO mail_outbox (id, to_addr, subject, body, created_at, next_attempt_at, attempts)
+      VALUES ($1, $2, $3, $4, $5, $5, 0)`, [m.id, m.to, m.subject, m.body, m.createdAt]);
+  }
+
+  async claimMail(owner: string, now: string, leaseUntil: string, limit: number): Promise<OutboxMail[]> {
+    // SKIP LOCKED: another instance claiming at the same moment takes other messages.
+    const { rows } = await this.pool.query<Row>(`WITH due AS (
+        SELECT id FROM mail_outbox WHERE sent_at IS NULL AND body <> '' AND next_attempt_at <= $2::timestamptz
+          AND (lease_until IS NULL OR lease_until <= $2::timestamptz)
+        ORDER BY next_attempt_at, id LIMIT $4 FOR UPDATE SKIP LOCKED)
+      UPDATE mail_outbox m SET lease_owner = $1, lease_until = $3::timestamptz FROM due WHERE m.id = due.id RETURNING m.*`, [owner, now, leaseUntil, limit]);
+    return rows.map((r) => mailFromRow(r, codec)).sort((a, b) => a.nextAttemptAt.localeCompare(b.nextAttemptAt));
+  }
+
+  async recordMailAttempt(id: string, owner: string, a: MailAttempt): Promise<void> {
+    await this.pool.query(`UPDATE mail_outbox SET attempts = attempts + 1, last_error = $3,
+        sent_at = CASE WHEN $4::boolean THEN $5::timestamptz ELSE sent_at END,
+        body = CASE WHEN $4::boolean OR $6::boolean THEN '' ELSE body END,
+        next_attempt_at = $7::timestamptz, lease_owner = NULL, lease_until = NULL
+      WHERE id = $1 AND lease_owner = $2`, [id, owner, a.error, a.sent, a.at, a.giveUp ?? false, a.nextAttemptAt]);
+  }
+
+  async listMail(limit: number): Promise<OutboxMail[]> {
+    return (await this.pool.query<Row>('SELECT * FROM mail_outbox ORDER BY created_at DESC, id DESC LIMIT $1', [limit])).rows.map((r) => mailFromRow(r, codec));
+  }
+
+  async pruneMail(before: string): Promise<number> {
+    return (await this.pool.query("DELETE FROM mail_outbox WHERE created_at < $1 AND (sent_at IS NOT NULL OR body = '')", [before])).rowCount ?? 0;
   }
 
   async createWebhook(w: NewWebhook): Promise<Webhook> {

@@ -72,6 +72,10 @@ export class Retention {
       this.rolledUntil = minuteOf(Date.parse(`${r.hour}Z`) + HOUR);
     }
     if (o.retentionDays > 0) await this.step(() => this.store.pruneUsageMinutes(minuteOf(now - o.retentionDays * DAY)));
+    // Issue 22: invitation and reset tokens a day after they expired or were used; mail a week after it was sent
+    // (or given up: its body is empty then, only the record of it stays).
+    await this.step(() => this.store.pruneAccountTokens(new Date(now - DAY).toISOString()));
+    await this.step(() => this.store.pruneMail(new Date(now - 7 * DAY).toISOString()));
     if (out.sessions + out.testEvents + out.revokedKeys + out.usageRowsRolledUp > 0) this.log.info(out, 'store retention');
     return out;
   }

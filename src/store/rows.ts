@@ -1,5 +1,5 @@
-import type { Account, ApiKey, KeyType, Permission, Plan } from './model.ts';
-import type { UsageMinute, UsageQuery, Webhook, WebhookEvent, WebhookStats, WebhookStatus } from './store.ts';
+import type { Account, ApiKey, KeyType, Member, MemberRole, Permission, Plan } from './model.ts';
+import type { AccountToken, OutboxMail, UsageMinute, UsageQuery, Webhook, WebhookEvent, WebhookStats, WebhookStatus } from './store.ts';
 
 /**
  * Columns and row-to-model mapping shared by both stores. The tables have the same columns on SQLite and
@@ -273,5 +273,29 @@ export function webhookStatsFromRow(r: Row, c: Codec): WebhookStats {
     webhookId: r.webhook_id as string, events: Number(r.events), delivered, pending: Number(r.pending ?? 0), attempts,
     failedAttempts: attempts - delivered, oldestPendingAt: r.oldest_pending ? c.time(r.oldest_pending) : null,
     meanDeliveryMs: r.mean_ms === null || r.mean_ms === undefined ? null : Math.round(Number(r.mean_ms)),
+  };
+}
+
+const timeOrNull = (v: unknown, c: Codec): string | null => (v === null || v === undefined ? null : c.time(v));
+
+export function memberFromRow(r: Row, c: Codec): Member {
+  return {
+    id: r.id as string, accountId: r.account_id as string, email: r.email as string, name: r.name as string,
+    passwordHash: (r.password_hash as string | null) ?? null, role: r.role as MemberRole, createdAt: c.time(r.created_at), updatedAt: c.time(r.updated_at),
+  };
+}
+
+export function tokenFromRow(r: Row, c: Codec): AccountToken {
+  return {
+    idHash: r.id_hash as string, id: r.id as string, kind: r.kind as AccountToken['kind'], accountId: r.account_id as string,
+    memberId: (r.member_id as string | null) ?? null, email: r.email as string, role: (r.role as MemberRole | null) ?? null,
+    createdAt: c.time(r.created_at), expiresAt: c.time(r.expires_at), usedAt: timeOrNull(r.used_at, c),
+  };
+}
+
+export function mailFromRow(r: Row, c: Codec): OutboxMail {
+  return {
+    id: r.id as string, to: r.to_addr as string, subject: r.subject as string, body: r.body as string, createdAt: c.time(r.created_at),
+    nextAttemptAt: c.time(r.next_attempt_at), attempts: Number(r.attempts), sentAt: timeOrNull(r.sent_at, c), lastError: (r.last_error as string | null) ?? null,
   };
 }

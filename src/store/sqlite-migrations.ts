@@ -209,10 +209,56 @@ export const sqliteMigrations: string[] = [
   `ALTER TABLE plans ADD COLUMN subscriptions_per_key INTEGER NOT NULL DEFAULT 100 CHECK (subscriptions_per_key >= 0);
    ALTER TABLE plans ADD COLUMN subscriptions_per_account INTEGER NOT NULL DEFAULT 500 CHECK (subscriptions_per_account >= 0);`,
 
-  // Issue 22: the deliveries view shows each event's last attempt: when, how long, and the start of the receiver's answer.
+  // 12 (issue 22): the deliveries view shows each event's last attempt: when, how long, and the start of the receiver's answer.
   `ALTER TABLE webhook_events ADD COLUMN last_attempt_at TEXT;
    ALTER TABLE webhook_events ADD COLUMN last_duration_ms INTEGER;
    ALTER TABLE webhook_events ADD COLUMN last_response TEXT;`,
+
+  // 13 (issue 22): team members of an account with a role, single-use tokens (invitations, password resets; only
+  // their SHA-256 kept), the member a session is of, and the mail outbox (written before it is sent, like webhooks').
+  `CREATE TABLE members (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+     email TEXT NOT NULL,
+     email_normalized TEXT NOT NULL UNIQUE,
+     name TEXT NOT NULL,
+     password_hash TEXT,
+     role TEXT NOT NULL CHECK (role IN ('owner', 'developer', 'viewer')),
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE INDEX members_account ON members (account_id);
+   ALTER TABLE sessions ADD COLUMN member_id TEXT REFERENCES members (id) ON DELETE CASCADE;
+   CREATE INDEX sessions_member ON sessions (member_id) WHERE member_id IS NOT NULL;
+   CREATE TABLE account_tokens (
+     id_hash TEXT PRIMARY KEY,
+     id TEXT NOT NULL UNIQUE,
+     kind TEXT NOT NULL CHECK (kind IN ('invite', 'reset')),
+     account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+     member_id TEXT REFERENCES members (id) ON DELETE CASCADE,
+     email TEXT NOT NULL,
+     role TEXT CHECK (role IN ('owner', 'developer', 'viewer')),
+     created_at TEXT NOT NULL,
+     expires_at TEXT NOT NULL,
+     used_at TEXT
+   );
+   CREATE INDEX account_tokens_account ON account_tokens (account_id, kind);
+   CREATE INDEX account_tokens_expiry ON account_tokens (expires_at);
+   CREATE TABLE mail_outbox (
+     id TEXT PRIMARY KEY,
+     to_addr TEXT NOT NULL,
+     subject TEXT NOT NULL,
+     body TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     next_attempt_at TEXT NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     sent_at TEXT,
+     last_error TEXT,
+     lease_owner TEXT,
+     lease_until TEXT
+   );
+   CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at) WHERE sent_at IS NULL;
+   CREATE INDEX mail_outbox_created ON mail_outbox (created_at);`,
 ];
 
 /** Brings the file's schema up to date; refuses a file from a newer Nodegate rather than guess. */

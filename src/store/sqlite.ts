@@ -1,15 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { Account, ApiKey, KeyContext, Plan } from './model.ts';
-import { accountConflict, keyConflict, planConflict, rethrowConflict, type Violation } from './conflict.ts';
+import type { Account, ApiKey, KeyContext, Member, Plan } from './model.ts';
+import { accountConflict, keyConflict, memberConflict, planConflict, rethrowConflict, type Violation } from './conflict.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime, keyFromRow, normalizeEmail, planFromRow,
-  selectList, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, WEBHOOK_COLUMNS, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
+  selectList, memberFromRow, tokenFromRow, mailFromRow, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, WEBHOOK_COLUMNS, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
 } from './rows.ts';
 import { migrateSqlite } from './sqlite-migrations.ts';
 import { groupKeyId } from './store.ts';
-import type { AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats } from './store.ts';
+import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats } from './store.ts';
 import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS, DEFAULT_SUBSCRIPTIONS_PER_ACCOUNT, DEFAULT_SUBSCRIPTIONS_PER_KEY } from './store.ts';
 
 const codec: Codec = {
@@ -124,7 +124,7 @@ export class SqliteStore implements Store {
            l2 = l2 + excluded.l2, l3 = l3 + excluded.l3, l4 = l4 + excluded.l4, l5 = l5 + excluded.l5`,
       ),
       pruneUsageMinutes: db.prepare<[string]>('DELETE FROM usage_minutes WHERE minute < ?'),
-      createSession: db.prepare('INSERT INTO sessions (id_hash, account_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?)'),
+      createSession: db.prepare('INSERT INTO sessions (id_hash, account_id, member_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)'),
       session: db.prepare<[string, string], Row>('SELECT * FROM sessions WHERE id_hash = ? AND expires_at > ?'),
       deleteSession: db.prepare<[string]>('DELETE FROM sessions WHERE id_hash = ?'),
       deleteSessionsOf: db.prepare<[string]>('DELETE FROM sessions WHERE account_id = ?'),
@@ -379,25 +379,121 @@ export class SqliteStore implements Store {
   }
 
   async createSession(s: Session): Promise<void> {
-    this.stmts.createSession.run(s.idHash, s.accountId, s.csrf, s.createdAt, s.expiresAt);
+    this.stmts.createSession.run(s.idHash, s.accountId, s.memberId ?? null, s.csrf, s.createdAt, s.expiresAt);
   }
 
   async getSession(idHash: string): Promise<Session | undefined> {
     const r = this.stmts.session.get(idHash, new Date().toISOString());
-    return r && { idHash: r.id_hash as string, accountId: r.account_id as string, csrf: r.csrf as string, createdAt: r.created_at as string, expiresAt: r.expires_at as string };
+    return r && { idHash: r.id_hash as string, accountId: r.account_id as string, memberId: (r.member_id as string | null) ?? null, csrf: r.csrf as string, createdAt: r.created_at as string, expiresAt: r.expires_at as string };
   }
 
   async deleteSession(idHash: string): Promise<void> {
     this.stmts.deleteSession.run(idHash);
   }
 
-  async deleteSessionsOf(accountId: string): Promise<void> {
-    this.stmts.deleteSessionsOf.run(accountId);
+  async deleteSessionsOf(accountId: string, memberId?: string | null): Promise<void> {
+    if (memberId === undefined) this.stmts.deleteSessionsOf.run(accountId);
+    else if (memberId === null) this.db.prepare<[string]>('DELETE FROM sessions WHERE account_id = ? AND member_id IS NULL').run(accountId);
+    else this.db.prepare<[string, string]>('DELETE FROM sessions WHERE account_id = ? AND member_id = ?').run(accountId, memberId);
   }
 
   async trimSessions(accountId: string, keep: number): Promise<void> {
     const now = new Date().toISOString();
     this.stmts.trimSessions.run(accountId, now, accountId, now, keep);
+  }
+
+  // Issue 22: members, tokens, mail outbox
+
+  async createMember(m: NewMember): Promise<Member> {
+    const now = new Date().toISOString();
+    this.write(() => this.db.prepare(`INSERT INTO members (id, account_id, email, email_normalized, name, password_hash, role, created_at, updated_at)
+      VALUES (@id, @accountId, @email, @normalized, @name, @passwordHash, @role, @now, @now)`).run({ ...m, normalized: normalizeEmail(m.email), now }), memberConflict(m));
+    return (await this.getMember(m.id))!;
+  }
+
+  async getMember(id: string): Promise<Member | undefined> {
+    const r = this.db.prepare<[string], Row>('SELECT * FROM members WHERE id = ?').get(id);
+    return r && memberFromRow(r, codec);
+  }
+
+  async getMemberByEmail(email: string): Promise<Member | undefined> {
+    const r = this.db.prepare<[string], Row>('SELECT * FROM members WHERE email_normalized = ?').get(normalizeEmail(email));
+    return r && memberFromRow(r, codec);
+  }
+
+  async listMembers(accountId: string): Promise<Member[]> {
+    return this.db.prepare<[string], Row>('SELECT * FROM members WHERE account_id = ? ORDER BY created_at, id').all(accountId).map((r) => memberFromRow(r, codec));
+  }
+
+  async updateMember(id: string, patch: MemberPatch): Promise<Member | undefined> {
+    const current = await this.getMember(id);
+    if (!current) return undefined;
+    const next = { ...current, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)), updatedAt: new Date().toISOString() };
+    this.db.prepare('UPDATE members SET name = @name, role = @role, password_hash = @passwordHash, updated_at = @updatedAt WHERE id = @id').run(next);
+    return this.getMember(id);
+  }
+
+  async deleteMember(id: string): Promise<boolean> {
+    return this.db.prepare<[string]>('DELETE FROM members WHERE id = ?').run(id).changes > 0;
+  }
+
+  async createAccountToken(t: AccountToken): Promise<void> {
+    this.db.prepare(`INSERT INTO account_tokens (id_hash, id, kind, account_id, member_id, email, role, created_at, expires_at, used_at)
+      VALUES (@idHash, @id, @kind, @accountId, @memberId, @email, @role, @createdAt, @expiresAt, @usedAt)`).run({ ...t, createdAt: isoTime(t.createdAt), expiresAt: isoTime(t.expiresAt) });
+  }
+
+  async consumeAccountToken(idHash: string, kind: AccountToken['kind'], now: string): Promise<AccountToken | undefined> {
+    const r = this.db.prepare<{ idHash: string; kind: string; now: string }, Row>(`UPDATE account_tokens SET used_at = @now
+      WHERE id_hash = @idHash AND kind = @kind AND used_at IS NULL AND expires_at > @now RETURNING *`).get({ idHash, kind, now: isoTime(now) });
+    return r && tokenFromRow(r, codec);
+  }
+
+  async listInvitations(accountId: string, now: string): Promise<AccountToken[]> {
+    return this.db.prepare<[string, string], Row>(`SELECT * FROM account_tokens WHERE account_id = ? AND kind = 'invite' AND used_at IS NULL AND expires_at > ?
+      ORDER BY created_at, id`).all(accountId, isoTime(now)).map((r) => tokenFromRow(r, codec));
+  }
+
+  async deleteInvitation(accountId: string, id: string): Promise<boolean> {
+    return this.db.prepare<[string, string]>("DELETE FROM account_tokens WHERE account_id = ? AND id = ? AND kind = 'invite' AND used_at IS NULL").run(accountId, id).changes > 0;
+  }
+
+  async pruneAccountTokens(before: string): Promise<number> {
+    const t = isoTime(before);
+    return this.db.prepare<[string, string]>('DELETE FROM account_tokens WHERE expires_at < ? OR used_at < ?').run(t, t).changes;
+  }
+
+  async enqueueMail(m: NewOutboxMail): Promise<void> {
+    const at = isoTime(m.createdAt);
+    this.db.prepare(`INSERT INTO mail_outbox (id, to_addr, subject, body, created_at, next_attempt_at, attempts)
+      VALUES (?, ?, ?, ?, ?, ?, 0)`).run(m.id, m.to, m.subject, m.body, at, at);
+  }
+
+  async claimMail(owner: string, now: string, leaseUntil: string, limit: number): Promise<OutboxMail[]> {
+    const t = isoTime(now);
+    const claim = this.db.transaction(() => {
+      const rows = this.db.prepare<[string, string, number], Row>(`SELECT * FROM mail_outbox WHERE sent_at IS NULL AND body <> '' AND next_attempt_at <= ?
+        AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at, id LIMIT ?`).all(t, t, limit);
+      const lease = this.db.prepare<[string, string, string]>('UPDATE mail_outbox SET lease_owner = ?, lease_until = ? WHERE id = ?');
+      for (const r of rows) lease.run(owner, isoTime(leaseUntil), r.id as string);
+      return rows.map((r) => mailFromRow(r, codec));
+    });
+    return claim.immediate();
+  }
+
+  async recordMailAttempt(id: string, owner: string, a: MailAttempt): Promise<void> {
+    this.db.prepare(`UPDATE mail_outbox SET attempts = attempts + 1, last_error = @error,
+        sent_at = CASE WHEN @sent = 1 THEN @at ELSE sent_at END,
+        body = CASE WHEN @sent = 1 OR @giveUp = 1 THEN '' ELSE body END,
+        next_attempt_at = @next, lease_owner = NULL, lease_until = NULL
+      WHERE id = @id AND lease_owner = @owner`).run({ id, owner, error: a.error, sent: a.sent ? 1 : 0, giveUp: a.giveUp ? 1 : 0, at: isoTime(a.at), next: isoTime(a.nextAttemptAt) });
+  }
+
+  async listMail(limit: number): Promise<OutboxMail[]> {
+    return this.db.prepare<[number], Row>('SELECT * FROM mail_outbox ORDER BY created_at DESC, id DESC LIMIT ?').all(limit).map((r) => mailFromRow(r, codec));
+  }
+
+  async pruneMail(before: string): Promise<number> {
+    return this.db.prepare<[string]>("DELETE FROM mail_outbox WHERE created_at < ? AND (sent_at IS NOT NULL OR body = '')").run(isoTime(before)).changes;
   }
 
   async createWebhook(w: NewWebhook): Promise<Webhook> {

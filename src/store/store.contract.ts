@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import { DEFAULT_PERMISSIONS } from './model.ts';
 import { newKeyMaterial } from '../auth/key-value.ts';
 import { PLAN_LIMITS } from '../config/plan-limits.ts';
-import { StoreConflictError, type NewAccount, type NewApiKey, type NewPlan, type Store, type UsageMinute } from './store.ts';
+import { StoreConflictError, type AccountToken, type NewMember, type NewAccount, type NewApiKey, type NewPlan, type Store, type UsageMinute } from './store.ts';
 
 export const freePlan: NewPlan = { id: 'free', name: 'Free', cuPerSecond: 330, cuPerMonth: 30_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 50 };
 export const bigPlan: NewPlan = { id: 'enterprise', name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000, maxKeys: 1000, maxWebhooks: 500, subscriptionsPerKey: 1000, subscriptionsPerAccount: 5000 };
@@ -427,6 +427,111 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         await store.trimSessions(acct, 2);
         const live = await Promise.all(['t1', 't2', 't3', 't4', 'o1'].map(async (h) => (await store.getSession(h)) !== undefined));
         assert.deepEqual(live, [false, false, true, true, true]);
+      });
+    });
+
+    // Issue 22: members, tokens, mail outbox
+    describe('members, tokens and the mail outbox', () => {
+      const T = (m: number) => new Date(Date.UTC(2026, 10, 24, 12, m)).toISOString();
+      const member = (accountId: string, over: Partial<NewMember> = {}): NewMember => ({
+        id: randomUUID(), accountId, email: `m-${randomUUID()}@Example.com`, name: 'Grace', passwordHash: 'h', role: 'developer', ...over,
+      });
+
+      test('members: kept with every field, found by email in any case, unique by email, listed per account, changed and deleted', async () => {
+        await store.createPlan(freePlan);
+        const acct = (await store.createAccount(newAccount())).id;
+        const other = (await store.createAccount(newAccount())).id;
+        const m = await store.createMember(member(acct, { email: 'Grace@Example.com' }));
+        assert.deepEqual({ ...m, createdAt: undefined, updatedAt: undefined }, { ...member(acct), id: m.id, email: 'Grace@Example.com', createdAt: undefined, updatedAt: undefined });
+        isIso(m.createdAt);
+        assert.deepEqual(await store.getMember(m.id), m);
+        assert.deepEqual(await store.getMemberByEmail('grace@example.COM'), m);
+        await assert.rejects(store.createMember(member(other, { email: 'GRACE@example.com' })), conflict(/already exists/));
+        await store.createMember(member(other));
+        assert.deepEqual((await store.listMembers(acct)).map((x) => x.id), [m.id]);
+        await tick();
+        const changed = await store.updateMember(m.id, { role: 'viewer', passwordHash: 'h2' });
+        assert.equal(changed?.role, 'viewer');
+        assert.equal(changed?.passwordHash, 'h2');
+        assert.equal(changed?.name, 'Grace');
+        assert.notEqual(changed?.updatedAt, m.updatedAt);
+        assert.equal(await store.updateMember('nobody', { role: 'viewer' }), undefined);
+        assert.equal(await store.deleteMember(m.id), true);
+        assert.equal(await store.getMember(m.id), undefined);
+        assert.equal(await store.deleteMember(m.id), false);
+      });
+
+      test("sessions carry their member; a member's or the account's own login's end apart; a deleted member's end", async () => {
+        await store.createPlan(freePlan);
+        const acct = (await store.createAccount(newAccount())).id;
+        const a = await store.createMember(member(acct));
+        const b = await store.createMember(member(acct));
+        const soon = new Date(Date.now() + 60_000).toISOString();
+        const session = (idHash: string, memberId: string | null) => store.createSession({ idHash, accountId: acct, memberId, csrf: 'c', createdAt: new Date().toISOString(), expiresAt: soon });
+        await session('own', null);
+        await session('a1', a.id);
+        await session('b1', b.id);
+        assert.equal((await store.getSession('a1'))?.memberId, a.id);
+        assert.equal((await store.getSession('own'))?.memberId, null);
+        await store.deleteSessionsOf(acct, a.id);
+        assert.equal(await store.getSession('a1'), undefined);
+        assert.ok(await store.getSession('own'));
+        await store.deleteSessionsOf(acct, null);
+        assert.equal(await store.getSession('own'), undefined);
+        assert.ok(await store.getSession('b1'));
+        await store.deleteMember(b.id);
+        assert.equal(await store.getSession('b1'), undefined);
+      });
+
+      test('a token is consumed once, never after it expired, only as its kind; invitations listed and withdrawn', async () => {
+        await store.createPlan(freePlan);
+        const acct = (await store.createAccount(newAccount())).id;
+        const token = (idHash: string, over: Partial<AccountToken> = {}): AccountToken => ({
+          idHash, id: randomUUID(), kind: 'invite', accountId: acct, memberId: null, email: 'new@example.com', role: 'viewer',
+          createdAt: T(0), expiresAt: T(60), usedAt: null, ...over,
+        });
+        await store.createAccountToken(token('i1'));
+        await store.createAccountToken(token('i2', { createdAt: T(1), expiresAt: T(10) }));
+        await store.createAccountToken(token('r1', { kind: 'reset', role: null }));
+        assert.deepEqual((await store.listInvitations(acct, T(5))).map((t) => t.idHash), ['i1', 'i2']);
+        assert.deepEqual((await store.listInvitations(acct, T(20))).map((t) => t.idHash), ['i1'], 'expired ones are not pending');
+        assert.equal(await store.consumeAccountToken('r1', 'invite', T(1)), undefined, 'a reset token is no invitation');
+        assert.equal(await store.consumeAccountToken('i2', 'invite', T(10)), undefined, 'expired');
+        const used = await Promise.all([store.consumeAccountToken('i1', 'invite', T(1)), store.consumeAccountToken('i1', 'invite', T(1))]);
+        assert.equal(used.filter(Boolean).length, 1, 'of two concurrent uses exactly one gets it');
+        const got = used.find(Boolean)!;
+        assert.deepEqual({ ...got, usedAt: undefined }, { ...token('i1'), id: got.id, usedAt: undefined });
+        assert.equal(got.usedAt, T(1));
+        assert.equal(await store.consumeAccountToken('i1', 'invite', T(2)), undefined, 'single use');
+        assert.deepEqual(await store.listInvitations(acct, T(15)), [], 'used ones are not pending (nor expired ones)');
+        await store.createAccountToken(token('i3'));
+        const [pending] = await store.listInvitations(acct, T(5));
+        assert.equal(await store.deleteInvitation('another-account', pending.id), false);
+        assert.equal(await store.deleteInvitation(acct, pending.id), true);
+        assert.equal(await store.consumeAccountToken('i3', 'invite', T(1)), undefined, 'withdrawn');
+        assert.equal((await store.consumeAccountToken('r1', 'reset', T(1)))?.kind, 'reset');
+        assert.equal(await store.pruneAccountTokens(T(30)), 3, 'the used invitation and reset, and the expired invitation');
+      });
+
+      test('mail: leased to one owner, retried when due, body emptied once sent or given up, pruned after', async () => {
+        await store.enqueueMail({ id: 'm1', to: 'a@example.com', subject: 'one', body: 'link?token=secret1', createdAt: T(0) });
+        await store.enqueueMail({ id: 'm2', to: 'b@example.com', subject: 'two', body: 'link?token=secret2', createdAt: T(1) });
+        const first = await store.claimMail('x', T(2), T(3), 10);
+        assert.deepEqual(first.map((m) => [m.id, m.to, m.subject, m.body, m.attempts, m.sentAt]), [['m1', 'a@example.com', 'one', 'link?token=secret1', 0, null], ['m2', 'b@example.com', 'two', 'link?token=secret2', 0, null]]);
+        assert.deepEqual(await store.claimMail('y', T(2), T(3), 10), [], 'leased to x');
+        await store.recordMailAttempt('m1', 'y', { sent: true, error: null, at: T(2), nextAttemptAt: T(2) });
+        await store.recordMailAttempt('m1', 'x', { sent: true, error: null, at: T(2), nextAttemptAt: T(2) });
+        await store.recordMailAttempt('m2', 'x', { sent: false, error: 'timeout', at: T(2), nextAttemptAt: T(5) });
+        assert.deepEqual(await store.claimMail('y', T(4), T(5), 10), [], 'm1 sent, m2 not due');
+        const again = await store.claimMail('y', T(5), T(6), 10);
+        assert.deepEqual(again.map((m) => [m.id, m.attempts, m.lastError, m.body]), [['m2', 1, 'timeout', 'link?token=secret2']]);
+        await store.recordMailAttempt('m2', 'y', { sent: false, error: 'refused', at: T(5), nextAttemptAt: T(5), giveUp: true });
+        const all = await store.listMail(10);
+        assert.deepEqual(all.map((m) => [m.id, m.body, m.sentAt, m.attempts, m.lastError]), [['m2', '', null, 2, 'refused'], ['m1', '', T(2), 1, null]]);
+        assert.deepEqual(await store.claimMail('z', T(50), T(51), 10), [], 'given up');
+        await store.enqueueMail({ id: 'm3', to: 'c@example.com', subject: 'three', body: 'b', createdAt: T(3) });
+        assert.equal(await store.pruneMail(T(10)), 2, 'sent and given up go; one waiting stays');
+        assert.deepEqual((await store.listMail(10)).map((m) => m.id), ['m3']);
       });
     });
 

@@ -1,4 +1,4 @@
-import type { Account, ApiKey, KeyContext, Plan } from './model.ts';
+import type { Account, ApiKey, KeyContext, Member, MemberRole, Plan } from './model.ts';
 import { PLAN_LIMIT_DEFAULTS } from '../config/plan-limits.ts';
 
 /** Keys per account of a plan made without saying (and of plans made before the limit existed). */
@@ -68,6 +68,8 @@ export const groupKeyId = (group: '(revoked)' | '(other)', accountId: string) =>
 export interface Session {
   idHash: string;
   accountId: string;
+  /** The member logged in (issue 22); null or absent: the account's own login. */
+  memberId?: string | null;
   /** The token every change made with this session must carry (X-CSRF-Token). */
   csrf: string;
   createdAt: string;
@@ -148,6 +150,52 @@ export interface WebhookAttempt {
   durationMs?: number;
   /** The start of the receiver's answer (first 2 KB, as text), null when there was none. */
   responseBody?: string | null;
+}
+
+export type NewMember = Omit<Member, 'createdAt' | 'updatedAt'>;
+export type MemberPatch = Partial<Pick<Member, 'name' | 'role' | 'passwordHash'>>;
+
+/**
+ * A single-use token (issue 22): an invitation to join an account, or a password reset. Only its SHA-256 is kept;
+ * `id` is a separate public handle (to list and withdraw invitations) that opens nothing.
+ */
+export interface AccountToken {
+  idHash: string;
+  id: string;
+  kind: 'invite' | 'reset';
+  accountId: string;
+  /** A reset of a member's password; null: of the account's own login (or an invitation). */
+  memberId: string | null;
+  email: string;
+  /** The role an invitation gives. */
+  role: MemberRole | null;
+  createdAt: string;
+  expiresAt: string;
+  usedAt: string | null;
+}
+
+/** One message of the mail outbox (issue 22). `body` is emptied once sent (it carries single-use links). */
+export interface OutboxMail {
+  id: string;
+  to: string;
+  subject: string;
+  body: string;
+  createdAt: string;
+  nextAttemptAt: string;
+  attempts: number;
+  sentAt: string | null;
+  lastError: string | null;
+}
+export type NewOutboxMail = Pick<OutboxMail, 'id' | 'to' | 'subject' | 'body' | 'createdAt'>;
+
+/** What one attempt at a leased message came to: sent; or failed, to be tried at `nextAttemptAt`; or given up. */
+export interface MailAttempt {
+  sent: boolean;
+  error: string | null;
+  at: string;
+  nextAttemptAt: string;
+  /** No more attempts: the body is emptied and the message stays unsent, with its last error. */
+  giveUp?: boolean;
 }
 
 /** A uniqueness or reference rule refused a write (duplicate email, plan in use, unknown plan...). */
@@ -242,10 +290,46 @@ export interface Store {
   createSession(session: Session): Promise<void>;
   getSession(idHash: string): Promise<Session | undefined>;
   deleteSession(idHash: string): Promise<void>;
-  /** Ends every session of an account (password changed, account suspended). */
-  deleteSessionsOf(accountId: string): Promise<void>;
+  /**
+   * Ends sessions of an account: every one (account suspended); with `memberId` null only those of the account's own
+   * login, with a member's id only that member's (a password changed or reset, a member removed).
+   */
+  deleteSessionsOf(accountId: string, memberId?: string | null): Promise<void>;
   /** Keeps the account's `keep` newest live sessions and deletes the rest, expired ones included (issue 17). */
   trimSessions(accountId: string, keep: number): Promise<void>;
+
+  // Issue 22: members, tokens, mail outbox
+  /** Refuses (StoreConflictError) an email another member has (compared case-insensitively). */
+  createMember(member: NewMember): Promise<Member>;
+  getMember(id: string): Promise<Member | undefined>;
+  /** Emails are compared case-insensitively. */
+  getMemberByEmail(email: string): Promise<Member | undefined>;
+  /** The account's members, oldest first. */
+  listMembers(accountId: string): Promise<Member[]>;
+  updateMember(id: string, patch: MemberPatch): Promise<Member | undefined>;
+  /** Deletes the member and its sessions. */
+  deleteMember(id: string): Promise<boolean>;
+  createAccountToken(token: AccountToken): Promise<void>;
+  /**
+   * Marks the token of this hash and kind used, if it is unused and unexpired at `now`, and answers it; otherwise
+   * undefined. One statement: of two concurrent uses exactly one gets the token.
+   */
+  consumeAccountToken(idHash: string, kind: AccountToken['kind'], now: string): Promise<AccountToken | undefined>;
+  /** The account's invitations not used and not expired at `now`, oldest first. */
+  listInvitations(accountId: string, now: string): Promise<AccountToken[]>;
+  /** Withdraws an unused invitation of the account by its public id. */
+  deleteInvitation(accountId: string, id: string): Promise<boolean>;
+  /** Drops tokens expired or used before `before` (retention); answers how many. */
+  pruneAccountTokens(before: string): Promise<number>;
+  enqueueMail(mail: NewOutboxMail): Promise<void>;
+  /** Leases up to `limit` unsent messages due by `now` (not leased by another whose lease runs) to `owner` until `leaseUntil`. */
+  claimMail(owner: string, now: string, leaseUntil: string, limit: number): Promise<OutboxMail[]>;
+  /** Records an attempt at a leased message and ends the lease; sent (or given up): the body is emptied. Nothing if the lease is not `owner`'s. */
+  recordMailAttempt(id: string, owner: string, attempt: MailAttempt): Promise<void>;
+  /** The outbox, newest first (operators and tests look at what was written). */
+  listMail(limit: number): Promise<OutboxMail[]>;
+  /** Drops messages sent (or given up) before `before` (retention); answers how many. */
+  pruneMail(before: string): Promise<number>;
 
   createWebhook(webhook: NewWebhook): Promise<Webhook>;
   getWebhook(id: string): Promise<Webhook | undefined>;

@@ -69,6 +69,17 @@ describe('quick start: the start command on the embedded default', () => {
     assert.match(await res.text(), /<title>Nodegate dashboard<\/title>/);
   });
 
+  test('the printed demo login logs in to the dashboard, as the owner of the account with the printed key', async () => {
+    const [, email, password] = /dashboard login: (\S+)\s+password: (\S+)/.exec(out) ?? [];
+    assert.equal(email, 'demo@localhost', out);
+    const res = await fetch(`${url}/api/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assert.equal(body.role, 'owner');
+    const keys = await fetch(`${url}/api/v1/keys`, { headers: { cookie: res.headers.getSetCookie()[0].split(';')[0] } });
+    assert.ok((await keys.json()).keys.some((k: { prefix: string }) => key.startsWith(k.prefix)), 'the printed key is the account\'s');
+  });
+
   test('the printed curl line returns the block number', async () => {
     const { stdout } = await run('sh', ['-c', curlLine]);
     const body = JSON.parse(stdout);

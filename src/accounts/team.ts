@@ -1,0 +1,228 @@
+import { randomUUID } from 'node:crypto';
+import type { MailQueue } from '../mail/mail-queue.ts';
+import { MEMBER_ROLES, type Account, type Member, type MemberRole } from '../store/model.ts';
+import { StoreConflictError, type AccountToken, type Store } from '../store/store.ts';
+import { NotFoundError, ValidationError } from './errors.ts';
+import { hashPassword } from './password.ts';
+import type { AccountsService } from './service.ts';
+import { newToken, tokenHash } from './tokens.ts';
+
+export interface TeamOptions {
+  inviteHours: number;
+  resetMinutes: number;
+  openSignup: boolean;
+  signupPlan: string;
+  /** The dashboard's public origin for links (accounts.publicUrl, else the address listened on): never a request's Host. */
+  publicBase: () => string;
+  now?: () => number;
+}
+
+/** A login: an account's own (member undefined), or one of its members. */
+export interface Login {
+  account: Account;
+  member?: Member;
+}
+
+export interface InvitationView { id: string; email: string; role: MemberRole; expiresAt: string; createdAt: string }
+export interface MemberView { id: string; email: string; name: string; role: MemberRole; createdAt: string }
+
+/** The one answer to a bad, used or expired link (which of them it was is nobody's business). */
+export const BAD_LINK = 'the link is invalid or has expired';
+export const MIN_PASSWORD = 12;
+
+export const invitationView = (t: AccountToken): InvitationView => ({ id: t.id, email: t.email, role: t.role!, expiresAt: t.expiresAt, createdAt: t.createdAt });
+export const memberView = (m: Member): MemberView => ({ id: m.id, email: m.email, name: m.name, role: m.role, createdAt: m.createdAt });
+
+/**
+ * Team members, invitations, sign-up and password resets (issue 22). Every link carries a single-use token
+ * (tokens.ts) that expires; the store consumes it in one statement, so a link works once even when used twice at
+ * the same moment. An email is one login: an account's or a member's, never both.
+ */
+export class TeamService {
+  private readonly now: () => number;
+
+  constructor(private readonly store: Store, private readonly accounts: AccountsService, private readonly mail: MailQueue, private readonly opts: TeamOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  get signupOpen(): boolean {
+    return this.opts.openSignup;
+  }
+
+  /** The account's own login, its members and its pending invitations. */
+  async team(accountId: string): Promise<{ owner: { email: string; name: string }; members: MemberView[]; invitations: InvitationView[] }> {
+    const account = await this.accounts.getAccount(accountId);
+    const [members, invitations] = await Promise.all([this.store.listMembers(accountId), this.store.listInvitations(accountId, this.iso())]);
+    return { owner: { email: account.email, name: account.name }, members: members.map(memberView), invitations: invitations.map(invitationView) };
+  }
+
+  /** Invites `email` to the account with `role`: a link (answered, and mailed when mail is configured). */
+  async invite(accountId: string, email: string, role: MemberRole, invitedBy: string): Promise<{ invitation: InvitationView; url: string; emailed: boolean }> {
+    const account = await this.accounts.getAccount(accountId);
+    const address = checkEmail(email);
+    checkRole(role);
+    await this.refuseTaken(address);
+    const { value, hash } = newToken();
+    const now = this.now();
+    const token: AccountToken = {
+      idHash: hash, id: randomUUID(), kind: 'invite', accountId, memberId: null, email: address, role,
+      createdAt: new Date(now).toISOString(), expiresAt: new Date(now + this.opts.inviteHours * 3_600_000).toISOString(), usedAt: null,
+    };
+    await this.store.createAccountToken(token);
+    const url = this.link('accept', value);
+    if (this.mail.configured) {
+      await this.mail.enqueue({
+        to: address, subject: `You are invited to ${account.name} on Nodegate`,
+        text: `${invitedBy} invited you to the account "${account.name}" on Nodegate, as ${role}.\n\nChoose your name and password here:\n${url}\n\nThe link works once, until ${token.expiresAt}. If you did not expect it, ignore this message.\n`,
+      });
+    }
+    return { invitation: invitationView(token), url, emailed: this.mail.configured };
+  }
+
+  async withdrawInvitation(accountId: string, id: string): Promise<void> {
+    if (!(await this.store.deleteInvitation(accountId, id))) throw new NotFoundError('invitation');
+  }
+
+  async changeRole(accountId: string, memberId: string, role: MemberRole): Promise<MemberView> {
+    checkRole(role);
+    await this.memberOf(accountId, memberId);
+    return memberView((await this.store.updateMember(memberId, { role }))!);
+  }
+
+  /** Removes a member; its sessions end with it (the store cascades). */
+  async remove(accountId: string, memberId: string): Promise<void> {
+    await this.memberOf(accountId, memberId);
+    await this.store.deleteMember(memberId);
+  }
+
+  /** A new member from an invitation's token: the token is spent only by a valid name and password. */
+  async accept(token: string, name: string, password: string): Promise<Login> {
+    const display = checkName(name);
+    await checkPassword(password);
+    const used = await this.store.consumeAccountToken(tokenHash(token ?? ''), 'invite', this.iso());
+    if (!used) throw new ValidationError('token', BAD_LINK);
+    const account = await this.store.getAccount(used.accountId);
+    if (!account || account.status !== 'active') throw new ValidationError('token', BAD_LINK);
+    await this.refuseTaken(used.email);
+    const member = await this.store.createMember({
+      id: randomUUID(), accountId: account.id, email: used.email, name: display, passwordHash: await hashPassword(password), role: used.role ?? 'viewer',
+    });
+    return { account, member };
+  }
+
+  /** Open sign-up (accounts.openSignup): an account of its own on accounts.signupPlan. */
+  async signup(name: string, email: string, password: string): Promise<Login> {
+    const address = checkEmail(email);
+    await this.refuseTaken(address);
+    const account = await this.accounts.createAccount({ name, email: address, password, planId: this.opts.signupPlan });
+    return { account };
+  }
+
+  /**
+   * A reset link mailed to the login with this email, if there is one and mail is configured; nothing otherwise.
+   * Called off the response path (the answer is the same either way, and takes the same time).
+   */
+  async requestReset(email: string): Promise<void> {
+    const login = await this.loginByEmail(email);
+    if (!login || login.account.status !== 'active' || !this.mail.configured) return;
+    const { url, expiresAt } = await this.resetLink(login);
+    await this.mail.enqueue({
+      to: login.member?.email ?? login.account.email, subject: 'Reset your Nodegate password',
+      text: `Someone (hopefully you) asked to reset the password of ${login.member?.email ?? login.account.email} on Nodegate.\n\nChoose a new password here:\n${url}\n\nThe link works once, until ${expiresAt}. If you did not ask, ignore this message: your password stays as it is.\n`,
+    });
+  }
+
+  /** The operator's reset link for an account's own login (when mail is not configured, it is handed over by hand). */
+  async operatorResetLink(accountId: string): Promise<{ url: string; expiresAt: string }> {
+    return this.resetLink({ account: await this.accounts.getAccount(accountId) });
+  }
+
+  /** Sets the password of the token's login and ends every session of that login. */
+  async completeReset(token: string, password: string): Promise<Login> {
+    await checkPassword(password);
+    const used = await this.store.consumeAccountToken(tokenHash(token ?? ''), 'reset', this.iso());
+    if (!used) throw new ValidationError('token', BAD_LINK);
+    const account = await this.store.getAccount(used.accountId);
+    if (!account || account.status !== 'active') throw new ValidationError('token', BAD_LINK);
+    if (used.memberId) {
+      const member = await this.store.updateMember(used.memberId, { passwordHash: await hashPassword(password) });
+      if (!member) throw new ValidationError('token', BAD_LINK);
+      await this.store.deleteSessionsOf(account.id, member.id);
+      return { account, member };
+    }
+    const updated = await this.accounts.updateAccount(account.id, { password });
+    await this.store.deleteSessionsOf(account.id, null);
+    return { account: updated };
+  }
+
+  /** Sets a member's own password (the member's password change); ends that member's sessions. */
+  async setMemberPassword(member: Member, password: string): Promise<Member> {
+    await checkPassword(password);
+    const updated = (await this.store.updateMember(member.id, { passwordHash: await hashPassword(password) }))!;
+    await this.store.deleteSessionsOf(member.accountId, member.id);
+    return updated;
+  }
+
+  /** The login whose email this is: an account's own, or a member's (with its account). */
+  async loginByEmail(email: string): Promise<Login | undefined> {
+    const account = await this.store.getAccountByEmail(email);
+    if (account) return { account };
+    const member = await this.store.getMemberByEmail(email);
+    const of = member && (await this.store.getAccount(member.accountId));
+    return of ? { account: of, member } : undefined;
+  }
+
+  private async resetLink(login: Login): Promise<{ url: string; expiresAt: string }> {
+    const { value, hash } = newToken();
+    const now = this.now();
+    const expiresAt = new Date(now + this.opts.resetMinutes * 60_000).toISOString();
+    await this.store.createAccountToken({
+      idHash: hash, id: randomUUID(), kind: 'reset', accountId: login.account.id, memberId: login.member?.id ?? null,
+      email: login.member?.email ?? login.account.email, role: null, createdAt: new Date(now).toISOString(), expiresAt, usedAt: null,
+    });
+    return { url: this.link('reset', value), expiresAt };
+  }
+
+  private link(page: 'accept' | 'reset', token: string): string {
+    return `${this.opts.publicBase().replace(/\/+$/, '')}/dashboard/#/${page}?token=${token}`;
+  }
+
+  private async memberOf(accountId: string, memberId: string): Promise<Member> {
+    const m = await this.store.getMember(memberId);
+    if (!m || m.accountId !== accountId) throw new NotFoundError('member');
+    return m;
+  }
+
+  /** An email is one login: refused (409) when an account or a member already has it. */
+  private async refuseTaken(email: string): Promise<void> {
+    if ((await this.store.getAccountByEmail(email)) || (await this.store.getMemberByEmail(email))) {
+      throw new StoreConflictError(`a login with email ${email} already exists`);
+    }
+  }
+
+  private iso(): string {
+    return new Date(this.now()).toISOString();
+  }
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+function checkEmail(email: string): string {
+  const e = email?.trim();
+  if (!e || !EMAIL.test(e) || e.length > 320) throw new ValidationError('email', 'must be an email address');
+  return e;
+}
+
+function checkName(name: string): string {
+  const n = name?.trim();
+  if (!n) throw new ValidationError('name', 'must not be empty');
+  return n;
+}
+
+function checkRole(role: string): void {
+  if (!MEMBER_ROLES.includes(role as MemberRole)) throw new ValidationError('role', `one of ${MEMBER_ROLES.join(', ')}`);
+}
+
+async function checkPassword(password: string): Promise<void> {
+  if (typeof password !== 'string' || password.length < MIN_PASSWORD) throw new ValidationError('password', `must be at least ${MIN_PASSWORD} characters`);
+}
