@@ -1,3 +1,5 @@
+import { ACTIONS, can, type Action } from '../accounts/roles.ts';
+import type { MemberRole } from '../store/model.ts';
 import { PLAN_LIMITS, type PlanLimit } from '../config/plan-limits.ts';
 import { catalogue } from '../errors/catalogue.ts';
 import { DEFAULT_PERMISSIONS, KEY_TYPES, PERMISSIONS, type KeyType, type Permission } from '../store/model.ts';
@@ -23,15 +25,15 @@ const PERMISSION_HELP: Record<Permission, string> = {
   admin: "managing this account's keys over the API",
 };
 
-/**
- * Roles of an account's logins and what each may do (issue 22 contract). The actions are those of accounts/roles.ts
- * (`can(role, action)`); once it is merged this list is made from it: `can: Object.keys(ACTIONS).filter((a) => can(role, a))`.
- */
-const ROLES = [
-  { name: 'owner', help: 'Everything, including members and invitations.', can: ['read', 'ownPassword', 'changeKeys', 'changeWebhooks', 'changeAlerts', 'manageTeam'] },
-  { name: 'developer', help: 'Keys, webhooks and alert settings; reads usage.', can: ['read', 'ownPassword', 'changeKeys', 'changeWebhooks', 'changeAlerts'] },
-  { name: 'viewer', help: 'Reads keys, usage, webhooks and alerts; changes only their own password.', can: ['read', 'ownPassword'] },
-];
+/** Roles of an account's logins and what each may do: the actions of accounts/roles.ts, as `can(role, action)` says. */
+const ROLE_HELP: Record<MemberRole, string> = {
+  owner: 'Everything, including members and invitations.',
+  developer: 'Keys, webhooks and alert settings; reads usage.',
+  viewer: 'Reads keys, usage, webhooks and alerts; changes only their own password.',
+};
+const ROLES = (Object.keys(ROLE_HELP) as MemberRole[]).map((name) => ({
+  name, help: ROLE_HELP[name], can: (Object.keys(ACTIONS) as Action[]).filter((a) => can(name, a)),
+}));
 
 /** One option field of a webhook kind: how the form asks for it and checks it before sending. */
 interface OptionField {
