@@ -208,6 +208,24 @@ export const sqliteMigrations: string[] = [
   // 11 (issue 20): WebSocket subscriptions per key and per account, by plan (each is work on every block or log).
   `ALTER TABLE plans ADD COLUMN subscriptions_per_key INTEGER NOT NULL DEFAULT 100 CHECK (subscriptions_per_key >= 0);
    ALTER TABLE plans ADD COLUMN subscriptions_per_account INTEGER NOT NULL DEFAULT 500 CHECK (subscriptions_per_account >= 0);`,
+
+  // Issue 22: alert settings per account, and the alerts that fired (one row per crossing: its primary key is what
+  // makes several instances send an alert once).
+  `CREATE TABLE alert_settings (
+     account_id TEXT PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+     settings TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE TABLE alerts_fired (
+     account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+     kind TEXT NOT NULL,
+     threshold REAL NOT NULL,
+     period TEXT NOT NULL,
+     fired_at TEXT NOT NULL,
+     value REAL NOT NULL,
+     PRIMARY KEY (account_id, kind, threshold, period)
+   );
+   CREATE INDEX alerts_fired_recent ON alerts_fired (account_id, fired_at);`,
 ];
 
 /** Brings the file's schema up to date; refuses a file from a newer Nodegate rather than guess. */
