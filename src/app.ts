@@ -27,6 +27,8 @@ import { WebhookDelivery, type DeliveryOptions } from './webhooks/delivery.ts';
 import { Pacer } from './background/pacer.ts';
 import { WebhookProducer } from './webhooks/producer.ts';
 import { systemResolve } from './webhooks/target-guard.ts';
+import { AlertChecker } from './alerts/alert-checker.ts';
+import type { MailQueue } from './mail/mail-queue.ts';
 
 export interface Gateway {
   config: Readonly<Config>;
@@ -45,6 +47,8 @@ export interface Gateway {
   webhooks: { producer: WebhookProducer; delivery: WebhookDelivery } | undefined;
   /** Store retention (sessions, revoked keys, test events, usage roll-up), run at start and hourly; `poke()` runs it now. */
   retention: Retention;
+  /** Usage alerts' background check (issue 22); absent when `alerts.enabled` is false. `check()` runs a round now. */
+  alerts: AlertChecker | undefined;
   /** The listening base URL, `http://127.0.0.1:PORT`. */
   url: string;
   /** Graceful stop: no new requests, in-flight ones finish, chains journalled and stopped, store closed. */
@@ -83,6 +87,8 @@ export async function startGateway(config: Readonly<Config>, opts: {
   webhookNet?: Pick<DeliveryOptions, 'resolve' | 'onConnect' | 'route'>;
   /** A worker of `--workers N`: the state the workers share, kept by the primary. */
   worker?: WorkerShare;
+  /** Where mail goes (invitations, resets, alerts: mail/mail-queue.ts); without one, nothing is mailed. */
+  mail?: MailQueue;
 } = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config);
   const store = await openStore(config);
@@ -117,6 +123,8 @@ export async function startGateway(config: Readonly<Config>, opts: {
   const delivery = config.webhooks.enabled ? new WebhookDelivery(store, { ...config.webhooks, ...opts.webhookNet, resolve }, log.child({ part: 'webhooks' }), background) : undefined;
   const producer = delivery ? new WebhookProducer(store, networks, log.child({ part: 'webhooks' }), () => delivery.poke(), background, { perWebhook: config.webhooks.keptBytesPerWebhook, total: config.webhooks.keptBytesTotal }) : undefined;
   const metrics = config.metrics.enabled ? new Metrics(networks, () => filterStore.size, usage, delivery) : undefined;
+  const mail: MailQueue = opts.mail ?? { configured: false, enqueue: async () => {} };
+  const alerts = config.alerts.enabled ? new AlertChecker(store, log.child({ part: 'alerts' }), { checkMs: config.alerts.checkMs, mail, written: () => delivery?.poke() }) : undefined;
   const webhooks = delivery && producer ? { resolve, written: () => delivery.poke(), changed: () => producer.refresh().catch(() => {}) } : undefined;
   let app: FastifyInstance | undefined;
   try {
@@ -131,6 +139,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
     }
     delivery?.start();
     retention.start();
+    alerts?.start();
     await app.listen({ host: config.server.host, port: config.server.port });
     const { port } = app.server.address() as { port: number };
     const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
@@ -139,6 +148,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
     const server = app;
     const close = () => (closing ??= (async () => {
       await server.close();
+      await alerts?.close();
       await producer?.settled();
       await delivery?.close();
       await keys.close();
@@ -152,9 +162,10 @@ export async function startGateway(config: Readonly<Config>, opts: {
       await filterStore.close();
       await store.close();
     })());
-    return { config, app, store, networks, keys, accounts, rateLimiter, log, secrets, url, close, refusals, retention, webhooks: producer && delivery ? { producer, delivery } : undefined };
+    return { config, app, store, networks, keys, accounts, rateLimiter, log, secrets, url, close, refusals, retention, alerts, webhooks: producer && delivery ? { producer, delivery } : undefined };
   } catch (err) {
     await app?.close().catch(() => {});
+    await alerts?.close();
     await delivery?.close().catch(() => {});
     await usage?.close().catch(() => {});
     await retention.close();
