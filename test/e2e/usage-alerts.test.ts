@@ -13,6 +13,9 @@ import { sqlitePath } from '../../src/store/open-store.ts';
 import { SqliteStore } from '../../src/store/sqlite.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { freshDatabase, postgresSkipReason } from '../helpers/postgres.ts';
+
+const noPostgres = await postgresSkipReason('usage alerts on two gateways');
 
 type Res = { status: number; body: any; text: string; headers: Headers };
 
@@ -143,7 +146,10 @@ describe('usage you can filter, refusals counted, CSV, alerts', { timeout: 180_0
     // 429: the account's monthly quota (1000 units) spent; then every call is refused and counted.
     let ok = 0;
     let refused = 0;
-    for (let i = 0; i < 400 && refused === 0; i++) ((await g.rpc(call('eth_blockNumber'), { key: quota.value })).status === 200 ? ok++ : refused++);
+    for (let i = 0; i < 400 && refused === 0; i++) {
+      if ((await g.rpc(call('eth_blockNumber'), { key: quota.value })).status === 200) ok++;
+      else refused++;
+    }
     assert.equal(refused, 1, 'the quota is spent');
     const before = await lastUsed(quota.id);
     assert.ok(before);
@@ -271,6 +277,42 @@ describe('usage you can filter, refusals counted, CSV, alerts', { timeout: 180_0
     for (let i = 0; i < 20; i++) await bad();
     await eventually(() => mails().length === 2, 10_000, 'the second error-rate alert');
     assert.deepEqual((await recent()).map((r) => r.period === 'open'), [true, false]);
+  });
+});
+
+describe('usage alerts with two gateways on one PostgreSQL', { timeout: 180_000, skip: noPostgres }, () => {
+  test('each gateway checks, the alert goes out once: one mail, one usage.threshold event, not again after more usage', async () => {
+    const url = await freshDatabase();
+    const config = { database: { url }, analytics: { flushMs: 100 }, limits: { usageFlushMs: 100 }, alerts: { checkMs: 50 } };
+    const mailA = recordingMail();
+    const mailB = recordingMail();
+    const a = await startTestGateway(config, { mail: mailA });
+    const b = await startTestGateway(config, { mail: mailB });
+    try {
+      await a.gw.accounts.createPlan({ id: 'tiny', name: 'Tiny', cuPerSecond: 100_000, cuPerMonth: 1000, maxBatchSize: 100, debugMethods: false, maxFilters: 10 });
+      const acc = await a.gw.accounts.createAccount({ name: 'pg-alerts', email: 'pg-alerts@example.com', planId: 'tiny' });
+      const key = (await a.gw.accounts.createKey(acc.id, { name: 'k' })).value;
+      const hook = await a.gw.store.createWebhook({ id: 'wh-pg-usage', accountId: acc.id, network: '', kind: 'usage.threshold', url: 'https://alerts.example/hook', options: {}, secret: 'whsec_test', status: 'active' });
+      // Set through B, used through A: the settings are the store's, not an instance's.
+      const put = (bearer: string) => fetch(`${b.url}/api/v1/account/alerts`, { method: 'PUT', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify({ quotaPercents: [50] }) });
+      assert.equal((await put(key)).status, 403, 'a Standard key (no admin permission) changes nothing');
+      const admin = (await a.gw.accounts.createKey(acc.id, { name: 'admin', type: 'Restricted', permissions: ['admin'] })).value;
+      assert.equal((await put(admin)).status, 200);
+      for (let i = 0; i < 55; i++) assert.equal((await a.rpc(call('eth_blockNumber'), { key })).status, 200);
+      const sent = () => [...mailA.sent, ...mailB.sent].filter((m) => m.to === 'pg-alerts@example.com');
+      await eventually(() => sent().length > 0, 15_000, 'the alert mail from either gateway');
+      for (let i = 0; i < 10; i++) await a.rpc(call('eth_blockNumber'), { key });
+      const month = new Date().toISOString().slice(0, 7);
+      for (let i = 0; i < 2000 && (await b.gw.store.getUsage(acc.id, month)) < 650; i++) await Promise.all([a.gw.alerts!.check(), b.gw.alerts!.check()]);
+      for (let round = 0; round < 3; round++) await Promise.all([a.gw.alerts!.check(), b.gw.alerts!.check()]);
+      assert.equal(sent().length, 1, `one mail (gateway A sent ${mailA.sent.length}, B ${mailB.sent.length})`);
+      const events = await b.gw.store.listWebhookEvents(hook.id, 10);
+      assert.equal(events.length, 1);
+      assert.equal(JSON.parse(events[0].body).event.threshold, 50);
+    } finally {
+      await b.close();
+      await a.close();
+    }
   });
 });
 
