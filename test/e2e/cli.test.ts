@@ -75,7 +75,10 @@ describe('nodegate plans|accounts|keys on the local store', () => {
     const all = await json(['usage', 'show']);
     assert.deepEqual([all.totals.requests, all.totals.errors, all.totals.computeUnits], [3, 1, 10]);
     assert.deepEqual(all.byMethod.map((m: { method: string; requests: number }) => [m.method, m.requests]), [['eth_call', 2], ['eth_getLogs', 1]]);
-    assert.equal((await json(['usage', 'show', '--account', 'someone-else'])).totals.requests, 0);
+    const unknown = await cli(['usage', 'show', '--account', 'someone-else@example.com']);
+    assert.equal(unknown.code, 1, 'an unknown account is an error, not a report of zeros');
+    assert.match(unknown.stderr, /account someone-else@example.com not found/);
+    assert.deepEqual([(await json(['usage', 'show', '--status', 'error'])).totals.requests, (await json(['usage', 'show', '--method', 'eth_call'])).totals.requests], [1, 2]);
     const text = await cli(['usage', 'show', '--hours', '2']);
     assert.equal(text.code, 0);
     assert.match(text.stdout, /eth_call\s+2\s+10\s+0/);
