@@ -87,8 +87,9 @@ export function admitter(deps: EndpointDeps) {
 
   /**
    * A network that does not exist: 404 whatever the key. With analytics on, the key is looked up (a cache hit for
-   * a key in use) so that a known key's 404 is counted in its usage (issue 22); an unknown key's lookup spends
-   * the address's failures, as on any network, so this path is no way round the unknown-key guard.
+   * a key in use) so that a known key's 404 is counted in its usage (issue 22). A key decided at once (malformed,
+   * or in memory) cost nothing; one the store was asked about and did not know spends the address's failures, as
+   * on any network, so this path is no way round the unknown-key guard.
    */
   const unknownNetwork = (a: Arrival, charge: boolean): Refusal | Promise<Refusal> => {
     const e = new GatewayError('UNKNOWN_NETWORK', { network: a.network.slice(0, 64) });
@@ -98,7 +99,8 @@ export function admitter(deps: EndpointDeps) {
     try {
       key = keys.resolve(a.apikey);
     } catch (err) {
-      return unknownKey(a, err, UNKNOWN_NETWORK, charge, e);
+      if (err instanceof KnownKeyRefusal) count(err.known, UNKNOWN_NETWORK, e, charge);
+      return refuse(e);
     }
     if (key instanceof Promise) return key.then(counted, (err) => unknownKey(a, err, UNKNOWN_NETWORK, charge, e));
     return counted(key);
