@@ -31,6 +31,7 @@ import type { MailQueue } from './mail/mail-queue.ts';
 import { MailOutbox } from './mail/outbox.ts';
 import { MailSender, smtpTransport, type MailTransport } from './mail/sender.ts';
 import { TeamService } from './accounts/team.ts';
+import { AlertChecker } from './alerts/alert-checker.ts';
 
 export interface Gateway {
   config: Readonly<Config>;
@@ -56,6 +57,8 @@ export interface Gateway {
   webhooks: { producer: WebhookProducer; delivery: WebhookDelivery } | undefined;
   /** Store retention (sessions, revoked keys, test events, usage roll-up), run at start and hourly; `poke()` runs it now. */
   retention: Retention;
+  /** Usage alerts' background check (issue 22); absent when `alerts.enabled` is false. `check()` runs a round now. */
+  alerts: AlertChecker | undefined;
   /** The listening base URL, `http://127.0.0.1:PORT`. */
   url: string;
   /** Graceful stop: no new requests, in-flight ones finish, chains journalled and stopped, store closed. */
@@ -96,6 +99,8 @@ export async function startGateway(config: Readonly<Config>, opts: {
   worker?: WorkerShare;
   /** How mail leaves (tests); default SMTP as configured in `mail.smtp`. */
   mailTransport?: MailTransport;
+  /** Where mail goes instead of the store's outbox (tests that only count what would be mailed). */
+  mail?: MailQueue;
 } = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config);
   const store = await openStore(config);
@@ -136,7 +141,8 @@ export async function startGateway(config: Readonly<Config>, opts: {
   const sender = mailConfigured
     ? new MailSender(store, opts.mailTransport ?? smtpTransport(config.mail), { from: config.mail.from, pollMs: config.mail.pollMs, timeoutMs: config.mail.smtp.timeoutMs }, log.child({ part: 'mail' }))
     : undefined;
-  const mail = new MailOutbox(store, mailConfigured, log.child({ part: 'mail' }), () => sender?.poke());
+  const mail: MailQueue = opts.mail ?? new MailOutbox(store, mailConfigured, log.child({ part: 'mail' }), () => sender?.poke());
+  const alerts = config.alerts.enabled ? new AlertChecker(store, log.child({ part: 'alerts' }), { checkMs: config.alerts.checkMs, mail, written: () => delivery?.poke() }) : undefined;
   // Links in mail name the configured public origin, else the address listened on (known once listening): never a
   // request's Host header, which a caller chooses.
   let listening = '';
@@ -157,6 +163,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
     }
     delivery?.start();
     retention.start();
+    alerts?.start();
     await app.listen({ host: config.server.host, port: config.server.port });
     const { port } = app.server.address() as { port: number };
     const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
@@ -168,6 +175,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
     const close = () => (closing ??= (async () => {
       await server.close();
       await sender?.close();
+      await alerts?.close();
       await producer?.settled();
       await delivery?.close();
       await keys.close();
@@ -181,10 +189,11 @@ export async function startGateway(config: Readonly<Config>, opts: {
       await filterStore.close();
       await store.close();
     })());
-    return { config, app, store, networks, keys, accounts, team, mail, rateLimiter, log, secrets, url, close, refusals, retention, webhooks: producer && delivery ? { producer, delivery } : undefined };
+    return { config, app, store, networks, keys, accounts, team, mail, rateLimiter, log, secrets, url, close, refusals, retention, alerts, webhooks: producer && delivery ? { producer, delivery } : undefined };
   } catch (err) {
     await app?.close().catch(() => {});
     await sender?.close().catch(() => {});
+    await alerts?.close();
     await delivery?.close().catch(() => {});
     await usage?.close().catch(() => {});
     await retention.close();

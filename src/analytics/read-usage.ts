@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Store, UsageQuery } from '../store/store.ts';
+import type { Store, UsageMinute, UsageQuery } from '../store/store.ts';
 import { UsageReport, type Bucket } from './report.ts';
 
 /** Rows read per page: a page takes about a millisecond, so a caller's turn waits at most that long behind one. */
@@ -60,12 +60,18 @@ export interface ReadUsageOptions {
  * TooManyUsageRowsError) and in the event loop's time, and never holding more than one page of rows.
  */
 export async function readUsage(store: Store, q: Omit<UsageQuery, 'limit' | 'after'>, bucket: Bucket, opts: ReadUsageOptions) {
+  const report = new UsageReport(q.from, q.to, bucket);
+  await readUsageRows(store, q, opts, (r) => report.add(r));
+  return report.result();
+}
+
+/** The same bounded, paged read, each row handed to `add` as it comes (the CSV export folds them its own way). */
+export async function readUsageRows(store: Store, q: Omit<UsageQuery, 'limit' | 'after'>, opts: ReadUsageOptions, add: (r: UsageMinute) => void): Promise<void> {
   // Counted first, up to one row past the bound, and refused before any page: a refusal found by reading cost
   // ~200 pages and 100,000 rows added up for nothing, as often as a caller asked. The count waits its turn at the
   // gate like a page and is charged the same, so repeated refusals too keep to analytics' share of the event loop.
   const counted = await opts.gate.run(() => store.countUsageMinutes(q, opts.maxRows + 1));
   if (counted > opts.maxRows) throw new TooManyUsageRowsError(opts.maxRows);
-  const report = new UsageReport(q.from, q.to, bucket);
   let read = 0;
   let after: UsageQuery['after'];
   for (;;) {
@@ -73,13 +79,13 @@ export async function readUsage(store: Store, q: Omit<UsageQuery, 'limit' | 'aft
     const limit = Math.min(PAGE_ROWS, opts.maxRows + 1 - read);
     const page = await opts.gate.run(async () => {
       const rows = await store.listUsageMinutes({ ...q, limit, after });
-      for (const r of rows) report.add(r);
+      for (const r of rows) add(r);
       return rows;
     });
     read += page.length;
     // Rows flushed since the count are bounded here all the same.
     if (read > opts.maxRows) throw new TooManyUsageRowsError(opts.maxRows);
-    if (page.length < limit) return report.result();
+    if (page.length < limit) return;
     const last = page[page.length - 1];
     after = { minute: last.minute, keyId: last.keyId, network: last.network, method: last.method, code: last.code };
   }

@@ -14,13 +14,13 @@ const add = (t: Tally, r: UsageMinute) => {
  * The requests of a row that were timed: all of a call's, none of a notification's (`eth_subscription` rows count
  * notifications delivered, which nobody waited for), so latency averages are of calls only.
  */
-const timed = (r: UsageMinute) => r.latency.reduce((a, n) => a + n, 0);
+export const timed = (r: UsageMinute) => r.latency.reduce((a, n) => a + n, 0);
 
 /** The start of `minute`'s bucket, as the same `YYYY-MM-DDTHH:MM` text. */
-const bucketOf = (minute: string, bucket: Bucket) => (bucket === 'minute' ? minute : bucket === 'hour' ? `${minute.slice(0, 13)}:00` : `${minute.slice(0, 10)}T00:00`);
+export const bucketOf = (minute: string, bucket: Bucket) => (bucket === 'minute' ? minute : bucket === 'hour' ? `${minute.slice(0, 13)}:00` : `${minute.slice(0, 10)}T00:00`);
 
 /** The key a row is shown under: its own, or for rows kept under no real key, `(revoked)` or `(other)` (not the account id). */
-const shownKey = (keyId: string) => (keyId.startsWith('(') ? keyId.slice(0, keyId.indexOf(')') + 1) : keyId);
+export const shownKey = (keyId: string) => (keyId.startsWith('(') ? keyId.slice(0, keyId.indexOf(')') + 1) : keyId);
 
 /**
  * Usage rows folded into what the analytics API and the dashboard show: totals, a time series per bucket (empty

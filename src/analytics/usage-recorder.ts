@@ -5,6 +5,15 @@ import { minuteOf } from '../store/minute.ts';
 /** The method notifications are counted under in usage (their JSON-RPC method on the wire). */
 export const NOTIFICATION_METHOD = 'eth_subscription';
 
+/**
+ * The method requests refused before their body was read are counted under (issue 22: a known key's 401, 403, 404
+ * and 429 at admission): no method was read, and none is guessed.
+ */
+export const REFUSED_METHOD = '(refused)';
+
+/** The network a request to a network that does not exist is counted under (the caller's text is never a label). */
+export const UNKNOWN_NETWORK = '(unknown)';
+
 /** Calls of one network, method and outcome since start. */
 export interface Total { network: string; method: string; code: number; requests: number; computeUnits: number }
 
@@ -74,6 +83,14 @@ export class UsageRecorder {
     const c = this.cell(accountId, keyId, network, NOTIFICATION_METHOD, 0);
     c.requests++;
     c.computeUnits += computeUnits;
+  }
+
+  /**
+   * A known key's request refused before its body was read (issue 22): counted with its code under the method
+   * `(refused)`, with no units (it cost the key nothing) and no latency (nothing was served).
+   */
+  refused(accountId: string, keyId: string, network: string, code: number): void {
+    this.cell(accountId, keyId, network, REFUSED_METHOD, code).requests++;
   }
 
   /** The cell of the current minute for this key, network, method and outcome, made if need be. */

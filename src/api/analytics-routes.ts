@@ -1,19 +1,20 @@
-import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { AccountsService } from '../accounts/service.ts';
 import type { UsageRecorder } from '../analytics/usage-recorder.ts';
 import { minuteOf } from '../store/minute.ts';
-import type { Bucket } from '../analytics/report.ts';
-import { readUsage, TooManyUsageRowsError, UsageReadGate, UsageReadTimeoutError } from '../analytics/read-usage.ts';
+import { UsageReport, type Bucket } from '../analytics/report.ts';
+import { UsageCsv } from '../analytics/usage-csv.ts';
+import { readUsageRows, TooManyUsageRowsError, UsageReadGate, UsageReadTimeoutError } from '../analytics/read-usage.ts';
 import type { Networks } from '../networks/networks.ts';
 import { monthOf } from '../limits/quota.ts';
-import type { Store } from '../store/store.ts';
+import type { Store, UsageMinute, UsageStatus } from '../store/store.ts';
 import { ApiError } from './errors.ts';
 import { errorResponses } from './schemas.ts';
 
 const member: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }];
 const operator: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }, { operatorPassword: [] }];
 
-type Query = { Querystring: { from?: string; to?: string; bucket?: string; keyId?: string; network?: string; accountId?: string } };
+type Query = { Querystring: { from?: string; to?: string; bucket?: string; keyId?: string; network?: string; method?: string; status?: string; accountId?: string } };
 
 const query = {
   type: 'object',
@@ -24,6 +25,8 @@ const query = {
     bucket: { enum: ['minute', 'hour', 'day'], description: 'default: by the range (minutes up to 3 hours, hours up to 3 days)' },
     keyId: { type: 'string' },
     network: { type: 'string' },
+    method: { type: 'string', maxLength: 128, description: 'one method, as recorded (`(refused)`: refused before the body was read; `(invalid)`, `(other)`)' },
+    status: { type: 'string', maxLength: 12, description: '`ok` (answered with a result), `error` (any error), or one code: a JSON-RPC error code such as -32005 (limits), -32010 (key), -32011 (forbidden), -32012 (unknown network)' },
     accountId: { type: 'string', description: 'operator only: one account (default: all)' },
   },
 } as const;
@@ -50,6 +53,16 @@ function range(q: Query['Querystring'], maxRangeDays: number): { from: string; t
   if (span / step > 1500) throw new ApiError(400, 'validation_failed', `too many ${bucket}s in the range (at most 1500); choose a larger bucket`, 'bucket');
   return { from: minuteOf(from), to: minuteOf(to), bucket };
 }
+
+/** The outcome filter: `ok`, `error`, or one code (HTTP statuses are not what rows keep: -32005 is the 429). */
+function statusOf(v: string | undefined): UsageStatus | undefined {
+  if (v === undefined || v === 'ok' || v === 'error') return v;
+  if (/^-?\d{1,6}$/.test(v)) return Number(v);
+  throw new ApiError(400, 'validation_failed', 'status must be ok, error, or an error code such as -32005', 'status');
+}
+
+/** The CSV's file name: the range's minutes without colons (some systems refuse them in file names). */
+const csvName = (from: string, to: string) => `nodegate-usage-${from.replace(/:/g, '')}-${to.replace(/:/g, '')}.csv`;
 
 interface Opts {
   store: Store;
@@ -79,17 +92,38 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
   // Every query of this instance reads its rows in pages through one gate: together they take a bounded share of
   // the event loop, and each at most `maxRowsPerQuery` rows (issue 17).
   const gate = new UsageReadGate();
-  const read = async (q: Query['Querystring'], accountId: string | undefined) => {
+  /** The bounded read of a query's rows, each to `add`; answers the range read. */
+  const readRows = async (q: Query['Querystring'], accountId: string | undefined, add: (r: UsageMinute) => void) => {
     const r = range(q, opts.bounds.maxRangeDays);
+    const status = statusOf(q.status);
     await usage?.flush();
     try {
-      const query = { from: r.from, to: r.to, accountId, keyId: q.keyId, network: q.network };
-      return await readUsage(store, query, r.bucket, { maxRows: opts.bounds.maxRowsPerQuery, gate, deadline: performance.now() + QUERY_DEADLINE_MS });
+      const query = { from: r.from, to: r.to, accountId, keyId: q.keyId, network: q.network, method: q.method, status };
+      await readUsageRows(store, query, { maxRows: opts.bounds.maxRowsPerQuery, gate, deadline: performance.now() + QUERY_DEADLINE_MS }, add);
+      return r;
     } catch (err) {
       if (err instanceof TooManyUsageRowsError) throw new ApiError(400, 'validation_failed', err.message, 'from');
       if (err instanceof UsageReadTimeoutError) throw new ApiError(429, 'too_many_requests', err.message, undefined, { 'retry-after': '5' });
       throw err;
     }
+  };
+  const read = async (q: Query['Querystring'], accountId: string | undefined) => {
+    const r = range(q, opts.bounds.maxRangeDays);
+    const report = new UsageReport(r.from, r.to, r.bucket);
+    await readRows(q, accountId, (row) => report.add(row));
+    return report.result();
+  };
+  /** The CSV export (issue 22): the same rows as the JSON report, one line per bucket, key, network, method and code. */
+  const csv = async (q: Query['Querystring'], accountId: string | undefined, reply: FastifyReply) => {
+    const r = range(q, opts.bounds.maxRangeDays);
+    const out = new UsageCsv(r.bucket);
+    await readRows(q, accountId, (row) => out.add(row));
+    const names = new Map<string, string>();
+    for (const id of out.keyIds()) {
+      const k = id.startsWith('(') ? undefined : await store.getKey(id);
+      if (k && (accountId === undefined || k.accountId === accountId)) names.set(id, k.name);
+    }
+    return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${csvName(r.from, r.to)}"`).send(out.text(names));
   };
   const quota = async (accountId: string) => {
     const account = await accounts.getAccount(accountId);
@@ -120,6 +154,10 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
       const accountId = req.principal!.account.id;
       return { ...(await read(req.query, accountId)), quota: await quota(accountId) };
     });
+    m.get<Query>('/analytics.csv', { schema: { summary: "The calling account's usage as CSV: one line per bucket, key, network, method and outcome", tags: ['analytics'], querystring: query, security: member, response: errorResponses(400, 401, 403) } }, async (req, reply) => {
+      if (req.query.accountId !== undefined) throw new ApiError(400, 'validation_failed', 'accountId is for the operator route', 'accountId');
+      return csv(req.query, req.principal!.account.id, reply);
+    });
     m.get('/analytics/webhooks', { schema: { summary: "The calling account's webhooks in numbers: events, deliveries, failed attempts, backlog, mean time to delivery", tags: ['analytics'], security: member, response: errorResponses(401, 403) } },
       async (req) => webhookReport(req.principal!.account.id));
     m.get('/networks', { schema: { summary: 'The networks and their endpoint URLs (append your key)', tags: ['analytics'], security: member, response: errorResponses(401, 403) } }, async (req) => ({ networks: endpoints(req) }));
@@ -131,6 +169,8 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
       const r = await read(req.query, req.query.accountId);
       return req.query.accountId ? { ...r, quota: await quota(req.query.accountId) } : r;
     });
+    op.get<Query>('/operator/analytics.csv', { schema: { summary: "Everyone's usage, or one account's, as CSV", tags: ['analytics'], querystring: query, security: operator, response: errorResponses(400, 401, 403) } },
+      async (req, reply) => csv(req.query, req.query.accountId, reply));
     op.get<{ Querystring: { accountId?: string } }>('/operator/analytics/webhooks', { schema: { summary: "Everyone's webhooks in numbers, or one account's", tags: ['analytics'], querystring: { type: 'object', additionalProperties: false, properties: { accountId: { type: 'string' } } }, security: operator, response: errorResponses(400, 401, 403) } },
       async (req) => webhookReport(req.query.accountId));
     op.get('/operator/networks', { schema: { summary: 'Networks with the state of each upstream', tags: ['analytics'], security: operator, response: errorResponses(401, 403) } }, async (req) => ({

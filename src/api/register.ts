@@ -6,6 +6,7 @@ import { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
 import type { Config } from '../config/schema.ts';
 import type { Store } from '../store/store.ts';
 import { accountRoutes } from './account-routes.ts';
+import { alertRoutes } from './alert-routes.ts';
 import { apiAuthentication } from './auth.ts';
 import { useJsonBodies } from './body.ts';
 import { ApiError, handleApiError, sendApiError } from './errors.ts';
@@ -78,6 +79,7 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
     await api.register(accountRoutes, { accounts: deps.accounts, authenticate: auth.account });
     await api.register(teamRoutes, { team: deps.team, authenticate: auth.account });
     await api.register(publicAccountRoutes, { team: deps.team, sessions, guard, shared, log: api.log });
+    await api.register(alertRoutes, { store: deps.store, authenticate: auth.account });
     if (deps.webhooks) {
       await api.register(webhookRoutes, {
         store: deps.store, networks: deps.networks, authenticate: auth.webhooks, allowPrivateTargets: deps.config.webhooks.allowPrivateTargets,

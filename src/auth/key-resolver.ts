@@ -18,6 +18,16 @@ export interface ResolvedKey extends KeyContext {
   expiresAtMs: number;
 }
 
+/**
+ * A key that exists but is refused (revoked, expired, of a suspended account): the 401, and whose key it is, so the
+ * refusal is counted in that key's usage (issue 22). The caller gets the same answer as for any GatewayError.
+ */
+export class KnownKeyRefusal extends GatewayError {
+  constructor(entry: 'INVALID_KEY' | 'KEY_REVOKED', details: Record<string, unknown>, readonly known: ResolvedKey) {
+    super(entry, details);
+  }
+}
+
 /** A resolution, as the store gave it at `fetched` (ms); trusted until `expires`, then served only in an outage. */
 interface Entry { resolved: ResolvedKey | null; expires: number; fetched: number }
 
@@ -38,7 +48,7 @@ const PROBE_MS = 1000;
  * Resolves the key of a request (docs/decisions.md §6). Resolutions are cached in memory so the hot path does not hit
  * the store per request: an entry lives `ttlMs` (the bound on seeing a change made by another instance or the
  * CLI), and `invalidate()` drops all at once for changes made here, so a revocation is effective on the next
- * request. Last-use times are collected here and written in batches by `flushLastUsed()`.
+ * request. Last-use times (of successful uses: `used()`) are collected here and written in batches by `flushLastUsed()`.
  */
 export class KeyResolver {
   private readonly cache = new Map<string, Entry>();
@@ -81,11 +91,18 @@ export class KeyResolver {
   private usable(entry: Entry, now: number): ResolvedKey {
     const r = entry.resolved;
     if (!r) throw new GatewayError('INVALID_KEY');
-    if (r.key.revokedAt) throw new GatewayError('KEY_REVOKED');
-    if (r.expiresAtMs <= now) throw new GatewayError('INVALID_KEY', { detail: 'the key has expired' });
-    if (r.account.status !== 'active') throw new GatewayError('INVALID_KEY', { detail: 'the account is suspended' });
-    this.lastUsed.set(r.key.id, now);
+    if (r.key.revokedAt) throw new KnownKeyRefusal('KEY_REVOKED', {}, r);
+    if (r.expiresAtMs <= now) throw new KnownKeyRefusal('INVALID_KEY', { detail: 'the key has expired' }, r);
+    if (r.account.status !== 'active') throw new KnownKeyRefusal('INVALID_KEY', { detail: 'the account is suspended' }, r);
     return r;
+  }
+
+  /**
+   * The key was used with success (issue 22: its last use moves on success only, not when a request is refused
+   * by its allowlists or limits): noted here, written in the next batch.
+   */
+  used(keyId: string): void {
+    this.lastUsed.set(keyId, this.now());
   }
 
   /**

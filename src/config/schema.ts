@@ -395,6 +395,12 @@ export const configSchema = section({
     /** Delivered events older than this are dropped from the outbox (0: kept for ever); waiting ones never. */
     retentionDays: int('days', { minimum: 0, maximum: 3650, default: 7 }),
   }),
+  /** Usage alerts (issue 22): quota and error-rate thresholds per account, sent by mail and as webhooks. */
+  alerts: section({
+    enabled: flag(true),
+    /** How often each instance checks every account's alerts (usage reaches the store every analytics.flushMs and limits.usageFlushMs). */
+    checkMs: int('ms', { minimum: 50, maximum: 3600000, default: 30000 }),
+  }),
   /** The web dashboard at /dashboard. */
   dashboard: section({
     enabled: flag(true),

@@ -1,7 +1,7 @@
 import { ACTIONS, can, type Action } from '../accounts/roles.ts';
 import type { MemberRole } from '../store/model.ts';
 import { PLAN_LIMITS, type PlanLimit } from '../config/plan-limits.ts';
-import { catalogue } from '../errors/catalogue.ts';
+import { errorFacts, type ErrorFact } from '../errors/catalogue.ts';
 import { DEFAULT_PERMISSIONS, KEY_TYPES, PERMISSIONS, type KeyType, type Permission } from '../store/model.ts';
 import { WEBHOOK_KINDS } from '../webhooks/producer.ts';
 
@@ -76,11 +76,8 @@ const KIND_FACTS: Record<string, { help: string; needsNetwork: boolean; options:
   'usage.threshold': { help: "Your account's alerts (quota used, error rate) as they fire; set them on the Alerts page.", needsNetwork: false, options: [] },
 };
 
-/** The catalogue's rows as the dashboard reads them (errors/catalogue.ts `errorFacts()` of issue 22 is this list). */
-const catalogueRows = () => Object.values(catalogue).map((e) => ({ code: e.code, http: e.status, name: e.reason, meaning: e.situation }));
-
 /** The error codes seen in usage, each with what it means: the catalogue's rows of that code, together (-32005 is every limit). */
-function errorCodes(rows: { code: number; http: number; name: string; meaning: string }[] = catalogueRows()) {
+function errorCodes(rows: ErrorFact[] = errorFacts()) {
   const byCode = new Map<number, { code: number; http: number[]; names: string[]; meaning: string[] }>();
   for (const e of rows) {
     const c = byCode.get(e.code) ?? { code: e.code, http: [], names: [], meaning: [] };

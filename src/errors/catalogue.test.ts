@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { catalogue } from './catalogue.ts';
+import { catalogue, errorFacts } from './catalogue.ts';
 
 /** Rows of the markdown table in docs/errors.md, by error name. */
 function documentedRows(): Map<string, string[]> {
@@ -53,4 +53,12 @@ test('the catalogue holds the rows docs/decisions.md §5 fixes', () => {
     assert.equal(e.code, code, `${name} code`);
     assert.ok(e.message.startsWith(start), `${name} message starts with ${start}`);
   }
+});
+
+test('the facts the dashboard shows name every catalogue row with its code, HTTP status and meaning', () => {
+  const facts = errorFacts();
+  assert.equal(facts.length, Object.keys(catalogue).length);
+  assert.deepEqual(facts.find((f) => f.name === 'key_revoked'), { code: -32010, http: 401, name: 'key_revoked', meaning: 'revoked key' });
+  assert.deepEqual(facts.filter((f) => f.code === -32005 && f.http === 429).map((f) => f.name).sort(), ['limit_exceeded', 'message_rate']);
+  for (const f of facts) assert.ok(f.meaning.length > 0 && Number.isInteger(f.code) && f.http >= 200, JSON.stringify(f));
 });

@@ -52,3 +52,23 @@ export const catalogue = {
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorName = keyof typeof catalogue;
+
+/** One catalogue row as the dashboard shows it next to usage (issue 22: "error codes with their meaning"). */
+export interface ErrorFact {
+  /** The JSON-RPC code (several rows share one: -32005 is every limit). */
+  code: number;
+  /** The HTTP status of a request refused with it alone. */
+  http: number;
+  /** The stable reason (`error.data.reason`). */
+  name: string;
+  /** When it happens. */
+  meaning: string;
+}
+
+/**
+ * The catalogue as data for the front end (served in /dashboard/facts.json), in catalogue order: the dashboard
+ * explains the codes in usage from this, not from a copy of its own.
+ */
+export function errorFacts(): ErrorFact[] {
+  return Object.values(catalogue).map((e: CatalogueEntry) => ({ code: e.code, http: e.status, name: e.reason, meaning: e.situation }));
+}

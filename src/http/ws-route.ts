@@ -104,6 +104,7 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       const refused = rate.take();
       if (refused) {
         stats.messagesRefused++;
+        if (key) rpc.refused(key, networkName, refused.error.code);
         send(rpc.refusalText({ refused: refused.error, id: null }, data));
         if (refused.flood && socket.readyState === socket.OPEN) {
           req.log.warn({ network, perSecond: config.ws.messagesPerSecond, burst: config.ws.messageBurst }, 'WebSocket closed: it kept sending past its message rate (ws.messagesPerSecond)');

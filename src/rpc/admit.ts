@@ -1,7 +1,8 @@
 import type { SubscriptionSession } from '../subscriptions/subscriptions.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { authorizeRequest } from '../auth/authorize.ts';
-import type { ResolvedKey } from '../auth/key-resolver.ts';
+import { KnownKeyRefusal, type ResolvedKey } from '../auth/key-resolver.ts';
+import { UNKNOWN_NETWORK } from '../analytics/usage-recorder.ts';
 import type { Network } from '../networks/networks.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { decisionOf } from '../limits/limit-refusal.ts';
@@ -61,17 +62,48 @@ export const UNREAD_BODY_BYTES = 64 * 1024;
  * counted only on failures: a valid key is never refused because its address is shared with someone guessing.
  */
 export function admitter(deps: EndpointDeps) {
-  const { networks, keys, limits, metrics, refusals, guard, config } = deps;
+  const { networks, keys, limits, metrics, refusals, guard, config, usage } = deps;
   const refusalDelayMs = config.limits.refusalDelayMs;
   const refuse = (refused: GatewayError, decision?: RateDecision): Refusal => ({ refused, decision, id: null });
+  /** A known key's request refused here, counted in its usage with the refusal's code (issue 22). */
+  const count = (key: ResolvedKey, network: string, e: GatewayError, charge: boolean) => {
+    // Not the socket's recheck every second (charge false): that is no request of the caller's.
+    if (charge) usage?.refused(key.account.id, key.key.id, network, e.code);
+  };
 
-  /** A key that does not resolve: an address that has spent its failures learns nothing more (429, whatever the key). */
-  const unknownKey = (a: Arrival, err: unknown): Refusal | Promise<Refusal> => {
-    const e = asGatewayError(err, a.log);
-    const retryAfter = e.status === 401 ? guard.failed(a.ip) : undefined;
+  /**
+   * A key that does not resolve: an address that has spent its failures learns nothing more (429, whatever the key).
+   * A key that exists but is refused (revoked, expired, suspended) has the refusal counted in its usage. `answer`:
+   * what to answer instead of the key's own refusal (an unknown network's 404).
+   */
+  const unknownKey = (a: Arrival, err: unknown, network: string, charge: boolean, answer?: GatewayError): Refusal | Promise<Refusal> => {
+    const e = answer ?? asGatewayError(err, a.log);
+    if (err instanceof KnownKeyRefusal) count(err.known, network, e, charge);
+    const retryAfter = err instanceof GatewayError && err.status === 401 ? guard.failed(a.ip) : undefined;
     // A promise when the failure was counted in Redis (cluster mode, issue 21); never a promise for a valid key.
     if (retryAfter instanceof Promise) return retryAfter.then((r) => refuse(r === undefined ? e : guard.refusal(r)), () => refuse(e));
     return refuse(retryAfter === undefined ? e : guard.refusal(retryAfter));
+  };
+
+  /**
+   * A network that does not exist: 404 whatever the key. With analytics on, the key is looked up (a cache hit for
+   * a key in use) so that a known key's 404 is counted in its usage (issue 22). A key decided at once (malformed,
+   * or in memory) cost nothing; one the store was asked about and did not know spends the address's failures, as
+   * on any network, so this path is no way round the unknown-key guard.
+   */
+  const unknownNetwork = (a: Arrival, charge: boolean): Refusal | Promise<Refusal> => {
+    const e = new GatewayError('UNKNOWN_NETWORK', { network: a.network.slice(0, 64) });
+    if (!usage || !charge) return refuse(e);
+    const counted = (k: ResolvedKey) => { count(k, UNKNOWN_NETWORK, e, charge); return refuse(e); };
+    let key: ResolvedKey | Promise<ResolvedKey>;
+    try {
+      key = keys.resolve(a.apikey);
+    } catch (err) {
+      if (err instanceof KnownKeyRefusal) count(err.known, UNKNOWN_NETWORK, e, charge);
+      return refuse(e);
+    }
+    if (key instanceof Promise) return key.then(counted, (err) => unknownKey(a, err, UNKNOWN_NETWORK, charge, e));
+    return counted(key);
   };
 
   /** Authorize what applies to the whole request (docs/decisions.md §6), then the limit at admission. */
@@ -79,7 +111,9 @@ export function admitter(deps: EndpointDeps) {
     try {
       authorizeRequest(key, { ip: a.ip, origin: a.origin, network: network.name });
     } catch (err) {
-      return refuse(asGatewayError(err, a.log));
+      const e = asGatewayError(err, a.log);
+      count(key, network.name, e, charge);
+      return refuse(e);
     }
     // Stage limit, at admission (issue 17): the key's bucket pays for reading its body before it is read, from the
     // declared length (a chunked body pays for its size once read). An empty bucket: 429, the body never read.
@@ -100,6 +134,7 @@ export function admitter(deps: EndpointDeps) {
     if (e.status === 429) {
       metrics?.refused(network.name);
       refusals?.refused(key.key.id, key.account.id, network.name);
+      count(key, network.name, e, true);
       // A large body refused unread is held a little before the answer (at most limits.refusalDelayMs, never past
       // when a retry could pass): a key that keeps sending them into an empty bucket then costs a few refusals a
       // second per connection, not hundreds (each one a new connection, headers and a key lookup; issue 17's x3
@@ -118,17 +153,17 @@ export function admitter(deps: EndpointDeps) {
     // Stage content-type (docs/decisions.md §2: application/json with any charset, or absent).
     if (a.contentType !== undefined && !JSON_TYPE.test(a.contentType)) return refuse(new GatewayError('UNSUPPORTED_MEDIA_TYPE', { type: a.contentType.slice(0, 64) }));
     // Stage network.
-    const network = networks.get(a.network);
-    if (!network) return refuse(new GatewayError('UNKNOWN_NETWORK', { network: a.network.slice(0, 64) }));
-    // Stage authenticate.
     const charge = opts.charge !== false;
+    const network = networks.get(a.network);
+    if (!network) return unknownNetwork(a, charge);
+    // Stage authenticate.
     let key: ResolvedKey | Promise<ResolvedKey>;
     try {
       key = keys.resolve(a.apikey);
     } catch (err) {
-      return unknownKey(a, err);
+      return unknownKey(a, err, network.name, charge);
     }
-    if (key instanceof Promise) return key.then((k) => authorized(a, network, k, charge), (err) => unknownKey(a, err));
+    if (key instanceof Promise) return key.then((k) => authorized(a, network, k, charge), (err) => unknownKey(a, err, network.name, charge));
     return authorized(a, network, key, charge);
   };
 }

@@ -46,7 +46,10 @@ export function createRpcEndpoint(deps: Omit<EndpointDeps, 'guard' | 'responses'
     spend: (key: Admitted['key'], units: number, network: string) => {
       deps.limits?.spend(key, units);
       deps.usage?.notified(key.account.id, key.key.id, network, units);
+      deps.keys.used(key.key.id);
     },
+    /** A known key's message refused by its transport (a socket's message rate): counted in its usage (issue 22). */
+    refused: (key: Admitted['key'], network: string, code: number) => deps.usage?.refused(key.account.id, key.key.id, network, code),
     /** A socket's own message rate (ws.messagesPerSecond, ws.messageBurst): one per socket, held by its transport. */
     messageRate: () => new MessageRate(config.ws.messagesPerSecond, config.ws.messageBurst),
     /** A message transport's text of a request's answers (undefined: notifications only). */

@@ -40,7 +40,7 @@ export function runner(deps: EndpointDeps) {
   const record = recorder(deps);
   const pipelines = new Map(deps.networks.list.map((n) => [n, buildPipeline(n)]));
 
-  const shared: RunShared = { limits, metrics, invalidCost, record, responses, fit };
+  const shared: RunShared = { limits, metrics, invalidCost, record, responses, fit, used: (id) => deps.keys.used(id) };
   return (f: Framed, l: Limited, deadline: RequestDeadline, t0: number, log: Arrival['log']): Promise<Ran> => {
     // One object per request with its steps as methods, not closures made per request (under tsx, as `npm start`
     // runs, every closure bound to a name also has its name set at run time: a property write each).
@@ -96,6 +96,8 @@ interface RunShared {
   invalidCost: number;
   record: ReturnType<typeof recorder>;
   fit: (held: RequestBytes, item: FramedItem, answer: UpstreamAnswer, method: string, answers: Array<Answer | undefined>, i: number) => string | Buffer | undefined;
+  /** The key's last use moves (issue 22: on success only). */
+  used: (keyId: string) => void;
 }
 
 /** One request's items through its network's pipeline, under its deadline; then its refunds and its records. */
@@ -173,6 +175,8 @@ class RequestRun {
     const cache = this.f.batch ? undefined : this.calls[0]?.cache;
     if (cache) this.s.metrics?.cacheLookup(ctx.network.name, cache);
     this.s.record(this.t0, ctx.network, ctx.key, items, answers, (i) => this.units(i));
+    // Issue 22: "last used" is the last success: a request with at least one item answered with a result.
+    for (let i = 0; i < items.length; i++) if (answers[i] && !answers[i]!.answer.error) { this.s.used(ctx.key.key.id); break; }
     return { answers: answers as Answer[], pieces: this.pieces, held: this.held, cache };
   }
 }

@@ -255,6 +255,24 @@ export const postgresMigrations: string[] = [
    );
    CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at) WHERE sent_at IS NULL;
    CREATE INDEX mail_outbox_created ON mail_outbox (created_at);`,
+
+  // 13 (issue 22): alert settings per account, and the alerts that fired (one row per crossing: its primary key is what
+  // makes several instances send an alert once).
+  `CREATE TABLE alert_settings (
+     account_id text PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+     settings jsonb NOT NULL,
+     updated_at timestamptz NOT NULL
+   );
+   CREATE TABLE alerts_fired (
+     account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+     kind text NOT NULL,
+     threshold double precision NOT NULL,
+     period text NOT NULL,
+     fired_at timestamptz NOT NULL,
+     value double precision NOT NULL,
+     PRIMARY KEY (account_id, kind, threshold, period)
+   );
+   CREATE INDEX alerts_fired_recent ON alerts_fired (account_id, fired_at);`,
 ];
 
 /** Serialises migrations across instances starting at once (advisory locks are per database). 'NGST'. */

@@ -4,9 +4,9 @@ import { accountConflict, keyConflict, memberConflict, planConflict, rethrowConf
 import { migratePostgres } from './postgres-migrations.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime,
-  keyFromRow, normalizeEmail, planFromRow, selectList, memberFromRow, tokenFromRow, mailFromRow, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
+  keyFromRow, normalizeEmail, planFromRow, selectList, memberFromRow, tokenFromRow, mailFromRow, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row, usageSumSql, firedAlertFromRow,
 } from './rows.ts';
-import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats } from './store.ts';
+import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats, AlertKind, AlertSettings, FiredAlert, UsageSums } from './store.ts';
 import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS, DEFAULT_SUBSCRIPTIONS_PER_ACCOUNT, DEFAULT_SUBSCRIPTIONS_PER_KEY, groupKeyId } from './store.ts';
 
 const codec: Codec = {
@@ -305,6 +305,46 @@ export class PostgresStore implements Store {
 
   async pruneUsageMinutes(before: string): Promise<void> {
     await this.rows('pruneUsageMinutes', [before]);
+  }
+
+  // Issue 22: usage filters, alerts
+  async sumUsageMinutes(q: Omit<UsageQuery, 'limit' | 'after'>): Promise<UsageSums> {
+    const sum = usageSumSql(q, (i) => `$${i}`);
+    const r = (await this.pool.query<Row>(sum.sql, sum.values)).rows[0];
+    return { requests: Number(r.requests), errors: Number(r.errors), computeUnits: Number(r.compute_units) };
+  }
+
+  async getAlertSettings(accountId: string): Promise<AlertSettings | undefined> {
+    const r = (await this.pool.query<{ settings: AlertSettings }>('SELECT settings FROM alert_settings WHERE account_id = $1', [accountId])).rows[0];
+    return r?.settings;
+  }
+
+  async putAlertSettings(accountId: string, settings: AlertSettings, updatedAt: string): Promise<void> {
+    await this.pool.query(`INSERT INTO alert_settings (account_id, settings, updated_at) VALUES ($1, $2, $3)
+      ON CONFLICT (account_id) DO UPDATE SET settings = excluded.settings, updated_at = excluded.updated_at`, [accountId, JSON.stringify(settings), updatedAt]);
+  }
+
+  async listAlertSettings(): Promise<Array<{ accountId: string; settings: AlertSettings }>> {
+    const { rows } = await this.pool.query<{ account_id: string; settings: AlertSettings }>('SELECT account_id, settings FROM alert_settings ORDER BY account_id');
+    return rows.map((r) => ({ accountId: r.account_id, settings: r.settings }));
+  }
+
+  async claimAlert(a: FiredAlert): Promise<boolean> {
+    const res = await this.pool.query(`INSERT INTO alerts_fired (account_id, kind, threshold, period, fired_at, value) VALUES ($1, $2, $3, $4, $5, $6)
+      ON CONFLICT DO NOTHING`, [a.accountId, a.kind, a.threshold, a.period, a.firedAt, a.value]);
+    return res.rowCount === 1;
+  }
+
+  async closeAlert(accountId: string, kind: AlertKind, threshold: number): Promise<boolean> {
+    // The period a closed alert keeps is its firing time in the same text form as SQLite's (toISOString).
+    const res = await this.pool.query(`UPDATE alerts_fired SET period = to_char(fired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+      WHERE account_id = $1 AND kind = $2 AND threshold = $3 AND period = 'open'`, [accountId, kind, threshold]);
+    return (res.rowCount ?? 0) > 0;
+  }
+
+  async listFiredAlerts(accountId: string, limit: number): Promise<FiredAlert[]> {
+    const { rows } = await this.pool.query<Row>('SELECT * FROM alerts_fired WHERE account_id = $1 ORDER BY fired_at DESC, kind, threshold LIMIT $2', [accountId, limit]);
+    return rows.map((r) => firedAlertFromRow(r, codec));
   }
 
   /** Runs `work` in one transaction with a statement time-out (retention's statements must not hold locks for ever). */

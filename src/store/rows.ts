@@ -1,5 +1,5 @@
 import type { Account, ApiKey, KeyType, Member, MemberRole, Permission, Plan } from './model.ts';
-import type { AccountToken, OutboxMail, UsageMinute, UsageQuery, Webhook, WebhookEvent, WebhookStats, WebhookStatus } from './store.ts';
+import type { AccountToken, FiredAlert, OutboxMail, UsageMinute, UsageQuery, Webhook, WebhookEvent, WebhookStats, WebhookStatus } from './store.ts';
 
 /**
  * Columns and row-to-model mapping shared by both stores. The tables have the same columns on SQLite and
@@ -156,10 +156,17 @@ function usageFilters(q: UsageQuery, placeholder: (i: number) => string): { part
   // and reads every row before the cursor again, page after page.
   const parts = q.after ? ['minute < ' + placeholder(1)] : ['minute >= ' + placeholder(1), 'minute < ' + placeholder(2)];
   const values: unknown[] = q.after ? [q.to] : [q.from, q.to];
-  for (const [col, v] of [['account_id', q.accountId], ['key_id', q.keyId], ['network', q.network]] as const) {
+  for (const [col, v] of [['account_id', q.accountId], ['key_id', q.keyId], ['network', q.network], ['method', q.method]] as const) {
     if (v === undefined) continue;
     values.push(v);
     parts.push(`${col} = ${placeholder(values.length)}`);
+  }
+  // Issue 22: by outcome. Rows keep the answer's code: 0 for a result, else the error's.
+  if (q.status === 'ok') parts.push('code = 0');
+  else if (q.status === 'error') parts.push('code <> 0');
+  else if (q.status !== undefined) {
+    values.push(q.status);
+    parts.push(`code = ${placeholder(values.length)}`);
   }
   return { parts, values };
 }
@@ -191,6 +198,24 @@ export function usageCountSql(q: Omit<UsageQuery, 'limit' | 'after'>, cap: numbe
   const { parts, values } = usageFilters({ ...q, after: undefined }, placeholder);
   values.push(cap);
   return { sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM usage_minutes WHERE ${parts.join(' AND ')} LIMIT ${placeholder(values.length)}) AS capped`, values };
+}
+
+/** Requests, errors and units of a usage query's rows, added up (both stores; issue 22's alert checker). */
+export function usageSumSql(q: Omit<UsageQuery, 'limit' | 'after'>, placeholder: (i: number) => string): { sql: string; values: unknown[] } {
+  const { parts, values } = usageFilters({ ...q, after: undefined }, placeholder);
+  return {
+    sql: `SELECT coalesce(sum(requests), 0) AS requests, coalesce(sum(CASE WHEN code <> 0 THEN requests ELSE 0 END), 0) AS errors,
+      coalesce(sum(compute_units), 0) AS compute_units FROM usage_minutes WHERE ${parts.join(' AND ')}`,
+    values,
+  };
+}
+
+/** A fired alert as both stores keep it. */
+export function firedAlertFromRow(r: Row, c: Codec): FiredAlert {
+  return {
+    accountId: r.account_id as string, kind: r.kind as FiredAlert['kind'], threshold: Number(r.threshold), period: r.period as string,
+    firedAt: c.time(r.fired_at), value: Number(r.value),
+  };
 }
 
 const USAGE_SUMS = 'sum(requests), sum(compute_units), sum(latency_ms_sum), sum(l0), sum(l1), sum(l2), sum(l3), sum(l4), sum(l5)';

@@ -259,6 +259,24 @@ export const sqliteMigrations: string[] = [
    );
    CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at) WHERE sent_at IS NULL;
    CREATE INDEX mail_outbox_created ON mail_outbox (created_at);`,
+
+  // 14 (issue 22): alert settings per account, and the alerts that fired (one row per crossing: its primary key is what
+  // makes several instances send an alert once).
+  `CREATE TABLE alert_settings (
+     account_id TEXT PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+     settings TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE TABLE alerts_fired (
+     account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+     kind TEXT NOT NULL,
+     threshold REAL NOT NULL,
+     period TEXT NOT NULL,
+     fired_at TEXT NOT NULL,
+     value REAL NOT NULL,
+     PRIMARY KEY (account_id, kind, threshold, period)
+   );
+   CREATE INDEX alerts_fired_recent ON alerts_fired (account_id, fired_at);`,
 ];
 
 /** Brings the file's schema up to date; refuses a file from a newer Nodegate rather than guess. */

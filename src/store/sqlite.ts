@@ -5,11 +5,11 @@ import type { Account, ApiKey, KeyContext, Member, Plan } from './model.ts';
 import { accountConflict, keyConflict, memberConflict, planConflict, rethrowConflict, type Violation } from './conflict.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime, keyFromRow, normalizeEmail, planFromRow,
-  selectList, memberFromRow, tokenFromRow, mailFromRow, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, WEBHOOK_COLUMNS, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
+  selectList, memberFromRow, tokenFromRow, mailFromRow, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, WEBHOOK_COLUMNS, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row, usageSumSql, firedAlertFromRow,
 } from './rows.ts';
 import { migrateSqlite } from './sqlite-migrations.ts';
 import { groupKeyId } from './store.ts';
-import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats } from './store.ts';
+import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats, AlertKind, AlertSettings, FiredAlert, UsageSums } from './store.ts';
 import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS, DEFAULT_SUBSCRIPTIONS_PER_ACCOUNT, DEFAULT_SUBSCRIPTIONS_PER_KEY } from './store.ts';
 
 const codec: Codec = {
@@ -342,6 +342,43 @@ export class SqliteStore implements Store {
 
   async pruneUsageMinutes(before: string): Promise<void> {
     this.stmts.pruneUsageMinutes.run(before);
+  }
+
+  // Issue 22: usage filters, alerts
+  async sumUsageMinutes(q: Omit<UsageQuery, 'limit' | 'after'>): Promise<UsageSums> {
+    const sum = usageSumSql(q, () => '?');
+    const r = this.db.prepare<unknown[], Row>(sum.sql).get(...sum.values)!;
+    return { requests: Number(r.requests), errors: Number(r.errors), computeUnits: Number(r.compute_units) };
+  }
+
+  async getAlertSettings(accountId: string): Promise<AlertSettings | undefined> {
+    const r = this.db.prepare<[string], { settings: string }>('SELECT settings FROM alert_settings WHERE account_id = ?').get(accountId);
+    return r ? (JSON.parse(r.settings) as AlertSettings) : undefined;
+  }
+
+  async putAlertSettings(accountId: string, settings: AlertSettings, updatedAt: string): Promise<void> {
+    this.db.prepare(`INSERT INTO alert_settings (account_id, settings, updated_at) VALUES (?, ?, ?)
+      ON CONFLICT (account_id) DO UPDATE SET settings = excluded.settings, updated_at = excluded.updated_at`).run(accountId, JSON.stringify(settings), isoTime(updatedAt));
+  }
+
+  async listAlertSettings(): Promise<Array<{ accountId: string; settings: AlertSettings }>> {
+    return this.db.prepare<[], { account_id: string; settings: string }>('SELECT account_id, settings FROM alert_settings ORDER BY account_id').all()
+      .map((r) => ({ accountId: r.account_id, settings: JSON.parse(r.settings) as AlertSettings }));
+  }
+
+  async claimAlert(a: FiredAlert): Promise<boolean> {
+    return this.db.prepare(`INSERT INTO alerts_fired (account_id, kind, threshold, period, fired_at, value) VALUES (?, ?, ?, ?, ?, ?)
+      ON CONFLICT DO NOTHING`).run(a.accountId, a.kind, a.threshold, a.period, isoTime(a.firedAt), a.value).changes === 1;
+  }
+
+  async closeAlert(accountId: string, kind: AlertKind, threshold: number): Promise<boolean> {
+    return this.db.prepare(`UPDATE alerts_fired SET period = fired_at WHERE account_id = ? AND kind = ? AND threshold = ? AND period = 'open'`)
+      .run(accountId, kind, threshold).changes > 0;
+  }
+
+  async listFiredAlerts(accountId: string, limit: number): Promise<FiredAlert[]> {
+    return this.db.prepare<[string, number], Row>('SELECT * FROM alerts_fired WHERE account_id = ? ORDER BY fired_at DESC, kind, threshold LIMIT ?')
+      .all(accountId, limit).map((r) => firedAlertFromRow(r, codec));
   }
 
   async rollupUsageHour(from: string, before: string): Promise<{ hour: string; removed: number } | undefined> {

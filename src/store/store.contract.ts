@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import { DEFAULT_PERMISSIONS } from './model.ts';
 import { newKeyMaterial } from '../auth/key-value.ts';
 import { PLAN_LIMITS } from '../config/plan-limits.ts';
-import { StoreConflictError, type AccountToken, type NewMember, type NewAccount, type NewApiKey, type NewPlan, type Store, type UsageMinute } from './store.ts';
+import { StoreConflictError, type AccountToken, type NewMember, type NewAccount, type NewApiKey, type NewPlan, type Store, type UsageMinute, type FiredAlert, type UsageQuery } from './store.ts';
 
 export const freePlan: NewPlan = { id: 'free', name: 'Free', cuPerSecond: 330, cuPerMonth: 30_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 50 };
 export const bigPlan: NewPlan = { id: 'enterprise', name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000, maxKeys: 1000, maxWebhooks: 500, subscriptionsPerKey: 1000, subscriptionsPerAccount: 5000 };
@@ -826,6 +826,78 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         await store.addWebhookEvents([ev('t-old', 'webhook.test', 1), ev('b-old', 'block.mined', 1), ev('t-new', 'webhook.test', 5)]);
         assert.equal(await store.pruneWebhookTestEvents(T(3)), 1);
         assert.deepEqual((await store.listWebhookEvents('wt', 10)).map((e) => e.id).sort(), ['b-old', 't-new']);
+      });
+    });
+
+    describe('usage filters and alerts (issue 22)', () => {
+      const row = (over: Partial<UsageMinute> = {}): UsageMinute => ({
+        minute: '2026-03-01T10:00', accountId: 'acc-1', keyId: 'key-1', network: 'mainnet', method: 'eth_call', code: 0,
+        requests: 1, computeUnits: 26, latencyMsSum: 3, latency: [1, 0, 0, 0, 0, 0], ...over,
+      });
+
+      test('filters usage by method and by outcome (results, errors, one code), in reads, counts and sums alike', async () => {
+        await store.addUsageMinutes([
+          row(), row({ method: 'eth_chainId', requests: 4, computeUnits: 0 }), row({ code: -32005, requests: 2, computeUnits: 0 }),
+          row({ code: -32010, method: '(refused)', requests: 3, computeUnits: 0 }), row({ accountId: 'acc-2', keyId: 'key-9', code: -32005 }),
+        ]);
+        const q = { from: '2026-03-01T00:00', to: '2026-03-02T00:00', accountId: 'acc-1' };
+        const cases: Array<[Partial<UsageQuery>, number, number, number]> = [
+          [{}, 10, 5, 26], [{ method: 'eth_call' }, 3, 2, 26], [{ status: 'ok' }, 5, 0, 26], [{ status: 'error' }, 5, 5, 0],
+          [{ status: -32005 }, 2, 2, 0], [{ status: -32010, method: '(refused)' }, 3, 3, 0], [{ method: 'eth_call', status: 'ok' }, 1, 0, 26],
+        ];
+        for (const [f, requests, errors, computeUnits] of cases) {
+          const rows = await store.listUsageMinutes({ ...q, ...f });
+          assert.equal(rows.reduce((n, r) => n + r.requests, 0), requests, `read of ${JSON.stringify(f)}`);
+          assert.equal(await store.countUsageMinutes({ ...q, ...f }, 100), rows.length, `count of ${JSON.stringify(f)}`);
+          assert.deepEqual(await store.sumUsageMinutes({ ...q, ...f }), { requests, errors, computeUnits }, `sums of ${JSON.stringify(f)}`);
+        }
+        assert.deepEqual(await store.sumUsageMinutes({ ...q, from: '2026-04-01T00:00', to: '2026-04-02T00:00' }), { requests: 0, errors: 0, computeUnits: 0 });
+      });
+
+      test('keeps alert settings per account: none, then written, then replaced; listed for the checker', async () => {
+        await store.createPlan(freePlan);
+        const a = await store.createAccount(newAccount());
+        const b = await store.createAccount(newAccount());
+        assert.equal(await store.getAlertSettings(a.id), undefined);
+        const first = { quotaPercents: [75, 90, 100], errorRate: { percent: 5, minutes: 15, minRequests: 20 }, email: true };
+        await store.putAlertSettings(a.id, first, new Date().toISOString());
+        assert.deepEqual(await store.getAlertSettings(a.id), first);
+        const second = { quotaPercents: [50], errorRate: null, email: false };
+        await store.putAlertSettings(a.id, second, new Date().toISOString());
+        await store.putAlertSettings(b.id, first, new Date().toISOString());
+        assert.deepEqual(await store.getAlertSettings(a.id), second);
+        assert.deepEqual((await store.listAlertSettings()).sort((x, y) => x.accountId.localeCompare(y.accountId)),
+          [{ accountId: a.id, settings: second }, { accountId: b.id, settings: first }].sort((x, y) => x.accountId.localeCompare(y.accountId)));
+      });
+
+      test('an alert is claimed once per account, kind, threshold and period, also by two instances at once; an open one re-arms', async () => {
+        await store.createPlan(freePlan);
+        const a = await store.createAccount(newAccount());
+        const other = await options.sameDatabase();
+        try {
+          const fired = (over: Partial<FiredAlert> = {}): FiredAlert => ({ accountId: a.id, kind: 'quota', threshold: 75, period: '2026-03', firedAt: '2026-03-20T10:00:00.000Z', value: 76.5, ...over });
+          const claims = await Promise.all([store.claimAlert(fired()), other.claimAlert(fired()), store.claimAlert(fired()), other.claimAlert(fired())]);
+          assert.equal(claims.filter(Boolean).length, 1, 'exactly one of four concurrent claims wins');
+          assert.equal(await store.claimAlert(fired({ threshold: 90, value: 91 })), true, 'another threshold is another alert');
+          assert.equal(await store.claimAlert(fired({ period: '2026-04', firedAt: '2026-04-02T10:00:00.000Z' })), true, 'a new month re-arms a quota alert');
+          const open = fired({ kind: 'errorRate', threshold: 5, period: 'open', firedAt: '2026-03-20T11:00:00.000Z', value: 12.5 });
+          assert.equal(await store.claimAlert(open), true);
+          assert.equal(await other.claimAlert({ ...open, firedAt: '2026-03-20T11:01:00.000Z' }), false, 'still open: not again');
+          assert.equal(await store.closeAlert(a.id, 'errorRate', 5), true);
+          assert.equal(await other.closeAlert(a.id, 'errorRate', 5), false, 'closed once');
+          assert.equal(await other.claimAlert({ ...open, firedAt: '2026-03-20T12:00:00.000Z' }), true, 're-armed: fires again');
+          const recent = await store.listFiredAlerts(a.id, 10);
+          assert.deepEqual(recent.map((r) => [r.kind, r.threshold, r.period, r.firedAt, r.value]), [
+            ['quota', 75, '2026-04', '2026-04-02T10:00:00.000Z', 76.5],
+            ['errorRate', 5, 'open', '2026-03-20T12:00:00.000Z', 12.5],
+            ['errorRate', 5, '2026-03-20T11:00:00.000Z', '2026-03-20T11:00:00.000Z', 12.5],
+            ['quota', 75, '2026-03', '2026-03-20T10:00:00.000Z', 76.5],
+            ['quota', 90, '2026-03', '2026-03-20T10:00:00.000Z', 91],
+          ]);
+          assert.equal((await store.listFiredAlerts(a.id, 2)).length, 2);
+        } finally {
+          await other.close();
+        }
       });
     });
 

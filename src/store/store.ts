@@ -49,9 +49,45 @@ export interface UsageQuery {
   accountId?: string;
   keyId?: string;
   network?: string;
+  /** Issue 22: one method (as recorded: `(invalid)`, `(refused)`, `(other)` included). */
+  method?: string;
+  /** Issue 22: answered with a result (`ok`, code 0), with any error (`error`), or with this code. */
+  status?: UsageStatus;
   /** A page (issue 17: analytics read in bounded pages): at most `limit` rows, in row order, after the row `after`. */
   limit?: number;
   after?: UsageCursor;
+}
+
+/** An outcome filter of usage (issue 22): results, errors, or one code (JSON-RPC error codes are what rows keep). */
+export type UsageStatus = 'ok' | 'error' | number;
+
+/** Requests, errors and units of a range of usage rows, added up (the alert checker's error rate). */
+export interface UsageSums { requests: number; errors: number; computeUnits: number }
+
+/** An account's alert settings (issue 22): quota thresholds in percent of the plan's month, and an error-rate alert. */
+export interface AlertSettings {
+  quotaPercents: number[];
+  /** Alert when errors are at least `percent` % of at least `minRequests` calls over the last `minutes`; null: off. */
+  errorRate: { percent: number; minutes: number; minRequests: number } | null;
+  /** Mail the account's address (and its owners and developers) besides the webhooks. */
+  email: boolean;
+}
+
+export type AlertKind = 'quota' | 'errorRate';
+
+/**
+ * One alert that fired (issue 22): unique by account, kind, threshold and period, so an instance that writes it
+ * first is the only one to send it. Period: the month (`YYYY-MM`) of a quota alert; for an error-rate alert,
+ * `open` while the rate stays above (re-armed by closing it: its period becomes the time it fired).
+ */
+export interface FiredAlert {
+  accountId: string;
+  kind: AlertKind;
+  threshold: number;
+  period: string;
+  firedAt: string;
+  /** The measured value when it fired (percent of the quota, or error rate in percent). */
+  value: number;
 }
 
 /** Where a page of usage rows ended: the last row's identity (rows are ordered by these). */
@@ -273,6 +309,22 @@ export interface Store {
   countUsageMinutes(query: Omit<UsageQuery, 'limit' | 'after'>, cap: number): Promise<number>;
   /** Drops usage minutes before `minute` (retention). */
   pruneUsageMinutes(before: string): Promise<void>;
+  // Issue 22: usage filters, alerts
+  /** Requests, errors (rows with a non-zero code) and units of the rows `query` selects, added up. */
+  sumUsageMinutes(query: Omit<UsageQuery, 'limit' | 'after'>): Promise<UsageSums>;
+  getAlertSettings(accountId: string): Promise<AlertSettings | undefined>;
+  putAlertSettings(accountId: string, settings: AlertSettings, updatedAt: string): Promise<void>;
+  /** Every account that has alert settings, with them (the checker's round). */
+  listAlertSettings(): Promise<Array<{ accountId: string; settings: AlertSettings }>>;
+  /**
+   * Writes the row if none with its account, kind, threshold and period exists; answers whether this call wrote it
+   * (insert-if-absent: of several instances finding the same crossing, exactly one gets true).
+   */
+  claimAlert(alert: FiredAlert): Promise<boolean>;
+  /** Re-arms an error-rate alert: its `open` row gets its firing time as period (kept as history). Answers whether one was open. */
+  closeAlert(accountId: string, kind: AlertKind, threshold: number): Promise<boolean>;
+  /** The account's fired alerts, newest first. */
+  listFiredAlerts(accountId: string, limit: number): Promise<FiredAlert[]>;
   /**
    * Rolls up one hour (issue 17): the first hour at or after `from` and before `before` that has usage rows; its
    * rows are folded into one row per cell at the hour's first minute (`HH:00`). Answers that hour and how many rows

@@ -117,6 +117,23 @@ describe('dashboard sessions, analytics and metrics', { timeout: 120_000 }, () =
     console.log(`metrics: ${families.length} families, requests_total eth_chainId=${count('eth_chainId', '0')}`);
   });
 
+  test('in the dashboard session, usage filters by key and status show a refused call of that key, and /metrics counts it (issue 22)', async () => {
+    const s = await login('bob@example.com', 'bob-password-123');
+    const made = await call('POST', '/keys', { cookie: s.cookie, csrf: s.body.csrfToken, body: { name: 'fenced', ipAllowlist: ['192.0.2.1'] } });
+    assert.equal(made.status, 201);
+    assert.equal((await g.rpc({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }, { key: made.body.value })).status, 403);
+    const r = await call('GET', `/analytics?keyId=${made.body.id}&status=error`, { cookie: s.cookie });
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.byCode.map((c: any) => [c.code, c.requests]), [[-32011, 1]]);
+    assert.deepEqual(r.body.byMethod.map((m: any) => m.method), ['(refused)'], 'refused before its body was read: no method');
+    assert.equal((await call('GET', `/analytics?keyId=${made.body.id}&status=ok`, { cookie: s.cookie })).body.totals.requests, 0);
+    const csv = await fetch(`${g.url}/api/v1/analytics.csv?keyId=${made.body.id}`, { headers: { cookie: s.cookie } });
+    assert.equal(csv.status, 200);
+    assert.match(await csv.text(), new RegExp(`,${made.body.id},fenced,mainnet,\\(refused\\),-32011,1,0,0\r\n`));
+    const text = await (await fetch(`${g.url}/metrics`)).text();
+    assert.match(text, /nodegate_rpc_requests_total\{[^}]*method="\(refused\)"[^}]*\} [1-9]/);
+  });
+
   test('/metrics answers only the addresses of metrics.allow', async () => {
     const other = await startTestGateway({ metrics: { allow: ['10.1.2.3'] } });
     try {

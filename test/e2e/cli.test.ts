@@ -81,6 +81,7 @@ describe('nodegate plans|accounts|keys on the local store', () => {
     assert.equal((await json(['usage', 'show', '--account', acct.id])).quota.used, 0);
     // An account that does not exist is said so, with a failing exit, never a report of zeros.
     await refused(['usage', 'show', '--account', 'nobody@example.com'], 1, /account nobody@example.com not found/);
+    assert.deepEqual([(await json(['usage', 'show', '--status', 'error'])).totals.requests, (await json(['usage', 'show', '--method', 'eth_call'])).totals.requests], [1, 2]);
     const text = await cli(['usage', 'show', '--hours', '2']);
     assert.equal(text.code, 0);
     assert.match(text.stdout, /eth_call\s+2\s+10\s+0/);

@@ -12,9 +12,9 @@ const HOURS = 3_600_000;
 /** `nodegate usage show`: the analytics of the store (what the gateway flushed), for one account or all. */
 export const USAGE_COMMANDS: Record<string, Subcommand> = {
   show: {
-    usage: 'show [--account ID|EMAIL] [--key ID] [--network NAME] [--hours N] [--json]',
+    usage: 'show [--account ID|EMAIL] [--key ID] [--network NAME] [--method NAME] [--status ok|error|CODE] [--hours N] [--json]',
     summary: 'requests, compute units and errors by method of the last N hours (24 by default), and the quota used this month',
-    options: { ...JSON_FLAG, account: { type: 'string' }, key: { type: 'string' }, network: { type: 'string' }, hours: { type: 'string' } },
+    options: { ...JSON_FLAG, account: { type: 'string' }, key: { type: 'string' }, network: { type: 'string' }, method: { type: 'string' }, status: { type: 'string' }, hours: { type: 'string' } },
     run: withStore(async (cx, v) => {
       const hours = v.hours === undefined ? 24 : Number(v.hours);
       if (!Number.isFinite(hours) || hours <= 0 || hours > 24 * 90) throw new UsageError('--hours must be a number of hours from 1 to 2160');
@@ -24,7 +24,10 @@ export const USAGE_COMMANDS: Record<string, Subcommand> = {
       // An account that does not exist is an error, not a report of zeros (issue 22).
       const ref = str(v, 'account');
       const accountId = ref === undefined ? undefined : (await findAccount(cx, ref)).id;
-      const rows = await cx.store.listUsageMinutes({ from, to, accountId, keyId: str(v, 'key'), network: str(v, 'network') });
+      const s = str(v, 'status');
+      if (s !== undefined && !/^(ok|error|-?\d{1,6})$/.test(s)) throw new UsageError('--status must be ok, error, or an error code such as -32005');
+      const status = s === undefined || s === 'ok' || s === 'error' ? s : Number(s);
+      const rows = await cx.store.listUsageMinutes({ from, to, accountId, keyId: str(v, 'key'), network: str(v, 'network'), method: str(v, 'method'), status });
       const r = report(rows, from, to, hours <= 3 ? 'minute' : hours <= 72 ? 'hour' : 'day');
       const month = monthOf(now);
       const quota = accountId ? { month, used: await cx.store.getUsage(accountId, month) } : undefined;

@@ -1,0 +1,72 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { can } from '../accounts/roles.ts';
+import type { MailQueue } from '../mail/mail-queue.ts';
+import type { Account } from '../store/model.ts';
+import type { AlertSettings, FiredAlert, Store } from '../store/store.ts';
+
+/** The webhook kind alerts are sent to (issue 22; the webhooks API lists it among its kinds). */
+export const USAGE_THRESHOLD_KIND = 'usage.threshold';
+
+/** What a `usage.threshold` event carries (its `event` field, in the outbox's usual envelope). */
+export interface UsageThresholdPayload {
+  kind: FiredAlert['kind'];
+  threshold: number;
+  value: number;
+  period: string;
+  accountId: string;
+  at: string;
+}
+
+/** Who is mailed an account's alerts. */
+export type Recipients = (account: Account) => Promise<string[]>;
+
+/**
+ * The account's own login and its members who can act on an alert (owners and developers, accounts/roles.ts
+ * `changeAlerts`); a viewer reads alerts on the dashboard but is not mailed.
+ */
+export const alertRecipients = (store: Pick<Store, 'listMembers'>): Recipients => async (account) => {
+  const members = await store.listMembers(account.id);
+  return [...new Set([account.email, ...members.filter((m) => can(m.role, 'changeAlerts')).map((m) => m.email)])];
+};
+
+/**
+ * Sends one alert that this instance claimed (it alone sends it): a mail to each recipient when the account wants
+ * mail, and an event in the outbox of each of the account's active `usage.threshold` webhooks. Answers how many
+ * events were written.
+ */
+export async function sendAlert(deps: { store: Store; mail: MailQueue; recipients: Recipients; log: Logger }, account: Account, settings: AlertSettings, alert: FiredAlert): Promise<number> {
+  const { store, mail, log } = deps;
+  const payload: UsageThresholdPayload = { kind: alert.kind, threshold: alert.threshold, value: alert.value, period: alert.period, accountId: account.id, at: alert.firedAt };
+  const hooks = (await store.listWebhooks(account.id)).filter((w) => w.kind === USAGE_THRESHOLD_KIND && w.status === 'active');
+  if (hooks.length > 0) {
+    await store.addWebhookEvents(hooks.map((w) => {
+      // Fixed by the alert and the webhook: written twice (a retry), it is one event.
+      const id = `evt_usage_${createHash('sha256').update(`${w.id}\u0000${alert.kind}\u0000${alert.threshold}\u0000${alert.period}\u0000${alert.firedAt}`).digest('hex').slice(0, 32)}`;
+      return { id, webhookId: w.id, type: USAGE_THRESHOLD_KIND, createdAt: alert.firedAt, body: JSON.stringify({ id, webhookId: w.id, type: USAGE_THRESHOLD_KIND, network: w.network, createdAt: alert.firedAt, event: payload }) };
+    }));
+  }
+  if (settings.email) {
+    const { subject, text } = mailOf(account, alert);
+    for (const to of await deps.recipients(account)) {
+      await mail.enqueue({ to, subject, text }).catch((err: Error) => log.warn({ err: err.message, accountId: account.id, kind: alert.kind }, 'alert mail not queued'));
+    }
+  }
+  return hooks.length;
+}
+
+/** The alert's mail: what crossed, by how much, and where to look. */
+function mailOf(account: Account, a: FiredAlert): { subject: string; text: string } {
+  if (a.kind === 'quota') {
+    return {
+      subject: `Nodegate: ${a.threshold}% of the monthly quota used (${account.name})`,
+      text: `The account ${account.name} has used ${a.value}% of its plan's compute units for ${a.period}, past the alert at ${a.threshold}%.\n\n`
+        + 'Requests are refused with 429 once the quota is used up, until the month ends or the plan changes. The dashboard\'s Usage page shows which keys and methods used it.\n',
+    };
+  }
+  return {
+    subject: `Nodegate: error rate ${a.value}% (alert at ${a.threshold}%) for ${account.name}`,
+    text: `${a.value}% of the calls of the account ${account.name} were answered with an error recently, past the alert at ${a.threshold}%.\n\n`
+      + 'The dashboard\'s Usage page, filtered by status "error", shows which codes, keys and methods. This alert is sent again only after the rate falls back under the threshold.\n',
+  };
+}
