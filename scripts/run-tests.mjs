@@ -3,7 +3,7 @@
 //   e2e:  every *.test.ts under test/ (through the wire, real anvil, gateways, PostgreSQL, Redis, a browser).
 // `npm test` runs unit then e2e (e2e only when unit passed); `npm run test:unit` / `npm run test:e2e` run one.
 // `npm test -- durability` runs only the files whose path contains "durability" (in whichever group has them).
-// Before the e2e group, the product is built once (tsc -p tsconfig.build.json, scripts/copy-assets.mjs, scripts/precompile-config-validator.mjs) into
+// Before the e2e group, the product is built once (scripts/build.mjs, as npm run build does) into
 // .tmp/test-build/run-PID/, named to the tests by NODEGATE_TEST_BUILD: the Nodegate child processes they start run
 // that build (test/helpers/process.ts cliCommand), which starts without tsx's loader (`nodegate keys list`: ~0.8 s
 // and ~1.1 s of CPU against ~1.4 s and ~2.1 s; e2e starts ~120). A build that fails fails the run. A test file run
@@ -71,17 +71,10 @@ const build = () => {
   mkdirSync(buildDir, { recursive: true });
   process.on('exit', removeBuild);
   const t0 = Date.now();
-  const steps = [
-    [resolve('node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', buildDir],
-    ['scripts/copy-assets.mjs', buildDir],
-    ['scripts/precompile-config-validator.mjs', buildDir],
-  ];
-  for (const step of steps) {
-    const r = spawnSync(process.execPath, step, { stdio: 'inherit', timeout: Math.max(1, deadline - Date.now()), killSignal: 'SIGKILL' });
-    if (r.status !== 0) {
-      console.error(`the build for the e2e tests failed (node ${step.join(' ')}: ${r.error?.message ?? `exit ${r.status ?? r.signal}`}): no e2e test was run`);
-      process.exit(1);
-    }
+  const r = spawnSync(process.execPath, ['scripts/build.mjs', buildDir], { stdio: 'inherit', timeout: Math.max(1, deadline - Date.now()), killSignal: 'SIGKILL' });
+  if (r.status !== 0) {
+    console.error(`the build for the e2e tests failed (node scripts/build.mjs: ${r.error?.message ?? `exit ${r.status ?? r.signal}`}): no e2e test was run`);
+    process.exit(1);
   }
   console.log(`# build for e2e: ${buildDir} (${Date.now() - t0} ms)`);
 };

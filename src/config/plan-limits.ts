@@ -1,59 +1,77 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox/type';
-
 /**
- * The one definition of a plan's limits (issue 18: they were written seven times), as a TypeBox schema: JSON Schema
- * keywords (type, bounds, default, description) for ajv, the TS type by `Static<>`, and beside them how people see
- * and set each limit (`title`: the dashboard's label and the CLI's details; `column`: a table's head; `flag`: the
- * CLI's `--<flag>`; `unit`). The configuration's plans (config/schema.ts), the plan record (accounts/model.ts), the
- * management API's plan schemas (api/schemas.ts), the service's checks (accounts/service.ts), the CLI
- * (cli/commands/plans.ts) and the dashboard (served as /dashboard/plan-limits.json) are made from it; the store's
- * columns are checked against it by the store contract, since a migration cannot be derived.
+ * The one definition of a plan's limits (issue 18: they were written seven times): for each, its JSON Schema keywords
+ * (type, bounds, default, description) and beside them how people see and set it (`title`: the dashboard's label and
+ * the CLI's details; `column`: a table's head; `flag`: the CLI's `--<flag>`; `unit`). The configuration's plans
+ * (config/schema.ts wraps these keywords for TypeBox), the plan record (accounts/model.ts), the management API's plan
+ * schemas (api/schemas.ts), the service's checks (accounts/service.ts), the CLI (cli/commands/plans.ts) and the
+ * dashboard (/dashboard/facts.json) are made from it; the store's columns are checked against it by the store
+ * contract, since a migration cannot be derived.
+ *
+ * Plain data, no TypeBox here: every CLI command reads the limits (the store's plan defaults), and loading TypeBox's
+ * ~200 modules took ~100 ms of each (issue 23, docs/cli.md).
  *
  * It lives in config/ (not accounts/) because the configuration's plans are made of it and config/ depends on no
  * other folder (the store's plan record, accounts, api, cli and http all stand on config).
  */
-export const PlanLimitsSchema = Type.Object({
-  cuPerSecond: Type.Integer({
-    minimum: 1, title: 'compute units per second (per account)', column: 'CU/S', flag: 'cu-per-second', unit: 'compute units / s, per account',
-    description: 'Compute units per second, per account (its keys together); the bucket holds limits.burstSeconds of it',
-  }),
-  cuPerMonth: Type.Integer({
-    minimum: 1, title: 'compute units per month (per account)', column: 'CU/MONTH', flag: 'cu-per-month', unit: 'compute units, per account and month',
-    description: 'Compute units per calendar month (UTC), per account',
-  }),
-  maxBatchSize: Type.Integer({
-    minimum: 1, maximum: 1000, default: 100, title: 'max batch size', column: 'MAX BATCH', flag: 'max-batch-size', unit: 'items',
-    description: 'Items in one batch, capped by rpc.maxBatchSize; a larger batch is one -32600 error',
-  }),
-  debugMethods: Type.Boolean({
-    default: false, title: 'debug methods', column: 'DEBUG', flag: 'debug-methods', unit: 'yes / no',
-    description: 'Whether `debug_*` methods are included (403 otherwise)',
-  }),
-  maxFilters: Type.Integer({
-    minimum: 0, default: 100, title: 'max filters (per account)', column: 'MAX FILTERS', flag: 'max-filters', unit: 'filters, per account',
-    description: 'Live filters per account (its keys together)',
-  }),
-  maxKeys: Type.Integer({
-    minimum: 1, default: 100, title: 'max keys (per account)', column: 'MAX KEYS', flag: 'max-keys', unit: 'keys, per account',
-    description: 'Keys per account that are not revoked; the next is 409 until one is revoked',
-  }),
-  maxWebhooks: Type.Integer({
-    minimum: 0, default: 20, title: 'max webhooks (per account)', column: 'MAX WEBHOOKS', flag: 'max-webhooks', unit: 'webhooks, per account',
-    description: 'Webhooks per account; the next is 409 until one is deleted',
-  }),
-  subscriptionsPerKey: Type.Integer({
-    minimum: 0, default: 100, title: 'max subscriptions (per key)', column: 'SUBS/KEY', flag: 'subscriptions-per-key', unit: 'subscriptions, per key',
-    description: "WebSocket subscriptions (eth_subscribe) one key holds at once, its sockets on one instance together; the next is -32005 until one ends",
-  }),
-  subscriptionsPerAccount: Type.Integer({
-    minimum: 0, default: 500, title: 'max subscriptions (per account)', column: 'SUBS/ACCOUNT', flag: 'subscriptions-per-account', unit: 'subscriptions, per account',
-    description: "WebSocket subscriptions (eth_subscribe) one account holds at once, its keys' sockets on one instance together; the next is -32005 until one ends",
-  }),
-});
 
 /** A plan's limits: every field of a plan but its id, name and times. */
-export type PlanLimits = Static<typeof PlanLimitsSchema>;
+export interface PlanLimits {
+  cuPerSecond: number;
+  cuPerMonth: number;
+  maxBatchSize: number;
+  debugMethods: boolean;
+  maxFilters: number;
+  maxKeys: number;
+  maxWebhooks: number;
+  subscriptionsPerKey: number;
+  subscriptionsPerAccount: number;
+}
 export type PlanLimitName = keyof PlanLimits;
+
+interface Described { title: string; column: string; flag: string; unit: string; description: string }
+/** One limit's JSON Schema keywords, typed by the value it holds. */
+export type PlanLimitSchema<T> = Described & (T extends boolean
+  ? { type: 'boolean'; default?: boolean }
+  : { type: 'integer'; minimum: number; maximum?: number; default?: number });
+
+export const PLAN_LIMIT_SCHEMAS: { [K in PlanLimitName]: PlanLimitSchema<PlanLimits[K]> } = {
+  cuPerSecond: {
+    type: 'integer', minimum: 1, title: 'compute units per second (per account)', column: 'CU/S', flag: 'cu-per-second', unit: 'compute units / s, per account',
+    description: 'Compute units per second, per account (its keys together); the bucket holds limits.burstSeconds of it',
+  },
+  cuPerMonth: {
+    type: 'integer', minimum: 1, title: 'compute units per month (per account)', column: 'CU/MONTH', flag: 'cu-per-month', unit: 'compute units, per account and month',
+    description: 'Compute units per calendar month (UTC), per account',
+  },
+  maxBatchSize: {
+    type: 'integer', minimum: 1, maximum: 1000, default: 100, title: 'max batch size', column: 'MAX BATCH', flag: 'max-batch-size', unit: 'items',
+    description: 'Items in one batch, capped by rpc.maxBatchSize; a larger batch is one -32600 error',
+  },
+  debugMethods: {
+    type: 'boolean', default: false, title: 'debug methods', column: 'DEBUG', flag: 'debug-methods', unit: 'yes / no',
+    description: 'Whether `debug_*` methods are included (403 otherwise)',
+  },
+  maxFilters: {
+    type: 'integer', minimum: 0, default: 100, title: 'max filters (per account)', column: 'MAX FILTERS', flag: 'max-filters', unit: 'filters, per account',
+    description: 'Live filters per account (its keys together)',
+  },
+  maxKeys: {
+    type: 'integer', minimum: 1, default: 100, title: 'max keys (per account)', column: 'MAX KEYS', flag: 'max-keys', unit: 'keys, per account',
+    description: 'Keys per account that are not revoked; the next is 409 until one is revoked',
+  },
+  maxWebhooks: {
+    type: 'integer', minimum: 0, default: 20, title: 'max webhooks (per account)', column: 'MAX WEBHOOKS', flag: 'max-webhooks', unit: 'webhooks, per account',
+    description: 'Webhooks per account; the next is 409 until one is deleted',
+  },
+  subscriptionsPerKey: {
+    type: 'integer', minimum: 0, default: 100, title: 'max subscriptions (per key)', column: 'SUBS/KEY', flag: 'subscriptions-per-key', unit: 'subscriptions, per key',
+    description: "WebSocket subscriptions (eth_subscribe) one key holds at once, its sockets on one instance together; the next is -32005 until one ends",
+  },
+  subscriptionsPerAccount: {
+    type: 'integer', minimum: 0, default: 500, title: 'max subscriptions (per account)', column: 'SUBS/ACCOUNT', flag: 'subscriptions-per-account', unit: 'subscriptions, per account',
+    description: "WebSocket subscriptions (eth_subscribe) one account holds at once, its keys' sockets on one instance together; the next is -32005 until one ends",
+  },
+};
 
 /** One limit as the CLI and the dashboard read it (the schema's keywords under their callers' names). */
 export interface PlanLimit {
@@ -76,17 +94,17 @@ export interface PlanLimit {
   help: string;
 }
 
-const asLimit = (name: string, s: TSchema): PlanLimit => ({
-  name: name as PlanLimitName, label: s.title as string, column: s.column, flag: s.flag, type: s.type,
-  ...(s.minimum !== undefined ? { minimum: s.minimum } : {}),
-  ...(s.maximum !== undefined ? { maximum: s.maximum } : {}),
+const asLimit = (name: string, s: PlanLimitSchema<number> | PlanLimitSchema<boolean>): PlanLimit => ({
+  name: name as PlanLimitName, label: s.title, column: s.column, flag: s.flag, type: s.type,
+  ...('minimum' in s ? { minimum: s.minimum } : {}),
+  ...('maximum' in s && s.maximum !== undefined ? { maximum: s.maximum } : {}),
   unit: s.unit,
   ...(s.default !== undefined ? { default: s.default } : {}),
-  help: s.description as string,
+  help: s.description,
 });
 
-/** Every limit, in the schema's order (the order of columns, flags and form fields). */
-export const PLAN_LIMITS: readonly PlanLimit[] = Object.entries(PlanLimitsSchema.properties).map(([name, s]) => asLimit(name, s));
+/** Every limit, in the definition's order (the order of columns, flags and form fields). */
+export const PLAN_LIMITS: readonly PlanLimit[] = Object.entries(PLAN_LIMIT_SCHEMAS).map(([name, s]) => asLimit(name, s));
 
 /** The limits with a default: a plan may be made without them. */
 export const PLAN_LIMIT_DEFAULTS = Object.fromEntries(PLAN_LIMITS.filter((l) => l.default !== undefined).map((l) => [l.name, l.default])) as Partial<PlanLimits>;

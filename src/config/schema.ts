@@ -1,5 +1,5 @@
 import { Type, type Static, type TObject, type TProperties, type TSchema, type TUnsafe } from '@sinclair/typebox/type';
-import { PlanLimitsSchema } from './plan-limits.ts';
+import { PLAN_LIMIT_SCHEMAS, type PlanLimitName, type PlanLimits } from './plan-limits.ts';
 
 /**
  * The one configuration schema (STYLE principle 7, issue 18), written once with TypeBox: each field's type, bounds,
@@ -85,8 +85,11 @@ const networkSchema = fields({
   finalityDepth: Type.Optional(int('blocks', { minimum: 0, maximum: 100000 })),
 });
 
+/** The limits' one definition (plan-limits.ts, plain data) as TypeBox properties, each typed by the value it holds. */
+const planLimitProperties = Object.fromEntries(Object.entries(PLAN_LIMIT_SCHEMAS).map(([name, s]) => [name, Type.Unsafe({ ...s })])) as { [K in PlanLimitName]: TUnsafe<PlanLimits[K]> };
+
 /** A plan as configured (docs/decisions.md §6): seeded into the store, then edited by the operator there. */
-const planSchema = fields({ name: text(), ...PlanLimitsSchema.properties });
+const planSchema = fields({ name: text(), ...planLimitProperties });
 
 /**
  * The embedded default is for development (docs/decisions.md §7): the demo account and keys made without a plan

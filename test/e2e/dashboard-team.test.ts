@@ -6,15 +6,10 @@
  * password through it; the operator sets an account's password and invites a member to it.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { browserSkip as skip, heading, launchChromium, logIn as logInOn, openPage, type Watched } from '../helpers/browser.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const skip = !existsSync(CHROMIUM) && !process.env.CI ? `${CHROMIUM} not installed (apt-get install chromium); browser tests skipped` : false;
-
-type Watched = Page & { errors: string[] };
 
 describe('the dashboard: team, invitations and password reset in Chromium', { timeout: 180_000, skip }, () => {
   let g: TestGateway;
@@ -24,32 +19,19 @@ describe('the dashboard: team, invitations and password reset in Chromium', { ti
   before(async () => {
     g = await startTestGateway({ networks: { mainnet: { chainId: 1 } } });
     await g.gw.accounts.createAccount({ name: 'Olga', email: owner.email, password: owner.password });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
     await g?.close();
   });
 
-  async function open(): Promise<Watched> {
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: g.url });
-    const page = (await context.newPage()) as Watched;
-    page.errors = [];
-    page.on('pageerror', (e) => page.errors.push(e.message));
-    page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) page.errors.push(m.text()); });
-    return page;
-  }
+  const open = () => openPage(browser, g.url);
   async function logIn(email: string, password: string): Promise<Watched> {
     const page = await open();
-    await page.goto(`${g.url}/dashboard/#/login`);
-    await page.fill('#email', email);
-    await page.fill('#password', password);
-    await page.click('#login');
-    await page.waitForSelector('#page-title:text("Overview")');
+    await logInOn(page, g.url, email, password);
     return page;
   }
-  const heading = (page: Page, title: string) => page.waitForSelector(`#page-title:text-is(${JSON.stringify(title)})`);
 
   /** The owner invites `email` as `role`; the link the page shows (focused, copyable). */
   async function invite(page: Page, email: string, role: string): Promise<string> {

@@ -4,13 +4,10 @@
  * showing a new call without a click.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { browserSkip as skip, heading, launchChromium, logIn, openPage } from '../helpers/browser.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const skip = !existsSync(CHROMIUM) && !process.env.CI ? `${CHROMIUM} not installed (apt-get install chromium); browser tests skipped` : false;
 
 describe('the dashboard: usage filters, refusals, CSV and live refresh in Chromium', { timeout: 120_000, skip }, () => {
   let g: TestGateway;
@@ -20,7 +17,7 @@ describe('the dashboard: usage filters, refusals, CSV and live refresh in Chromi
   before(async () => {
     g = await startTestGateway({ networks: { mainnet: { chainId: 1 } } });
     await g.gw.accounts.createAccount({ name: 'Uma', email: member.email, password: member.password });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -28,14 +25,8 @@ describe('the dashboard: usage filters, refusals, CSV and live refresh in Chromi
   });
 
   test('a member filters by method and outcome, sees a refused call explained, exports it, and watches it live', async () => {
-    const page = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${g.url}/dashboard/#/login`);
-    await page.fill('#email', member.email);
-    await page.fill('#password', member.password);
-    await page.click('#login');
-    await page.waitForSelector('#page-title:text("Overview")');
+    const page = await openPage(browser, g.url);
+    await logIn(page, g.url, member.email, member.password);
     await page.click('#nav-keys');
     await page.fill('#key-name', 'usage key');
     await page.click('#create-key');
@@ -50,7 +41,7 @@ describe('the dashboard: usage filters, refusals, CSV and live refresh in Chromi
     assert.equal((await call('eth_blockNumber', `${g.url}/v1/nowhere/${key}`)).status, 404);
 
     await page.click('#nav-usage');
-    await page.waitForSelector('#page-title:text("Usage")');
+    await heading(page, 'Usage');
     await page.waitForFunction(() => document.querySelector('#total-requests')?.textContent === '4');
     assert.match((await page.textContent('#errors'))!, /-32012[\s\S]*unknown network/, 'the refusal, with what its code means');
     await page.fill('#filter-method', 'eth_blockNumber');
@@ -74,7 +65,7 @@ describe('the dashboard: usage filters, refusals, CSV and live refresh in Chromi
     await page.check('#live');
     await call('eth_chainId');
     await page.waitForFunction(() => document.querySelector('#total-requests')?.textContent === '5', undefined, { timeout: 30_000 });
-    assert.deepEqual(errors, []);
+    assert.deepEqual(page.errors, []);
     await page.context().close();
   });
 });

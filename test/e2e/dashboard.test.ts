@@ -12,23 +12,18 @@
  *   (shown in the README), taken there, after the flows above left data on every page.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { createPublicClient, http, webSocket } from 'viem';
 import { PLAN_LIMITS } from '../../src/config/plan-limits.ts';
+import { axeViolations as axe, browserSkip as skip, heading, launchChromium, logIn as logInOn, openPage, type Watched } from '../helpers/browser.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-const AXE = readFileSync(fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8');
-// A newcomer's laptop may lack Debian's Chromium: said plainly, and never under CI, where .ci/run installs it.
-const skip = !existsSync(CHROMIUM) && !process.env.CI ? `${CHROMIUM} not installed (apt-get install chromium); browser tests skipped` : false;
 if (skip) console.log(`dashboard: ${skip}`);
-
-type Watched = Page & { errors: string[] };
 
 describe('the dashboard in Chromium', { timeout: 300_000, skip }, () => {
   let g: TestGateway;
@@ -40,7 +35,7 @@ describe('the dashboard in Chromium', { timeout: 300_000, skip }, () => {
     mkdirSync(SHOTS, { recursive: true });
     g = await startTestGateway({ networks: { mainnet: { chainId: 1 } }, webhooks: { allowPrivateTargets: true, pollMs: 50 } });
     await g.gw.accounts.createAccount({ name: 'Dana', email: member.email, password: member.password });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -48,27 +43,13 @@ describe('the dashboard in Chromium', { timeout: 300_000, skip }, () => {
   });
 
   /** A page of a new browser context (its own cookies), watched for script errors and CSP violations. */
-  async function open(width = 1200, opts: { bypassCSP?: boolean } = {}): Promise<Watched> {
-    const context: BrowserContext = await browser.newContext({ viewport: { width, height: 900 }, ...opts });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: g.url });
-    const page = (await context.newPage()) as Watched;
-    page.errors = [];
-    page.on('pageerror', (e) => page.errors.push(e.message));
-    // Script errors and CSP violations; a failed fetch the page handles (401 before login, 404 of a route not here yet) is not one.
-    page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) page.errors.push(m.text()); });
-    return page;
-  }
+  const open = (width = 1200, opts: { bypassCSP?: boolean } = {}) => openPage(browser, g.url, width, opts);
 
   async function logIn(email: string, password: string, width = 1200, opts: { bypassCSP?: boolean } = {}): Promise<Watched> {
     const page = await open(width, opts);
-    await page.goto(`${g.url}/dashboard/`);
-    await page.fill('#email', email);
-    await page.fill('#password', password);
-    await page.click('#login');
-    await page.waitForSelector('#page-title:text("Overview")');
+    await logInOn(page, g.url, email, password);
     return page;
   }
-  const heading = (page: Page, title: string) => page.waitForSelector(`#page-title:text-is(${JSON.stringify(title)})`);
 
   test('a wrong password is said next to the form, with the button busy while it is checked', async () => {
     const page = await open();
@@ -276,17 +257,6 @@ describe('the dashboard in Chromium', { timeout: 300_000, skip }, () => {
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });
-
-  /** axe-core's serious and critical violations on the page as it is now. */
-  async function axe(page: Page): Promise<string[]> {
-    if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: AXE });
-    const result = await page.evaluate(async () => {
-      const r = await (window as unknown as { axe: { run: (ctx: Document, o: object) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }> } })
-        .axe.run(document, { resultTypes: ['violations'] });
-      return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
-    });
-    return result;
-  }
 
   for (const width of [1200, 390]) {
     test(`every page at ${width} px: no serious or critical axe-core violation${width < 700 ? ', the menu behind a button, nothing scrolls sideways' : ''}`, async () => {

@@ -9,7 +9,7 @@ import { freePort } from '../../src/upstream/embedded/free-port.ts';
 
 const run = promisify(execFile);
 const ROOT = new URL('../../', import.meta.url).pathname;
-const CLI = ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')];
+const CLI = [join(ROOT, 'bin/nodegate.mjs')];
 
 /** The README's quick start, as a newcomer runs it: `npm start` on a fresh data directory, then the printed curl line. */
 describe('quick start: the start command on the embedded default', () => {
@@ -24,8 +24,9 @@ describe('quick start: the start command on the embedded default', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'nodegate-quickstart-'));
     const port = await freePort();
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-    // The README says `npm start`: run exactly its script, minus npm's wrapper process.
-    assert.equal(pkg.scripts.start, 'node --import tsx src/cli/main.ts start');
+    // The README says `npm start`: run exactly its script, minus npm's wrapper process (the build `npm ci` made,
+    // or the source when src/ is newer than it).
+    assert.equal(pkg.scripts.start, 'node bin/nodegate.mjs start');
     child = spawn(process.execPath, [...CLI, 'start'], { cwd: ROOT, env: { ...process.env, NODEGATE_DATA_DIR: dataDir, NODEGATE_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.setEncoding('utf8').on('data', (s: string) => { out += s; });
     child.stderr!.setEncoding('utf8').on('data', (s: string) => { out += s; });

@@ -5,21 +5,13 @@
  * outbox as the alerts checker writes them, then delivered like any other).
  */
 import assert from 'node:assert/strict';
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { writeAccountEvent } from '../../src/webhooks/account-events.ts';
+import { verify } from '../helpers/webhook-signature.ts';
 
-/** docs/webhooks.md's verification snippet, as a receiver would paste it. */
-function verify(secret: string, rawBody: string, header: string, toleranceSeconds = 300): boolean {
-  const parts = Object.fromEntries(header.split(',').map((p) => p.split('=')));
-  const t = Number(parts.t);
-  if (!Number.isInteger(t) || Math.abs(Date.now() / 1000 - t) > toleranceSeconds) return false;
-  const expected = createHmac('sha256', secret).update(`${t}.${rawBody}`).digest('hex');
-  return parts.v1?.length === expected.length && timingSafeEqual(Buffer.from(parts.v1), Buffer.from(expected));
-}
 
 interface Got { path: string; body: string; json: any; signature: string; eventId: string }
 

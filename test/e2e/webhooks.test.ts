@@ -5,7 +5,6 @@
  * nothing leaves 127.0.0.0/8).
  */
 import assert from 'node:assert/strict';
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,15 +14,8 @@ import { encodeFunctionData, keccak256 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { compileCounter, counterInitCode } from '../helpers/counter.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { verify } from '../helpers/webhook-signature.ts';
 
-/** docs/webhooks.md's verification snippet, as a receiver would paste it. */
-function verify(secret: string, rawBody: string, header: string, toleranceSeconds = 300): boolean {
-  const parts = Object.fromEntries(header.split(',').map((p) => p.split('=')));
-  const t = Number(parts.t);
-  if (!Number.isInteger(t) || Math.abs(Date.now() / 1000 - t) > toleranceSeconds) return false;
-  const expected = createHmac('sha256', secret).update(`${t}.${rawBody}`).digest('hex');
-  return parts.v1?.length === expected.length && timingSafeEqual(Buffer.from(parts.v1), Buffer.from(expected));
-}
 
 /** A receiver on 127.0.0.1 that records what it gets; `answer` decides each status. */
 class Receiver {
