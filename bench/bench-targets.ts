@@ -3,7 +3,7 @@
  * of it, started when a benchmark first needs them, warmed up once, and all stopped by `close()`.
  */
 import { load } from './load.ts';
-import { startAnvil, startBareProxy, startNodegateTarget, type Target } from './targets.ts';
+import { startAnvil, startBareProxy, startFloor, startNodegateTarget, type Target } from './targets.ts';
 import { balanceDistinct, blockNumber, SignedTransactions } from './workloads.ts';
 
 export class BenchTargets {
@@ -13,6 +13,11 @@ export class BenchTargets {
 
   anvil(): Promise<Target> {
     return this.once('anvil', startAnvil);
+  }
+
+  /** node:http answering from memory: the floor of any Node.js gateway (bench/floor.ts). */
+  floor(): Promise<Target> {
+    return this.once('floor', startFloor);
   }
 
   proxy(): Promise<Target> {

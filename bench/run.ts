@@ -5,6 +5,9 @@
  * The RPC benchmarks share one anvil and the processes in front of it (bench/bench-targets.ts); docs/performance.md
  * explains the numbers.
  */
+import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { benchAddedLatency } from './added-latency.ts';
 import { BenchTargets } from './bench-targets.ts';
 import { benchKeyResolution } from './key-resolution.ts';
@@ -16,8 +19,10 @@ import { benchFiltersMemory } from './filters-memory.ts';
 import { benchFraming } from './framing.ts';
 import { benchWebsocket } from './websocket.ts';
 import { benchWorkers } from './workers.ts';
+import { benchHotPath } from './hot-path.ts';
 
 const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
+  'hot-path': benchHotPath,
   'rpc-throughput': benchRpcThroughput,
   'added-latency': benchAddedLatency,
   'limits-on-off': benchLimitsOnOff,
@@ -37,6 +42,17 @@ if (wanted[0] === 'compare') {
   await compare(wanted.slice(1));
   process.exit(0);
 }
+// The load generator is wrk (Debian's: native, its own process): said plainly when it is missing, before anything starts.
+if (spawnSync('wrk', ['--version']).error) {
+  console.error('npm run bench needs wrk, the load generator (native, run in its own process): apt-get install wrk');
+  process.exit(1);
+}
+// Nodegate as `npm start` runs it since issue 23: built (scripts/build.mjs), not the source through tsx. The
+// benchmarks' Nodegates run this build (test/helpers/process.ts cliCommand reads NODEGATE_TEST_BUILD).
+const build = join('.tmp', `bench-build-${process.pid}`);
+if (spawnSync(process.execPath, ['scripts/build.mjs', build], { stdio: 'inherit' }).status !== 0) throw new Error('the build for the benchmarks failed');
+process.env.NODEGATE_TEST_BUILD = resolve(build);
+process.on('exit', () => rmSync(build, { recursive: true, force: true }));
 const targets = new BenchTargets();
 const stop = () => void targets.close().finally(() => process.exit(130));
 process.once('SIGINT', stop);

@@ -41,8 +41,18 @@ export async function startAnvil(): Promise<Target> {
 }
 
 /** bench/bare-proxy.ts as a child process, in front of `upstream`. */
-export async function startBareProxy(upstream: string): Promise<Target> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-proxy.ts', upstream], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+export function startBareProxy(upstream: string): Promise<Target> {
+  return startScript('bare proxy', 'bench/bare-proxy.ts', [upstream]);
+}
+
+/** bench/floor.ts as a child process: node:http answering from memory (issue 23's floor). */
+export function startFloor(): Promise<Target> {
+  return startScript('floor', 'bench/floor.ts', []);
+}
+
+/** A bench script that prints "listening on PORT", as a child process, answering before it is returned. */
+async function startScript(name: string, file: string, args: string[]): Promise<Target> {
+  const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((res, rej) => {
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (s: string) => {
@@ -50,11 +60,11 @@ export async function startBareProxy(upstream: string): Promise<Target> {
       const m = /listening on (\d+)/.exec(out);
       if (m) res(Number(m[1]));
     });
-    child.once('exit', () => rej(new Error(`bare proxy exited: ${out}`)));
+    child.once('exit', () => rej(new Error(`${name} exited: ${out}`)));
   });
   const url = `http://127.0.0.1:${port}/`;
   await waitAnswers(url, child);
-  return { name: 'bare proxy', url, pid: child.pid!, stop: () => stopChild(child) };
+  return { name, url, pid: child.pid!, stop: () => stopChild(child) };
 }
 
 /**
