@@ -30,7 +30,7 @@ import { systemResolve } from './webhooks/target-guard.ts';
 import type { MailQueue } from './mail/mail-queue.ts';
 import { MailOutbox } from './mail/outbox.ts';
 import { MailSender, smtpTransport, type MailTransport } from './mail/sender.ts';
-import { TeamService } from './accounts/team.ts';
+import { TeamService, teamOptions } from './accounts/team.ts';
 import { AlertChecker } from './alerts/alert-checker.ts';
 
 export interface Gateway {
@@ -146,10 +146,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
   // Links in mail name the configured public origin, else the address listened on (known once listening): never a
   // request's Host header, which a caller chooses.
   let listening = '';
-  const team = new TeamService(store, accounts, mail, {
-    inviteHours: config.accounts.inviteHours, resetMinutes: config.accounts.resetMinutes, openSignup: config.accounts.openSignup,
-    signupPlan: config.accounts.signupPlan ?? config.accounts.defaultPlan, publicBase: () => config.accounts.publicUrl || listening,
-  });
+  const team = new TeamService(store, accounts, mail, teamOptions(config, () => listening));
   let app: FastifyInstance | undefined;
   try {
     await producer?.init();

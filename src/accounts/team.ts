@@ -1,3 +1,4 @@
+import type { Config } from '../config/schema.ts';
 import { randomUUID } from 'node:crypto';
 import type { MailQueue } from '../mail/mail-queue.ts';
 import { MEMBER_ROLES, type Account, type Member, type MemberRole } from '../store/model.ts';
@@ -15,6 +16,15 @@ export interface TeamOptions {
   /** The dashboard's public origin for links (accounts.publicUrl, else the address listened on): never a request's Host. */
   publicBase: () => string;
   now?: () => number;
+}
+
+/** The options of the configuration (accounts.*), with the origin links name when accounts.publicUrl is not set. */
+export function teamOptions(config: Pick<Config, 'accounts'>, fallbackBase: () => string): TeamOptions {
+  const a = config.accounts;
+  return {
+    inviteHours: a.inviteHours, resetMinutes: a.resetMinutes, openSignup: a.openSignup,
+    signupPlan: a.signupPlan ?? a.defaultPlan, publicBase: () => a.publicUrl || fallbackBase(),
+  };
 }
 
 /** A login: an account's own (member undefined), or one of its members. */

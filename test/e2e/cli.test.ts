@@ -281,6 +281,20 @@ describe('nodegate plans|accounts|keys on the local store', () => {
       const ciKey = keys.find((k: { name: string }) => k.name === 'ci');
       await json(['keys', 'revoke', ciKey.id]);
       await eventually(ci, 401);
+
+      // An invitation and a reset link made by the operator on the command line work on the running gateway, once.
+      const invited = await json(['accounts', 'invite', ann.email, '--email', 'newcomer@example.com', '--role', 'viewer']);
+      assert.equal(invited.emailed, false, 'no mail.smtp here: the link is for the operator to hand over');
+      const token = new URL(invited.url.replace('#/accept', 'accept')).searchParams.get('token');
+      const accept = () => fetch(`${gw.url}/api/v1/invitations/accept`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, name: 'Newcomer', password: 'newcomer-password-1' }) });
+      const joined = await accept();
+      assert.equal(joined.status, 200);
+      assert.equal(((await joined.json()) as { role: string }).role, 'viewer');
+      assert.equal((await accept()).status, 400, 'the link works once');
+      await refused(['accounts', 'invite', ann.email, '--email', 'x@example.com', '--role', 'boss'], 2, /--role: one of owner, developer, viewer/);
+      const reset = await cli(['accounts', 'reset-link', ann.email]);
+      assert.equal(reset.code, 0, reset.stderr);
+      assert.match(reset.stdout, /#\/reset\?token=/);
     } finally {
       await gateway?.close();
     }

@@ -1,8 +1,10 @@
 import { ValidationError } from '../../accounts/errors.ts';
-import type { Account, Role } from '../../store/model.ts';
+import type { TeamService } from '../../accounts/team.ts';
+import { MEMBER_ROLES, type Account, type Role } from '../../store/model.ts';
 import { JSON_FLAG, runGroup, type Subcommand, type Values } from '../command.ts';
 import { findAccount, withStore, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
+import { gatewayUrl } from '../store-guard.ts';
 import { nonEmpty, oneOf, required, someChange, str } from '../flags.ts';
 import { fields, publicAccount, table } from '../format.ts';
 
@@ -100,6 +102,43 @@ export const ACCOUNT_COMMANDS: Record<string, Subcommand> = {
       return shown(cx, account, `Reactivated account ${account.email}.\n`);
     }),
   },
+  invite: {
+    usage: 'invite ID|EMAIL --email EMAIL [--role owner|developer|viewer] [--json]',
+    summary: "invite someone to the account's team (developer by default): prints the link, single use, for accounts.inviteHours; also mailed when mail.smtp is set (a running gateway sends it)",
+    options: { ...JSON_FLAG, email: { type: 'string' }, role: { type: 'string' } },
+    args: ['ID|EMAIL'],
+    run: withStore(async (cx, v, [ref]) => {
+      const account = await findAccount(cx, ref);
+      const role = oneOf(v, 'role', MEMBER_ROLES) ?? 'developer';
+      const r = await (await teamOf(cx)).invite(account.id, required(v, 'email', 'who is invited'), role, 'The operator');
+      return {
+        json: r,
+        text: `Invited ${r.invitation.email} to ${account.email} as ${role}${r.emailed ? ' (the link is mailed too)' : ''}. The link works once, until ${r.invitation.expiresAt}:\n  ${r.url}`,
+      };
+    }),
+  },
+  'reset-link': {
+    usage: 'reset-link ID|EMAIL [--json]',
+    summary: "a password reset link for the account's own login, to hand over (single use, for accounts.resetMinutes): for a gateway without mail",
+    options: JSON_FLAG,
+    args: ['ID|EMAIL'],
+    run: withStore(async (cx, _v, [ref]) => {
+      const account = await findAccount(cx, ref);
+      const r = await (await teamOf(cx)).operatorResetLink(account.id);
+      return { json: r, text: `A reset link for ${account.email}; it works once, until ${r.expiresAt}:\n  ${r.url}` };
+    }),
+  },
 };
+
+/**
+ * The team service on the command's store: links name accounts.publicUrl, else the gateway's configured address;
+ * mail goes to the store's outbox when mail.smtp is set, for a running gateway's sender to send.
+ */
+async function teamOf(cx: Context): Promise<TeamService> {
+  const [{ TeamService, teamOptions }, { MailOutbox }, { pino }] = await Promise.all([import('../../accounts/team.ts'), import('../../mail/outbox.ts'), import('pino')]);
+  const { config } = cx;
+  const mail = new MailOutbox(cx.store, Boolean(config.mail.smtp.host), pino({ level: 'warn' }, pino.destination(2)));
+  return new TeamService(cx.store, cx.accounts, mail, teamOptions(config, () => gatewayUrl(config)));
+}
 
 export const accounts = (argv: string[]) => runGroup('accounts', ACCOUNT_COMMANDS, argv);
