@@ -107,3 +107,25 @@ describe('sqlite store, specifically', () => {
     await store.close();
   });
 });
+
+test("a sent message's body leaves the SQLite file, not only its row: a reset link in it is gone once checkpointed", async () => {
+  const file = freshFile();
+  const store = new SqliteStore(file);
+  const link = `https://gateway.example/dashboard/#/reset?token=${randomUUID()}`;
+  await store.enqueueMail({ id: randomUUID(), to: 'a@example.com', subject: 'Reset your Nodegate password', body: `Open ${link}`, createdAt: new Date().toISOString() });
+  // Checkpointed while waiting (as SQLite does every 1,000 pages): the link is in the file itself, not only the log.
+  const waiting = new Database(file);
+  waiting.pragma('wal_checkpoint(TRUNCATE)');
+  waiting.close();
+  assert.equal(readFileSync(file).includes(Buffer.from(link)), true, 'the waiting message is in the file');
+  const [mail] = await store.claimMail('me', new Date().toISOString(), new Date(Date.now() + 60_000).toISOString(), 10);
+  await store.recordMailAttempt(mail.id, 'me', { sent: true, error: null, at: new Date().toISOString(), nextAttemptAt: new Date().toISOString() });
+  await store.close();
+  // The write-ahead log folded into the file and emptied, as SQLite's checkpoints do: what is left is the file.
+  const db = new Database(file);
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+  const bytes = readFileSync(file);
+  assert.equal(bytes.includes(Buffer.from('Reset your Nodegate password')), true, 'the message is still there (its subject)');
+  assert.equal(bytes.includes(Buffer.from(link)), false, 'its link is not, anywhere in the file');
+});
