@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { can } from '../accounts/roles.ts';
 import type { MailQueue } from '../mail/mail-queue.ts';
+import { writeAccountEvent } from '../webhooks/account-events.ts';
 import type { Account } from '../store/model.ts';
 import type { AlertSettings, FiredAlert, Store } from '../store/store.ts';
 
@@ -32,27 +32,21 @@ export const alertRecipients = (store: Pick<Store, 'listMembers'>): Recipients =
 
 /**
  * Sends one alert that this instance claimed (it alone sends it): a mail to each recipient when the account wants
- * mail, and an event in the outbox of each of the account's active `usage.threshold` webhooks. Answers how many
- * events were written.
+ * mail, and an event in the outbox of each of the account's `usage.threshold` webhooks (webhooks/account-events.ts:
+ * a paused one keeps it for its resume). Answers how many events were written.
  */
 export async function sendAlert(deps: { store: Store; mail: MailQueue; recipients: Recipients; log: Logger }, account: Account, settings: AlertSettings, alert: FiredAlert): Promise<number> {
   const { store, mail, log } = deps;
   const payload: UsageThresholdPayload = { kind: alert.kind, threshold: alert.threshold, value: alert.value, period: alert.period, accountId: account.id, at: alert.firedAt };
-  const hooks = (await store.listWebhooks(account.id)).filter((w) => w.kind === USAGE_THRESHOLD_KIND && w.status === 'active');
-  if (hooks.length > 0) {
-    await store.addWebhookEvents(hooks.map((w) => {
-      // Fixed by the alert and the webhook: written twice (a retry), it is one event.
-      const id = `evt_usage_${createHash('sha256').update(`${w.id}\u0000${alert.kind}\u0000${alert.threshold}\u0000${alert.period}\u0000${alert.firedAt}`).digest('hex').slice(0, 32)}`;
-      return { id, webhookId: w.id, type: USAGE_THRESHOLD_KIND, createdAt: alert.firedAt, body: JSON.stringify({ id, webhookId: w.id, type: USAGE_THRESHOLD_KIND, network: w.network, createdAt: alert.firedAt, event: payload }) };
-    }));
-  }
+  // One event per crossing (its firing time in it: an error-rate alert that re-arms and fires again is a new one).
+  const events = await writeAccountEvent(store, account.id, USAGE_THRESHOLD_KIND, `${alert.kind}|${alert.threshold}|${alert.period}|${alert.firedAt}`, payload, alert.firedAt);
   if (settings.email) {
     const { subject, text } = mailOf(account, alert);
     for (const to of await deps.recipients(account)) {
       await mail.enqueue({ to, subject, text }).catch((err: Error) => log.warn({ err: err.message, accountId: account.id, kind: alert.kind }, 'alert mail not queued'));
     }
   }
-  return hooks.length;
+  return events;
 }
 
 /** The alert's mail: what crossed, by how much, and where to look. */
