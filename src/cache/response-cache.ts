@@ -81,6 +81,17 @@ export class NetworkCache {
     return this.atHead;
   }
 
+  /**
+   * The kept answer of `method(params)`, at once (no promise, no coalescing): what the pipeline answers a cache hit
+   * with before any stage runs (rpc/pipeline.ts `atOnce`, issue 23). undefined: not kept, go through `run`.
+   */
+  peek(method: string, params: unknown[]): UpstreamAnswer | undefined {
+    const policy: CachePolicy | undefined = CACHE_POLICIES[method];
+    if (!policy || policy(params, undefined, this.final) === 'never') return undefined;
+    const key = `${this.network}\u0000${method}\u0000${JSON.stringify(params)}`;
+    return this.store.get(key) ?? this.headFor(this.head.epoch).get(`${key}\u0000@${this.head.number ?? '?'}`);
+  }
+
   /** Answers `method(params)`, from the cache or through `call`; says which in `seen.cache`. */
   async run(method: string, params: unknown[], call: () => Promise<UpstreamAnswer>, seen: { cache?: CacheOutcome }): Promise<UpstreamAnswer> {
     const policy: CachePolicy | undefined = CACHE_POLICIES[method];

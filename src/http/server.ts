@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -16,6 +16,9 @@ import { capConnections } from './connection-caps.ts';
 import { registerHealthRoutes } from './health.ts';
 import { redactPath } from '../errors/redact.ts';
 import { registerRpcRoutes, RPC_URLS } from './rpc-route.ts';
+import { plainRpcPath } from './rpc-paths.ts';
+import { createRpcHttp } from './rpc-http.ts';
+import { EXPOSED_HEADERS, requestIdOf } from './rpc-exchange.ts';
 import { closeSockets, registerWsRoutes } from './ws-route.ts';
 import { createRpcEndpoint } from '../rpc/endpoint.ts';
 import { registerMetricsRoute } from './metrics-route.ts';
@@ -27,8 +30,6 @@ import type { Resolve } from '../webhooks/target-guard.ts';
 import { sendError } from './send-error.ts';
 import type { LoginBackoffShare } from '../api/shared-login-backoff.ts';
 import type { TeamService } from '../accounts/team.ts';
-
-const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
 export interface ServerDeps {
   config: Readonly<Config>;
@@ -49,13 +50,29 @@ export interface ServerDeps {
   loginBackoff?: LoginBackoffShare;
 }
 
-/** Response headers a browser lets scripts read (CORS): limits, the request id, the cache outcome. */
-const EXPOSED_HEADERS = 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, X-Request-Id, X-Cache';
-
 /** Builds the HTTP server: fastify with the endpoint, health checks, CORS and catalogued errors. */
 export function buildServer(deps: ServerDeps): FastifyInstance {
   const { config, log } = deps;
+  /** The first segments of every route but the endpoint's: `/{network}/{apikey}` is theirs when one is taken. */
+  const staticFirst = new Set<string>();
+  let rpcHttp: ReturnType<typeof createRpcHttp> | undefined;
   const app = Fastify({
+    // A POST of the endpoint's plain paths is answered by node:http and the pipeline alone (rpc-http.ts, issue 23):
+    // fastify's per-request lifecycle was most of what a cache hit cost. Everything else goes through fastify.
+    serverFactory: (handler, o) => {
+      const server = createServer(o.http ?? {}, (req: IncomingMessage, res: ServerResponse) => {
+        const m = req.method === 'POST' && rpcHttp ? plainRpcPath(req.url ?? '', staticFirst) : undefined;
+        if (m) rpcHttp!.handle(req, res, m.network, m.apikey);
+        else handler(req, res);
+      });
+      // As fastify sets up a server it makes itself.
+      const n = o as { keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
+      server.keepAliveTimeout = n.keepAliveTimeout;
+      server.requestTimeout = n.requestTimeout;
+      server.setTimeout(n.connectionTimeout);
+      if (n.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = n.maxRequestsPerSocket;
+      return server;
+    },
     loggerInstance: log as unknown as FastifyBaseLogger,
     // fastify's two log lines per request cost more than the request; an optional one-liner is below.
     logController: new LogController({ disableRequestLogging: true }),
@@ -72,16 +89,18 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     clientErrorHandler: clientErrorHandler(config.server.requestTimeoutMs),
     frameworkErrors,
     // The caller's id is kept when it is safe to echo; otherwise one is made (X-Request-Id on every response).
-    genReqId: (req) => {
-      const h = req.headers['x-request-id'];
-      return typeof h === 'string' && REQUEST_ID.test(h) ? h : randomUUID();
-    },
+    genReqId: (req) => requestIdOf(req.headers['x-request-id']),
     trustProxy: config.server.trustedProxies.length > 0 ? [...config.server.trustedProxies] : false,
     // A request that reaches a stopping instance on a connection it already had is served (with `Connection: close`),
     // not refused with fastify's plain 503: the pipeline works until the server has closed, and a balancer does not
     // resend a POST that got an answer (1 of 297 calls failed so during a rolling restart behind nginx).
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+  });
+
+  app.addHook('onRoute', (r) => {
+    const first = r.url.split('/')[1] ?? '';
+    if (first && !first.startsWith(':') && !first.startsWith('*') && !(RPC_URLS as readonly string[]).includes(r.url)) staticFirst.add(first);
   });
 
   const s = config.server;
@@ -124,7 +143,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   }
 
   const rpc = createRpcEndpoint(deps);
-  registerRpcRoutes(app, rpc);
+  const fast = createRpcHttp({ config, log, rpc, listening: () => app.server.listening });
+  registerRpcRoutes(app, fast.handle);
+  rpcHttp = fast;
   void app.register(async (scope) => registerWsRoutes(scope, rpc, config, RPC_URLS, deps.networks.subscriptions.stats));
   registerHealthRoutes(app, deps);
   registerApi(app, deps);

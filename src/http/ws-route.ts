@@ -2,10 +2,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { createRpcEndpoint } from '../rpc/endpoint.ts';
+import type { Admitted, createRpcEndpoint } from '../rpc/endpoint.ts';
 import type { DropReason, Kind, SocketStats, SubscriptionSession } from '../subscriptions/subscriptions.ts';
 import { networkAndKey, type Params } from './rpc-route.ts';
 import { sendError } from './send-error.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What admission decided for a WebSocket upgrade, before the socket exists: the socket's key. */
+    admitted?: Admitted;
+  }
+}
 
 type Endpoint = ReturnType<typeof createRpcEndpoint>;
 

@@ -44,10 +44,16 @@ export class RequestDeadline {
    * The calls in flight: the request aborts them itself. A listener per call on the request's signal (and the
    * `setMaxListeners` it needed) cost more than the call's own work (docs/performance.md, "Issue 18").
    */
-  private readonly calls = new Set<CallDeadline>();
+  private calls: Set<CallDeadline> | undefined;
 
+  /**
+   * The request's budget is on the clock from its first call: a request answered at once (a cache hit, a refusal)
+   * never waits for anything, and costs no clock entry nor set (issue 23).
+   */
   constructor(budgetMs: number) {
-    this.own = starting(new RequestSignal(this), budgetMs) as RequestSignal;
+    this.own = new RequestSignal(this);
+    this.own.budgetMs = budgetMs;
+    this.own.dueAt = performance.now() + budgetMs;
   }
 
   get signal(): CallSignal {
@@ -66,6 +72,7 @@ export class RequestDeadline {
 
   /** The request's own end (its budget, its caller gone) aborts its calls in flight too. */
   abortCalls(reason: CallAborted): void {
+    if (!this.calls) return;
     for (const c of this.calls) {
       clock.remove(c);
       c.abort(reason);
@@ -79,6 +86,10 @@ export class RequestDeadline {
    */
   forCall(budgetMs: number): CallSignal {
     if (this.own.aborted) return this.own;
+    if (!this.calls) {
+      this.calls = new Set();
+      clock.add(this.own);
+    }
     const d = starting(new CallDeadline(), budgetMs);
     this.calls.add(d);
     return d;
@@ -88,7 +99,7 @@ export class RequestDeadline {
   done(signal: CallSignal): void {
     if (signal === this.own) return;
     clock.remove(signal as CallDeadline);
-    this.calls.delete(signal as CallDeadline);
+    this.calls?.delete(signal as CallDeadline);
   }
 }
 

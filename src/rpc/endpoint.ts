@@ -12,7 +12,10 @@ import type { Admitted, Refusal } from './admit.ts';
 
 export type { Admitted, Refusal } from './admit.ts';
 export type { Framed, Limited } from './frame-and-limit.ts';
-export { UNREAD_BODY_BYTES } from './admit.ts';
+export { asGatewayError, UNREAD_BODY_BYTES } from './admit.ts';
+export { answerParts, responseJson } from './respond.ts';
+export { SMALL_BYTES } from './response-budget.ts';
+export type { Ran } from './run.ts';
 
 /**
  * The JSON-RPC endpoint's request stages, independent of any transport (docs/pipeline.md): `admit` (before the body),

@@ -5,7 +5,7 @@ import { asGatewayError, type Admitted, type Arrival, type Refusal } from './adm
 import type { EndpointDeps } from './endpoint-deps.ts';
 import { frameBody, type FramedItem } from './framing.ts';
 import { prepareItem, type PreparedCall, type RequestContext } from './pipeline.ts';
-import type { Answer } from './send-answers.ts';
+import type { Answer } from './respond.ts';
 import { recorder } from './record.ts';
 
 /** A body framed into items (a single request is a batch of one). */

@@ -2,7 +2,7 @@ import type { ResolvedKey } from '../auth/key-resolver.ts';
 import type { Network } from '../networks/networks.ts';
 import type { EndpointDeps } from './endpoint-deps.ts';
 import type { FramedItem } from './framing.ts';
-import type { Answer } from './send-answers.ts';
+import type { Answer } from './respond.ts';
 
 /**
  * Stage record, off the answer's path: each item's outcome and units to the usage recorder and the metrics (a Map

@@ -2,6 +2,9 @@ import type { GatewayError, RpcErrorObject } from '../errors/gateway-error.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import { frameBody, type FramedItem, type RpcId } from './framing.ts';
 
+/** An item's answer, and the HTTP status it would give if it were the only one. */
+export interface Answer { answer: UpstreamAnswer; status: number }
+
 /** Serialises one response object; the id is echoed with its type kept (docs/decisions.md §3). */
 export function responseJson(id: RpcId, answer: UpstreamAnswer): string {
   const idJson = typeof id === 'number' ? String(id) : typeof id === 'string' ? JSON.stringify(id) : id === null ? 'null' : id.json;

@@ -9,11 +9,11 @@ import type { RequestDeadline } from './deadline.ts';
 import type { EndpointDeps } from './endpoint-deps.ts';
 import { failed, type Framed, type Limited } from './frame-and-limit.ts';
 import type { FramedItem } from './framing.ts';
-import { buildPipeline } from './pipeline.ts';
+import { buildPipeline, type NetworkPipeline } from './pipeline.ts';
 import { recorder } from './record.ts';
 import { responseJson } from './respond.ts';
 import { SMALL_BYTES, type RequestBytes } from './response-budget.ts';
-import type { Answer } from './send-answers.ts';
+import type { Answer } from './respond.ts';
 
 /** A request's answers, ready to be sent: serialised pieces held against the response budget. */
 export interface Ran {
@@ -41,13 +41,14 @@ export function runner(deps: EndpointDeps) {
   const pipelines = new Map(deps.networks.list.map((n) => [n, buildPipeline(n)]));
 
   const shared: RunShared = { limits, metrics, invalidCost, record, responses, fit, used: (id) => deps.keys.used(id) };
-  return (f: Framed, l: Limited, deadline: RequestDeadline, t0: number, log: Arrival['log']): Promise<Ran> => {
+  /** The request's answers: at once when every item was answered at once (a cache hit), else a promise of them. */
+  return (f: Framed, l: Limited, deadline: RequestDeadline, t0: number, log: Arrival['log']): Ran | Promise<Ran> => {
     // One object per request with its steps as methods, not closures made per request (under tsx, as `npm start`
     // runs, every closure bound to a name also has its name set at run time: a property write each).
     const r = new RequestRun(f, l, deadline, t0, log, pipelines.get(l.ctx.network)!, shared);
     if (f.items.length === 1) {
       const one = deadline.signal.aborted ? undefined : r.start(0);
-      return one ? one.then(() => r.finish()) : Promise.resolve(r.finish());
+      return one ? one.then(() => r.finish()) : r.finish();
     }
     return forEachBounded(f.items.length, concurrency, deadline.signal, (i) => r.start(i)).then(() => r.finish());
   };
@@ -112,7 +113,7 @@ class RequestRun {
     private readonly deadline: RequestDeadline,
     private readonly t0: number,
     private readonly log: Arrival['log'],
-    private readonly pipeline: (call: Call) => Promise<UpstreamAnswer>,
+    private readonly pipeline: NetworkPipeline,
     private readonly s: RunShared,
   ) {
     this.calls = new Array<Call | undefined>(f.items.length);
@@ -120,39 +121,49 @@ class RequestRun {
     this.pieces = new Array<string | Buffer | undefined>(f.items.length);
   }
 
-  /** Item i through the pipeline, settled with one `then`; undefined for an item refused before the limit. */
+  /**
+   * Item i through the pipeline, settled with one `then`; undefined when it is already settled: refused before the
+   * limit, or answered at once (a cache hit, no promise made).
+   */
   start(i: number): Promise<void> | undefined {
     const p = this.l.prepared[i];
     if (!p) return undefined;
+    const hit = this.pipeline.atOnce(p.call.method, p.call.params);
+    const signal = hit ? this.deadline.signal : this.deadline.forCall(p.entry.timeoutMs);
     const ctx = this.l.ctx;
-    const signal = this.deadline.forCall(p.entry.timeoutMs);
     // Written out, not spread from ctx: one shape for every Call, and no copying helper per call on the hot path.
     const call: Call = {
       network: ctx.network, key: ctx.key, requestId: ctx.requestId, session: ctx.session,
       method: p.call.method, params: p.call.params, spec: p.entry, cost: p.entry.cost, signal,
-      cache: undefined, refusedByRules: undefined, seenBlock: undefined,
+      cache: hit ? 'HIT' : undefined, refusedByRules: undefined, seenBlock: undefined,
     };
     this.calls[i] = call;
+    if (hit) return void this.answered(i, hit);
     let answered: Promise<UpstreamAnswer>;
     try {
-      answered = this.pipeline(call);
+      answered = this.pipeline.run(call);
     } catch (err) {
       answered = Promise.reject(err);
     }
     return answered.then((answer) => {
       this.deadline.done(signal);
-      const answers = this.l.answers;
-      answers[i] = { answer, status: 200 };
-      const item = this.f.items[i];
-      try {
-        if (!item.notification) this.pieces[i] = this.s.fit(this.held, item, answer, call.method, answers, i);
-      } catch (err) {
-        answers[i] = failed(asGatewayError(err, this.log));
-      }
+      this.answered(i, answer);
     }, (err) => {
       this.deadline.done(signal);
       this.l.answers[i] = failed(asGatewayError(err, this.log));
     });
+  }
+
+  /** Item i's answer, serialised now if it fits the response budget. */
+  private answered(i: number, answer: UpstreamAnswer): void {
+    const answers = this.l.answers;
+    answers[i] = { answer, status: 200 };
+    const item = this.f.items[i];
+    try {
+      if (!item.notification) this.pieces[i] = this.s.fit(this.held, item, answer, this.calls[i]!.method, answers, i);
+    } catch (err) {
+      answers[i] = failed(asGatewayError(err, this.log));
+    }
   }
 
   /** What did no node work costs what an invalid item costs: refused by the gateway's rules, or never started. */
