@@ -52,6 +52,7 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     const subs: SubscriptionSession = {
       subscriptions: new Map(),
       maxSubscriptions: maxSubscriptionsPerSocket,
+      closed: false,
       notify: (text, kind) => {
         if (socket.readyState !== socket.OPEN) return;
         if (key) rpc.spend(key, eventUnits[kind], networkName);
@@ -146,6 +147,7 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       clearInterval(ping);
       clearInterval(recheck);
       for (const d of deadlines) d.callerGone();
+      subs.closed = true;
       for (const end of subs.subscriptions.values()) end();
       subs.subscriptions.clear();
     });

@@ -147,6 +147,24 @@ describe('WebSocket limits: subscriptions by plan, messages per second, and /met
     await Promise.all([b.closed, c.closed]);
   });
 
+  test('a socket closed while its eth_subscribe is still being answered leaves no slot taken', async () => {
+    // A client that subscribes and goes at once: the close can reach the server before the subscription is made.
+    const account = await g.gw.accounts.createAccount({ name: 'hasty', email: 'hasty@example.com', password: 'hasty-password-123' });
+    const key = (await g.gw.accounts.createKey(account.id, { name: 'hasty' })).value;
+    for (let i = 0; i < 6; i++) {
+      const c = await open(key);
+      // Cut once the message is written: the server reads it and the connection's end together.
+      c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }), () => c.ws.terminate());
+      await c.closed;
+    }
+    await until(async () => (await gauge()).sockets === 0, 'the hasty sockets closed on the server');
+    await until(async () => (await gauge()).newHeads === 0, 'no subscription left of the closed sockets');
+    const c = await open(key);
+    for (let i = 0; i < 2; i++) assert.match((await c.ask('eth_subscribe', ['newHeads'])).result, /^0x/, `the key's slot ${i + 1} of 2 is free`);
+    c.ws.close();
+    await c.closed;
+  });
+
   test('messages per socket per second: the excess of a burst is -32005, a second later traffic is answered; a flood is closed', async () => {
     const socketsBefore = await socketUsage();
     const s = await open();
