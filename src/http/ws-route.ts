@@ -19,6 +19,8 @@ type Endpoint = ReturnType<typeof createRpcEndpoint>;
 /** Close codes: 1001 the server is going away (clients reconnect), 1008 a policy the client broke. */
 const GOING_AWAY = 1001;
 const POLICY = 1008;
+/** What a client sees of a socket cut without a close frame (a ping unanswered): 1006, abnormal closure. */
+const ABNORMAL = 1006;
 /** How often an open socket's key is checked again. */
 const KEY_RECHECK_MS = 1000;
 
@@ -57,6 +59,7 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     const subs: SubscriptionSession = {
       subscriptions: new Map(),
       maxSubscriptions: maxSubscriptionsPerSocket,
+      closed: false,
       notify: (text, kind) => {
         if (socket.readyState !== socket.OPEN) return;
         if (key) rpc.spend(key, eventUnits[kind], networkName);
@@ -67,10 +70,12 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     let alive = true;
     const rate = rpc.messageRate();
     stats.sockets++;
-    /** The gateway closes the socket (counted once by reason, for /metrics). */
+    if (key) rpc.socket(key, networkName, 0);
+    /** The gateway closes the socket (counted once by reason, for /metrics, and in its key's usage). */
     const drop = (reason: DropReason, text: string) => {
       if (socket.readyState !== socket.OPEN) return;
       stats.dropped[reason]++;
+      if (key) rpc.socket(key, networkName, POLICY);
       socket.close(POLICY, text.slice(0, 120));
     };
     const send = (text: string | undefined) => {
@@ -137,6 +142,7 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     const ping = setInterval(() => {
       if (!alive) {
         stats.dropped.ping_timeout++;
+        if (key) rpc.socket(key, networkName, ABNORMAL);
         return socket.terminate();
       }
       alive = false;
@@ -148,6 +154,7 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       clearInterval(ping);
       clearInterval(recheck);
       for (const d of deadlines) d.callerGone();
+      subs.closed = true;
       for (const end of subs.subscriptions.values()) end();
       subs.subscriptions.clear();
     });

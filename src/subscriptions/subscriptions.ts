@@ -17,6 +17,8 @@ export interface SubscriptionSession {
   readonly subscriptions: Map<string, () => void>;
   /** At most this many at once (ws.maxSubscriptionsPerSocket). */
   readonly maxSubscriptions: number;
+  /** Set once the socket has closed (its subscriptions ended): a subscription still being made must not be kept. */
+  closed: boolean;
 }
 
 /** The context a subscription method gets from the pipeline's `local` stage (a Call has these). */
@@ -220,6 +222,10 @@ export class Subscriptions {
       this.stats.subscriptionsRefused.account++;
       throw new GatewayError('SUBSCRIPTION_PLAN_LIMIT', { scope: 'account', limit: plan.subscriptionsPerAccount, plan: plan.name });
     }
+    // The socket closed while this call waited in an earlier stage (a store or Redis read): its close ended the
+    // subscriptions it had, and one added now would hold a slot of the key and the account for ever. Its caller is
+    // gone; the answer is the one a call cut by its caller's going gets.
+    if (session.closed) throw new GatewayError('UPSTREAM_TIMEOUT');
     const id = `0x${randomBytes(16).toString('hex')}`;
     const chain = ctx.network.chain;
     const feed = this.feedOf(chain);

@@ -13,9 +13,10 @@ import { freePort, killAll, startNodegate, type NodegateProcess } from '../helpe
 /**
  * Issue 20, the last client of "It must show": ponder's realtime indexing over `ws://` on the embedded default with
  * the key the quick start prints, with 0 warnings. Ponder (0.16.x, the newest line that runs on Node 20; 0.17 needs
- * Node 22) is the devDependency: a minimal app (one chain whose `rpc` and `ws` are Nodegate's ws:// URL, the
- * Counter contract, a table written by the Incremented handler, an API route reading it) is written into a temporary
- * directory and started with `ponder start` on PGlite there. Before Nodegate served sockets ponder logged "Failed
+ * Node 22) is the devDependency, pinned: a minimal app (one chain whose `ws` is Nodegate's ws:// URL and whose `rpc` is
+ * its http:// URL, or in the second test the ws:// URL too, the Counter contract, a table written by the Incremented
+ * handler, an API route reading it) is written into a temporary directory and started with `ponder start` on PGlite
+ * there, its telemetry off (PONDER_TELEMETRY_DISABLED: the one address it would reach beyond 127.0.0.1). Before Nodegate served sockets ponder logged "Failed
  * JSON-RPC WebSocket subscription: Unexpected server response: 405" and fell back to polling.
  *
  * Issue 18, must-show 2: the contract has `includeTransactionReceipts: true`, so ponder fetches each event's block
@@ -37,11 +38,11 @@ const SHUTDOWN_NOTICES = new Set(['Received SIGTERM', 'Started shutdown sequence
 const APP: Record<string, string> = {
   'ponder.config.ts': `import { createConfig } from "ponder";
 import { counterAbi } from "./abi";
-const ws = process.env.NODEGATE_WS!;
+// ws is where ponder's realtime sync subscribes (eth_subscribe newHeads); rpc is for its other requests: the
+// http:// URL, or the ws:// URL too (then every request ponder makes goes over a socket: viem's webSocket transport).
 export default createConfig({
   database: { kind: "pglite", directory: process.env.PGLITE_DIR },
-  // rpc as well as ws: every request ponder makes goes over the socket too (viem's webSocket transport).
-  chains: { mainnet: { id: 1, rpc: ws, ws } },
+  chains: { mainnet: { id: 1, rpc: process.env.NODEGATE_RPC!, ws: process.env.NODEGATE_WS! } },
   contracts: {
     Counter: { chain: "mainnet", abi: counterAbi, address: process.env.COUNTER_ADDRESS as \`0x\${string}\`, startBlock: Number(process.env.START_BLOCK), includeTransactionReceipts: true },
   },
@@ -135,48 +136,61 @@ function ponderLog(child: ChildProcess) {
   };
 }
 
-describe("ponder's realtime over ws:// on the key the quick start prints, with transaction receipts", { timeout: 180_000 }, () => {
+/** Writes the app into a new temporary directory (its PGlite database and ponder's build go there too). */
+function writeApp(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'nodegate-ponder-'));
+  for (const [file, text] of Object.entries(APP)) {
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    writeFileSync(join(dir, file), text);
+  }
+  // The app imports ponder and hono: this checkout's devDependencies.
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return dir;
+}
+
+describe("ponder's realtime over ws:// on the key the quick start prints, with transaction receipts", { timeout: 240_000 }, () => {
   let ng: NodegateProcess;
-  let appDir: string;
+  const appDirs: string[] = [];
   let ponder: ChildProcess | undefined;
-  /** The test's own viem socket: closed before Nodegate stops, or it would reconnect for ever. */
-  let closeSocket = async () => {};
+  /** The test's own viem sockets: closed before Nodegate stops, or they would reconnect for ever. */
+  const sockets: Array<() => Promise<void>> = [];
 
   before(async () => {
     ng = await startNodegate();
-    appDir = mkdtempSync(join(tmpdir(), 'nodegate-ponder-'));
-    for (const [file, text] of Object.entries(APP)) {
-      mkdirSync(dirname(join(appDir, file)), { recursive: true });
-      writeFileSync(join(appDir, file), text);
-    }
-    // The app imports ponder and hono: this checkout's devDependencies.
-    symlinkSync(join(ROOT, 'node_modules'), join(appDir, 'node_modules'), 'dir');
   });
   after(async () => {
     if (ponder && ponder.exitCode === null && ponder.signalCode === null) {
       ponder.kill('SIGKILL');
       await new Promise((r) => ponder!.once('exit', r));
     }
-    await closeSocket();
+    for (const close of sockets) await close();
     await ng?.stop();
     await killAll();
-    if (appDir) rmSync(appDir, { recursive: true, force: true });
+    for (const dir of appDirs) rmSync(dir, { recursive: true, force: true });
     if (ng) rmSync(ng.dataDir, { recursive: true, force: true });
   });
 
-  test('every Incremented event is indexed with its receipt (by eth_getBlockReceipts), the live blocks come by eth_subscribe newHeads, and ponder logs no warning', async () => {
+  /**
+   * Deploys a Counter, increments it once, starts ponder on it with `rpc` (the http:// or the ws:// URL) and `ws`
+   * (the ws:// URL), increments it LIVE times more, and checks what ponder indexed, what it asked Nodegate and what
+   * it logged.
+   */
+  async function indexWithPonder(rpc: 'http' | 'ws') {
     const t0 = Date.now();
-    const wsUrl = ng.rpcUrl('mainnet').replace(/^http/, 'ws');
+    const appDir = writeApp();
+    appDirs.push(appDir);
+    const httpUrl = ng.rpcUrl('mainnet');
+    const wsUrl = httpUrl.replace(/^http/, 'ws');
     const chain = defineChain({ id: 1, name: 'mainnet', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [], webSocket: [wsUrl] } } });
     const transport = webSocket(wsUrl);
-    closeSocket = async () => { await (await transport({ chain }).value!.getRpcClient()).close(); };
+    sockets.push(async () => { await (await transport({ chain }).value!.getRpcClient()).close(); });
     const client = createPublicClient({ chain, transport });
     const wallet = createWalletClient({ chain, transport, account: privateKeyToAccount(SENDER_KEY) });
     const { abi, bytecode } = compileCounter();
     const deployed = await client.waitForTransactionReceipt({ hash: await wallet.deployContract({ abi, bytecode: bytecode as Hex, args: [0n] }) });
     const address = deployed.contractAddress!;
     const increment = async () => client.waitForTransactionReceipt({ hash: await wallet.writeContract({ address, abi, functionName: 'increment' }) });
-    // One event before ponder starts: it has to fetch that block itself (over the socket too).
+    // One event before ponder starts: it has to fetch that block itself (by its rpc URL).
     const receipts = [await increment()];
 
     // Nodegate's items so far are the test's own: viem 2.57's wallet asks `eth_fillTransaction` once per client
@@ -186,7 +200,7 @@ describe("ponder's realtime over ws:// on the key the quick start prints, with t
     const port = await freePort();
     const env: NodeJS.ProcessEnv = {
       ...process.env, PONDER_TELEMETRY_DISABLED: 'true',
-      NODEGATE_WS: wsUrl, COUNTER_ADDRESS: address, START_BLOCK: String(deployed.blockNumber), PGLITE_DIR: join(appDir, 'pglite'),
+      NODEGATE_RPC: rpc === 'http' ? httpUrl : wsUrl, NODEGATE_WS: wsUrl, COUNTER_ADDRESS: address, START_BLOCK: String(deployed.blockNumber), PGLITE_DIR: join(appDir, 'pglite'),
     };
     delete env.DATABASE_URL;
     delete env.DATABASE_PRIVATE_URL;
@@ -236,9 +250,17 @@ describe("ponder's realtime over ws:// on the key the quick start prints, with t
     const afterStop = log.lines.filter((l) => l.level >= 40 && !SHUTDOWN_NOTICES.has(l.msg));
     assert.deepEqual(afterStop.map((l) => JSON.stringify(l)), [], 'on SIGTERM, only ponder\'s own shutdown notices');
     assert.equal(exit, 0, 'ponder exits cleanly, its socket unsubscribed');
-    console.log(`ponder ${LIVE + 1} events with receipts: eth_getBlockReceipts ${blockReceiptsOk} answered with a result, `
+    console.log(`ponder (rpc ${rpc}://, ws ws://) ${LIVE + 1} events with receipts: eth_getBlockReceipts ${blockReceiptsOk} answered with a result, `
       + `${blockReceiptsErrors} errors, -32601 on mainnet ${notFoundItems} while ponder ran (${itemsBefore.filter((x) => x.code === '-32601').reduce((a, x) => a + x.n, 0)} before, the test's viem), `
       + `eth_getTransactionReceipt ${perTx} (the test's own waits); ready ${readyMs} ms after spawn, ${LIVE} live blocks indexed in ${liveMs} ms; `
       + `${log.lines.length} log lines, ${warnings.length} warnings; test ${Date.now() - t0} ms`);
+  }
+
+  test('rpc http://, ws ws://: every Incremented event is indexed with its receipt (by eth_getBlockReceipts), the live blocks come by eth_subscribe newHeads, and ponder logs no warning', async () => {
+    await indexWithPonder('http');
+  });
+
+  test('rpc and ws both ws:// (every request over a socket): the same', async () => {
+    await indexWithPonder('ws');
   });
 });
