@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Networks } from '../networks/networks.ts';
 import type { WebhookStats } from '../store/store.ts';
 import { ScrapeHistogram, type Series } from './scrape-histogram.ts';
-import { NOTIFICATION_METHOD, SOCKET_METHOD, type UsageRecorder } from './usage-recorder.ts';
+import { NOTIFICATION_METHOD, type UsageRecorder } from './usage-recorder.ts';
 
 /** What /metrics reads of webhooks: this instance's attempts (and each as it ends), and the shared outbox. */
 export interface WebhookMetricsSource {
@@ -38,9 +38,9 @@ export class Metrics {
       collect() {
         if (!fromUsage) return;
         this.reset();
-        // Notifications and sockets are in usage as `eth_subscription` and `(websocket)`, not items answered: they
-        // are nodegate_ws_notifications_total, nodegate_ws_sockets and nodegate_ws_dropped_total.
-        for (const t of fromUsage.totalsNow()) if (t.method !== NOTIFICATION_METHOD && t.method !== SOCKET_METHOD) this.inc({ network: t.network, method: t.method, code: String(t.code) }, t.requests);
+        // Notifications are in usage as `eth_subscription` (their units are charged), not items answered: they are
+        // nodegate_ws_notifications_total.
+        for (const t of fromUsage.totalsNow()) if (t.method !== NOTIFICATION_METHOD) this.inc({ network: t.network, method: t.method, code: String(t.code) }, t.requests);
       },
     });
     this.units = new Counter({

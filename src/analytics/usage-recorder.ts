@@ -6,12 +6,6 @@ import { minuteOf } from '../store/minute.ts';
 export const NOTIFICATION_METHOD = 'eth_subscription';
 
 /**
- * The method sockets are counted under (issue 20): code 0 a socket opened (its upgrade admitted), any other code a
- * socket the gateway closed, under the close code its client got (1008 a policy it broke, 1006 a ping unanswered).
- */
-export const SOCKET_METHOD = '(websocket)';
-
-/**
  * The method requests refused before their body was read are counted under (issue 22: a known key's 401, 403, 404
  * and 429 at admission): no method was read, and none is guessed.
  */
@@ -97,14 +91,6 @@ export class UsageRecorder {
    */
   refused(accountId: string, keyId: string, network: string, code: number): void {
     this.cell(accountId, keyId, network, REFUSED_METHOD, code).requests++;
-  }
-
-  /**
-   * A socket of this key opened (`code` 0) or closed by the gateway (`code` the close code), counted under the method
-   * `(websocket)`, with no units (a socket costs nothing; its messages and notifications do) and no latency.
-   */
-  socket(accountId: string, keyId: string, network: string, code: number): void {
-    this.cell(accountId, keyId, network, SOCKET_METHOD, code).requests++;
   }
 
   /** The cell of the current minute for this key, network, method and outcome, made if need be. */

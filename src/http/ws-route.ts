@@ -19,8 +19,6 @@ type Endpoint = ReturnType<typeof createRpcEndpoint>;
 /** Close codes: 1001 the server is going away (clients reconnect), 1008 a policy the client broke. */
 const GOING_AWAY = 1001;
 const POLICY = 1008;
-/** What a client sees of a socket cut without a close frame (a ping unanswered): 1006, abnormal closure. */
-const ABNORMAL = 1006;
 /** How often an open socket's key is checked again. */
 const KEY_RECHECK_MS = 1000;
 
@@ -70,12 +68,10 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     let alive = true;
     const rate = rpc.messageRate();
     stats.sockets++;
-    if (key) rpc.socket(key, networkName, 0);
-    /** The gateway closes the socket (counted once by reason, for /metrics, and in its key's usage). */
+    /** The gateway closes the socket (counted once by reason, for /metrics). */
     const drop = (reason: DropReason, text: string) => {
       if (socket.readyState !== socket.OPEN) return;
       stats.dropped[reason]++;
-      if (key) rpc.socket(key, networkName, POLICY);
       socket.close(POLICY, text.slice(0, 120));
     };
     const send = (text: string | undefined) => {
@@ -142,7 +138,6 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     const ping = setInterval(() => {
       if (!alive) {
         stats.dropped.ping_timeout++;
-        if (key) rpc.socket(key, networkName, ABNORMAL);
         return socket.terminate();
       }
       alive = false;

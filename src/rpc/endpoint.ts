@@ -53,8 +53,6 @@ export function createRpcEndpoint(deps: Omit<EndpointDeps, 'guard' | 'responses'
     },
     /** A known key's message refused by its transport (a socket's message rate): counted in its usage (issue 22). */
     refused: (key: Admitted['key'], network: string, code: number) => deps.usage?.refused(key.account.id, key.key.id, network, code),
-    /** A key's socket opened (`code` 0) or closed by the gateway (its close code): counted in its usage as `(websocket)`. */
-    socket: (key: Admitted['key'], network: string, code: number) => deps.usage?.socket(key.account.id, key.key.id, network, code),
     /** A socket's own message rate (ws.messagesPerSecond, ws.messageBurst): one per socket, held by its transport. */
     messageRate: () => new MessageRate(config.ws.messagesPerSecond, config.ws.messageBurst),
     /** A message transport's text of a request's answers (undefined: notifications only). */
