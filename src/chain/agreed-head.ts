@@ -107,8 +107,14 @@ const QUORUM_WINDOW = 64;
  * one chain at all (two left, on branches of their own), the highest is followed. A hash not known yet (a
  * member above a candidate, asked only for its latest block) is `wanted`: the chain module reads it and decides
  * again. Forks are told only with q of 2 or more.
+ *
+ * A member already `forked` (`wasForked`, the last round's marks) does not count towards the quorum: it is compared
+ * with the block the others agree on and is back when it has that block's hash, but it never makes a quorum, nor
+ * sets the head once the quorum is lost (issue 19: with one of the two that agreed killed, the two left were each on
+ * a branch of their own, and the highest, the forked node's, was followed). It stays forked while its hash at the
+ * agreed block is not known. When only forked members are left, no block is agreed (the head holds).
  */
-export function quorumHead(claims: ReadonlyArray<ChainClaim | undefined>, believed: readonly boolean[], rule: QuorumRule): Quorum {
+export function quorumHead(claims: ReadonlyArray<ChainClaim | undefined>, believed: readonly boolean[], rule: QuorumRule, wasForked: readonly boolean[] = []): Quorum {
   const forked = claims.map(() => false);
   const wanted: Quorum['wanted'] = [];
   const tip = (i: number) => claims[i]!.block!.number;
@@ -116,8 +122,9 @@ export function quorumHead(claims: ReadonlyArray<ChainClaim | undefined>, believ
     const c = claims[i]!;
     return c.block!.number === n ? c.block!.hash : c.hashes.get(n);
   };
-  const healthy = claims.flatMap((c, i) => (c?.block !== undefined && believed[i] ? [i] : []));
-  if (healthy.length === 0) return { head: undefined, forked, wanted };
+  const answering = claims.flatMap((c, i) => (c?.block !== undefined && believed[i] ? [i] : []));
+  const healthy = answering.filter((i) => !wasForked[i]);
+  if (healthy.length === 0) return { head: undefined, forked: claims.map((_, i) => wasForked[i] === true), wanted };
   const search = (group: number[], q: number): { n: number; hash: string } | undefined => {
     const top = Math.max(...group.map(tip));
     const candidates = new Set<number>();
@@ -159,19 +166,24 @@ export function quorumHead(claims: ReadonlyArray<ChainClaim | undefined>, believ
     q = Math.min(rule.size, group.length);
     found = search(group, q);
   }
-  const asked = new Set<string>();
-  const unique = wanted.filter((w) => !asked.has(`${w.index}:${w.number}`) && asked.add(`${w.index}:${w.number}`));
-  if (found === undefined || q < 2) return { head: found?.n, forked, wanted: unique };
+  const unique = () => {
+    const asked = new Set<string>();
+    return wanted.filter((w) => !asked.has(`${w.index}:${w.number}`) && asked.add(`${w.index}:${w.number}`));
+  };
+  if (found === undefined) return { head: undefined, forked: claims.map((_, i) => wasForked[i] === true), wanted: unique() };
   const supporters = group.filter((i) => tip(i) >= found.n && hashAt(i, found.n) === found.hash);
-  for (const i of healthy) {
+  // With q of 2 or more every answering member is compared; with 1, only those already forked (nothing tells
+  // which of two nodes on branches of their own is right, but one the quorum left stays out until it agrees).
+  for (const i of q < 2 ? answering.filter((k) => wasForked[k]) : answering) {
     if (tip(i) >= found.n) {
       const h = hashAt(i, found.n);
-      forked[i] = h !== undefined && h !== found.hash;
+      if (h === undefined && wasForked[i]) wanted.push({ index: i, number: found.n });
+      forked[i] = h === undefined ? wasForked[i] === true : h !== found.hash;
       continue;
     }
     // Below the agreed block: on another branch if a node of the quorum has another hash at its latest block.
     const theirs = supporters.map((s) => hashAt(s, tip(i))).find((h) => h !== undefined);
-    forked[i] = theirs !== undefined && theirs !== hashAt(i, tip(i));
+    forked[i] = theirs === undefined ? wasForked[i] === true : theirs !== hashAt(i, tip(i));
   }
-  return { head: found.n, forked, wanted: unique };
+  return { head: found.n, forked, wanted: unique() };
 }

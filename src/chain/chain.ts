@@ -380,11 +380,13 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
       const { believed } = agreedHead(claims, { head: this.head.number, at: this.head.movedAt }, now, this.headBound);
       const chains = this.members.map((m, i) => (claims[i] && latest[i] && m.block ? { block: m.block, hashes: m.hashes } : undefined));
       const rule = { size, maxLag: this.policy.maxLagBlocks };
-      let q = quorumHead(chains, believed, rule);
+      // A node found on another branch stays out of the count until it agrees again (agreed-head.ts).
+      const wasForked = this.members.map((m) => m.forked);
+      let q = quorumHead(chains, believed, rule, wasForked);
       for (let pass = 0; pass < 2 && q.wanted.length > 0; pass++) {
         const asks = new Map(q.wanted.map((w) => [`${w.index}:${w.number}`, w]));
         await Promise.all([...asks.values()].slice(0, HASH_READS).map((w) => this.readHash(this.members[w.index], w.number)));
-        q = quorumHead(chains, believed, rule);
+        q = quorumHead(chains, believed, rule, wasForked);
       }
       if (q.head !== undefined) {
         agreed = q.head;
