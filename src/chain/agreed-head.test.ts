@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { agreedHead, believableUpTo, HEAD_BOUND, quorumHead, type ChainClaim } from './agreed-head.ts';
+import { agreedHead, believableUpTo, HEAD_BOUND, quorumHead, quorumOf, type ChainClaim } from './agreed-head.ts';
 
 const LIE = 1_000_000_000_000;
 const T = 1_000_000;
@@ -134,6 +134,18 @@ describe('a quorum of nodes with the same hash (issue 19)', () => {
 
   test('only forked nodes left: no block is agreed (the head holds) and they stay forked', () => {
     assert.deepEqual(quorumHead([undefined, undefined, on('c', 22)], all(3), rule, [false, false, true]), { head: undefined, forked: [false, false, true], wanted: [] });
+  });
+
+  test('the default quorum (0) is a majority of the nodes counted: one of one, two of two or three, three of four or five', () => {
+    assert.deepEqual([1, 2, 3, 4, 5].map((n) => quorumOf(0, n)), [1, 2, 2, 3, 3]);
+    assert.deepEqual([1, 2, 3].map((n) => quorumOf(2, n)), [1, 2, 2], 'a number is capped at the nodes counted');
+  });
+
+  test('a majority of five: the three on one branch set the head and the two on another are forked; two of five cannot', () => {
+    const split = [on('a', 10, [9]), on('a', 10, [9]), on('b', 10, [9]), on('b', 10, [9]), on('b', 10, [9])].map((c) => ({ ...c, hashes: new Map([[9, 'x9']]) }));
+    assert.deepEqual(quorumHead(split, all(5), { size: 0, maxLag: 5 }), { head: 10, forked: [true, true, false, false, false], wanted: [] });
+    // With a quorum of 2 both branches have one at 10: only the block they share is agreed, and none is told forked.
+    assert.deepEqual(quorumHead(split, all(5), rule), { head: 9, forked: [false, false, false, false, false], wanted: [] });
   });
 
   test('two branches with a quorum each at one height: no block there is agreed; the block they share is', () => {

@@ -74,6 +74,7 @@ export function agreedHead(claims: ReadonlyArray<HeadClaim | undefined>, last: L
 
 /** How many healthy nodes must have a block with the same hash (config `upstreams.quorum`), and the lag bound. */
 export interface QuorumRule {
+  /** Nodes; 0: a majority of those counted (floor(n/2)+1 of n). Either is capped at n, so one node when there is one. */
   size: number;
   /** `maxLagBlocks`: a node further behind the highest believed head is lagging (see `quorumHead`). */
   maxLag: number;
@@ -97,10 +98,16 @@ export interface Quorum {
 /** Blocks below the highest head a quorum is looked for; further down, the nodes are taken as agreeing on none. */
 const QUORUM_WINDOW = 64;
 
+/** The quorum among `n` counted nodes: `size` capped at n, or a majority of them (size 0). */
+export function quorumOf(size: number, n: number): number {
+  return size === 0 ? Math.floor(n / 2) + 1 : Math.min(size, n);
+}
+
 /**
  * The network's agreed head with a quorum (issue 19, as proxyd's "highest common block"): the highest block that at
  * least `q` of the healthy, believed members (`believed` from `agreedHead`; a member without a read `block` is
- * not counted) have with the same hash, q = min(rule.size, their number), so one node when there is one. A member
+ * not counted) have with the same hash, q = min(rule.size, their number) or a majority of them (size 0: floor(n/2)+1),
+ * so one node when there is one. A member
  * whose block at that height has another hash is `forked`. Nodes more than `maxLag` behind the highest head are
  * lagging and left out of the count, unless they are `q` or more themselves: then a node far ahead of a quorum is
  * more likely one that mined blocks alone than the quorum stalled, and the quorum holds. When no `q` nodes are on
@@ -146,7 +153,7 @@ export function quorumHead(claims: ReadonlyArray<ChainClaim | undefined>, believ
     return undefined;
   };
   let group = healthy;
-  let q = Math.min(rule.size, group.length);
+  let q = quorumOf(rule.size, group.length);
   // Nodes on one chain: the lower one's latest block is the higher one's block at that height (not known yet:
   // taken as so, and wanted). When no q of them are on one chain (two nodes left, each on a branch of its own),
   // no quorum can be had: the highest is followed, as with one node, and nothing is marked forked.
@@ -163,7 +170,7 @@ export function quorumHead(claims: ReadonlyArray<ChainClaim | undefined>, believ
   if (q > 1 && (found === undefined || found.n < top - rule.maxLag) && lagging.length > 0 && lagging.length < q) {
     // Lagging nodes too few to be a quorum themselves: a stalled node, left out (it must not stall the network).
     group = healthy.filter((i) => !lagging.includes(i));
-    q = Math.min(rule.size, group.length);
+    q = quorumOf(rule.size, group.length);
     found = search(group, q);
   }
   const unique = () => {

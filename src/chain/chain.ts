@@ -120,7 +120,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
       // The head going back is a reorganisation too: the window drops what it held above `to` and says so.
       wentBack: (from, to) => this.window.wentBack(from, to),
     }, headBound);
-    this.head.agreedOnly = members.length > 1 && (policy.quorum ?? 1) > 1;
+    this.head.agreedOnly = this.byQuorum();
   }
 
   /** Checks every upstream once (a dead one is a warning, not silence), then every `checkIntervalMs`. */
@@ -180,6 +180,14 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
       && (m.breaker(now) === 'open' || best === undefined || m.head <= best));
   }
 
+  /**
+   * The network's head is a quorum's block (agreed-head.ts `quorumHead`): several nodes and a quorum other than 1
+   * (0 is a majority). Otherwise the highest believed head.
+   */
+  private byQuorum(): boolean {
+    return this.members.length > 1 && (this.policy.quorum ?? 1) !== 1;
+  }
+
   /** Each member's head, if it answers, serves this chain and is not on another branch. */
   private claims(now: number): Array<HeadClaim | undefined> {
     return this.members.map((m) => (m.refused || m.forked || m.head === undefined || m.breaker(now) === 'open' ? undefined : { head: m.head, served: m.served }));
@@ -207,7 +215,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     }
     const best = this.best();
     // The network's head follows the quorum's block; with a quorum of one (one node), the highest believed head.
-    const head = this.members.length > 1 && (this.policy.quorum ?? 1) > 1 ? agreed : best;
+    const head = this.byQuorum() ? agreed : best;
     if (head !== undefined && !this.shownStillHeld(head)) this.head.observe(head);
     for (const m of this.members) this.noteState(m, best);
     if (!report && this.members.length > 1 && best !== undefined) await this.readSettled(best);
@@ -376,7 +384,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     const heads = this.members.map((m, i) => latest[i]?.number ?? m.head);
     const claims = this.members.map((m, i) => (m.refused || heads[i] === undefined || m.breaker(now) === 'open' ? undefined : { head: heads[i]!, served: m.served }));
     let agreed: number | undefined;
-    if (size > 1) {
+    if (this.byQuorum()) {
       const { believed } = agreedHead(claims, { head: this.head.number, at: this.head.movedAt }, now, this.headBound);
       const chains = this.members.map((m, i) => (claims[i] && latest[i] && m.block ? { block: m.block, hashes: m.hashes } : undefined));
       const rule = { size, maxLag: this.policy.maxLagBlocks };
