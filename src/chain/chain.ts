@@ -87,6 +87,10 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   private timer: NodeJS.Timeout | undefined;
   private checking: Promise<void> | undefined;
   private readonly states = new Map<UpstreamMember, UpstreamStatus['state']>();
+  /** The last block a quorum agreed on, with its hash (networks of several nodes): the chain the window follows. */
+  private agreedBlock: { number: number; hash: string } | undefined;
+  /** The node the window last read from, kept while it is on the agreed chain (no hopping between nodes). */
+  private windowNode: UpstreamMember | undefined;
   /**
    * The recent canonical blocks (chain-window.ts), only while someone listens for `block`: where reorganisations
    * are recognised, once for the network. Its changes are this module's `block` and `reorg` events.
@@ -109,7 +113,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     this.pool = new UpstreamPool(members, policy, () => this.best(), log);
     this.pool.lagFrom = () => this.lagFrom();
     this.label = this.pool.label;
-    this.window = new ChainWindow((n) => this.read(hex(n), BLOCK_READ_MS));
+    this.window = new ChainWindow((n) => this.readFollowed(n));
     this.window.subscribe((c) => {
       if (c.type === 'block') return void this.emit('block', c.block);
       if (c.dropped.length > 0) this.log.warn({ from: c.from, to: c.to, depth: c.depth }, 'chain reorganised; cached answers of this network dropped');
@@ -258,17 +262,17 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     if (head === undefined) return;
     const w = this.window;
     if (w.tip === undefined) {
-      const b = await this.read(hex(head), BLOCK_READ_MS);
+      const b = await this.readFollowed(head);
       if (b) w.seed(b);
       return; // where following starts: announced blocks are those that come after it
     }
     // The tip first: replaced at the same height (the commonest reorganisation) shows as another hash there.
-    const tip = await this.read(hex(w.tip.number), BLOCK_READ_MS);
+    const tip = await this.readFollowed(w.tip.number);
     if (tip) await w.add(tip);
     const last = w.tip!.number;
     for (let n = last + 1; n <= Math.min(head, last + BLOCKS_PER_ROUND) && (this.pacer?.mayRun() ?? true); n++) {
       const started = Date.now();
-      const b = await this.read(hex(n), BLOCK_READ_MS);
+      const b = await this.readFollowed(n);
       this.pacer?.charge(Date.now() - started);
       if (!b) return; // not on the upstreams yet
       const added = await w.add(b);
@@ -401,6 +405,9 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
         this.members.forEach((m, i) => {
           if (chains[i]) m.forked = q.forked[i];
         });
+        const on = this.members.find((m, i) => chains[i] && !q.forked[i] && hashOf(m, q.head!) !== undefined);
+        const hash = on && hashOf(on, q.head);
+        if (hash !== undefined) this.agreedBlock = { number: q.head, hash };
       }
     }
     // Each head as read this round, also lower than before (a node that lost blocks), unless an answer raised it
@@ -576,12 +583,38 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     return b;
   }
 
+  /**
+   * Block `n` for the chain window, from a node on the agreed chain: one that answers, is not forked and has the
+   * agreed block's hash, the same one while it stays so. Routed as any read, a node not yet known to be on another
+   * branch could answer, and a network whose nodes disagree at every height (three anvils stamping other
+   * timestamps) had its window see a reorganisation at almost every read: newHeads told numbers again and out of
+   * order. No block agreed yet: one node that answers, kept while it does. None such, one node or a quorum of 1:
+   * read as any call.
+   */
+  private async readFollowed(n: number): Promise<BlockRef | undefined> {
+    if (!this.byQuorum()) return this.read(hex(n), BLOCK_READ_MS);
+    const at = this.agreedBlock;
+    const now = Date.now();
+    // No block agreed yet: one node that answers, the same while it does.
+    const onChain = (m: UpstreamMember) => !m.refused && !m.forked && m.breaker(now) !== 'open' && (at === undefined || hashOf(m, at.number) === at.hash);
+    if (!this.windowNode || !onChain(this.windowNode)) this.windowNode = this.members.filter(onChain).sort((a, b) => (b.head ?? -1) - (a.head ?? -1))[0];
+    if (!this.windowNode) return this.read(hex(n), BLOCK_READ_MS);
+    const a = await this.pool.via(this.windowNode, 'eth_getBlockByNumber', [hex(n), false], BLOCK_READ_MS);
+    if (a.error) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `the node refused eth_getBlockByNumber: ${String(a.error.message).slice(0, 200)}` });
+    return blockOf(a.result);
+  }
+
   /** As `blockAt`, without offering the block to the window (the window's own reads). */
   private async read(tag: string, timeoutMs: number): Promise<BlockRef | undefined> {
     const a = await this.call('eth_getBlockByNumber', [tag, false], timeoutMs);
     if (a.error) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `the node refused eth_getBlockByNumber: ${String(a.error.message).slice(0, 200)}` });
     return blockOf(a.result);
   }
+}
+
+/** A member's hash of block `n`, as its checks read it (its latest block, or one it was asked for). */
+function hashOf(m: UpstreamMember, n: number): string | undefined {
+  return m.block?.number === n ? m.block.hash : m.hashes.get(n);
 }
 
 /** A block's number, hash and parent from a node's block object; undefined for null or a block without them. */
