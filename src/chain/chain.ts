@@ -597,7 +597,11 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     const now = Date.now();
     // No block agreed yet: one node that answers, the same while it does.
     const onChain = (m: UpstreamMember) => !m.refused && !m.forked && m.breaker(now) !== 'open' && (at === undefined || hashOf(m, at.number) === at.hash);
-    if (!this.windowNode || !onChain(this.windowNode)) this.windowNode = this.members.filter(onChain).sort((a, b) => (b.head ?? -1) - (a.head ?? -1))[0];
+    // Kept while it is on the agreed chain and has the block (a node that stalls does not stall the window).
+    const has = (m: UpstreamMember) => (m.head ?? -1) >= n;
+    if (!this.windowNode || !onChain(this.windowNode) || (!has(this.windowNode) && this.members.some((m) => onChain(m) && has(m)))) {
+      this.windowNode = this.members.filter(onChain).sort((a, b) => (b.head ?? -1) - (a.head ?? -1))[0];
+    }
     if (!this.windowNode) return this.read(hex(n), BLOCK_READ_MS);
     const a = await this.pool.via(this.windowNode, 'eth_getBlockByNumber', [hex(n), false], BLOCK_READ_MS);
     if (a.error) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `the node refused eth_getBlockByNumber: ${String(a.error.message).slice(0, 200)}` });
