@@ -6,8 +6,8 @@
  * `eth_getBlockByNumber('latest')` is always the two's block; the third is `forked` in /readyz and /metrics.
  * Then the quorum cannot be reached: one of the two is killed, so the two left are each on a branch of their own.
  * The node on the chain the network followed goes on alone (the forked one stays out until it agrees again), and
- * when it is killed too, only the forked node is left: the head holds at the last agreed block and `latest` reads
- * get -32002. The test waits for the notifications and states the gateway reports, never for a time.
+ * when it is killed too, only the forked node is left: the head holds at the last agreed block and calls get
+ * -32002 (`latest`, an older block the forked node has under another hash, eth_blockNumber): it answers nothing. The test waits for the notifications and states the gateway reports, never for a time.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -141,8 +141,11 @@ describe('a node that diverges block by block, then the quorum lost', { timeout:
     await eventually(() => ['down', 'unknown'].includes(chain.status()[0].state), 10_000, 'the second node is down');
     await mine([c], ++cTime);
     await eventually(() => refused > refusedBefore + 20, 20_000, 'latest reads refused while no node of the agreed chain answers');
-    const blockNumber = Number(await g.call('eth_blockNumber', [], 'q'));
+    const asked = await g.rpc({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }, { network: 'q' });
+    const blockNumber = asked.body.result === undefined ? asked.body.error?.code : Number(asked.body.result);
     const latest = await g.rpc({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['latest', false] }, { network: 'q' });
+    // An older block the forked node has under another hash is not answered from it either.
+    const older = await g.rpc({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['0x5', false] }, { network: 'q' });
     stop = true;
     await reader;
 
@@ -155,12 +158,14 @@ describe('a node that diverges block by block, then the quorum lost', { timeout:
       if (blk) cHashes.add(blk.hash);
     }
     const fromC = heads.filter((h) => cHashes.has(h.hash)).length;
-    console.log(`diverged node: ${phase1Reads} latest reads while it diverged, ${reads} in all, ${wrongLatest} not the quorum's block, ${wentBack} lower than one shown before, ${refusedBefore} refused before only the forked node was left, ${refused} in all; newHeads ${JSON.stringify(numbers)}, ${fromC} of its hashes; with only the forked node left: eth_blockNumber ${blockNumber} (held at ${held}), latest ${JSON.stringify(latest.body.error ?? latest.body.result?.number)}`);
+    console.log(`diverged node: ${phase1Reads} latest reads while it diverged, ${reads} in all, ${wrongLatest} not the quorum's block, ${wentBack} lower than one shown before, ${refusedBefore} refused before only the forked node was left, ${refused} in all; newHeads ${JSON.stringify(numbers)}, ${fromC} of its hashes; with only the forked node left: eth_blockNumber ${blockNumber} (the head held at ${held}), latest ${JSON.stringify(latest.body.error ?? latest.body.result?.number)}, block 5 ${JSON.stringify(older.body.error ?? older.body.result?.hash)}`);
     assert.deepEqual(numbers, expected, 'each number once, in order');
     assert.equal(fromC, 0, 'no hash of the diverged node');
     assert.equal(wrongLatest, 0, 'latest is always the block of the nodes the network follows');
     assert.equal(wentBack, 0);
-    assert.equal(blockNumber, held, 'the head holds at the last agreed block');
+    assert.equal(blockNumber, -32002, 'eth_blockNumber is not answered by the forked node either (never a lower or another branch\'s)');
+    assert.equal(g.gw.networks.get('q')!.head.number, held, 'the head holds at the last agreed block');
     assert.equal(latest.body.error?.code, -32002);
+    assert.equal(older.body.error?.code, -32002, `block 5: ${older.text.slice(0, 200)}`);
   });
 });
