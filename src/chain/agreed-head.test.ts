@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { agreedHead, believableUpTo, HEAD_BOUND, quorumHead, type ChainClaim } from './agreed-head.ts';
+import { agreedHead, believableUpTo, HEAD_BOUND, quorumHead, quorumOf, type ChainClaim } from './agreed-head.ts';
 
 const LIE = 1_000_000_000_000;
 const T = 1_000_000;
@@ -109,6 +109,43 @@ describe('a quorum of nodes with the same hash (issue 19)', () => {
     assert.deepEqual(q, { head: 12, forked: [false, false], wanted: [] });
     // Not known yet whether they are on one chain: the hash that says it is wanted, and the head waits for it.
     assert.deepEqual(quorumHead([on('a', 12), on('c', 11)], all(2), rule), { head: undefined, forked: [false, false], wanted: [{ index: 0, number: 11 }] });
+  });
+
+  test('the quorum lost: a node found forked does not count, the node left on the agreed chain is followed alone', () => {
+    // One of the two that agreed is gone; the node left (at 20) and the forked one (at 22, its own 20) disagree.
+    const left = [on('a', 20), undefined, on('c', 22, [20])];
+    assert.deepEqual(quorumHead(left, all(3), rule, [false, false, true]), { head: 20, forked: [false, false, true], wanted: [] });
+    // Not known to be forked (no round told it yet): two nodes on branches of their own, the highest followed.
+    assert.equal(quorumHead(left, all(3), rule).head, 22);
+  });
+
+  test('a forked node is back once its block at the agreed height has the agreed hash', () => {
+    assert.deepEqual(quorumHead([on('a', 20), on('a', 20), on('a', 21, [20])], all(3), rule, [false, false, true]), { head: 20, forked: [false, false, false], wanted: [] });
+    // Below the agreed block: back when its latest block is the quorum's block at that height.
+    assert.deepEqual(quorumHead([on('a', 20, [19]), on('a', 20), on('a', 19)], all(3), rule, [false, false, true]).forked, [false, false, false]);
+  });
+
+  test('a forked node whose hash at the agreed block is not known yet stays forked, and that hash is wanted', () => {
+    const q = quorumHead([on('a', 20), on('a', 20), on('c', 22)], all(3), rule, [false, false, true]);
+    assert.deepEqual(q, { head: 20, forked: [false, false, true], wanted: [{ index: 2, number: 20 }] });
+    // Nor does it count: alone ahead of two that agree, its own blocks are never a candidate.
+    assert.equal(quorumHead([on('a', 20), on('c', 22, [21]), on('c', 22, [21])], all(3), rule, [false, true, true]).head, 20);
+  });
+
+  test('only forked nodes left: no block is agreed (the head holds) and they stay forked', () => {
+    assert.deepEqual(quorumHead([undefined, undefined, on('c', 22)], all(3), rule, [false, false, true]), { head: undefined, forked: [false, false, true], wanted: [] });
+  });
+
+  test('the default quorum (0) is a majority of the nodes counted: one of one, two of two or three, three of four or five', () => {
+    assert.deepEqual([1, 2, 3, 4, 5].map((n) => quorumOf(0, n)), [1, 2, 2, 3, 3]);
+    assert.deepEqual([1, 2, 3].map((n) => quorumOf(2, n)), [1, 2, 2], 'a number is capped at the nodes counted');
+  });
+
+  test('a majority of five: the three on one branch set the head and the two on another are forked; two of five cannot', () => {
+    const split = [on('a', 10, [9]), on('a', 10, [9]), on('b', 10, [9]), on('b', 10, [9]), on('b', 10, [9])].map((c) => ({ ...c, hashes: new Map([[9, 'x9']]) }));
+    assert.deepEqual(quorumHead(split, all(5), { size: 0, maxLag: 5 }), { head: 10, forked: [true, true, false, false, false], wanted: [] });
+    // With a quorum of 2 both branches have one at 10: only the block they share is agreed, and none is told forked.
+    assert.deepEqual(quorumHead(split, all(5), rule), { head: 9, forked: [false, false, false, false, false], wanted: [] });
   });
 
   test('two branches with a quorum each at one height: no block there is agreed; the block they share is', () => {

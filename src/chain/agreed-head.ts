@@ -74,6 +74,7 @@ export function agreedHead(claims: ReadonlyArray<HeadClaim | undefined>, last: L
 
 /** How many healthy nodes must have a block with the same hash (config `upstreams.quorum`), and the lag bound. */
 export interface QuorumRule {
+  /** Nodes; 0: a majority of those counted (floor(n/2)+1 of n). Either is capped at n, so one node when there is one. */
   size: number;
   /** `maxLagBlocks`: a node further behind the highest believed head is lagging (see `quorumHead`). */
   maxLag: number;
@@ -97,18 +98,30 @@ export interface Quorum {
 /** Blocks below the highest head a quorum is looked for; further down, the nodes are taken as agreeing on none. */
 const QUORUM_WINDOW = 64;
 
+/** The quorum among `n` counted nodes: `size` capped at n, or a majority of them (size 0). */
+export function quorumOf(size: number, n: number): number {
+  return size === 0 ? Math.floor(n / 2) + 1 : Math.min(size, n);
+}
+
 /**
  * The network's agreed head with a quorum (issue 19, as proxyd's "highest common block"): the highest block that at
  * least `q` of the healthy, believed members (`believed` from `agreedHead`; a member without a read `block` is
- * not counted) have with the same hash, q = min(rule.size, their number), so one node when there is one. A member
+ * not counted) have with the same hash, q = min(rule.size, their number) or a majority of them (size 0: floor(n/2)+1),
+ * so one node when there is one. A member
  * whose block at that height has another hash is `forked`. Nodes more than `maxLag` behind the highest head are
  * lagging and left out of the count, unless they are `q` or more themselves: then a node far ahead of a quorum is
  * more likely one that mined blocks alone than the quorum stalled, and the quorum holds. When no `q` nodes are on
  * one chain at all (two left, on branches of their own), the highest is followed. A hash not known yet (a
  * member above a candidate, asked only for its latest block) is `wanted`: the chain module reads it and decides
  * again. Forks are told only with q of 2 or more.
+ *
+ * A member already `forked` (`wasForked`, the last round's marks) does not count towards the quorum: it is compared
+ * with the block the others agree on and is back when it has that block's hash, but it never makes a quorum, nor
+ * sets the head once the quorum is lost (issue 19: with one of the two that agreed killed, the two left were each on
+ * a branch of their own, and the highest, the forked node's, was followed). It stays forked while its hash at the
+ * agreed block is not known. When only forked members are left, no block is agreed (the head holds).
  */
-export function quorumHead(claims: ReadonlyArray<ChainClaim | undefined>, believed: readonly boolean[], rule: QuorumRule): Quorum {
+export function quorumHead(claims: ReadonlyArray<ChainClaim | undefined>, believed: readonly boolean[], rule: QuorumRule, wasForked: readonly boolean[] = []): Quorum {
   const forked = claims.map(() => false);
   const wanted: Quorum['wanted'] = [];
   const tip = (i: number) => claims[i]!.block!.number;
@@ -116,8 +129,9 @@ export function quorumHead(claims: ReadonlyArray<ChainClaim | undefined>, believ
     const c = claims[i]!;
     return c.block!.number === n ? c.block!.hash : c.hashes.get(n);
   };
-  const healthy = claims.flatMap((c, i) => (c?.block !== undefined && believed[i] ? [i] : []));
-  if (healthy.length === 0) return { head: undefined, forked, wanted };
+  const answering = claims.flatMap((c, i) => (c?.block !== undefined && believed[i] ? [i] : []));
+  const healthy = answering.filter((i) => !wasForked[i]);
+  if (healthy.length === 0) return { head: undefined, forked: claims.map((_, i) => wasForked[i] === true), wanted };
   const search = (group: number[], q: number): { n: number; hash: string } | undefined => {
     const top = Math.max(...group.map(tip));
     const candidates = new Set<number>();
@@ -139,7 +153,7 @@ export function quorumHead(claims: ReadonlyArray<ChainClaim | undefined>, believ
     return undefined;
   };
   let group = healthy;
-  let q = Math.min(rule.size, group.length);
+  let q = quorumOf(rule.size, group.length);
   // Nodes on one chain: the lower one's latest block is the higher one's block at that height (not known yet:
   // taken as so, and wanted). When no q of them are on one chain (two nodes left, each on a branch of its own),
   // no quorum can be had: the highest is followed, as with one node, and nothing is marked forked.
@@ -156,22 +170,27 @@ export function quorumHead(claims: ReadonlyArray<ChainClaim | undefined>, believ
   if (q > 1 && (found === undefined || found.n < top - rule.maxLag) && lagging.length > 0 && lagging.length < q) {
     // Lagging nodes too few to be a quorum themselves: a stalled node, left out (it must not stall the network).
     group = healthy.filter((i) => !lagging.includes(i));
-    q = Math.min(rule.size, group.length);
+    q = quorumOf(rule.size, group.length);
     found = search(group, q);
   }
-  const asked = new Set<string>();
-  const unique = wanted.filter((w) => !asked.has(`${w.index}:${w.number}`) && asked.add(`${w.index}:${w.number}`));
-  if (found === undefined || q < 2) return { head: found?.n, forked, wanted: unique };
+  const unique = () => {
+    const asked = new Set<string>();
+    return wanted.filter((w) => !asked.has(`${w.index}:${w.number}`) && asked.add(`${w.index}:${w.number}`));
+  };
+  if (found === undefined) return { head: undefined, forked: claims.map((_, i) => wasForked[i] === true), wanted: unique() };
   const supporters = group.filter((i) => tip(i) >= found.n && hashAt(i, found.n) === found.hash);
-  for (const i of healthy) {
+  // With q of 2 or more every answering member is compared; with 1, only those already forked (nothing tells
+  // which of two nodes on branches of their own is right, but one the quorum left stays out until it agrees).
+  for (const i of q < 2 ? answering.filter((k) => wasForked[k]) : answering) {
     if (tip(i) >= found.n) {
       const h = hashAt(i, found.n);
-      forked[i] = h !== undefined && h !== found.hash;
+      if (h === undefined && wasForked[i]) wanted.push({ index: i, number: found.n });
+      forked[i] = h === undefined ? wasForked[i] === true : h !== found.hash;
       continue;
     }
     // Below the agreed block: on another branch if a node of the quorum has another hash at its latest block.
     const theirs = supporters.map((s) => hashAt(s, tip(i))).find((h) => h !== undefined);
-    forked[i] = theirs !== undefined && theirs !== hashAt(i, tip(i));
+    forked[i] = theirs === undefined ? wasForked[i] === true : theirs !== hashAt(i, tip(i));
   }
-  return { head: found.n, forked, wanted: unique };
+  return { head: found.n, forked, wanted: unique() };
 }

@@ -71,9 +71,11 @@ describe('the chain module follows blocks for its subscribers', () => {
 class HeadNode implements Upstream {
   calls: string[] = [];
   branchFrom = Infinity;
+  /** Its branch's mark in the hashes above `branchFrom` (nodes on branches of their own: other marks). */
+  branch = 'b';
   constructor(readonly label: string, public head: number, public has = head) {}
   private hashOf(n: number): string {
-    return n > this.branchFrom ? `0xb${n}` : `0x${n}`;
+    return n > this.branchFrom ? `0x${this.branch}${n}` : `0x${n}`;
   }
   async call(method: string, params: unknown[]): Promise<UpstreamAnswer> {
     this.calls.push(method);
@@ -174,6 +176,46 @@ describe('the head is the highest block a quorum of nodes has with the same hash
     await chain.check();
     await chain.check();
     assert.equal(chain.head.number, 51);
+  });
+
+  test('blocks followed for listeners come from the agreed chain: each number once, in order, none of a diverged node', async () => {
+    const nodes = [new HeadNode('a', 100), new HeadNode('b', 100), new HeadNode('c', 100)];
+    const chain = chainOf(nodes);
+    const told: string[] = [];
+    let reorgs = 0;
+    chain.on('block', (b) => told.push(`${b.number}:${b.hash}`));
+    chain.on('reorg', () => reorgs++);
+    await chain.start();
+    chain.stop();
+    await chain.check(); // the window is seeded at the head
+    // c mines its own blocks at the same heights from 101 on, a block ahead of the other two.
+    Object.assign(nodes[2], { branchFrom: 100, branch: 'c' });
+    for (let n = 101; n <= 110; n++) {
+      for (const node of nodes) node.head = node.has = node === nodes[2] ? n + 1 : n;
+      await chain.check();
+    }
+    // One of the two stalls at 110 (it still answers): the window goes on with the other.
+    for (let n = 111; n <= 113; n++) {
+      for (const node of [nodes[1], nodes[2]]) node.head = node.has = node === nodes[2] ? n + 1 : n;
+      chain.head.advance(n); // as an answer of the node that goes on showed it
+      await chain.check();
+    }
+    assert.deepEqual(told, Array.from({ length: 13 }, (_, i) => `${101 + i}:0x${101 + i}`));
+    assert.equal(reorgs, 0);
+    assert.equal(chain.status()[2].state, 'forked');
+  });
+
+  test('three nodes on three branches, none agreed: the window reads one node, no reorganisation is made up', async () => {
+    const nodes = ['a', 'b', 'c'].map((x) => Object.assign(new HeadNode(x, 100), { branchFrom: 0, branch: x === 'a' ? 'd' : x }));
+    const chain = chainOf(nodes);
+    let reorgs = 0;
+    chain.on('block', () => {});
+    chain.on('reorg', () => reorgs++);
+    await chain.start();
+    chain.stop();
+    chain.head.advance(100); // an answer showed block 100 (no quorum agrees on any block)
+    for (let i = 0; i < 20; i++) await chain.check();
+    assert.equal(reorgs, 0, 'routed as any read, its reads of block 100 went to all three, each another hash');
   });
 
   test('a quorum of 1: the highest believed head, as before', async () => {

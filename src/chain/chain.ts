@@ -87,6 +87,10 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   private timer: NodeJS.Timeout | undefined;
   private checking: Promise<void> | undefined;
   private readonly states = new Map<UpstreamMember, UpstreamStatus['state']>();
+  /** The last block a quorum agreed on, with its hash (networks of several nodes): the chain the window follows. */
+  private agreedBlock: { number: number; hash: string } | undefined;
+  /** The node the window last read from, kept while it is on the agreed chain (no hopping between nodes). */
+  private windowNode: UpstreamMember | undefined;
   /**
    * The recent canonical blocks (chain-window.ts), only while someone listens for `block`: where reorganisations
    * are recognised, once for the network. Its changes are this module's `block` and `reorg` events.
@@ -109,7 +113,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     this.pool = new UpstreamPool(members, policy, () => this.best(), log);
     this.pool.lagFrom = () => this.lagFrom();
     this.label = this.pool.label;
-    this.window = new ChainWindow((n) => this.read(hex(n), BLOCK_READ_MS));
+    this.window = new ChainWindow((n) => this.readFollowed(n));
     this.window.subscribe((c) => {
       if (c.type === 'block') return void this.emit('block', c.block);
       if (c.dropped.length > 0) this.log.warn({ from: c.from, to: c.to, depth: c.depth }, 'chain reorganised; cached answers of this network dropped');
@@ -120,7 +124,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
       // The head going back is a reorganisation too: the window drops what it held above `to` and says so.
       wentBack: (from, to) => this.window.wentBack(from, to),
     }, headBound);
-    this.head.agreedOnly = members.length > 1 && (policy.quorum ?? 1) > 1;
+    this.head.agreedOnly = this.byQuorum();
   }
 
   /** Checks every upstream once (a dead one is a warning, not silence), then every `checkIntervalMs`. */
@@ -180,6 +184,14 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
       && (m.breaker(now) === 'open' || best === undefined || m.head <= best));
   }
 
+  /**
+   * The network's head is a quorum's block (agreed-head.ts `quorumHead`): several nodes and a quorum other than 1
+   * (0 is a majority). Otherwise the highest believed head.
+   */
+  private byQuorum(): boolean {
+    return this.members.length > 1 && (this.policy.quorum ?? 1) !== 1;
+  }
+
   /** Each member's head, if it answers, serves this chain and is not on another branch. */
   private claims(now: number): Array<HeadClaim | undefined> {
     return this.members.map((m) => (m.refused || m.forked || m.head === undefined || m.breaker(now) === 'open' ? undefined : { head: m.head, served: m.served }));
@@ -207,7 +219,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     }
     const best = this.best();
     // The network's head follows the quorum's block; with a quorum of one (one node), the highest believed head.
-    const head = this.members.length > 1 && (this.policy.quorum ?? 1) > 1 ? agreed : best;
+    const head = this.byQuorum() ? agreed : best;
     if (head !== undefined && !this.shownStillHeld(head)) this.head.observe(head);
     for (const m of this.members) this.noteState(m, best);
     if (!report && this.members.length > 1 && best !== undefined) await this.readSettled(best);
@@ -250,17 +262,17 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     if (head === undefined) return;
     const w = this.window;
     if (w.tip === undefined) {
-      const b = await this.read(hex(head), BLOCK_READ_MS);
+      const b = await this.readFollowed(head);
       if (b) w.seed(b);
       return; // where following starts: announced blocks are those that come after it
     }
     // The tip first: replaced at the same height (the commonest reorganisation) shows as another hash there.
-    const tip = await this.read(hex(w.tip.number), BLOCK_READ_MS);
+    const tip = await this.readFollowed(w.tip.number);
     if (tip) await w.add(tip);
     const last = w.tip!.number;
     for (let n = last + 1; n <= Math.min(head, last + BLOCKS_PER_ROUND) && (this.pacer?.mayRun() ?? true); n++) {
       const started = Date.now();
-      const b = await this.read(hex(n), BLOCK_READ_MS);
+      const b = await this.readFollowed(n);
       this.pacer?.charge(Date.now() - started);
       if (!b) return; // not on the upstreams yet
       const added = await w.add(b);
@@ -376,21 +388,26 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     const heads = this.members.map((m, i) => latest[i]?.number ?? m.head);
     const claims = this.members.map((m, i) => (m.refused || heads[i] === undefined || m.breaker(now) === 'open' ? undefined : { head: heads[i]!, served: m.served }));
     let agreed: number | undefined;
-    if (size > 1) {
+    if (this.byQuorum()) {
       const { believed } = agreedHead(claims, { head: this.head.number, at: this.head.movedAt }, now, this.headBound);
       const chains = this.members.map((m, i) => (claims[i] && latest[i] && m.block ? { block: m.block, hashes: m.hashes } : undefined));
       const rule = { size, maxLag: this.policy.maxLagBlocks };
-      let q = quorumHead(chains, believed, rule);
+      // A node found on another branch stays out of the count until it agrees again (agreed-head.ts).
+      const wasForked = this.members.map((m) => m.forked);
+      let q = quorumHead(chains, believed, rule, wasForked);
       for (let pass = 0; pass < 2 && q.wanted.length > 0; pass++) {
         const asks = new Map(q.wanted.map((w) => [`${w.index}:${w.number}`, w]));
         await Promise.all([...asks.values()].slice(0, HASH_READS).map((w) => this.readHash(this.members[w.index], w.number)));
-        q = quorumHead(chains, believed, rule);
+        q = quorumHead(chains, believed, rule, wasForked);
       }
       if (q.head !== undefined) {
         agreed = q.head;
         this.members.forEach((m, i) => {
           if (chains[i]) m.forked = q.forked[i];
         });
+        const on = this.members.find((m, i) => chains[i] && !q.forked[i] && hashOf(m, q.head!) !== undefined);
+        const hash = on && hashOf(on, q.head);
+        if (hash !== undefined) this.agreedBlock = { number: q.head, hash };
       }
     }
     // Each head as read this round, also lower than before (a node that lost blocks), unless an answer raised it
@@ -566,12 +583,42 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     return b;
   }
 
+  /**
+   * Block `n` for the chain window, from a node on the agreed chain: one that answers, is not forked and has the
+   * agreed block's hash, the same one while it stays so. Routed as any read, a node not yet known to be on another
+   * branch could answer, and a network whose nodes disagree at every height (three anvils stamping other
+   * timestamps) had its window see a reorganisation at almost every read: newHeads told numbers again and out of
+   * order. No block agreed yet: one node that answers, kept while it does. None such, one node or a quorum of 1:
+   * read as any call.
+   */
+  private async readFollowed(n: number): Promise<BlockRef | undefined> {
+    if (!this.byQuorum()) return this.read(hex(n), BLOCK_READ_MS);
+    const at = this.agreedBlock;
+    const now = Date.now();
+    // No block agreed yet: one node that answers, the same while it does.
+    const onChain = (m: UpstreamMember) => !m.refused && !m.forked && m.breaker(now) !== 'open' && (at === undefined || hashOf(m, at.number) === at.hash);
+    // Kept while it is on the agreed chain and has the block (a node that stalls does not stall the window).
+    const has = (m: UpstreamMember) => (m.head ?? -1) >= n;
+    if (!this.windowNode || !onChain(this.windowNode) || (!has(this.windowNode) && this.members.some((m) => onChain(m) && has(m)))) {
+      this.windowNode = this.members.filter(onChain).sort((a, b) => (b.head ?? -1) - (a.head ?? -1))[0];
+    }
+    if (!this.windowNode) return this.read(hex(n), BLOCK_READ_MS);
+    const a = await this.pool.via(this.windowNode, 'eth_getBlockByNumber', [hex(n), false], BLOCK_READ_MS);
+    if (a.error) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `the node refused eth_getBlockByNumber: ${String(a.error.message).slice(0, 200)}` });
+    return blockOf(a.result);
+  }
+
   /** As `blockAt`, without offering the block to the window (the window's own reads). */
   private async read(tag: string, timeoutMs: number): Promise<BlockRef | undefined> {
     const a = await this.call('eth_getBlockByNumber', [tag, false], timeoutMs);
     if (a.error) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `the node refused eth_getBlockByNumber: ${String(a.error.message).slice(0, 200)}` });
     return blockOf(a.result);
   }
+}
+
+/** A member's hash of block `n`, as its checks read it (its latest block, or one it was asked for). */
+function hashOf(m: UpstreamMember, n: number): string | undefined {
+  return m.block?.number === n ? m.block.hash : m.hashes.get(n);
 }
 
 /** A block's number, hash and parent from a node's block object; undefined for null or a block without them. */

@@ -31,7 +31,7 @@ export interface HealthPolicy {
   hedge?: { minMs: number; maxMs: number };
   /**
    * Healthy nodes that must have a block with the same hash for it to be the network's head (issue 19,
-   * agreed-head.ts `quorumHead`); absent or 1: the highest believed head, as with one node.
+   * agreed-head.ts `quorumHead`); 0: a majority of them; absent or 1: the highest believed head, as with one node.
    */
   quorum?: number;
 }

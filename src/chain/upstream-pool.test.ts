@@ -39,6 +39,14 @@ function pool(nodes: FakeNode[], roles: Partial<MemberConfig>[] = [], heads: (nu
 }
 
 describe('upstream pool: reads', () => {
+  test('a forked node is never the last resort: with the other node down, a read fails rather than get its branch', async () => {
+    const forked = ok('forked');
+    const { pool: p, members } = pool([down('dead'), forked], [], [10, 12]);
+    members[1].forked = true;
+    await assert.rejects(p.call('eth_getBalance', ['0x1', '0x5'], 1000), (e: GatewayError) => e.code === -32002);
+    assert.equal(forked.calls.length, 0);
+  });
+
   test('one read without an answer in its time opens the breaker at once (a stalled node); a trace that runs out of time does not', async () => {
     const stalled = new FakeNode('stalled', () => { throw new GatewayError('UPSTREAM_TIMEOUT'); });
     const other = ok('other');

@@ -297,8 +297,10 @@ export class UpstreamPool implements Upstream {
     const highest = usable.filter((m) => route.dedicated || m.config.role !== 'dedicated').sort((a, b) => (b.head ?? -1) - (a.head ?? -1))[0];
     if (highest) return highest;
     // Dedicated upstreams are capacity paid for by Dedicated keys: others get them only when nothing else is left.
-    const others = this.members.filter((m) => m !== not && !m.refused && (route.dedicated || m.config.role !== 'dedicated'));
-    return others.find((m) => m.breaker(now) !== 'open') ?? others[0] ?? not ?? this.members[0];
+    // A forked node is not even the least bad (issue 19): its state at a height it shares a number with is another
+    // branch's; with only forked nodes answering, a dead node's failure (503 -32002) is the answer.
+    const others = this.members.filter((m) => m !== not && !m.refused && !m.forked && (route.dedicated || m.config.role !== 'dedicated'));
+    return others.find((m) => m.breaker(now) !== 'open') ?? others[0] ?? not ?? this.members.find((m) => !m.forked) ?? this.members[0];
   }
 
   /**

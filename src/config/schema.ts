@@ -74,8 +74,8 @@ const networkSchema = fields({
   upstreams: Type.Array(upstreamSchema, { minItems: 1, maxItems: 32, [FILLED_AT_LOAD]: true }),
   /** Blocks an upstream may lag the best head before it is skipped; absent: upstreams.maxLagBlocks. */
   maxLagBlocks: Type.Optional(int('blocks', { minimum: 0, maximum: 100000 })),
-  /** Healthy upstreams that must have a block with the same hash for it to be the head; absent: upstreams.quorum. */
-  quorum: Type.Optional(int('nodes', { minimum: 1, maximum: 32 })),
+  /** Healthy upstreams that must have a block with the same hash for it to be the head (0: a majority); absent: upstreams.quorum. */
+  quorum: Type.Optional(int('nodes', { minimum: 0, maximum: 32 })),
   /** Other names the network answers to, e.g. `devnet` for `testnet` (docs/decisions.md §2). */
   aliases: Type.Array(Type.String({ pattern: NAME }), { default: [] }),
   /**
@@ -424,12 +424,14 @@ export const configSchema = section({
     /**
      * Healthy upstreams (answering, serving the network's chain, breaker not open) that must have a block with the
      * same hash for it to be the network's head, capped at how many there are, so one node when there is one
-     * (per network: networks.<n>.quorum). 2 by default: one node alone (lying, broken, or mining a branch of its
-     * own) never sets the head while others disagree, and a network of two nodes still follows the one left when
-     * the other is lost or stalled. 1: the highest believed head of any node. With 2 or more, eth_blockNumber
-     * answers that head, never a node's own number (docs/architecture.md, "The agreed head").
+     * (per network: networks.<n>.quorum). 0 by default: a majority of the healthy nodes not found on another
+     * branch, floor(n/2)+1 of n (2 of 3, 3 of 4 or 5): one node alone (lying, broken, or mining a branch of its
+     * own) never sets the head while others disagree, two halves of a split network cannot both be followed, and
+     * a network of two still follows the one left when the other is lost or stalled. 1: the highest believed head
+     * of any node. Other than 1, eth_blockNumber answers that head, never a node's own number
+     * (docs/architecture.md, "The agreed head").
      */
-    quorum: int('nodes', { minimum: 1, maximum: 32, default: 2 }),
+    quorum: int('nodes', { minimum: 0, maximum: 32, default: 0 }),
     /** Failures in a row (calls or checks) that open an upstream's circuit breaker. */
     breakerFailures: int('failures', { minimum: 1, maximum: 1000, default: 3 }),
     /** How long an open breaker keeps an upstream out before one trial call. */
