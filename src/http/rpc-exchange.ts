@@ -69,15 +69,19 @@ export class RpcExchange {
   readBody(limit: number, then: (body: Buffer | undefined) => void): void {
     const chunks: Buffer[] = [];
     let size = 0;
-    const onData = (c: Buffer) => {
+    // Listeners written in place, not bound to names: under tsx (the source run) a named closure also has its name
+    // set at run time, a property write per request.
+    this.req.on('data', (c: Buffer) => {
+      if (size < 0) return; // over the limit: already answered
       size += c.length;
       if (size <= limit) return void chunks.push(c);
-      this.req.off('data', onData).off('end', onEnd);
+      size = -1;
       this.leaveBodyUnread();
       this.errorAnswer(new GatewayError('BODY_TOO_LARGE', { limit }));
-    };
-    const onEnd = () => then(size === 0 ? undefined : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
-    this.req.on('data', onData).once('end', onEnd);
+    });
+    this.req.once('end', () => {
+      if (size >= 0) then(size === 0 ? undefined : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    });
   }
 
   /** The whole request answered with one catalogued error. */
