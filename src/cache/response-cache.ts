@@ -41,6 +41,15 @@ export class ResponseCache {
   }
 }
 
+/** Where a call's answer is kept (`NetworkCache.lookup`): its keys, the head epoch they are of, and what was found. */
+export interface CacheLookup {
+  policy: CachePolicy;
+  epoch: number;
+  key: string;
+  atHeadKey: string;
+  hit: UpstreamAnswer | undefined;
+}
+
 /** What the cache stage did with a call, for the `X-Cache` header of single requests. */
 export type CacheOutcome = 'HIT' | 'MISS';
 
@@ -82,27 +91,30 @@ export class NetworkCache {
   }
 
   /**
-   * The kept answer of `method(params)`, at once (no promise, no coalescing): what the pipeline answers a cache hit
-   * with before any stage runs (rpc/pipeline.ts `atOnce`, issue 23). undefined: not kept, go through `run`.
+   * Where `method(params)` is kept, and what is kept there, looked up at once (no promise): undefined when its
+   * method's policy never keeps it. The pipeline answers a hit before any stage runs (rpc/pipeline.ts `atOnce`,
+   * issue 23) and hands a miss's lookup to `run`, so a call is looked up once.
    */
-  peek(method: string, params: unknown[]): UpstreamAnswer | undefined {
+  lookup(method: string, params: unknown[]): CacheLookup | undefined {
     const policy: CachePolicy | undefined = CACHE_POLICIES[method];
     if (!policy || policy(params, undefined, this.final) === 'never') return undefined;
-    const key = `${this.network}\u0000${method}\u0000${JSON.stringify(params)}`;
-    return this.store.get(key) ?? this.headFor(this.head.epoch).get(`${key}\u0000@${this.head.number ?? '?'}`);
-  }
-
-  /** Answers `method(params)`, from the cache or through `call`; says which in `seen.cache`. */
-  async run(method: string, params: unknown[], call: () => Promise<UpstreamAnswer>, seen: { cache?: CacheOutcome }): Promise<UpstreamAnswer> {
-    const policy: CachePolicy | undefined = CACHE_POLICIES[method];
-    if (!policy || policy(params, undefined, this.final) === 'never') {
-      seen.cache = 'MISS';
-      return call();
-    }
     const epoch = this.head.epoch;
     const key = `${this.network}\u0000${method}\u0000${JSON.stringify(params)}`;
     const atHeadKey = `${key}\u0000@${this.head.number ?? '?'}`;
-    const hit = this.store.get(key) ?? this.headFor(epoch).get(atHeadKey);
+    return { policy, epoch, key, atHeadKey, hit: this.store.get(key) ?? this.headFor(epoch).get(atHeadKey) };
+  }
+
+  /**
+   * Answers `method(params)`, from the cache or through `call`; says which in `seen.cache`. `looked`: this call's
+   * lookup, when it was made in the same turn (a miss of `atOnce`).
+   */
+  async run(method: string, params: unknown[], call: () => Promise<UpstreamAnswer>, seen: { cache?: CacheOutcome }, looked?: CacheLookup): Promise<UpstreamAnswer> {
+    const l = looked ?? this.lookup(method, params);
+    if (!l) {
+      seen.cache = 'MISS';
+      return call();
+    }
+    const { policy, epoch, key, atHeadKey, hit } = l;
     if (hit) {
       seen.cache = 'HIT';
       return hit;

@@ -1,7 +1,7 @@
 import type { CallSignal } from '../errors/on-abort.ts';
 import type { ResolvedKey } from '../auth/key-resolver.ts';
 import type { SubscriptionSession } from '../subscriptions/subscriptions.ts';
-import type { CacheOutcome } from '../cache/response-cache.ts';
+import type { CacheLookup, CacheOutcome } from '../cache/response-cache.ts';
 import type { Network } from '../networks/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import type { MethodEntry } from '../networks/method-table.ts';
@@ -25,6 +25,8 @@ export interface Call {
   readonly signal: CallSignal;
   /** The caller's socket, for the subscription methods (absent over HTTP). */
   readonly session?: SubscriptionSession;
+  /** Its cache lookup, when the pipeline made it before any stage (a miss of `atOnce`): the cache stage's, not redone. */
+  readonly looked?: CacheLookup;
   /** Set by the cache stage: whether the answer came from the cache (`X-Cache` of a single request). */
   cache?: CacheOutcome;
   /** Set by the head stage: the newest block its answer shows to exist (read-your-writes), if any. */

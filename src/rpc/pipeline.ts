@@ -4,6 +4,7 @@ import type { ResolvedKey } from '../auth/key-resolver.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Network } from '../networks/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
+import type { CacheLookup } from '../cache/response-cache.ts';
 import type { Call, Next, Stage } from './call.ts';
 import type { RpcCall } from './framing.ts';
 import type { MethodEntry } from '../networks/method-table.ts';
@@ -58,7 +59,7 @@ export function prepareItem(ctx: RequestContext, call: RpcCall): PreparedCall {
  */
 export function buildPipeline(network: Network): NetworkPipeline {
   const runners = new Map<string, Next>();
-  const atOnce = new Map<string, (params: unknown[]) => UpstreamAnswer | undefined>();
+  const atOnce = new Map<string, (params: unknown[]) => CacheLookup | undefined>();
   for (const spec of network.methods.values()) {
     const stages = stagesOf(network, spec);
     runners.set(spec.name, compose(stages, spec.local ? local : forward));
@@ -66,7 +67,7 @@ export function buildPipeline(network: Network): NetworkPipeline {
     // within any budget, and the head stage (after the cache) never sees a hit. Not behind the cluster's shared
     // head (it may wait) nor a write's stage.
     const cache = network.cache;
-    if (cache && stages.length === 3 && stages[0] === deadlineStage && stages[2] === headSeenStage) atOnce.set(spec.name, (params) => cache.peek(spec.name, params));
+    if (cache && stages.length === 3 && stages[0] === deadlineStage && stages[2] === headSeenStage) atOnce.set(spec.name, (params) => cache.lookup(spec.name, params));
   }
   return {
     run: (call) => runners.get(call.method)!(call),
@@ -77,8 +78,11 @@ export function buildPipeline(network: Network): NetworkPipeline {
 /** A network's calls through their methods' stages (buildPipeline). */
 export interface NetworkPipeline {
   run(call: Call): Promise<UpstreamAnswer>;
-  /** The answer a call gets before any stage runs (a cache hit), at once; undefined: through `run`. */
-  atOnce(method: string, params: unknown[]): UpstreamAnswer | undefined;
+  /**
+   * A call's cache lookup before any stage runs, where nothing needs to come before it: a hit is the call's answer
+   * at once; a miss goes through `run` with it (`Call.looked`). undefined: nothing to look up first.
+   */
+  atOnce(method: string, params: unknown[]): CacheLookup | undefined;
 }
 
 /** The stages a method's calls pass on a network, in order. */

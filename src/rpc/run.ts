@@ -128,14 +128,15 @@ class RequestRun {
   start(i: number): Promise<void> | undefined {
     const p = this.l.prepared[i];
     if (!p) return undefined;
-    const hit = this.pipeline.atOnce(p.call.method, p.call.params);
+    const looked = this.pipeline.atOnce(p.call.method, p.call.params);
+    const hit = looked?.hit;
     const signal = hit ? this.deadline.signal : this.deadline.forCall(p.entry.timeoutMs);
     const ctx = this.l.ctx;
     // Written out, not spread from ctx: one shape for every Call, and no copying helper per call on the hot path.
     const call: Call = {
       network: ctx.network, key: ctx.key, requestId: ctx.requestId, session: ctx.session,
       method: p.call.method, params: p.call.params, spec: p.entry, cost: p.entry.cost, signal,
-      cache: hit ? 'HIT' : undefined, refusedByRules: undefined, seenBlock: undefined,
+      looked, cache: hit ? 'HIT' : undefined, refusedByRules: undefined, seenBlock: undefined,
     };
     this.calls[i] = call;
     if (hit) return void this.answered(i, hit);
