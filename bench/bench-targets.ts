@@ -3,7 +3,7 @@
  * of it, started when a benchmark first needs them, warmed up once, and all stopped by `close()`.
  */
 import { load } from './load.ts';
-import { startAnvil, startBareProxy, startFloor, startNodegateTarget, type Target } from './targets.ts';
+import { startAnvil, startBareProxy, startBareWsProxy, startFloor, startNodegateTarget, type Target } from './targets.ts';
 import { balanceDistinct, blockNumber, SignedTransactions } from './workloads.ts';
 
 export class BenchTargets {
@@ -17,11 +17,21 @@ export class BenchTargets {
 
   /** node:http answering from memory: the floor of any Node.js gateway (bench/floor.ts). */
   floor(): Promise<Target> {
-    return this.once('floor', startFloor);
+    return this.once('floor', () => startFloor());
+  }
+
+  /** The floor answering with the headers a Nodegate cache hit carries. */
+  floorWithHeaders(): Promise<Target> {
+    return this.once('floor-headers', () => startFloor(true));
   }
 
   proxy(): Promise<Target> {
     return this.once('proxy', async () => startBareProxy((await this.anvil()).url));
+  }
+
+  /** The same with one WebSocket to anvil instead of undici's HTTP (bench/bare-ws-proxy.ts). */
+  wsProxy(): Promise<Target> {
+    return this.once('ws-proxy', async () => startBareWsProxy((await this.anvil()).url));
   }
 
   /** Nodegate uncached, limits on (a plan too generous to refuse anything). */

@@ -3,12 +3,14 @@
  * in the same run, by wrk (native, its own process, one thread), the targets taking turns in rounds so that a slow
  * spell of the machine falls on all of them alike; each figure is the median of the rounds.
  * - a cache hit (eth_blockNumber on Nodegate with its cache) against the floor (bench/floor.ts: node:http answering
- *   from memory) and against anvil: rate, and CPU per request of the target's process;
+ *   from memory) and against anvil: rate, and CPU per request of the target's process; and the floor sending the
+ *   headers a cache hit carries (`floor.ts headers`), what those headers cost alone;
  * - distinct uncached eth_getBalance and eth_call against anvil;
  * - a batch of 10 against single requests, in items per second;
  * - the median latency Nodegate adds at concurrency 1 (one connection) over anvil;
  * - the bare proxy (bench/bare-proxy.ts: node:http in, undici out, no checks) on the uncached reads and at
- *   concurrency 1: what any Node.js proxy in front of anvil costs here, against which Nodegate's own work shows.
+ *   concurrency 1: what any Node.js proxy in front of anvil costs here, against which Nodegate's own work shows;
+ *   and the same over one WebSocket to anvil (bench/bare-ws-proxy.ts), whether another transport lifts that ceiling.
  * Limits, authentication, validation and usage recording are on in every Nodegate cell.
  *   npm run bench -- hot-path
  */
@@ -31,7 +33,7 @@ const CALL = workload('eth_call (sha256 precompile)');
 const BATCH = workload('batch of 10 reads');
 
 export async function benchHotPath(targets: BenchTargets): Promise<void> {
-  const [anvil, floor, proxy, nodegate, cached] = [await targets.anvil(), await targets.floor(), await targets.proxy(), await targets.nodegate(), await targets.nodegateCached()];
+  const [anvil, floor, floorHeaders, proxy, wsProxy, nodegate, cached] = [await targets.anvil(), await targets.floor(), await targets.floorWithHeaders(), await targets.proxy(), await targets.wsProxy(), await targets.nodegate(), await targets.nodegateCached()];
   const tmp = mkdtempSync(join(tmpdir(), 'nodegate-hot-'));
   const cells = new Map<string, Cell[]>();
   let offset = Math.floor(Math.random() * 2 ** 40);
@@ -43,16 +45,19 @@ export async function benchHotPath(targets: BenchTargets): Promise<void> {
   try {
     for (let r = 0; r < ROUNDS; r++) {
       await cell('floor hit', floor, BLOCK_NUMBER);
+      await cell('floor headers hit', floorHeaders, BLOCK_NUMBER);
       await cell('anvil blockNumber', anvil, BLOCK_NUMBER);
       await cell('cached hit', cached, BLOCK_NUMBER);
       await cell('anvil balance', anvil, BALANCE);
       await cell('proxy balance', proxy, BALANCE);
+      await cell('ws proxy balance', wsProxy, BALANCE);
       await cell('nodegate balance', nodegate, BALANCE);
       await cell('anvil call', anvil, CALL);
       await cell('nodegate call', nodegate, CALL);
       await cell('nodegate batch', nodegate, BATCH);
       await cell('anvil c1', anvil, BLOCK_NUMBER, 1);
       await cell('proxy c1', proxy, BLOCK_NUMBER, 1);
+      await cell('ws proxy c1', wsProxy, BLOCK_NUMBER, 1);
       await cell('nodegate c1', nodegate, BLOCK_NUMBER, 1);
     }
   } finally {
@@ -69,13 +74,17 @@ export async function benchHotPath(targets: BenchTargets): Promise<void> {
   printTable(['figure', 'Nodegate', 'reference', 'ratio', 'issue 23 asks'], [
     ['cache hit, req/s (eth_blockNumber) vs the floor', n(rps('cached hit')), n(rps('floor hit')), x(rps('cached hit'), rps('floor hit')), '>= 0.80x'],
     ['cache hit, CPU µs a request vs the floor', cpu('cached hit').toFixed(0), cpu('floor hit').toFixed(0), x(cpu('cached hit'), cpu('floor hit')), '<= 1.30x'],
+    ['  the floor with a cache hit\'s headers, req/s vs the floor', n(rps('floor headers hit')), n(rps('floor hit')), x(rps('floor headers hit'), rps('floor hit')), '(reference)'],
+    ['  the floor with a cache hit\'s headers, CPU µs vs the floor', cpu('floor headers hit').toFixed(0), cpu('floor hit').toFixed(0), x(cpu('floor headers hit'), cpu('floor hit')), '(reference)'],
     ['cache hit, req/s vs anvil', n(rps('cached hit')), n(rps('anvil blockNumber')), x(rps('cached hit'), rps('anvil blockNumber')), ''],
     ['distinct eth_getBalance, req/s vs anvil', n(rps('nodegate balance')), n(rps('anvil balance')), x(rps('nodegate balance'), rps('anvil balance')), '>= 0.35x'],
     ['  the bare proxy, req/s vs anvil', n(rps('proxy balance')), n(rps('anvil balance')), x(rps('proxy balance'), rps('anvil balance')), '(reference)'],
+    ['  the bare proxy over one WebSocket, req/s vs anvil', n(rps('ws proxy balance')), n(rps('anvil balance')), x(rps('ws proxy balance'), rps('anvil balance')), '(reference)'],
     ['eth_call, req/s vs anvil', n(rps('nodegate call')), n(rps('anvil call')), x(rps('nodegate call'), rps('anvil call')), '>= 0.35x'],
     ['batch of 10, items/s vs single getBalance', n(rps('nodegate batch') * 10), n(rps('nodegate balance')), x(rps('nodegate batch') * 10, rps('nodegate balance')), '>= 3x'],
     ['median latency at concurrency 1, µs vs anvil', n(p50('nodegate c1')), n(p50('anvil c1')), `+${n(p50('nodegate c1') - p50('anvil c1'))} µs`, '<= +100 µs'],
     ['  the bare proxy at concurrency 1, µs vs anvil', n(p50('proxy c1')), n(p50('anvil c1')), `+${n(p50('proxy c1') - p50('anvil c1'))} µs`, '(reference)'],
+    ['  the bare proxy over one WebSocket at concurrency 1', n(p50('ws proxy c1')), n(p50('anvil c1')), `+${n(p50('ws proxy c1') - p50('anvil c1'))} µs`, '(reference)'],
   ]);
   console.log('CPU µs: CPU time of the target process per request (/proc); Nodegate: uncached (cache off) but for the cache-hit rows.');
 }

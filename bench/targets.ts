@@ -45,9 +45,14 @@ export function startBareProxy(upstream: string): Promise<Target> {
   return startScript('bare proxy', 'bench/bare-proxy.ts', [upstream]);
 }
 
-/** bench/floor.ts as a child process: node:http answering from memory (issue 23's floor). */
-export function startFloor(): Promise<Target> {
-  return startScript('floor', 'bench/floor.ts', []);
+/** bench/bare-ws-proxy.ts as a child process, in front of `upstream` (its WebSocket endpoint). */
+export function startBareWsProxy(upstream: string): Promise<Target> {
+  return startScript('bare ws proxy', 'bench/bare-ws-proxy.ts', [upstream]);
+}
+
+/** bench/floor.ts as a child process: node:http answering from memory (issue 23's floor); with a cache hit's headers. */
+export function startFloor(withHeaders = false): Promise<Target> {
+  return startScript(withHeaders ? 'floor with headers' : 'floor', 'bench/floor.ts', withHeaders ? ['headers'] : []);
 }
 
 /** A bench script that prints "listening on PORT", as a child process, answering before it is returned. */
