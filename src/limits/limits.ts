@@ -11,6 +11,11 @@ import type { RateDecision, RateLimiter } from './rate-limiter.ts';
  */
 export class Limits {
   private readonly burstSeconds: number;
+  /**
+   * Each account's bucket name, made once per account object: a name concatenated per request was hashed afresh by
+   * the bucket map at every lookup, twice a request. Weak: it goes with the account object.
+   */
+  private readonly buckets = new WeakMap<KeyContext['account'], string>();
 
   constructor(config: Readonly<Config>, private readonly rate: RateLimiter, private readonly quota: QuotaTracker) {
     this.burstSeconds = config.limits.burstSeconds;
@@ -81,8 +86,14 @@ export class Limits {
    */
   private spend1s(k: KeyContext, cost: number, credit: number): RateDecision | Promise<RateDecision> {
     const plan = k.plan;
-    const d = this.rate.consume(`a:${k.account.id}`, cost, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds, credit);
+    const d = this.rate.consume(this.bucketOf(k.account), cost, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds, credit);
     return d instanceof Promise ? d.then((x) => this.spent(k, cost, credit, x)) : this.spent(k, cost, credit, d);
+  }
+
+  private bucketOf(account: KeyContext['account']): string {
+    let name = this.buckets.get(account);
+    if (name === undefined) this.buckets.set(account, (name = `a:${account.id}`));
+    return name;
   }
 
   private spent(k: KeyContext, cost: number, credit: number, d: RateDecision): RateDecision {
@@ -115,7 +126,7 @@ export class Limits {
   refund(k: KeyContext, units: number): void {
     if (units <= 0) return;
     const plan = k.plan;
-    const d = this.rate.consume(`a:${k.account.id}`, -units, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds);
+    const d = this.rate.consume(this.bucketOf(k.account), -units, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds);
     if (d instanceof Promise) d.catch(() => {});
     this.quota.add(k.account.id, -units);
   }
