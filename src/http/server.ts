@@ -56,11 +56,14 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   /** The first segments of every route but the endpoint's: `/{network}/{apikey}` is theirs when one is taken. */
   const staticFirst = new Set<string>();
   let rpcHttp: ReturnType<typeof createRpcHttp> | undefined;
+  /** The connection caps' count of requests in flight per connection (connection-caps.ts), set once the server is. */
+  let track: ReturnType<typeof capConnections> | undefined;
   const app = Fastify({
     // A POST of the endpoint's plain paths is answered by node:http and the pipeline alone (rpc-http.ts, issue 23):
     // fastify's per-request lifecycle was most of what a cache hit cost. Everything else goes through fastify.
     serverFactory: (handler, o) => {
       const server = createServer(o.http ?? {}, (req: IncomingMessage, res: ServerResponse) => {
+        track?.(req, res);
         const m = req.method === 'POST' && rpcHttp ? plainRpcPath(req.url ?? '', staticFirst) : undefined;
         if (m) rpcHttp!.handle(req, res, m.network, m.apikey);
         else handler(req, res);
@@ -104,7 +107,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
 
   const s = config.server;
-  capConnections(app.server, {
+  track = capConnections(app.server, {
     total: s.maxConnections, perIp: s.maxConnectionsPerIp, perSubnet: s.maxConnectionsPerSubnet, trustedProxies: s.trustedProxies,
     pressure: s.connectionPressure, pressureIdleMs: s.pressureIdleTimeoutMs,
   });
