@@ -132,23 +132,11 @@ export class RpcExchange {
   }
 
   private headers(cache: string | undefined, d: RateDecision | undefined, retryAfter: string | undefined, length: number | undefined): OutgoingHttpHeader[] {
-    // A key restricted to origins answers CORS for its own origin only (docs/decisions.md §2). The common answer (a
-    // decision, a body, any origin, the connection kept) is one array literal of a fixed shape: built with pushes,
-    // growing as it goes, it was the largest item of a cache hit's own JavaScript in a CPU profile (issue 23).
-    if (d && length !== undefined && !this.origin && retryAfter === undefined && this.keepOpen) {
-      const h: OutgoingHttpHeader[] = [
-        'x-request-id', this.id, 'access-control-allow-origin', '*', 'access-control-expose-headers', EXPOSED_HEADERS,
-        'ratelimit-limit', numberText(d.limit), 'ratelimit-remaining', String(d.remaining), 'ratelimit-reset', numberText(d.resetSeconds),
-        'content-type', JSON_UTF8, 'content-length', numberText(length),
-      ];
-      if (cache) h.push('x-cache', cache);
-      return h;
-    }
-    const h: OutgoingHttpHeader[] = ['x-request-id', this.id];
-    if (this.origin) h.push('access-control-allow-origin', this.origin, 'vary', 'Origin');
-    else h.push('access-control-allow-origin', '*');
-    // Without this a browser hides these from the dapp's scripts: a client there could not honour Retry-After.
-    h.push('access-control-expose-headers', EXPOSED_HEADERS);
+    // The headers every answer carries, as one literal; the rest pushed as they apply. A key restricted to origins
+    // answers CORS for its own origin only (docs/decisions.md §2). Without the exposed headers a browser hides the
+    // limits from the dapp's scripts: a client there could not honour Retry-After.
+    const h: OutgoingHttpHeader[] = ['x-request-id', this.id, 'access-control-allow-origin', this.origin ?? '*', 'access-control-expose-headers', EXPOSED_HEADERS];
+    if (this.origin) h.push('vary', 'Origin');
     if (retryAfter !== undefined) h.push('retry-after', retryAfter);
     if (d) h.push('ratelimit-limit', numberText(d.limit), 'ratelimit-remaining', String(d.remaining), 'ratelimit-reset', numberText(d.resetSeconds));
     if (cache) h.push('x-cache', cache);
