@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- NAME...]`: runs the benchmarks (all, or those whose name contains NAME) and prints their tables.
  * `npm run bench -- compare <before-ref> [<after-ref>]`: two commits side by side (bench/compare.ts).
+ * `npm run bench -- instructions`: instructions a request, counted by callgrind (bench/instructions.ts; only when named).
  * Speed lives here, not in the tests: these numbers are measured, printed and compared, never asserted.
  * The RPC benchmarks share one anvil and the processes in front of it (bench/bench-targets.ts); docs/performance.md
  * explains the numbers.
@@ -20,6 +21,7 @@ import { benchFraming } from './framing.ts';
 import { benchWebsocket } from './websocket.ts';
 import { benchWorkers } from './workers.ts';
 import { benchHotPath } from './hot-path.ts';
+import { benchInstructions } from './instructions.ts';
 
 const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   'hot-path': benchHotPath,
@@ -33,7 +35,10 @@ const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   framing: () => benchFraming(),
   websocket: benchWebsocket,
   workers: benchWorkers,
+  instructions: () => benchInstructions(),
 };
+/** Run only when named: the instruction count runs each target under valgrind, some ten minutes. */
+const OPT_IN = new Set(['instructions']);
 
 const wanted = process.argv.slice(2);
 if (wanted[0] === 'compare') {
@@ -60,7 +65,7 @@ process.once('SIGTERM', stop);
 const t0 = Date.now();
 try {
   for (const [name, run] of Object.entries(benches)) {
-    if (wanted.length && !wanted.some((w) => name.includes(w))) continue;
+    if (wanted.length ? !wanted.some((w) => name.includes(w)) : OPT_IN.has(name)) continue;
     await run(targets);
   }
 } finally {

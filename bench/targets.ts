@@ -41,23 +41,24 @@ export async function startAnvil(): Promise<Target> {
 }
 
 /** bench/bare-proxy.ts as a child process, in front of `upstream`. */
-export function startBareProxy(upstream: string): Promise<Target> {
-  return startScript('bare proxy', 'bench/bare-proxy.ts', [upstream]);
+export function startBareProxy(upstream: string, wrap: string[] = []): Promise<Target> {
+  return startScript('bare proxy', 'bench/bare-proxy.ts', [upstream], wrap);
 }
 
 /** bench/bare-ws-proxy.ts as a child process, in front of `upstream` (its WebSocket endpoint). */
-export function startBareWsProxy(upstream: string): Promise<Target> {
-  return startScript('bare ws proxy', 'bench/bare-ws-proxy.ts', [upstream]);
+export function startBareWsProxy(upstream: string, wrap: string[] = []): Promise<Target> {
+  return startScript('bare ws proxy', 'bench/bare-ws-proxy.ts', [upstream], wrap);
 }
 
 /** bench/floor.ts as a child process: node:http answering from memory (issue 23's floor); with a cache hit's headers. */
-export function startFloor(withHeaders = false): Promise<Target> {
-  return startScript(withHeaders ? 'floor with headers' : 'floor', 'bench/floor.ts', withHeaders ? ['headers'] : []);
+export function startFloor(withHeaders = false, wrap: string[] = []): Promise<Target> {
+  return startScript(withHeaders ? 'floor with headers' : 'floor', 'bench/floor.ts', withHeaders ? ['headers'] : [], wrap);
 }
 
 /** A bench script that prints "listening on PORT", as a child process, answering before it is returned. */
-async function startScript(name: string, file: string, args: string[]): Promise<Target> {
-  const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+async function startScript(name: string, file: string, args: string[], wrap: string[] = []): Promise<Target> {
+  const argv = [...wrap, process.execPath, '--import', 'tsx', file, ...args];
+  const child = spawn(argv[0], argv.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((res, rej) => {
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (s: string) => {
@@ -83,9 +84,12 @@ const socketLimits = (root: string | undefined) => (root ? {} : { subscriptionsP
  * `upstream`, the demo key on a plan too generous to limit; `root`: another checkout to run (bench/compare.ts). `limits: false` sets `limits.enabled: false`; the
  * response cache is off unless `cache: true`, so that "uncached" means what it says.
  */
-export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean; analytics?: boolean; root?: string; name?: string; workers?: number } = {}): Promise<Target & { proc: NodegateProcess }> {
+export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean; analytics?: boolean; root?: string; name?: string; workers?: number; wrap?: string[] } = {}): Promise<Target & { proc: NodegateProcess }> {
   const proc = await startNodegate({
     cwd: opts.root,
+    wrap: opts.wrap,
+    // Under valgrind (bench/instructions.ts) Nodegate starts some 30 times slower.
+    timeoutMs: opts.wrap ? 600_000 : undefined,
     // Limits in the process's memory, the store in SQLite: a single instance (empty values are ignored).
     env: { REDIS_URL: '', DATABASE_URL: '', NODEGATE_LOG_LEVEL: '', NODEGATE_WORKERS: opts.workers ? String(opts.workers) : '' },
     config: {

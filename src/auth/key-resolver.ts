@@ -80,11 +80,13 @@ export class KeyResolver {
    * memory), else a rejection.
    */
   resolve(value: string | undefined): ResolvedKey | Promise<ResolvedKey> {
-    if (!value || !KEY_SHAPE.test(value)) throw new GatewayError('INVALID_KEY');
+    // Only well-formed keys are ever kept, so one found is well formed: the shape is tested on a miss only (the
+    // regular expression was 1 % of a cache hit's instructions, bench/instructions.ts).
+    const entry = value ? this.cache.get(value) : undefined;
+    if (!entry && (!value || !KEY_SHAPE.test(value))) throw new GatewayError('INVALID_KEY');
     const now = this.now();
-    const entry = this.cache.get(value);
     // A key known and fresh is decided at once (no promise: every request passes here); else once the store answers.
-    if (!entry || entry.expires < now) return this.refresh(value, entry, now).then((e) => this.usable(e, now));
+    if (!entry || entry.expires < now) return this.refresh(value!, entry, now).then((e) => this.usable(e, now));
     return this.usable(entry, now);
   }
 

@@ -151,7 +151,10 @@ export function admitter(deps: EndpointDeps) {
    */
   return (a: Arrival, opts: { charge?: boolean } = {}): Admission => {
     // Stage content-type (docs/decisions.md §2: application/json with any charset, or absent).
-    if (a.contentType !== undefined && !JSON_TYPE.test(a.contentType)) return refuse(new GatewayError('UNSUPPORTED_MEDIA_TYPE', { type: a.contentType.slice(0, 64) }));
+    // The plain value every client library sends is compared as is; any other is tested (a regular expression costs
+    // a thousand instructions a request).
+    const type = a.contentType;
+    if (type !== undefined && type !== 'application/json' && !JSON_TYPE.test(type)) return refuse(new GatewayError('UNSUPPORTED_MEDIA_TYPE', { type: type.slice(0, 64) }));
     // Stage network.
     const charge = opts.charge !== false;
     const network = networks.get(a.network);

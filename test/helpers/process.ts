@@ -62,6 +62,8 @@ export interface StartOptions {
   timeoutMs?: number;
   /** The checkout whose `src/cli/main.ts` runs (bench/compare.ts starts another commit's worktree); this one when absent. */
   cwd?: string;
+  /** A command that runs node (bench/instructions.ts: `valgrind --tool=callgrind ...`); its pid is then the child's. */
+  wrap?: string[];
 }
 
 const started = new Set<NodegateProcess>();
@@ -99,7 +101,8 @@ export async function startNodegate(opts: StartOptions = {}): Promise<NodegatePr
   // Its own process group, so a test can signal the group the way a terminal or a service manager does.
   // Another checkout (opts.cwd) has no build of ours: its source, through tsx.
   const command = opts.cwd === undefined ? cliCommand() : ['--import', 'tsx', 'src/cli/main.ts'];
-  const child = spawn(process.execPath, [...command, 'start'], {
+  const argv = [...(opts.wrap ?? []), process.execPath, ...command, 'start'];
+  const child = spawn(argv[0], argv.slice(1), {
     cwd: opts.cwd ?? ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
