@@ -15,8 +15,9 @@ export function recorder({ usage, metrics }: Pick<EndpointDeps, 'usage' | 'metri
     metrics?.request(network.name, ms / 1000);
     for (let i = 0; i < items.length; i++) {
       const item = items[i];
-      // Only names the network knows are labels: a caller cannot grow the tables with made-up method names.
-      const method = 'method' in item && network.methods.has(item.method) ? item.method : '(invalid)';
+      // Only names the network knows are labels: a caller cannot grow the tables with made-up method names. The
+      // table's own string (see run.ts `start`).
+      const method = ('method' in item ? network.methods.get(item.method)?.name : undefined) ?? '(invalid)';
       const code = answers[i]?.answer.error?.code ?? 0;
       const u = units(i);
       usage?.record(key.account.id, key.key.id, network.name, method, code, u, ms);

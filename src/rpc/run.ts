@@ -128,14 +128,18 @@ class RequestRun {
   start(i: number): Promise<void> | undefined {
     const p = this.l.prepared[i];
     if (!p) return undefined;
-    const looked = this.pipeline.atOnce(p.call.method, p.call.params);
+    // The method's name from its table entry, not the request's own copy of it: a string made once, whose hash
+    // V8 keeps, for every lookup by name that follows (pipelines, cache policies, usage); the request's copy, new
+    // each time, was hashed and interned again at each of them.
+    const method = p.entry.name;
+    const looked = this.pipeline.atOnce(method, p.call.params);
     const hit = looked?.hit;
     const signal = hit ? this.deadline.signal : this.deadline.forCall(p.entry.timeoutMs);
     const ctx = this.l.ctx;
     // Written out, not spread from ctx: one shape for every Call, and no copying helper per call on the hot path.
     const call: Call = {
       network: ctx.network, key: ctx.key, requestId: ctx.requestId, session: ctx.session,
-      method: p.call.method, params: p.call.params, spec: p.entry, cost: p.entry.cost, signal,
+      method, params: p.call.params, spec: p.entry, cost: p.entry.cost, signal,
       looked, cache: hit ? 'HIT' : undefined, refusedByRules: undefined, seenBlock: undefined,
     };
     this.calls[i] = call;
