@@ -2,7 +2,8 @@
  * Instructions a request costs, counted by valgrind's callgrind (issue 23): the one measure of the hot path that this
  * kind of machine repeats from run to run. Its CPU timings move 20-40 % between runs of the same build (a shared VM
  * with no hardware counters), so a cut of a few per cent shows only here, or in many paired rounds.
- *   npm run bench -- instructions
+ *   npm run bench -- instructions                   (this checkout: the references and Nodegate)
+ *   npm run bench -- instructions <ref> [<ref>...]  (commits side by side: Nodegate of each, and the floor)
  * Each target runs under callgrind alone (the floor, the floor with a cache hit's headers, Nodegate with its cache;
  * and on distinct uncached eth_getBalance, the two bare proxies and Nodegate in front of anvil, which runs natively
  * and is not counted), is warmed up by wrk until its code is compiled, then counted
@@ -20,6 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { printTable } from './rpc-throughput.ts';
 import { startAnvil, startBareProxy, startBareWsProxy, startFloor, startNodegateTarget, type Target } from './targets.ts';
 import { median, runWrk } from './wrk-cells.ts';
+import { checkout, resolveCommit } from './worktree.ts';
 import { READS, writeScript } from './wrk-scripts.ts';
 
 /**
@@ -35,7 +37,12 @@ const CONNECTIONS = 8;
 
 interface Counted { requests: number; instructions: number }
 
-export async function benchInstructions(): Promise<void> {
+/**
+ * `refs`: commits to compare (`npm run bench -- instructions 66f2abb HEAD`): then each one's Nodegate, cache hit and
+ * uncached, from its own worktree (bench/worktree.ts, its source through tsx), the commits taking turns, with the
+ * floor as the reference; without refs, the targets above from this checkout's build.
+ */
+export async function benchInstructions(refs: string[] = []): Promise<void> {
   if (spawnSync('valgrind', ['--version']).error) {
     console.error('the instructions bench needs valgrind (callgrind): apt-get install valgrind');
     return;
@@ -47,7 +54,12 @@ export async function benchInstructions(): Promise<void> {
   const anvil = await startAnvil();
   const results = new Map<string, number[]>();
   try {
-    const targets: Array<[string, (wrap: string[]) => Promise<Target>, string]> = [
+    const commits = refs.map((ref) => { const sha = resolveCommit(ref); return { sha, root: checkout(sha) }; });
+    const ofCommits: Array<[string, (wrap: string[]) => Promise<Target>, string]> = commits.flatMap(({ sha, root }) => [
+      [`Nodegate ${sha.slice(0, 9)}, cache hit (eth_blockNumber)`, (wrap: string[]) => startNodegateTarget(anvil.url, { cache: true, wrap, root }), blockNumber],
+      [`Nodegate ${sha.slice(0, 9)}, uncached eth_getBalance`, (wrap: string[]) => startNodegateTarget(anvil.url, { wrap, root }), balance],
+    ] as const);
+    const targets: Array<[string, (wrap: string[]) => Promise<Target>, string]> = commits.length ? [['floor', (wrap) => startFloor(false, wrap), blockNumber], ...ofCommits] : [
       ['floor', (wrap) => startFloor(false, wrap), blockNumber],
       ['floor with a cache hit\'s headers', (wrap) => startFloor(true, wrap), blockNumber],
       ['Nodegate, cache hit (eth_blockNumber)', (wrap) => startNodegateTarget(anvil.url, { cache: true, wrap }), blockNumber],

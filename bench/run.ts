@@ -35,7 +35,7 @@ const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   framing: () => benchFraming(),
   websocket: benchWebsocket,
   workers: benchWorkers,
-  instructions: () => benchInstructions(),
+  instructions: () => benchInstructions(wanted[0] === 'instructions' ? wanted.slice(1) : []),
 };
 /** Run only when named: the instruction count runs each target under valgrind, some ten minutes. */
 const OPT_IN = new Set(['instructions']);
