@@ -1,7 +1,7 @@
 /**
- * Instructions a request costs, counted by valgrind's callgrind (issue 23): the one measure of the hot path that this
- * kind of machine repeats from run to run. Its CPU timings move 20-40 % between runs of the same build (a shared VM
- * with no hardware counters), so a cut of a few per cent shows only here, or in many paired rounds.
+ * Instructions a request costs, counted by valgrind's callgrind (issue 23): what a request's user-space work is, free
+ * of the machine's load. CPU timings here move 20-40 % between runs of the same build (a shared VM with no hardware
+ * counters).
  *   npm run bench -- instructions                   (this checkout: the references and Nodegate)
  *   npm run bench -- instructions <ref> [<ref>...]  (commits side by side: Nodegate of each, and the floor)
  * Each target runs under callgrind alone (the floor, the floor with a cache hit's headers, Nodegate with its cache;
@@ -10,8 +10,9 @@
  * for a fixed time of wrk's load: the user-space instructions of its main thread (the JavaScript, node's HTTP, V8's
  * runtime and garbage collection there) divided by the requests answered. Not counted: the kernel (the same read
  * and write per request for every target: about a third of a cache hit's CPU time), and V8's compiler threads
- * (work that ends once the code is warm). Numbers vary by a few per cent between runs, as the compiler's choices do;
- * the table gives the median of the runs.
+ * (work that ends once the code is warm). The floor's count repeats to a fraction of a per cent; Nodegate's has
+ * moved by 1-25 % between runs of one build, with how far V8 had optimised it when counting began (a run that counts
+ * fewer requests counts more instructions each). The table gives the median of the runs; read them all.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
