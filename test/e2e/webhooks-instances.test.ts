@@ -66,7 +66,15 @@ describe('webhooks on two instances sharing PostgreSQL', { timeout: 180_000, ski
     const mined: string[] = [];
     for (let i = 0; i < 5; i++) {
       const tx = await a.call<string>('eth_sendTransaction', [{ from, to: from, value: '0x1' }]);
-      mined.push((await a.call<{ blockHash: string }>('eth_getTransactionReceipt', [tx])).blockHash);
+      // anvil may answer the send just before it mines (a null receipt, seen once under CI's load): polled for, as a
+      // client waits for its receipt.
+      const receiptOf = () => a.call<{ blockHash: string } | null>('eth_getTransactionReceipt', [tx]);
+      let receipt = await receiptOf();
+      for (const end = Date.now() + 10_000; !receipt; receipt = await receiptOf()) {
+        assert.ok(Date.now() < end, `no receipt for ${tx} within 10 s`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      mined.push(receipt.blockHash);
     }
     // Both instances follow the node: wait until the outbox holds an event per block (read through b's API).
     const deliveries = async () => (await (await fetch(`${b.url}/api/v1/webhooks/${hook.id}/deliveries?limit=100`, { headers: { authorization: `Bearer ${a.key}` } })).json() as { deliveries: Array<{ id: string; type: string; status: string; nextAttemptAt: string }> }).deliveries;
