@@ -15,9 +15,9 @@
  * fewer requests counts more instructions each). The table gives the median of the runs; read them all.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { printTable } from './rpc-throughput.ts';
 import { startAnvil, startBareProxy, startBareWsProxy, startFloor, startNodegateTarget, type Target } from './targets.ts';
@@ -55,18 +55,23 @@ export async function benchInstructions(refs: string[] = []): Promise<void> {
   const anvil = await startAnvil();
   const results = new Map<string, number[]>();
   try {
-    const commits = refs.map((ref) => { const sha = resolveCommit(ref); return { sha, root: checkout(sha) }; });
-    const ofCommits: Array<[string, (wrap: string[]) => Promise<Target>, string]> = commits.flatMap(({ sha, root }) => [
-      [`Nodegate ${sha.slice(0, 9)}, cache hit (eth_blockNumber)`, (wrap: string[]) => startNodegateTarget(anvil.url, { cache: true, wrap, root }), blockNumber],
-      [`Nodegate ${sha.slice(0, 9)}, uncached eth_getBalance`, (wrap: string[]) => startNodegateTarget(anvil.url, { wrap, root }), balance],
-    ] as const);
-    const targets: Array<[string, (wrap: string[]) => Promise<Target>, string]> = commits.length ? [['floor', (wrap) => startFloor(false, wrap), blockNumber], ...ofCommits] : [
+    type Start = (wrap: string[]) => Promise<Target>;
+    // This checkout's build, or each commit's worktree: a cache hit and an uncached read of each.
+    const nodegates = refs.length
+      ? refs.map((ref) => { const sha = resolveCommit(ref); return { label: `Nodegate ${sha.slice(0, 9)}`, root: checkout(sha) }; })
+      : [{ label: 'Nodegate', root: undefined }];
+    const targets: Array<[string, Start, string]> = [
       ['floor', (wrap) => startFloor(false, wrap), blockNumber],
-      ['floor with a cache hit\'s headers', (wrap) => startFloor(true, wrap), blockNumber],
-      ['Nodegate, cache hit (eth_blockNumber)', (wrap) => startNodegateTarget(anvil.url, { cache: true, wrap }), blockNumber],
-      ['bare proxy (undici), eth_getBalance', (wrap) => startBareProxy(anvil.url, wrap), balance],
-      ['bare proxy (one WebSocket), eth_getBalance', (wrap) => startBareWsProxy(anvil.url, wrap), balance],
-      ['Nodegate, uncached eth_getBalance', (wrap) => startNodegateTarget(anvil.url, { wrap }), balance],
+      // The references, for this checkout only (they do not change with a commit).
+      ...(refs.length ? [] : [
+        ['floor with a cache hit\'s headers', (wrap) => startFloor(true, wrap), blockNumber],
+        ['bare proxy (undici), eth_getBalance', (wrap) => startBareProxy(anvil.url, wrap), balance],
+        ['bare proxy (one WebSocket), eth_getBalance', (wrap) => startBareWsProxy(anvil.url, wrap), balance],
+      ] satisfies Array<[string, Start, string]>),
+      ...nodegates.flatMap(({ label, root }): Array<[string, Start, string]> => [
+        [`${label}, cache hit (eth_blockNumber)`, (wrap) => startNodegateTarget(anvil.url, { cache: true, wrap, root }), blockNumber],
+        [`${label}, uncached eth_getBalance`, (wrap) => startNodegateTarget(anvil.url, { wrap, root }), balance],
+      ]),
     ];
     for (let r = 0; r < RUNS; r++) {
       for (const [name, start, lua] of targets) {
@@ -108,7 +113,7 @@ async function counted(start: (wrap: string[]) => Promise<Target>, lua: string, 
     let totals: RegExpExecArray | null = null;
     for (let waited = 0; !totals; waited += 100) {
       if (waited > 60_000) throw new Error(`no callgrind dump of ${t.name}'s main thread`);
-      if (readdirSync(tmp).includes(basename(file))) totals = /^totals: (\d+)$/m.exec(readFileSync(file, 'utf8'));
+      if (existsSync(file)) totals = /^totals: (\d+)$/m.exec(readFileSync(file, 'utf8'));
       if (!totals) await sleep(100);
     }
     if (r.failed > 0) throw new Error(`${t.name}: ${r.failed} requests failed while counted`);
