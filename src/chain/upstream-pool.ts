@@ -9,7 +9,7 @@ import type { Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
 import { callerGone } from '../errors/call-aborted.ts';
 import { blockSeenIn } from './block-seen.ts';
 import type { Routing } from '../methods/method-spec.ts';
-import { specOf } from '../methods/specs.ts';
+import { METHOD_SPECS, specOf } from '../methods/specs.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
 
 /** How a call is to be routed, decided by the chain module before it reaches the pool. */
@@ -49,6 +49,18 @@ const nullMayBeLag = (m: string): boolean => {
  */
 const mayBeLag = (m: string, result: unknown): boolean =>
   result === null ? nullMayBeLag(m) : m === 'eth_getTransactionByHash' && typeof result === 'object' && (result as { blockNumber?: unknown }).blockNumber == null;
+
+/**
+ * Light reads: a node answers them in microseconds from its state (balances, nonces, code, storage, the head, a
+ * block or transaction by its id), so they may share one node request with other callers' (upstream/upstream.ts
+ * `light`) without holding anyone's answer back. Not: calls that execute code or scan blocks (`heavy`,
+ * `gasCapped`), traces, writes, what only one node holds, and two reads that scan history or the mempool
+ * (eth_feeHistory: up to 1,024 blocks; eth_pendingTransactions: the whole pool).
+ */
+const NOT_LIGHT = new Set(['eth_feeHistory', 'eth_pendingTransactions']);
+const LIGHT = new Set([...METHOD_SPECS.values()]
+  .filter((s) => !s.heavy && !s.gasCapped && !s.write && !s.local && !s.socket && s.route === 'any' && !s.name.startsWith('debug_') && !NOT_LIGHT.has(s.name))
+  .map((s) => s.name));
 
 /** A node that already has the transaction: for a broadcast, as good as accepting it. */
 const ALREADY_KNOWN = /already known|known transaction|already imported|transaction already exists/i;
@@ -226,7 +238,7 @@ export class UpstreamPool implements Upstream {
     const t0 = performance.now();
     let sent: Promise<UpstreamAnswer>;
     try {
-      sent = m.upstream.call(method, params, m.timeoutFor(method, timeoutMs), signal && { signal });
+      sent = m.upstream.call(method, params, m.timeoutFor(method, timeoutMs), LIGHT.has(method) ? { signal, light: true } : signal && { signal });
     } catch (err) {
       sent = Promise.reject(err);
     }

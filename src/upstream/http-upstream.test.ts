@@ -145,6 +145,53 @@ describe('HttpUpstream batching', () => {
     assert.deepEqual(answers.map((a) => a.result), ['r1', 'r2', 'single', 'r3']);
     assert.equal(requests, 2, 'the three reads in one node request, the trace in another');
   });
+
+  /** `make(i)` called from `n` timers that fire in one turn of the event loop: as `n` requests read in one turn. */
+  const fromCallers = <T>(n: number, make: (i: number) => Promise<T>): Promise<T[]> =>
+    Promise.all(Array.from({ length: n }, (_, i) => new Promise<T>((resolve, reject) => setTimeout(() => make(i).then(resolve, reject), 0))));
+
+  test("light reads of many callers in one turn of the event loop share one node request; other callers' calls do not", async () => {
+    const up = new HttpUpstream(node.url, UNBOUNDED_ANSWERS, 8);
+    try {
+      answerBatch = (calls) => geth([...calls].reverse());
+      answer = (id) => `{"jsonrpc":"2.0","id":${id},"result":"single"}`;
+      requests = 0;
+      const light = await fromCallers(6, (i) => up.call('eth_getBalance', [`0x${i}`], 5_000, { signal: new CallAbort(), light: true }));
+      assert.deepEqual(light.map((a) => a.result), ['0x0', '0x1', '0x2', '0x3', '0x4', '0x5'], 'each caller gets its own answer');
+      assert.equal(requests, 1, 'six callers, one node request');
+
+      // eth_call executes code: another caller's may take a second; each caller's goes alone.
+      requests = 0;
+      const heavy = await fromCallers(3, (i) => up.call('eth_call', [`0x${i}`], 30_000, { signal: new CallAbort() }));
+      assert.deepEqual(heavy.map((a) => a.result), ['single', 'single', 'single']);
+      assert.equal(requests, 3);
+
+      // A caller alone in its turn: a single call, not a batch of one.
+      requests = 0;
+      assert.equal((await up.call('eth_getBalance', ['0xa'], 5_000, { light: true })).result, 'single');
+      assert.equal(requests, 1);
+    } finally {
+      await up.close();
+    }
+  });
+
+  test('a node that refuses a batch of light reads gets them alone from then on, each sent once', async () => {
+    const up = new HttpUpstream(node.url, UNBOUNDED_ANSWERS, 8);
+    try {
+      answer = (id) => `{"jsonrpc":"2.0","id":${id},"result":"single"}`;
+      answerBatch = () => '<html>400 batch requests are not supported</html>';
+      requests = 0;
+      const first = await fromCallers(3, () => up.call('eth_getBalance', ['0x1'], 5_000, { light: true }));
+      assert.deepEqual(first.map((a) => a.result), ['single', 'single', 'single']);
+      assert.equal(requests, 4, 'the refused batch, then each call alone');
+      requests = 0;
+      const then = await fromCallers(3, () => up.call('eth_getBalance', ['0x1'], 5_000, { light: true }));
+      assert.deepEqual(then.map((a) => a.result), ['single', 'single', 'single']);
+      assert.equal(requests, 3, 'no batch tried again at once');
+    } finally {
+      await up.close();
+    }
+  });
 });
 
 /** Resolves once two of the calls have failed (those cut off), whatever the others do. */

@@ -8,6 +8,18 @@ import { GatewayError, type RpcErrorObject } from '../errors/gateway-error.ts';
  */
 export type UpstreamAnswer = { result: unknown; error?: undefined; raw?: string } | { error: RpcErrorObject; result?: undefined; raw?: undefined };
 
+/** How a call may be sent. */
+export interface CallOptions {
+  /** The call's deadline: once it aborts, its node request is aborted (when no other call shares it). */
+  signal?: CallSignal;
+  /**
+   * A light read (answered by a node in microseconds: a balance, a nonce, the block number): it may share one node
+   * request with other callers' light reads made in the same turn of the event loop (upstream/http-upstream.ts).
+   * Any other call shares a node request only with the calls of its own client batch.
+   */
+  light?: boolean;
+}
+
 /** A node that answers JSON-RPC calls: a URL, or an embedded anvil. The chain module pools several (chain/upstream-pool.ts). */
 export interface Upstream {
   /** For logs and the banner; credentials redacted. */
@@ -17,7 +29,7 @@ export interface Upstream {
    * (UPSTREAM_UNAVAILABLE, UPSTREAM_TIMEOUT) when no answer could be had. When `signal` aborts, the node
    * request is aborted and the call rejects with the signal's reason (errors/call-aborted.ts).
    */
-  call(method: string, params: unknown[], timeoutMs: number, opts?: { signal?: CallSignal }): Promise<UpstreamAnswer>;
+  call(method: string, params: unknown[], timeoutMs: number, opts?: CallOptions): Promise<UpstreamAnswer>;
   close(): Promise<void>;
 }
 

@@ -1,4 +1,3 @@
-import type { CallSignal } from '../../errors/on-abort.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,7 +6,7 @@ import type { EmbeddedChainConfig } from '../../config/schema.ts';
 import { GatewayError } from '../../errors/gateway-error.ts';
 import { HttpUpstream } from '../http-upstream.ts';
 import { AnswerBudget, UNBOUNDED_ANSWERS } from '../../limits/answer-budget.ts';
-import type { Upstream, UpstreamAnswer } from '../upstream.ts';
+import type { CallOptions, Upstream, UpstreamAnswer } from '../upstream.ts';
 import { anvilBinaryPath } from './anvil-binary.ts';
 import { AutomineWatchdog } from './automine-watchdog.ts';
 import { freePort } from './free-port.ts';
@@ -89,7 +88,7 @@ export class AnvilSupervisor implements Upstream {
     this.recorder?.headSeen(n);
   }
 
-  async call(method: string, params: unknown[], timeoutMs: number, opts?: { signal?: CallSignal }): Promise<UpstreamAnswer> {
+  async call(method: string, params: unknown[], timeoutMs: number, opts?: CallOptions): Promise<UpstreamAnswer> {
     if (!this.client) await this.waitReady(timeoutMs);
     const client = this.client!;
     const answer = await client.call(method, params, timeoutMs, opts);
