@@ -12,12 +12,15 @@ export interface FakeNode {
   /** Paths the calls came on, and how many calls came. */
   paths: Set<string>;
   calls: number;
+  /** The methods of each HTTP request it got, in order (a batch: several). */
+  requests: string[][];
   close(): Promise<void>;
 }
 
 export async function startFakeNode(anvilUrl: string, opts: { claimHead?: number } = {}): Promise<FakeNode> {
   const paths = new Set<string>();
   let calls = 0;
+  const requests: string[][] = [];
   const claim = opts.claimHead === undefined ? undefined : `0x${opts.claimHead.toString(16)}`;
   const server: Server = createServer((req, res) => {
     paths.add(req.url ?? '');
@@ -26,6 +29,12 @@ export async function startFakeNode(anvilUrl: string, opts: { claimHead?: number
     req.on('end', async () => {
       calls++;
       const body = Buffer.concat(chunks).toString();
+      try {
+        const doc = JSON.parse(body);
+        requests.push((Array.isArray(doc) ? doc : [doc]).map((m) => String(m?.method)));
+      } catch {
+        requests.push([]);
+      }
       try {
         const answer = await fetch(anvilUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(10_000) });
         let text = await answer.text();
@@ -41,6 +50,7 @@ export async function startFakeNode(anvilUrl: string, opts: { claimHead?: number
     origin: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     paths,
     get calls() { return calls; },
+    requests,
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
 }
