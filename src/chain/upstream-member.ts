@@ -13,6 +13,8 @@ export interface MemberConfig {
   debugTimeoutMs?: number;
   /** Its place among the upstreams that hold the same accounts (designated calls try them in this order). */
   signer?: number;
+  /** Light reads of different callers may share one batch to it (absent: they may). */
+  shareReads?: boolean;
 }
 
 /** Breaker thresholds and lag bound (config `upstreams`). */

@@ -238,7 +238,7 @@ export class UpstreamPool implements Upstream {
     const t0 = performance.now();
     let sent: Promise<UpstreamAnswer>;
     try {
-      sent = m.upstream.call(method, params, m.timeoutFor(method, timeoutMs), LIGHT.has(method) ? { signal, light: true } : signal && { signal });
+      sent = m.upstream.call(method, params, m.timeoutFor(method, timeoutMs), LIGHT.has(method) && m.config.shareReads !== false ? { signal, light: true } : signal && { signal });
     } catch (err) {
       sent = Promise.reject(err);
     }

@@ -18,7 +18,7 @@ test('with no file, the defaults: embedded mainnet and testnet (devnet alias), 1
   assert.equal(c.server.host, '127.0.0.1');
   assert.equal(c.server.port, 8545);
   assert.equal(c.dataDir, './data');
-  const embedded = [{ url: 'embedded', role: 'primary', weight: 1 }];
+  const embedded = [{ url: 'embedded', role: 'primary', weight: 1, shareReads: true }];
   assert.deepEqual(c.networks.mainnet, { chainId: 1, upstreams: embedded, aliases: [] });
   assert.deepEqual(c.networks.testnet, { chainId: 11155111, upstreams: embedded, aliases: ['devnet'] });
   assert.equal(c.rpc.maxBatchSize, 1000);
@@ -33,7 +33,7 @@ test('a YAML file and environment overrides; the environment wins', () => {
   assert.equal(c.server.host, '0.0.0.0');
   assert.equal(c.dataDir, '/tmp/x');
   assert.equal(c.networks.mainnet.upstream, 'https://user:pw@node.example/rpc');
-  assert.deepEqual(c.networks.mainnet.upstreams, [{ url: 'https://user:pw@node.example/rpc', role: 'primary', weight: 1 }], 'the shorthand is one primary');
+  assert.deepEqual(c.networks.mainnet.upstreams, [{ url: 'https://user:pw@node.example/rpc', role: 'primary', weight: 1, shareReads: true }], 'the shorthand is one primary');
   assert.equal(c.networks.testnet, undefined);
   assert.equal(loadConfig(undefined, { PORT: '7000' }).server.port, 7000);
 });
@@ -83,8 +83,8 @@ test('a network of several upstreams: roles and weights kept; embedded alone; on
     '      - { url: "http://b.example", role: fallback, timeoutMs: 2000 }',
   ].join('\n'));
   assert.deepEqual(loadConfig(ok, {}).networks.mainnet.upstreams, [
-    { url: 'http://a.example', role: 'primary', weight: 2 },
-    { url: 'http://b.example', role: 'fallback', weight: 1, timeoutMs: 2000 },
+    { url: 'http://a.example', role: 'primary', weight: 2, shareReads: true },
+    { url: 'http://b.example', role: 'fallback', weight: 1, timeoutMs: 2000, shareReads: true },
   ]);
   const bad = (yaml: string, message: RegExp) => assert.throws(() => loadConfig(file('bad-pool.yaml', yaml), {}), message);
   bad('networks:\n  mainnet:\n    chainId: 1\n    upstreams: [{ url: embedded }, { url: "http://a.example" }]\n', /embedded is a local chain of its own/);

@@ -92,7 +92,7 @@ export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
     if (net.upstream !== undefined && net.upstreams !== undefined) {
       throw new ConfigError([`networks.${name}: give upstream or upstreams, not both`]);
     }
-    net.upstreams ??= [{ url: net.upstream ?? 'embedded', role: 'primary', weight: 1 }];
+    net.upstreams ??= [{ url: net.upstream ?? 'embedded', role: 'primary', weight: 1, shareReads: true }];
     if (net.upstreams.length > 1 && net.upstreams.some((u) => u.url === 'embedded')) {
       throw new ConfigError([`networks.${name}.upstreams: embedded is a local chain of its own and must be the network's only upstream`]);
     }

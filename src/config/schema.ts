@@ -64,6 +64,12 @@ const upstreamSchema = fields({
   /** Per-upstream time-outs; absent: rpc.timeoutMs and rpc.debugTimeoutMs. */
   timeoutMs: Type.Optional(int('ms', { minimum: 100 })),
   debugTimeoutMs: Type.Optional(int('ms', { minimum: 100 })),
+  /**
+   * Light reads of different callers may share one batch to this node (docs/methods.md "Upstream batching"). Off for
+   * a node or provider that charges, limits or refuses batches in a way the gateway cannot see (an HTTP 429 for a
+   * batch it would take as single calls).
+   */
+  shareReads: flag(true),
 });
 
 const networkSchema = fields({

@@ -20,6 +20,8 @@ interface Pending {
   timeoutMs: number;
   /** Aborted when the call's budget ends or its caller is gone: its node request is aborted (issue 18). */
   signal: CallSignal | undefined;
+  /** A light read (CallOptions.light): alone in its tick, it may share a node request with other callers'. */
+  light: boolean;
   resolve: (a: UpstreamAnswer) => void;
   reject: (e: unknown) => void;
 }
@@ -84,32 +86,24 @@ export class HttpUpstream implements Upstream {
   /**
    * Sends one call. Calls made in the same tick (the items of a client's batch, an adapter's calls) go to the
    * node as one JSON-RPC batch: one HTTP round trip instead of N, as the node would get from the client itself.
-   * Light reads (`opts.light`) wait a little longer, to the end of the event loop's turn (setImmediate), and go
-   * together with every other caller's light reads of that turn: under load, the requests read off many
-   * connections in one turn cost the node one HTTP request, not one each (issue 23: about twice the rate of
-   * distinct uncached reads in front of anvil). Alone in its turn, a call goes alone, as before.
+   * A light read (`opts.light`) alone in its tick (a single request's call) waits a little longer, to the end of the
+   * event loop's turn (setImmediate), and goes together with every other caller's such reads of that turn: under
+   * load, the single requests read off many connections in one turn cost the node one HTTP request, not one each
+   * (issue 23: about twice the rate of distinct uncached reads in front of anvil). Alone in its turn, it goes alone.
    */
   call(method: string, params: unknown[], timeoutMs: number, opts?: CallOptions): Promise<UpstreamAnswer> {
     const signal = opts?.signal;
-    const light = opts?.light === true && (this.soloUntil === 0 || this.sharesAgain());
+    const light = opts?.light === true;
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       // Nothing listens here per call: the request's `deadline` stage answers the caller as soon as the signal aborts
       // (rpc/stages/deadline.ts), and the node request is aborted when no call of it still waits (sendOne, sendBatch),
       // which settles this promise too. A listener per call here cost a share of a batch's time (docs/performance.md).
-      const p: Pending = { method, params, timeoutMs, signal, resolve, reject };
-      if (light) {
-        if (!this.lightQueue) {
-          this.lightQueue = [];
-          setImmediate(this.flushLight);
-        }
-        return void this.lightQueue.push(p);
-      }
       if (!this.queue) {
         this.queue = [];
         queueMicrotask(this.flush);
       }
-      this.queue.push(p);
+      this.queue.push({ method, params, timeoutMs, signal, light, resolve, reject });
     });
   }
 
@@ -128,11 +122,22 @@ export class HttpUpstream implements Upstream {
     return true;
   }
 
-  /** Sends what this tick queued: alone when alone, else batches of calls alike (see below). */
+  /**
+   * Sends what this tick queued: alone when alone (a light read: with other callers' at the turn's end), else
+   * batches of calls alike (see below).
+   */
   private readonly flush = (): void => {
     const queue = this.queue!;
     this.queue = undefined;
-    if (queue.length === 1) return void this.sendOne(queue[0]);
+    if (queue.length === 1) {
+      const p = queue[0];
+      if (!p.light || (this.soloUntil !== 0 && !this.sharesAgain())) return void this.sendOne(p);
+      if (!this.lightQueue) {
+        this.lightQueue = [];
+        setImmediate(this.flushLight);
+      }
+      return void this.lightQueue.push(p);
+    }
     // A trace must not hold a read's answer back, so `debug_*` calls share a batch only with their like. Reads of
     // different budgets (rpc.timeoutMs, rpc.heavyTimeoutMs) share one: each such call's own deadline ends it at its
     // budget (the request's `deadline` stage), and the node request lives until the longest of them. A call with no
@@ -142,9 +147,9 @@ export class HttpUpstream implements Upstream {
   };
 
   /**
-   * Sends the light reads of this turn of the event loop, from any number of callers. They share a node request only
-   * with reads of the same time-out: a call with no deadline of its own (the chain module's checks) then never waits
-   * longer than its own time-out allows.
+   * Sends the light reads of this turn of the event loop that came alone in their ticks, from any number of
+   * callers. They share a node request only with reads of the same time-out: a call with no deadline of its own
+   * (the chain module's checks) then never waits longer than its own time-out allows.
    */
   private readonly flushLight = (): void => {
     const queue = this.lightQueue!;

@@ -55,7 +55,11 @@ describe('light reads of many callers share node requests', { timeout: 60_000 },
     anvil = await startAnvil();
     relay = await startFakeNode(anvil.url);
     // No cache: every call goes to the node.
-    g = await startTestGateway({ cache: { enabled: false }, networks: { mainnet: { chainId: 1, upstream: relay.origin } } });
+    g = await startTestGateway({ cache: { enabled: false }, networks: {
+      mainnet: { chainId: 1, upstream: relay.origin },
+      // The same node, for an operator whose provider charges or refuses batches.
+      alone: { chainId: 1, upstreams: [{ url: relay.origin, shareReads: false }] },
+    } });
   });
   after(async () => {
     await g?.close();
@@ -76,6 +80,16 @@ describe('light reads of many callers share node requests', { timeout: 60_000 },
     const sent = requestsWith('eth_getBalance', from);
     assert.equal(sent.flat().filter((m) => m === 'eth_getBalance').length, N, 'each call reached the node once');
     assert.ok(sent.length <= N / 4, `the node got ${sent.length} requests for ${N} callers' balances`);
+  });
+
+  test('with shareReads off, each request is its own node request', async () => {
+    const from = relay.requests.length;
+    const bodies = Array.from({ length: 8 }, (_, i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_getBalance', params: [address(i), 'latest'] }));
+    const answers = (await pipelined(g.url, `/v1/alone/${g.key}`, bodies)).map((t) => JSON.parse(t));
+    assert.equal(answers[0].result, '0x21e19e0c9bab2400000');
+    const sent = requestsWith('eth_getBalance', from);
+    assert.equal(sent.length, 8);
+    assert.ok(sent.every((r) => r.length === 1));
   });
 
   test("eth_call of different callers never shares a node request: one caller's slow call holds nobody else's answer", async () => {
