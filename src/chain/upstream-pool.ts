@@ -55,12 +55,16 @@ const mayBeLag = (m: string, result: unknown): boolean =>
  * block or transaction by its id), so they may share one node request with other callers' (upstream/upstream.ts
  * `light`) without holding anyone's answer back. Not: calls that execute code or scan blocks (`heavy`,
  * `gasCapped`), traces, writes, what only one node holds, and two reads that scan history or the mempool
- * (eth_feeHistory: up to 1,024 blocks; eth_pendingTransactions: the whole pool).
+ * (eth_feeHistory: up to 1,024 blocks; eth_pendingTransactions: the whole pool). A block with its full transactions
+ * is not light either: up to megabytes each, a hundred of them in one batch would pass rpc.maxAnswerBytes, and the
+ * node's work would be done twice (the batch cut off, then each block asked for alone).
  */
 const NOT_LIGHT = new Set(['eth_feeHistory', 'eth_pendingTransactions']);
 const LIGHT = new Set([...METHOD_SPECS.values()]
   .filter((s) => !s.heavy && !s.gasCapped && !s.write && !s.local && !s.socket && s.route === 'any' && !s.name.startsWith('debug_') && !NOT_LIGHT.has(s.name))
   .map((s) => s.name));
+const FULL_BLOCKS = new Set(['eth_getBlockByNumber', 'eth_getBlockByHash']);
+const isLight = (method: string, params: unknown[]) => LIGHT.has(method) && !(params[1] === true && FULL_BLOCKS.has(method));
 
 /** A node that already has the transaction: for a broadcast, as good as accepting it. */
 const ALREADY_KNOWN = /already known|known transaction|already imported|transaction already exists/i;
@@ -238,7 +242,7 @@ export class UpstreamPool implements Upstream {
     const t0 = performance.now();
     let sent: Promise<UpstreamAnswer>;
     try {
-      sent = m.upstream.call(method, params, m.timeoutFor(method, timeoutMs), LIGHT.has(method) && m.config.shareReads !== false ? { signal, light: true } : signal && { signal });
+      sent = m.upstream.call(method, params, m.timeoutFor(method, timeoutMs), m.config.shareReads !== false && isLight(method, params) ? { signal, light: true } : signal && { signal });
     } catch (err) {
       sent = Promise.reject(err);
     }

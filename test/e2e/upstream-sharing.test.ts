@@ -92,6 +92,20 @@ describe('light reads of many callers share node requests', { timeout: 60_000 },
     assert.ok(sent.every((r) => r.length === 1));
   });
 
+  test('blocks are shared without their transactions, never with them (megabytes each on a real chain)', async () => {
+    const blocks = (full: boolean) => Array.from({ length: 6 }, (_, i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_getBlockByNumber', params: ['0x0', full] }));
+    let from = relay.requests.length;
+    const light = (await pipelined(g.url, `/v1/mainnet/${g.key}`, blocks(false))).map((t) => JSON.parse(t));
+    assert.ok(light.every((a) => a.result.number === '0x0' && typeof a.result.transactions[0] !== 'object'));
+    assert.ok(requestsWith('eth_getBlockByNumber', from).length < 6, 'headers with hashes: shared');
+    from = relay.requests.length;
+    const full = (await pipelined(g.url, `/v1/mainnet/${g.key}`, blocks(true))).map((t) => JSON.parse(t));
+    assert.ok(full.every((a) => a.result.number === '0x0'));
+    const sent = requestsWith('eth_getBlockByNumber', from);
+    assert.equal(sent.length, 6);
+    assert.ok(sent.every((r) => r.length === 1), 'each full block alone in its node request');
+  });
+
   test("eth_call of different callers never shares a node request: one caller's slow call holds nobody else's answer", async () => {
     const from = relay.requests.length;
     const bodies = Array.from({ length: 6 }, (_, i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_call', params: [{ to: '0x0000000000000000000000000000000000000004', data: `0x0${i}` }, 'latest'] }));
