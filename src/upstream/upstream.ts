@@ -13,9 +13,10 @@ export interface CallOptions {
   /** The call's deadline: once it aborts, its node request is aborted (when no other call shares it). */
   signal?: CallSignal;
   /**
-   * A light read (answered by a node in microseconds: a balance, a nonce, the block number): it may share one node
-   * request with other callers' light reads made in the same turn of the event loop (upstream/http-upstream.ts).
-   * Any other call shares a node request only with the calls of its own client batch.
+   * A light read (answered by a node in microseconds: a balance, a nonce, the block number): alone in its tick (a
+   * single request's call), it may share one node request with other callers' light reads made in the same turn of
+   * the event loop (upstream/http-upstream.ts). Any other call shares a node request only with the calls made in its
+   * own tick (its client's batch).
    */
   light?: boolean;
 }
