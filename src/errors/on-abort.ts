@@ -32,6 +32,15 @@ export class CallAbort implements CallSignal {
     return () => void set.delete(fn);
   }
 
+  /**
+   * Nothing will abort it any more (what it was the deadline of is over): its waiters are let go at once, so that
+   * what they hold (a whole request's state) does not live on with it, held by a connection's last request.
+   */
+  release(): void {
+    this.first = undefined;
+    this.rest = undefined;
+  }
+
   abort(reason: unknown): void {
     if (this.aborted) return;
     this.aborted = true;

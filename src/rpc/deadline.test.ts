@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CallAborted, callerGone } from '../errors/call-aborted.ts';
-import { RequestDeadline, untilAborted } from './deadline.ts';
+import { RequestDeadline } from './deadline.ts';
 
 test("a call's signal aborts at its own budget with -32015, the request's stays open", async () => {
   const request = new RequestDeadline(60_000);
@@ -19,9 +19,9 @@ test("a call's signal aborts at its own budget with -32015, the request's stays 
 test('a caller gone aborts every call in flight and every later one, and says the node is not to blame', async () => {
   const request = new RequestDeadline(60_000);
   const calls = [request.forCall(60_000), request.forCall(60_000)];
-  const pending = untilAborted(new Promise(() => {}), calls[0]);
+  const heard = new Promise<void>((r) => calls[0].onAbort(r));
   request.callerGone();
-  await assert.rejects(pending, (err) => callerGone(err));
+  await heard;
   for (const c of calls) assert.ok(callerGone(c.reason));
   assert.ok(request.forCall(60_000).aborted, 'no call starts once the caller is gone');
   for (const c of calls) request.done(c);
@@ -37,5 +37,17 @@ test("the request's own budget ending aborts its calls in flight with -32015", a
   assert.equal(reason.data.budgetMs, 5);
   assert.ok(request.signal.aborted);
   request.done(call);
+  request.end();
+});
+
+test('calls that start together with one budget share its deadline: all end at it, and it is let go after the last', async () => {
+  const request = new RequestDeadline(60_000);
+  const first = request.forCall(5);
+  const second = request.join(first);
+  assert.equal(second, first);
+  request.done(first);
+  await new Promise<void>((r) => second.onAbort(r));
+  assert.equal((second.reason as CallAborted).data.budgetMs, 5, 'the call still waiting ends at the budget');
+  request.done(second);
   request.end();
 });

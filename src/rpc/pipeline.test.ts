@@ -3,7 +3,6 @@ import { test } from 'node:test';
 import type { Network } from '../networks/networks.ts';
 import type { MethodEntry } from '../networks/method-table.ts';
 import { stagesOf } from './pipeline.ts';
-import { deadlineStage } from './stages/deadline.ts';
 import { headSeenStage } from './stages/head-seen.ts';
 import { refusedByRulesStage } from './stages/refused-by-rules.ts';
 import { writeSentStage } from './stages/write-sent.ts';
@@ -15,20 +14,20 @@ const uncached = { head: alone, cache: undefined } as unknown as Network;
 
 test('a stage a network or a method does not need is not in its list', () => {
   const read = stagesOf(uncached, spec({ name: 'eth_getBalance' }));
-  assert.deepEqual(read, [deadlineStage, headSeenStage], 'a read on a network without the cache: deadline and head only');
+  assert.deepEqual(read, [headSeenStage], 'a read on a network without the cache: the head stage only');
   const cachedRead = stagesOf(cached, spec({ name: 'eth_getBalance' }));
-  assert.equal(cachedRead.length, 3, 'the cache stage joins on a network with cache.enabled');
+  assert.equal(cachedRead.length, 2, 'the cache stage joins on a network with cache.enabled');
   assert.ok(!cachedRead.includes(writeSentStage));
   const write = stagesOf(cached, spec({ name: 'eth_sendRawTransaction', write: true }));
-  assert.deepEqual([write[0], write[1], write[3]], [deadlineStage, writeSentStage, headSeenStage], 'a write: deadline, write, cache, head');
+  assert.deepEqual([write[0], write[2]], [writeSentStage, headSeenStage], 'a write: write, cache, head');
   const local = stagesOf(cached, spec({ name: 'eth_newFilter', local: (() => Promise.resolve({ result: '0x1' })) as MethodEntry['local'] }));
-  assert.deepEqual(local, [deadlineStage, refusedByRulesStage, headSeenStage], 'a filter method: no cache, its refusals marked');
+  assert.deepEqual(local, [refusedByRulesStage, headSeenStage], 'a filter method: no cache, its refusals marked');
   // Cluster mode: reads whose answer depends on the head read the shared head first; writes and lookups by hash do not.
   const shared = { read: () => Promise.resolve(undefined) };
   const cluster = { head: { shared }, cache: undefined } as unknown as Network;
-  assert.equal(stagesOf(cluster, spec({ name: 'eth_getBalance' })).length, 3, 'a read in cluster mode: deadline, cluster, head');
-  assert.equal(stagesOf(cluster, spec({ name: 'eth_getTransactionReceipt' })).length, 2, 'a lookup by hash: no cluster stage');
-  assert.equal(stagesOf(cluster, spec({ name: 'eth_sendRawTransaction', write: true })).length, 3, 'a write: deadline, write, head');
+  assert.equal(stagesOf(cluster, spec({ name: 'eth_getBalance' })).length, 2, 'a read in cluster mode: cluster, head');
+  assert.equal(stagesOf(cluster, spec({ name: 'eth_getTransactionReceipt' })).length, 1, 'a lookup by hash: no cluster stage');
+  assert.equal(stagesOf(cluster, spec({ name: 'eth_sendRawTransaction', write: true })).length, 2, 'a write: write, head');
 });
 
 test('the head stage keeps on the call the block its answer shows, and the head learns of it', async () => {

@@ -9,7 +9,6 @@ import type { Call, Next, Stage } from './call.ts';
 import type { RpcCall } from './framing.ts';
 import type { MethodEntry } from '../networks/method-table.ts';
 import { cacheStage } from './stages/cache.ts';
-import { deadlineStage } from './stages/deadline.ts';
 import { headSeenStage } from './stages/head-seen.ts';
 import { clusterHeadStage } from './stages/cluster-head.ts';
 import { specOf } from '../methods/specs.ts';
@@ -51,11 +50,12 @@ export function prepareItem(ctx: RequestContext, call: RpcCall): PreparedCall {
 /**
  * The item stages after the limit, as data: for each method of the network, its ordered list of stages, built once
  * at start-up (docs/pipeline.md). A stage the network or the method does not need is not in its list:
- *   deadline → [cluster] → [write] → [cache] → head → forward   (methods a node answers)
- *   deadline → [cluster] → rules → head → local                 (methods the gateway answers itself: filters)
+ *   [cluster] → [write] → [cache] → head → forward   (methods a node answers)
+ *   [cluster] → rules → head → local                 (methods the gateway answers itself: filters)
  * `cluster` only in cluster mode for methods whose answer depends on the head, `write` only for methods that send
- * a transaction, `cache` only with `cache.enabled`. Every transport runs calls
- * through this, and nothing else.
+ * a transaction, `cache` only with `cache.enabled`. Every transport runs calls through this, and nothing else,
+ * always under a deadline that the run stage keeps around the list (rpc/run.ts: `deadline`, one for the items of a
+ * batch that start together, not a promise per call).
  */
 export function buildPipeline(network: Network): NetworkPipeline {
   const runners = new Map<string, Next>();
@@ -63,11 +63,11 @@ export function buildPipeline(network: Network): NetworkPipeline {
   for (const spec of network.methods.values()) {
     const stages = stagesOf(network, spec);
     runners.set(spec.name, compose(stages, spec.local ? local : forward));
-    // A cache hit needs no promise when only the deadline stage comes before the cache: an answer at hand is
-    // within any budget, and the head stage (after the cache) never sees a hit. Not behind the cluster's shared
-    // head (it may wait) nor a write's stage.
+    // A cache hit needs no promise when no stage comes before the cache: an answer at hand is within any budget,
+    // and the head stage (after the cache) never sees a hit. Not behind the cluster's shared head (it may wait) nor
+    // a write's stage.
     const cache = network.cache;
-    if (cache && stages.length === 3 && stages[0] === deadlineStage && stages[2] === headSeenStage) atOnce.set(spec.name, (params) => cache.lookup(spec.name, params));
+    if (cache && stages.length === 2 && stages[1] === headSeenStage) atOnce.set(spec.name, (params) => cache.lookup(spec.name, params));
   }
   return {
     run: (call) => runners.get(call.method)!(call),
@@ -88,8 +88,8 @@ export interface NetworkPipeline {
 /** The stages a method's calls pass on a network, in order. */
 export function stagesOf(network: Network, spec: MethodEntry): Stage[] {
   const shared = network.head.shared && readsTheHead(spec) ? clusterHeadStage(network.head.shared, network.head) : undefined;
-  if (spec.local) return shared ? [deadlineStage, shared, refusedByRulesStage, headSeenStage] : [deadlineStage, refusedByRulesStage, headSeenStage];
-  const stages: Stage[] = [deadlineStage];
+  if (spec.local) return shared ? [shared, refusedByRulesStage, headSeenStage] : [refusedByRulesStage, headSeenStage];
+  const stages: Stage[] = [];
   if (shared) stages.push(shared);
   if (spec.write) stages.push(writeSentStage);
   if (network.cache) stages.push(cacheStage(network.cache));

@@ -132,4 +132,17 @@ describe('deadlines: a caller that leaves stops its calls; a read over its budge
     assert.equal(read.body.error?.code, -32015, read.text);
     assert.equal(read.body.error.data.budgetMs, 500);
   });
+
+  test('a batch: each item ends at its own budget; items that start together with one budget share it, and each is answered', async () => {
+    const balance = (id: number) => ({ jsonrpc: '2.0', id, method: 'eth_getBalance', params: ['0x' + '11'.repeat(20), 'latest'] });
+    const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'eth_call', params: [{ to: '0x' + '22'.repeat(20), data: '0x' }, 'latest'] });
+    const r = await g.rpc([balance(1), call(2), balance(3), call(4)], { network: 'slow' });
+    assert.equal(r.status, 200, r.text);
+    const byId = new Map((r.body as Array<{ id: number }>).map((a) => [a.id, a as { result?: string; error?: { code: number; data: { budgetMs: number } } }]));
+    for (const id of [1, 3]) {
+      assert.equal(byId.get(id)?.error?.code, -32015, `the dripping read ${id} ended at rpc.timeoutMs: ${r.text}`);
+      assert.equal(byId.get(id)?.error?.data.budgetMs, 500);
+    }
+    for (const id of [2, 4]) assert.equal(byId.get(id)?.result, '0x2a', `the 1-s call ${id} had rpc.heavyTimeoutMs: ${r.text}`);
+  });
 });
