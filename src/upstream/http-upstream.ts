@@ -26,8 +26,22 @@ interface Pending {
   reject: (e: unknown) => void;
 }
 
+/**
+ * Method names as JSON, made once each: every call's name is one of the method table's (or a check's own), a few
+ * hundred at most; a name never seen is quoted afresh once the table is full.
+ */
+const QUOTED = new Map<string, string>();
+const quoted = (method: string): string => {
+  let q = QUOTED.get(method);
+  if (q === undefined) {
+    q = JSON.stringify(method);
+    if (QUOTED.size < 1024) QUOTED.set(method, q);
+  }
+  return q;
+};
+
 const requestJson = (id: number, method: string, params: unknown[]) =>
-  `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}`;
+  `{"jsonrpc":"2.0","id":${id},"method":${quoted(method)},"params":${JSON.stringify(params)}}`;
 
 function parseAnswer(text: string): any {
   let msg: any;
@@ -254,10 +268,20 @@ export class HttpUpstream implements Upstream {
     if (!Array.isArray(msgs)) this.soloUntil = Date.now() + BATCHES_REFUSED_REST_MS;
     // Too deep somewhere: each call is sent again alone, and the deep one fails alone.
     if (Array.isArray(msgs) && nestedDeeperThan(got.text, MAX_ANSWER_DEPTH + 1)) msgs = undefined;
-    const byId = new Map<unknown, any>();
-    if (Array.isArray(msgs)) for (const m of msgs) if (m && typeof m === 'object') byId.set((m as { id?: unknown }).id, m);
+    // Answers in any order, matched by id: the ids of a batch are consecutive (unless they wrapped), so an answer's
+    // place is its id less the first, checked against the id sent there; no map per batch.
+    const byPlace = new Array<any>(batch.length);
+    if (Array.isArray(msgs)) {
+      for (const m of msgs) {
+        if (!m || typeof m !== 'object') continue;
+        const id = (m as { id?: unknown }).id;
+        const at = typeof id === 'number' ? id - ids[0] : -1;
+        if (at >= 0 && at < batch.length && ids[at] === id) byPlace[at] = m;
+        else if (typeof id === 'number') { const j = ids.indexOf(id); if (j >= 0) byPlace[j] = m; }
+      }
+    }
     for (let i = 0; i < batch.length; i++) {
-      const m = byId.get(ids[i]);
+      const m = byPlace[i];
       if (m === undefined || batchRefused(m)) {
         void this.sendOne(batch[i]);
         continue;

@@ -106,6 +106,11 @@ describe('dashboard sessions, analytics and metrics', { timeout: 120_000 }, () =
     const up = family('nodegate_upstream_up').metrics.filter((m) => m.labels?.network === 'mainnet');
     assert.deepEqual(up.map((m) => m.value), ['1'], 'the embedded chain is up');
     assert.ok(family('nodegate_process_cpu_seconds_total'), 'process metrics');
+    // Calls to the node by outcome: eth_gasPrice at least was answered by the node; none failed.
+    const upstreamCalls = (name: string) => family(name).metrics.filter((m) => m.labels?.network === 'mainnet');
+    assert.deepEqual(upstreamCalls('nodegate_upstream_calls_total').map((m) => m.labels?.outcome), ['answer'], 'only answers: no failure series');
+    assert.ok(Number(upstreamCalls('nodegate_upstream_calls_total')[0].value) >= 1, 'the node answered calls');
+    assert.ok(Number(upstreamCalls('nodegate_upstream_call_seconds_total')[0].value) > 0, 'their time is summed');
     // Ten HTTP requests to the RPC endpoint (alice's nine, bob's one), each timed once; the buckets are cumulative.
     // (The parser keeps only a histogram's buckets, without labels: the lines are read here.)
     assert.equal((family('nodegate_rpc_request_duration_seconds') as unknown as { type: string }).type, 'HISTOGRAM');
