@@ -51,3 +51,17 @@ test('calls that start together with one budget share its deadline: all end at i
   request.done(second);
   request.end();
 });
+
+test("a request's only call has the request's own deadline, ended by whichever budget ends first", async () => {
+  const short = new RequestDeadline(60_000);
+  const call = short.only(5);
+  assert.equal(call, short.signal, 'no deadline of its own');
+  await new Promise<void>((r) => call.onAbort(r));
+  assert.equal((call.reason as CallAborted).data.budgetMs, 5, "the call's budget, shorter, ended it");
+  short.end();
+  const long = new RequestDeadline(5);
+  const other = long.only(60_000);
+  await new Promise<void>((r) => other.onAbort(r));
+  assert.equal((other.reason as CallAborted).data.budgetMs, 5, "the request's budget, shorter, ended it");
+  long.end();
+});

@@ -67,9 +67,27 @@ export class RequestDeadline {
     this.own.abort(new CallAborted('caller_gone'));
   }
 
-  /** The request is answered: its deadline is let go. */
+  /** The request is answered: its deadline is let go, and what waited on it (see CallAbort.release). */
   end(): void {
     clock.remove(this.own);
+    this.own.release();
+  }
+
+  /**
+   * The signal of a request's only call (a single request): the request's own, brought forward to the call's
+   * budget when that ends first (then it aborts with the call's budget, as the call's own would). One deadline and
+   * one clock entry per single request, not two and a set (issue 23). `done` leaves it alone; `end` lets it go.
+   */
+  only(budgetMs: number): CallDeadline {
+    const own = this.own;
+    if (own.aborted) return own;
+    const dueAt = performance.now() + budgetMs;
+    if (dueAt < own.dueAt) {
+      own.dueAt = dueAt;
+      own.budgetMs = budgetMs;
+    }
+    clock.add(own);
+    return own;
   }
 
   /** The request's own end (its budget, its caller gone) aborts its calls in flight too. */

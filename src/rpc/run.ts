@@ -191,7 +191,7 @@ class RequestRun {
   private deadlineFor(budgetMs: number): CallDeadline {
     const together = this.together;
     if (together) for (const d of together) if (d.budgetMs === budgetMs) return this.deadline.join(d);
-    const d = this.deadline.forCall(budgetMs);
+    const d = this.f.items.length === 1 ? this.deadline.only(budgetMs) : this.deadline.forCall(budgetMs);
     if (d.aborted) return d;
     d.onAbort(() => this.expired(d));
     together?.push(d);
