@@ -225,9 +225,14 @@ export class UpstreamPool implements Upstream {
     }
   }
 
-  /** One call to one member, its outcome recorded (see `attempt`); the answer as the caller may see it. */
+  /**
+   * One call to one member, its outcome recorded (see `attempt`); the answer as the caller may see it. Its own
+   * `then`, not `attempt(...).then(a => a.answer)`: every call of a network with one upstream passes here, and a
+   * promise less per call is a share of a batch item's CPU (issue 23).
+   */
   via(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<UpstreamAnswer> {
-    return this.attempt(m, method, params, timeoutMs, signal).then(answerOf);
+    const t0 = performance.now();
+    return this.sent(m, method, params, timeoutMs, signal).then((a) => this.answered(m, method, params, a, performance.now() - t0).answer, (err) => this.notAnswered(m, method, err, t0));
   }
 
   /**
@@ -238,21 +243,27 @@ export class UpstreamPool implements Upstream {
    * function (every call passes here: a promise less).
    */
   private attempt(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<Attempt> {
-    m.starting(this.now());
     const t0 = performance.now();
-    let sent: Promise<UpstreamAnswer>;
+    return this.sent(m, method, params, timeoutMs, signal).then((a) => this.answered(m, method, params, a, performance.now() - t0), (err) => this.notAnswered(m, method, err, t0));
+  }
+
+  /** The call on its way to member `m` (a light read may share a node request with other callers'). */
+  private sent(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal: CallSignal | undefined): Promise<UpstreamAnswer> {
+    m.starting(this.now());
     try {
-      sent = m.upstream.call(method, params, m.timeoutFor(method, timeoutMs), m.config.shareReads !== false && isLight(method, params) ? { signal, light: true } : signal && { signal });
+      return m.upstream.call(method, params, m.timeoutFor(method, timeoutMs), m.config.shareReads !== false && isLight(method, params) ? { signal, light: true } : signal && { signal });
     } catch (err) {
-      sent = Promise.reject(err);
+      return Promise.reject(err);
     }
-    return sent.then((a) => this.answered(m, method, params, a, performance.now() - t0), (err) => {
-      this.onCall?.(m.label, (performance.now() - t0) / 1000, false);
-      // A caller that left says nothing of the node.
-      if (callerGone(err)) m.settled();
-      else this.record(m, classifyFailure(err), err, !method.startsWith('debug_'));
-      throw err;
-    });
+  }
+
+  /** Member `m` gave no answer (`err`, thrown on): recorded against it, unless its caller had left. */
+  private notAnswered(m: UpstreamMember, method: string, err: unknown, t0: number): never {
+    this.onCall?.(m.label, (performance.now() - t0) / 1000, false);
+    // A caller that left says nothing of the node.
+    if (callerGone(err)) m.settled();
+    else this.record(m, classifyFailure(err), err, !method.startsWith('debug_'));
+    throw err;
   }
 
   private answered(m: UpstreamMember, method: string, params: unknown[], answer: UpstreamAnswer, ms: number): Attempt {
@@ -452,4 +463,3 @@ class Raced {
   }
 }
 
-const answerOf = (a: Attempt): UpstreamAnswer => a.answer;
