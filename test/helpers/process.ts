@@ -15,8 +15,19 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
  */
 export function cliCommand(): string[] {
   const build = process.env.NODEGATE_TEST_BUILD;
-  return build ? [join(build, 'cli', 'main.js')] : ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts')];
+  return [...START_NODE_FLAGS, ...(build ? [join(build, 'cli', 'main.js')] : ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts')])];
 }
+
+/**
+ * The flags `npm start` gives node (package.json's start script: `node FLAGS bin/nodegate.mjs start`), so that the
+ * tests and the benchmarks run Nodegate as the quick start does (the young generation's size: docs/deployment.md).
+ */
+export const START_NODE_FLAGS: readonly string[] = (() => {
+  const start = String(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start);
+  const m = /^node((?: --[\w-]+=\S+)*) bin\/nodegate\.mjs start$/.exec(start);
+  if (!m) throw new Error(`package.json's start script is not "node [--flag=value...] bin/nodegate.mjs start": ${start}`);
+  return m[1].trim().split(' ').filter(Boolean);
+})();
 
 /**
  * Nodegate as a real child process (`node <cliCommand()> start`), for tests that need what an
