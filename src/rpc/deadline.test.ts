@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CallAborted, callerGone } from '../errors/call-aborted.ts';
 import { RequestDeadline } from './deadline.ts';
+import type { CallAbort } from '../errors/on-abort.ts';
 
 test("a call's signal aborts at its own budget with -32015, the request's stays open", async () => {
   const request = new RequestDeadline(60_000);
@@ -64,4 +65,15 @@ test("a request's only call has the request's own deadline, ended by whichever b
   await new Promise<void>((r) => other.onAbort(r));
   assert.equal((other.reason as CallAborted).data.budgetMs, 5, "the request's budget, shorter, ended it");
   long.end();
+});
+
+test('a deadline let go calls none of its waiters: they hold their request, which must not outlive its answer', () => {
+  const request = new RequestDeadline(60_000);
+  const call = request.forCall(60_000);
+  let heard = false;
+  call.onAbort(() => { heard = true; });
+  request.done(call);
+  (call as CallAbort).abort(new CallAborted('deadline', 1));
+  assert.equal(heard, false);
+  request.end();
 });
