@@ -13,19 +13,21 @@ const cached = { head: alone, cache: { run: () => Promise.resolve({ result: null
 const uncached = { head: alone, cache: undefined } as unknown as Network;
 
 test('a stage a network or a method does not need is not in its list', () => {
-  const read = stagesOf(uncached, spec({ name: 'eth_getBalance' }));
-  assert.deepEqual(read, [headSeenStage], 'a read on a network without the cache: the head stage only');
-  const cachedRead = stagesOf(cached, spec({ name: 'eth_getBalance' }));
+  const read = stagesOf(uncached, spec({ name: 'eth_getBlockByNumber' }));
+  assert.deepEqual(read, [headSeenStage], 'a read whose answer shows a block, on a network without the cache: the head stage only');
+  assert.deepEqual(stagesOf(uncached, spec({ name: 'eth_getBalance' })), [], 'a balance shows no block: no stage at all');
+  const cachedRead = stagesOf(cached, spec({ name: 'eth_getBlockByNumber' }));
   assert.equal(cachedRead.length, 2, 'the cache stage joins on a network with cache.enabled');
   assert.ok(!cachedRead.includes(writeSentStage));
+  assert.equal(stagesOf(cached, spec({ name: 'eth_getBalance' })).length, 1, 'a balance on a cached network: the cache only');
   const write = stagesOf(cached, spec({ name: 'eth_sendRawTransaction', write: true }));
-  assert.deepEqual([write[0], write[2]], [writeSentStage, headSeenStage], 'a write: write, cache, head');
-  const local = stagesOf(cached, spec({ name: 'eth_newFilter', local: (() => Promise.resolve({ result: '0x1' })) as MethodEntry['local'] }));
-  assert.deepEqual(local, [refusedByRulesStage, headSeenStage], 'a filter method: no cache, its refusals marked');
+  assert.deepEqual([write[0], write.length], [writeSentStage, 2], 'a write: write, cache (its answer, a hash, shows no block)');
+  const local = stagesOf(cached, spec({ name: 'eth_getFilterChanges', local: (() => Promise.resolve({ result: [] })) as MethodEntry['local'] }));
+  assert.deepEqual(local, [refusedByRulesStage, headSeenStage], 'a filter poll: no cache, its refusals marked, the blocks of its logs seen');
   // Cluster mode: reads whose answer depends on the head read the shared head first; writes and lookups by hash do not.
   const shared = { read: () => Promise.resolve(undefined) };
   const cluster = { head: { shared }, cache: undefined } as unknown as Network;
-  assert.equal(stagesOf(cluster, spec({ name: 'eth_getBalance' })).length, 2, 'a read in cluster mode: cluster, head');
+  assert.equal(stagesOf(cluster, spec({ name: 'eth_getBalance' })).length, 2, 'a read in cluster mode: cluster, head (every answer waits for the announced head)');
   assert.equal(stagesOf(cluster, spec({ name: 'eth_getTransactionReceipt' })).length, 1, 'a lookup by hash: no cluster stage');
   assert.equal(stagesOf(cluster, spec({ name: 'eth_sendRawTransaction', write: true })).length, 2, 'a write: write, head');
 });

@@ -4,7 +4,7 @@ import type { ResolvedKey } from '../auth/key-resolver.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Network } from '../networks/networks.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
-import type { CacheLookup } from '../cache/response-cache.ts';
+import type { CacheLookup, NetworkCache } from '../cache/response-cache.ts';
 import type { Call, Next, Stage } from './call.ts';
 import type { RpcCall } from './framing.ts';
 import type { MethodEntry } from '../networks/method-table.ts';
@@ -50,10 +50,11 @@ export function prepareItem(ctx: RequestContext, call: RpcCall): PreparedCall {
 /**
  * The item stages after the limit, as data: for each method of the network, its ordered list of stages, built once
  * at start-up (docs/pipeline.md). A stage the network or the method does not need is not in its list:
- *   [cluster] → [write] → [cache] → head → forward   (methods a node answers)
- *   [cluster] → rules → head → local                 (methods the gateway answers itself: filters)
+ *   [cluster] → [write] → [cache] → [head] → forward   (methods a node answers)
+ *   [cluster] → rules → [head] → local                 (methods the gateway answers itself: filters)
  * `cluster` only in cluster mode for methods whose answer depends on the head, `write` only for methods that send
- * a transaction, `cache` only with `cache.enabled`. Every transport runs calls through this, and nothing else,
+ * a transaction, `cache` only with `cache.enabled`, `head` only for methods whose answers may show a block, or in
+ * cluster mode. Every transport runs calls through this, and nothing else,
  * always under a deadline that the run stage keeps around the list (rpc/run.ts: `deadline`, one for the items of a
  * batch that start together, not a promise per call).
  */
@@ -63,11 +64,11 @@ export function buildPipeline(network: Network): NetworkPipeline {
   for (const spec of network.methods.values()) {
     const stages = stagesOf(network, spec);
     runners.set(spec.name, compose(stages, spec.local ? local : forward));
-    // A cache hit needs no promise when no stage comes before the cache: an answer at hand is within any budget,
-    // and the head stage (after the cache) never sees a hit. Not behind the cluster's shared head (it may wait) nor
-    // a write's stage.
+    // A cache hit needs no promise when the cache is the first stage: an answer at hand is within any budget, and
+    // the head stage (after the cache, if any) never sees a hit. Not behind the cluster's shared head (it may wait)
+    // nor a write's stage.
     const cache = network.cache;
-    if (cache && stages.length === 2 && stages[1] === headSeenStage) atOnce.set(spec.name, (params) => cache.lookup(spec.name, params));
+    if (cache && stages[0] === cacheStageOf(cache)) atOnce.set(spec.name, (params) => cache.lookup(spec.name, params));
   }
   return {
     run: (call) => runners.get(call.method)!(call),
@@ -88,13 +89,31 @@ export interface NetworkPipeline {
 /** The stages a method's calls pass on a network, in order. */
 export function stagesOf(network: Network, spec: MethodEntry): Stage[] {
   const shared = network.head.shared && readsTheHead(spec) ? clusterHeadStage(network.head.shared, network.head) : undefined;
-  if (spec.local) return shared ? [shared, refusedByRulesStage, headSeenStage] : [refusedByRulesStage, headSeenStage];
+  const head = learnsTheHead(network, spec) ? [headSeenStage] : [];
+  if (spec.local) return shared ? [shared, refusedByRulesStage, ...head] : [refusedByRulesStage, ...head];
   const stages: Stage[] = [];
   if (shared) stages.push(shared);
   if (spec.write) stages.push(writeSentStage);
-  if (network.cache) stages.push(cacheStage(network.cache));
-  stages.push(headSeenStage);
+  if (network.cache) stages.push(cacheStageOf(network.cache));
+  stages.push(...head);
   return stages;
+}
+
+/**
+ * The head stage has work for the method's answers: they may show a block (its spec's `seen` rule), or the network
+ * is in cluster mode, where every answer waits until the block this instance learnt is announced. A balance or an
+ * `eth_call` on one instance passes no head stage: a promise and a closure less per call (issue 23).
+ */
+function learnsTheHead(network: Network, entry: MethodEntry): boolean {
+  return network.head.shared !== undefined || specOf(entry.name)?.seen !== 'none';
+}
+
+/** One cache stage per network's cache, so that `buildPipeline` can tell it is a method's first stage. */
+const cacheStages = new WeakMap<NetworkCache, Stage>();
+function cacheStageOf(cache: NetworkCache): Stage {
+  let stage = cacheStages.get(cache);
+  if (!stage) cacheStages.set(cache, (stage = cacheStage(cache)));
+  return stage;
 }
 
 /**
