@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Store } from '../store/store.ts';
 
@@ -29,6 +30,12 @@ export class QuotaTracker {
   /** Units known used this month: the store's figure at last read plus what this instance added since. */
   private readonly used = new Map<string, number>();
   private readonly pending = new Map<string, number>();
+  /**
+   * A batch whose write failed for this instance (a time-out, the store gone) but may have been applied all the
+   * same: sent again as it was, under the same id, before anything newer, so that the store counts it once
+   * (Store.addUsage's `batchId`). Counted in `used` meanwhile. Until it is written, newer usage waits in `pending`.
+   */
+  private unconfirmed: { id: string; month: string; batch: Map<string, number> } | undefined;
   private readonly loading = new Map<string, Promise<number>>();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> | undefined;
@@ -60,7 +67,7 @@ export class QuotaTracker {
         // The store being unreachable must not stop traffic: count from zero here, correct at the next flush.
         this.loading.delete(accountId);
         this.log.warn({ err: (err as Error).message }, 'could not read usage; counting from zero until the store answers');
-        const total = this.pending.get(accountId) ?? 0;
+        const total = (this.pending.get(accountId) ?? 0) + (this.unconfirmed?.batch.get(accountId) ?? 0);
         this.used.set(accountId, total);
         return total;
       });
@@ -83,17 +90,34 @@ export class QuotaTracker {
     return this.flushing;
   }
 
-  private async doFlush(month = this.month): Promise<void> {
-    if (this.pending.size === 0) return;
-    const batch = new Map(this.pending);
-    this.pending.clear();
-    try {
-      await this.store.addUsage(month, batch);
-    } catch (err) {
-      for (const [a, n] of batch) this.pending.set(a, (this.pending.get(a) ?? 0) + n); // kept for the next try
-      this.log.warn({ err: (err as Error).message }, 'could not write usage; will retry');
-      return;
+  /**
+   * Writes the batch not yet confirmed, if any, then what is pending; each batch written, its accounts are read
+   * again (folding in what other instances spent).
+   */
+  private async doFlush(): Promise<void> {
+    for (;;) {
+      const retry = this.unconfirmed;
+      let sent = retry;
+      if (!sent) {
+        if (this.pending.size === 0) return;
+        sent = { id: randomUUID(), month: this.month, batch: new Map(this.pending) };
+        this.pending.clear();
+      }
+      try {
+        await this.store.addUsage(sent.month, sent.batch, sent.id);
+      } catch (err) {
+        this.unconfirmed = sent; // sent again as it is, same id, at the next flush
+        this.log.warn({ err: (err as Error).message }, 'could not write usage; will retry');
+        return;
+      }
+      this.unconfirmed = undefined;
+      await this.reread(sent.month, sent.batch);
+      if (!retry) return; // a batch written late: what waited behind it goes now
     }
+  }
+
+  /** The accounts of a batch just written, read again from the store, plus what is pending here since. */
+  private async reread(month: string, batch: ReadonlyMap<string, number>): Promise<void> {
     if (month !== this.month) return;
     await Promise.all([...batch.keys()].map(async (a) => {
       const stored = await this.store.getUsage(a, month).catch(() => undefined);

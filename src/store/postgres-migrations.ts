@@ -273,6 +273,10 @@ export const postgresMigrations: string[] = [
      PRIMARY KEY (account_id, kind, threshold, period)
    );
    CREATE INDEX alerts_fired_recent ON alerts_fired (account_id, fired_at);`,
+  // Issue 23 (a usage write that timed out but committed, then retried): the ids of the usage batches applied, so
+  // that a batch sent again is not counted twice; kept a day, far longer than any retry.
+  `CREATE TABLE usage_batches (id text PRIMARY KEY, at timestamptz NOT NULL DEFAULT now());
+   CREATE INDEX usage_batches_at ON usage_batches (at);`,
 ];
 
 /** Serialises migrations across instances starting at once (advisory locks are per database). 'NGST'. */

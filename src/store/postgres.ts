@@ -61,6 +61,15 @@ const Q = {
     SELECT v.id, $1, v.units FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS v (id, units, n)
     JOIN accounts a ON a.id = v.id ORDER BY v.n
     ON CONFLICT (account_id, month) DO UPDATE SET compute_units = usage.compute_units + excluded.compute_units`,
+  // The same, once per batch id: the batch's id is inserted in the same statement, and a batch already applied
+  // (its id there) adds nothing; a retry racing the original waits on the id's row, then adds nothing. Ids older
+  // than a day go in the same statement.
+  addUsageOnce: `WITH old AS (DELETE FROM usage_batches WHERE at < now() - interval '1 day'),
+    fresh AS (INSERT INTO usage_batches (id) VALUES ($4) ON CONFLICT (id) DO NOTHING RETURNING id)
+    INSERT INTO usage (account_id, month, compute_units)
+    SELECT v.id, $1, v.units FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS v (id, units, n)
+    JOIN accounts a ON a.id = v.id WHERE EXISTS (SELECT 1 FROM fresh) ORDER BY v.n
+    ON CONFLICT (account_id, month) DO UPDATE SET compute_units = usage.compute_units + excluded.compute_units`,
   usage: 'SELECT compute_units FROM usage WHERE account_id = $1 AND month = $2',
   getMeta: 'SELECT value FROM meta WHERE name = $1',
   setMeta: 'INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
@@ -274,9 +283,11 @@ export class PostgresStore implements Store {
     await this.rows('touchKeys', [[...lastUsed.keys()], [...lastUsed.values()].map(isoTime)]);
   }
 
-  async addUsage(month: string, byAccount: ReadonlyMap<string, number>): Promise<void> {
+  async addUsage(month: string, byAccount: ReadonlyMap<string, number>, batchId?: string): Promise<void> {
     const { ids, units } = usageBatch(month, byAccount);
-    if (ids.length > 0) await this.rows('addUsage', [month, ids, units]);
+    if (ids.length === 0) return;
+    if (batchId === undefined) await this.rows('addUsage', [month, ids, units]);
+    else await this.rows('addUsageOnce', [month, ids, units, batchId]);
   }
 
   async getUsage(accountId: string, month: string): Promise<number> {

@@ -277,6 +277,9 @@ export const sqliteMigrations: string[] = [
      PRIMARY KEY (account_id, kind, threshold, period)
    );
    CREATE INDEX alerts_fired_recent ON alerts_fired (account_id, fired_at);`,
+  // The ids of the usage batches applied, so that a batch sent again is not counted twice (see postgres-migrations.ts).
+  `CREATE TABLE usage_batches (id TEXT PRIMARY KEY, at TEXT NOT NULL);
+   CREATE INDEX usage_batches_at ON usage_batches (at);`,
 ];
 
 /** Brings the file's schema up to date; refuses a file from a newer Nodegate rather than guess. */

@@ -112,6 +112,8 @@ export class SqliteStore implements Store {
         `INSERT INTO usage (account_id, month, compute_units) SELECT id, @month, @units FROM accounts WHERE id = @id
          ON CONFLICT (account_id, month) DO UPDATE SET compute_units = usage.compute_units + excluded.compute_units`,
       ),
+      addUsageBatch: db.prepare('INSERT OR IGNORE INTO usage_batches (id, at) VALUES (?, ?)'),
+      pruneUsageBatches: db.prepare('DELETE FROM usage_batches WHERE at < ?'),
       usage: db.prepare<[string, string], { compute_units: number }>('SELECT compute_units FROM usage WHERE account_id = ? AND month = ?'),
       getMeta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE name = ?'),
       setMeta: db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
@@ -186,7 +188,13 @@ export class SqliteStore implements Store {
       for (const r of rows) stmts.leaseWebhookEvent.run(owner, leaseUntil, r.id);
       return rows.map((r) => webhookEventFromRow({ ...r, lease_owner: owner, lease_until: leaseUntil }, codec));
     });
-    this.addUsageAll = db.transaction((month: string, ids: string[], units: number[]) => {
+    // With a batch id, once: a batch whose id is already there adds nothing (see postgres.ts addUsageOnce).
+    this.addUsageAll = db.transaction((month: string, ids: string[], units: number[], batchId?: string) => {
+      if (batchId !== undefined) {
+        const at = new Date();
+        stmts.pruneUsageBatches.run(new Date(at.getTime() - 86_400_000).toISOString());
+        if (stmts.addUsageBatch.run(batchId, at.toISOString()).changes === 0) return;
+      }
       ids.forEach((id, i) => stmts.addUsage.run({ id, month, units: units[i] }));
     });
     // Read, merge, write in one IMMEDIATE transaction: no lost update against another writer of the file
@@ -316,10 +324,10 @@ export class SqliteStore implements Store {
     if (lastUsed.size > 0) this.touchAll(lastUsed);
   }
 
-  async addUsage(month: string, byAccount: ReadonlyMap<string, number>): Promise<void> {
+  async addUsage(month: string, byAccount: ReadonlyMap<string, number>, batchId?: string): Promise<void> {
     const { ids, units } = usageBatch(month, byAccount);
     // IMMEDIATE: takes the write lock first, so another instance on the file waits (busy_timeout) rather than failing.
-    if (ids.length > 0) this.addUsageAll.immediate(month, ids, units);
+    if (ids.length > 0) this.addUsageAll.immediate(month, ids, units, batchId);
   }
 
   async getUsage(accountId: string, month: string): Promise<number> {

@@ -338,6 +338,14 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         assert.equal(await store.getUsage(a, '2026-05'), 0);
       });
 
+      test('a batch sent again under its id counts once (a write that timed out for its sender, then retried)', async () => {
+        await store.addUsage('2026-03', new Map([[a, 40], [b, 2]]), 'batch-1');
+        await store.addUsage('2026-03', new Map([[a, 40], [b, 2]]), 'batch-1');
+        await store.addUsage('2026-03', new Map([[a, 5]]), 'batch-2');
+        assert.equal(await store.getUsage(a, '2026-03'), 45);
+        assert.equal(await store.getUsage(b, '2026-03'), 2);
+      });
+
       test('answers 0 for an account with no usage or no account at all', async () => {
         assert.equal(await store.getUsage(a, '2026-03'), 0);
         assert.equal(await store.getUsage('nope', '2026-03'), 0);

@@ -290,9 +290,11 @@ export interface Store {
 
   /**
    * Adds compute units to accounts' usage of `month` (`YYYY-MM`, UTC), in one batch (docs/decisions.md §7: flushed
-   * periodically, never per request). Concurrent adds from several instances all count.
+   * periodically, never per request). Concurrent adds from several instances all count. With `batchId`, the batch
+   * counts once however often it is sent: a write that failed for its sender (a time-out) may still have been
+   * applied, and is sent again with the same id (limits/quota.ts); ids are kept a day.
    */
-  addUsage(month: string, byAccount: ReadonlyMap<string, number>): Promise<void>;
+  addUsage(month: string, byAccount: ReadonlyMap<string, number>, batchId?: string): Promise<void>;
   /** Compute units an account has used in `month` (0 when none). */
   getUsage(accountId: string, month: string): Promise<number>;
 
