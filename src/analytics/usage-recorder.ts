@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { groupKeyId, LATENCY_BUCKETS_MS, type Store, type UsageMinute } from '../store/store.ts';
 import { minuteOf } from '../store/minute.ts';
@@ -45,6 +46,8 @@ export class UsageRecorder {
   private index: Index = new Map();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
+  /** Rows whose write failed for this instance, sent again as they were, under their batch id (see `write`). */
+  private unwritten: { id: string; rows: Cell[] } | undefined;
   /** Everything recorded since start, by network, method and outcome, folded in at each flush (for /metrics). */
   private readonly totals = new Map<string, Total>();
   /** The current minute's text and when it ends: formatted once a minute, not per call. */
@@ -169,40 +172,38 @@ export class UsageRecorder {
     }
   }
 
+  /**
+   * Writes the rows not yet confirmed, if any, then the current cells. A write that failed for this instance (a
+   * time-out while the database was hung) may have been applied all the same: its rows are sent again as they were,
+   * under the same batch id, so that the store counts them once (Store.addUsageMinutes' `batchId`). Analytics are
+   * late, not lost, while the store is unreachable, and never counted twice.
+   */
   private async write(): Promise<void> {
-    if (this.cells.length > 0) {
-      const rows = this.cells;
-      this.cells = [];
-      this.indexes = new Map();
-      this.index = this.indexOf(this.minute);
-      // The cells written stay counted for their minute: a flush must not let an account make its cap again.
-      for (const m of [...this.counts.keys()]) if (m !== this.minute) this.counts.delete(m);
-      this.fold(rows);
-      try {
-        await this.store.addUsageMinutes(rows);
-      } catch (err) {
-        // Kept for the next flush: analytics are late, not lost, while the store is unreachable. (Already in the
-        // totals: unfold them, or /metrics would count them twice once they are folded again.)
-        for (const c of rows) {
-          const t = this.totals.get(`${c.network}\u0000${c.method}\u0000${c.code}`)!;
-          t.requests -= c.requests;
-          t.computeUnits -= c.computeUnits;
-        }
-        for (const c of rows) this.merge(c);
-        this.log.warn({ err: (err as Error).message, rows: rows.length }, 'usage not written; will retry');
+    for (;;) {
+      const retry = this.unwritten;
+      let batch = retry;
+      if (!batch) {
+        if (this.cells.length === 0) return;
+        const rows = this.cells;
+        this.cells = [];
+        this.indexes = new Map();
+        this.index = this.indexOf(this.minute);
+        // The cells written stay counted for their minute: a flush must not let an account make its cap again.
+        for (const m of [...this.counts.keys()]) if (m !== this.minute) this.counts.delete(m);
+        // In the totals from now on, written or waiting to be (/metrics counts what was answered).
+        this.fold(rows);
+        batch = { id: randomUUID(), rows };
       }
+      try {
+        await this.store.addUsageMinutes(batch.rows, batch.id);
+      } catch (err) {
+        this.unwritten = batch;
+        this.log.warn({ err: (err as Error).message, rows: batch.rows.length }, 'usage not written; will retry');
+        return;
+      }
+      this.unwritten = undefined;
+      if (!retry) return; // rows written late: the cells that waited behind them go now
     }
-  }
-
-  /** A cell that was not written, back among the current ones (added to the same row if it was made again). */
-  private merge(c: Cell): void {
-    const index = this.indexOf(c.minute);
-    const mine = find(index, c.keyId, c.network, c.method, c.code);
-    if (!mine) return this.add(index, c);
-    mine.requests += c.requests;
-    mine.computeUnits += c.computeUnits;
-    mine.latencyMsSum += c.latencyMsSum;
-    for (let i = 0; i < c.latency.length; i++) mine.latency[i] += c.latency[i];
   }
 
   async close(): Promise<void> {

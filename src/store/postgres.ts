@@ -83,6 +83,18 @@ const Q = {
       latency_ms_sum = usage_minutes.latency_ms_sum + excluded.latency_ms_sum,
       l0 = usage_minutes.l0 + excluded.l0, l1 = usage_minutes.l1 + excluded.l1, l2 = usage_minutes.l2 + excluded.l2,
       l3 = usage_minutes.l3 + excluded.l3, l4 = usage_minutes.l4 + excluded.l4, l5 = usage_minutes.l5 + excluded.l5`,
+  // The same, once per batch id (as addUsageOnce).
+  addUsageMinutesOnce: `WITH old AS (DELETE FROM usage_batches WHERE at < now() - interval '1 day'),
+    fresh AS (INSERT INTO usage_batches (id) VALUES ($16) ON CONFLICT (id) DO NOTHING RETURNING id)
+    INSERT INTO usage_minutes (${USAGE_MINUTE_COLUMNS.join(', ')})
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::bigint[],
+      $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[])
+    WHERE EXISTS (SELECT 1 FROM fresh)
+    ON CONFLICT (minute, key_id, network, method, code) DO UPDATE SET
+      requests = usage_minutes.requests + excluded.requests, compute_units = usage_minutes.compute_units + excluded.compute_units,
+      latency_ms_sum = usage_minutes.latency_ms_sum + excluded.latency_ms_sum,
+      l0 = usage_minutes.l0 + excluded.l0, l1 = usage_minutes.l1 + excluded.l1, l2 = usage_minutes.l2 + excluded.l2,
+      l3 = usage_minutes.l3 + excluded.l3, l4 = usage_minutes.l4 + excluded.l4, l5 = usage_minutes.l5 + excluded.l5`,
   pruneUsageMinutes: 'DELETE FROM usage_minutes WHERE minute < $1',
   createSession: 'INSERT INTO sessions (id_hash, account_id, member_id, csrf, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)',
   session: 'SELECT * FROM sessions WHERE id_hash = $1 AND expires_at > now()',
@@ -295,11 +307,12 @@ export class PostgresStore implements Store {
     return row ? codec.bigint(row.compute_units) : 0;
   }
 
-  async addUsageMinutes(rows: readonly UsageMinute[]): Promise<void> {
+  async addUsageMinutes(rows: readonly UsageMinute[], batchId?: string): Promise<void> {
     if (rows.length === 0) return;
     const columns = USAGE_MINUTE_COLUMNS.map(() => [] as unknown[]);
     for (const r of rows) usageMinuteValues(r).forEach((v, i) => columns[i].push(v));
-    await this.rows('addUsageMinutes', columns);
+    if (batchId === undefined) await this.rows('addUsageMinutes', columns);
+    else await this.rows('addUsageMinutesOnce', [...columns, batchId]);
   }
 
   async listUsageMinutes(q: UsageQuery): Promise<UsageMinute[]> {

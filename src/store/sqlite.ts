@@ -177,7 +177,8 @@ export class SqliteStore implements Store {
     this.touchAll = db.transaction((lastUsed: ReadonlyMap<string, string>) => {
       for (const [id, t] of lastUsed) stmts.touchKey.run({ id, t: isoTime(t) });
     });
-    this.addUsageMinutesAll = db.transaction((rows: readonly UsageMinute[]) => {
+    this.addUsageMinutesAll = db.transaction((rows: readonly UsageMinute[], batchId?: string) => {
+      if (batchId !== undefined && !this.firstTime(batchId)) return;
       for (const r of rows) stmts.addUsageMinute.run(...usageMinuteValues(r));
     });
     this.addWebhookEventsAll = db.transaction((events: readonly NewWebhookEvent[]) => {
@@ -190,11 +191,7 @@ export class SqliteStore implements Store {
     });
     // With a batch id, once: a batch whose id is already there adds nothing (see postgres.ts addUsageOnce).
     this.addUsageAll = db.transaction((month: string, ids: string[], units: number[], batchId?: string) => {
-      if (batchId !== undefined) {
-        const at = new Date();
-        stmts.pruneUsageBatches.run(new Date(at.getTime() - 86_400_000).toISOString());
-        if (stmts.addUsageBatch.run(batchId, at.toISOString()).changes === 0) return;
-      }
+      if (batchId !== undefined && !this.firstTime(batchId)) return;
       ids.forEach((id, i) => stmts.addUsage.run({ id, month, units: units[i] }));
     });
     // Read, merge, write in one IMMEDIATE transaction: no lost update against another writer of the file
@@ -334,8 +331,18 @@ export class SqliteStore implements Store {
     return this.stmts.usage.get(accountId, month)?.compute_units ?? 0;
   }
 
-  async addUsageMinutes(rows: readonly UsageMinute[]): Promise<void> {
-    if (rows.length > 0) this.addUsageMinutesAll.immediate(rows);
+  async addUsageMinutes(rows: readonly UsageMinute[], batchId?: string): Promise<void> {
+    if (rows.length > 0) this.addUsageMinutesAll.immediate(rows, batchId);
+  }
+
+  /**
+   * Whether a usage batch of this id is new (then it is recorded as applied, inside the caller's transaction); ids
+   * older than a day go. See postgres.ts addUsageOnce.
+   */
+  private firstTime(batchId: string): boolean {
+    const at = new Date();
+    this.stmts.pruneUsageBatches.run(new Date(at.getTime() - 86_400_000).toISOString());
+    return this.stmts.addUsageBatch.run(batchId, at.toISOString()).changes > 0;
   }
 
   async listUsageMinutes(q: UsageQuery): Promise<UsageMinute[]> {

@@ -410,6 +410,14 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         assert.deepEqual((await store.listUsageMinutes({ from: '2026-01-01T00:00', to: '2027-01-01T00:00' })).map((r) => r.minute), ['2026-03-01T10:01']);
       });
 
+      test('rows sent again under their batch id count once', async () => {
+        await store.addUsageMinutes([row()], 'rows-1');
+        await store.addUsageMinutes([row()], 'rows-1');
+        await store.addUsageMinutes([row({ requests: 1, computeUnits: 26, latencyMsSum: 1, latency: [1, 0, 0, 0, 0, 0] })], 'rows-2');
+        const rows = await store.listUsageMinutes({ from: '2026-03-01T10:00', to: '2026-03-01T10:01' });
+        assert.deepEqual(rows, [row({ requests: 3, computeUnits: 78, latencyMsSum: 10, latency: [2, 1, 0, 0, 0, 0] })]);
+      });
+
       test('a session is found by its hash until it expires or is deleted; all of an account\'s end together', async () => {
         await store.createPlan(freePlan);
         const acct = (await store.createAccount(newAccount())).id;

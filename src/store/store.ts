@@ -300,9 +300,9 @@ export interface Store {
 
   /**
    * Adds calls to usage minutes, in one batch (flushed off the hot path, never per request); concurrent adds from
-   * several instances all count.
+   * several instances all count. With `batchId`, the batch counts once however often it is sent (see addUsage).
    */
-  addUsageMinutes(rows: readonly UsageMinute[]): Promise<void>;
+  addUsageMinutes(rows: readonly UsageMinute[], batchId?: string): Promise<void>;
   listUsageMinutes(query: UsageQuery): Promise<UsageMinute[]>;
   /**
    * How many rows `listUsageMinutes(query)` would answer, counting no further than `cap`: min(count, cap). By the
