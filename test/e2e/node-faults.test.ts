@@ -97,7 +97,7 @@ describe('node faults under readers and a writer: SIGKILL one node, SIGSTOP anot
       lines.push(`${name}: ${sorted.length} reads, p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, longest ${sorted.at(-1)!.toFixed(0)} ms`);
     }
     console.log(`node faults (${READERS} readers, 1 writer: ${mined} transactions mined and read back; ${failures.length} client errors):\n  ${lines.join('\n  ')}`);
-    assert.deepEqual(failures, [], 'no client sees an error');
+    assert.deepEqual(failures.slice(0, 20), [], `no client sees an error (${failures.length} in all)`);
     assert.ok(longest <= LONGEST_READ_MS, `the longest read took ${longest.toFixed(0)} ms`);
     assert.ok((times.get('node 2 stopped (SIGSTOP), 10 s')?.length ?? 0) > 100, 'reads kept being answered while node 2 was stopped');
     assert.ok(mined > 0, 'the writer kept writing');
