@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Account, ApiKey, KeyContext, Member, Plan } from './model.ts';
 import { accountConflict, keyConflict, memberConflict, planConflict, rethrowConflict, type Violation } from './conflict.ts';
@@ -57,14 +58,10 @@ const Q = {
   // One statement for the whole batch, so it is one transaction; rows in account order (usageBatch sorts them,
   // ORDER BY keeps it through the join) so that concurrent flushes lock rows in the same order and never deadlock.
   // Accounts that are gone are skipped (as touchKeys skips keys): one stale entry must not lose the batch.
-  addUsage: `INSERT INTO usage (account_id, month, compute_units)
-    SELECT v.id, $1, v.units FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS v (id, units, n)
-    JOIN accounts a ON a.id = v.id ORDER BY v.n
-    ON CONFLICT (account_id, month) DO UPDATE SET compute_units = usage.compute_units + excluded.compute_units`,
-  // The same, once per batch id: the batch's id is inserted in the same statement, and a batch already applied
-  // (its id there) adds nothing; a retry racing the original waits on the id's row, then adds nothing. Ids older
-  // than a day go in the same statement.
-  addUsageOnce: `WITH old AS (DELETE FROM usage_batches WHERE at < now() - interval '1 day'),
+  // Once per batch id: the batch's id is inserted in the same statement, and a batch already applied (its id there)
+  // adds nothing; a retry racing the original waits on the id's row, then adds nothing. Ids older than a day go in
+  // the same statement.
+  addUsage: `WITH old AS (DELETE FROM usage_batches WHERE at < now() - interval '1 day'),
     fresh AS (INSERT INTO usage_batches (id) VALUES ($4) ON CONFLICT (id) DO NOTHING RETURNING id)
     INSERT INTO usage (account_id, month, compute_units)
     SELECT v.id, $1, v.units FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS v (id, units, n)
@@ -74,17 +71,9 @@ const Q = {
   getMeta: 'SELECT value FROM meta WHERE name = $1',
   setMeta: 'INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
   ping: 'SELECT 1',
-  // One statement per batch: unnest of one array per column, added to what other instances flushed.
-  addUsageMinutes: `INSERT INTO usage_minutes (${USAGE_MINUTE_COLUMNS.join(', ')})
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::bigint[],
-      $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[])
-    ON CONFLICT (minute, key_id, network, method, code) DO UPDATE SET
-      requests = usage_minutes.requests + excluded.requests, compute_units = usage_minutes.compute_units + excluded.compute_units,
-      latency_ms_sum = usage_minutes.latency_ms_sum + excluded.latency_ms_sum,
-      l0 = usage_minutes.l0 + excluded.l0, l1 = usage_minutes.l1 + excluded.l1, l2 = usage_minutes.l2 + excluded.l2,
-      l3 = usage_minutes.l3 + excluded.l3, l4 = usage_minutes.l4 + excluded.l4, l5 = usage_minutes.l5 + excluded.l5`,
-  // The same, once per batch id (as addUsageOnce).
-  addUsageMinutesOnce: `WITH old AS (DELETE FROM usage_batches WHERE at < now() - interval '1 day'),
+  // One statement per batch: unnest of one array per column, added to what other instances flushed; once per batch
+  // id, as addUsage.
+  addUsageMinutes: `WITH old AS (DELETE FROM usage_batches WHERE at < now() - interval '1 day'),
     fresh AS (INSERT INTO usage_batches (id) VALUES ($16) ON CONFLICT (id) DO NOTHING RETURNING id)
     INSERT INTO usage_minutes (${USAGE_MINUTE_COLUMNS.join(', ')})
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::bigint[],
@@ -298,8 +287,7 @@ export class PostgresStore implements Store {
   async addUsage(month: string, byAccount: ReadonlyMap<string, number>, batchId?: string): Promise<void> {
     const { ids, units } = usageBatch(month, byAccount);
     if (ids.length === 0) return;
-    if (batchId === undefined) await this.rows('addUsage', [month, ids, units]);
-    else await this.rows('addUsageOnce', [month, ids, units, batchId]);
+    await this.rows('addUsage', [month, ids, units, batchId ?? randomUUID()]);
   }
 
   async getUsage(accountId: string, month: string): Promise<number> {
@@ -311,8 +299,7 @@ export class PostgresStore implements Store {
     if (rows.length === 0) return;
     const columns = USAGE_MINUTE_COLUMNS.map(() => [] as unknown[]);
     for (const r of rows) usageMinuteValues(r).forEach((v, i) => columns[i].push(v));
-    if (batchId === undefined) await this.rows('addUsageMinutes', columns);
-    else await this.rows('addUsageMinutesOnce', [...columns, batchId]);
+    await this.rows('addUsageMinutes', [...columns, batchId ?? randomUUID()]);
   }
 
   async listUsageMinutes(q: UsageQuery): Promise<UsageMinute[]> {

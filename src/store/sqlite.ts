@@ -189,7 +189,7 @@ export class SqliteStore implements Store {
       for (const r of rows) stmts.leaseWebhookEvent.run(owner, leaseUntil, r.id);
       return rows.map((r) => webhookEventFromRow({ ...r, lease_owner: owner, lease_until: leaseUntil }, codec));
     });
-    // With a batch id, once: a batch whose id is already there adds nothing (see postgres.ts addUsageOnce).
+    // With a batch id, once: a batch whose id is already there adds nothing (see postgres.ts addUsage).
     this.addUsageAll = db.transaction((month: string, ids: string[], units: number[], batchId?: string) => {
       if (batchId !== undefined && !this.firstTime(batchId)) return;
       ids.forEach((id, i) => stmts.addUsage.run({ id, month, units: units[i] }));
@@ -337,7 +337,7 @@ export class SqliteStore implements Store {
 
   /**
    * Whether a usage batch of this id is new (then it is recorded as applied, inside the caller's transaction); ids
-   * older than a day go. See postgres.ts addUsageOnce.
+   * older than a day go. See postgres.ts addUsage.
    */
   private firstTime(batchId: string): boolean {
     const at = new Date();
