@@ -3,8 +3,9 @@ import proxyAddr from '@fastify/proxy-addr';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
-import { UNREAD_BODY_BYTES, type Admitted, type createRpcEndpoint, type Framed, type Limited, type Refusal } from '../rpc/endpoint.ts';
+import { UNREAD_BODY_BYTES, type Ran, type Admitted, type createRpcEndpoint, type Framed, type Limited, type Refusal } from '../rpc/endpoint.ts';
 import { requestIdOf, RpcExchange } from './rpc-exchange.ts';
+import { TurnWrites } from './turn-writes.ts';
 
 export interface RpcHttpDeps {
   config: Readonly<Config>;
@@ -83,11 +84,21 @@ export function createRpcHttp(deps: RpcHttpDeps) {
     } catch (err) {
       return x.fail(err);
     }
+    writes.begin();
     // Answered at once (a cache hit): no node call to stop, no promise.
-    if (!(ran instanceof Promise)) return x.answers(f, ran);
+    if (!(ran instanceof Promise)) return writes.write({ x, f, ran });
     x.res.once('close', () => { if (!x.res.writableFinished) deadline.callerGone(); });
-    ran.then((r) => x.answers(f, r), (err) => x.fail(err));
+    ran.then((r) => writes.write({ x, f, ran: r }), (err) => { writes.end(); x.fail(err); });
   };
+
+  /** Answers go out together at the end of the event loop's turn while other requests are in progress (turn-writes.ts). */
+  const writes = new TurnWrites<{ x: RpcExchange; f: Framed; ran: Ran }>((a) => {
+    try {
+      a.x.answers(a.f, a.ran);
+    } catch (err) {
+      a.x.fail(err);
+    }
+  });
 
   return { handle };
 }
