@@ -89,6 +89,13 @@ describe('three anvil nodes behind one network: failover', { timeout: 120_000 },
     stop = true;
     await Promise.all([...clients, writer]);
     console.log(`failover: ${sent} reads, ${failures.length} failed; ${nonce} transactions; ${log.join('; ')}`);
+    if (failures.length > 0) {
+      // What a failure needs to be understood: where each live node's chain is, and what the gateway thinks of them.
+      const heads = await Promise.all(nodes.slice(1).map((n) => n.call('eth_blockNumber').then(Number, (e: Error) => e.message)));
+      const txs = await Promise.all(nodes.slice(1).map((n) => n.call('eth_getTransactionCount', [account.address, 'latest']).then(Number, (e: Error) => e.message)));
+      const readyz = await (await fetch(`${g.url}/readyz`)).text();
+      console.log(`failover, failed: heads of nodes 2 and 3 ${heads.join(', ')}; nonces ${txs.join(', ')}; /readyz ${readyz}`);
+    }
     assert.deepEqual(failures, []);
     const ready = await (await fetch(`${g.url}/readyz`)).json() as { upstreams: Array<{ upstream: string; state: string }> };
     const states = ready.upstreams.map((u) => u.state);
