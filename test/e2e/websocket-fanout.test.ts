@@ -225,11 +225,9 @@ describe('newHeads to 50 sockets over 1,000 blocks on three upstreams, one kille
   let nodes: TestAnvil[];
   let g: TestGateway;
   before(async () => {
+    // Nodes of one chain agree on its blocks: startAnvil gives each block its parent's time + 1 s, so the same
+    // transaction makes the same block, under the same hash, on each.
     nodes = await Promise.all([startAnvil(), startAnvil(), startAnvil()]);
-    // Nodes of one chain agree on its blocks: each block's timestamp is its parent's + 1 s on all three (not the
-    // wall clock, which may tick between two nodes mining the same transaction), so the same transaction makes the
-    // same block, under the same hash, on each.
-    for (const n of nodes) await n.call('anvil_setBlockTimestampInterval', [1]);
     // The operator's defaults otherwise (checks every 500 ms, breaker, hedge).
     g = await startTestGateway({ networks: { trio: { chainId: 1, upstreams: nodes.map((n) => ({ url: n.url })) } } });
   });

@@ -43,7 +43,15 @@ export async function startAnvil(extra: string[] = [], chainId = 1): Promise<Tes
       }
       return false;
     })();
-    if (await Promise.race([ready, exited])) return { url, proc, call, stop: () => { try { proc.kill('SIGKILL'); } catch { /* gone */ } } };
+    if (await Promise.race([ready, exited])) {
+      // Each block's time is its parent's plus one second, not the wall clock's: several anvils given the same
+      // transactions then make the same blocks, hash for hash, as nodes of one chain do. With the wall clock, two
+      // anvils started a few milliseconds apart (or mining one transaction a few apart) put a second boundary
+      // between their clocks now and then, and from that block on their hashes differed: the gateway rightly saw a
+      // fork and left one of them out, and a test counting on it as a spare failed when the other stopped.
+      await call('anvil_setBlockTimestampInterval', [1]);
+      return { url, proc, call, stop: () => { try { proc.kill('SIGKILL'); } catch { /* gone */ } } };
+    }
     try { proc.kill('SIGKILL'); } catch { /* gone */ }
     // The free port was taken before anvil bound it: another port.
     if (attempt >= 3) throw new Error('anvil did not start');
