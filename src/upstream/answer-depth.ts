@@ -13,6 +13,9 @@ export const MAX_ANSWER_DEPTH = 4096;
  * recursion: strings, which make up most of an Ethereum answer (hex), are skipped with indexOf.
  */
 export function nestedDeeperThan(text: string, max: number): boolean {
+  // Deeper than `max` takes at least max + 1 openers and as many closers: a shorter text cannot be (most answers,
+  // a batch of balances or nonces among them, are decided without a pass).
+  if (text.length < 2 * (max + 1)) return false;
   let depth = 0;
   const n = text.length;
   for (let i = 0; i < n; i++) {
