@@ -110,7 +110,12 @@ export class RpcExchange {
   answers(f: Framed, ran: Ran): void {
     const { items, batch } = f;
     const held = ran.held;
-    if (held.holdsTotal) this.res.once('close', () => held.release());
+    // Given back once the response is done; at once if its client is already gone (its 'close' has been and gone,
+    // as when it left while its answer waited for the turn's end): else the bytes stayed taken for good.
+    if (held.holdsTotal) {
+      if (this.res.closed) held.release();
+      else this.res.once('close', () => held.release());
+    }
     if (!batch) {
       if (items[0].notification) return this.send(204, undefined, ran.cache, this.decision);
       return this.send(ran.answers[0].status, ran.pieces[0] ?? responseJson(items[0].id, ran.answers[0].answer), ran.cache, this.decision);
