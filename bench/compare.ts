@@ -3,6 +3,8 @@
  *   npm run bench -- compare <before-ref> [<after-ref>]      (after: HEAD when absent)
  *   npm run bench -- compare A B C ... [--only=WORD] [--rounds=N]   (several commits, e.g. to find which one did it;
  *                                                               only the workloads whose name contains WORD)
+ *   npm run bench -- compare A B --cache                      (each Nodegate with its response cache on: the
+ *                                                               eth_blockNumber row is then a cache hit)
  *   npm run bench -- compare --clean                          (removes the kept worktrees)
  * Each commit runs from its own worktree (bench/worktree.ts), so uncommitted edits in this checkout are not
  * measured. One anvil, and in front of it a Nodegate of each commit with the same configuration (response cache
@@ -37,8 +39,9 @@ export async function compare(args: string[]): Promise<void> {
   const option = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   const rounds = Number(option('rounds') ?? DEFAULT_ROUNDS);
   const only = option('only');
+  const cache = args.includes('--cache');
   const refs = args.filter((a) => !a.startsWith('--'));
-  if (!refs.length) throw new Error('usage: npm run bench -- compare <before-ref> [<after-ref> ...] [--only=WORD] [--rounds=N]   (or --clean)');
+  if (!refs.length) throw new Error('usage: npm run bench -- compare <before-ref> [<after-ref> ...] [--only=WORD] [--rounds=N] [--cache]   (or --clean)');
   if (refs.length === 1) refs.push('HEAD');
   const shas = refs.map(resolveCommit);
   const dirs = shas.map(checkout);
@@ -76,7 +79,7 @@ export async function compare(args: string[]): Promise<void> {
     targets.push(anvil);
     for (const [i, sha] of shas.entries()) {
       const role = i === 0 ? 'before ' : i === shas.length - 1 ? 'after ' : '';
-      targets.push(await startNodegateTarget(anvil.url, { root: dirs[i], name: `${role}${sha.slice(0, 7)}` }));
+      targets.push(await startNodegateTarget(anvil.url, { root: dirs[i], cache, name: `${role}${sha.slice(0, 7)}` }));
     }
 
     let offset = Math.floor(Math.random() * 2 ** 40);
@@ -101,7 +104,8 @@ export async function compare(args: string[]): Promise<void> {
     for (const sha of shas) console.log(describeCommit(sha));
     console.log(`wrk -t1 -c${CONNECTIONS}, ${rounds} rounds, ${SECONDS} s per read cell after ${WARMUP} s of warm-up, targets in rotating order; `
       + `anvil ${anvilVersion()}, Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()} shared by wrk, anvil and both Nodegates; `
-      + `load average ${load0[0].toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`);
+      + `load average ${load0[0].toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`
+      + (cache ? '; response cache on in every Nodegate (eth_blockNumber and one-address rows are cache hits)' : ''));
     const head = ['workload', ...targets.flatMap((t, i) => [`${t.name} req/s`, 'p50', 'p99', ...(i ? ['× anvil'] : []), 'cpu µs']), 'after/before req/s (rounds)', 'cpu'];
     printTable(head, names.map((name, wi) => {
       const a = cells[wi][0], b = cells[wi][1], c = cells[wi][targets.length - 1];
