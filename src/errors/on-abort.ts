@@ -18,7 +18,7 @@ export interface CallSignal {
 export class CallAbort implements CallSignal {
   aborted = false;
   reason: unknown = undefined;
-  /** The first waiter (most signals have one: the deadline stage's), then a set for the rest. */
+  /** The first waiter (most signals have one: the request run's, rpc/run.ts), then a set for the rest. */
   private first: (() => void) | undefined;
   private rest: Set<() => void> | undefined;
 

@@ -110,9 +110,9 @@ export class HttpUpstream implements Upstream {
     const light = opts?.light === true;
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      // Nothing listens here per call: the request's `deadline` stage answers the caller as soon as the signal aborts
-      // (rpc/stages/deadline.ts), and the node request is aborted when no call of it still waits (sendOne, sendBatch),
-      // which settles this promise too. A listener per call here cost a share of a batch's time (docs/performance.md).
+      // Nothing listens here per call: the request's run answers the caller as soon as the signal aborts (rpc/run.ts),
+      // and the node request is aborted when no call of it still waits (sendOne, sendBatch), which settles this
+      // promise too. A listener per call here cost a share of a batch's time (docs/performance.md).
       if (!this.queue) {
         this.queue = [];
         queueMicrotask(this.flush);
@@ -154,7 +154,7 @@ export class HttpUpstream implements Upstream {
     }
     // A trace must not hold a read's answer back, so `debug_*` calls share a batch only with their like. Reads of
     // different budgets (rpc.timeoutMs, rpc.heavyTimeoutMs) share one: each such call's own deadline ends it at its
-    // budget (the request's `deadline` stage), and the node request lives until the longest of them. A call with no
+    // budget (the request's run, rpc/run.ts), and the node request lives until the longest of them. A call with no
     // deadline of its own (the chain module's checks) has only the node request's time-out: it shares a batch only
     // with calls of the same time-out.
     this.sendGroups(queue, (p) => (p.signal === undefined ? p.timeoutMs : p.method.startsWith('debug_') ? 'debug' : 'read'));
