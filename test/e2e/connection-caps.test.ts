@@ -60,3 +60,62 @@ describe('connections: capped per address, per /24, and idle ones give way under
     assert.equal(count(fresh), 60);
   });
 });
+
+describe('under pressure, a connection with a request in flight is never the one that gives way', { timeout: 120_000 }, () => {
+  let g: TestGateway;
+  const sockets: Socket[] = [];
+  before(async () => {
+    g = await startTestGateway({
+      networks: { mainnet: { chainId: 1 } },
+      server: { maxConnections: 20, maxConnectionsPerIp: 0, maxConnectionsPerSubnet: 0, connectionPressure: 0.5 },
+    });
+  });
+  after(async () => {
+    for (const s of sockets) s.destroy();
+    await g?.close();
+  });
+
+  /** A raw connection; `until(s)` settles once what it was sent holds `s`, `closed` when the gateway closes it. */
+  const open = (first: string) => new Promise<{ socket: Socket; text: () => string; until: (s: string) => Promise<void>; closed: Promise<void> }>((resolve) => {
+    const url = new URL(g.url);
+    let text = '';
+    const until = (s: string) => new Promise<void>((done) => {
+      const seen = () => { if (text.includes(s)) { socket.off('data', seen); done(); } };
+      socket.on('data', seen);
+      seen();
+    });
+    const socket = connect({ port: Number(url.port), host: url.hostname }, () => {
+      socket.write(first);
+      resolve({ socket, text: () => text, until, closed });
+    });
+    const closed = new Promise<void>((done) => socket.once('close', () => done()));
+    socket.setEncoding('utf8').on('data', (s: string) => { text += s; });
+    socket.on('error', () => {});
+    sockets.push(socket);
+  });
+
+  test('the oldest connection, waiting for the rest of its body, outlives the idle ones opened after it', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'eth_chainId', params: [] });
+    const path = `/v1/mainnet/${g.key}`;
+    // The oldest connection of all: its request's headers and half its body sent, so the request is in flight.
+    const busy = await open(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`);
+    let busyClosed = false;
+    void busy.closed.then(() => { busyClosed = true; });
+    // 30 idle connections, each served once: past 10 open (pressure), each new one closes the oldest idle one.
+    const idle = [];
+    for (let i = 0; i < 30; i++) {
+      const c = await open('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      await c.until('\r\n\r\n');
+      idle.push(c);
+    }
+    const idleOpen = idle.filter((c) => !c.socket.closed && !c.socket.destroyed).length;
+    console.log(`connections under pressure: 30 idle ones opened after a busy one, ${idleOpen} still open; the busy one ${busyClosed ? 'closed' : 'open'}`);
+    assert.ok(idleOpen < 30, 'idle connections gave way under pressure');
+    assert.equal(busyClosed, false);
+    // Its body completed, it is answered.
+    busy.socket.write(body.slice(20));
+    await busy.until('"id":7');
+    assert.match(busy.text(), /^HTTP\/1\.1 200 /);
+    assert.match(busy.text(), /"result":"0x1"/);
+  });
+});
