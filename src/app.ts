@@ -32,6 +32,7 @@ import { MailOutbox } from './mail/outbox.ts';
 import { MailSender, smtpTransport, type MailTransport } from './mail/sender.ts';
 import { TeamService, teamOptions } from './accounts/team.ts';
 import { AlertChecker } from './alerts/alert-checker.ts';
+import { turnNow } from './time/turn-clock.ts';
 
 export interface Gateway {
   config: Readonly<Config>;
@@ -120,12 +121,12 @@ export async function startGateway(config: Readonly<Config>, opts: {
     failStaticMs: config.auth.failStaticMs,
     storeWaitMs: config.auth.storeWaitMs,
     outage: new StoreOutage(log),
-  });
+  }, turnNow);
   const accounts = new AccountsService(store, accountsCatalogue(config), () => keys.invalidate());
-  const rateLimiter = worker?.rateLimiter ?? await openRateLimiter({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log });
-  const quota = new QuotaTracker(store, config.limits.usageFlushMs, log);
+  const rateLimiter = worker?.rateLimiter ?? await openRateLimiter({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log, now: turnNow });
+  const quota = new QuotaTracker(store, config.limits.usageFlushMs, log, turnNow);
   const limits = config.limits.enabled ? new Limits(config, rateLimiter, quota) : undefined;
-  const usage = config.analytics.enabled ? new UsageRecorder(store, config.analytics.flushMs, config.analytics.maxCellsPerAccountMinute, log) : undefined;
+  const usage = config.analytics.enabled ? new UsageRecorder(store, config.analytics.flushMs, config.analytics.maxCellsPerAccountMinute, log, turnNow) : undefined;
   const refusals = new RefusalLog(log);
   const resolve = opts.webhookNet?.resolve ?? systemResolve;
   // Background work shares one pacer: together it takes a bounded share of the time while callers need it.

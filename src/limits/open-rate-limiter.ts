@@ -20,6 +20,8 @@ export interface OpenRateLimiterOptions {
   /** Key prefix in Redis (default `ng:rl:`). */
   prefix?: string;
   log: Logger;
+  /** The clock of the in-process buckets (the hot path's: time/turn-clock.ts). */
+  now?: () => number;
 }
 
 /**
@@ -28,7 +30,7 @@ export interface OpenRateLimiterOptions {
  * gateway starts anyway, degraded to memory, and switches to Redis once it answers.
  */
 export async function openRateLimiter(options: OpenRateLimiterOptions): Promise<OpenedRateLimiter> {
-  if (!options.redisUrl) return Object.assign(new MemoryRateLimiter(), { status: () => 'memory' as const });
+  if (!options.redisUrl) return Object.assign(new MemoryRateLimiter(options.now), { status: () => 'memory' as const });
   const shared = new RedisRateLimiter({ url: options.redisUrl, prefix: options.prefix, commandTimeoutMs: options.timeoutMs });
   const degraded = await shared.connect().then(() => false, () => true);
   return new ResilientRateLimiter({ shared, log: options.log, degraded });
