@@ -64,6 +64,7 @@ export const UNREAD_BODY_BYTES = 64 * 1024;
 export function admitter(deps: EndpointDeps) {
   const { networks, keys, limits, metrics, refusals, guard, config, usage } = deps;
   const refusalDelayMs = config.limits.refusalDelayMs;
+  const bytesPerUnit = config.limits.bodyBytesPerUnit;
   const refuse = (refused: GatewayError, decision?: RateDecision): Refusal => ({ refused, decision, id: null });
   /** A known key's request refused here, counted in its usage with the refusal's code (issue 22). */
   const count = (key: ResolvedKey, network: string, e: GatewayError, charge: boolean) => {
@@ -118,6 +119,10 @@ export function admitter(deps: EndpointDeps) {
     // Stage limit, at admission (issue 17): the key's bucket pays for reading its body before it is read, from the
     // declared length (a chunked body pays for its size once read). An empty bucket: 429, the body never read.
     if (!limits || !charge) return { network, key, credit: 0 };
+    // A body under limits.bodyBytesPerUnit, of declared length, costs no units to read: the whole request is
+    // limited once, after it is framed (one bucket step a request, not two: issue 23), and a refusal then answers
+    // under the request's own id.
+    if (!a.largeBody && a.declaredBytes < bytesPerUnit) return { network, key, credit: 0 };
     const credit = deps.framingCost(Number.isFinite(a.declaredBytes) ? a.declaredBytes : 0);
     try {
       const d = limits.admitBody(key, credit);
