@@ -69,6 +69,7 @@ export class NetworkCache {
   /** Answers of the head epoch `headEpoch`; emptied when the epoch moves on. */
   private readonly atHead: LRUCache<string, UpstreamAnswer>;
   private headEpoch = -1;
+  private readonly withoutParams = new Map<string, { key: string; head: number | undefined; atHeadKey: string }>();
 
   constructor(private readonly network: string, private readonly store: ResponseCache, readonly head: ChainHead) {
     this.atHead = store.headStore();
@@ -99,9 +100,30 @@ export class NetworkCache {
     const policy: CachePolicy | undefined = CACHE_POLICIES[method];
     if (!policy || policy(params, undefined, this.final) === 'never') return undefined;
     const epoch = this.head.epoch;
+    if (params.length === 0) {
+      const k = this.keysWithoutParams(method);
+      return { policy, epoch, key: k.key, atHeadKey: k.atHeadKey, hit: this.store.get(k.key) ?? this.headFor(epoch).get(k.atHeadKey) };
+    }
     const key = `${this.network}\u0000${method}\u0000${JSON.stringify(params)}`;
     const atHeadKey = `${key}\u0000@${this.head.number ?? '?'}`;
     return { policy, epoch, key, atHeadKey, hit: this.store.get(key) ?? this.headFor(epoch).get(atHeadKey) };
+  }
+
+  /**
+   * The keys of a call without params (eth_blockNumber, eth_chainId, eth_gasPrice: the most frequent hits), made
+   * once per method and once per head: the same strings each time, whose hashes V8 keeps, instead of two strings
+   * built, flattened and hashed per call (issue 23). One entry per method of the table that has a cache policy.
+   */
+  private keysWithoutParams(method: string): { key: string; head: number | undefined; atHeadKey: string } {
+    let k = this.withoutParams.get(method);
+    if (k === undefined) {
+      const key = `${this.network}\u0000${method}\u0000[]`;
+      this.withoutParams.set(method, (k = { key, head: this.head.number, atHeadKey: `${key}\u0000@${this.head.number ?? '?'}` }));
+    } else if (k.head !== this.head.number) {
+      k.head = this.head.number;
+      k.atHeadKey = `${k.key}\u0000@${k.head ?? '?'}`;
+    }
+    return k;
   }
 
   /**

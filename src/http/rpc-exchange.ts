@@ -79,7 +79,7 @@ export class RpcExchange {
       this.leaveBodyUnread();
       this.errorAnswer(new GatewayError('BODY_TOO_LARGE', { limit }));
     });
-    this.req.once('end', () => {
+    this.req.on('end', () => {
       if (size >= 0) then(size === 0 ? undefined : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
     });
   }

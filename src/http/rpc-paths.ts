@@ -1,3 +1,5 @@
+import type { Socket } from 'node:net';
+
 /**
  * The endpoint's paths (docs/decisions.md §2): `/v1/{network}/{apikey}`, `/{network}/{apikey}`, `/v1/{network}` and
  * `/v1/{network}/` (a key-less call, answered 401). HTTP POSTs them, a WebSocket upgrades a GET of them.
@@ -34,3 +36,21 @@ export function plainRpcPath(url: string, staticFirst: ReadonlySet<string>): { n
 }
 
 const segment = (s: string) => s.length > 0 && s.length <= MAX_SEGMENT;
+
+const lastUrl = Symbol('the URL of the connection\'s last request');
+const lastPath = Symbol('what plainRpcPath read of it');
+type Remembering = Socket & { [lastUrl]?: string; [lastPath]?: ReturnType<typeof plainRpcPath> };
+
+/**
+ * plainRpcPath of a request, remembered per connection: a client on a keep-alive connection sends every call to the
+ * same URL. Then the path is not read again, and the network's and key's names are the same strings as before,
+ * whose hashes V8 keeps: the lookups that follow (the network, the key's cache) hash nothing (issue 23).
+ */
+export function plainRpcPathOf(socket: Socket, url: string, staticFirst: ReadonlySet<string>): ReturnType<typeof plainRpcPath> {
+  const s = socket as Remembering;
+  if (s[lastUrl] === url) return s[lastPath];
+  const path = plainRpcPath(url, staticFirst);
+  s[lastUrl] = url;
+  s[lastPath] = path;
+  return path;
+}

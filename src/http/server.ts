@@ -16,7 +16,7 @@ import { capConnections } from './connection-caps.ts';
 import { registerHealthRoutes } from './health.ts';
 import { redactPath } from '../errors/redact.ts';
 import { registerRpcRoutes, RPC_URLS } from './rpc-route.ts';
-import { plainRpcPath } from './rpc-paths.ts';
+import { plainRpcPathOf } from './rpc-paths.ts';
 import { createRpcHttp } from './rpc-http.ts';
 import { EXPOSED_HEADERS, requestIdOf } from './rpc-exchange.ts';
 import { closeSockets, registerWsRoutes } from './ws-route.ts';
@@ -64,7 +64,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     serverFactory: (handler, o) => {
       const server = createServer(o.http ?? {}, (req: IncomingMessage, res: ServerResponse) => {
         track?.(req, res);
-        const m = req.method === 'POST' && rpcHttp ? plainRpcPath(req.url ?? '', staticFirst) : undefined;
+        const m = req.method === 'POST' && rpcHttp ? plainRpcPathOf(req.socket, req.url ?? '', staticFirst) : undefined;
         if (m) rpcHttp!.handle(req, res, m.network, m.apikey);
         else handler(req, res);
       });
