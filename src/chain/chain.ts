@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { turnNow } from '../time/turn-clock.ts';
 import type { Logger } from 'pino';
 import type { Pacer } from '../background/pacer.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
@@ -110,7 +111,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     private readonly headBound: HeadBound | undefined = HEAD_BOUND,
   ) {
     super();
-    this.pool = new UpstreamPool(members, policy, () => this.best(), log);
+    this.pool = new UpstreamPool(members, policy, () => this.best(), log, turnNow);
     this.pool.lagFrom = () => this.lagFrom();
     this.label = this.pool.label;
     this.window = new ChainWindow((n) => this.readFollowed(n));
