@@ -32,7 +32,7 @@ import { MailOutbox } from './mail/outbox.ts';
 import { MailSender, smtpTransport, type MailTransport } from './mail/sender.ts';
 import { TeamService, teamOptions } from './accounts/team.ts';
 import { AlertChecker } from './alerts/alert-checker.ts';
-import { turnNow } from './time/turn-clock.ts';
+import { turnNow } from './background/turn-clock.ts';
 
 export interface Gateway {
   config: Readonly<Config>;

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { turnNow } from '../time/turn-clock.ts';
+import { turnNow } from '../background/turn-clock.ts';
 import type { Logger } from 'pino';
 import type { Pacer } from '../background/pacer.ts';
 import { GatewayError } from '../errors/gateway-error.ts';

@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ipAllowed, parseAllowlist } from '../auth/ip-allowlist.ts';
 import { addressAndSubnet } from '../limits/subnet.ts';
-import { turnNow } from '../time/turn-clock.ts';
+import { turnNow } from '../background/turn-clock.ts';
 
 export interface ConnectionCaps {
   /** Open connections at once in all; node refuses past it. */

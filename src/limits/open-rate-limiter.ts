@@ -20,7 +20,7 @@ export interface OpenRateLimiterOptions {
   /** Key prefix in Redis (default `ng:rl:`). */
   prefix?: string;
   log: Logger;
-  /** The clock of the in-process buckets (the hot path's: time/turn-clock.ts). */
+  /** The clock of the in-process buckets (the hot path's: background/turn-clock.ts). */
   now?: () => number;
 }
 

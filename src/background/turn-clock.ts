@@ -1,8 +1,9 @@
 /**
  * Date.now() as of this turn of the event loop (issue 23): read once a turn, and the same for every caller until
- * the turn ends (setImmediate), as libuv's own loop time is for timers. A cache hit read the clock five or six times
- * (the key's expiry, the rate bucket twice, the key's last use, the usage minute, the connection's last use): some
- * 0.3 µs of a 17-µs request on the bench machine. Under load a turn serves many requests, and they share one read.
+ * the turn ends (setImmediate), as libuv's own loop time is for timers. A cache hit read the clock eight or nine times
+ * (the key's expiry and last use, the rate bucket and the quota at admission and again at the limit, the usage
+ * minute, the connection's idle time): some 0.3 µs of a 17-µs request on the bench machine. Under load a turn serves
+ * many requests, and they share one read.
  *
  * For what the hot path decides by the millisecond at most: a rate bucket's refill, a key's expiry, a usage row's
  * minute, a connection's idle time. A turn of the loop lasts microseconds to a few milliseconds; what is read here is
