@@ -5,6 +5,8 @@
  *                                                               only the workloads whose name contains WORD)
  *   npm run bench -- compare A B --cache                      (each Nodegate with its response cache on: the
  *                                                               eth_blockNumber row is then a cache hit)
+ *   npm run bench -- compare A B --built                      (each commit built, run as `npm start` runs it, not
+ *                                                               from its source through tsx; the two can differ)
  *   npm run bench -- compare --clean                          (removes the kept worktrees)
  * Each commit runs from its own worktree (bench/worktree.ts), so uncommitted edits in this checkout are not
  * measured. One anvil, and in front of it a Nodegate of each commit with the same configuration (response cache
@@ -22,7 +24,7 @@ import { anvilVersion, DEV_ACCOUNTS, startAnvil, startNodegateTarget, type Targe
 import { printTable } from './rpc-throughput.ts';
 import { SignedTransactions } from './workloads.ts';
 import { measure, measureSends, median, runWrk, type Cell } from './wrk-cells.ts';
-import { checkout, describeCommit, removeCheckouts, resolveCommit } from './worktree.ts';
+import { built, checkout, describeCommit, removeCheckouts, resolveCommit } from './worktree.ts';
 import { READS, sendScript, writeScript, type WrkWorkload } from './wrk-scripts.ts';
 
 const DEFAULT_ROUNDS = 3;
@@ -40,11 +42,13 @@ export async function compare(args: string[]): Promise<void> {
   const rounds = Number(option('rounds') ?? DEFAULT_ROUNDS);
   const only = option('only');
   const cache = args.includes('--cache');
+  const builtRuns = args.includes('--built');
   const refs = args.filter((a) => !a.startsWith('--'));
-  if (!refs.length) throw new Error('usage: npm run bench -- compare <before-ref> [<after-ref> ...] [--only=WORD] [--rounds=N] [--cache]   (or --clean)');
+  if (!refs.length) throw new Error('usage: npm run bench -- compare <before-ref> [<after-ref> ...] [--only=WORD] [--rounds=N] [--cache] [--built]   (or --clean)');
   if (refs.length === 1) refs.push('HEAD');
   const shas = refs.map(resolveCommit);
   const dirs = shas.map(checkout);
+  const builds = builtRuns ? dirs.map((dir, i) => built(dir, shas[i])) : undefined;
   const reads = READS.filter((w) => !only || w.name.includes(only));
   const sends = !only || SEND.includes(only);
   const accounts = Math.floor(DEV_ACCOUNTS / ((shas.length + 1) * rounds));
@@ -79,7 +83,7 @@ export async function compare(args: string[]): Promise<void> {
     targets.push(anvil);
     for (const [i, sha] of shas.entries()) {
       const role = i === 0 ? 'before ' : i === shas.length - 1 ? 'after ' : '';
-      targets.push(await startNodegateTarget(anvil.url, { root: dirs[i], cache, name: `${role}${sha.slice(0, 7)}` }));
+      targets.push(await startNodegateTarget(anvil.url, { root: dirs[i], build: builds?.[i], cache, name: `${role}${sha.slice(0, 7)}` }));
     }
 
     let offset = Math.floor(Math.random() * 2 ** 40);
@@ -105,7 +109,8 @@ export async function compare(args: string[]): Promise<void> {
     console.log(`wrk -t1 -c${CONNECTIONS}, ${rounds} rounds, ${SECONDS} s per read cell after ${WARMUP} s of warm-up, targets in rotating order; `
       + `anvil ${anvilVersion()}, Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()} shared by wrk, anvil and both Nodegates; `
       + `load average ${load0[0].toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`
-      + (cache ? '; response cache on in every Nodegate (eth_blockNumber and one-address rows are cache hits)' : ''));
+      + (cache ? '; response cache on in every Nodegate (eth_blockNumber and one-address rows are cache hits)' : '')
+      + (builtRuns ? '; each commit built (scripts/build.mjs), as npm start runs it' : '; each commit from its source, through tsx'));
     const head = ['workload', ...targets.flatMap((t, i) => [`${t.name} req/s`, 'p50', 'p99', ...(i ? ['× anvil'] : []), 'cpu µs']), 'after/before req/s (rounds)', 'cpu'];
     printTable(head, names.map((name, wi) => {
       const a = cells[wi][0], b = cells[wi][1], c = cells[wi][targets.length - 1];

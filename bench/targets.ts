@@ -81,12 +81,14 @@ const socketLimits = (root: string | undefined) => (root ? {} : { subscriptionsP
 
 /**
  * Nodegate as users run it (`nodegate start`, a child process, default log level), its one network pointed at
- * `upstream`, the demo key on a plan too generous to limit; `root`: another checkout to run (bench/compare.ts). `limits: false` sets `limits.enabled: false`; the
+ * `upstream`, the demo key on a plan too generous to limit; `root`: another checkout to run (bench/compare.ts), from
+ * its source, or from `build` (its scripts/build.mjs output). `limits: false` sets `limits.enabled: false`; the
  * response cache is off unless `cache: true`, so that "uncached" means what it says.
  */
-export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean; analytics?: boolean; root?: string; name?: string; workers?: number; wrap?: string[] } = {}): Promise<Target & { proc: NodegateProcess }> {
+export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean; analytics?: boolean; root?: string; build?: string; name?: string; workers?: number; wrap?: string[] } = {}): Promise<Target & { proc: NodegateProcess }> {
   const proc = await startNodegate({
     cwd: opts.root,
+    build: opts.build,
     wrap: opts.wrap,
     // Under valgrind (bench/instructions.ts) Nodegate starts some 30 times slower.
     timeoutMs: opts.wrap ? 600_000 : undefined,

@@ -53,6 +53,18 @@ export function checkout(sha: string): string {
   return dir;
 }
 
+/**
+ * A checkout's build (its scripts/build.mjs into `.bench-build`, made once and kept with the worktree), so that it
+ * runs as `npm start` runs it: compiled, not through tsx. A commit from before the compiled start has no build.
+ */
+export function built(dir: string, sha: string): string {
+  const out = join(dir, '.bench-build');
+  if (existsSync(join(out, '.built'))) return out;
+  if (!existsSync(join(dir, 'scripts', 'build.mjs'))) throw new Error(`${sha.slice(0, 9)} has no scripts/build.mjs (it ran from source only): compare it without --built`);
+  execFileSync(process.execPath, ['scripts/build.mjs', '.bench-build'], { cwd: dir, stdio: 'inherit' });
+  return out;
+}
+
 /** Removes every kept worktree (`npm run bench -- compare --clean`). */
 export function removeCheckouts(): void {
   for (const line of git('worktree', 'list', '--porcelain').split('\n')) {

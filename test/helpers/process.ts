@@ -73,6 +73,8 @@ export interface StartOptions {
   timeoutMs?: number;
   /** The checkout whose `src/cli/main.ts` runs (bench/compare.ts starts another commit's worktree); this one when absent. */
   cwd?: string;
+  /** A build of it (scripts/build.mjs's output directory) to run instead of its source: `npm run bench -- compare --built`. */
+  build?: string;
   /** A command that runs node (bench/instructions.ts: `valgrind --tool=callgrind ...`); its pid is then the child's. */
   wrap?: string[];
 }
@@ -110,8 +112,8 @@ export async function startNodegate(opts: StartOptions = {}): Promise<NodegatePr
   }
   const t0 = Date.now();
   // Its own process group, so a test can signal the group the way a terminal or a service manager does.
-  // Another checkout (opts.cwd) has no build of ours: its source, through tsx.
-  const command = opts.cwd === undefined ? cliCommand() : ['--import', 'tsx', 'src/cli/main.ts'];
+  // Another checkout (opts.cwd) has no build of ours: its own build when given one, else its source through tsx.
+  const command = opts.build !== undefined ? [...START_NODE_FLAGS, join(opts.build, 'cli', 'main.js')] : opts.cwd === undefined ? cliCommand() : ['--import', 'tsx', 'src/cli/main.ts'];
   const argv = [...(opts.wrap ?? []), process.execPath, ...command, 'start'];
   const child = spawn(argv[0], argv.slice(1), {
     cwd: opts.cwd ?? ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
