@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
-import { turnNow } from '../background/turn-clock.ts';
 import type { Logger } from 'pino';
 import type { Pacer } from '../background/pacer.ts';
+import { turnNow } from '../background/turn-clock.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
 import { agreedHead, HEAD_BOUND, quorumHead, type HeadBound, type HeadClaim } from './agreed-head.ts';
