@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { hashKey } from './key-value.ts';
 import type { KeyContext } from '../store/model.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
@@ -123,7 +124,7 @@ export class KeyResolver {
     try {
       const ctx = await bounded(this.store.findKeyByHash(hashKey(value)), storeWaitMs);
       outage.answered();
-      return this.put(value, ctx, now);
+      return this.put(value, ctx, now, stale);
     } catch (err) {
       outage.failed(err);
       return this.fromMemory(usable ? stale : undefined);
@@ -140,8 +141,16 @@ export class KeyResolver {
     return stale;
   }
 
-  private put(value: string, ctx: KeyContext | null | undefined, now: number): Entry {
-    const entry = { resolved: ctx ? prepare(ctx) : null, expires: now + this.ttlMs, fetched: now };
+  /**
+   * `stale`'s resolution is kept when the store says the same of the key as it did (the common case: an entry is
+   * fetched again every ttlMs while in use): the hot path then sees the same objects for as long as the key stays as
+   * it is. Objects made anew every second each cost V8 a round of deoptimising and recompiling every function of the
+   * request's path that reads them (seen under load as 10-15 s of bailouts after start, issue 23), and the
+   * per-account caches keyed by them (limits' bucket names) were made again.
+   */
+  private put(value: string, ctx: KeyContext | null | undefined, now: number, stale?: Entry): Entry {
+    const kept = stale?.resolved && ctx && sameContext(stale.resolved, ctx) ? stale.resolved : undefined;
+    const entry = { resolved: kept ?? (ctx ? prepare(ctx) : null), expires: now + this.ttlMs, fetched: now };
     if (this.cache.size >= this.maxEntries) this.cache.clear();
     this.cache.set(value, entry);
     return entry;
@@ -180,6 +189,12 @@ export class KeyResolver {
     clearInterval(this.timer);
     await this.flushLastUsed().catch(() => {});
   }
+}
+
+/** The store says the same of the key as `held` was made of; its last use aside (written here, read nowhere on the path). */
+function sameContext(held: ResolvedKey, ctx: KeyContext): boolean {
+  return isDeepStrictEqual(held.plan, ctx.plan) && isDeepStrictEqual(held.account, ctx.account)
+    && isDeepStrictEqual({ ...held.key, lastUsedAt: null }, { ...ctx.key, lastUsedAt: null });
 }
 
 function prepare(ctx: KeyContext): ResolvedKey {
