@@ -104,6 +104,9 @@ export class HttpUpstream implements Upstream {
    * event loop's turn (setImmediate), and goes together with every other caller's such reads of that turn: under
    * load, the single requests read off many connections in one turn cost the node one HTTP request, not one each
    * (issue 23: about twice the rate of distinct uncached reads in front of anvil). Alone in its turn, it goes alone.
+   * With no node request in flight (a client alone: concurrency 1) it goes at once, with nothing to share: sent from
+   * the end of the turn, it waited a whole turn more, since undici writes a request on a reused connection only after
+   * the next poll for its bytes (its idle-socket check), an extra poll and wake-up per call (issue 23).
    */
   call(method: string, params: unknown[], timeoutMs: number, opts?: CallOptions): Promise<UpstreamAnswer> {
     const signal = opts?.signal;
@@ -123,6 +126,8 @@ export class HttpUpstream implements Upstream {
 
   private queue: Pending[] | undefined;
   private lightQueue: Pending[] | undefined;
+  /** Node requests sent and not yet answered (or failed). */
+  private inFlight = 0;
   /**
    * Until when light reads are not shared between callers (Date.now() ms; 0: they are): the node refused a batch
    * as a whole (batches off, or a proxy that does not take them), and each of its calls had to be sent again alone.
@@ -145,7 +150,7 @@ export class HttpUpstream implements Upstream {
     this.queue = undefined;
     if (queue.length === 1) {
       const p = queue[0];
-      if (!p.light || (this.soloUntil !== 0 && !this.sharesAgain())) return void this.sendOne(p);
+      if (!p.light || (this.inFlight === 0 && !this.lightQueue) || (this.soloUntil !== 0 && !this.sharesAgain())) return void this.sendOne(p);
       if (!this.lightQueue) {
         this.lightQueue = [];
         setImmediate(this.flushLight);
@@ -198,8 +203,13 @@ export class HttpUpstream implements Upstream {
 
   /** The answer's text; its bytes stay taken from the budget until the caller gives them back. */
   private post(body: string, timeoutMs: number, signal: CallSignal | undefined): Promise<Answered> {
-    return postText(this.pool, { path: this.path, method: 'POST', headers: HEADERS, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, this.answers, signal);
+    this.inFlight++;
+    return postText(this.pool, { path: this.path, method: 'POST', headers: HEADERS, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, this.answers, signal, this.landed);
   }
+
+  private readonly landed = (): void => {
+    this.inFlight--;
+  };
 
   private refusal(err: unknown, method: string): GatewayError {
     if (err instanceof AnswerTooLarge) return new GatewayError('ANSWER_TOO_LARGE', { method, limit: this.answers.maxAnswerBytes });
@@ -305,7 +315,7 @@ export class HttpUpstream implements Upstream {
  * stream, parsed headers and their promises per call, ~8 µs of CPU per upstream call on the bench machine
  * (docs/performance.md), for a body that is read whole anyway.
  */
-function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBudget, signal: CallSignal | undefined): Promise<Answered> {
+function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBudget, signal: CallSignal | undefined, settled: () => void): Promise<Answered> {
   return new Promise((resolve, reject) => {
     // What this answer holds of the budget; given back here when it fails (`drop`), else by the caller once parsed.
     const held: Held = { chunks: [], bytes: 0, budget };
@@ -341,8 +351,8 @@ function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBu
         held.bytes += chunk.length;
         held.chunks.push(chunk);
       },
-      onResponseEnd() { unlisten?.(); resolve({ text: (held.chunks.length === 1 ? held.chunks[0] : Buffer.concat(held.chunks)).toString('utf8'), bytes: held.bytes }); },
-      onResponseError(_c, err) { unlisten?.(); drop(held); reject(err); },
+      onResponseEnd() { unlisten?.(); settled(); resolve({ text: (held.chunks.length === 1 ? held.chunks[0] : Buffer.concat(held.chunks)).toString('utf8'), bytes: held.bytes }); },
+      onResponseError(_c, err) { unlisten?.(); settled(); drop(held); reject(err); },
     });
   });
 }
