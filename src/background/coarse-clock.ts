@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks'; // the global one is a getter on globalThis, called at each use
+
 /** Something to do at a moment (`dueAt`, on `performance.now()`'s clock) unless let go first. */
 export interface Due {
   dueAt: number;

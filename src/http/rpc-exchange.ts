@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks'; // the global one is a getter on globalThis, called at each use
+import { Buffer } from 'node:buffer'; // the global one is a getter on globalThis, called at each use
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, OutgoingHttpHeader, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';

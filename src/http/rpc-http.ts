@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'; // the global one is a getter on globalThis, called at each use
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import type { Logger } from 'pino';

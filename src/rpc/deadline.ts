@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'; // the global one is a getter on globalThis, called at each use
 import { CallAborted } from '../errors/call-aborted.ts';
 import { CallAbort, type CallSignal } from '../errors/on-abort.ts';
 import { coarseClock, type Due } from '../background/coarse-clock.ts';

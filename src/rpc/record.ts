@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'; // the global one is a getter on globalThis, called at each use
 import type { ResolvedKey } from '../auth/key-resolver.ts';
 import type { Network } from '../networks/networks.ts';
 import type { EndpointDeps } from './endpoint-deps.ts';

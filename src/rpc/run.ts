@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer'; // the global one is a getter on globalThis, called at each use
 import type { CallAborted } from '../errors/call-aborted.ts';
 import type { CacheOutcome } from '../cache/response-cache.ts';
 import { GatewayError } from '../errors/gateway-error.ts';

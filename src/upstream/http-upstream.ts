@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer'; // the global one is a getter on globalThis, called at each use
 import { Pool, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { redactUrl } from '../errors/redact.ts';
