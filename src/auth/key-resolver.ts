@@ -145,7 +145,7 @@ export class KeyResolver {
    * `stale`'s resolution is kept when the store says the same of the key as it did (the common case: an entry is
    * fetched again every ttlMs while in use): the hot path then sees the same objects for as long as the key stays as
    * it is. Objects made anew every second each cost V8 a round of deoptimising and recompiling every function of the
-   * request's path that reads them (seen under load as 10-15 s of bailouts after start, issue 23), and the
+   * request's path that reads them (seen under load as a round of bailouts a second for the first 15-25 s, issue 23), and the
    * per-account caches keyed by them (limits' bucket names) were made again.
    */
   private put(value: string, ctx: KeyContext | null | undefined, now: number, stale?: Entry): Entry {

@@ -127,7 +127,7 @@ export class HttpUpstream implements Upstream {
 
   private queue: Pending[] | undefined;
   private lightQueue: Pending[] | undefined;
-  /** Node requests sent and not yet answered (or failed). */
+  /** Node requests sent and not yet answered (or failed); only a hint: were it ever left high, reads would share as before. */
   private inFlight = 0;
   /**
    * Until when light reads are not shared between callers (Date.now() ms; 0: they are): the node refused a batch
