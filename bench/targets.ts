@@ -85,7 +85,7 @@ const socketLimits = (root: string | undefined) => (root ? {} : { subscriptionsP
  * its source, or from `build` (its scripts/build.mjs output). `limits: false` sets `limits.enabled: false`; the
  * response cache is off unless `cache: true`, so that "uncached" means what it says.
  */
-export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean; analytics?: boolean; root?: string; build?: string; name?: string; workers?: number; wrap?: string[] } = {}): Promise<Target & { proc: NodegateProcess }> {
+export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean; analytics?: boolean; root?: string; build?: string; name?: string; workers?: number; wrap?: string[]; ws?: boolean } = {}): Promise<Target & { proc: NodegateProcess }> {
   const proc = await startNodegate({
     cwd: opts.root,
     build: opts.build,
@@ -95,7 +95,9 @@ export async function startNodegateTarget(upstream: string, opts: { limits?: boo
     // Limits in the process's memory, the store in SQLite: a single instance (empty values are ignored).
     env: { REDIS_URL: '', DATABASE_URL: '', NODEGATE_LOG_LEVEL: '', NODEGATE_WORKERS: opts.workers ? String(opts.workers) : '' },
     config: {
-      networks: { mainnet: { chainId: CHAIN_ID, upstream } },
+      // anvil answers WebSocket on its HTTP port: configured as an operator would (upstreams[].ws), so that light
+      // reads go over it, as they do to the embedded chain (an older checkout, `root`, may not know the field).
+      networks: { mainnet: opts.root || opts.ws === false ? { chainId: CHAIN_ID, upstream } : { chainId: CHAIN_ID, upstreams: [{ url: upstream, ws: upstream.replace(/^http/, 'ws') }] } },
       plans: { bench: { name: 'Bench', cuPerSecond: 1_000_000_000, cuPerMonth: 1_000_000_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 100, ...socketLimits(opts.root) } },
       // A socket's message rate (default 1,000/s) would cap the WebSocket request/answer measure: off, as the plan's.
       ...(opts.root ? {} : { ws: { messagesPerSecond: 1_000_000, messageBurst: 1_000_000 } }),

@@ -53,6 +53,12 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 const upstreamSchema = fields({
   /** `embedded` (an anvil Nodegate supervises; then the network's only upstream) or the URL of a node. */
   url: Type.String({ pattern: NODE_URL }),
+  /**
+   * The same node's WebSocket address (geth: ws://host:8546; anvil: its HTTP address as ws://). Its light reads (a
+   * balance, a nonce, the block number…) then go over one socket instead of an HTTP request each, HTTP while the
+   * socket is down (docs/methods.md "Upstream batching"). The embedded chain has one without it.
+   */
+  ws: Type.Optional(Type.String({ pattern: '^wss?://.+$' })),
   /** primary: takes reads by weight and every raw transaction; fallback: used when no primary is usable; dedicated: for Dedicated keys only. */
   role: oneOf(['primary', 'fallback', 'dedicated'], { default: 'primary' }),
   weight: num('share', { exclusiveMinimum: 0, maximum: 1000, default: 1 }),

@@ -8,6 +8,7 @@ import { transportError } from './classify.ts';
 import type { CallSignal } from '../errors/on-abort.ts';
 import { abortedWithAll } from './aborted-with-all.ts';
 import { NodeHttpError, retryAfterMs, type CallOptions, type Upstream, type UpstreamAnswer } from './upstream.ts';
+import { WsLane } from './ws-lane.ts';
 
 const HEADERS = { 'content-type': 'application/json' };
 /** Calls per upstream batch: well under what nodes accept (geth: 1,000) and what hosted nodes allow (100). */
@@ -84,18 +85,22 @@ export class HttpUpstream implements Upstream {
   readonly label: string;
   private readonly pool: Pool;
   private readonly path: string;
+  /** The node's WebSocket for light reads, when it has one (upstream/ws-lane.ts); HTTP for everything else. */
+  readonly lane: WsLane | undefined;
   private nextId = 1;
 
   /**
    * `answers`: the largest answer body read for one call (rpc.maxAnswerBytes) and the budget all answers share
    * (rpc.maxAnswerBytesInFlight); an answer past either is cut off as it streams, so that no node (nor callers
-   * asking a node for 400 MB traces) can make the gateway hold it.
+   * asking a node for 400 MB traces) can make the gateway hold it. `wsUrl`: the node's WebSocket address, when it
+   * has one: its light reads go that way while the socket is open (upstream/ws-lane.ts).
    */
-  constructor(readonly url: string, private readonly answers: AnswerBudget = UNBOUNDED_ANSWERS, connections = 64) {
+  constructor(readonly url: string, private readonly answers: AnswerBudget = UNBOUNDED_ANSWERS, connections = 64, wsUrl?: string) {
     const u = new URL(url);
     this.label = redactUrl(url);
     this.path = u.pathname + u.search;
     this.pool = new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
+    this.lane = wsUrl === undefined ? undefined : new WsLane(wsUrl, answers);
   }
 
   /**
@@ -202,9 +207,16 @@ export class HttpUpstream implements Upstream {
     return id;
   }
 
-  /** The answer's text; its bytes stay taken from the budget until the caller gives them back. */
-  private post(body: string, timeoutMs: number, signal: CallSignal | undefined): Promise<Answered> {
+  /**
+   * The answer's text; its bytes stay taken from the budget until the caller gives them back. Light reads (`ids`
+   * given) go over the node's WebSocket when it is open, else by HTTP.
+   */
+  private post(body: string, timeoutMs: number, signal: CallSignal | undefined, ids?: number[]): Promise<Answered> {
     this.inFlight++;
+    if (ids !== undefined && this.lane !== undefined) {
+      const sent = this.lane.send(body, ids, timeoutMs, signal, this.landed);
+      if (sent !== undefined) return sent;
+    }
     return postText(this.pool, { path: this.path, method: 'POST', headers: HEADERS, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, this.answers, signal, this.landed);
   }
 
@@ -223,7 +235,7 @@ export class HttpUpstream implements Upstream {
     const id = this.takeId();
     let got: Answered;
     try {
-      got = await this.post(requestJson(id, p.method, p.params), p.timeoutMs, p.signal);
+      got = await this.post(requestJson(id, p.method, p.params), p.timeoutMs, p.signal, p.light ? [id] : undefined);
     } catch (err) {
       return p.reject(p.signal?.aborted ? p.signal.reason : this.refusal(err, p.method));
     }
@@ -255,7 +267,7 @@ export class HttpUpstream implements Upstream {
     try {
       let timeoutMs = 0;
       for (const p of batch) if (p.timeoutMs > timeoutMs) timeoutMs = p.timeoutMs;
-      got = await this.post(`[${parts.join(',')}]`, timeoutMs, abortedWithAll(batch.map((p) => p.signal)));
+      got = await this.post(`[${parts.join(',')}]`, timeoutMs, abortedWithAll(batch.map((p) => p.signal)), batch.every((p) => p.light) ? ids : undefined);
     } catch (err) {
       // Their answers together are over the limit (of one answer, or of the budget): each alone may fit.
       if (err instanceof AnswerTooLarge || err instanceof AnswersBusy) {
@@ -306,7 +318,7 @@ export class HttpUpstream implements Upstream {
   }
 
   async close(): Promise<void> {
-    await this.pool.destroy();
+    await Promise.all([this.pool.destroy(), this.lane?.close()]);
   }
 }
 

@@ -1,0 +1,194 @@
+import { setInterval, clearInterval, setTimeout, clearTimeout } from 'node:timers';
+import WebSocket from 'ws';
+import type { AnswerBudget } from '../limits/answer-budget.ts';
+import type { CallSignal } from '../errors/on-abort.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
+
+/** A node's answer as text, and the bytes of the answer budget it holds until the caller gives them back. */
+export interface LaneAnswer { text: string; bytes: number }
+
+/** Calls written to the socket and not yet answered, past which calls go by HTTP again (a node that stopped reading). */
+const MAX_LANE_PENDING = 4096;
+/** Bytes queued in the socket, unsent, past which calls go by HTTP (the node reads slower than calls come). */
+const MAX_BUFFERED_BYTES = 1 << 20;
+/** How often calls past their time-out are ended: one timer for the lane, not one per call. */
+const SWEEP_MS = 50;
+/** Waits between attempts to open the socket again: 250 ms, doubled up to 30 s. */
+const RETRY_FIRST_MS = 250;
+const RETRY_MAX_MS = 30_000;
+const HANDSHAKE_TIMEOUT_MS = 5_000;
+
+interface Waiter {
+  ids: number[];
+  deadline: number;
+  resolve: (a: LaneAnswer) => void;
+  reject: (e: unknown) => void;
+  unlisten: (() => void) | undefined;
+  settled: () => void;
+}
+
+/**
+ * One persistent WebSocket to a node, for its light reads (issue 23). Over HTTP, each call is a request undici
+ * builds and a response it parses (llhttp, headers, a socket checked out of the pool and back): about 68k
+ * instructions a call more than the same call over one WebSocket (docs/performance.md, "Instructions a request"),
+ * and the node's own HTTP work on top. Over the lane a call is one frame each way, matched by its JSON-RPC id.
+ *
+ * Only light reads go this way: their answers are small, so one socket carries them without head-of-line waits,
+ * and an answer the size of a trace (which would need the streaming cut-off of the HTTP path) never comes here.
+ * It is an optimisation, never the only way: while the socket is not open (before the first open, after a drop,
+ * while it reconnects), or holds too much, `send` returns undefined and the call goes by HTTP as before.
+ */
+export class WsLane {
+  private ws: WebSocket | undefined;
+  private open = false;
+  private closed = false;
+  /** Calls sent and not yet answered, by each of their ids (a batch's waiter under each of its ids). */
+  private readonly waiting = new Map<number, Waiter>();
+  private pending = 0;
+  private sweeper: ReturnType<typeof setInterval> | undefined;
+  private retryMs = RETRY_FIRST_MS;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private onOpen: (() => void)[] = [];
+
+  constructor(private readonly url: string, private readonly budget: AnswerBudget) {
+    this.connect();
+  }
+
+  /**
+   * Sends `body` (one call, or a batch, whose ids are `ids`) and resolves with the node's answer; undefined when
+   * the lane cannot take it now (the caller sends it by HTTP). The answer's bytes are taken from the budget; the
+   * caller gives them back once it has parsed them. `settled` is called once, when the call ends either way.
+   */
+  send(body: string, ids: number[], timeoutMs: number, signal: CallSignal | undefined, settled: () => void): Promise<LaneAnswer> | undefined {
+    const ws = this.ws;
+    if (!this.open || ws === undefined || this.pending >= MAX_LANE_PENDING || ws.bufferedAmount > MAX_BUFFERED_BYTES) return undefined;
+    return new Promise((resolve, reject) => {
+      const w: Waiter = { ids, deadline: Date.now() + timeoutMs, resolve, reject, unlisten: undefined, settled };
+      for (const id of ids) this.waiting.set(id, w);
+      this.pending++;
+      if (signal) w.unlisten = signal.onAbort(() => this.end(w, signal.reason));
+      ws.send(body);
+    });
+  }
+
+  /** Resolves once the socket is open (at once when it is): what a test waits for, rather than a time. */
+  whenOpen(): Promise<void> {
+    return this.open ? Promise.resolve() : new Promise((resolve) => this.onOpen.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    this.dropAll(new GatewayError('UPSTREAM_UNAVAILABLE', { detail: 'the upstream was closed' }));
+    const ws = this.ws;
+    this.ws = undefined;
+    if (ws && ws.readyState !== WebSocket.CLOSED) {
+      const gone = new Promise<void>((resolve) => ws.once('close', () => resolve()));
+      ws.terminate();
+      await gone;
+    }
+  }
+
+  private connect(): void {
+    if (this.closed) return;
+    // No compression: answers are small and the socket is on a fast link; maxPayload bounds one answer as the
+    // HTTP path's streaming cut-off does (a larger one closes the socket: its calls fail and are retried elsewhere).
+    const ws = new WebSocket(this.url, { perMessageDeflate: false, maxPayload: this.budget.maxAnswerBytes, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
+    this.ws = ws;
+    ws.on('open', () => {
+      this.open = true;
+      this.retryMs = RETRY_FIRST_MS;
+      this.sweeper = setInterval(this.sweep, SWEEP_MS);
+      this.sweeper.unref();
+      for (const fn of this.onOpen.splice(0)) fn();
+    });
+    ws.on('message', this.onMessage);
+    // 'error' is always followed by 'close', where the calls in flight fail and the lane tries again.
+    ws.on('error', () => {});
+    ws.on('close', () => {
+      this.open = false;
+      clearInterval(this.sweeper);
+      if (this.ws === ws) this.ws = undefined;
+      this.dropAll(new GatewayError('UPSTREAM_UNAVAILABLE', { detail: "the node's WebSocket closed" }));
+      if (this.closed) return;
+      this.retryTimer = setTimeout(() => this.connect(), this.retryMs);
+      this.retryTimer.unref();
+      this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+    });
+  }
+
+  private readonly onMessage = (data: Buffer, isBinary: boolean): void => {
+    if (isBinary) return;
+    const id = firstId(data);
+    const w = id === undefined ? undefined : this.waiting.get(id);
+    if (w === undefined) return; // a late answer to a call that timed out or was aborted, or a notification
+    const bytes = data.length;
+    if (!this.budget.take(bytes)) return this.end(w, new GatewayError('ANSWERS_BUSY', { limit: this.budget.totalBytes }));
+    this.forget(w);
+    w.resolve({ text: data.toString('utf8'), bytes });
+  };
+
+  /** Ends the calls whose time-out has passed, as undici's headers time-out does on the HTTP path. */
+  private readonly sweep = (): void => {
+    if (this.pending === 0) return;
+    const now = Date.now();
+    for (const w of this.waiting.values()) {
+      if (w.deadline <= now) this.end(w, new GatewayError('UPSTREAM_TIMEOUT', { detail: 'no answer over the WebSocket in time' }));
+    }
+  };
+
+  private end(w: Waiter, err: unknown): void {
+    if (!this.forget(w)) return;
+    w.reject(err);
+  }
+
+  /** Takes `w` out of the waiting calls; false when it had already ended. */
+  private forget(w: Waiter): boolean {
+    if (this.waiting.get(w.ids[0]) !== w) return false;
+    for (const id of w.ids) this.waiting.delete(id);
+    this.pending--;
+    w.unlisten?.();
+    w.settled();
+    return true;
+  }
+
+  private dropAll(err: unknown): void {
+    for (const w of [...new Set(this.waiting.values())]) this.end(w, err);
+  }
+}
+
+const PREFIX = '{"jsonrpc":"2.0","id":';
+const BATCH_PREFIX = '[{"jsonrpc":"2.0","id":';
+
+/**
+ * The id of an answer (of a batch's first answer): read off its first bytes when it starts as anvil, geth and reth
+ * write it, else from the parsed text. Any id found only names the waiting call; the call's own check of the answer
+ * (its id, its JSON) is done by the caller, as for an HTTP answer.
+ */
+function firstId(data: Buffer): number | undefined {
+  const at = data[0] === 0x5b /* [ */ ? startsWith(data, BATCH_PREFIX) : startsWith(data, PREFIX);
+  if (at > 0) {
+    let n = 0;
+    let i = at;
+    for (; i < data.length && i - at < 10; i++) {
+      const c = data[i];
+      if (c < 0x30 || c > 0x39) break;
+      n = n * 10 + (c - 0x30);
+    }
+    if (i > at && data[i] === 0x2c /* , */) return n;
+  }
+  try {
+    const msg = JSON.parse(data.toString('utf8'));
+    const id = Array.isArray(msg) ? msg[0]?.id : msg?.id;
+    return typeof id === 'number' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where `prefix` ends in `data` when `data` starts with it, else 0. */
+function startsWith(data: Buffer, prefix: string): number {
+  if (data.length <= prefix.length) return 0;
+  for (let i = 0; i < prefix.length; i++) if (data[i] !== prefix.charCodeAt(i)) return 0;
+  return prefix.length;
+}
