@@ -8,7 +8,7 @@ import { transportError } from './classify.ts';
 import type { CallSignal } from '../errors/on-abort.ts';
 import { abortedWithAll } from './aborted-with-all.ts';
 import { NodeHttpError, retryAfterMs, type CallOptions, type Upstream, type UpstreamAnswer } from './upstream.ts';
-import { WsLane } from './ws-lane.ts';
+import { garbledOverLane, WsLane } from './ws-lane.ts';
 
 const HEADERS = { 'content-type': 'application/json' };
 /** Calls per upstream batch: well under what nodes accept (geth: 1,000) and what hosted nodes allow (100). */
@@ -230,17 +230,20 @@ export class HttpUpstream implements Upstream {
     return transportError(err);
   }
 
-  private async sendOne(p: Pending): Promise<void> {
+  /** `byHttp`: not over the node's WebSocket (an answer it garbled, asked again). */
+  private async sendOne(p: Pending, byHttp = false): Promise<void> {
     if (p.signal?.aborted) return p.reject(p.signal.reason);
     const id = this.takeId();
+    const lane = p.light && !byHttp;
     let got: Answered;
     try {
-      got = await this.post(requestJson(id, p.method, p.params), p.timeoutMs, p.signal, p.light ? [id] : undefined);
+      got = await this.post(requestJson(id, p.method, p.params), p.timeoutMs, p.signal, lane ? [id] : undefined);
     } catch (err) {
       return p.reject(p.signal?.aborted ? p.signal.reason : this.refusal(err, p.method));
     }
     try {
       const msg = parseAnswer(got.text);
+      if (lane && garbledOverLane(msg)) return void this.sendOne(p, true);
       // An answer to another call (a node or proxy that mixed up its connections) is a bad answer, not this one's.
       if (msg?.id !== id) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: 'the node answered with the id of another call' });
       const answer = toAnswer(msg);
@@ -260,6 +263,7 @@ export class HttpUpstream implements Upstream {
    * calling them singly.
    */
   private async sendBatch(batch: Pending[]): Promise<void> {
+    const lane = batch.every((p) => p.light);
     const ids = new Array<number>(batch.length);
     const parts = new Array<string>(batch.length);
     for (let i = 0; i < batch.length; i++) parts[i] = requestJson((ids[i] = this.takeId()), batch[i].method, batch[i].params);
@@ -267,7 +271,7 @@ export class HttpUpstream implements Upstream {
     try {
       let timeoutMs = 0;
       for (const p of batch) if (p.timeoutMs > timeoutMs) timeoutMs = p.timeoutMs;
-      got = await this.post(`[${parts.join(',')}]`, timeoutMs, abortedWithAll(batch.map((p) => p.signal)), batch.every((p) => p.light) ? ids : undefined);
+      got = await this.post(`[${parts.join(',')}]`, timeoutMs, abortedWithAll(batch.map((p) => p.signal)), lane ? ids : undefined);
     } catch (err) {
       // Their answers together are over the limit (of one answer, or of the budget): each alone may fit.
       if (err instanceof AnswerTooLarge || err instanceof AnswersBusy) {
@@ -305,8 +309,8 @@ export class HttpUpstream implements Upstream {
     }
     for (let i = 0; i < batch.length; i++) {
       const m = byPlace[i];
-      if (m === undefined || batchRefused(m)) {
-        void this.sendOne(batch[i]);
+      if (m === undefined || batchRefused(m) || (lane && garbledOverLane(m))) {
+        void this.sendOne(batch[i], lane);
         continue;
       }
       try {

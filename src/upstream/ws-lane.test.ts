@@ -22,8 +22,11 @@ let sockets: WebSocket[] = [];
 let up: HttpUpstream;
 
 type Call = { id: number; method: string; params: unknown[] };
-const answerOf = (c: Call) => ({ jsonrpc: '2.0', id: c.id, result: `${c.method}:${JSON.stringify(c.params)}` });
-const answer = (doc: Call | Call[]) => JSON.stringify(Array.isArray(doc) ? (reverse ? [...doc].reverse() : doc).map(answerOf) : answerOf(doc));
+/** `net_peerCount` is a method this node lacks: over HTTP it says so; over WebSocket it garbles it, as anvil does. */
+const answerOf = (c: Call, ws: boolean) => (c.method !== 'net_peerCount'
+  ? { jsonrpc: '2.0', id: c.id, result: `${c.method}:${JSON.stringify(c.params)}` }
+  : { jsonrpc: '2.0', id: c.id, error: ws ? { code: -32602, message: 'data did not match any variant of untagged enum EthRpcCall' } : { code: -32601, message: 'Method not found' } });
+const answer = (doc: Call | Call[], ws = false) => JSON.stringify(Array.isArray(doc) ? (reverse ? [...doc].reverse() : doc).map((c) => answerOf(c, ws)) : answerOf(doc, ws));
 
 before(async () => {
   server = createServer((req, res) => {
@@ -37,7 +40,7 @@ before(async () => {
     sockets.push(ws);
     ws.on('message', (data) => {
       wsMessages.push(String(data));
-      if (!quiet) ws.send(answer(JSON.parse(String(data))));
+      if (!quiet) ws.send(answer(JSON.parse(String(data)), true));
     });
   });
   server.listen(0, '127.0.0.1');
@@ -78,6 +81,16 @@ describe("a node's WebSocket lane", () => {
     assert.deepEqual(got.map((a) => a.result), ['eth_blockNumber:[]', 'eth_getBalance:["0x0","latest"]', 'eth_getBalance:["0x1","latest"]', 'eth_getBalance:["0x2","latest"]']);
     assert.equal(httpRequests, 0);
     assert.ok(wsMessages.some((m) => m.startsWith('[')), `a batch went over the socket: ${wsMessages.join(' ')}`);
+  });
+
+  test("an answer the socket garbles (anvil's one -32602 for any call it cannot decode) is asked again by HTTP", async () => {
+    const a = await up.call('net_peerCount', [], 1000, { light: true });
+    assert.deepEqual(a.error, { code: -32601, message: 'Method not found' }, "the node's own answer, which lets an adapter answer");
+    assert.deepEqual([wsMessages.length, httpRequests], [1, 1]);
+    const p = up.call('eth_blockNumber', [], 1000, { light: true });
+    await Promise.resolve();
+    const [, b] = await Promise.all([p, new Promise((r) => setImmediate(r)).then(() => Promise.all([up.call('net_peerCount', [], 1000, { light: true }), up.call('eth_chainId', [], 1000, { light: true })]))]);
+    assert.deepEqual(b.map((x) => x.error?.code ?? x.result), [-32601, 'eth_chainId:[]'], 'in a batch too, the garbled item alone');
   });
 
   test('a node that stops answering on the socket: the call ends at its time-out as UPSTREAM_TIMEOUT', async () => {

@@ -157,6 +157,16 @@ export class WsLane {
   }
 }
 
+/**
+ * anvil over WebSocket answers every call it cannot decode (a method it lacks, wrong params) with this one -32602,
+ * where over HTTP it says which: -32601 "Method not found" (which lets an adapter answer: net_peerCount, eth_mining)
+ * or what is wrong with the params. Such an answer is asked again by HTTP, so that the caller gets the node's own.
+ */
+export function garbledOverLane(m: any): boolean {
+  const e = m?.error;
+  return e !== undefined && e !== null && e.code === -32602 && typeof e.message === 'string' && e.message.startsWith('data did not match any variant of untagged enum');
+}
+
 const PREFIX = '{"jsonrpc":"2.0","id":';
 const BATCH_PREFIX = '[{"jsonrpc":"2.0","id":';
 
