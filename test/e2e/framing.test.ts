@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
@@ -217,6 +219,34 @@ describe('JSON-RPC framing and the error catalogue on the wire', () => {
     assert.equal(r.status, 413);
     assert.equal(r.body.error.code, -32600);
     assert.equal(r.body.error.message, 'request body exceeds 4096 bytes');
+  });
+
+  test('a body sent after its headers and in pieces, and requests pipelined on one connection, are each read whole', async () => {
+    const u = new URL(g.url);
+    const sock = connect(Number(u.port), '127.0.0.1');
+    await once(sock, 'connect');
+    let got = '';
+    sock.setEncoding('utf8').on('data', (d: string) => { got += d; });
+    const answered = async (n: number) => {
+      while ((got.match(/"jsonrpc":"2.0"/g) ?? []).length < n) await once(sock, 'data');
+    };
+    const req = (body: string) => `POST /v1/mainnet/${g.key} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    const one = JSON.stringify(call('eth_chainId', [], 41));
+    // The headers alone, then the body in two writes, each after the gateway has had the last.
+    sock.write(req(one));
+    await new Promise((r) => setTimeout(r, 50));
+    sock.write(one.slice(0, 10));
+    await new Promise((r) => setTimeout(r, 50));
+    sock.write(one.slice(10));
+    await answered(1);
+    assert.match(got, /"id":41,"result":"0x1"/);
+    // Two requests in one write: each answered with its own id, in order.
+    const a = JSON.stringify(call('eth_chainId', [], 42));
+    const b = JSON.stringify(call('web3_sha3', ['0x68656c6c6f'], 43));
+    sock.write(req(a) + a + req(b) + b);
+    await answered(3);
+    assert.match(got, /"id":42,"result":"0x1"[^]*"id":43,"result":"0x1c8aff950685c2ed4bc3174f3472287b56d9517b9c948127319a09a7a36deac8"/);
+    sock.destroy();
   });
 
   test('GET on the endpoint is 405 with Allow: POST', async () => {
