@@ -58,7 +58,7 @@ export class Networks {
       const nlog = log.child({ network: name });
       let supervisor: AnvilSupervisor | undefined;
       const members = net.upstreams.map((u, i) => {
-        if (u.url !== 'embedded') return new UpstreamMember(new HttpUpstream(u.url, budget, undefined, u.ws), u, i);
+        if (u.url !== 'embedded') return new UpstreamMember(new HttpUpstream(u.url, budget, undefined, u.ws, nlog), u, i);
         if (embeddedAt) return new UpstreamMember(new HttpUpstream(embeddedAt(name), budget), u, i);
         supervisor = new AnvilSupervisor(name, net.chainId, config.embedded, config.dataDir, log, budget);
         this.embedded.push(supervisor);

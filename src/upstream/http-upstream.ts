@@ -1,5 +1,6 @@
 import { Buffer } from 'node:buffer'; // the global one is a getter on globalThis, called at each use
 import { Pool, type Dispatcher } from 'undici';
+import type { Logger } from 'pino';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { redactUrl } from '../errors/redact.ts';
 import { AnswerBudget, UNBOUNDED_ANSWERS } from '../limits/answer-budget.ts';
@@ -93,14 +94,14 @@ export class HttpUpstream implements Upstream {
    * `answers`: the largest answer body read for one call (rpc.maxAnswerBytes) and the budget all answers share
    * (rpc.maxAnswerBytesInFlight); an answer past either is cut off as it streams, so that no node (nor callers
    * asking a node for 400 MB traces) can make the gateway hold it. `wsUrl`: the node's WebSocket address, when it
-   * has one: its light reads go that way while the socket is open (upstream/ws-lane.ts).
+   * has one: its light reads go that way while the socket is open (upstream/ws-lane.ts); `log` hears when it stays down.
    */
-  constructor(readonly url: string, private readonly answers: AnswerBudget = UNBOUNDED_ANSWERS, connections = 64, wsUrl?: string) {
+  constructor(readonly url: string, private readonly answers: AnswerBudget = UNBOUNDED_ANSWERS, connections = 64, wsUrl?: string, log?: Logger) {
     const u = new URL(url);
     this.label = redactUrl(url);
     this.path = u.pathname + u.search;
     this.pool = new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
-    this.lane = wsUrl === undefined ? undefined : new WsLane(wsUrl, answers);
+    this.lane = wsUrl === undefined ? undefined : new WsLane(wsUrl, answers, log);
   }
 
   /**

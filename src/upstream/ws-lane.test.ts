@@ -111,6 +111,33 @@ describe("a node's WebSocket lane", () => {
     assert.equal((await up.call('eth_chainId', [], 1000, { light: true })).result, 'eth_chainId:[]', 'the socket still serves the next call');
   });
 
+  test("a socket that drops is told to the operator once, its address redacted, and again when it is back", async () => {
+    const lines: string[] = [];
+    let heard: (() => void) | undefined;
+    const say = (line: string) => { lines.push(line); heard?.(); };
+    const said = (n: number) => new Promise<void>((resolve) => { heard = () => { if (lines.length >= n) resolve(); }; heard(); });
+    const log = { warn: (o: { node: string }, m: string) => say(`warn ${o.node} ${m}`), info: (o: { node: string }, m: string) => say(`info ${o.node} ${m}`) };
+    const port = (server.address() as { port: number }).port;
+    const key = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
+    // This lane's own socket on the node's side, kept out of the list the other tests use.
+    const ours = new Promise<WebSocket>((resolve) => wss.once('connection', (ws) => { sockets.splice(sockets.indexOf(ws), 1); resolve(ws); }));
+    const mine = new HttpUpstream(`http://127.0.0.1:${port}`, UNBOUNDED_ANSWERS, 1, `ws://127.0.0.1:${port}/v3/${key}`, log as never);
+    try {
+      await mine.lane!.whenOpen();
+      assert.deepEqual(lines, [], 'nothing said while all is well');
+      const again = new Promise<WebSocket>((resolve) => wss.once('connection', (ws) => { sockets.splice(sockets.indexOf(ws), 1); resolve(ws); }));
+      (await ours).terminate();
+      await said(2);
+      await again;
+      assert.equal(lines.length, 2, lines.join('\n'));
+      assert.match(lines[0], /^warn ws:\/\/127\.0\.0\.1:\d+\/v3\/\*\*\* the node's WebSocket closed: light reads go by HTTP/);
+      assert.match(lines[1], /^info .* the node's WebSocket is open again/);
+      assert.ok(!lines.join('').includes(key), 'the key in its address is never logged');
+    } finally {
+      await mine.close();
+    }
+  });
+
   test('a dropped socket: its calls fail as unavailable, the next go by HTTP, and the socket comes back', async () => {
     quiet = true;
     const p = up.call('eth_blockNumber', [], 10_000, { light: true });

@@ -1,6 +1,8 @@
 import { setInterval, clearInterval, setTimeout, clearTimeout } from 'node:timers';
 import WebSocket from 'ws';
+import type { Logger } from 'pino';
 import type { AnswerBudget } from '../limits/answer-budget.ts';
+import { redactUrl } from '../errors/redact.ts';
 import type { CallSignal } from '../errors/on-abort.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 
@@ -17,6 +19,11 @@ const SWEEP_MS = 50;
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 30_000;
 const HANDSHAKE_TIMEOUT_MS = 5_000;
+/**
+ * Failed opens in a row before the operator is told (about 8 s of tries): the embedded chain's socket is tried
+ * while its anvil is still starting, and a node's restart is a blip, neither worth a warning.
+ */
+const WARN_AFTER_FAILURES = 5;
 
 interface Waiter {
   ids: number[];
@@ -49,8 +56,12 @@ export class WsLane {
   private retryMs = RETRY_FIRST_MS;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private onOpen: (() => void)[] = [];
+  /** Opens that failed in a row (0 while open), and whether the operator was told the socket is down. */
+  private failures = 0;
+  private warned = false;
 
-  constructor(private readonly url: string, private readonly budget: AnswerBudget) {
+  /** `log`: where a socket that stays down (and comes back after) is told; nothing else is logged. */
+  constructor(private readonly url: string, private readonly budget: AnswerBudget, private readonly log?: Logger) {
     this.connect();
   }
 
@@ -98,6 +109,9 @@ export class WsLane {
     ws.on('open', () => {
       this.open = true;
       this.retryMs = RETRY_FIRST_MS;
+      this.failures = 0;
+      if (this.warned) this.log?.info({ node: redactUrl(this.url) }, "the node's WebSocket is open again: light reads go over it");
+      this.warned = false;
       this.sweeper = setInterval(this.sweep, SWEEP_MS);
       this.sweeper.unref();
       for (const fn of this.onOpen.splice(0)) fn();
@@ -106,7 +120,14 @@ export class WsLane {
     // 'error' is always followed by 'close', where the calls in flight fail and the lane tries again.
     ws.on('error', () => {});
     ws.on('close', () => {
+      const wasOpen = this.open;
       this.open = false;
+      if (!this.closed && !this.warned && (wasOpen || ++this.failures >= WARN_AFTER_FAILURES)) {
+        this.warned = true;
+        this.log?.warn({ node: redactUrl(this.url) }, wasOpen
+          ? "the node's WebSocket closed: light reads go by HTTP until it is open again"
+          : "the node's WebSocket cannot be opened: light reads go by HTTP; still trying (upstreams[].ws)");
+      }
       clearInterval(this.sweeper);
       if (this.ws === ws) this.ws = undefined;
       this.dropAll(new GatewayError('UPSTREAM_UNAVAILABLE', { detail: "the node's WebSocket closed" }));

@@ -223,7 +223,7 @@ export class AnvilSupervisor implements Upstream {
       live.add(child);
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { live.delete(child); resolve(code); }));
       // anvil answers WebSocket on its HTTP port: light reads go that way (upstream/ws-lane.ts).
-      const client = new HttpUpstream(`http://127.0.0.1:${port}`, this.answers, undefined, `ws://127.0.0.1:${port}`);
+      const client = new HttpUpstream(`http://127.0.0.1:${port}`, this.answers, undefined, `ws://127.0.0.1:${port}`, this.log);
       const up = await Promise.race([waitAnswers(client, 20_000), exited.then(() => false)]);
       if (up === true) {
         snapshots?.removeLoadFile();
