@@ -51,6 +51,8 @@ export interface UpstreamStatus {
   head: number | undefined;
   lag: number | undefined;
   breaker: string;
+  /** Its WebSocket for light reads (upstreams[].ws, the embedded chain's): open, or down (HTTP meanwhile). */
+  socket?: 'open' | 'down';
   error?: string;
 }
 
@@ -475,9 +477,10 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
       : m.forked ? 'forked' : m.suspect(best) ? 'suspect' : m.lagging(this.lagFrom(), this.policy) ? 'lagging' : 'up';
     const error = state === 'suspect' ? `head ${m.head} is far ahead of the agreed head ${best}; held back until other nodes confirm it`
       : state === 'forked' ? `its blocks are not those a quorum of nodes has (another branch); no calls until it agrees again` : m.lastError;
+    const socket = m.upstream.socketState?.();
     return {
       network: this.network, upstream: m.label, role: m.config.role, state, chainId: m.chainId, head: m.head,
-      lag: m.lag(best), breaker, ...(error ? { error } : {}),
+      lag: m.lag(best), breaker, ...(socket ? { socket } : {}), ...(error ? { error } : {}),
     };
   }
 

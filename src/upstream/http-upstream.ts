@@ -87,7 +87,7 @@ export class HttpUpstream implements Upstream {
   private readonly pool: Pool;
   private readonly path: string;
   /** The node's WebSocket for light reads, when it has one (upstream/ws-lane.ts); HTTP for everything else. */
-  readonly lane: WsLane | undefined;
+  lane: WsLane | undefined;
   private nextId = 1;
 
   /**
@@ -101,7 +101,17 @@ export class HttpUpstream implements Upstream {
     this.label = redactUrl(url);
     this.path = u.pathname + u.search;
     this.pool = new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
-    this.lane = wsUrl === undefined ? undefined : new WsLane(wsUrl, answers, log);
+    if (wsUrl !== undefined) this.openSocket(wsUrl, log);
+  }
+
+  /** Light reads go over the node's WebSocket at `wsUrl` from now on, while it is open (upstream/ws-lane.ts). */
+  openSocket(wsUrl: string, log?: Logger): void {
+    this.lane ??= new WsLane(wsUrl, this.answers, log);
+  }
+
+  /** For `/readyz`: whether the node's WebSocket is open; undefined when it has none. */
+  socketState(): 'open' | 'down' | undefined {
+    return this.lane === undefined ? undefined : this.lane.isOpen ? 'open' : 'down';
   }
 
   /**

@@ -31,6 +31,8 @@ export interface Upstream {
    * request is aborted and the call rejects with the signal's reason (errors/call-aborted.ts).
    */
   call(method: string, params: unknown[], timeoutMs: number, opts?: CallOptions): Promise<UpstreamAnswer>;
+  /** Whether its WebSocket for light reads is open (upstream/ws-lane.ts); undefined when it has none. For `/readyz`. */
+  socketState?(): 'open' | 'down' | undefined;
   close(): Promise<void>;
 }
 

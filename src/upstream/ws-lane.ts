@@ -82,6 +82,10 @@ export class WsLane {
     });
   }
 
+  get isOpen(): boolean {
+    return this.open;
+  }
+
   /** Resolves once the socket is open (at once when it is): what a test waits for, rather than a time. */
   whenOpen(): Promise<void> {
     return this.open ? Promise.resolve() : new Promise((resolve) => this.onOpen.push(resolve));

@@ -318,5 +318,17 @@ describe('JSON-RPC framing and the error catalogue on the wire', () => {
     const body = await ready.json();
     assert.equal(body.checks['network:mainnet'], 'ok');
     assert.match(body.checks['network:deadnet'], /^down/);
+    // The embedded chain's light reads go over its anvil's WebSocket (upstream/ws-lane.ts); nodes by URL without an
+    // upstreams[].ws have none. The socket opens once anvil answers: asked until /readyz says so, for at most 10 s.
+    const socketOf = (b: { upstreams: { network: string; socket?: string }[] }, network: string) => b.upstreams.find((u) => u.network === network)?.socket;
+    let seen = body;
+    for (const until = Date.now() + 10_000; socketOf(seen, 'mainnet') !== 'open' && Date.now() < until;) {
+      await new Promise((r) => setTimeout(r, 100));
+      seen = await (await fetch(`${g.url}/readyz`)).json();
+    }
+    assert.equal(socketOf(seen, 'mainnet'), 'open', JSON.stringify(seen.upstreams));
+    assert.equal(socketOf(seen, 'slownet'), undefined, 'a node by URL without a ws address has no socket');
+    const before = await g.call('eth_blockNumber');
+    assert.match(before, /^0x[0-9a-f]+$/, 'and reads answer with the socket open');
   });
 });

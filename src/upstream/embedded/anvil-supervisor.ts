@@ -222,8 +222,7 @@ export class AnvilSupervisor implements Upstream {
       });
       live.add(child);
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { live.delete(child); resolve(code); }));
-      // anvil answers WebSocket on its HTTP port: light reads go that way (upstream/ws-lane.ts).
-      const client = new HttpUpstream(`http://127.0.0.1:${port}`, this.answers, undefined, `ws://127.0.0.1:${port}`, this.log);
+      const client = new HttpUpstream(`http://127.0.0.1:${port}`, this.answers);
       const up = await Promise.race([waitAnswers(client, 20_000), exited.then(() => false)]);
       if (up === true) {
         snapshots?.removeLoadFile();
@@ -267,6 +266,9 @@ export class AnvilSupervisor implements Upstream {
     }
     this.child = child;
     this.client = client;
+    // anvil answers WebSocket on its HTTP port: its light reads go that way (upstream/ws-lane.ts). Opened now that it
+    // answers, not while it starts, when each try would fail and the retries' waits would grow.
+    client.openSocket(`ws://127.0.0.1:${port}`, this.log);
     const internal = (this.internal = new HttpUpstream(`http://127.0.0.1:${port}`));
     this.upSince = Date.now();
     writePidFile(this.pidFile, { pid: child.pid!, port });
@@ -302,6 +304,11 @@ export class AnvilSupervisor implements Upstream {
   }
 
   /** Stops mining, journals the last blocks, then SIGTERM (SIGKILL after 5 s). */
+  /** Its anvil's WebSocket for light reads; down while anvil is down or restarting. */
+  socketState(): 'open' | 'down' {
+    return this.client?.socketState() ?? 'down';
+  }
+
   async close(): Promise<void> {
     this.stopping = true;
     this.watchdog?.stop();
