@@ -245,7 +245,7 @@ export class HttpUpstream implements Upstream {
   private async sendOne(p: Pending, byHttp = false): Promise<void> {
     if (p.signal?.aborted) return p.reject(p.signal.reason);
     const id = this.takeId();
-    const lane = p.light && !byHttp;
+    const lane = p.light && !byHttp && this.lane !== undefined;
     let got: Answered;
     try {
       got = await this.post(requestJson(id, p.method, p.params), p.timeoutMs, p.signal, lane ? [id] : undefined);
@@ -274,7 +274,8 @@ export class HttpUpstream implements Upstream {
    * calling them singly.
    */
   private async sendBatch(batch: Pending[]): Promise<void> {
-    const lane = batch.every((p) => p.light);
+    // Over the node's WebSocket when it has one and every call is a light read (upstream/ws-lane.ts).
+    const lane = this.lane !== undefined && batch.every((p) => p.light);
     const ids = new Array<number>(batch.length);
     const parts = new Array<string>(batch.length);
     for (let i = 0; i < batch.length; i++) parts[i] = requestJson((ids[i] = this.takeId()), batch[i].method, batch[i].params);

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer'; // the global one is a getter on globalThis, called at each use
 import { setInterval, clearInterval, setTimeout, clearTimeout } from 'node:timers';
 import WebSocket from 'ws';
 import type { Logger } from 'pino';
@@ -19,10 +20,7 @@ const SWEEP_MS = 50;
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 30_000;
 const HANDSHAKE_TIMEOUT_MS = 5_000;
-/**
- * Failed opens in a row before the operator is told (about 8 s of tries): the embedded chain's socket is tried
- * while its anvil is still starting, and a node's restart is a blip, neither worth a warning.
- */
+/** Failed opens in a row before the operator is told (about 8 s of tries): a node's restart is a blip, not worth a warning. */
 const WARN_AFTER_FAILURES = 5;
 
 interface Waiter {
@@ -82,6 +80,7 @@ export class WsLane {
     });
   }
 
+  /** Whether calls go over the socket now (`/readyz`). */
   get isOpen(): boolean {
     return this.open;
   }
@@ -192,8 +191,8 @@ export function garbledOverLane(m: any): boolean {
   return e !== undefined && e !== null && e.code === -32602 && typeof e.message === 'string' && e.message.startsWith('data did not match any variant of untagged enum');
 }
 
-const PREFIX = '{"jsonrpc":"2.0","id":';
-const BATCH_PREFIX = '[{"jsonrpc":"2.0","id":';
+const PREFIX = Buffer.from('{"jsonrpc":"2.0","id":');
+const BATCH_PREFIX = Buffer.from('[{"jsonrpc":"2.0","id":');
 
 /**
  * The id of an answer (of a batch's first answer): read off its first bytes when it starts as anvil, geth and reth
@@ -222,8 +221,6 @@ function firstId(data: Buffer): number | undefined {
 }
 
 /** Where `prefix` ends in `data` when `data` starts with it, else 0. */
-function startsWith(data: Buffer, prefix: string): number {
-  if (data.length <= prefix.length) return 0;
-  for (let i = 0; i < prefix.length; i++) if (data[i] !== prefix.charCodeAt(i)) return 0;
-  return prefix.length;
+function startsWith(data: Buffer, prefix: Buffer): number {
+  return data.length > prefix.length && data.compare(prefix, 0, prefix.length, 0, prefix.length) === 0 ? prefix.length : 0;
 }

@@ -303,12 +303,12 @@ export class AnvilSupervisor implements Upstream {
     });
   }
 
-  /** Stops mining, journals the last blocks, then SIGTERM (SIGKILL after 5 s). */
   /** Its anvil's WebSocket for light reads; down while anvil is down or restarting. */
   socketState(): 'open' | 'down' {
     return this.client?.socketState() ?? 'down';
   }
 
+  /** Stops mining, journals the last blocks, then SIGTERM (SIGKILL after 5 s). */
   async close(): Promise<void> {
     this.stopping = true;
     this.watchdog?.stop();
