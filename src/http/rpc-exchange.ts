@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { redactPath } from '../errors/redact.ts';
+import { writeRawHead } from './raw-head.ts';
 import { answerParts, asGatewayError, responseJson, SMALL_BYTES, type Framed, type Ran, type Refusal } from '../rpc/endpoint.ts';
 
 /** The bucket's decision, for the RateLimit headers. */
@@ -16,6 +17,9 @@ const REQUEST_ID = /^[\w.:-]{1,64}$/;
 const JSON_UTF8 = 'application/json; charset=utf-8';
 /** Response headers a browser lets scripts read (CORS): limits, the request id, the cache outcome. */
 export const EXPOSED_HEADERS = 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, X-Request-Id, X-Cache';
+/** The CORS lines of an answer to any origin, and the content type's, as written in a head made whole (raw-head.ts). */
+const CORS_ANY_LINES = `access-control-allow-origin: *\r\naccess-control-expose-headers: ${EXPOSED_HEADERS}\r\n`;
+const CONTENT_TYPE_LINE = `content-type: ${JSON_UTF8}\r\n`;
 
 /**
  * Ids made here: a random UUID's first four groups, made once per process, and a counter as the last one: as unique
@@ -134,8 +138,20 @@ export class RpcExchange {
   private send(status: number, body: string | Buffer | undefined, cache?: string, d?: RateDecision, retryAfter?: string): void {
     if (this.res.headersSent) return;
     const length = body === undefined ? undefined : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-    this.res.writeHead(status, this.headers(cache, d, retryAfter, length));
+    if (length === undefined || !writeRawHead(this.res, status, this.lines(cache, d, retryAfter, length), !this.keepOpen, this.origin)) {
+      this.res.writeHead(status, this.headers(cache, d, retryAfter, length));
+    }
     this.res.end(body);
+  }
+
+  /** The same headers as `headers`, as the lines of a head made whole (raw-head.ts): one template, nothing to check. */
+  private lines(cache: string | undefined, d: RateDecision | undefined, retryAfter: string | undefined, length: number): string {
+    let h = `x-request-id: ${this.id}\r\n`;
+    h += this.origin ? `access-control-allow-origin: ${this.origin}\r\naccess-control-expose-headers: ${EXPOSED_HEADERS}\r\nvary: Origin\r\n` : CORS_ANY_LINES;
+    if (retryAfter !== undefined) h += `retry-after: ${retryAfter}\r\n`;
+    if (d) h += `ratelimit-limit: ${numberText(d.limit)}\r\nratelimit-remaining: ${d.remaining}\r\nratelimit-reset: ${numberText(d.resetSeconds)}\r\n`;
+    if (cache) h += `x-cache: ${cache}\r\n`;
+    return h + CONTENT_TYPE_LINE + `content-length: ${numberText(length)}\r\n`;
   }
 
   private headers(cache: string | undefined, d: RateDecision | undefined, retryAfter: string | undefined, length: number | undefined): OutgoingHttpHeader[] {
