@@ -66,6 +66,12 @@ const LIGHT = new Set([...METHOD_SPECS.values()]
   .map((s) => s.name));
 const FULL_BLOCKS = new Set(['eth_getBlockByNumber', 'eth_getBlockByHash']);
 const isLight = (method: string, params: unknown[]) => LIGHT.has(method) && !(params[1] === true && FULL_BLOCKS.has(method));
+/**
+ * Calls that run code on the node (eth_call, eth_estimateGas; not traces): over the node's WebSocket when it has one
+ * (CallOptions.socket), never shared. Their answers are mostly small; one over rpc.maxAnswerBytes closes the socket,
+ * its calls are asked again by HTTP, and such calls keep to HTTP for a while (upstream/ws-lane.ts).
+ */
+const OVER_SOCKET = new Set([...METHOD_SPECS.values()].filter((s) => s.gasCapped && !s.name.startsWith('debug_')).map((s) => s.name));
 
 /** A node that already has the transaction: for a broadcast, as good as accepting it. */
 const ALREADY_KNOWN = /already known|known transaction|already imported|transaction already exists/i;
@@ -252,7 +258,8 @@ export class UpstreamPool implements Upstream {
   private sent(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal: CallSignal | undefined): Promise<UpstreamAnswer> {
     m.starting(this.now());
     try {
-      return m.upstream.call(method, params, m.timeoutFor(method, timeoutMs), m.config.shareReads !== false && isLight(method, params) ? { signal, light: true } : signal && { signal });
+      const opts = m.config.shareReads !== false && isLight(method, params) ? { signal, light: true } : OVER_SOCKET.has(method) ? { signal, socket: true } : signal && { signal };
+      return m.upstream.call(method, params, m.timeoutFor(method, timeoutMs), opts);
     } catch (err) {
       return Promise.reject(err);
     }

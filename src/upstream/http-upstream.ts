@@ -9,7 +9,7 @@ import { transportError } from './classify.ts';
 import type { CallSignal } from '../errors/on-abort.ts';
 import { abortedWithAll } from './aborted-with-all.ts';
 import { NodeHttpError, retryAfterMs, type CallOptions, type Upstream, type UpstreamAnswer } from './upstream.ts';
-import { garbledOverLane, WsLane } from './ws-lane.ts';
+import { garbledOverLane, LaneDropped, WsLane } from './ws-lane.ts';
 
 const HEADERS = { 'content-type': 'application/json' };
 /** Calls per upstream batch: well under what nodes accept (geth: 1,000) and what hosted nodes allow (100). */
@@ -25,6 +25,8 @@ interface Pending {
   signal: CallSignal | undefined;
   /** A light read (CallOptions.light): alone in its tick, it may share a node request with other callers'. */
   light: boolean;
+  /** Runs code (CallOptions.socket): over the node's WebSocket when it has one, never shared with other callers'. */
+  socket: boolean;
   resolve: (a: UpstreamAnswer) => void;
   reject: (e: unknown) => void;
 }
@@ -128,6 +130,7 @@ export class HttpUpstream implements Upstream {
   call(method: string, params: unknown[], timeoutMs: number, opts?: CallOptions): Promise<UpstreamAnswer> {
     const signal = opts?.signal;
     const light = opts?.light === true;
+    const socket = opts?.socket === true;
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       // Nothing listens here per call: the request's run answers the caller as soon as the signal aborts (rpc/run.ts),
@@ -137,7 +140,7 @@ export class HttpUpstream implements Upstream {
         this.queue = [];
         queueMicrotask(this.flush);
       }
-      this.queue.push({ method, params, timeoutMs, signal, light, resolve, reject });
+      this.queue.push({ method, params, timeoutMs, signal, light, socket, resolve, reject });
     });
   }
 
@@ -222,10 +225,10 @@ export class HttpUpstream implements Upstream {
    * The answer's text; its bytes stay taken from the budget until the caller gives them back. Light reads (`ids`
    * given) go over the node's WebSocket when it is open, else by HTTP.
    */
-  private post(body: string, timeoutMs: number, signal: CallSignal | undefined, ids?: number[]): Promise<Answered> {
+  private post(body: string, timeoutMs: number, signal: CallSignal | undefined, ids?: number[], runsCode = false): Promise<Answered> {
     this.inFlight++;
     if (ids !== undefined && this.lane !== undefined) {
-      const sent = this.lane.send(body, ids, timeoutMs, signal, this.landed);
+      const sent = this.lane.send(body, ids, timeoutMs, signal, this.landed, runsCode);
       if (sent !== undefined) return sent;
     }
     return postText(this.pool, { path: this.path, method: 'POST', headers: HEADERS, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, this.answers, signal, this.landed);
@@ -241,15 +244,20 @@ export class HttpUpstream implements Upstream {
     return transportError(err);
   }
 
-  /** `byHttp`: not over the node's WebSocket (an answer it garbled, asked again). */
+  /**
+   * `byHttp`: not over the node's WebSocket (an answer it garbled, or a call it lost as it closed, asked again: reads
+   * only go over it, so asking again is safe, and the caller gets an answer, not a 503, from a node that still
+   * answers HTTP).
+   */
   private async sendOne(p: Pending, byHttp = false): Promise<void> {
     if (p.signal?.aborted) return p.reject(p.signal.reason);
     const id = this.takeId();
-    const lane = p.light && !byHttp && this.lane !== undefined;
+    const lane = (p.light || p.socket) && !byHttp && this.lane !== undefined;
     let got: Answered;
     try {
-      got = await this.post(requestJson(id, p.method, p.params), p.timeoutMs, p.signal, lane ? [id] : undefined);
+      got = await this.post(requestJson(id, p.method, p.params), p.timeoutMs, p.signal, lane ? [id] : undefined, p.socket);
     } catch (err) {
+      if (err instanceof LaneDropped && !p.signal?.aborted) return void this.sendOne(p, true);
       return p.reject(p.signal?.aborted ? p.signal.reason : this.refusal(err, p.method));
     }
     try {
@@ -285,9 +293,10 @@ export class HttpUpstream implements Upstream {
       for (const p of batch) if (p.timeoutMs > timeoutMs) timeoutMs = p.timeoutMs;
       got = await this.post(`[${parts.join(',')}]`, timeoutMs, abortedWithAll(batch.map((p) => p.signal)), lane ? ids : undefined);
     } catch (err) {
-      // Their answers together are over the limit (of one answer, or of the budget): each alone may fit.
-      if (err instanceof AnswerTooLarge || err instanceof AnswersBusy) {
-        for (const p of batch) void this.sendOne(p);
+      // Their answers together are over the limit (of one answer, or of the budget): each alone may fit. Lost with
+      // the node's WebSocket: each asked again by HTTP (sendOne).
+      if (err instanceof AnswerTooLarge || err instanceof AnswersBusy || err instanceof LaneDropped) {
+        for (const p of batch) void this.sendOne(p, err instanceof LaneDropped);
         return;
       }
       // No answer at all (down, or too slow): sending the calls again singly would only hammer it.

@@ -19,6 +19,12 @@ export interface CallOptions {
    * own tick (its client's batch).
    */
   light?: boolean;
+  /**
+   * A call that runs code on the node (eth_call, eth_estimateGas): it may go over the node's WebSocket like a light
+   * read (upstream/ws-lane.ts), one frame each way instead of an HTTP request, but is never shared with other
+   * callers' calls (its time is its own). Not traces: their answers are the size the HTTP path cuts off as it streams.
+   */
+  socket?: boolean;
 }
 
 /** A node that answers JSON-RPC calls: a URL, or an embedded anvil. The chain module pools several (chain/upstream-pool.ts). */

@@ -5,7 +5,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { CallAbort } from '../errors/on-abort.ts';
-import { UNBOUNDED_ANSWERS } from '../limits/answer-budget.ts';
+import { AnswerBudget, UNBOUNDED_ANSWERS } from '../limits/answer-budget.ts';
 import { HttpUpstream } from './http-upstream.ts';
 
 /**
@@ -20,10 +20,13 @@ let server: Server;
 let wss: WebSocketServer;
 let sockets: WebSocket[] = [];
 let up: HttpUpstream;
+let port = 0;
 
 type Call = { id: number; method: string; params: unknown[] };
 /** `net_peerCount` is a method this node lacks: over HTTP it says so; over WebSocket it garbles it, as anvil does. */
-const answerOf = (c: Call, ws: boolean) => (c.method !== 'net_peerCount'
+const answerOf = (c: Call, ws: boolean) => (c.method === 'eth_estimateGas'
+  ? { jsonrpc: '2.0', id: c.id, result: 'x'.repeat(4000) } // an answer bigger than the small budget's (below)
+  : c.method !== 'net_peerCount'
   ? { jsonrpc: '2.0', id: c.id, result: `${c.method}:${JSON.stringify(c.params)}` }
   : { jsonrpc: '2.0', id: c.id, error: ws ? { code: -32602, message: 'data did not match any variant of untagged enum EthRpcCall' } : { code: -32601, message: 'Method not found' } });
 const answer = (doc: Call | Call[], ws = false) => JSON.stringify(Array.isArray(doc) ? (reverse ? [...doc].reverse() : doc).map((c) => answerOf(c, ws)) : answerOf(doc, ws));
@@ -40,12 +43,13 @@ before(async () => {
     sockets.push(ws);
     ws.on('message', (data) => {
       wsMessages.push(String(data));
-      if (!quiet) ws.send(answer(JSON.parse(String(data)), true));
+      const doc = JSON.parse(String(data));
+      if (!quiet || doc.method === 'eth_estimateGas') ws.send(answer(doc, true));
     });
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  const port = (server.address() as { port: number }).port;
+  port = (server.address() as { port: number }).port;
   up = new HttpUpstream(`http://127.0.0.1:${port}`, UNBOUNDED_ANSWERS, 4, `ws://127.0.0.1:${port}`);
 });
 after(async () => {
@@ -62,14 +66,31 @@ beforeEach(async () => {
 });
 
 describe("a node's WebSocket lane", () => {
-  test('light reads go over the socket, every other call by HTTP', async () => {
+  test('light reads and calls that run code go over the socket, every other call by HTTP', async () => {
     const a = await up.call('eth_getBalance', ['0xab', 'latest'], 1000, { light: true });
     assert.equal(a.result, 'eth_getBalance:["0xab","latest"]');
     assert.equal(a.raw, '"eth_getBalance:[\\"0xab\\",\\"latest\\"]"', 'the result passes on as the node wrote it');
     assert.deepEqual([wsMessages.length, httpRequests], [1, 0]);
-    const c = await up.call('eth_call', [{ to: '0x01' }, 'latest'], 1000);
+    const c = await up.call('eth_call', [{ to: '0x01' }, 'latest'], 1000, { socket: true });
     assert.equal(c.result, 'eth_call:[{"to":"0x01"},"latest"]');
-    assert.deepEqual([wsMessages.length, httpRequests], [1, 1], 'not a light read: by HTTP');
+    assert.deepEqual([wsMessages.length, httpRequests], [2, 0], 'a call that runs code: over the socket');
+    const t = await up.call('debug_traceCall', [{ to: '0x01' }, 'latest'], 1000);
+    assert.equal(t.result, 'debug_traceCall:[{"to":"0x01"},"latest"]');
+    assert.deepEqual([wsMessages.length, httpRequests], [2, 1], 'anything else: by HTTP');
+  });
+
+  test('calls that run code are never shared: each goes alone, also when made in the same turn as light reads', async () => {
+    const p = up.call('eth_blockNumber', [], 1000, { light: true }); // in flight, so the reads below wait for the turn's end
+    await Promise.resolve();
+    const later = await new Promise((r) => setImmediate(r)).then(() => Promise.all([
+      up.call('eth_getBalance', ['0x1', 'latest'], 1000, { light: true }), up.call('eth_getBalance', ['0x2', 'latest'], 1000, { light: true }),
+    ].concat([1, 2].map(() => new Promise((r) => setImmediate(r)).then(() => up.call('eth_call', [{ to: '0x01' }, 'latest'], 1000, { socket: true }))))));
+    await p;
+    assert.equal(later.length, 4);
+    assert.equal(httpRequests, 0);
+    const calls = wsMessages.filter((m) => m.includes('eth_call'));
+    assert.equal(calls.length, 2, wsMessages.join(' '));
+    assert.ok(calls.every((m) => m.startsWith('{')), `each call alone: ${calls.join(' ')}`);
   });
 
   test("light reads of one turn share one message, their answers matched by id in any order", async () => {
@@ -138,18 +159,40 @@ describe("a node's WebSocket lane", () => {
     }
   });
 
-  test('a dropped socket: its calls fail as unavailable, the next go by HTTP, and the socket comes back', async () => {
+  test('a dropped socket: its calls are asked again by HTTP and answered, the next go by HTTP, and the socket comes back', async () => {
     quiet = true;
     const p = up.call('eth_blockNumber', [], 10_000, { light: true });
     const socket = sockets.at(-1)!;
     await once(socket, 'message');
     socket.terminate();
-    await assert.rejects(p, (e: unknown) => e instanceof GatewayError && e.entry === 'UPSTREAM_UNAVAILABLE');
+    assert.equal((await p).result, 'eth_blockNumber:[]', 'the call lost with the socket, answered by HTTP');
+    assert.equal(httpRequests, 1);
     quiet = false;
     assert.equal((await up.call('eth_chainId', [], 1000, { light: true })).result, 'eth_chainId:[]');
-    assert.equal(httpRequests, 1, 'by HTTP while the socket is down');
+    assert.equal(httpRequests, 2, 'by HTTP while the socket is down');
     await up.lane!.whenOpen();
     await up.call('eth_chainId', [], 1000, { light: true });
-    assert.equal(httpRequests, 1, 'over the socket again once it is back');
+    assert.equal(httpRequests, 2, 'over the socket again once it is back');
+  });
+
+  test('an answer over rpc.maxAnswerBytes on the socket: it fails alone as -32005, the calls waiting are answered by HTTP, and calls that run code keep to HTTP', async () => {
+    const mine = new HttpUpstream(`http://127.0.0.1:${port}`, new AnswerBudget(1000, 100_000), 4, `ws://127.0.0.1:${port}`);
+    try {
+      await mine.lane!.whenOpen();
+      quiet = true; // light reads wait on the socket; the big answer comes at once
+      const waiting = mine.call('eth_blockNumber', [], 10_000, { light: true });
+      while (!wsMessages.some((m) => m.includes('eth_blockNumber'))) await new Promise((r) => setImmediate(r));
+      const big = mine.call('eth_estimateGas', [{ to: '0x01' }], 10_000, { socket: true });
+      await assert.rejects(big, (e: unknown) => e instanceof GatewayError && e.entry === 'ANSWER_TOO_LARGE');
+      assert.equal((await waiting).result, 'eth_blockNumber:[]', 'answered by HTTP, not failed');
+      quiet = false;
+      await mine.lane!.whenOpen();
+      const before = { ws: wsMessages.length, http: httpRequests };
+      await mine.call('eth_call', [{ to: '0x01' }, 'latest'], 1000, { socket: true });
+      await mine.call('eth_chainId', [], 1000, { light: true });
+      assert.deepEqual([wsMessages.length - before.ws, httpRequests - before.http], [1, 1], 'eth_call by HTTP, the light read over the socket again');
+    } finally {
+      await mine.close();
+    }
   });
 });

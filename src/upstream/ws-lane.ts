@@ -1,5 +1,6 @@
 import { Buffer } from 'node:buffer'; // the global one is a getter on globalThis, called at each use
 import { setInterval, clearInterval, setTimeout, clearTimeout } from 'node:timers';
+import type { Socket } from 'node:net';
 import WebSocket from 'ws';
 import type { Logger } from 'pino';
 import type { AnswerBudget } from '../limits/answer-budget.ts';
@@ -22,6 +23,18 @@ const RETRY_MAX_MS = 30_000;
 const HANDSHAKE_TIMEOUT_MS = 5_000;
 /** Failed opens in a row before the operator is told (about 8 s of tries): a node's restart is a blip, not worth a warning. */
 const WARN_AFTER_FAILURES = 5;
+/** After an answer over rpc.maxAnswerBytes closed the socket, how long calls that run code go by HTTP instead. */
+const BIG_ANSWER_REST_MS = 60_000;
+
+/**
+ * A call lost with the socket (it closed while the call waited): the call was a read, so it is sent again by HTTP
+ * (http-upstream.ts) rather than failed; unhandled, it is an unavailable node like any other.
+ */
+export class LaneDropped extends GatewayError {
+  constructor() {
+    super('UPSTREAM_UNAVAILABLE', { detail: "the node's WebSocket closed" });
+  }
+}
 
 interface Waiter {
   ids: number[];
@@ -45,6 +58,9 @@ interface Waiter {
  */
 export class WsLane {
   private ws: WebSocket | undefined;
+  /** The socket under `ws` (its upgrade response's): corked while calls of one turn are written (`send`). */
+  private socket: Socket | undefined;
+  private corked = false;
   private open = false;
   private closed = false;
   /** Calls sent and not yet answered, by each of their ids (a batch's waiter under each of its ids). */
@@ -57,6 +73,12 @@ export class WsLane {
   /** Opens that failed in a row (0 while open), and whether the operator was told the socket is down. */
   private failures = 0;
   private warned = false;
+  /**
+   * Until when calls that run code go by HTTP (Date.now() ms): an answer over rpc.maxAnswerBytes closed the socket
+   * (ws closes on a message over maxPayload), and every call waiting on it had to be sent again. By HTTP such an
+   * answer is cut off as it streams and fails alone (-32005).
+   */
+  private bigUntil = 0;
 
   /** `log`: where a socket that stays down (and comes back after) is told; nothing else is logged. */
   constructor(private readonly url: string, private readonly budget: AnswerBudget, private readonly log?: Logger) {
@@ -68,17 +90,31 @@ export class WsLane {
    * the lane cannot take it now (the caller sends it by HTTP). The answer's bytes are taken from the budget; the
    * caller gives them back once it has parsed them. `settled` is called once, when the call ends either way.
    */
-  send(body: string, ids: number[], timeoutMs: number, signal: CallSignal | undefined, settled: () => void): Promise<LaneAnswer> | undefined {
+  send(body: string, ids: number[], timeoutMs: number, signal: CallSignal | undefined, settled: () => void, runsCode = false): Promise<LaneAnswer> | undefined {
     const ws = this.ws;
     if (!this.open || ws === undefined || this.pending >= MAX_LANE_PENDING || ws.bufferedAmount > MAX_BUFFERED_BYTES) return undefined;
+    if (runsCode && this.bigUntil !== 0 && Date.now() < this.bigUntil) return undefined;
     return new Promise((resolve, reject) => {
       const w: Waiter = { ids, deadline: Date.now() + timeoutMs, resolve, reject, unlisten: undefined, settled };
       for (const id of ids) this.waiting.set(id, w);
       this.pending++;
       if (signal) w.unlisten = signal.onAbort(() => this.end(w, signal.reason));
+      // Under load, the frames of one turn of the event loop leave in one write: each write is a system call, and
+      // on a VM a costly one (a call that runs code goes alone, a frame each). A call with nothing else in flight
+      // (concurrency 1) is written at once: held to the turn's end, it would wait a turn for nothing to join it.
+      if (this.pending > 1 && !this.corked && this.socket !== undefined) {
+        this.corked = true;
+        this.socket.cork();
+        setImmediate(this.uncork);
+      }
       ws.send(body);
     });
   }
+
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.socket?.uncork();
+  };
 
   /** Whether calls go over the socket now (`/readyz`). */
   get isOpen(): boolean {
@@ -109,6 +145,9 @@ export class WsLane {
     // HTTP path's streaming cut-off does (a larger one closes the socket: its calls fail and are retried elsewhere).
     const ws = new WebSocket(this.url, { perMessageDeflate: false, maxPayload: this.budget.maxAnswerBytes, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
     this.ws = ws;
+    ws.once('upgrade', (res) => {
+      this.socket = res.socket;
+    });
     ws.on('open', () => {
       this.open = true;
       this.retryMs = RETRY_FIRST_MS;
@@ -120,8 +159,10 @@ export class WsLane {
       for (const fn of this.onOpen.splice(0)) fn();
     });
     ws.on('message', this.onMessage);
-    // 'error' is always followed by 'close', where the calls in flight fail and the lane tries again.
-    ws.on('error', () => {});
+    // 'error' is always followed by 'close', where the calls in flight are sent again by HTTP and the lane tries again.
+    ws.on('error', (err: Error & { code?: string }) => {
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') this.bigUntil = Date.now() + BIG_ANSWER_REST_MS;
+    });
     ws.on('close', () => {
       const wasOpen = this.open;
       this.open = false;
@@ -132,9 +173,12 @@ export class WsLane {
           : "the node's WebSocket cannot be opened: light reads go by HTTP; still trying (upstreams[].ws)");
       }
       clearInterval(this.sweeper);
-      if (this.ws === ws) this.ws = undefined;
-      this.dropAll(new GatewayError('UPSTREAM_UNAVAILABLE', { detail: "the node's WebSocket closed" }));
+      if (this.ws === ws) {
+        this.ws = undefined;
+        this.socket = undefined;
+      }
       if (this.closed) return;
+      this.dropAll(new LaneDropped());
       this.retryTimer = setTimeout(() => this.connect(), this.retryMs);
       this.retryTimer.unref();
       this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
