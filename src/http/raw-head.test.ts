@@ -68,6 +68,16 @@ describe('a response head made whole (raw-head.ts)', () => {
     assert.equal(told.text.split(BODY).length, 2, 'the pipelined second request is not answered on a closing connection');
   });
 
+  it('answers HTTP/1.0 clients as writeHead does, with and without keep-alive', async () => {
+    const old = (path: string, extra = '') => post(path, extra).replace('HTTP/1.1', 'HTTP/1.0');
+    for (const extra of ['', 'connection: keep-alive\r\n']) {
+      const raw = await exchange(old('/raw', extra), 300);
+      const node = await exchange(old('/node', extra), 300);
+      assert.equal(raw.closed, node.closed, extra);
+      assert.equal(withoutDate(raw.text), withoutDate(node.text));
+    }
+  });
+
   it('says Connection: close after maxRequestsPerSocket as writeHead does', async () => {
     server.maxRequestsPerSocket = 2;
     try {
