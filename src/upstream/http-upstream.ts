@@ -282,8 +282,9 @@ export class HttpUpstream implements Upstream {
    * calling them singly.
    */
   private async sendBatch(batch: Pending[]): Promise<void> {
-    // Over the node's WebSocket when it has one and every call is a light read (upstream/ws-lane.ts).
-    const lane = this.lane !== undefined && batch.every((p) => p.light);
+    // Over the node's WebSocket when it has one and every call may go there (upstream/ws-lane.ts): light reads, and
+    // a client's batch of reads that run code too (its own batch: nothing of another caller's waits with it).
+    const lane = this.lane !== undefined && batch.every((p) => p.light || p.socket);
     const ids = new Array<number>(batch.length);
     const parts = new Array<string>(batch.length);
     for (let i = 0; i < batch.length; i++) parts[i] = requestJson((ids[i] = this.takeId()), batch[i].method, batch[i].params);
@@ -291,7 +292,7 @@ export class HttpUpstream implements Upstream {
     try {
       let timeoutMs = 0;
       for (const p of batch) if (p.timeoutMs > timeoutMs) timeoutMs = p.timeoutMs;
-      got = await this.post(`[${parts.join(',')}]`, timeoutMs, abortedWithAll(batch.map((p) => p.signal)), lane ? ids : undefined);
+      got = await this.post(`[${parts.join(',')}]`, timeoutMs, abortedWithAll(batch.map((p) => p.signal)), lane ? ids : undefined, lane && batch.some((p) => p.socket));
     } catch (err) {
       // Their answers together are over the limit (of one answer, or of the budget): each alone may fit. Lost with
       // the node's WebSocket: each asked again by HTTP (sendOne).

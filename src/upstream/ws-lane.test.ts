@@ -79,6 +79,19 @@ describe("a node's WebSocket lane", () => {
     assert.deepEqual([wsMessages.length, httpRequests], [2, 1], 'anything else: by HTTP');
   });
 
+  test("a client's batch of light reads and calls that run code goes over the socket as one message", async () => {
+    const got = await Promise.all([
+      up.call('eth_getBalance', ['0x1', 'latest'], 1000, { light: true }),
+      up.call('eth_call', [{ to: '0x01' }, 'latest'], 1000, { socket: true }),
+    ]);
+    assert.deepEqual(got.map((a) => a.result), ['eth_getBalance:["0x1","latest"]', 'eth_call:[{"to":"0x01"},"latest"]']);
+    assert.equal(httpRequests, 0);
+    assert.equal(wsMessages.length, 1);
+    assert.ok(wsMessages[0].startsWith('['), wsMessages[0]);
+    await Promise.all([up.call('eth_call', [{ to: '0x01' }, 'latest'], 1000, { socket: true }), up.call('eth_getLogs', [{}], 1000)]);
+    assert.deepEqual([wsMessages.length, httpRequests], [1, 1], 'with a call that may go only by HTTP in it: the batch by HTTP');
+  });
+
   test('calls that run code are never shared: each goes alone, also when made in the same turn as light reads', async () => {
     const p = up.call('eth_blockNumber', [], 1000, { light: true }); // in flight, so the reads below wait for the turn's end
     await Promise.resolve();
