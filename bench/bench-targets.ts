@@ -25,6 +25,11 @@ export class BenchTargets {
     return this.once('floor-headers', () => startFloor(true));
   }
 
+  /** The floor with its head made as Nodegate makes it (bench/floor.ts raw). */
+  floorRaw(): Promise<Target> {
+    return this.once('floor-raw', () => startFloor(false, [], true));
+  }
+
   proxy(): Promise<Target> {
     return this.once('proxy', async () => startBareProxy((await this.anvil()).url));
   }

@@ -4,7 +4,8 @@
  * spell of the machine falls on all of them alike; each figure is the median of the rounds.
  * - a cache hit (eth_blockNumber on Nodegate with its cache) against the floor (bench/floor.ts: node:http answering
  *   from memory) and against anvil: rate, and CPU per request of the target's process; and the floor sending the
- *   headers a cache hit carries (`floor.ts headers`), what those headers cost alone;
+ *   headers a cache hit carries (`floor.ts headers`), what those headers cost alone; and the floor with its head
+ *   made as one string as Nodegate makes it (`floor.ts raw`, src/http/raw-head.ts), what that saves alone;
  * - distinct uncached eth_getBalance and eth_call against anvil;
  * - a batch of 10 against single requests, in items per second;
  * - the median latency Nodegate adds at concurrency 1 (one connection) over anvil;
@@ -33,7 +34,7 @@ const CALL = workload('eth_call (sha256 precompile)');
 const BATCH = workload('batch of 10 reads');
 
 export async function benchHotPath(targets: BenchTargets): Promise<void> {
-  const [anvil, floor, floorHeaders, proxy, wsProxy, nodegate, cached] = [await targets.anvil(), await targets.floor(), await targets.floorWithHeaders(), await targets.proxy(), await targets.wsProxy(), await targets.nodegate(), await targets.nodegateCached()];
+  const [anvil, floor, floorHeaders, floorRaw, proxy, wsProxy, nodegate, cached] = [await targets.anvil(), await targets.floor(), await targets.floorWithHeaders(), await targets.floorRaw(), await targets.proxy(), await targets.wsProxy(), await targets.nodegate(), await targets.nodegateCached()];
   const tmp = mkdtempSync(join(tmpdir(), 'nodegate-hot-'));
   const cells = new Map<string, Cell[]>();
   let offset = Math.floor(Math.random() * 2 ** 40);
@@ -46,6 +47,7 @@ export async function benchHotPath(targets: BenchTargets): Promise<void> {
     for (let r = 0; r < ROUNDS; r++) {
       await cell('floor hit', floor, BLOCK_NUMBER);
       await cell('floor headers hit', floorHeaders, BLOCK_NUMBER);
+      await cell('floor raw hit', floorRaw, BLOCK_NUMBER);
       await cell('anvil blockNumber', anvil, BLOCK_NUMBER);
       await cell('cached hit', cached, BLOCK_NUMBER);
       await cell('anvil balance', anvil, BALANCE);
@@ -76,6 +78,8 @@ export async function benchHotPath(targets: BenchTargets): Promise<void> {
     ['cache hit, CPU µs a request vs the floor', cpu('cached hit').toFixed(0), cpu('floor hit').toFixed(0), x(cpu('cached hit'), cpu('floor hit')), '<= 1.30x'],
     ['  the floor with a cache hit\'s headers, req/s vs the floor', n(rps('floor headers hit')), n(rps('floor hit')), x(rps('floor headers hit'), rps('floor hit')), '(reference)'],
     ['  the floor with a cache hit\'s headers, CPU µs vs the floor', cpu('floor headers hit').toFixed(0), cpu('floor hit').toFixed(0), x(cpu('floor headers hit'), cpu('floor hit')), '(reference)'],
+    ['  the floor, its head made whole as Nodegate makes it, req/s vs the floor', n(rps('floor raw hit')), n(rps('floor hit')), x(rps('floor raw hit'), rps('floor hit')), '(reference)'],
+    ['  the floor, its head made whole as Nodegate makes it, CPU µs vs the floor', cpu('floor raw hit').toFixed(0), cpu('floor hit').toFixed(0), x(cpu('floor raw hit'), cpu('floor hit')), '(reference)'],
     ['cache hit, req/s vs anvil', n(rps('cached hit')), n(rps('anvil blockNumber')), x(rps('cached hit'), rps('anvil blockNumber')), ''],
     ['distinct eth_getBalance, req/s vs anvil', n(rps('nodegate balance')), n(rps('anvil balance')), x(rps('nodegate balance'), rps('anvil balance')), '>= 0.35x'],
     ['  the bare proxy, req/s vs anvil', n(rps('proxy balance')), n(rps('anvil balance')), x(rps('proxy balance'), rps('anvil balance')), '(reference)'],

@@ -51,7 +51,8 @@ export function startBareWsProxy(upstream: string, wrap: string[] = []): Promise
 }
 
 /** bench/floor.ts as a child process: node:http answering from memory (issue 23's floor); with a cache hit's headers. */
-export function startFloor(withHeaders = false, wrap: string[] = []): Promise<Target> {
+export function startFloor(withHeaders = false, wrap: string[] = [], raw = false): Promise<Target> {
+  if (raw) return startScript('floor, head made whole', 'bench/floor.ts', ['raw'], wrap);
   return startScript(withHeaders ? 'floor with headers' : 'floor', 'bench/floor.ts', withHeaders ? ['headers'] : [], wrap);
 }
 
