@@ -227,7 +227,11 @@ export class HttpUpstream implements Upstream {
    */
   private post(body: string, timeoutMs: number, signal: CallSignal | undefined, ids?: number[], runsCode = false): Promise<Answered> {
     this.inFlight++;
-    if (ids !== undefined && this.lane !== undefined) {
+    // A lone surrogate in the params (JSON.stringify writes it as `\udXXX`) makes the node fail to read the whole
+    // message, and it answers with `id: null`: over the socket no call could be matched to that, and the caller would
+    // wait to its time-out (the fuzzer found it). By HTTP the answer is the request's. (A string with a backslash and
+    // `ud` in it also goes by HTTP: rare, and only slower.)
+    if (ids !== undefined && this.lane !== undefined && !body.includes('\\ud')) {
       const sent = this.lane.send(body, ids, timeoutMs, signal, this.landed, runsCode);
       if (sent !== undefined) return sent;
     }

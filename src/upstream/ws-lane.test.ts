@@ -92,6 +92,12 @@ describe("a node's WebSocket lane", () => {
     assert.deepEqual([wsMessages.length, httpRequests], [1, 1], 'with a call that may go only by HTTP in it: the batch by HTTP');
   });
 
+  test('a call whose params hold a lone surrogate goes by HTTP (the node could not read it, and would answer with id null)', async () => {
+    const a = await up.call('eth_call', [{ to: '0x01' }, 'latest', { '0x01': '\ud800' }], 1000, { socket: true });
+    assert.equal(a.result, 'eth_call:[{"to":"0x01"},"latest",{"0x01":"\\ud800"}]');
+    assert.deepEqual([wsMessages.length, httpRequests], [0, 1]);
+  });
+
   test('calls that run code are never shared: each goes alone, also when made in the same turn as light reads', async () => {
     const p = up.call('eth_blockNumber', [], 1000, { light: true }); // in flight, so the reads below wait for the turn's end
     await Promise.resolve();
