@@ -222,8 +222,9 @@ export class HttpUpstream implements Upstream {
   }
 
   /**
-   * The answer's text; its bytes stay taken from the budget until the caller gives them back. Light reads (`ids`
-   * given) go over the node's WebSocket when it is open, else by HTTP.
+   * The answer's text; its bytes stay taken from the budget until the caller gives them back. Light reads and calls
+   * that run code (`ids` given; `runsCode`: the latter among them) go over the node's WebSocket when it is open, else
+   * by HTTP.
    */
   private post(body: string, timeoutMs: number, signal: CallSignal | undefined, ids?: number[], runsCode = false): Promise<Answered> {
     this.inFlight++;

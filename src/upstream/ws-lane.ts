@@ -142,7 +142,7 @@ export class WsLane {
   private connect(): void {
     if (this.closed) return;
     // No compression: answers are small and the socket is on a fast link; maxPayload bounds one answer as the
-    // HTTP path's streaming cut-off does (a larger one closes the socket: its calls fail and are retried elsewhere).
+    // HTTP path's streaming cut-off does (a larger one closes the socket: its calls are asked again by HTTP).
     const ws = new WebSocket(this.url, { perMessageDeflate: false, maxPayload: this.budget.maxAnswerBytes, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
     this.ws = ws;
     ws.once('upgrade', (res) => {
