@@ -17,7 +17,7 @@ const REQUEST_ID = /^[\w.:-]{1,64}$/;
 const JSON_UTF8 = 'application/json; charset=utf-8';
 /** Response headers a browser lets scripts read (CORS): limits, the request id, the cache outcome. */
 export const EXPOSED_HEADERS = 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, X-Request-Id, X-Cache';
-/** The CORS lines of an answer to any origin, and the content type's, as written in a head made whole (raw-head.ts). */
+/** The CORS lines of an answer to any origin, and the content type's (RpcExchange.lines). */
 const CORS_ANY_LINES = `access-control-allow-origin: *\r\naccess-control-expose-headers: ${EXPOSED_HEADERS}\r\n`;
 const CONTENT_TYPE_LINE = `content-type: ${JSON_UTF8}\r\n`;
 
@@ -131,41 +131,46 @@ export class RpcExchange {
     if (held.bytes <= SMALL_BYTES) return this.send(200, `[${parts.join(',')}]`, undefined, this.decision);
     let length = parts.length + 1; // brackets and commas
     for (const p of parts) length += typeof p === 'string' ? Buffer.byteLength(p) : p.length;
-    this.res.writeHead(200, this.headers(undefined, this.decision, undefined, length));
+    this.head(200, length, undefined, this.decision);
     Readable.from(chunks(parts), { objectMode: false }).pipe(this.res);
   }
 
   private send(status: number, body: string | Buffer | undefined, cache?: string, d?: RateDecision, retryAfter?: string): void {
     if (this.res.headersSent) return;
-    const length = body === undefined ? undefined : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-    if (length === undefined || !writeRawHead(this.res, status, this.lines(cache, d, retryAfter, length), !this.keepOpen, this.origin)) {
-      this.res.writeHead(status, this.headers(cache, d, retryAfter, length));
-    }
+    this.head(status, body === undefined ? undefined : typeof body === 'string' ? Buffer.byteLength(body) : body.length, cache, d, retryAfter);
     this.res.end(body);
   }
 
-  /** The same headers as `headers`, as the lines of a head made whole (raw-head.ts): one template, nothing to check. */
-  private lines(cache: string | undefined, d: RateDecision | undefined, retryAfter: string | undefined, length: number): string {
+  /**
+   * The response's head: made whole as one string (raw-head.ts) when it has a body; else, or when raw-head.ts
+   * declines, by writeHead from the same lines, with `Connection: close` when the connection is not kept.
+   */
+  private head(status: number, length: number | undefined, cache?: string, d?: RateDecision, retryAfter?: string): void {
+    const lines = this.lines(cache, d, retryAfter, length);
+    if (length !== undefined && writeRawHead(this.res, status, lines, !this.keepOpen, this.origin)) return;
+    const h: OutgoingHttpHeader[] = [];
+    for (let at = 0; at < lines.length;) {
+      const colon = lines.indexOf(': ', at);
+      const end = lines.indexOf('\r\n', colon);
+      h.push(lines.slice(at, colon), lines.slice(colon + 2, end));
+      at = end + 2;
+    }
+    if (!this.keepOpen) h.push('connection', 'close');
+    this.res.writeHead(status, h);
+  }
+
+  /**
+   * The headers every answer carries, as `name: value\r\n` lines; the rest added as they apply. A key restricted to
+   * origins answers CORS for its own origin only (docs/decisions.md §2). Without the exposed headers a browser hides
+   * the limits from the dapp's scripts: a client there could not honour Retry-After.
+   */
+  private lines(cache: string | undefined, d: RateDecision | undefined, retryAfter: string | undefined, length: number | undefined): string {
     let h = `x-request-id: ${this.id}\r\n`;
     h += this.origin ? `access-control-allow-origin: ${this.origin}\r\naccess-control-expose-headers: ${EXPOSED_HEADERS}\r\nvary: Origin\r\n` : CORS_ANY_LINES;
     if (retryAfter !== undefined) h += `retry-after: ${retryAfter}\r\n`;
     if (d) h += `ratelimit-limit: ${numberText(d.limit)}\r\nratelimit-remaining: ${d.remaining}\r\nratelimit-reset: ${numberText(d.resetSeconds)}\r\n`;
     if (cache) h += `x-cache: ${cache}\r\n`;
-    return h + CONTENT_TYPE_LINE + `content-length: ${numberText(length)}\r\n`;
-  }
-
-  private headers(cache: string | undefined, d: RateDecision | undefined, retryAfter: string | undefined, length: number | undefined): OutgoingHttpHeader[] {
-    // The headers every answer carries, as one literal; the rest pushed as they apply. A key restricted to origins
-    // answers CORS for its own origin only (docs/decisions.md §2). Without the exposed headers a browser hides the
-    // limits from the dapp's scripts: a client there could not honour Retry-After.
-    const h: OutgoingHttpHeader[] = ['x-request-id', this.id, 'access-control-allow-origin', this.origin ?? '*', 'access-control-expose-headers', EXPOSED_HEADERS];
-    if (this.origin) h.push('vary', 'Origin');
-    if (retryAfter !== undefined) h.push('retry-after', retryAfter);
-    if (d) h.push('ratelimit-limit', numberText(d.limit), 'ratelimit-remaining', String(d.remaining), 'ratelimit-reset', numberText(d.resetSeconds));
-    if (cache) h.push('x-cache', cache);
-    if (length !== undefined) h.push('content-type', JSON_UTF8, 'content-length', numberText(length));
-    if (!this.keepOpen) h.push('connection', 'close');
-    return h;
+    return length === undefined ? h : h + CONTENT_TYPE_LINE + `content-length: ${numberText(length)}\r\n`;
   }
 }
 
