@@ -44,6 +44,8 @@ before(async () => {
     ws.on('message', (data) => {
       wsMessages.push(String(data));
       const doc = JSON.parse(String(data));
+      // A message this node cannot read over the socket: its answer has id null, as anvil's to a body it rejects.
+      if (String(data).includes('"unreadable"')) return void ws.send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse error' } }));
       if (!quiet || doc.method === 'eth_estimateGas') ws.send(answer(doc, true));
     });
   });
@@ -96,6 +98,20 @@ describe("a node's WebSocket lane", () => {
     const a = await up.call('eth_call', [{ to: '0x01' }, 'latest', { '0x01': '\ud800' }], 1000, { socket: true });
     assert.equal(a.result, 'eth_call:[{"to":"0x01"},"latest",{"0x01":"\\ud800"}]');
     assert.deepEqual([wsMessages.length, httpRequests], [0, 1]);
+  });
+
+  test('an answer with id null (a call the node could not read): the calls then waiting get their own answers, and the unread one is asked again by HTTP, well before its time-out', async () => {
+    const p = up.call('eth_blockNumber', [], 10_000, { light: true }); // in flight, so the two below share a turn's batch
+    await Promise.resolve();
+    const [a, b] = await Promise.all([
+      new Promise((r) => setImmediate(r)).then(() => up.call('eth_call', [{ to: '0x01' }, 'latest', 'unreadable'], 10_000, { socket: true })),
+      new Promise((r) => setImmediate(r)).then(() => up.call('eth_getBalance', ['0x1', 'latest'], 10_000, { light: true })),
+    ]);
+    assert.equal((await p).result, 'eth_blockNumber:[]');
+    assert.equal(b.result, 'eth_getBalance:["0x1","latest"]');
+    assert.equal(a.result, 'eth_call:[{"to":"0x01"},"latest","unreadable"]', 'the unread call, answered by HTTP');
+    assert.equal(httpRequests, 1, 'only the unread call went by HTTP');
+    assert.ok(wsMessages.some((m) => m.includes('unreadable')), 'it was sent over the socket first');
   });
 
   test('calls that run code are never shared: each goes alone, also when made in the same turn as light reads', async () => {

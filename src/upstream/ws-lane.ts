@@ -25,14 +25,19 @@ const HANDSHAKE_TIMEOUT_MS = 5_000;
 const WARN_AFTER_FAILURES = 5;
 /** After an answer over rpc.maxAnswerBytes closed the socket, how long calls that run code go by HTTP instead. */
 const BIG_ANSWER_REST_MS = 60_000;
+/**
+ * After an answer with id null (the node could not read one of the calls waiting, so cannot say which), how long
+ * the calls then waiting have to get their own answers before they are asked again by HTTP.
+ */
+const UNNAMED_GRACE_MS = 100;
 
 /**
  * A call lost with the socket (it closed while the call waited): the call was a read, so it is sent again by HTTP
  * (http-upstream.ts) rather than failed; unhandled, it is an unavailable node like any other.
  */
 export class LaneDropped extends GatewayError {
-  constructor() {
-    super('UPSTREAM_UNAVAILABLE', { detail: "the node's WebSocket closed" });
+  constructor(detail = "the node's WebSocket closed") {
+    super('UPSTREAM_UNAVAILABLE', { detail });
   }
 }
 
@@ -43,6 +48,8 @@ interface Waiter {
   reject: (e: unknown) => void;
   unlisten: (() => void) | undefined;
   settled: () => void;
+  /** When an answer with id null came while this call waited: the time (ms) past which it is asked again by HTTP. */
+  unnamedBy: number;
 }
 
 /**
@@ -95,7 +102,7 @@ export class WsLane {
     if (!this.open || ws === undefined || this.pending >= MAX_LANE_PENDING || ws.bufferedAmount > MAX_BUFFERED_BYTES) return undefined;
     if (runsCode && this.bigUntil !== 0 && Date.now() < this.bigUntil) return undefined;
     return new Promise((resolve, reject) => {
-      const w: Waiter = { ids, deadline: Date.now() + timeoutMs, resolve, reject, unlisten: undefined, settled };
+      const w: Waiter = { ids, deadline: Date.now() + timeoutMs, resolve, reject, unlisten: undefined, settled, unnamedBy: 0 };
       for (const id of ids) this.waiting.set(id, w);
       this.pending++;
       if (signal) w.unlisten = signal.onAbort(() => this.end(w, signal.reason));
@@ -188,6 +195,7 @@ export class WsLane {
   private readonly onMessage = (data: Buffer, isBinary: boolean): void => {
     if (isBinary) return;
     const id = firstId(data);
+    if (id === null) return this.unnamed();
     const w = id === undefined ? undefined : this.waiting.get(id);
     if (w === undefined) return; // a late answer to a call that timed out or was aborted, or a notification
     const bytes = data.length;
@@ -196,12 +204,27 @@ export class WsLane {
     w.resolve({ text: data.toString('utf8'), bytes });
   };
 
-  /** Ends the calls whose time-out has passed, as undici's headers time-out does on the HTTP path. */
+  /**
+   * An answer with id null: the node could not read one of the messages it was sent (anvil answers so a body it
+   * cannot decode, e.g. one whose JSON it rejects) and cannot say which. Every call then waiting is given a short
+   * grace for its own answer; those still waiting after it are asked again by HTTP (they are all reads), rather than
+   * left to their time-out.
+   */
+  private unnamed(): void {
+    const by = Date.now() + UNNAMED_GRACE_MS;
+    for (const w of this.waiting.values()) if (w.unnamedBy === 0) w.unnamedBy = by;
+  }
+
+  /**
+   * Ends the calls whose time-out has passed, as undici's headers time-out does on the HTTP path, and sends by HTTP
+   * those an answer with id null may have been for (`unnamed`).
+   */
   private readonly sweep = (): void => {
     if (this.pending === 0) return;
     const now = Date.now();
     for (const w of this.waiting.values()) {
       if (w.deadline <= now) this.end(w, new GatewayError('UPSTREAM_TIMEOUT', { detail: 'no answer over the WebSocket in time' }));
+      else if (w.unnamedBy !== 0 && w.unnamedBy <= now) this.end(w, new LaneDropped('the node could not read a call sent over its WebSocket'));
     }
   };
 
@@ -241,9 +264,10 @@ const BATCH_PREFIX = Buffer.from('[{"jsonrpc":"2.0","id":');
 /**
  * The id of an answer (of a batch's first answer): read off its first bytes when it starts as anvil, geth and reth
  * write it, else from the parsed text. Any id found only names the waiting call; the call's own check of the answer
- * (its id, its JSON) is done by the caller, as for an HTTP answer.
+ * (its id, its JSON) is done by the caller, as for an HTTP answer. null: an answer with id null (a message the node
+ * could not read); undefined: no id the lane could have sent.
  */
-function firstId(data: Buffer): number | undefined {
+function firstId(data: Buffer): number | null | undefined {
   const at = data[0] === 0x5b /* [ */ ? startsWith(data, BATCH_PREFIX) : startsWith(data, PREFIX);
   if (at > 0) {
     let n = 0;
@@ -258,7 +282,7 @@ function firstId(data: Buffer): number | undefined {
   try {
     const msg = JSON.parse(data.toString('utf8'));
     const id = Array.isArray(msg) ? msg[0]?.id : msg?.id;
-    return typeof id === 'number' ? id : undefined;
+    return typeof id === 'number' ? id : id === null && !Array.isArray(msg) ? null : undefined;
   } catch {
     return undefined;
   }
