@@ -96,4 +96,12 @@ export async function benchHotPath(targets: BenchTargets): Promise<void> {
     ['  the bare proxy over one WebSocket at concurrency 1', n(p50('ws proxy c1')), n(p50('anvil c1')), `+${n(p50('ws proxy c1') - p50('anvil c1'))} µs`, '(reference)'],
   ]);
   console.log('CPU µs: CPU time of the target process per request (/proc); Nodegate: uncached (cache off) but for the cache-hit rows.');
+  // Each round's own ratio (its two cells minutes apart at most), so that a median near the bar can be read with
+  // its spread: one slow spell in one round shows here, and moves the median less.
+  const each = (a: string, b: string, f: (c: Cell) => number | undefined, k = 1) =>
+    cells.get(a)!.map((c, i) => ((f(c) ?? NaN) * k / (f(cells.get(b)![i]) ?? NaN)).toFixed(2)).join(' ');
+  console.log('round by round:');
+  console.log(`  cache hit vs the floor: rate ${each('cached hit', 'floor hit', (c) => c.rps)}; CPU ${each('cached hit', 'floor hit', (c) => c.cpuUs)}`);
+  console.log(`  distinct eth_getBalance vs anvil ${each('nodegate balance', 'anvil balance', (c) => c.rps)}; eth_call ${each('nodegate call', 'anvil call', (c) => c.rps)}; batch ${each('nodegate batch', 'nodegate balance', (c) => c.rps, 10)}`);
+  console.log(`  added p50 at concurrency 1, µs: ${cells.get('nodegate c1')!.map((c, i) => Math.round(c.p50 - cells.get('anvil c1')![i].p50)).join(' ')}`);
 }
