@@ -231,7 +231,9 @@ export class HttpUpstream implements Upstream {
     // A lone surrogate in the params (JSON.stringify writes it as `\udXXX`) makes the node fail to read the whole
     // message, and it answers with `id: null`: over the socket no call could be matched to that, and the caller would
     // wait to its time-out (the fuzzer found it). By HTTP the answer is the request's. (A string with a backslash and
-    // `ud` in it also goes by HTTP: rare, and only slower.)
+    // `ud` in it also goes by HTTP: rare, and only slower.) The lane copes with any id-null answer (ws-lane.ts
+    // `unnamed`), but by sending every call then waiting again by HTTP after a grace: kept off the socket, a caller
+    // who can write a lone surrogate at will cannot make other callers' calls run twice.
     if (ids !== undefined && this.lane !== undefined && !body.includes('\\ud')) {
       const sent = this.lane.send(body, ids, timeoutMs, signal, this.landed, runsCode);
       if (sent !== undefined) return sent;
