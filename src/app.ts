@@ -70,12 +70,16 @@ export interface Gateway {
  * What a worker of `nodegate start --workers N` shares with the others through the primary (workers/): used instead
  * of this process's memory (or Redis), and the embedded chains the primary runs, by URL.
  */
+/** An embedded chain as a worker reaches it: the primary's chain server's URL for it, and the headers it asks. */
+export interface EmbeddedAt { url: string; headers: Readonly<Record<string, string>> }
+
 export interface WorkerShare {
   filters: FilterStore;
   heads: HeadsHub;
   rateLimiter: OpenedRateLimiter;
   loginBackoff: LoginBackoffShare;
-  embeddedAt(network: string): string;
+  /** Where the primary serves an embedded chain, and the headers its chain server asks of each call (its secret). */
+  embeddedAt(network: string): EmbeddedAt;
 }
 
 /** Logs never hold a key: URLs are redacted by the serializer, and known secret fields by pino's redaction. */

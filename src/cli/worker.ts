@@ -1,6 +1,7 @@
 import { createLogger, startGateway } from '../app.ts';
 import type { BootstrapSecrets } from '../accounts/bootstrap.ts';
 import { banner } from './banner.ts';
+import { chainAuthorization } from '../workers/chain-secret.ts';
 import { PrimaryClient, type Channel } from '../workers/ipc.ts';
 import type { WorkerStart } from '../workers/primary.ts';
 import { RemoteFilterStore, RemoteHeads, RemoteLoginBackoff, RemoteRateLimiter } from '../workers/remote-state.ts';
@@ -22,7 +23,7 @@ async function main(): Promise<void> {
       heads: new RemoteHeads(primary),
       rateLimiter: new RemoteRateLimiter(primary, (msg) => log.warn(msg)),
       loginBackoff: new RemoteLoginBackoff(primary),
-      embeddedAt: (network) => `${start.chains}/chain/${encodeURIComponent(network)}`,
+      embeddedAt: (network) => ({ url: `${start.chains}/chain/${encodeURIComponent(network)}`, headers: { authorization: chainAuthorization(start.chainSecret) } }),
     },
   });
   // The primary's embedded chain restarted from its journal: what this worker learnt of it no longer holds.

@@ -49,7 +49,7 @@ export class Networks {
    * the URL at which the primary serves an embedded chain (workers/chain-server.ts): the primary runs the anvils and
    * their journals, and the workers reach them there instead of starting their own.
    */
-  constructor(config: Readonly<Config>, log: Logger, readonly filters: Filters, cluster?: HeadsHub, embeddedAt?: (network: string) => string) {
+  constructor(config: Readonly<Config>, log: Logger, readonly filters: Filters, cluster?: HeadsHub, embeddedAt?: (network: string) => { url: string; headers: Readonly<Record<string, string>> }) {
     // One budget for the answers of every network: it bounds the process's memory, which they share.
     const budget = new AnswerBudget(config.rpc.maxAnswerBytes, config.rpc.maxAnswerBytesInFlight);
     const answers = config.cache.enabled ? new ResponseCache(config.cache.maxBytes, Object.keys(config.networks).length) : undefined;
@@ -59,7 +59,10 @@ export class Networks {
       let supervisor: AnvilSupervisor | undefined;
       const members = net.upstreams.map((u, i) => {
         if (u.url !== 'embedded') return new UpstreamMember(new HttpUpstream(u.url, budget, undefined, u.ws, nlog), u, i);
-        if (embeddedAt) return new UpstreamMember(new HttpUpstream(embeddedAt(name), budget), u, i);
+        if (embeddedAt) {
+          const at = embeddedAt(name);
+          return new UpstreamMember(new HttpUpstream(at.url, budget, undefined, undefined, undefined, at.headers), u, i);
+        }
         supervisor = new AnvilSupervisor(name, net.chainId, config.embedded, config.dataDir, log, budget);
         this.embedded.push(supervisor);
         return new UpstreamMember(supervisor, u, i);

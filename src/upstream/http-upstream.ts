@@ -88,6 +88,7 @@ export class HttpUpstream implements Upstream {
   readonly label: string;
   private readonly pool: Pool;
   private readonly path: string;
+  private readonly headers: Readonly<Record<string, string>>;
   /** The node's WebSocket for light reads, when it has one (upstream/ws-lane.ts); HTTP for everything else. */
   lane: WsLane | undefined;
   private nextId = 1;
@@ -97,9 +98,11 @@ export class HttpUpstream implements Upstream {
    * (rpc.maxAnswerBytesInFlight); an answer past either is cut off as it streams, so that no node (nor callers
    * asking a node for 400 MB traces) can make the gateway hold it. `wsUrl`: the node's WebSocket address, when it
    * has one: its light reads go that way while the socket is open (upstream/ws-lane.ts); `log` hears when it stays down.
+   * `headers`: sent with every request besides the content type (a worker's secret for its primary's chain server).
    */
-  constructor(readonly url: string, private readonly answers: AnswerBudget = UNBOUNDED_ANSWERS, connections = 64, wsUrl?: string, log?: Logger) {
+  constructor(readonly url: string, private readonly answers: AnswerBudget = UNBOUNDED_ANSWERS, connections = 64, wsUrl?: string, log?: Logger, headers?: Readonly<Record<string, string>>) {
     const u = new URL(url);
+    this.headers = headers === undefined ? HEADERS : { ...HEADERS, ...headers };
     this.label = redactUrl(url);
     this.path = u.pathname + u.search;
     this.pool = new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
@@ -238,7 +241,7 @@ export class HttpUpstream implements Upstream {
       const sent = this.lane.send(body, ids, timeoutMs, signal, this.landed, runsCode);
       if (sent !== undefined) return sent;
     }
-    return postText(this.pool, { path: this.path, method: 'POST', headers: HEADERS, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, this.answers, signal, this.landed);
+    return postText(this.pool, { path: this.path, method: 'POST', headers: this.headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, this.answers, signal, this.landed);
   }
 
   private readonly landed = (): void => {

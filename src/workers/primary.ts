@@ -14,6 +14,9 @@ import { MemoryFilterStore } from '../filters/memory-filter-store.ts';
 import { Networks } from '../networks/networks.ts';
 import { openStore } from '../store/open-store.ts';
 import { ChainServer } from './chain-server.ts';
+import { newChainSecret } from './chain-secret.ts';
+import { keepServingOnFaults } from './primary-faults.ts';
+import { RestartDelay } from './restart-delay.ts';
 import { PrimaryServer, type IpcMessage } from './ipc.ts';
 import { PrimaryState } from './primary-state.ts';
 
@@ -27,6 +30,8 @@ export interface WorkerStart {
   config: Readonly<Config>;
   /** Base URL of the primary's embedded chains (chain-server.ts). */
   chains: string;
+  /** The secret the chain server asks of every call (chain-secret.ts): this start's, told over IPC only. */
+  chainSecret: string;
   index: number;
   workers: number;
 }
@@ -40,6 +45,7 @@ export interface WorkerStart {
  * Each worker is a whole gateway on the shared port (node's cluster module hands it connections).
  */
 export async function runPrimary(config: Readonly<Config>, log: Logger): Promise<number> {
+  const unlisten = keepServingOnFaults(process, log);
   const n = workerCount(config);
   const store = await openStore(config);
   let secrets: BootstrapSecrets;
@@ -69,7 +75,8 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
       broadcast('reset', s.network);
     };
   }
-  const chains = new ChainServer((name) => networks.embeddedUpstream(name), { timeoutMs: config.rpc.debugTimeoutMs, maxBodyBytes: 64 * 1024 * 1024 });
+  const chainSecret = newChainSecret();
+  const chains = new ChainServer((name) => networks.embeddedUpstream(name), { timeoutMs: config.rpc.debugTimeoutMs, maxBodyBytes: 64 * 1024 * 1024, secret: chainSecret, log });
   await networks.start();
   const chainsUrl = await chains.listen();
 
@@ -78,7 +85,7 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
   const ready = new Set<number>();
   const byIndex = new Map<number, Worker>();
   server.offer('primary', {
-    start: (_args, id) => ({ config, chains: chainsUrl, index: indexOf(id), workers: n } satisfies WorkerStart),
+    start: (_args, id) => ({ config, chains: chainsUrl, chainSecret, index: indexOf(id), workers: n } satisfies WorkerStart),
     ready: (_args, id) => {
       ready.add(indexOf(id));
       // The banner once every worker listens (a client told the URL finds each of them serving), with the secrets.
@@ -96,9 +103,10 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
   // Run from TypeScript through tsx's API (bin/nodegate.mjs): the workers need the loader on their command line.
   const tsx = exec.endsWith('.ts') && !process.execArgv.some((a) => a.includes('tsx')) ? ['--import', 'tsx'] : [];
   cluster.setupPrimary({ exec, execArgv: [...process.execArgv, ...tsx], args: [] });
-  const restarts = new Map<number, number>();
+  const restarts = new RestartDelay();
   const fork = (index: number) => {
     const w = cluster.fork({ NODEGATE_WORKER_INDEX: String(index) });
+    restarts.started(index);
     workers.set(w.id, w);
     byIndex.set(index, w);
     w.on('message', (m: unknown) => server.handle(m, w.id, (r) => { if (w.isConnected()) w.send(r); }));
@@ -106,15 +114,13 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
       workers.delete(w.id);
       if (stopping) return;
       // A worker that died is started again (its requests in flight are lost, as with any crashed instance).
-      const k = restarts.get(index) ?? 0;
-      restarts.set(index, k + 1);
-      const delay = Math.min(250 * 2 ** k, 5000);
+      const delay = restarts.exited(index);
       log.error({ worker: index, code, signal, retryInMs: delay }, 'worker exited; starting it again');
       setTimeout(() => { if (!stopping) fork(index); }, delay).unref();
     });
   };
   for (let i = 0; i < n; i++) fork(i);
-  log.info({ workers: n, chains: networks.supervisors.length }, 'primary started its workers');
+  log.info({ workers: n, chains: networks.supervisors.length, chainServer: chainsUrl }, 'primary started its workers');
 
   return new Promise((resolve) => {
     const stop = async (signal: string) => {
@@ -138,6 +144,7 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
         await networks.close();
         await state.close();
         clearTimeout(force);
+        unlisten();
         resolve(0);
       } catch (err) {
         log.error({ err }, 'shutdown failed');
