@@ -149,7 +149,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   const fast = createRpcHttp({ config, log, rpc, listening: () => app.server.listening });
   registerRpcRoutes(app, fast.handle);
   rpcHttp = fast;
-  void app.register(async (scope) => registerWsRoutes(scope, rpc, config, RPC_URLS, deps.networks.subscriptions.stats));
+  void app.register(async (scope) => registerWsRoutes(scope, rpc, config, RPC_URLS, deps.networks.subscriptions));
   registerHealthRoutes(app, deps);
   registerApi(app, deps);
   if (deps.metrics) registerMetricsRoute(app, deps.metrics, config.metrics.allow);

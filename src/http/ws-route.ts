@@ -3,7 +3,7 @@ import type { WebSocket } from 'ws';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Admitted, createRpcEndpoint } from '../rpc/endpoint.ts';
-import type { DropReason, Kind, SocketStats, SubscriptionSession } from '../subscriptions/subscriptions.ts';
+import { endSubscriptions, type DropReason, type Kind, type Subscriptions, type SubscriptionSession } from '../subscriptions/subscriptions.ts';
 import { networkAndKey, type Params } from './rpc-route.ts';
 import { sendError } from './send-error.ts';
 
@@ -31,9 +31,12 @@ const KEY_RECHECK_MS = 1000;
  * (past it the socket is closed, 1008), messages per second (past ws.messagesPerSecond and its burst a message is
  * answered -32005 unread; a socket that keeps sending as fast again is closed, 1008), subscriptions per socket (and,
  * in the subscription methods, per key and account by the plan), a ping for idle sockets. Each notification
- * delivered costs its kind's compute units (ws.*EventUnits), counted against the account's monthly quota.
+ * delivered costs its kind's compute units (ws.*EventUnits), charged to the account's monthly quota as a call is:
+ * one the month cannot pay for is not sent, and the socket is closed (1008, `quota_spent`) with its subscriptions.
+ * The key is read again every second; a plan that changed under it applies to the live subscriptions then.
  */
-export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Readonly<Config>, urls: readonly string[], stats: SocketStats) {
+export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Readonly<Config>, urls: readonly string[], subscriptions: Pick<Subscriptions, 'stats' | 'enforcePlan'>) {
+  const stats = subscriptions.stats;
   const { maxInFlightPerSocket, maxBufferedBytes, maxSubscriptionsPerSocket, pingIntervalMs } = config.ws;
   const eventUnits: Record<Kind, number> = {
     newHeads: config.ws.newHeadsEventUnits, logs: config.ws.logsEventUnits, newPendingTransactions: config.ws.pendingTransactionEventUnits,
@@ -60,9 +63,15 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       closed: false,
       notify: (text, kind) => {
         if (socket.readyState !== socket.OPEN) return;
-        if (key) rpc.spend(key, eventUnits[kind], networkName);
+        if (key && !rpc.spend(key, eventUnits[kind], networkName)) {
+          // A client told by a close reconnects; its upgrade is then refused 429 (window: month) until the month
+          // turns or the plan grows, which it reads as it reads any call refused for the quota.
+          endSubscriptions(subs);
+          return drop('quota_spent', `monthly quota of ${key.plan.cuPerMonth} compute units spent (plan ${key.plan.name})`);
+        }
         send(text);
       },
+      end: (reason, text) => drop(reason, text),
     };
     let inFlight = 0;
     let alive = true;
@@ -129,8 +138,15 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     // account suspended, closes its sockets within about keyCacheTtlMs + 1 s, not only at their next message.
     const recheck = setInterval(() => {
       void Promise.resolve(rpc.admit(arrival(req, 0), { charge: false })).then((a) => {
-        if ('network' in a) key = a.key;
-        else if (a.refused.status === 401 || a.refused.status === 403) drop('key_refused', a.refused.message);
+        if ('network' in a) {
+          const before = key?.plan;
+          key = a.key;
+          // The account's plan changed (its caps, or another plan): what it holds now is held to the new caps,
+          // newest first, across its sockets on this instance (the first of its sockets to see the change does it).
+          if (before && (before.subscriptionsPerKey !== a.key.plan.subscriptionsPerKey || before.subscriptionsPerAccount !== a.key.plan.subscriptionsPerAccount)) {
+            subscriptions.enforcePlan(a.key.account.id, a.key.plan);
+          }
+        } else if (a.refused.status === 401 || a.refused.status === 403) drop('key_refused', a.refused.message);
       });
     }, KEY_RECHECK_MS);
     recheck.unref();

@@ -110,13 +110,18 @@ export class Limits {
   }
 
   /**
-   * Work already done for the key that no request paid for (a notification delivered to its socket: issue 20),
-   * counted against the account's monthly quota and never refused: the event exists already. The per-second bucket
-   * is not charged, since a bucket refuses rather than goes into debt; an account whose events spent its quota has
-   * its next calls refused (429, `window: month`), over HTTP and over its sockets alike.
+   * A notification about to be delivered to the key's socket, charged to the account's monthly quota as a call is:
+   * true and counted when it fits what is left of the month (on the plan the key holds now), false and nothing
+   * counted when the month is spent (the transport then ends the account's subscriptions on that socket). The
+   * per-second bucket is not charged: the event exists already, and a bucket would refuse a burst of them rather
+   * than pace it. An account's first usage read still under way lets the notification through (it is counted).
    */
-  spend(k: KeyContext, units: number): void {
-    if (units > 0) this.quota.add(k.account.id, units);
+  spend(k: KeyContext, units: number): boolean {
+    if (units <= 0) return true;
+    const used = this.quota.usedBy(k.account.id);
+    if (typeof used === 'number' && used + units > k.plan.cuPerMonth) return false;
+    this.quota.add(k.account.id, units);
+    return true;
   }
 
   /**

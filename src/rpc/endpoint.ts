@@ -43,13 +43,15 @@ export function createRpcEndpoint(deps: Omit<EndpointDeps, 'guard' | 'responses'
     /** A request's deadline (rpc.requestTimeoutMs); the transport says when its caller is gone. */
     deadline: () => new RequestDeadline(requestTimeoutMs),
     /**
-     * Work done for a key that no request paid for (a notification delivered to its socket on `network`): counted
-     * against its account's monthly quota, never refused (Limits.spend), and in its usage as `eth_subscription`.
+     * A notification for the key's socket on `network`, charged to its account's monthly quota as a call is
+     * (Limits.spend) and counted in its usage as `eth_subscription`: false, and nothing counted, when the month is
+     * spent and it must not be delivered.
      */
-    spend: (key: Admitted['key'], units: number, network: string) => {
-      deps.limits?.spend(key, units);
+    spend: (key: Admitted['key'], units: number, network: string): boolean => {
+      if (deps.limits && !deps.limits.spend(key, units)) return false;
       deps.usage?.notified(key.account.id, key.key.id, network, units);
       deps.keys.used(key.key.id);
+      return true;
     },
     /** A known key's message refused by its transport (a socket's message rate): counted in its usage (issue 22). */
     refused: (key: Admitted['key'], network: string, code: number) => deps.usage?.refused(key.account.id, key.key.id, network, code),

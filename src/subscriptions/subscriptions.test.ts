@@ -11,7 +11,7 @@ const context = (session: SubscriptionSession): SubscriptionContext =>
   ({ network: { name: 'mainnet', chain }, key: { key: { id: 'k1' }, account: { id: 'a1' }, plan }, session }) as SubscriptionContext;
 /** The pipeline's next stage: never reached by the subscription methods (they answer themselves). */
 const next = () => { throw new Error('not reached'); };
-const session = (): SubscriptionSession => ({ notify: () => {}, subscriptions: new Map(), maxSubscriptions: 10, closed: false });
+const session = (): SubscriptionSession => ({ notify: () => {}, subscriptions: new Map(), maxSubscriptions: 10, closed: false, end: () => {} });
 
 test('an eth_subscribe reaching a socket that has closed is refused and takes no slot of its key or account', async () => {
   const subs = new Subscriptions();

@@ -4,6 +4,7 @@ import type { BlockRef, ReorgChange } from '../chain/chain-window.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { LocalMethod } from '../filters/filters.ts';
 import { logMatches, parseLogFilter, type LogFilter, type Log } from './log-match.ts';
+import { SubscriptionSlots, type SubscriptionCaps } from './subscription-slots.ts';
 
 /**
  * What a transport gives the subscription methods: a way to send a notification, and the subscriptions it holds
@@ -19,13 +20,15 @@ export interface SubscriptionSession {
   readonly maxSubscriptions: number;
   /** Set once the socket has closed (its subscriptions ended): a subscription still being made must not be kept. */
   closed: boolean;
+  /** Closes the socket for a policy (its subscriptions already ended), `text` saying why. */
+  end(reason: DropReason, text: string): void;
 }
 
 /** The context a subscription method gets from the pipeline's `local` stage (a Call has these). */
 export interface SubscriptionContext {
   network: { name: string; chain: Chain };
   /** The caller's key, account and plan (the plan caps subscriptions per key and per account). */
-  key: { key: { id: string }; account: { id: string }; plan: { name: string; subscriptionsPerKey: number; subscriptionsPerAccount: number } };
+  key: { key: { id: string }; account: { id: string }; plan: SubscriptionCaps };
   session?: SubscriptionSession;
 }
 
@@ -33,9 +36,10 @@ export type Kind = 'newHeads' | 'logs' | 'newPendingTransactions';
 
 /**
  * Why the gateway closed a socket: its client did not read (ws.maxBufferedBytes), kept sending past the message
- * rate (ws.messagesPerSecond), its key stopped being good, or it did not answer a ping.
+ * rate (ws.messagesPerSecond), its key stopped being good, it did not answer a ping, its account's monthly quota
+ * is spent (at its next notification), or it held a subscription past its plan's caps after the plan changed.
  */
-export type DropReason = 'not_reading' | 'message_flood' | 'key_refused' | 'ping_timeout';
+export type DropReason = 'not_reading' | 'message_flood' | 'key_refused' | 'ping_timeout' | 'quota_spent' | 'plan_limit';
 
 /** What /metrics shows of sockets and subscriptions (the transport counts sockets and drops, the feeds events). */
 export interface SocketStats {
@@ -168,16 +172,12 @@ export class Subscriptions {
   readonly stats: SocketStats = {
     sockets: 0,
     notifications: { newHeads: 0, logs: 0, newPendingTransactions: 0 },
-    dropped: { not_reading: 0, message_flood: 0, key_refused: 0, ping_timeout: 0 },
+    dropped: { not_reading: 0, message_flood: 0, key_refused: 0, ping_timeout: 0, quota_spent: 0, plan_limit: 0 },
     messagesRefused: 0,
     subscriptionsRefused: { socket: 0, key: 0, account: 0 },
   };
-  /**
-   * Live subscriptions by key id and by account id, on this instance (each socket lives on one instance). An entry
-   * exists only while its count is above 0, so these hold no more than the live subscriptions.
-   */
-  private readonly perKey = new Map<string, number>();
-  private readonly perAccount = new Map<string, number>();
+  /** Live subscriptions by key and by account, on this instance (each socket lives on one instance). */
+  private readonly slots = new SubscriptionSlots<SubscriptionSession>();
 
   /** Subscriptions now, by kind (for /metrics). */
   counts(): Record<string, number> {
@@ -214,13 +214,11 @@ export class Subscriptions {
     // The plan's caps, counted on this instance: checked and taken before any await, so two sockets of one
     // account subscribing at once cannot both take the last slot.
     const { key: { id: keyId }, account: { id: accountId }, plan } = ctx.key;
-    if ((this.perKey.get(keyId) ?? 0) >= plan.subscriptionsPerKey) {
-      this.stats.subscriptionsRefused.key++;
-      throw new GatewayError('SUBSCRIPTION_PLAN_LIMIT', { scope: 'key', limit: plan.subscriptionsPerKey, plan: plan.name });
-    }
-    if ((this.perAccount.get(accountId) ?? 0) >= plan.subscriptionsPerAccount) {
-      this.stats.subscriptionsRefused.account++;
-      throw new GatewayError('SUBSCRIPTION_PLAN_LIMIT', { scope: 'account', limit: plan.subscriptionsPerAccount, plan: plan.name });
+    const scope = this.slots.refusal(keyId, accountId, plan);
+    if (scope) {
+      this.stats.subscriptionsRefused[scope]++;
+      const limit = scope === 'key' ? plan.subscriptionsPerKey : plan.subscriptionsPerAccount;
+      throw new GatewayError('SUBSCRIPTION_PLAN_LIMIT', { scope, limit, plan: plan.name });
     }
     // The socket closed while this call waited in an earlier stage (a store or Redis read): its close ended the
     // subscriptions it had, and one added now would hold a slot of the key and the account for ever. Its caller is
@@ -230,17 +228,34 @@ export class Subscriptions {
     const chain = ctx.network.chain;
     const feed = this.feedOf(chain);
     feed.add({ id, kind, filter, session });
-    add(this.perKey, keyId, 1);
-    add(this.perAccount, accountId, 1);
+    const slot = { id, keyId, accountId, session };
+    this.slots.hold(slot);
     session.subscriptions.set(id, () => {
-      if (!feed.remove(id)) return;
-      add(this.perKey, keyId, -1);
-      add(this.perAccount, accountId, -1);
+      if (feed.remove(id)) this.slots.release(slot);
     });
     // Every block after the answer is announced: the chain follows from now, not from its next round. A node that
     // fails this read leaves it to that round.
     if (kind !== 'newPendingTransactions') await chain.followFromNow().catch(() => undefined);
     return { result: id };
+  }
+
+  /**
+   * Holds the account's live subscriptions to its plan's caps (`caps`, the plan it is on now): while one is past
+   * them, the socket holding the newest such is closed (1008, `plan_limit`) with all its subscriptions, so that the
+   * newest go first and a client resubscribing on a new socket is told which cap refuses it. Returns the sockets
+   * closed.
+   */
+  enforcePlan(accountId: string, caps: SubscriptionCaps): number {
+    let closed = 0;
+    for (let past = this.slots.newestPast(accountId, caps); past; past = this.slots.newestPast(accountId, caps)) {
+      const session = past.slot.session;
+      endSubscriptions(session);
+      this.slots.release(past.slot); // already, through its end; said again so that the loop always moves on
+      const limit = past.scope === 'key' ? caps.subscriptionsPerKey : caps.subscriptionsPerAccount;
+      session.end('plan_limit', `subscription limit: ${limit} per ${past.scope} on plan ${caps.name}`);
+      closed++;
+    }
+    return closed;
   }
 
   private async unsubscribe(ctx: SubscriptionContext, params: unknown[]) {
@@ -254,9 +269,9 @@ export class Subscriptions {
   }
 }
 
-/** Adds `n` to `id`'s count, deleting the entry at 0 (the maps hold live subscriptions only). */
-function add(counts: Map<string, number>, id: string, n: number): void {
-  const v = (counts.get(id) ?? 0) + n;
-  if (v > 0) counts.set(id, v);
-  else counts.delete(id);
+/** Ends every subscription of a socket at once (it is being closed): none of them is sent another notification. */
+export function endSubscriptions(session: SubscriptionSession): void {
+  session.closed = true;
+  for (const end of session.subscriptions.values()) end();
+  session.subscriptions.clear();
 }
