@@ -45,7 +45,6 @@ export interface WorkerStart {
  * Each worker is a whole gateway on the shared port (node's cluster module hands it connections).
  */
 export async function runPrimary(config: Readonly<Config>, log: Logger): Promise<number> {
-  const unlisten = keepServingOnFaults(process, log);
   const n = workerCount(config);
   const store = await openStore(config);
   let secrets: BootstrapSecrets;
@@ -119,10 +118,12 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
       setTimeout(() => { if (!stopping) fork(index); }, delay).unref();
     });
   };
+  // From here the primary serves (its chains, its workers' calls): a fault nothing caught is logged, not fatal.
+  const unlisten = keepServingOnFaults(process, log);
   for (let i = 0; i < n; i++) fork(i);
   log.info({ workers: n, chains: networks.supervisors.length, chainServer: chainsUrl }, 'primary started its workers');
 
-  return new Promise((resolve) => {
+  return new Promise<number>((resolve) => {
     const stop = async (signal: string) => {
       if (stopping) return;
       stopping = true;
@@ -144,7 +145,6 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
         await networks.close();
         await state.close();
         clearTimeout(force);
-        unlisten();
         resolve(0);
       } catch (err) {
         log.error({ err }, 'shutdown failed');
@@ -154,5 +154,5 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
     process.once('SIGTERM', () => void stop('SIGTERM'));
     process.once('SIGINT', () => void stop('SIGINT'));
     process.once('SIGHUP', () => void stop('SIGHUP'));
-  });
+  }).finally(unlisten);
 }

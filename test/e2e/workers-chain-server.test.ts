@@ -24,6 +24,8 @@ describe('the primary\'s chain server (loopback, with --workers 2): bad requests
   let ng: NodegateProcess;
   /** anvil's development account 7: nothing else in these tests touches its balance. */
   const RICH = '0x14dC79964da2C08b23698B3D3cc7Ca32193d9955';
+  /** anvil's development account 8: makes the block after the writes. */
+  const FROM = '0x23618e81E3f5cdF7f54C3d65f7FBc0aBf5B21E8f';
 
   before(async () => {
     ng = await startNodegate({ env: { NODEGATE_WORKERS: '2' } });
@@ -49,6 +51,10 @@ describe('the primary\'s chain server (loopback, with --workers 2): bad requests
     console.log(`workers: the chain server answered ${JSON.stringify(statuses)}`);
     assert.deepEqual(statuses, { malformedPath: 400, noSecret: 401, wrongSecret: 401, textPlain: 415 });
     assert.match(await ng.call('eth_blockNumber'), /^0x[0-9a-f]+$/, 'the public port still answers');
+    // A block after the writes, so that the balance below is read afresh from the chain, not from an answer kept
+    // for the block before them (anvil_setBalance changes the state without a block).
+    const hash = await ng.call('eth_sendTransaction', [{ from: FROM, to: FROM, value: '0x1' }]);
+    while (!(await ng.call('eth_getTransactionReceipt', [hash])));
     assert.equal(await ng.call('eth_getBalance', [RICH, 'latest']), before, 'no write reached the chain');
     assert.equal(ng.child.exitCode, null, 'the primary is running');
     assert.ok(!ng.logs().some((l) => /worker exited/.test(l.msg)), 'no worker died');
