@@ -27,3 +27,33 @@ test('an eth_subscribe reaching a socket that has closed is refused and takes no
   assert.match(result, /^0x[0-9a-f]{32}$/);
   assert.equal(subs.counts().newHeads, 1);
 });
+
+test('a plan lowered under live subscriptions closes the sockets holding the newest past its caps: per key, then per account', async () => {
+  const subs = new Subscriptions();
+  const { eth_subscribe } = subs.methods();
+  const wide = { name: 'Wide', subscriptionsPerKey: 100, subscriptionsPerAccount: 100 };
+  const closes: string[] = [];
+  /** Sockets named by the order their one subscription was made, each of key k1 or k2 of account a1. */
+  const sockets = ['k1', 'k1', 'k2', 'k1', 'k2', 'k2'].map((keyId, i) => {
+    const s: SubscriptionSession = { ...session(), end: (reason, text) => closes.push(`${i} ${reason}: ${text}`) };
+    return { s, ctx: { network: { name: 'mainnet', chain }, key: { key: { id: keyId }, account: { id: 'a1' }, plan: wide }, session: s } as SubscriptionContext };
+  });
+  for (const { ctx } of sockets) await eth_subscribe(ctx as never, ['newHeads'], next as never);
+  assert.equal(subs.counts().newHeads, 6);
+
+  // Each key holds 3 (k1: sockets 0, 1, 3; k2: 2, 4, 5): the newest of each goes for the key's cap of 2, newest
+  // first; then the account's 4 are one past 3, and the newest left goes.
+  const three = { name: 'Three', subscriptionsPerKey: 2, subscriptionsPerAccount: 3 };
+  assert.equal(subs.enforcePlan('a1', three), 3);
+  assert.deepEqual(closes, [
+    '5 plan_limit: subscription limit: 2 per key on plan Three',
+    '3 plan_limit: subscription limit: 2 per key on plan Three',
+    '4 plan_limit: subscription limit: 3 per account on plan Three',
+  ]);
+  assert.equal(subs.counts().newHeads, 3);
+  assert.deepEqual(sockets.map(({ s }) => s.subscriptions.size), [1, 1, 1, 0, 0, 0]);
+  assert.equal(subs.enforcePlan('a1', three), 0, 'nothing more past the caps');
+  // The new plan holds for new subscriptions too: the account is at its 3.
+  const later = { ...sockets[2].ctx, key: { ...sockets[2].ctx.key, plan: three }, session: session() };
+  await assert.rejects(Promise.resolve(eth_subscribe(later as never, ['newHeads'], next as never)), { entry: 'SUBSCRIPTION_PLAN_LIMIT' });
+});
