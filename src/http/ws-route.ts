@@ -64,8 +64,9 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       notify: (text, kind) => {
         if (socket.readyState !== socket.OPEN) return;
         if (key && !rpc.spend(key, eventUnits[kind], networkName)) {
-          // A client told by a close reconnects; its upgrade is then refused 429 (window: month) until the month
-          // turns or the plan grows, which it reads as it reads any call refused for the quota.
+          // A close is what every client hands its user (JSON-RPC has no "subscription ended"); one that reconnects
+          // and subscribes again is refused -32005 `window: month`, as any call over the month, until the month
+          // turns or the plan grows.
           endSubscriptions(subs);
           return drop('quota_spent', `monthly quota of ${key.plan.cuPerMonth} compute units spent (plan ${key.plan.name})`);
         }
