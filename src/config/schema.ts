@@ -193,8 +193,8 @@ export const configSchema = section({
     /** Idle sockets are pinged this often; one that did not answer the last ping is closed. */
     pingIntervalMs: int('ms', { minimum: 1000, default: 30000 }),
     /**
-     * Compute units each notification delivered costs, by subscription kind (issue 20), counted against the
-     * account's monthly quota like its calls' units.
+     * Compute units each notification delivered costs, by subscription kind, charged to the account's monthly
+     * quota as its calls' units are: one the month cannot pay for is not sent, and its socket is closed (1008).
      */
     newHeadsEventUnits: int('units', { minimum: 0, maximum: 10000, default: 10 }),
     logsEventUnits: int('units', { minimum: 0, maximum: 10000, default: 10 }),
