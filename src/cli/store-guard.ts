@@ -18,10 +18,14 @@ export function gatewayUrl(config: Pick<Config, 'server'>): string {
   return `http://${h}:${port}`;
 }
 
-/** Whether a Nodegate gateway answers `/healthz` at `url` (within a moment; anything else answering is not one). */
+/**
+ * Whether a Nodegate gateway answers `/healthz` at `url` (anything else answering is not one). The wait is asked only
+ * before a new store is made, and a port nobody listens on is refused at once; 3 s lets a gateway on a loaded
+ * machine answer (at a load of 12 on two cores, 500 ms was once too short and a stray store was made).
+ */
 async function gatewayAnswers(url: string): Promise<boolean> {
   try {
-    const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(500) });
+    const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(3000) });
     const body = (await r.json()) as { service?: unknown };
     return body.service === 'nodegate';
   } catch {
