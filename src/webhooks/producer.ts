@@ -25,6 +25,15 @@ const HOOKS_TTL_MS = 5_000;
 /** Default budgets of the blocks' events kept for reorganisations (webhooks.keptBytesPerWebhook, keptBytesTotal). */
 const DEFAULT_BUDGET: KeptBudget = { perWebhook: 8 * 1024 * 1024, total: 64 * 1024 * 1024 };
 
+/**
+ * Bytes of event bodies held before they are written: a block's events are written in batches of about this much
+ * (an event of a block of heavy logs alone), not all at once. Held all at once, every webhook's copy of a block of
+ * 3,000 logs of 1 KiB (7 MB each) was in memory together, N webhooks on one contract 7N MB. Each event's id is fixed
+ * by what happened, so a block written again after a crash between two batches writes only what is missing, and
+ * where the events are written up to (store meta) moves only after the last batch.
+ */
+const WRITE_BYTES = 1024 * 1024;
+
 const followedKey = (network: string) => `webhooks.followed.${network}`;
 
 /** The id of an event: fixed by the webhook and what happened, so the same event found twice is written once. */
@@ -133,19 +142,28 @@ export class WebhookProducer {
     const hooks = (await this.live()).filter((w) => w.network === network);
     if (hooks.length === 0) return void (await this.followed(network, b, removed));
     const events: NewWebhookEvent[] = [];
+    let held = 0;
+    let written = 0;
+    const write = async () => {
+      written += events.length;
+      held = 0;
+      await this.store.addWebhookEvents(events.splice(0));
+    };
     const createdAt = new Date().toISOString();
     /** An event whose `event` is given as JSON text (a block's logs are serialised once, not once per use). */
-    const add = (w: Webhook, type: string, what: string, eventJson: string) => {
+    const add = async (w: Webhook, type: string, what: string, eventJson: string) => {
       const id = eventId(w.id, what);
       const head = JSON.stringify({ id, webhookId: w.id, type, network, createdAt });
       events.push({ id, webhookId: w.id, type, createdAt, body: `${head.slice(0, -1)},"event":${eventJson}}` });
+      held += eventJson.length;
+      if (held >= WRITE_BYTES) await write();
     };
     const block = { number: `0x${b.number.toString(16)}`, hash: b.hash, parentHash: b.parentHash ?? null };
     const blockJson = JSON.stringify(block);
     const reads = new BlockReads(chain, b.hash);
     for (const w of hooks) {
       if (w.kind === 'block.mined') {
-        add(w, 'block.mined', `block|${b.hash}|${removed}`, JSON.stringify({ ...block, removed }));
+        await add(w, 'block.mined', `block|${b.hash}|${removed}`, JSON.stringify({ ...block, removed }));
         continue;
       }
       // The other kinds: what the block gave this webhook is kept, to be sent again as removed if the block is dropped.
@@ -162,15 +180,15 @@ export class WebhookProducer {
       }
       if (items.length === 0) continue;
       const around = (field: string) => `{"block":${blockJson},"removed":${removed},"${field}":${json}}`;
-      if (w.kind === 'logs') add(w, 'logs', `logs|${b.hash}|${removed}`, around('logs'));
-      else if (w.kind === 'address.activity') add(w, 'address.activity', `activity|${b.hash}|${removed}`, around('activity'));
+      if (w.kind === 'logs') await add(w, 'logs', `logs|${b.hash}|${removed}`, around('logs'));
+      else if (w.kind === 'address.activity') await add(w, 'address.activity', `activity|${b.hash}|${removed}`, around('activity'));
       else if (w.kind === 'transaction.mined') {
-        for (const t of items as Array<{ hash: string }>) add(w, 'transaction.mined', `tx|${t.hash}|${b.hash}|${removed}`, JSON.stringify({ block, removed, transaction: t }));
+        for (const t of items as Array<{ hash: string }>) await add(w, 'transaction.mined', `tx|${t.hash}|${b.hash}|${removed}`, JSON.stringify({ block, removed, transaction: t }));
       }
     }
-    await this.store.addWebhookEvents(events);
+    await write();
     await this.followed(network, b, removed);
-    if (events.length > 0) this.written();
+    if (written > 0) this.written();
   }
 
   /**
