@@ -29,14 +29,20 @@ const LOGS_PER_BLOCK = 3000;
 const BLOCKS = sized(12, 40);
 const BLOCKS_AFTER = sized(4, 10);
 /**
- * Bounds, in MB of VmRSS. Above the start (one heavy block already mined): V8's young generation grows to its full
- * size under these blocks (2 x 64 MB with `npm start`'s --max-semi-space-size=64, docs/deployment.md; 64 MB of it is
- * there at the start), the store's page cache fills (16 MB), and large strings wait for the next full collection.
- * Measured 136-182 MB (12 and 40 blocks); 256 MB when each delivery held its body as a string.
+ * Bounds, in MB of VmRSS above the start (one heavy block already mined). Under these blocks V8's young generation
+ * grows to its full size (2 x 64 MB with `npm start`'s --max-semi-space-size=64, docs/deployment.md; 64 MB of it is
+ * there at the start), the store's page cache fills (16 MB) and large strings wait in the old generation for its next
+ * full collection, which comes when the old generation reaches its limit: RSS goes up and down from block to block.
+ * The mean over the blocks is the steady figure. Measured after each delivery held its body as bytes: mean 83-126,
+ * peak 110-151 (12 blocks), 182 (40); before, when it held it as a string: mean 159-173, peak 197-256.
  */
+const MEAN_MB = 140;
 const PEAK_MB = 200;
-/** The mean over the second half of the blocks against the first: measured 3-25 MB; 68 MB before. */
-const CLIMB_MB = 40;
+/**
+ * The mean over the second half of the blocks against the first: RSS that climbs block after block is a leak (26 MB a
+ * block would be 160 MB here); the sawtooth above moves it either way by up to 60 MB (measured 15-59).
+ */
+const CLIMB_MB = 80;
 /** Growth over the blocks mined after the webhooks are deleted (the chain's own reads of such blocks: measured 17-21 MB). */
 const AFTER_DELETE_MB = 40;
 
@@ -93,7 +99,7 @@ describe('webhooks: producer and outbox memory bounded in RSS', { timeout: 600_0
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  test(`2 logs webhooks x ${BLOCKS} blocks of 3,000 1-KiB logs: RSS peaks under ${PEAK_MB} MB above the start and does not climb; delete stops growth`, async () => {
+  test(`2 logs webhooks x ${BLOCKS} blocks of 3,000 1-KiB logs: RSS within ${MEAN_MB} MB of the start on average, ${PEAK_MB} MB at most, not climbing; delete stops growth`, async () => {
     const [from] = await ng.call<string[]>('eth_accounts');
     const emitter = ((await mined(ng, await ng.call<string>('eth_sendTransaction', [{ from, data: INIT, gas: '0x100000' }]))) as unknown as { contractAddress: string }).contractAddress;
     assert.ok(emitter, 'the emitter is deployed');
@@ -140,10 +146,12 @@ describe('webhooks: producer and outbox memory bounded in RSS', { timeout: 600_0
     const half = Math.floor(series.length / 2);
     const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
     const climb = mean(series.slice(half)) - mean(series.slice(0, half));
+    const above = mean(series) - start;
     console.log(`# webhooks RSS: ${start.toFixed(0)} MB at the start; after each block ${series.map((m) => m.toFixed(0)).join(' ')} MB `
-      + `(peak ${peak.toFixed(0)}, second half ${climb.toFixed(0)} MB above the first); ${deleted.toFixed(0)} MB after both webhooks were `
+      + `(mean ${above.toFixed(0)} MB above the start, peak ${peak.toFixed(0)}, second half ${climb.toFixed(0)} MB above the first); ${deleted.toFixed(0)} MB after both webhooks were `
       + `deleted, ${afterBlocks.toFixed(0)} MB after ${BLOCKS_AFTER} more blocks; store ${storeWithHooks.toFixed(0)} MB with the webhooks' `
       + `events, ${storeAfter.toFixed(0)} MB after`);
+    assert.ok(above < MEAN_MB, `RSS was ${above.toFixed(0)} MB above the start over ${BLOCKS} blocks, on average (bound ${MEAN_MB} MB)`);
     assert.ok(peak - start < PEAK_MB, `RSS peaked ${(peak - start).toFixed(0)} MB above the start over ${BLOCKS} blocks (bound ${PEAK_MB} MB)`);
     assert.ok(climb < CLIMB_MB, `RSS climbs: the second half of the blocks ${climb.toFixed(0)} MB above the first (bound ${CLIMB_MB} MB)`);
     assert.ok(afterBlocks - deleted < AFTER_DELETE_MB, `RSS grew ${(afterBlocks - deleted).toFixed(0)} MB over ${BLOCKS_AFTER} blocks with no webhook`);
