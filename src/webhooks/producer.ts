@@ -3,8 +3,9 @@ import type { Logger } from 'pino';
 import type { BlockRef, Chain } from '../chain/chain.ts';
 import type { ReorgChange } from '../chain/chain-window.ts';
 import type { Networks } from '../networks/networks.ts';
-import type { NewWebhookEvent, Store, Webhook } from '../store/store.ts';
+import type { Store, Webhook } from '../store/store.ts';
 import { Pacer } from '../background/pacer.ts';
+import { EventBatches } from './event-batches.ts';
 import { KeptEvents, type KeptBudget } from './kept-events.ts';
 
 /** The kinds of webhooks (docs/decisions.md §10; `usage.threshold`: issue 22's alerts). */
@@ -24,15 +25,6 @@ const READ_MS = 10_000;
 const HOOKS_TTL_MS = 5_000;
 /** Default budgets of the blocks' events kept for reorganisations (webhooks.keptBytesPerWebhook, keptBytesTotal). */
 const DEFAULT_BUDGET: KeptBudget = { perWebhook: 8 * 1024 * 1024, total: 64 * 1024 * 1024 };
-
-/**
- * Bytes of event bodies held before they are written: a block's events are written in batches of about this much
- * (an event of a block of heavy logs alone), not all at once. Held all at once, every webhook's copy of a block of
- * 3,000 logs of 1 KiB (7 MB each) was in memory together, N webhooks on one contract 7N MB. Each event's id is fixed
- * by what happened, so a block written again after a crash between two batches writes only what is missing, and
- * where the events are written up to (store meta) moves only after the last batch.
- */
-const WRITE_BYTES = 1024 * 1024;
 
 const followedKey = (network: string) => `webhooks.followed.${network}`;
 
@@ -141,22 +133,13 @@ export class WebhookProducer {
   private async writeBlock(network: string, chain: Chain, b: BlockRef, removed: boolean): Promise<void> {
     const hooks = (await this.live()).filter((w) => w.network === network);
     if (hooks.length === 0) return void (await this.followed(network, b, removed));
-    const events: NewWebhookEvent[] = [];
-    let held = 0;
-    let written = 0;
-    const write = async () => {
-      written += events.length;
-      held = 0;
-      await this.store.addWebhookEvents(events.splice(0));
-    };
+    const out = new EventBatches(this.store);
     const createdAt = new Date().toISOString();
     /** An event whose `event` is given as JSON text (a block's logs are serialised once, not once per use). */
     const add = async (w: Webhook, type: string, what: string, eventJson: string) => {
       const id = eventId(w.id, what);
       const head = JSON.stringify({ id, webhookId: w.id, type, network, createdAt });
-      events.push({ id, webhookId: w.id, type, createdAt, body: `${head.slice(0, -1)},"event":${eventJson}}` });
-      held += eventJson.length;
-      if (held >= WRITE_BYTES) await write();
+      await out.add({ id, webhookId: w.id, type, createdAt, body: `${head.slice(0, -1)},"event":${eventJson}}` });
     };
     const block = { number: `0x${b.number.toString(16)}`, hash: b.hash, parentHash: b.parentHash ?? null };
     const blockJson = JSON.stringify(block);
@@ -186,9 +169,9 @@ export class WebhookProducer {
         for (const t of items as Array<{ hash: string }>) await add(w, 'transaction.mined', `tx|${t.hash}|${b.hash}|${removed}`, JSON.stringify({ block, removed, transaction: t }));
       }
     }
-    await write();
+    await out.flush();
     await this.followed(network, b, removed);
-    if (written > 0) this.written();
+    if (out.written > 0) this.written();
   }
 
   /**
