@@ -29,7 +29,8 @@ export class KeptEvents {
 
   /**
    * Keeps what a block gave a webhook (its items as JSON text: the very text its event was written with, so nothing is
-   * serialised twice), evicting its oldest (then everyone's oldest) to stay within the budgets.
+   * serialised twice), evicting its oldest (then everyone's oldest) to stay within the budgets. Webhooks with the same
+   * filter share one text; each is still charged its whole size, so the budgets hold whatever is shared.
    */
   set(webhookId: string, blockHash: string, json: string): void {
     this.delete(webhookId, blockHash);
