@@ -26,6 +26,10 @@ export const SOAK_TESTS: Record<string, { file: string; what: string }> = {
     file: 'test/e2e/durability.test.ts',
     what: 'the durability suite with a burst of 2,000 raw transactions from 32 senders, then a restart on its ~1,800 blocks (the suite: 320)',
   },
+  'webhooks-rss': {
+    file: 'test/e2e/webhooks-rss.test.ts',
+    what: "two logs webhooks over 40 blocks of 3,000 1-KiB logs, the gateway's RSS after each (the suite: 12 blocks)",
+  },
   'heavy-events': {
     file: 'test/e2e/heavy-events.test.ts',
     what: '30 transactions of 3,000 logs each, reads meanwhile, a restart and a crash (the suite: 4 such transactions)',

@@ -32,7 +32,7 @@ export interface AttemptOptions {
  * delivery for minutes). A redirect is followed (up to 3, the same signed POST again) only to a target that passes
  * the same checks.
  */
-export async function attemptDelivery(targetUrl: string, body: string, headers: Record<string, string>, o: AttemptOptions): Promise<AttemptResult> {
+export async function attemptDelivery(targetUrl: string, body: string | Uint8Array, headers: Record<string, string>, o: AttemptOptions): Promise<AttemptResult> {
   const deadline = AbortSignal.timeout(o.deadlineMs);
   const signal = o.signal ? AbortSignal.any([deadline, o.signal]) : deadline;
   let status: number | null = null;

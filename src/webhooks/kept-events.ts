@@ -27,11 +27,14 @@ export class KeptEvents {
 
   constructor(private readonly budget: KeptBudget) {}
 
-  /** Keeps what a block gave a webhook, evicting its oldest (then everyone's oldest) to stay within the budgets. */
-  set(webhookId: string, blockHash: string, items: unknown[]): void {
+  /**
+   * Keeps what a block gave a webhook (its items as JSON text: the very text its event was written with, so nothing is
+   * serialised twice), evicting its oldest (then everyone's oldest) to stay within the budgets. Webhooks with the same
+   * filter share one text; each is still charged its whole size, so the budgets hold whatever is shared.
+   */
+  set(webhookId: string, blockHash: string, json: string): void {
     this.delete(webhookId, blockHash);
-    if (items.length === 0) return;
-    const json = JSON.stringify(items);
+    if (json === '[]') return;
     const size = 2 * json.length; // UTF-16 in memory, at most
     if (size > this.budget.perWebhook || size > this.budget.total) return; // read back from the outbox if ever needed
     for (const [k, e] of this.entries) {

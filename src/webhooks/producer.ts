@@ -3,8 +3,9 @@ import type { Logger } from 'pino';
 import type { BlockRef, Chain } from '../chain/chain.ts';
 import type { ReorgChange } from '../chain/chain-window.ts';
 import type { Networks } from '../networks/networks.ts';
-import type { NewWebhookEvent, Store, Webhook } from '../store/store.ts';
+import type { Store, Webhook } from '../store/store.ts';
 import { Pacer } from '../background/pacer.ts';
+import { EventBatches } from './event-batches.ts';
 import { KeptEvents, type KeptBudget } from './kept-events.ts';
 
 /** The kinds of webhooks (docs/decisions.md §10; `usage.threshold`: issue 22's alerts). */
@@ -132,38 +133,45 @@ export class WebhookProducer {
   private async writeBlock(network: string, chain: Chain, b: BlockRef, removed: boolean): Promise<void> {
     const hooks = (await this.live()).filter((w) => w.network === network);
     if (hooks.length === 0) return void (await this.followed(network, b, removed));
-    const events: NewWebhookEvent[] = [];
+    const out = new EventBatches(this.store);
     const createdAt = new Date().toISOString();
-    const add = (w: Webhook, type: string, what: string, event: unknown) => {
+    /** An event whose `event` is given as JSON text (a block's logs are serialised once, not once per use). */
+    const add = async (w: Webhook, type: string, what: string, eventJson: string) => {
       const id = eventId(w.id, what);
-      events.push({ id, webhookId: w.id, type, createdAt, body: JSON.stringify({ id, webhookId: w.id, type, network, createdAt, event }) });
+      const head = JSON.stringify({ id, webhookId: w.id, type, network, createdAt });
+      await out.add({ id, webhookId: w.id, type, createdAt, body: `${head.slice(0, -1)},"event":${eventJson}}` });
     };
     const block = { number: `0x${b.number.toString(16)}`, hash: b.hash, parentHash: b.parentHash ?? null };
+    const blockJson = JSON.stringify(block);
     const reads = new BlockReads(chain, b.hash);
     for (const w of hooks) {
       if (w.kind === 'block.mined') {
-        add(w, 'block.mined', `block|${b.hash}|${removed}`, { ...block, removed });
+        await add(w, 'block.mined', `block|${b.hash}|${removed}`, JSON.stringify({ ...block, removed }));
         continue;
       }
       // The other kinds: what the block gave this webhook is kept, to be sent again as removed if the block is dropped.
       let items: unknown[];
+      let json: string;
       if (removed) {
         items = (this.kept.get(w.id, b.hash) ?? (await this.sentBefore(w, b.hash))).map((x) => ({ ...(x as object), removed: true }));
+        json = JSON.stringify(items);
         this.kept.delete(w.id, b.hash);
       } else {
         items = await matches(w, reads);
-        this.kept.set(w.id, b.hash, items);
+        json = reads.json(items);
+        this.kept.set(w.id, b.hash, json);
       }
       if (items.length === 0) continue;
-      if (w.kind === 'logs') add(w, 'logs', `logs|${b.hash}|${removed}`, { block, removed, logs: items });
-      else if (w.kind === 'address.activity') add(w, 'address.activity', `activity|${b.hash}|${removed}`, { block, removed, activity: items });
+      const around = (field: string) => `{"block":${blockJson},"removed":${removed},"${field}":${json}}`;
+      if (w.kind === 'logs') await add(w, 'logs', `logs|${b.hash}|${removed}`, around('logs'));
+      else if (w.kind === 'address.activity') await add(w, 'address.activity', `activity|${b.hash}|${removed}`, around('activity'));
       else if (w.kind === 'transaction.mined') {
-        for (const t of items as Array<{ hash: string }>) add(w, 'transaction.mined', `tx|${t.hash}|${b.hash}|${removed}`, { block, removed, transaction: t });
+        for (const t of items as Array<{ hash: string }>) await add(w, 'transaction.mined', `tx|${t.hash}|${b.hash}|${removed}`, JSON.stringify({ block, removed, transaction: t }));
       }
     }
-    await this.store.addWebhookEvents(events);
+    await out.flush();
     await this.followed(network, b, removed);
-    if (events.length > 0) this.written();
+    if (out.written > 0) this.written();
   }
 
   /**
@@ -196,11 +204,35 @@ const listOf = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v
 /** An address as a log topic: 32 bytes, left-padded. */
 const topicOf = (a: string) => `0x${a.slice(2).padStart(64, '0')}`;
 
-/** A block's reads, each made once for all the webhooks of the block. */
+/**
+ * A block's reads, each made once for all the webhooks of the block, and each list of items serialised once: a block
+ * of 3,000 logs of 1 KiB is 7 MB of JSON, and every copy of it made per webhook was garbage the heap (and so the
+ * process's resident memory) grew by.
+ */
 class BlockReads {
   private txs: Promise<Array<{ hash: string; from: string; to: string | null }>> | undefined;
   private transfers: Promise<Array<{ topics: string[] }>> | undefined;
+  /** `logs` reads by filter: webhooks watching the same contract share one read of the block's logs. */
+  private readonly logReads = new Map<string, Promise<unknown[]>>();
+  private readonly texts = new WeakMap<unknown[], string>();
   constructor(readonly chain: Chain, readonly hash: string) {}
+
+  logs(filter: { address?: unknown; topics?: unknown }): Promise<unknown[]> {
+    const key = JSON.stringify([filter.address ?? null, filter.topics ?? null]);
+    let read = this.logReads.get(key);
+    if (!read) {
+      read = this.chain.call('eth_getLogs', [{ blockHash: this.hash, ...filter }], READ_MS).then((a) => (Array.isArray(a.result) ? a.result : []));
+      this.logReads.set(key, read);
+    }
+    return read;
+  }
+
+  /** The items as JSON text, made once per list (a shared read gives every webhook the same list). */
+  json(items: unknown[]): string {
+    let text = this.texts.get(items);
+    if (text === undefined) this.texts.set(items, (text = JSON.stringify(items)));
+    return text;
+  }
 
   transactions() {
     return (this.txs ??= this.chain.call('eth_getBlockByHash', [this.hash, true], READ_MS).then((a) => ((a.result as { transactions?: unknown[] } | null)?.transactions ?? []) as Array<{ hash: string; from: string; to: string | null }>));
@@ -214,10 +246,7 @@ class BlockReads {
 /** What a block gives a webhook of kind logs, address.activity or transaction.mined (its options say what to watch). */
 async function matches(w: Webhook, reads: BlockReads): Promise<unknown[]> {
   const o = w.options as { address?: unknown; topics?: unknown; addresses?: unknown; hashes?: unknown };
-  if (w.kind === 'logs') {
-    const a = await reads.chain.call('eth_getLogs', [{ blockHash: reads.hash, ...(o.address ? { address: o.address } : {}), ...(o.topics ? { topics: o.topics } : {}) }], READ_MS);
-    return Array.isArray(a.result) ? a.result : [];
-  }
+  if (w.kind === 'logs') return reads.logs({ ...(o.address ? { address: o.address } : {}), ...(o.topics ? { topics: o.topics } : {}) });
   if (w.kind === 'transaction.mined') {
     const watched = new Set(listOf(o.hashes));
     return (await reads.transactions()).filter((t) => watched.has(lower(t.hash))).map((t) => ({ hash: t.hash, from: t.from, to: t.to }));
