@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer'; // the global one is a getter on globalThis, called at each use
 import type { CallAborted } from '../errors/call-aborted.ts';
-import type { CacheOutcome } from '../cache/response-cache.ts';
+import { cacheHeader, hitFor, type CacheOutcome } from '../cache/response-cache.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import { asGatewayError, type Arrival } from './admit.ts';
@@ -20,8 +20,8 @@ export interface Ran {
   answers: Answer[];
   pieces: Array<string | Buffer | undefined>;
   held: RequestBytes;
-  /** A single request's cache outcome (its `X-Cache`). */
-  cache?: CacheOutcome;
+  /** A single request's `X-Cache` (cache-policy: HIT only of the caller's own account's entries). */
+  cache?: 'HIT' | 'MISS';
 }
 
 /** At most what `{"jsonrpc":"2.0","id":…,"result":…}` adds to a result: an id is at most a few dozen characters. */
@@ -154,7 +154,7 @@ class RequestRun {
     const call: Call = {
       network: ctx.network, key: ctx.key, requestId: ctx.requestId, session: ctx.session,
       method, params: p.call.params, spec: p.entry, cost: p.entry.cost, signal,
-      looked, cache: hit ? 'HIT' : undefined, refusedByRules: undefined, seenBlock: undefined,
+      looked, cache: hit ? hitFor(hit, ctx.key.account.id) : undefined, refusedByRules: undefined, seenBlock: undefined,
     };
     this.calls[i] = call;
     if (hit) {
@@ -255,10 +255,10 @@ class RequestRun {
     if (refund > 0) this.s.limits?.refund(ctx.key, refund);
     // docs/decisions.md §9: a single request says whether its answer came from the cache.
     const cache = this.f.batch ? undefined : this.calls[0]?.cache;
-    if (cache) this.s.metrics?.cacheLookup(ctx.network.name, cache);
+    if (cache) this.s.metrics?.cacheLookup(ctx.network.name, cache === 'MISS' ? 'MISS' : 'HIT');
     this.s.record(this.t0, ctx.network, ctx.key, items, answers, (i) => this.units(i));
     // Issue 22: "last used" is the last success: a request with at least one item answered with a result.
     for (let i = 0; i < items.length; i++) if (answers[i] && !answers[i]!.answer.error) { this.s.used(ctx.key.key.id); break; }
-    return { answers: answers as Answer[], pieces: this.pieces, held: this.held, cache };
+    return { answers: answers as Answer[], pieces: this.pieces, held: this.held, cache: cache && cacheHeader(cache) };
   }
 }
