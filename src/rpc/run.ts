@@ -62,9 +62,9 @@ export function runner(deps: EndpointDeps) {
     const bytes = json === undefined ? Buffer.byteLength(raw!) + ENVELOPE_BYTES : json.length > 4096 ? Buffer.byteLength(json) : json.length;
     const fits = held.fit(bytes);
     if (fits === 'ok') return json === undefined ? Buffer.from(responseJson(item.id, answer)) : json.length > SMALL_BYTES ? Buffer.from(json) : json;
-    const e = fits === 'too_large'
-      ? new GatewayError('RESPONSE_TOO_LARGE', { limit: responses.perRequest, method })
-      : new GatewayError('RESPONSES_BUSY', { limit: responses.totalBytes });
+    const e = fits === 'too_large' ? new GatewayError('RESPONSE_TOO_LARGE', { limit: responses.perRequest, method })
+      : fits === 'held' ? new GatewayError('RESPONSES_HELD', { limit: responses.perHolder, holder: 'key, account or address' })
+        : new GatewayError('RESPONSES_BUSY', { limit: responses.totalBytes });
     answers[i] = failed(e);
     return undefined;
   }
@@ -114,7 +114,7 @@ class RequestRun {
     private readonly s: RunShared,
   ) {
     this.calls = new Array<Call | undefined>(f.items.length);
-    this.held = s.responses.forRequest();
+    this.held = s.responses.forRequest(l.ctx);
     this.pieces = new Array<string | Buffer | undefined>(f.items.length);
   }
 
