@@ -4,8 +4,10 @@ import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Admitted, createRpcEndpoint } from '../rpc/endpoint.ts';
 import type { DropReason, Kind, SocketStats, SubscriptionSession } from '../subscriptions/subscriptions.ts';
+import type { RequestBytes } from '../rpc/response-budget.ts';
 import { networkAndKey, type Params } from './rpc-route.ts';
 import { sendError } from './send-error.ts';
+import { WriteDeadlines } from './write-deadlines.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,14 +29,21 @@ const KEY_RECHECK_MS = 1000;
  * after the key is admitted (a bad key never gets a socket; its refusal is the HTTP answer). Each message then goes
  * through the same stages as an HTTP request (admit again, so a revoked key stops at its next message; frame; limit;
  * run), and eth_subscribe / eth_unsubscribe reach the subscription methods through the socket's session. Bounds:
- * messages in flight per socket (past it the socket is not read), bytes queued to a client that does not read
- * (past it the socket is closed, 1008), messages per second (past ws.messagesPerSecond and its burst a message is
+ * messages in flight per socket (past it the socket is not read); bytes queued to a client that does not read: an
+ * answer's bytes stay counted against the response budget (and its key's, account's and address's share) until
+ * written, a socket whose queue would pass ws.maxBufferedBytes is cut off, and one whose answer is not written within
+ * server.writeTimeoutMs too (a close frame would wait behind what the client does not read); messages per second (past ws.messagesPerSecond and its burst a message is
  * answered -32005 unread; a socket that keeps sending as fast again is closed, 1008), subscriptions per socket (and,
  * in the subscription methods, per key and account by the plan), a ping for idle sockets. Each notification
  * delivered costs its kind's compute units (ws.*EventUnits), counted against the account's monthly quota.
  */
 export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Readonly<Config>, urls: readonly string[], stats: SocketStats) {
   const { maxInFlightPerSocket, maxBufferedBytes, maxSubscriptionsPerSocket, pingIntervalMs } = config.ws;
+  /** Answers queued to a socket and not yet written; the socket is cut off past the write time-out. */
+  const writeDeadlines = new WriteDeadlines<Queued>(config.server.writeTimeoutMs, (q) => !q.held.holdsTotal, (q) => {
+    stats.dropped.not_reading++;
+    q.socket.terminate();
+  });
   const eventUnits: Record<Kind, number> = {
     newHeads: config.ws.newHeadsEventUnits, logs: config.ws.logsEventUnits, newPendingTransactions: config.ws.pendingTransactionEventUnits,
   };
@@ -74,13 +83,29 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       stats.dropped[reason]++;
       socket.close(POLICY, text.slice(0, 120));
     };
-    const send = (text: string | undefined) => {
-      if (text === undefined || socket.readyState !== socket.OPEN) return;
-      if (socket.bufferedAmount > maxBufferedBytes) {
+    /** Answers queued and not yet written that hold bytes of the response budget: given back when the socket closes. */
+    const queued = new Set<RequestBytes>();
+    /**
+     * Queues `text`, unless it would take what is queued past ws.maxBufferedBytes: the socket is then cut off (no
+     * close frame: it would wait behind what the client does not read). `held`: its bytes of the response budget,
+     * given back once written.
+     */
+    const send = (text: string | Buffer | undefined, held?: RequestBytes) => {
+      if (text === undefined || socket.readyState !== socket.OPEN) return held?.release();
+      if (socket.bufferedAmount + text.length > maxBufferedBytes) {
+        held?.release();
         req.log.warn({ network, buffered: socket.bufferedAmount }, 'WebSocket closed: its client does not read (ws.maxBufferedBytes)');
-        return drop('not_reading', 'client not reading');
+        stats.dropped.not_reading++;
+        return socket.terminate();
       }
-      socket.send(text);
+      // A Buffer is a large answer's JSON: a text frame all the same.
+      if (!held?.holdsTotal) return socket.send(text, { binary: false });
+      queued.add(held);
+      writeDeadlines.watch({ socket, held });
+      socket.send(text, { binary: false }, () => {
+        queued.delete(held);
+        held.release();
+      });
     };
     const handle = async (data: Buffer) => {
       const t0 = performance.now();
@@ -100,8 +125,7 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       deadlines.add(deadline);
       try {
         const ran = await rpc.run(framed, limited, deadline, t0, req.log);
-        send(rpc.answersText(framed, ran));
-        ran.held.release();
+        send(rpc.answersText(framed, ran), ran.held);
       } finally {
         deadlines.delete(deadline);
       }
@@ -149,6 +173,8 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       clearInterval(ping);
       clearInterval(recheck);
       for (const d of deadlines) d.callerGone();
+      for (const held of queued) held.release();
+      queued.clear();
       subs.closed = true;
       for (const end of subs.subscriptions.values()) end();
       subs.subscriptions.clear();
@@ -162,6 +188,12 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
   };
 
   for (const url of urls) app.route<{ Params: Params }>({ method: 'GET', url, preValidation: admit, handler: notUpgrade, wsHandler: session });
+}
+
+/** An answer queued to a socket, holding bytes of the response budget until written. */
+interface Queued {
+  socket: WebSocket;
+  held: RequestBytes;
 }
 
 /** What admission needs of the upgrade request, for the upgrade itself, each message (`bytes`) and each re-check. */

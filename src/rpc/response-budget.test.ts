@@ -59,3 +59,15 @@ test('over a message transport every byte of an answer is counted', () => {
   r.release();
   assert.equal(budget.inFlight, 0);
 });
+
+test('a holder refused for its share is spent until some of its bytes are given back', () => {
+  const budget = new ResponseBudget(8 * SMALL_BYTES, 16 * SMALL_BYTES, 0.25);
+  const a = budget.forRequest(A);
+  assert.equal(a.fit(5 * SMALL_BYTES), 'ok', 'its whole share');
+  assert.equal(budget.spent(budget.forRequest(A)), false, 'not refused yet');
+  assert.equal(budget.forRequest(A).fit(2 * SMALL_BYTES), 'held');
+  assert.equal(budget.spent(budget.forRequest(who('kb', 'ab', '10.0.0.1'))), true, 'the same address');
+  assert.equal(budget.spent(budget.forRequest(who('kb', 'ab', '10.0.0.2'))), false, 'another tenant');
+  a.release();
+  assert.equal(budget.spent(budget.forRequest(A)), false);
+});

@@ -11,7 +11,7 @@ import { failed, type Framed, type Limited } from './frame-and-limit.ts';
 import type { FramedItem } from './framing.ts';
 import { buildPipeline, type NetworkPipeline } from './pipeline.ts';
 import { recorder } from './record.ts';
-import { responseJson } from './respond.ts';
+import { responseBytes, responseJson } from './respond.ts';
 import { SMALL_BYTES, type RequestBytes } from './response-budget.ts';
 import type { Answer } from './respond.ts';
 
@@ -59,9 +59,10 @@ export function runner(deps: EndpointDeps) {
     // A node's big result is weighed before an answer is built of it: most will not fit once the budget is spent.
     const raw = answer.raw;
     const json = raw !== undefined && raw.length > SMALL_BYTES ? undefined : responseJson(item.id, answer);
-    const bytes = json === undefined ? Buffer.byteLength(raw!) + ENVELOPE_BYTES : json.length > 4096 ? Buffer.byteLength(json) : json.length;
+    const rawBytes = json === undefined ? Buffer.byteLength(raw!) : 0;
+    const bytes = json === undefined ? rawBytes + ENVELOPE_BYTES : json.length > 4096 ? Buffer.byteLength(json) : json.length;
     const fits = held.fit(bytes);
-    if (fits === 'ok') return json === undefined ? Buffer.from(responseJson(item.id, answer)) : json.length > SMALL_BYTES ? Buffer.from(json) : json;
+    if (fits === 'ok') return json === undefined ? responseBytes(item.id, answer as UpstreamAnswer & { raw: string }, rawBytes) : json.length > SMALL_BYTES ? Buffer.from(json) : json;
     const e = fits === 'too_large' ? new GatewayError('RESPONSE_TOO_LARGE', { limit: responses.perRequest, method })
       : fits === 'held' ? new GatewayError('RESPONSES_HELD', { limit: responses.perHolder, holder: 'key, account or address' })
         : new GatewayError('RESPONSES_BUSY', { limit: responses.totalBytes });
@@ -95,6 +96,8 @@ interface RunShared {
 class RequestRun {
   private readonly calls: Array<Call | undefined>;
   private readonly held: RequestBytes;
+  /** Set when the caller's share of the response budget is spent: its items are refused before a node is asked. */
+  private readonly refused: GatewayError | undefined = undefined;
   private readonly pieces: Array<string | Buffer | undefined>;
   /** The next item to start, and how many started are not yet settled. */
   private next = 0;
@@ -115,6 +118,7 @@ class RequestRun {
   ) {
     this.calls = new Array<Call | undefined>(f.items.length);
     this.held = s.responses.forRequest(l.ctx);
+    if (s.responses.spent(this.held)) this.refused = new GatewayError('RESPONSES_HELD', { limit: s.responses.perHolder, holder: 'key, account or address' });
     this.pieces = new Array<string | Buffer | undefined>(f.items.length);
   }
 
@@ -142,6 +146,10 @@ class RequestRun {
   private start(i: number): boolean {
     const p = this.l.prepared[i];
     if (!p) return false;
+    if (this.refused) {
+      this.l.answers[i] = failed(this.refused);
+      return false;
+    }
     // The method's name from its table entry, not the request's own copy of it: a string made once, whose hash
     // V8 keeps, for every lookup by name that follows (pipelines, cache policies, usage); the request's copy, new
     // each time, was hashed and interned again at each of them.
