@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer'; // the global one is a getter on globalThis, called at each use
 import type { CallAborted } from '../errors/call-aborted.ts';
-import { cacheHeader, hitFor, type CacheOutcome } from '../cache/response-cache.ts';
+import { cacheHeader, hitFor } from '../cache/response-cache.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import { asGatewayError, type Arrival } from './admit.ts';
