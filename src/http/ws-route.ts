@@ -6,6 +6,7 @@ import type { Admitted, createRpcEndpoint } from '../rpc/endpoint.ts';
 import type { DropReason, Kind, SocketStats, SubscriptionSession } from '../subscriptions/subscriptions.ts';
 import type { RequestBytes } from '../rpc/response-budget.ts';
 import { networkAndKey, type Params } from './rpc-route.ts';
+import { holdUpgraded, usedUpgraded } from './connection-caps.ts';
 import { sendError } from './send-error.ts';
 import { WriteDeadlines } from './write-deadlines.ts';
 
@@ -75,6 +76,9 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     };
     let inFlight = 0;
     let alive = true;
+    // Under connection pressure the socket is busy while it holds a subscription or a message is being answered.
+    const conn = req.raw.socket;
+    holdUpgraded(conn, () => inFlight > 0 || subs.subscriptions.size > 0);
     const rate = rpc.messageRate();
     stats.sockets++;
     /** The gateway closes the socket (counted once by reason, for /metrics). */
@@ -132,6 +136,7 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     };
     socket.on('message', (data: Buffer) => {
       alive = true;
+      usedUpgraded(conn);
       // The socket's own message rate, before any other work on the message: a refusal is answered at once, unread.
       const refused = rate.take();
       if (refused) {
