@@ -32,8 +32,8 @@ const KEY_RECHECK_MS = 1000;
  * run), and eth_subscribe / eth_unsubscribe reach the subscription methods through the socket's session. Bounds:
  * messages in flight per socket (past it the socket is not read); bytes queued to a client that does not read: an
  * answer's bytes stay counted against the response budget (and its key's, account's and address's share) until
- * written, a socket whose queue would pass ws.maxBufferedBytes is cut off, and one whose answer is not written within
- * server.writeTimeoutMs too (a close frame would wait behind what the client does not read); messages per second (past ws.messagesPerSecond and its burst a message is
+ * written, a socket whose queue would pass ws.maxBufferedBytes is closed (1008), and one whose answer is not written
+ * within server.writeTimeoutMs is cut off (a close frame would wait behind what the client does not read); messages per second (past ws.messagesPerSecond and its burst a message is
  * answered -32005 unread; a socket that keeps sending as fast again is closed, 1008), subscriptions per socket (and,
  * in the subscription methods, per key and account by the plan), a ping for idle sockets. Each notification
  * delivered costs its kind's compute units (ws.*EventUnits), counted against the account's monthly quota.
@@ -90,17 +90,16 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     /** Answers queued and not yet written that hold bytes of the response budget: given back when the socket closes. */
     const queued = new Set<RequestBytes>();
     /**
-     * Queues `text`, unless it would take what is queued past ws.maxBufferedBytes: the socket is then cut off (no
-     * close frame: it would wait behind what the client does not read). `held`: its bytes of the response budget,
-     * given back once written.
+     * Queues `text`, unless it would take what is queued past ws.maxBufferedBytes: the socket is then closed (1008,
+     * its close frame behind what is queued; what is queued stays counted until then, and the write time-out ends
+     * it). `held`: its bytes of the response budget, given back once written.
      */
     const send = (text: string | Buffer | undefined, held?: RequestBytes) => {
       if (text === undefined || socket.readyState !== socket.OPEN) return held?.release();
       if (socket.bufferedAmount + text.length > maxBufferedBytes) {
         held?.release();
         req.log.warn({ network, buffered: socket.bufferedAmount }, 'WebSocket closed: its client does not read (ws.maxBufferedBytes)');
-        stats.dropped.not_reading++;
-        return socket.terminate();
+        return drop('not_reading', 'client not reading');
       }
       // A Buffer is a large answer's JSON: a text frame all the same.
       if (!held?.holdsTotal) return socket.send(text, { binary: false });
