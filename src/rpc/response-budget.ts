@@ -52,12 +52,14 @@ export class ResponseBudget extends ByteBudget {
   /** Takes `n` bytes for each of `holders` and from the total; says which limit refused (nothing is taken then). */
   takeFor(holders: readonly string[], n: number): 'ok' | 'held' | 'busy' {
     const m = this.byHolder;
+    let over = false;
     for (const h of holders) {
       if ((m.get(h) ?? 0) + n > this.perHolder) {
         this.full.add(h);
-        return 'held';
+        over = true;
       }
     }
+    if (over) return 'held';
     if (!this.take(n)) return 'busy';
     for (const h of holders) m.set(h, (m.get(h) ?? 0) + n);
     return 'ok';
