@@ -71,3 +71,10 @@ test('a holder refused for its share is spent until some of its bytes are given 
   a.release();
   assert.equal(budget.spent(budget.forRequest(A)), false);
 });
+
+test('an answer larger than a whole share is refused, and leaves its holder free for smaller ones', () => {
+  const budget = new ResponseBudget(16 * SMALL_BYTES, 16 * SMALL_BYTES, 0.25);
+  assert.equal(budget.forRequest(A).fit(8 * SMALL_BYTES), 'held');
+  assert.equal(budget.spent(budget.forRequest(A)), false);
+  assert.equal(budget.forRequest(A).fit(2 * SMALL_BYTES), 'ok');
+});

@@ -54,8 +54,10 @@ export class ResponseBudget extends ByteBudget {
     const m = this.byHolder;
     let over = false;
     for (const h of holders) {
-      if ((m.get(h) ?? 0) + n > this.perHolder) {
-        this.full.add(h);
+      const held = m.get(h) ?? 0;
+      if (held + n > this.perHolder) {
+        // Marked only when it holds something: what it holds coming back clears the mark.
+        if (held > 0) this.full.add(h);
         over = true;
       }
     }
