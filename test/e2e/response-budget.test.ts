@@ -136,7 +136,7 @@ describe('answers left unread hold at most their tenant\'s share of the response
     g = await startTestGateway({
       networks: { big: { chainId: 7, upstream: `http://127.0.0.1:${(node.address() as { port: number }).port}` } },
       cache: { enabled: false },
-      rpc: { maxResponseBytesInFlight: 63.5 * MiB },
+      rpc: { maxResponseBytesInFlight: 63.5 * MiB, maxResponseBytes: 8 * MiB },
       server: { writeTimeoutMs: WRITE_TIMEOUT_MS, maxConnectionsPerIp: 0, maxConnectionsPerSubnet: 0 },
     });
   });
