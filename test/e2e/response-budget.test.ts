@@ -102,17 +102,19 @@ describe('a batch of huge answers stays within the response budget', { timeout: 
  * Answers nobody reads: a key whose clients send calls with big answers on raw sockets and never read them. Each
  * response's bytes are counted until written, so they must not fill the budget shared by every tenant (each key,
  * account and client address holds at most rpc.responseShare of it), and a response not written within
- * server.writeTimeoutMs is cut off with its connection, giving its bytes back. Sizes scaled down: 4 MiB answers
- * (a loopback connection's kernel buffers take up to about 4 MiB of an answer nobody reads: a smaller one is written
- * whole), and a budget of 63.5 MiB, which 15 such answers fill but for less than a 1 MiB answer.
+ * server.writeTimeoutMs is cut off with its connection, giving its bytes back. Sizes scaled down: 8 MiB answers
+ * (a loopback connection's kernel buffers take about 4 MiB of an answer nobody reads: a smaller one may be written
+ * whole), and a budget of seven such answers and 500 kB, which seven fill but for less than a 1 MiB answer.
  */
 describe('answers left unread hold at most their tenant\'s share of the response budget, and only for a while', { timeout: 120_000 }, () => {
   let g: TestGateway;
   let node: Server;
   let calls = 0;
   const sockets: Socket[] = [];
-  const WRITE_TIMEOUT_MS = 2000;
+  const WRITE_TIMEOUT_MS = 5000;
   const UNREAD = 70;
+  /** Seven answers of 8 MiB as the budget counts them (less the first 64 KiB, plus 128 for the envelope), and 500 kB. */
+  const BUDGET = 7 * (8 * MiB + 128 - 64 * 1024) + 500_000;
   /** A result of `size` bytes: the node answers eth_call with as many bytes as its `data` asks (a hex number). */
   const results = new Map<number, string>();
   const resultOf = (size: number) => {
@@ -136,7 +138,7 @@ describe('answers left unread hold at most their tenant\'s share of the response
     g = await startTestGateway({
       networks: { big: { chainId: 7, upstream: `http://127.0.0.1:${(node.address() as { port: number }).port}` } },
       cache: { enabled: false },
-      rpc: { maxResponseBytesInFlight: 63.5 * MiB, maxResponseBytes: 8 * MiB },
+      rpc: { maxResponseBytesInFlight: BUDGET, maxResponseBytes: 12 * MiB },
       server: { writeTimeoutMs: WRITE_TIMEOUT_MS, maxConnectionsPerIp: 0, maxConnectionsPerSubnet: 0 },
     });
   });
@@ -158,13 +160,16 @@ describe('answers left unread hold at most their tenant\'s share of the response
     return s;
   };
 
-  test('another tenant is answered while one key leaves 70 answers of 4 MiB unread; the key gets its share back after server.writeTimeoutMs', async () => {
+  test('another tenant is answered while one key leaves 70 answers of 8 MiB unread; the key gets its share back after server.writeTimeoutMs', async () => {
     const acct = await g.gw.accounts.createAccount({ name: 'other tenant', email: `other-${Math.random()}@example.com`, planId: 'test' });
     const other = (await g.gw.accounts.createKey(acct.id, { name: 'other' })).value;
-    for (let i = 0; i < UNREAD; i++) unread('127.0.0.5', call(i, 4 * MiB));
-    const end = Date.now() + 10_000;
-    while (calls < UNREAD && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 200)); // the answers written as far as the kernel takes them
+    for (let i = 0; i < UNREAD; i++) unread('127.0.0.5', call(i, 8 * MiB));
+    // Until the node has been asked what it will be (once the key's share is spent, its calls are refused before a
+    // node is asked), and the answers are written as far as the kernel takes them.
+    for (let seen = -1; seen !== calls;) {
+      seen = calls;
+      await new Promise((r) => setTimeout(r, 300));
+    }
     // Ten calls of another tenant, from another address, at once: 1 MiB answers.
     const t0 = performance.now();
     const victims = await Promise.all(Array.from({ length: 10 }, (_, i) => request(`${g.url}/v1/big/${other}`, {
@@ -173,20 +178,20 @@ describe('answers left unread hold at most their tenant\'s share of the response
     const ms = performance.now() - t0;
     const answered = victims.filter((v) => v.status === 200 && typeof v.body.result === 'string' && v.body.result.length === MiB).length;
     const busy = victims.filter((v) => v.body.error?.data?.reason === 'answers_busy').length;
-    console.log(`${UNREAD} unread 4 MiB answers of one key (budget 63.5 MiB): another tenant's 10 calls of 1 MiB: ${answered} answered, ${busy} answers_busy, in ${ms.toFixed(0)} ms`);
+    console.log(`${UNREAD} unread 8 MiB answers of one key (budget ${(BUDGET / MiB).toFixed(1)} MiB): another tenant's 10 calls of 1 MiB: ${answered} answered, ${busy} answers_busy, in ${ms.toFixed(0)} ms`);
     assert.equal(busy, 0, 'no answers_busy for another tenant');
     assert.equal(answered, 10);
 
-    // The key's own calls find its share spent while its answers wait unread ...
-    const own = () => request(`${g.url}/v1/big/${g.key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: call(999, 4 * MiB) })
+    // The key's own next 8 MiB call finds its share spent while its answers wait unread ...
+    const own = () => request(`${g.url}/v1/big/${g.key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: call(999, 8 * MiB) })
       .then(async (r) => ({ status: r.statusCode, body: JSON.parse(await r.body.text()) }));
     const meanwhile = await own();
-    // ... and get it back once those are cut off, past server.writeTimeoutMs (its sockets still open, still unread).
+    // ... and has it back once they are cut off, past server.writeTimeoutMs (its sockets never read).
     await new Promise((r) => setTimeout(r, WRITE_TIMEOUT_MS * 2.5));
     const later = await own();
-    const stillOpen = sockets.filter((s) => !s.destroyed).length;
-    console.log(`the key's own 4 MiB call while its ${UNREAD} wait: ${meanwhile.status} ${meanwhile.body.error?.data?.reason ?? 'result'}; ${WRITE_TIMEOUT_MS * 2.5} ms later: ${later.status} ${later.body.error?.data?.reason ?? 'result'} (its ${stillOpen} sockets still unread)`);
+    console.log(`the key's own 8 MiB call while its ${UNREAD} answers wait: ${meanwhile.status} ${meanwhile.body.error?.data?.reason ?? 'result'}; ${WRITE_TIMEOUT_MS * 2.5} ms later: ${later.status} ${later.body.error?.data?.reason ?? 'result'}`);
+    assert.equal(meanwhile.body.error?.data?.reason, 'answers_busy');
     assert.equal(later.status, 200, JSON.stringify(later.body.error));
-    assert.equal(later.body.result.length, 4 * MiB);
+    assert.equal(later.body.result.length, 8 * MiB);
   });
 });
