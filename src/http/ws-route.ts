@@ -33,8 +33,8 @@ const KEY_RECHECK_MS = 1000;
  * messages in flight per socket (past it the socket is not read); bytes queued to a client that does not read: an
  * answer's bytes stay counted against the response budget (and its key's, account's and address's share) until
  * written, a socket whose queue would pass ws.maxBufferedBytes is closed (1008), and one whose answer is not written
- * within server.writeTimeoutMs is cut off (a close frame would wait behind what the client does not read); messages per second (past ws.messagesPerSecond and its burst a message is
- * answered -32005 unread; a socket that keeps sending as fast again is closed, 1008), subscriptions per socket (and,
+ * within server.writeTimeoutMs is cut off (a close frame would wait behind what the client does not read); messages
+ * per second (past ws.messagesPerSecond and its burst a message is answered -32005 unread; a socket that keeps sending as fast again is closed, 1008), subscriptions per socket (and,
  * in the subscription methods, per key and account by the plan), a ping for idle sockets. Each notification
  * delivered costs its kind's compute units (ws.*EventUnits), counted against the account's monthly quota.
  */
@@ -128,7 +128,12 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       deadlines.add(deadline);
       try {
         const ran = await rpc.run(framed, limited, deadline, t0, req.log);
-        send(rpc.answersText(framed, ran), ran.held);
+        try {
+          send(rpc.answersText(framed, ran), ran.held);
+        } catch (err) {
+          ran.held.release();
+          throw err;
+        }
       } finally {
         deadlines.delete(deadline);
       }
