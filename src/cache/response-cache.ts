@@ -4,10 +4,22 @@ import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import type { ChainHead } from '../chain/chain-head.ts';
 import { CACHE_POLICIES, type CachePolicy } from './cache-policy.ts';
 
-const sizeOf = (answer: UpstreamAnswer, key: string) =>
+/**
+ * A kept answer, with the account whose call filled the entry: `X-Cache` says HIT only to that account. A shared
+ * cache answers every account from what any of them asked; the header must not confirm to one account what another
+ * just called. Made when the entry is filled (a miss), so a hit reads one property of the same shape every time.
+ */
+export interface CachedAnswer {
+  result: unknown;
+  error?: undefined;
+  raw?: string;
+  filledBy: string;
+}
+
+const sizeOf = (answer: CachedAnswer, key: string) =>
   key.length + (answer.raw?.length ?? JSON.stringify(answer.result ?? null).length) + 64;
 
-const newLru = (maxBytes: number) => new LRUCache<string, UpstreamAnswer>({ maxSize: Math.max(1, maxBytes), sizeCalculation: sizeOf });
+const newLru = (maxBytes: number) => new LRUCache<string, CachedAnswer>({ maxSize: Math.max(1, maxBytes), sizeCalculation: sizeOf });
 
 /**
  * The answers of every network, in memory, bounded in bytes (least recently used go first): answers that hold for
@@ -16,17 +28,17 @@ const newLru = (maxBytes: number) => new LRUCache<string, UpstreamAnswer>({ maxS
  * stale never takes the place of what still holds.
  */
 export class ResponseCache {
-  private readonly final: LRUCache<string, UpstreamAnswer>;
+  private readonly final: LRUCache<string, CachedAnswer>;
 
   constructor(private readonly maxBytes: number, private readonly networks: number) {
     this.final = newLru(Math.floor(maxBytes * 0.75));
   }
 
-  get(key: string): UpstreamAnswer | undefined {
+  get(key: string): CachedAnswer | undefined {
     return this.final.get(key);
   }
 
-  set(key: string, answer: UpstreamAnswer): void {
+  set(key: string, answer: CachedAnswer): void {
     this.final.set(key, answer);
   }
 
@@ -36,7 +48,7 @@ export class ResponseCache {
   }
 
   /** A store for one network's answers tied to its head. */
-  headStore(): LRUCache<string, UpstreamAnswer> {
+  headStore(): LRUCache<string, CachedAnswer> {
     return newLru(Math.floor((this.maxBytes * 0.25) / Math.max(1, this.networks)));
   }
 }
@@ -47,11 +59,27 @@ export interface CacheLookup {
   epoch: number;
   key: string;
   atHeadKey: string;
-  hit: UpstreamAnswer | undefined;
+  hit: CachedAnswer | undefined;
 }
 
-/** What the cache stage did with a call, for the `X-Cache` header of single requests. */
-export type CacheOutcome = 'HIT' | 'MISS';
+/**
+ * What the cache stage did with a call: HIT from an entry the caller's own account filled, SHARED_HIT from one
+ * another account filled (a hit for the metrics; `X-Cache: MISS` to the caller, as it would be had that account not
+ * asked: `cacheHeader`), MISS.
+ */
+export type CacheOutcome = 'HIT' | 'SHARED_HIT' | 'MISS';
+
+/** The `X-Cache` value of an outcome: the caller is told HIT only of entries its own account filled. */
+export const cacheHeader = (o: CacheOutcome): 'HIT' | 'MISS' => (o === 'HIT' ? 'HIT' : 'MISS');
+
+/** A hit's outcome for the account `accountId`. */
+export const hitFor = (hit: CachedAnswer, accountId: string): CacheOutcome => (hit.filledBy === accountId ? 'HIT' : 'SHARED_HIT');
+
+/** Who a call is, to the cache: the account its key belongs to. */
+interface Caller {
+  cache?: CacheOutcome;
+  key: { account: { id: string } };
+}
 
 /**
  * The cache stage of one network (docs/pipeline.md): a lookup before the call, one upstream call for identical
@@ -67,7 +95,7 @@ export class NetworkCache {
   private readonly inflight = new Map<string, Promise<UpstreamAnswer>>();
   private readonly final = (n: number) => this.head.final(n);
   /** Answers of the head epoch `headEpoch`; emptied when the epoch moves on. */
-  private readonly atHead: LRUCache<string, UpstreamAnswer>;
+  private readonly atHead: LRUCache<string, CachedAnswer>;
   private headEpoch = -1;
   private readonly withoutParams = new Map<string, { key: string; head: number | undefined; atHeadKey: string }>();
 
@@ -83,7 +111,7 @@ export class NetworkCache {
   }
 
   /** The head store, for `epoch`: what an earlier epoch left is dropped first. */
-  private headFor(epoch: number): LRUCache<string, UpstreamAnswer> {
+  private headFor(epoch: number): LRUCache<string, CachedAnswer> {
     if (epoch !== this.headEpoch) {
       this.atHead.clear();
       this.headEpoch = epoch;
@@ -130,7 +158,7 @@ export class NetworkCache {
    * Answers `method(params)`, from the cache or through `call`; says which in `seen.cache`. `looked`: this call's
    * lookup, when it was made in the same turn (a miss of `atOnce`).
    */
-  async run(method: string, params: unknown[], call: () => Promise<UpstreamAnswer>, seen: { cache?: CacheOutcome }, looked?: CacheLookup): Promise<UpstreamAnswer> {
+  async run(method: string, params: unknown[], call: () => Promise<UpstreamAnswer>, seen: Caller, looked?: CacheLookup): Promise<UpstreamAnswer> {
     const l = looked ?? this.lookup(method, params);
     if (!l) {
       seen.cache = 'MISS';
@@ -138,7 +166,7 @@ export class NetworkCache {
     }
     const { policy, epoch, key, atHeadKey, hit } = l;
     if (hit) {
-      seen.cache = 'HIT';
+      seen.cache = hitFor(hit, seen.key.account.id);
       return hit;
     }
     seen.cache = 'MISS';
@@ -153,8 +181,10 @@ export class NetworkCache {
       const answer = await p;
       if (answer.error === undefined) {
         const scope = policy(params, answer.result, this.final);
-        if (scope === 'forever') this.store.set(key, answer);
-        else if (scope === 'head' && this.head.epoch === epoch) this.headFor(epoch).set(atHeadKey, answer);
+        const kept = scope === 'forever' || (scope === 'head' && this.head.epoch === epoch);
+        const entry: CachedAnswer | undefined = kept ? { result: answer.result, error: undefined, raw: answer.raw, filledBy: seen.key.account.id } : undefined;
+        if (scope === 'forever') this.store.set(key, entry!);
+        else if (entry) this.headFor(epoch).set(atHeadKey, entry);
       }
       return answer;
     } finally {

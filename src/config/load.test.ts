@@ -68,6 +68,12 @@ test('a webhook lease renewed no more often than it lasts is refused (it would r
   assert.deepEqual([c.webhooks.leaseMs, c.webhooks.leaseRenewMs], [1500, 500]);
 });
 
+test("a response share smaller than the largest response is refused (no tenant could be sent one)", () => {
+  assert.throws(() => loadConfig(file('share.yaml', 'rpc:\n  responseShare: 0.1\n'), {}), /rpc\.responseShare: its share of rpc\.maxResponseBytesInFlight must be >= rpc\.maxResponseBytes/);
+  const c = loadConfig(file('share-ok.yaml', 'rpc:\n  responseShare: 0.125\n'), {});
+  assert.equal(c.rpc.responseShare, 0.125);
+});
+
 test('a network name used twice (as a name and an alias) is refused', () => {
   const p = file('dup.yaml', 'networks:\n  mainnet: { chainId: 1, aliases: [testnet] }\n  testnet: { chainId: 5 }\n');
   assert.throws(() => loadConfig(p, {}), /the name testnet is used twice/);

@@ -113,6 +113,9 @@ export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
   if (config.rpc.maxAnswerBytesInFlight < config.rpc.maxAnswerBytes) {
     throw new ConfigError([`rpc.maxAnswerBytesInFlight: must be >= rpc.maxAnswerBytes (${config.rpc.maxAnswerBytes}), or no answer of the largest size could be read`]);
   }
+  if (Math.floor(config.rpc.maxResponseBytesInFlight * config.rpc.responseShare) < config.rpc.maxResponseBytes) {
+    throw new ConfigError([`rpc.responseShare: its share of rpc.maxResponseBytesInFlight must be >= rpc.maxResponseBytes (${config.rpc.maxResponseBytes}), or no tenant could be sent a response of the largest size`]);
+  }
   if (config.webhooks.leaseRenewMs >= config.webhooks.leaseMs) {
     throw new ConfigError([`webhooks.leaseRenewMs: must be < webhooks.leaseMs (${config.webhooks.leaseMs}), or a lease runs out between renewals and another instance sends the event too`]);
   }

@@ -164,6 +164,13 @@ export const configSchema = section({
     connectionPressure: num('share', { exclusiveMinimum: 0, maximum: 1, default: 0.8 }),
     /** Idle time-out while under pressure (the usual keep-alive time-out is 72 s). */
     pressureIdleTimeoutMs: int('ms', { minimum: 10, maximum: 600000, default: 1000 }),
+    /**
+     * Longest time a response counted against rpc.maxResponseBytesInFlight (past its first 64 KiB; over WebSocket,
+     * every queued answer) may take to be written to its client; past it the connection is closed and its bytes
+     * given back, so a client that does not read cannot hold them. 30 s writes the largest response (32 MiB) at
+     * about 9 Mbit/s.
+     */
+    writeTimeoutMs: int('ms', { minimum: 100, maximum: 600000, default: 30000 }),
   }),
   /** Holds the SQLite store and the embedded chains' journals. */
   dataDir: text({ default: './data' }),
@@ -234,6 +241,11 @@ export const configSchema = section({
     maxResponseBytes: int('bytes', { minimum: 1024, default: 33554432 }),
     /** Largest sum of responses held at once for all requests (256 MiB); past it, an item is -32005 answers_busy. */
     maxResponseBytesInFlight: int('bytes', { minimum: 1024, default: 268435456 }),
+    /**
+     * Share of maxResponseBytesInFlight that the responses of one key, of one account and of one client address may
+     * hold at once, until written; past it, that tenant's item is -32005 answers_busy, and the others' are answered.
+     */
+    responseShare: num('share', { exclusiveMinimum: 0, maximum: 1, default: 0.25 }),
   }),
   embedded: embeddedSchema,
   /** Plans by id; each missing from the store is created at start-up (existing ones are the operator's to edit). */

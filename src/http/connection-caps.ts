@@ -22,7 +22,22 @@ const MAX_CLOSED_PER_CONNECTION = 64;
 const MAX_LOOKED_AT_PER_CONNECTION = 256;
 const lastBegun = Symbol('when the connection last began a request');
 const latest = Symbol('the response to the connection\'s latest request');
-type Tracked = Socket & { [lastBegun]?: number; [latest]?: ServerResponse };
+const inUse = Symbol('whether an upgraded connection is in use');
+type Tracked = Socket & { [lastBegun]?: number; [latest]?: ServerResponse; [inUse]?: () => boolean };
+
+/**
+ * An upgraded connection (a WebSocket) says here when it is busy: `busy()` is asked under pressure only. Its
+ * requests never reach the request listener, so without this it always looked idle, and a flood of plain connections
+ * closed every other tenant's subscribed sockets.
+ */
+export function holdUpgraded(socket: Socket, busy: () => boolean): void {
+  (socket as Tracked)[inUse] = busy;
+}
+
+/** An upgraded connection's message: it was used now (its idle time under pressure counts from here). */
+export function usedUpgraded(socket: Socket): void {
+  (socket as Tracked)[lastBegun] = turnNow();
+}
 
 /**
  * Open connections, in total, per client address and per /24 or /64 (issues 10 and 17): every connection costs
@@ -31,7 +46,9 @@ type Tracked = Socket & { [lastBegun]?: number; [latest]?: ServerResponse };
  * one client cannot use the many addresses of its /64, nor a few hosts of one /24, to hold more. Addresses in many
  * subnets could still fill the total, so past `pressure` × `total` the connections with no request in flight are
  * the ones that give way: each new connection closes the oldest idle one, and every idle one older than
- * `pressureIdleMs` (the keep-alive time-out is 72 s otherwise). A connection busy with a request is never closed here.
+ * `pressureIdleMs` (the keep-alive time-out is 72 s otherwise). A connection busy with a request is never closed here,
+ * nor a WebSocket with a live subscription or a message being answered (`holdUpgraded`); a WebSocket with neither is
+ * idle since its last message, as a keep-alive connection is since its last request.
  */
 export function capConnections(server: Server, caps: ConnectionCaps): (req: IncomingMessage, res: ServerResponse) => void {
   server.maxConnections = caps.total;
@@ -66,7 +83,7 @@ export function capConnections(server: Server, caps: ConnectionCaps): (req: Inco
       if (closed >= MAX_CLOSED_PER_CONNECTION || looked++ >= MAX_LOOKED_AT_PER_CONNECTION) break;
       if (s === except) continue;
       const res = s[latest];
-      const busy = res !== undefined && !res.writableFinished;
+      const busy = (res !== undefined && !res.writableFinished) || s[inUse]?.() === true;
       const begun = s[lastBegun];
       if (busy || (begun !== undefined && begun > since)) {
         connections.delete(s);

@@ -7,6 +7,7 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import { UNREAD_BODY_BYTES, type Ran, type Admitted, type createRpcEndpoint, type Framed, type Limited, type Refusal } from '../rpc/endpoint.ts';
 import { requestIdOf, RpcExchange } from './rpc-exchange.ts';
 import { TurnWrites } from './turn-writes.ts';
+import { WriteDeadlines } from './write-deadlines.ts';
 
 export interface RpcHttpDeps {
   config: Readonly<Config>;
@@ -92,10 +93,14 @@ export function createRpcHttp(deps: RpcHttpDeps) {
     ran.then((r) => writes.write({ x, f, ran: r }), (err) => { writes.end(); x.fail(err); });
   };
 
+  /** A response holding bytes of the shared budget is cut off if its client has not read it in time. */
+  const deadlines = new WriteDeadlines<ServerResponse>(config.server.writeTimeoutMs, (res) => res.writableFinished || res.destroyed, (res) => res.destroy());
+
   /** Answers go out together at the end of the event loop's turn while other requests are in progress (turn-writes.ts). */
   const writes = new TurnWrites<{ x: RpcExchange; f: Framed; ran: Ran }>((a) => {
     try {
       a.x.answers(a.f, a.ran);
+      if (a.ran.held.holdsTotal && !a.x.res.writableFinished) deadlines.watch(a.x.res);
     } catch (err) {
       a.x.fail(err);
     }

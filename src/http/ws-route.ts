@@ -4,8 +4,11 @@ import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Admitted, createRpcEndpoint } from '../rpc/endpoint.ts';
 import { endSubscriptions, type DropReason, type Kind, type Subscriptions, type SubscriptionSession } from '../subscriptions/subscriptions.ts';
+import type { RequestBytes } from '../rpc/response-budget.ts';
 import { networkAndKey, type Params } from './rpc-route.ts';
+import { holdUpgraded, usedUpgraded } from './connection-caps.ts';
 import { sendError } from './send-error.ts';
+import { WriteDeadlines } from './write-deadlines.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,9 +30,11 @@ const KEY_RECHECK_MS = 1000;
  * after the key is admitted (a bad key never gets a socket; its refusal is the HTTP answer). Each message then goes
  * through the same stages as an HTTP request (admit again, so a revoked key stops at its next message; frame; limit;
  * run), and eth_subscribe / eth_unsubscribe reach the subscription methods through the socket's session. Bounds:
- * messages in flight per socket (past it the socket is not read), bytes queued to a client that does not read
- * (past it the socket is closed, 1008), messages per second (past ws.messagesPerSecond and its burst a message is
- * answered -32005 unread; a socket that keeps sending as fast again is closed, 1008), subscriptions per socket (and,
+ * messages in flight per socket (past it the socket is not read); bytes queued to a client that does not read: an
+ * answer's bytes stay counted against the response budget (and its key's, account's and address's share) until
+ * written, a socket whose queue would pass ws.maxBufferedBytes is closed (1008), and one whose answer is not written
+ * within server.writeTimeoutMs is cut off (a close frame would wait behind what the client does not read); messages
+ * per second (past ws.messagesPerSecond and its burst a message is answered -32005 unread; a socket that keeps sending as fast again is closed, 1008), subscriptions per socket (and,
  * in the subscription methods, per key and account by the plan), a ping for idle sockets. Each notification
  * delivered costs its kind's compute units (ws.*EventUnits), charged to the account's monthly quota as a call is:
  * one the month cannot pay for is not sent, and the socket is closed (1008, `quota_spent`) with its subscriptions.
@@ -38,6 +43,11 @@ const KEY_RECHECK_MS = 1000;
 export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Readonly<Config>, urls: readonly string[], subscriptions: Pick<Subscriptions, 'stats' | 'enforcePlan'>) {
   const stats = subscriptions.stats;
   const { maxInFlightPerSocket, maxBufferedBytes, maxSubscriptionsPerSocket, pingIntervalMs } = config.ws;
+  /** Answers queued to a socket and not yet written; the socket is cut off past the write time-out. */
+  const writeDeadlines = new WriteDeadlines<Queued>(config.server.writeTimeoutMs, (q) => !q.held.holdsTotal, (q) => {
+    stats.dropped.not_reading++;
+    q.socket.terminate();
+  });
   const eventUnits: Record<Kind, number> = {
     newHeads: config.ws.newHeadsEventUnits, logs: config.ws.logsEventUnits, newPendingTransactions: config.ws.pendingTransactionEventUnits,
   };
@@ -76,6 +86,9 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
     };
     let inFlight = 0;
     let alive = true;
+    // Under connection pressure the socket is busy while it holds a subscription or a message is being answered.
+    const conn = req.raw.socket;
+    holdUpgraded(conn, () => inFlight > 0 || subs.subscriptions.size > 0);
     const rate = rpc.messageRate();
     stats.sockets++;
     /** The gateway closes the socket (counted once by reason, for /metrics). */
@@ -84,13 +97,28 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       stats.dropped[reason]++;
       socket.close(POLICY, text.slice(0, 120));
     };
-    const send = (text: string | undefined) => {
-      if (text === undefined || socket.readyState !== socket.OPEN) return;
-      if (socket.bufferedAmount > maxBufferedBytes) {
+    /** Answers queued and not yet written that hold bytes of the response budget: given back when the socket closes. */
+    const queued = new Set<RequestBytes>();
+    /**
+     * Queues `text`, unless it would take what is queued past ws.maxBufferedBytes: the socket is then closed (1008,
+     * its close frame behind what is queued; what is queued stays counted until then, and the write time-out ends
+     * it). `held`: its bytes of the response budget, given back once written.
+     */
+    const send = (text: string | Buffer | undefined, held?: RequestBytes) => {
+      if (text === undefined || socket.readyState !== socket.OPEN) return held?.release();
+      if (socket.bufferedAmount + text.length > maxBufferedBytes) {
+        held?.release();
         req.log.warn({ network, buffered: socket.bufferedAmount }, 'WebSocket closed: its client does not read (ws.maxBufferedBytes)');
         return drop('not_reading', 'client not reading');
       }
-      socket.send(text);
+      // A Buffer is a large answer's JSON: a text frame all the same.
+      if (!held?.holdsTotal) return socket.send(text, { binary: false });
+      queued.add(held);
+      writeDeadlines.watch({ socket, held });
+      socket.send(text, { binary: false }, () => {
+        queued.delete(held);
+        held.release();
+      });
     };
     const handle = async (data: Buffer) => {
       const t0 = performance.now();
@@ -110,14 +138,19 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       deadlines.add(deadline);
       try {
         const ran = await rpc.run(framed, limited, deadline, t0, req.log);
-        send(rpc.answersText(framed, ran));
-        ran.held.release();
+        try {
+          send(rpc.answersText(framed, ran), ran.held);
+        } catch (err) {
+          ran.held.release();
+          throw err;
+        }
       } finally {
         deadlines.delete(deadline);
       }
     };
     socket.on('message', (data: Buffer) => {
       alive = true;
+      usedUpgraded(conn);
       // The socket's own message rate, before any other work on the message: a refusal is answered at once, unread.
       const refused = rate.take();
       if (refused) {
@@ -166,6 +199,8 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       clearInterval(ping);
       clearInterval(recheck);
       for (const d of deadlines) d.callerGone();
+      for (const held of queued) held.release();
+      queued.clear();
       subs.closed = true;
       for (const end of subs.subscriptions.values()) end();
       subs.subscriptions.clear();
@@ -179,6 +214,12 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
   };
 
   for (const url of urls) app.route<{ Params: Params }>({ method: 'GET', url, preValidation: admit, handler: notUpgrade, wsHandler: session });
+}
+
+/** An answer queued to a socket, holding bytes of the response budget until written. */
+interface Queued {
+  socket: WebSocket;
+  held: RequestBytes;
 }
 
 /** What admission needs of the upgrade request, for the upgrade itself, each message (`bytes`) and each re-check. */

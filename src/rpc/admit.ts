@@ -20,6 +20,8 @@ export interface Admitted {
   decision?: RateDecision;
   /** The caller's socket (a WebSocket transport sets it), for the subscription methods. */
   session?: SubscriptionSession;
+  /** The client's address (behind trusted proxies, the one they name): what its responses hold is counted by it. */
+  ip: string;
 }
 
 /** A whole request refused: its error, the bucket's decision (RateLimit headers) when there is one, and its id. */
@@ -118,16 +120,16 @@ export function admitter(deps: EndpointDeps) {
     }
     // Stage limit, at admission (issue 17): the key's bucket pays for reading its body before it is read, from the
     // declared length (a chunked body pays for its size once read). An empty bucket: 429, the body never read.
-    if (!limits || !charge) return { network, key, credit: 0 };
+    if (!limits || !charge) return { network, key, credit: 0, ip: a.ip };
     // A body under limits.bodyBytesPerUnit, of declared length, costs no units to read: the whole request is
     // limited once, after it is framed (one bucket step a request, not two: issue 23), and a refusal then answers
     // under the request's own id.
-    if (!a.largeBody && a.declaredBytes < bytesPerUnit) return { network, key, credit: 0 };
+    if (!a.largeBody && a.declaredBytes < bytesPerUnit) return { network, key, credit: 0, ip: a.ip };
     const credit = deps.framingCost(Number.isFinite(a.declaredBytes) ? a.declaredBytes : 0);
     try {
       const d = limits.admitBody(key, credit);
-      if (d instanceof Promise) return d.then((decision) => ({ network, key, credit, decision }), (err) => refusedAtAdmission(a, network, key, err));
-      return { network, key, credit, decision: d };
+      if (d instanceof Promise) return d.then((decision) => ({ network, key, credit, decision, ip: a.ip }), (err) => refusedAtAdmission(a, network, key, err));
+      return { network, key, credit, decision: d, ip: a.ip };
     } catch (err) {
       return refusedAtAdmission(a, network, key, err);
     }

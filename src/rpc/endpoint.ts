@@ -30,7 +30,7 @@ export function createRpcEndpoint(deps: Omit<EndpointDeps, 'guard' | 'responses'
   const all: EndpointDeps = {
     ...deps,
     guard: new UnknownKeyGuard(config.limits.unknownKeys.perSecond, config.limits.unknownKeys.burst, deps.rateLimiter, 'uk:rpc'),
-    responses: new ResponseBudget(config.rpc.maxResponseBytes, config.rpc.maxResponseBytesInFlight),
+    responses: new ResponseBudget(config.rpc.maxResponseBytes, config.rpc.maxResponseBytesInFlight, config.rpc.responseShare),
     framingCost: (bytes) => invalidCost + Math.floor(bytes / bytesPerUnit),
   };
   const { frame, limit } = framerAndLimiter(all);

@@ -76,7 +76,7 @@ export function framerAndLimiter(deps: EndpointDeps) {
    */
   const limit = (adm: Admitted, f: Framed, requestId: string, log: Arrival['log'], t0: number): Limited | Refusal | Promise<Limited | Refusal> => {
     const { network, key, credit } = adm;
-    const ctx: RequestContext = { network, key, requestId, session: adm.session };
+    const ctx: RequestContext = { network, key, requestId, session: adm.session, ip: adm.ip };
     const answers = new Array<Answer | undefined>(f.items.length);
     const prepared = new Array<PreparedCall | undefined>(f.items.length);
     // A request costs the sum of its items (docs/decisions.md §7), and never less than reading and framing its body

@@ -23,6 +23,8 @@ export interface RequestContext {
   requestId: string;
   /** The caller's socket, for the subscription methods (absent over HTTP). */
   session?: SubscriptionSession;
+  /** The client's address, by which its responses' bytes are counted (rpc/response-budget.ts). */
+  ip: string;
 }
 
 /** An item that passed the checks of `prepareItem`: its method's entry (its cost, how to run it). */

@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer'; // the global one is a getter on globalThis, called at each use
 import type { CallAborted } from '../errors/call-aborted.ts';
-import type { CacheOutcome } from '../cache/response-cache.ts';
+import { cacheHeader, hitFor } from '../cache/response-cache.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import { asGatewayError, type Arrival } from './admit.ts';
@@ -11,7 +11,7 @@ import { failed, type Framed, type Limited } from './frame-and-limit.ts';
 import type { FramedItem } from './framing.ts';
 import { buildPipeline, type NetworkPipeline } from './pipeline.ts';
 import { recorder } from './record.ts';
-import { responseJson } from './respond.ts';
+import { responseBytes, responseJson } from './respond.ts';
 import { SMALL_BYTES, type RequestBytes } from './response-budget.ts';
 import type { Answer } from './respond.ts';
 
@@ -20,8 +20,8 @@ export interface Ran {
   answers: Answer[];
   pieces: Array<string | Buffer | undefined>;
   held: RequestBytes;
-  /** A single request's cache outcome (its `X-Cache`). */
-  cache?: CacheOutcome;
+  /** A single request's `X-Cache` (cache-policy: HIT only of the caller's own account's entries). */
+  cache?: 'HIT' | 'MISS';
 }
 
 /** At most what `{"jsonrpc":"2.0","id":…,"result":…}` adds to a result: an id is at most a few dozen characters. */
@@ -59,12 +59,13 @@ export function runner(deps: EndpointDeps) {
     // A node's big result is weighed before an answer is built of it: most will not fit once the budget is spent.
     const raw = answer.raw;
     const json = raw !== undefined && raw.length > SMALL_BYTES ? undefined : responseJson(item.id, answer);
-    const bytes = json === undefined ? Buffer.byteLength(raw!) + ENVELOPE_BYTES : json.length > 4096 ? Buffer.byteLength(json) : json.length;
+    const rawBytes = json === undefined ? Buffer.byteLength(raw!) : 0;
+    const bytes = json === undefined ? rawBytes + ENVELOPE_BYTES : json.length > 4096 ? Buffer.byteLength(json) : json.length;
     const fits = held.fit(bytes);
-    if (fits === 'ok') return json === undefined ? Buffer.from(responseJson(item.id, answer)) : json.length > SMALL_BYTES ? Buffer.from(json) : json;
-    const e = fits === 'too_large'
-      ? new GatewayError('RESPONSE_TOO_LARGE', { limit: responses.perRequest, method })
-      : new GatewayError('RESPONSES_BUSY', { limit: responses.totalBytes });
+    if (fits === 'ok') return json === undefined ? responseBytes(item.id, answer as UpstreamAnswer & { raw: string }, rawBytes) : json.length > SMALL_BYTES ? Buffer.from(json) : json;
+    const e = fits === 'too_large' ? new GatewayError('RESPONSE_TOO_LARGE', { limit: responses.perRequest, method })
+      : fits === 'held' ? new GatewayError('RESPONSES_HELD', { limit: responses.perHolder, holder: 'key, account or address' })
+        : new GatewayError('RESPONSES_BUSY', { limit: responses.totalBytes });
     answers[i] = failed(e);
     return undefined;
   }
@@ -95,6 +96,8 @@ interface RunShared {
 class RequestRun {
   private readonly calls: Array<Call | undefined>;
   private readonly held: RequestBytes;
+  /** Set when the caller's share of the response budget is spent: its items are refused before a node is asked. */
+  private readonly refused: GatewayError | undefined = undefined;
   private readonly pieces: Array<string | Buffer | undefined>;
   /** The next item to start, and how many started are not yet settled. */
   private next = 0;
@@ -114,7 +117,8 @@ class RequestRun {
     private readonly s: RunShared,
   ) {
     this.calls = new Array<Call | undefined>(f.items.length);
-    this.held = s.responses.forRequest();
+    this.held = s.responses.forRequest(l.ctx);
+    if (s.responses.spent(this.held)) this.refused = new GatewayError('RESPONSES_HELD', { limit: s.responses.perHolder, holder: 'key, account or address' });
     this.pieces = new Array<string | Buffer | undefined>(f.items.length);
   }
 
@@ -142,6 +146,10 @@ class RequestRun {
   private start(i: number): boolean {
     const p = this.l.prepared[i];
     if (!p) return false;
+    if (this.refused) {
+      this.l.answers[i] = failed(this.refused);
+      return false;
+    }
     // The method's name from its table entry, not the request's own copy of it: a string made once, whose hash
     // V8 keeps, for every lookup by name that follows (pipelines, cache policies, usage); the request's copy, new
     // each time, was hashed and interned again at each of them.
@@ -154,7 +162,7 @@ class RequestRun {
     const call: Call = {
       network: ctx.network, key: ctx.key, requestId: ctx.requestId, session: ctx.session,
       method, params: p.call.params, spec: p.entry, cost: p.entry.cost, signal,
-      looked, cache: hit ? 'HIT' : undefined, refusedByRules: undefined, seenBlock: undefined,
+      looked, cache: hit ? hitFor(hit, ctx.key.account.id) : undefined, refusedByRules: undefined, seenBlock: undefined,
     };
     this.calls[i] = call;
     if (hit) {
@@ -255,10 +263,10 @@ class RequestRun {
     if (refund > 0) this.s.limits?.refund(ctx.key, refund);
     // docs/decisions.md §9: a single request says whether its answer came from the cache.
     const cache = this.f.batch ? undefined : this.calls[0]?.cache;
-    if (cache) this.s.metrics?.cacheLookup(ctx.network.name, cache);
+    if (cache) this.s.metrics?.cacheLookup(ctx.network.name, cache === 'MISS' ? 'MISS' : 'HIT');
     this.s.record(this.t0, ctx.network, ctx.key, items, answers, (i) => this.units(i));
     // Issue 22: "last used" is the last success: a request with at least one item answered with a result.
     for (let i = 0; i < items.length; i++) if (answers[i] && !answers[i]!.answer.error) { this.s.used(ctx.key.key.id); break; }
-    return { answers: answers as Answer[], pieces: this.pieces, held: this.held, cache };
+    return { answers: answers as Answer[], pieces: this.pieces, held: this.held, cache: cache && cacheHeader(cache) };
   }
 }

@@ -81,6 +81,25 @@ describe('response cache (docs/decisions.md §9)', () => {
     assert.equal(node.count('eth_getBalance') - before, 1);
   });
 
+  test("X-Cache tells an account of its own calls only: another account's identical call is not told HIT", async () => {
+    const acct = await g.gw.accounts.createAccount({ name: 'prober', email: `prober-${Math.random()}@example.com`, planId: 'test' });
+    const other = (await g.gw.accounts.createKey(acct.id, { name: 'prober' })).value;
+    const params = [ADDR.replace('aa', 'ac'), hex(30)];
+    const call = (key?: string) => g.rpc({ jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params }, { network: 'stubnet', key });
+    const first = await call();
+    const again = await call();
+    const before = node.count('eth_getBalance');
+    const probe = await call(other);
+    console.log(`X-Cache: the filler's calls ${first.headers.get('x-cache')}, ${again.headers.get('x-cache')}; another account's identical call: ${probe.headers.get('x-cache')}`);
+    assert.deepEqual([first.headers.get('x-cache'), again.headers.get('x-cache')], ['MISS', 'HIT']);
+    assert.equal(probe.body.result, first.body.result, 'the other account is answered from the cache all the same');
+    assert.equal(node.count('eth_getBalance'), before, 'the node is not asked again');
+    assert.notEqual(probe.headers.get('x-cache'), 'HIT', 'the header does not tell one account what another asked');
+    // The entry stays the filler's: the filler is still told HIT (were it told MISS after another account's call,
+    // that would tell it someone else asked).
+    assert.equal((await call()).headers.get('x-cache'), 'HIT');
+  });
+
   test("answers tied to latest end when the node's head moves; answers below the finality depth do not", async () => {
     const latest1 = await result('eth_getBalance', [ADDR, 'latest'], 'stubnet');
     const old1 = await result('eth_getBalance', [ADDR, hex(50)], 'stubnet'); // 100 - 10 >= 50: final

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import WebSocket from 'ws';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 describe('connections: capped per address, per /24, and idle ones give way under pressure', { timeout: 180_000 }, () => {
@@ -117,5 +118,72 @@ describe('under pressure, a connection with a request in flight is never the one
     await busy.until('"id":7');
     assert.match(busy.text(), /^HTTP\/1\.1 200 /);
     assert.match(busy.text(), /"result":"0x1"/);
+  });
+});
+
+describe('under pressure, a subscribed WebSocket is never the one that gives way', { timeout: 120_000 }, () => {
+  let g: TestGateway;
+  const sockets: Socket[] = [];
+  const clients: WebSocket[] = [];
+  before(async () => {
+    g = await startTestGateway({
+      networks: { mainnet: { chainId: 1 } },
+      server: { maxConnections: 40, maxConnectionsPerIp: 0, maxConnectionsPerSubnet: 0, connectionPressure: 0.5 },
+    });
+  });
+  after(async () => {
+    for (const c of clients) c.terminate();
+    for (const s of sockets) s.destroy();
+    await g?.close();
+  });
+
+  /** A plain keep-alive connection from `localAddress`, served once and then left idle. */
+  const idle = (localAddress: string) => new Promise<void>((resolve) => {
+    const url = new URL(g.url);
+    const s = connect({ port: Number(url.port), host: url.hostname, localAddress }, () => s.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'));
+    s.once('data', () => resolve());
+    s.once('close', () => resolve());
+    s.on('error', () => {});
+    sockets.push(s);
+  });
+
+  /** The answer with id `id` on `c` (notifications may come first). */
+  const answer = (c: WebSocket, id: number) => new Promise<any>((resolve) => {
+    const on = (d: Buffer) => {
+      const m = JSON.parse(String(d));
+      if (m.id !== id) return;
+      c.off('message', on);
+      resolve(m);
+    };
+    c.on('message', on);
+  });
+
+  test("another tenant's 10 subscribed sockets stay open while 60 idle plain connections pass the pressure mark", async () => {
+    const wsUrl = `${g.url.replace('http', 'ws')}/v1/mainnet/${g.key}`;
+    const closes: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const c = new WebSocket(wsUrl);
+      await new Promise<void>((resolve, reject) => { c.once('open', () => resolve()); c.once('error', reject); });
+      c.once('close', (code) => closes.push(code));
+      const subscribed = answer(c, 1);
+      c.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }));
+      assert.match((await subscribed).result, /^0x/);
+      clients.push(c);
+    }
+    // Past 20 open (pressure), each new connection closes the oldest idle ones.
+    for (let i = 1; i <= 60; i++) await idle(`127.0.${130 + (i % 3)}.${i}`);
+    await new Promise((r) => setTimeout(r, 200));
+    const open = clients.filter((c) => c.readyState === WebSocket.OPEN).length;
+    const idleOpen = sockets.filter((s) => !s.destroyed && !s.closed).length;
+    console.log(`connections under pressure: 10 subscribed sockets, then 60 idle plain connections (total 40, pressure at 20): ${open} sockets still open (closes: ${closes.join(', ') || 'none'}), ${idleOpen} plain ones open`);
+    assert.ok(idleOpen < 60, 'idle connections gave way under pressure');
+    assert.equal(open, 10);
+    // And they still work.
+    const answered = await Promise.all(clients.map((c) => {
+      const a = answer(c, 2);
+      c.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_chainId', params: [] }));
+      return a;
+    }));
+    assert.deepEqual(answered.map((a) => a.result), Array(10).fill('0x1'));
   });
 });
