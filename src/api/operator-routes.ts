@@ -4,6 +4,8 @@ import type { TeamService } from '../accounts/team.ts';
 import type { MemberRole } from '../store/model.ts';
 import type { AccountPatch, PlanPatch } from '../store/store.ts';
 import { ApiError } from './errors.ts';
+import { requireGrant } from './auth.ts';
+import { permissionsFor } from '../store/model.ts';
 import { accountPatchBody, errorResponses, idParams, listOf, newAccountBody, newKeyBody, newPlanBody, pageOf, pageQuery, planPatchBody, ref } from './schemas.ts';
 
 const security: Record<string, string[]>[] = [{ operatorPassword: [] }, { apiKey: [] }];
@@ -12,7 +14,7 @@ type AccountChange = Omit<AccountPatch, 'passwordHash' | 'status'> & { password?
 
 /**
  * The operator's routes under `/operator` (docs/decisions.md §6: the operator administers accounts, plans and keys): Basic
- * email:password of an operator account, or a Bearer `admin` key of one. Everything goes through AccountsService,
+ * email:password or the dashboard session of an operator account's owner, or a Bearer key with the `operator` permission. Everything goes through AccountsService,
  * which holds the rules and drops the key cache on every change.
  */
 export async function operatorRoutes(api: FastifyInstance, opts: { accounts: AccountsService; team: TeamService; authenticate: onRequestAsyncHookHandler }) {
@@ -61,9 +63,9 @@ export async function operatorRoutes(api: FastifyInstance, opts: { accounts: Acc
   api.post<Id>('/accounts/:id/reset-link', s('accounts', "A single-use password reset link for the account's own login, to hand over (when mail is not configured)", { params: idParams, response: { 201: { description: 'The link', type: 'object', properties: { url: { type: 'string' }, expiresAt: { type: 'string' } } } } }, 404),
     async (req, reply) => reply.code(201).send(await team.operatorResetLink(req.params.id)));
 
-  api.post<Id & { Body: { email: string; role: MemberRole } }>('/accounts/:id/invitations', s('accounts', 'Invite someone to an account (a single-use link, mailed when mail is configured)', {
+  api.post<Id & { Body: { email: string; role: MemberRole } }>('/accounts/:id/invitations', s('accounts', 'Invite someone to an account (a single-use link, mailed when mail is configured; the same answer whether the email has a login or not)', {
     params: idParams, body: { type: 'object', additionalProperties: false, required: ['email', 'role'], properties: { email: { type: 'string', minLength: 3, maxLength: 320 }, role: { type: 'string', enum: ['owner', 'developer', 'viewer'] } } },
-  }, 400, 404, 409), async (req, reply) => reply.code(201).send(await team.invite(req.params.id, req.body.email, req.body.role, 'The operator')));
+  }, 400, 404, 409), async (req, reply) => reply.code(201).send(await team.invite(req.params.id, req.body.email, req.body.role, 'The operator', true)));
 
   api.post<Id>('/accounts/:id/suspend', s('accounts', "Suspend an account: its keys and logins are refused from the next request", { params: idParams, response: { 200: ref('Account', 'The account') } }, 404, 409),
     async (req) => {
@@ -83,6 +85,8 @@ export async function operatorRoutes(api: FastifyInstance, opts: { accounts: Acc
 
   api.post<Id & { Body: NewKeyInput }>('/accounts/:id/keys', s('keys', 'Create a key for an account; its value is in this response and never again', { params: idParams, body: newKeyBody, response: { 201: ref('CreatedKey', 'The key with its value') } }, 400, 404),
     async (req, reply) => {
+      // The operator gives any account's key any permission but `operator`, which only an operator in person gives.
+      requireGrant(req, permissionsFor(req.body.type ?? 'Standard', req.body.permissions));
       const { key, value } = await accounts.createKey(req.params.id, req.body);
       return reply.code(201).send({ ...key, value });
     });

@@ -22,7 +22,8 @@ const PERMISSION_HELP: Record<Permission, string> = {
   rpc: 'JSON-RPC calls to the endpoints (HTTP and WebSocket)',
   webhooks: 'the webhooks API',
   analytics: 'the analytics API',
-  admin: "managing this account's keys over the API",
+  admin: "managing this account's keys, team and settings over the API, as its owner (given only by an owner)",
+  operator: "the operator's routes (all accounts and plans); only on a key of an operator account, given only by an operator in person",
 };
 
 /** Roles of an account's logins and what each may do: the actions of accounts/roles.ts, as `can(role, action)` says. */

@@ -21,10 +21,19 @@ export async function keysPage(ctx) {
   const networks = await loadNetworks();
   const list = h('div', { id: 'key-list' });
   const created = h('div', { id: 'created-slot' });
+  /** Member ids to names: a key lists who made it (a member's keys are revoked when the member is removed). */
+  /** @type {Map<string, string>} */
+  let makers = new Map();
+  /** @param {ApiKey} k */
+  const maker = (k) => (k.createdBy === null ? 'account owner' : makers.get(k.createdBy) ?? 'a removed member');
 
   const refresh = async () => {
     try {
-      const page = /** @type {{ keys: ApiKey[] }} */ (await api('GET', '/keys?limit=100'));
+      const [page, team] = await Promise.all([
+        /** @type {Promise<{ keys: ApiKey[] }>} */ (api('GET', '/keys?limit=100')),
+        /** @type {Promise<{ members: { id: string, name: string, email: string }[] }>} */ (api('GET', '/account/members')),
+      ]);
+      makers = new Map(team.members.map((m) => [m.id, `${m.name} (${m.email})`]));
       list.replaceChildren(keyTable(page.keys));
     } catch (err) {
       list.replaceChildren(failed(err, 'Your keys'));
@@ -39,6 +48,7 @@ export async function keysPage(ctx) {
       { title: 'Type', cell: (k) => k.type },
       { title: 'Permissions', cell: (k) => k.permissions.join(', ') },
       { title: 'Starts with', cell: (k) => h('code', {}, `${k.prefix}…`) },
+      { title: 'Made by', class: 'key-maker', cell: (k) => maker(k) },
       { title: 'Networks', cell: (k) => (k.networkAllowlist.length ? k.networkAllowlist.join(', ') : 'all') },
       { title: 'Last used', cell: (k) => when(k.lastUsedAt) },
       { title: 'Status', cell: (k) => h('span', { class: `status-${keyStatus(k)}` }, keyStatus(k)) },
