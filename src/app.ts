@@ -31,6 +31,7 @@ import type { MailQueue } from './mail/mail-queue.ts';
 import { MailOutbox } from './mail/outbox.ts';
 import { MailSender, smtpTransport, type MailTransport } from './mail/sender.ts';
 import { TeamService, teamOptions } from './accounts/team.ts';
+import { invitationBounds } from './accounts/invitation-bounds.ts';
 import { AlertChecker } from './alerts/alert-checker.ts';
 import { turnNow } from './background/turn-clock.ts';
 
@@ -147,7 +148,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
   // Links in mail name the configured public origin, else the address listened on (known once listening): never a
   // request's Host header, which a caller chooses.
   let listening = '';
-  const team = new TeamService(store, accounts, mail, teamOptions(config, () => listening));
+  const team = new TeamService(store, accounts, mail, { ...teamOptions(config, () => listening), invitations: invitationBounds(rateLimiter) });
   let app: FastifyInstance | undefined;
   try {
     await producer?.init();

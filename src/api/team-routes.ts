@@ -38,9 +38,10 @@ export async function teamRoutes(api: FastifyInstance, opts: { team: TeamService
     async (req) => team.team(me(req)));
 
   api.post<{ Body: { email: string; role: MemberRole } }>('/account/invitations', {
-    schema: { summary: 'Invite someone to the account (a single-use link, mailed when mail is configured)', tags, security, body: inviteBody, response: errorResponses(400, 401, 403, 409) },
+    schema: { summary: 'Invite someone to the account (a single-use link, mailed when mail is configured; the same answer whether the email has a login or not)', tags, security, body: inviteBody, response: errorResponses(400, 401, 403, 429) },
   }, async (req, reply) => {
     requireRole(req, 'manageTeam');
+    ownerInPerson(req, req.body.role);
     return reply.code(201).send(await team.invite(me(req), req.body.email, req.body.role, by(req)));
   });
 
@@ -54,6 +55,7 @@ export async function teamRoutes(api: FastifyInstance, opts: { team: TeamService
     schema: { summary: "Change a member's role", tags, security, params: idParams, body: { type: 'object', additionalProperties: false, required: ['role'], properties: { role: ROLE } }, response: errorResponses(400, 401, 403, 404) },
   }, async (req) => {
     requireRole(req, 'manageTeam');
+    ownerInPerson(req, req.body.role);
     return team.changeRole(me(req), req.params.id, req.body.role);
   });
 
@@ -62,6 +64,17 @@ export async function teamRoutes(api: FastifyInstance, opts: { team: TeamService
     await team.remove(me(req), req.params.id);
     return reply.code(204).send();
   });
+}
+
+/**
+ * An owner of the operator's account is an operator (auth.ts), so making one is the operator's own act: a key of
+ * that account (an admin key is its owner) cannot invite or promote an owner, or it would mint an operator login.
+ */
+function ownerInPerson(req: FastifyRequest, role: MemberRole): void {
+  const p = req.principal!;
+  if (role === 'owner' && p.account.role === 'operator' && p.key) {
+    throw new ApiError(403, 'forbidden', "a key cannot make an owner of the operator's account; an operator does that in person");
+  }
 }
 
 interface PublicOpts {
