@@ -178,16 +178,18 @@ export class PasswordLogins {
   }
 
   /**
-   * Runs `fn` in the address's slot (refused at once when it has none), then in one of the global slots. A check
+   * Runs `fn` in the address's slot (a trusted check waits for it; the others are refused at once when it has none),
+   * then in one of the global slots. A check
    * from an address that has not failed lately, or that logged in to this email before, is trusted: it waits ahead
    * of the others, and one slot is kept for such checks. Addresses guessing hold at most one check each and never
    * all the slots, so an owner's login waits for no guess at all when that slot is free.
    */
   private async bounded<T>(who: string, ip: string, fn: () => Promise<T>): Promise<T> {
-    const release = await this.addresses.enter(ip);
+    const trusted = () => this.backoff.trusted(who, addressAndSubnet(ip).address, this.now());
+    const release = await this.addresses.enter(ip, trusted);
     if (typeof release !== 'function') throw new PasswordCheckRefused(release.retryAfterSeconds, 'address', release.message);
     try {
-      return await this.limited(this.backoff.trusted(who, addressAndSubnet(ip).address, this.now()), fn);
+      return await this.limited(trusted(), fn);
     } finally {
       release();
     }
