@@ -127,7 +127,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
   const rateLimiter = worker?.rateLimiter ?? await openRateLimiter({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log, now: turnNow });
   const quota = new QuotaTracker(store, config.limits.usageFlushMs, log, turnNow);
   const limits = config.limits.enabled ? new Limits(config, rateLimiter, quota) : undefined;
-  const usage = config.analytics.enabled ? new UsageRecorder(store, config.analytics.flushMs, config.analytics.maxCellsPerAccountMinute, log, turnNow) : undefined;
+  const usage = config.analytics.enabled ? new UsageRecorder(store, config.analytics.flushMs, config.analytics.maxCellsPerAccountMinute, config.analytics.maxKeysPerAccountMinute, log, turnNow) : undefined;
   const refusals = new RefusalLog(log);
   const resolve = opts.webhookNet?.resolve ?? systemResolve;
   // Background work shares one pacer: together it takes a bounded share of the time while callers need it.
