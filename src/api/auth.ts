@@ -1,10 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import '@fastify/cookie';
-import type { Account, Member, MemberRole } from '../store/model.ts';
+import type { Account, Member, MemberRole, Permission } from '../store/model.ts';
 import type { Store } from '../store/store.ts';
 import { refusal, type Action } from '../accounts/roles.ts';
 import { grantRefusal } from '../accounts/key-grants.ts';
-import type { Permission } from '../store/model.ts';
 import { ipAllowed } from '../auth/ip-allowlist.ts';
 import type { KeyResolver, ResolvedKey } from '../auth/key-resolver.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';

@@ -212,7 +212,7 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
           expiresAt: '2030-01-01T00:00:00Z',
         });
         const created = await store.insertKey(input);
-        assert.deepEqual(created, { ...input, expiresAt: '2030-01-01T00:00:00.000Z', createdAt: created.createdAt, lastUsedAt: null, revokedAt: null });
+        assert.deepEqual(created, { ...input, expiresAt: '2030-01-01T00:00:00.000Z', createdBy: null, createdAt: created.createdAt, lastUsedAt: null, revokedAt: null });
         isIso(created.createdAt);
         assert.deepEqual(await store.getKey(input.id), created);
         assert.equal(await store.getKey('nope'), undefined);

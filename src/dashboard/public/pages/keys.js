@@ -16,6 +16,16 @@ import { keyFields } from './key-fields.js';
 /** @typedef {import('../lib/types.js').ApiKey} ApiKey */
 /** @typedef {import('../lib/types.js').CreatedKey} CreatedKey */
 
+/**
+ * The permissions the logged-in person may give a key (the server's rule, accounts/key-grants.ts): their role's, and
+ * `operator` for the owner of an operator account.
+ * @param {import('../lib/context.js').Ctx} ctx
+ */
+function offered(ctx) {
+  const grants = ctx.facts.roles.find((r) => r.name === ctx.role)?.grants ?? [];
+  return ctx.role === 'owner' && ctx.session?.account.role === 'operator' ? [...grants, 'operator'] : grants;
+}
+
 /** @param {import('../lib/context.js').Ctx} ctx @returns {Promise<import('../lib/context.js').Page>} */
 export async function keysPage(ctx) {
   const networks = await loadNetworks();
@@ -97,7 +107,7 @@ export async function keysPage(ctx) {
 
   const form = new Form({
     id: 'new-key', title: 'Create a key', submit: 'Create key', submitId: 'create-key', busyLabel: 'Creating…', keepValues: true,
-    fields: keyFields(ctx.facts, networks),
+    fields: keyFields(ctx.facts, networks, offered(ctx)),
     onSubmit: async (v) => {
       /** @type {Record<string, unknown>} */
       const body = { name: v.name.trim(), type: v.type, ipAllowlist: v.ipAllowlist, originAllowlist: v.originAllowlist, networkAllowlist: v.networkAllowlist, methodAllowlist: v.methodAllowlist };
