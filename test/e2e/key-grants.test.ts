@@ -95,6 +95,12 @@ describe('key permissions are given only by those who hold them', { timeout: 120
     assert.equal(byKey.status, 403, JSON.stringify(byKey.body));
     const tenant = await call('POST', `/api/v1/operator/accounts/${demoId}/keys`, { name: 'x', type: 'Restricted', permissions: ['operator'] }, { authorization: operator() });
     assert.equal(tenant.status, 400, JSON.stringify(tenant.body));
+    // Nor does it make operators any other way: an operator account, a promotion, an owner of the operator's account.
+    const opKey = bearer(op.body.value);
+    assert.equal((await call('POST', '/api/v1/operator/accounts', { name: 'Op 2', email: 'op2@example.com', role: 'operator' }, opKey)).status, 403);
+    assert.equal((await call('PATCH', `/api/v1/operator/accounts/${demoId}`, { role: 'operator' }, opKey)).status, 403);
+    assert.equal((await call('POST', `/api/v1/operator/accounts/${operatorId}/invitations`, { email: 'op3@example.com', role: 'owner' }, opKey)).status, 403);
+    assert.equal((await call('POST', `/api/v1/operator/accounts/${demoId}/invitations`, { email: 'tenant-viewer@example.com', role: 'viewer' }, opKey)).status, 201);
   });
 
   test('the keys a removed developer made stop working (401)', async () => {
@@ -110,5 +116,16 @@ describe('key permissions are given only by those who hold them', { timeout: 120
     const listed = (await as(owner, 'GET', '/api/v1/keys')).body.keys.find((k: any) => k.id === made.body.id);
     assert.ok(listed.revokedAt, 'listed as revoked, with its maker');
     assert.equal(listed.createdBy, leaver.id);
+  });
+
+  test('an owner member lowered to developer loses the admin keys they made; their developer-grade keys stay', async () => {
+    const lead = await join('lead@example.com', 'owner');
+    const admin = await as(lead, 'POST', '/api/v1/keys', { name: 'lead admin', type: 'Restricted', permissions: ['admin'] });
+    assert.equal(admin.status, 201, JSON.stringify(admin.body));
+    const app = await as(lead, 'POST', '/api/v1/keys', { name: 'lead app' });
+    assert.equal((await call('GET', '/api/v1/keys', undefined, bearer(admin.body.value))).status, 200);
+    assert.equal((await as(owner, 'PATCH', `/api/v1/account/members/${lead.id}`, { role: 'developer' })).status, 200);
+    assert.equal((await call('GET', '/api/v1/keys', undefined, bearer(admin.body.value))).status, 401);
+    assert.notEqual((await call('GET', '/api/v1/analytics', undefined, bearer(app.body.value))).status, 401);
   });
 });
