@@ -45,15 +45,15 @@ export class AddressBounds {
   }
 
   /**
-   * Takes the address's check slot (waiting for it while `trusted()`, asked again at each wake-up: an address that
-   * fails meanwhile stops waiting): a function that gives it back, or why not.
+   * Takes the address's check slot, or why not. A check that finds the slots taken waits for one while `trusted()`
+   * says so, asked again at each wake-up (an address that fails meanwhile, or whose email backs off, stops waiting).
    */
-  enter(ip: string, trusted: () => boolean = () => false): (() => void) | AddressRefusal | Promise<(() => void) | AddressRefusal> {
+  async enter(ip: string, trusted: () => boolean | Promise<boolean> = () => false): Promise<(() => void) | AddressRefusal> {
     const { address, subnet } = addressAndSubnet(ip);
-    const a = this.perAddress.exhausted(address);
-    const s = this.perSubnet.exhausted(subnet);
-    if (a instanceof Promise || s instanceof Promise) return Promise.all([a, s]).then(([x, y]) => this.take(address, subnet, x, y, trusted));
-    return this.take(address, subnet, a, s, trusted);
+    const [a, s, t] = await Promise.all([this.perAddress.exhausted(address), this.perSubnet.exhausted(subnet), trusted()]);
+    // From here to queueing nothing awaits, so no slot can be given back unseen in between.
+    const got = this.take(address, subnet, a, s, t);
+    return got instanceof Promise ? got.then(() => this.enter(ip, trusted)) : got;
   }
 
   /** A failed check from `ip`: spends from the address's and its subnet's budgets. */
@@ -64,19 +64,19 @@ export class AddressBounds {
     if (a instanceof Promise || s instanceof Promise) return Promise.all([a, s]);
   }
 
-  private take(address: string, subnet: string, addressSpent: boolean, subnetSpent: boolean, trusted: () => boolean): (() => void) | AddressRefusal | Promise<(() => void) | AddressRefusal> {
+  /** The slot, a refusal, or (trusted, slots taken) a promise that settles when a check of the subnet ends. */
+  private take(address: string, subnet: string, addressSpent: boolean, subnetSpent: boolean, trusted: boolean): (() => void) | AddressRefusal | Promise<void> {
     if (addressSpent || subnetSpent) {
       const k = addressSpent ? 1 : 3;
       return { reason: 'address', retryAfterSeconds: Math.ceil(60 / (this.o.failuresPerMinute * k)), message: 'too many failed logins from this address' };
     }
     if ((this.running.get(address) ?? 0) >= 1 || (this.running.get(subnet) ?? 0) >= this.o.checksPerSubnet) {
       const queue = this.waiting.get(subnet) ?? [];
-      if (queue.length >= WAITING_PER_SUBNET || !trusted()) {
+      if (!trusted || queue.length >= WAITING_PER_SUBNET) {
         return { reason: 'address', retryAfterSeconds: 1, message: 'a password check from this address is already running' };
       }
       this.waiting.set(subnet, queue);
-      // Woken when a check of the subnet ends; the budgets are asked again (a failure may have spent them meanwhile).
-      return new Promise<void>((resolve) => queue.push(resolve)).then(() => this.enter(address, trusted));
+      return new Promise<void>((resolve) => queue.push(resolve));
     }
     this.add(address, 1);
     this.add(subnet, 1);
