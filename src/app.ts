@@ -31,6 +31,7 @@ import type { MailQueue } from './mail/mail-queue.ts';
 import { MailOutbox } from './mail/outbox.ts';
 import { MailSender, smtpTransport, type MailTransport } from './mail/sender.ts';
 import { TeamService, teamOptions } from './accounts/team.ts';
+import { invitationBounds } from './accounts/invitation-bounds.ts';
 import { AlertChecker } from './alerts/alert-checker.ts';
 import { turnNow } from './background/turn-clock.ts';
 
@@ -130,7 +131,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
   const rateLimiter = worker?.rateLimiter ?? await openRateLimiter({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log, now: turnNow });
   const quota = new QuotaTracker(store, config.limits.usageFlushMs, log, turnNow);
   const limits = config.limits.enabled ? new Limits(config, rateLimiter, quota) : undefined;
-  const usage = config.analytics.enabled ? new UsageRecorder(store, config.analytics.flushMs, config.analytics.maxCellsPerAccountMinute, log, turnNow) : undefined;
+  const usage = config.analytics.enabled ? new UsageRecorder(store, config.analytics.flushMs, config.analytics.maxCellsPerAccountMinute, config.analytics.maxKeysPerAccountMinute, log, turnNow) : undefined;
   const refusals = new RefusalLog(log);
   const resolve = opts.webhookNet?.resolve ?? systemResolve;
   // Background work shares one pacer: together it takes a bounded share of the time while callers need it.
@@ -151,7 +152,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
   // Links in mail name the configured public origin, else the address listened on (known once listening): never a
   // request's Host header, which a caller chooses.
   let listening = '';
-  const team = new TeamService(store, accounts, mail, teamOptions(config, () => listening));
+  const team = new TeamService(store, accounts, mail, { ...teamOptions(config, () => listening), invitations: invitationBounds(rateLimiter) });
   let app: FastifyInstance | undefined;
   try {
     await producer?.init();

@@ -13,3 +13,11 @@ export class NotFoundError extends Error {
     this.name = 'NotFoundError';
   }
 }
+
+/** Too many of something in too short a time: the management API answers 429 with Retry-After. */
+export class TooManyError extends Error {
+  constructor(readonly retryAfterSeconds: number, message: string) {
+    super(message);
+    this.name = 'TooManyError';
+  }
+}

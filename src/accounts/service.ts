@@ -162,8 +162,11 @@ export class AccountsService {
     return key!;
   }
 
-  /** Creates a key; its value is returned this once and never stored. */
-  async createKey(accountId: string, input: NewKeyInput): Promise<{ key: ApiKey; value: string }> {
+  /**
+   * Creates a key; its value is returned this once and never stored. Who may grant which permission is the
+   * caller's to check (accounts/key-grants.ts); `createdBy` is the member who makes it, if a member does.
+   */
+  async createKey(accountId: string, input: NewKeyInput, createdBy: string | null = null): Promise<{ key: ApiKey; value: string }> {
     const account = await this.getAccount(accountId);
     const name = input.name?.trim();
     if (!name) throw new ValidationError('name', 'must not be empty');
@@ -173,6 +176,8 @@ export class AccountsService {
       if (!input.permissions?.length) throw new ValidationError('permissions', 'a Restricted key needs a non-empty set of permissions');
       const bad = input.permissions.find((p) => !PERMISSIONS.includes(p));
       if (bad) throw new ValidationError('permissions', `unknown permission ${bad} (one of ${PERMISSIONS.join(', ')})`);
+      // The operator's routes reach every account: such a key belongs to an operator, never to a tenant.
+      if (input.permissions.includes('operator') && account.role !== 'operator') throw new ValidationError('permissions', 'only a key of an operator account can carry operator');
     } else if (input.permissions !== undefined) {
       throw new ValidationError('permissions', `only Restricted keys choose permissions; a ${type} key has ${permissionsFor(type, undefined).join(', ')}`);
     }
@@ -194,6 +199,7 @@ export class AccountsService {
       networkAllowlist: lists.networkAllowlist ?? [],
       methodAllowlist: lists.methodAllowlist ?? [],
       expiresAt: lists.expiresAt ?? null,
+      createdBy,
     });
     return { key: this.changed(created), value };
   }
@@ -209,6 +215,11 @@ export class AccountsService {
   async revokeKey(id: string, ownerId?: string): Promise<ApiKey> {
     await this.getKey(id, ownerId);
     return this.changed((await this.store.revokeKey(id)) ?? notFound('key'));
+  }
+
+  /** Revokes the keys a member made (the member is leaving the account): they stop working on the next request. */
+  async revokeKeysMadeBy(memberId: string): Promise<number> {
+    return this.changed(await this.store.revokeKeysMadeBy(memberId));
   }
 
   private checkRestrictions(input: ApiKeyPatch): ApiKeyPatch {

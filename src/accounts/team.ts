@@ -3,10 +3,12 @@ import { randomUUID } from 'node:crypto';
 import type { MailQueue } from '../mail/mail-queue.ts';
 import { MEMBER_ROLES, type Account, type Member, type MemberRole } from '../store/model.ts';
 import { StoreConflictError, type AccountToken, type Store } from '../store/store.ts';
-import { NotFoundError, ValidationError } from './errors.ts';
+import { NotFoundError, TooManyError, ValidationError } from './errors.ts';
+import type { InvitationBounds } from './invitation-bounds.ts';
 import { hashPassword } from './password.ts';
 import type { AccountsService } from './service.ts';
 import { newToken, tokenHash } from './tokens.ts';
+import { grantRefusal } from './key-grants.ts';
 
 export interface TeamOptions {
   inviteHours: number;
@@ -16,6 +18,8 @@ export interface TeamOptions {
   /** The dashboard's public origin for links (accounts.publicUrl, else the address listened on): never a request's Host. */
   publicBase: () => string;
   now?: () => number;
+  /** Invitations per account and invitation mails per recipient (the API's); none: unbounded (the CLI). */
+  invitations?: InvitationBounds;
 }
 
 /** The options of the configuration (accounts.*), with the origin links name when accounts.publicUrl is not set. */
@@ -66,12 +70,20 @@ export class TeamService {
     return { owner: { email: account.email, name: account.name }, members: members.map(memberView), invitations: invitations.map(invitationView) };
   }
 
-  /** Invites `email` to the account with `role`: a link (answered, and mailed when mail is configured). */
-  async invite(accountId: string, email: string, role: MemberRole, invitedBy: string): Promise<{ invitation: InvitationView; url: string; emailed: boolean }> {
+  /**
+   * Invites `email` to the account with `role`: a link (answered, and mailed when mail is configured). The answer is
+   * the same whether the email already has a login or not (no enumeration): the invitation is made either way, and
+   * its mail tells an address that already has a login that it cannot join with it (an email is one login), which
+   * accepting then says too. `byOperator` invitations are not counted against the account's budget.
+   */
+  async invite(accountId: string, email: string, role: MemberRole, invitedBy: string, byOperator = false): Promise<{ invitation: InvitationView; url: string; emailed: boolean }> {
     const account = await this.accounts.getAccount(accountId);
     const address = checkEmail(email);
     checkRole(role);
-    await this.refuseTaken(address);
+    const bounds = this.opts.invitations;
+    const wait = byOperator ? undefined : await bounds?.perAccount.spend(accountId);
+    if (wait !== undefined) throw new TooManyError(wait, 'too many invitations from this account just now');
+    const taken = await this.taken(address);
     const { value, hash } = newToken();
     const now = this.now();
     const token: AccountToken = {
@@ -80,10 +92,14 @@ export class TeamService {
     };
     await this.store.createAccountToken(token);
     const url = this.link('accept', value);
-    if (this.mail.configured) {
+    // Past the recipient's budget the mail is quietly not sent (invitation-bounds.ts): the answer stays the same.
+    if (this.mail.configured && (await bounds?.perRecipient.spend(address.toLowerCase())) === undefined) {
+      const intro = `${invitedBy} invited you to the account "${account.name}" on Nodegate, as ${role}.`;
       await this.mail.enqueue({
         to: address, subject: `You are invited to ${account.name} on Nodegate`,
-        text: `${invitedBy} invited you to the account "${account.name}" on Nodegate, as ${role}.\n\nChoose your name and password here:\n${url}\n\nThe link works once, until ${token.expiresAt}. If you did not expect it, ignore this message.\n`,
+        text: taken
+          ? `${intro}\n\nThis address already has a Nodegate login here, and an address has one login only, so the invitation cannot be accepted with it. To join, ask for an invitation to another address. If you did not expect this, ignore it.\n`
+          : `${intro}\n\nChoose your name and password here:\n${url}\n\nThe link works once, until ${token.expiresAt}. If you did not expect it, ignore this message.\n`,
       });
     }
     return { invitation: invitationView(token), url, emailed: this.mail.configured };
@@ -93,15 +109,26 @@ export class TeamService {
     if (!(await this.store.deleteInvitation(accountId, id))) throw new NotFoundError('invitation');
   }
 
+  /** Changes a member's role; the keys they made with more than the new role may grant are revoked. */
   async changeRole(accountId: string, memberId: string, role: MemberRole): Promise<MemberView> {
     checkRole(role);
     await this.memberOf(accountId, memberId);
-    return memberView((await this.store.updateMember(memberId, { role }))!);
+    const changed = memberView((await this.store.updateMember(memberId, { role }))!);
+    const account = await this.accounts.getAccount(accountId);
+    const limit = { role, person: true, accountRole: account.role };
+    for (const key of await this.store.listKeys(accountId)) {
+      if (key.createdBy === memberId && !key.revokedAt && grantRefusal(limit, key.permissions)) await this.accounts.revokeKey(key.id, accountId);
+    }
+    return changed;
   }
 
-  /** Removes a member; its sessions end with it (the store cascades). */
+  /**
+   * Removes a member; its sessions end with it (the store cascades), and the keys it made are revoked first: a key
+   * is no way to stay in the account after leaving it.
+   */
   async remove(accountId: string, memberId: string): Promise<void> {
     await this.memberOf(accountId, memberId);
+    await this.accounts.revokeKeysMadeBy(memberId);
     await this.store.deleteMember(memberId);
   }
 
@@ -205,9 +232,11 @@ export class TeamService {
 
   /** An email is one login: refused (409) when an account or a member already has it. */
   private async refuseTaken(email: string): Promise<void> {
-    if ((await this.store.getAccountByEmail(email)) || (await this.store.getMemberByEmail(email))) {
-      throw new StoreConflictError(`a login with email ${email} already exists`);
-    }
+    if (await this.taken(email)) throw new StoreConflictError(`a login with email ${email} already exists`);
+  }
+
+  private async taken(email: string): Promise<boolean> {
+    return Boolean((await this.store.getAccountByEmail(email)) || (await this.store.getMemberByEmail(email)));
   }
 
   private iso(): string {

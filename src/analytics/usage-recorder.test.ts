@@ -18,7 +18,7 @@ test('usage rows whose write fails for the gateway but reached the store are sen
     },
   }) as Store;
   const t = Date.parse('2026-03-01T10:00:30Z');
-  const recorder = new UsageRecorder(flaky, 60_000, 1000, pino({ level: 'silent' }), () => t);
+  const recorder = new UsageRecorder(flaky, 60_000, 1000, 20, pino({ level: 'silent' }), () => t);
   for (let i = 0; i < 3; i++) recorder.record('acc-1', 'key-1', 'mainnet', 'eth_call', 0, 26, 5);
   await recorder.flush(); // applied, but the gateway saw it fail
   recorder.record('acc-1', 'key-1', 'mainnet', 'eth_call', 0, 26, 5);

@@ -21,6 +21,9 @@ export interface Total { network: string; method: string; code: number; requests
 /** One usage row of the current minutes, in memory until the next flush (handed to the store as it is). */
 type Cell = UsageMinute;
 
+/** What one account made in one minute: cells, and the keys its calls are kept apart by. */
+interface Made { cells: number; keys: Set<string> }
+
 /** A minute's cells by key, network, method, then a short list by outcome: found without building a string. */
 type Index = Map<string, Map<string, Map<string, Cell[]>>>;
 
@@ -35,7 +38,10 @@ if (LATENCY_BUCKETS_MS.length !== 5) throw new Error('usage-recorder: the bucket
  * one batch, where flushes of every instance add up. A crash loses at most `flushMs` of analytics (never of quota,
  * which is kept apart, src/limits/quota.ts). Retention and the hourly roll-up are the retention job's (store/retention.ts).
  * An account makes at most `maxCellsPerAccountMinute` cells a minute (issue 17: churning keys made 25,000 rows a
- * minute); past it, its calls count in one cell per network and outcome, under key and method `(other)`.
+ * minute); past it, its calls count in one cell per network and outcome, under key and method `(other)`. And its
+ * calls are kept apart by key for at most `maxKeysPerAccountMinute` keys a minute: a new key is a new set of rows,
+ * so making and dropping keys was a row factory up to the cells' bound; a further key's calls count under the key
+ * `(other)`, their network, method and outcome kept.
  */
 export class UsageRecorder {
   /** The cells since the last flush, in the order they were made. */
@@ -53,14 +59,15 @@ export class UsageRecorder {
   /** The current minute's text and when it ends: formatted once a minute, not per call. */
   private minute = '';
   private minuteEnds = 0;
-  /** Cells made per account, by minute (as `indexes`), and the current minute's. */
-  private counts = new Map<string, Map<string, number>>();
-  private count = new Map<string, number>();
+  /** Cells made and keys seen per account, by minute (as `indexes`), and the current minute's. */
+  private counts = new Map<string, Map<string, Made>>();
+  private count = new Map<string, Made>();
 
   constructor(
     private readonly store: Store,
     private readonly flushMs: number,
     private readonly maxCellsPerAccountMinute: number,
+    private readonly maxKeysPerAccountMinute: number,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
   ) {
@@ -102,12 +109,22 @@ export class UsageRecorder {
     if (t >= this.minuteEnds || t < this.minuteEnds - 60_000) this.tick(t);
     let c = find(this.index, keyId, network, method, code);
     if (c === undefined) {
-      const made = this.count.get(accountId) ?? 0;
-      if (made >= this.maxCellsPerAccountMinute) {
+      let made = this.count.get(accountId);
+      if (made === undefined) this.count.set(accountId, (made = { cells: 0, keys: new Set() }));
+      if (!made.keys.has(keyId)) {
+        if (made.keys.size >= this.maxKeysPerAccountMinute) {
+          keyId = groupKeyId('(other)', accountId);
+          c = find(this.index, keyId, network, method, code);
+        } else made.keys.add(keyId);
+      }
+    }
+    if (c === undefined) {
+      const made = this.count.get(accountId)!;
+      if (made.cells >= this.maxCellsPerAccountMinute) {
         keyId = groupKeyId('(other)', accountId);
         method = '(other)';
         c = find(this.index, keyId, network, method, code);
-      } else this.count.set(accountId, made + 1);
+      } else made.cells++;
       if (c === undefined) {
         c = { minute: this.minute, accountId, keyId, network, method, code, requests: 0, computeUnits: 0, latencyMsSum: 0, latency: [0, 0, 0, 0, 0, 0] };
         this.add(this.index, c);

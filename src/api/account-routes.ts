@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 
 import type { AccountsService, NewKeyInput } from '../accounts/service.ts';
 import type { ApiKeyPatch } from '../store/store.ts';
 import { errorResponses, idParams, keyPatchBody, newKeyBody, pageOf, pageQuery, ref } from './schemas.ts';
-import { requireRole } from './auth.ts';
+import { makerOf, requireGrant, requireRole } from './auth.ts';
+import { permissionsFor } from '../store/model.ts';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }];
 const tags = ['account'];
@@ -39,7 +40,8 @@ export async function accountRoutes(api: FastifyInstance, opts: { accounts: Acco
     },
   }, async (req, reply) => {
     requireRole(req, 'changeKeys');
-    const { key, value } = await accounts.createKey(me(req), req.body);
+    requireGrant(req, permissionsFor(req.body.type ?? 'Standard', req.body.permissions));
+    const { key, value } = await accounts.createKey(me(req), req.body, makerOf(req));
     return reply.code(201).send({ ...key, value });
   });
 
@@ -54,6 +56,8 @@ export async function accountRoutes(api: FastifyInstance, opts: { accounts: Acco
     },
   }, async (req) => {
     requireRole(req, 'changeKeys');
+    // A key is changed only by someone who could have made it: a developer does not loosen an admin key's allowlists.
+    requireGrant(req, (await accounts.getKey(req.params.id, me(req))).permissions);
     return accounts.updateKey(req.params.id, req.body, me(req));
   });
 

@@ -1,8 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import '@fastify/cookie';
-import type { Account, Member, MemberRole } from '../store/model.ts';
+import type { Account, Member, MemberRole, Permission } from '../store/model.ts';
 import type { Store } from '../store/store.ts';
 import { refusal, type Action } from '../accounts/roles.ts';
+import { grantRefusal } from '../accounts/key-grants.ts';
 import { ipAllowed } from '../auth/ip-allowlist.ts';
 import type { KeyResolver, ResolvedKey } from '../auth/key-resolver.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
@@ -39,8 +40,8 @@ const LOGIN_FAILED = 'wrong email or password';
 
 /**
  * The two ways into the management API, as onRequest hooks (so nothing is parsed for an unauthenticated caller):
- * `account` needs a Bearer key with the `admin` permission; `operator` needs an operator account, by Basic
- * email:password or by such a key. Failures are 401 with `WWW-Authenticate` (nothing or wrong given) or 403
+ * `account` needs a Bearer key with the `admin` permission; `operator` needs an operator account's owner, by Basic
+ * email:password or the dashboard session, or a key with the `operator` permission. Failures are 401 with `WWW-Authenticate` (nothing or wrong given) or 403
  * (valid, but not enough); messages never repeat what was sent. Each 401 spends from the client IP's bucket in
  * `guard`; an IP with an empty bucket gets 429 for its failures, and before any password is checked (docs/decisions.md §7:
  * no guessing keys or passwords at speed; it also keeps one client from holding the few scrypt slots), while a
@@ -70,7 +71,7 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
     }
     return { account, member, role: member?.role ?? 'owner', session: session.idHash };
   }
-  async function byKey(req: FastifyRequest, value: string, challenge: string, permission: 'admin' | 'analytics' | 'webhooks' = 'admin'): Promise<Principal> {
+  async function byKey(req: FastifyRequest, value: string, challenge: string, permission: 'admin' | 'analytics' | 'webhooks' | 'operator' = 'admin'): Promise<Principal> {
     let k: ResolvedKey;
     try {
       k = await keys.resolve(value);
@@ -178,8 +179,10 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
       if (!scheme) p = await bySession(req);
       if (p) { /* the dashboard session of an account: its role is checked below */ }
       else if (scheme === 'basic' && value) p = await byPassword(value, req.ip, 'operator');
-      else if (scheme === 'bearer' && value) p = await byKey(req, value, both);
-      else throw unauthorized('operator credentials are required: Basic email:password, or Bearer <admin key of an operator>', both);
+      // A key is an operator only when it says so (the `operator` permission, given by an operator in person): an
+      // admin key of the operator's account is that account's owner, not the operator of every account.
+      else if (scheme === 'bearer' && value) p = await byKey(req, value, both, 'operator');
+      else throw unauthorized('operator credentials are required: Basic email:password, or Bearer <key with the operator permission>', both);
       if (p.account.role !== 'operator' || p.role !== 'owner') throw forbidden('the operator role is required');
       req.principal = p;
     }),
@@ -193,6 +196,22 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
 export function requireRole(req: FastifyRequest, action: Action): void {
   const why = req.principal && refusal(req.principal.role, action);
   if (why) throw forbidden(why);
+}
+
+/**
+ * Refuses (403 forbidden) a caller who would give a key more than they hold (accounts/key-grants.ts): a developer
+ * cannot grant `admin`, and only an operator in person grants `operator`.
+ */
+export function requireGrant(req: FastifyRequest, permissions: readonly Permission[]): void {
+  const p = req.principal!;
+  const why = grantRefusal({ role: p.role, person: !p.key, accountRole: p.account.role }, permissions);
+  if (why) throw forbidden(why);
+}
+
+/** The member a key made by this caller is recorded as made by: the member in person, or the maker of their key. */
+export function makerOf(req: FastifyRequest): string | null {
+  const p = req.principal!;
+  return p.member?.id ?? p.key?.key.createdBy ?? null;
 }
 
 function credentials(req: FastifyRequest): [string, string] {

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { NotFoundError, ValidationError } from '../accounts/errors.ts';
+import { NotFoundError, TooManyError, ValidationError } from '../accounts/errors.ts';
 import { StoreConflictError } from '../store/store.ts';
 
 /** The `error.code` values of the management API (docs/api.md lists when each happens). */
@@ -30,6 +30,7 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ValidationError) return new ApiError(400, 'validation_failed', err.message, err.field);
   if (err instanceof NotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof StoreConflictError) return new ApiError(409, 'conflict', err.message);
+  if (err instanceof TooManyError) return new ApiError(429, 'too_many_requests', err.message, undefined, { 'retry-after': String(err.retryAfterSeconds) });
   const e = err as FastifyError & { validation?: AjvError[] };
   if (Array.isArray(e.validation) && e.validation.length > 0) return fromSchemaError(e.validation[0], e.validationContext ?? 'body');
   if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError(413, 'bad_request', 'request body too large');

@@ -110,13 +110,30 @@ describe('PasswordLogins under attack', () => {
     assert.equal((await logins.login('op@x', 'pw1', '10.1.1.1'))?.id, 'a1', 'an address that logged in to this email before');
   });
 
-  test('one check at a time per address, two per /24; identical credentials share one check', async () => {
+  test('addresses that failed: one check at a time per address, two per /24, the rest refused; identical credentials share one check', async () => {
     const logins = new PasswordLogins({ getAccountByEmail: async () => undefined }, { freeFailures: 1000, verify: async () => { await new Promise((r) => setTimeout(r, 20)); return false; } });
     const outcome = (email: string, ip: string, pw = 'nope') => logins.login(email, pw, ip).then(() => 'checked', (e) => e.reason);
+    for (const ip of ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.1.1']) assert.equal(await outcome('z@x', ip), 'checked');
     const same = await Promise.all([outcome('a@x', '10.0.0.1'), outcome('b@x', '10.0.0.1'), outcome('c@x', '10.0.0.2'), outcome('d@x', '10.0.0.3'), outcome('e@x', '10.0.1.1')]);
     assert.deepEqual(same, ['checked', 'address', 'checked', 'address', 'checked']);
     const shared = await Promise.all([outcome('a@x', '10.0.0.1'), outcome('a@x', '10.0.0.1')]);
     assert.deepEqual(shared, ['checked', 'checked']);
+  });
+
+  test('clean addresses of one /24 logging in at once all get checked, waiting their turn (two at a time) instead of being refused', async () => {
+    let running = 0;
+    let peak = 0;
+    const t = '2026-01-01T00:00:00.000Z';
+    const account = (i: number): Account => ({ id: `a${i}`, name: 'M', email: `m${i}@x`, passwordHash: 'H', status: 'active', role: 'member', planId: 'free', createdAt: t, updatedAt: t });
+    const logins = new PasswordLogins({ getAccountByEmail: async (e) => account(Number(e.slice(1, -2))) }, {
+      concurrency: 8,
+      verify: async () => { peak = Math.max(peak, ++running); await new Promise((r) => setTimeout(r, 30)); running--; return true; },
+    });
+    const out = await Promise.all(Array.from({ length: 6 }, (_, i) => logins.login(`m${i}@x`, 'pw', `10.0.5.${i + 1}`).then((a) => a?.id, (e) => e.reason)));
+    assert.deepEqual(out, ['a0', 'a1', 'a2', 'a3', 'a4', 'a5']);
+    assert.equal(peak, 2, 'the /24 still runs two checks at a time');
+    const sameAddress = await Promise.all([logins.login('m7@x', 'pw', '10.0.6.1'), logins.login('m8@x', 'pw', '10.0.6.1')]);
+    assert.deepEqual(sameAddress.map((a) => a?.id), ['a7', 'a8'], 'two people behind one address');
   });
 
   test('an address has a budget of failures; past it no check runs', async () => {

@@ -113,9 +113,7 @@ export class PasswordLogins {
   async loginAs(email: string, password: string, ip: string): Promise<Login | undefined> {
     const who = email.toLowerCase();
     await this.refuseWhileBackingOff(who, ip);
-    const login = await this.checked(email, password, ip);
-    await this.count(who, ip, login !== undefined);
-    return login;
+    return this.checked(email, password, ip);
   }
 
   /**
@@ -125,9 +123,12 @@ export class PasswordLogins {
   async verifyCurrent(account: Pick<Account, 'email' | 'passwordHash'>, password: string, ip: string): Promise<boolean> {
     const who = account.email.toLowerCase();
     await this.refuseWhileBackingOff(who, ip);
-    const ok = account.passwordHash !== null && (await this.bounded(who, ip, () => this.verify(password, account.passwordHash!)));
-    await this.count(who, ip, ok);
-    return ok;
+    if (account.passwordHash === null) {
+      await this.count(who, ip, false);
+      return false;
+    }
+    // Never waits for the address's slot: a logged-in session has no reason to check its password twice at once.
+    return this.bounded(who, ip, () => this.verify(password, account.passwordHash!), false);
   }
 
   private async refuseWhileBackingOff(who: string, ip: string): Promise<void> {
@@ -157,6 +158,7 @@ export class PasswordLogins {
     const now = Date.now();
     const hit = this.verified.get(id);
     if (hit && hit.expires > now && found && hit.loginId === found.id && hit.updatedAt === found.updatedAt && hit.passwordHash === found.passwordHash) {
+      await this.count(email.toLowerCase(), ip, true);
       return found.login;
     }
     if (hit) this.verified.delete(id);
@@ -178,16 +180,25 @@ export class PasswordLogins {
   }
 
   /**
-   * Runs `fn` in the address's slot (refused at once when it has none), then in one of the global slots. A check
+   * Runs the check `fn` in the address's slot (a trusted check waits for it; the others are refused at once when it
+   * has none), then in one of the global slots, and counts its outcome (the backoff's and the address's failures). A check
    * from an address that has not failed lately, or that logged in to this email before, is trusted: it waits ahead
    * of the others, and one slot is kept for such checks. Addresses guessing hold at most one check each and never
    * all the slots, so an owner's login waits for no guess at all when that slot is free.
    */
-  private async bounded<T>(who: string, ip: string, fn: () => Promise<T>): Promise<T> {
-    const release = await this.addresses.enter(ip);
+  private async bounded(who: string, ip: string, fn: () => Promise<boolean>, mayQueue = true): Promise<boolean> {
+    const address = addressAndSubnet(ip).address;
+    const trusted = () => this.backoff.trusted(who, address, this.now());
+    // Waiting for the address's slot is for trusted checks whose email has not started backing off from here
+    // meanwhile (the checks ahead of them may have been this address's failures).
+    const mayWait = async () => mayQueue && trusted() && (await this.backoff.waitSeconds(who, address, this.now())) === 0;
+    const release = await this.addresses.enter(ip, mayWait);
     if (typeof release !== 'function') throw new PasswordCheckRefused(release.retryAfterSeconds, 'address', release.message);
     try {
-      return await this.limited(this.backoff.trusted(who, addressAndSubnet(ip).address, this.now()), fn);
+      const ok = await this.limited(trusted(), fn);
+      // Counted before the slot is given back: a check waiting for it then finds this one's failure.
+      await this.count(who, ip, ok);
+      return ok;
     } finally {
       release();
     }

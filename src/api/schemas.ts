@@ -75,6 +75,7 @@ const keyProperties = {
   networkAllowlist: strings('Network names; empty: any'),
   methodAllowlist: strings('JSON-RPC method names; empty: any allowed method'),
   expiresAt: nullableDateTime,
+  createdBy: { type: ['string', 'null'], description: "The id of the member who made the key (it is revoked when they are removed); null: the account's own login, the operator or the CLI" },
   createdAt: dateTime,
   lastUsedAt: nullableDateTime,
   revokedAt: nullableDateTime,

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 
 import type { MemberRole } from '../store/model.ts';
 import { BAD_LINK, type TeamService } from '../accounts/team.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
-import type { BudgetLimiter } from '../limits/event-budget.ts';
+import type { BudgetLimiter, EventBudget } from '../limits/event-budget.ts';
 import { eventBudget } from '../limits/shared-event-budget.ts';
 import { addressAndSubnet } from '../limits/subnet.ts';
 import { requireRole } from './auth.ts';
@@ -38,9 +38,10 @@ export async function teamRoutes(api: FastifyInstance, opts: { team: TeamService
     async (req) => team.team(me(req)));
 
   api.post<{ Body: { email: string; role: MemberRole } }>('/account/invitations', {
-    schema: { summary: 'Invite someone to the account (a single-use link, mailed when mail is configured)', tags, security, body: inviteBody, response: errorResponses(400, 401, 403, 409) },
+    schema: { summary: 'Invite someone to the account (a single-use link, mailed when mail is configured; the same answer whether the email has a login or not)', tags, security, body: inviteBody, response: errorResponses(400, 401, 403, 429) },
   }, async (req, reply) => {
     requireRole(req, 'manageTeam');
+    ownerInPerson(req, req.body.role);
     return reply.code(201).send(await team.invite(me(req), req.body.email, req.body.role, by(req)));
   });
 
@@ -54,6 +55,7 @@ export async function teamRoutes(api: FastifyInstance, opts: { team: TeamService
     schema: { summary: "Change a member's role", tags, security, params: idParams, body: { type: 'object', additionalProperties: false, required: ['role'], properties: { role: ROLE } }, response: errorResponses(400, 401, 403, 404) },
   }, async (req) => {
     requireRole(req, 'manageTeam');
+    ownerInPerson(req, req.body.role);
     return team.changeRole(me(req), req.params.id, req.body.role);
   });
 
@@ -62,6 +64,17 @@ export async function teamRoutes(api: FastifyInstance, opts: { team: TeamService
     await team.remove(me(req), req.params.id);
     return reply.code(204).send();
   });
+}
+
+/**
+ * An owner of the operator's account is an operator (auth.ts), so making one is the operator's own act: a key of
+ * that account (an admin key is its owner) cannot invite or promote an owner, or it would mint an operator login.
+ */
+function ownerInPerson(req: FastifyRequest, role: MemberRole): void {
+  const p = req.principal!;
+  if (role === 'owner' && p.account.role === 'operator' && p.key) {
+    throw new ApiError(403, 'forbidden', "a key cannot make an owner of the operator's account; an operator does that in person");
+  }
 }
 
 interface PublicOpts {
@@ -74,6 +87,18 @@ interface PublicOpts {
 
 /** Calls of the public routes per client address: a burst of 30, then one every 10 s. */
 const PUBLIC_RATE = { perSecond: 1 / 10, burst: 30 };
+/**
+ * The same per /24 (IPv4) or /64 (IPv6), twice the address's: one host holds a whole /64, and a /24 is often one
+ * client's, so counting per address alone gave ten addresses ten budgets.
+ */
+const PUBLIC_SUBNET_RATE = { perSecond: 1 / 5, burst: 60 };
+/**
+ * Sign-ups per address (3, then one every 20 minutes) and per /24 or /64 (10, then one every 6 minutes): an account
+ * is a store row, a plan's free quota and a scrypt hash, so making them is bounded far below the other public calls
+ * (107 accounts were made in 44 s from ten addresses of one /24).
+ */
+const SIGNUP_RATE = { perSecond: 1 / 1200, burst: 3 };
+const SIGNUP_SUBNET_RATE = { perSecond: 1 / 360, burst: 10 };
 /** Reset mails per email: 5, then one every 12 minutes (past it: quietly not sent). */
 const RESET_MAIL_RATE = { perSecond: 1 / 720, burst: 5 };
 
@@ -87,14 +112,23 @@ export async function publicAccountRoutes(api: FastifyInstance, opts: PublicOpts
   const { team, sessions, guard } = opts;
   const tags = ['session'];
   const perAddress = eventBudget('accounts-public', PUBLIC_RATE, opts.shared);
+  const perSubnet = eventBudget('accounts-public:s', PUBLIC_SUBNET_RATE, opts.shared);
+  const signupsPerAddress = eventBudget('signup', SIGNUP_RATE, opts.shared);
+  const signupsPerSubnet = eventBudget('signup:s', SIGNUP_SUBNET_RATE, opts.shared);
   const perEmail = eventBudget('reset-mail', RESET_MAIL_RATE, opts.shared);
   const tooMany = (s: number) => new ApiError(429, 'too_many_requests', 'too many requests from this address', undefined, { 'retry-after': String(s) });
 
-  // Every public route: refused while the address has no failures or calls left.
+  /** Spends one from the address's and its subnet's budgets; refused (429) while either is empty. */
+  const spendBoth = async (ip: string, address: EventBudget, subnet: EventBudget) => {
+    const where = addressAndSubnet(ip);
+    const a = await address.spend(where.address);
+    const s = a === undefined ? await subnet.spend(where.subnet) : undefined;
+    if (a !== undefined || s !== undefined) throw tooMany(a ?? s!);
+  };
+  // Every public route: refused while the address has no failures, or it or its subnet no calls, left.
   api.addHook('onRequest', async (req) => {
     if (await guard.exhausted(req.ip)) throw tooMany(1);
-    const retryAfter = await perAddress.spend(addressAndSubnet(req.ip).address);
-    if (retryAfter !== undefined) throw tooMany(retryAfter);
+    await spendBoth(req.ip, perAddress, perSubnet);
   });
   /** A bad token spends a failure of the address. */
   const spendingFailures = async <T>(req: FastifyRequest, run: () => Promise<T>): Promise<T> => {
@@ -129,7 +163,13 @@ export async function publicAccountRoutes(api: FastifyInstance, opts: PublicOpts
     },
   }, async (req, reply) => {
     if (!team.signupOpen) throw new ApiError(403, 'forbidden', 'sign-up is closed; ask the operator for an invitation');
+    // Accounts made count (a refused or mistyped sign-up does not), asked before any work.
+    const where = addressAndSubnet(req.ip);
+    if ((await signupsPerAddress.exhausted(where.address)) || (await signupsPerSubnet.exhausted(where.subnet))) {
+      throw new ApiError(429, 'too_many_requests', 'too many accounts made from this address or its network just now', undefined, { 'retry-after': '360' });
+    }
     const login = await team.signup(req.body.name, req.body.email, req.body.password);
+    await Promise.all([signupsPerAddress.spend(where.address), signupsPerSubnet.spend(where.subnet)]);
     return reply.code(201).send(await logIn(req, reply, sessions, login));
   });
 

@@ -377,6 +377,8 @@ export const configSchema = section({
     maxRowsPerQuery: int('rows', { minimum: 1000, maximum: 10000000, default: 100000 }),
     /** Distinct usage rows (key, network, method, outcome) one account makes per minute; past it, calls count under key and method `(other)`. */
     maxCellsPerAccountMinute: int('rows', { minimum: 10, maximum: 1000000, default: 1000 }),
+    /** Keys one account's calls are told apart by per minute; past it, a further key's calls count under key `(other)` (network, method and outcome kept). */
+    maxKeysPerAccountMinute: int('keys', { minimum: 1, maximum: 100000, default: 20 }),
     /** Keys revoked longer ago than this leave the store (their usage folded into the account's `(revoked)` rows); 0: kept for ever. */
     revokedKeyDays: int('days', { minimum: 0, maximum: 3650, default: 30 }),
     /** Webhook test events ("Send test") older than this leave the outbox, delivered or not; 0: kept until webhooks.retentionDays. */

@@ -1,4 +1,5 @@
 import { ACTIONS, can, type Action } from '../accounts/roles.ts';
+import { grantable } from '../accounts/key-grants.ts';
 import type { MemberRole } from '../store/model.ts';
 import { PLAN_LIMITS, type PlanLimit } from '../config/plan-limits.ts';
 import { errorFacts, type ErrorFact } from '../errors/catalogue.ts';
@@ -22,7 +23,8 @@ const PERMISSION_HELP: Record<Permission, string> = {
   rpc: 'JSON-RPC calls to the endpoints (HTTP and WebSocket)',
   webhooks: 'the webhooks API',
   analytics: 'the analytics API',
-  admin: "managing this account's keys over the API",
+  admin: "managing this account's keys, team and settings over the API, as its owner (given only by an owner)",
+  operator: "the operator's routes (all accounts and plans); only on a key of an operator account, given only by an operator in person",
 };
 
 /** Roles of an account's logins and what each may do: the actions of accounts/roles.ts, as `can(role, action)` says. */
@@ -33,6 +35,8 @@ const ROLE_HELP: Record<MemberRole, string> = {
 };
 const ROLES = (Object.keys(ROLE_HELP) as MemberRole[]).map((name) => ({
   name, help: ROLE_HELP[name], can: (Object.keys(ACTIONS) as Action[]).filter((a) => can(name, a)),
+  // What the role may put on a key in person (accounts/key-grants.ts); an operator's owner may also give `operator`.
+  grants: [...grantable({ role: name, person: true, accountRole: 'member' })],
 }));
 
 /** One option field of a webhook kind: how the form asks for it and checks it before sending. */
@@ -92,7 +96,7 @@ function errorCodes(rows: ErrorFact[] = errorFacts()) {
 export interface DashboardFacts {
   permissions: { name: Permission; help: string; default: boolean }[];
   keyTypes: { name: KeyType; help: string }[];
-  roles: { name: string; help: string; can: string[] }[];
+  roles: { name: string; help: string; can: string[]; grants: Permission[] }[];
   webhookKinds: { name: string; help: string; needsNetwork: boolean; options: OptionField[] }[];
   planLimits: readonly PlanLimit[];
   errorCodes: { code: number; http: number[]; name: string; meaning: string }[];
@@ -103,7 +107,7 @@ export function dashboardFacts(): DashboardFacts {
   return {
     permissions: PERMISSIONS.map((p) => ({ name: p, help: PERMISSION_HELP[p], default: DEFAULT_PERMISSIONS.includes(p) })),
     keyTypes: KEY_TYPES.map((t) => ({ name: t, help: KEY_TYPE_HELP[t] })),
-    roles: ROLES.map((r) => ({ ...r, can: [...r.can] })),
+    roles: ROLES.map((r) => ({ ...r, can: [...r.can], grants: [...r.grants] })),
     webhookKinds: WEBHOOK_KINDS.map((k) => ({ name: k, ...(KIND_FACTS[k] ?? { help: '', needsNetwork: true, options: [] }) })),
     planLimits: PLAN_LIMITS,
     errorCodes: errorCodes(),

@@ -4,7 +4,11 @@
  */
 import type { PlanLimits } from '../config/plan-limits.ts';
 
-export const PERMISSIONS = ['rpc', 'webhooks', 'analytics', 'admin'] as const;
+/**
+ * What a key may be used for. `admin`: the account's management routes, as its owner. `operator`: the operator's
+ * routes; only on a key of an operator account, and only given by an operator in person (accounts/key-grants.ts).
+ */
+export const PERMISSIONS = ['rpc', 'webhooks', 'analytics', 'admin', 'operator'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 export const KEY_TYPES = ['Standard', 'Dedicated', 'Restricted'] as const;
@@ -76,6 +80,11 @@ export interface ApiKey {
   /** Method names; empty: any allowed method. */
   methodAllowlist: string[];
   expiresAt: string | null;
+  /**
+   * The member who made the key (directly, or with a key that member made), or null when the account's own login,
+   * the operator or the CLI made it. A member's keys are revoked when the member is removed.
+   */
+  createdBy: string | null;
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;

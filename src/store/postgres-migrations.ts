@@ -277,6 +277,9 @@ export const postgresMigrations: string[] = [
   // that a batch sent again is not counted twice; kept a day, far longer than any retry.
   `CREATE TABLE usage_batches (id text PRIMARY KEY, at timestamptz NOT NULL DEFAULT now());
    CREATE INDEX usage_batches_at ON usage_batches (at);`,
+  // The member who made a key (no foreign key: the id stays on the revoked keys after the member is removed).
+  `ALTER TABLE api_keys ADD COLUMN created_by text;
+   CREATE INDEX api_keys_created_by ON api_keys (created_by) WHERE created_by IS NOT NULL;`,
 ];
 
 /** Serialises migrations across instances starting at once (advisory locks are per database). 'NGST'. */

@@ -238,7 +238,7 @@ export class PostgresStore implements Store {
   async insertKey(k: NewApiKey): Promise<ApiKey> {
     const values = [
       k.id, k.accountId, k.name, k.type, k.permissions, k.prefix, k.hash, k.ipAllowlist, k.originAllowlist,
-      k.networkAllowlist, k.methodAllowlist, k.expiresAt && isoTime(k.expiresAt), new Date().toISOString(), null, null,
+      k.networkAllowlist, k.methodAllowlist, k.expiresAt && isoTime(k.expiresAt), new Date().toISOString(), null, null, k.createdBy ?? null,
     ];
     return keyFromRow((await this.write('insertKey', values, keyConflict(k)))[0], codec);
   }
@@ -465,6 +465,10 @@ export class PostgresStore implements Store {
 
   async deleteMember(id: string): Promise<boolean> {
     return ((await this.pool.query('DELETE FROM members WHERE id = $1', [id])).rowCount ?? 0) > 0;
+  }
+
+  async revokeKeysMadeBy(memberId: string): Promise<number> {
+    return (await this.pool.query('UPDATE api_keys SET revoked_at = now() WHERE created_by = $1 AND revoked_at IS NULL', [memberId])).rowCount ?? 0;
   }
 
   async createAccountToken(t: AccountToken): Promise<void> {

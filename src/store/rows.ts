@@ -23,7 +23,7 @@ export const ACCOUNT_COLUMNS = [
 ] as const;
 export const KEY_COLUMNS = [
   'id', 'account_id', 'name', 'type', 'permissions', 'prefix', 'hash', 'ip_allowlist', 'origin_allowlist',
-  'network_allowlist', 'method_allowlist', 'expires_at', 'created_at', 'last_used_at', 'revoked_at',
+  'network_allowlist', 'method_allowlist', 'expires_at', 'created_at', 'last_used_at', 'revoked_at', 'created_by',
 ] as const;
 
 /** The model fields an update may set, with their columns (identical on both stores). */
@@ -111,6 +111,7 @@ export function keyFromRow(r: Row, c: Codec, p = ''): ApiKey {
     networkAllowlist: c.list(r[p + 'network_allowlist']),
     methodAllowlist: c.list(r[p + 'method_allowlist']),
     expiresAt: nullableTime(c, r[p + 'expires_at']),
+    createdBy: (r[p + 'created_by'] as string | null | undefined) ?? null,
     createdAt: c.time(r[p + 'created_at']),
     lastUsedAt: nullableTime(c, r[p + 'last_used_at']),
     revokedAt: nullableTime(c, r[p + 'revoked_at']),

@@ -280,6 +280,9 @@ export const sqliteMigrations: string[] = [
   // The ids of the usage batches applied, so that a batch sent again is not counted twice (see postgres-migrations.ts).
   `CREATE TABLE usage_batches (id TEXT PRIMARY KEY, at TEXT NOT NULL);
    CREATE INDEX usage_batches_at ON usage_batches (at);`,
+  // The member who made a key (no foreign key: the id stays on the revoked keys after the member is removed).
+  `ALTER TABLE api_keys ADD COLUMN created_by TEXT;
+   CREATE INDEX api_keys_created_by ON api_keys (created_by) WHERE created_by IS NOT NULL;`,
 ];
 
 /** Brings the file's schema up to date; refuses a file from a newer Nodegate rather than guess. */

@@ -51,7 +51,7 @@ describe('sqlite store, specifically', () => {
     const ctx = (await store.findKeyByHash(demo.hash))!;
     assert.deepEqual(ctx.key, {
       ...demo, accountId: 'legacy', type: 'Standard', permissions: ['rpc', 'webhooks', 'analytics'], ipAllowlist: [],
-      originAllowlist: [], networkAllowlist: [], methodAllowlist: [], expiresAt: null, createdAt: '2025-06-01T12:00:00.000Z',
+      originAllowlist: [], networkAllowlist: [], methodAllowlist: [], expiresAt: null, createdBy: null, createdAt: '2025-06-01T12:00:00.000Z',
       lastUsedAt: null, revokedAt: null,
     });
     assert.equal(ctx.account.passwordHash, null);

@@ -32,12 +32,12 @@ const accountParams = (a: Account) => ({
   id: a.id, name: a.name, email: a.email, email_normalized: normalizeEmail(a.email), password_hash: a.passwordHash,
   status: a.status, role: a.role, plan_id: a.planId, created_at: a.createdAt, updated_at: a.updatedAt,
 });
-const keyParams = (k: ApiKey) => ({
+const keyParams = (k: Omit<ApiKey, 'createdBy'> & { createdBy?: string | null }) => ({
   id: k.id, account_id: k.accountId, name: k.name, type: k.type, permissions: JSON.stringify(k.permissions),
   prefix: k.prefix, hash: k.hash, ip_allowlist: JSON.stringify(k.ipAllowlist),
   origin_allowlist: JSON.stringify(k.originAllowlist), network_allowlist: JSON.stringify(k.networkAllowlist),
   method_allowlist: JSON.stringify(k.methodAllowlist), expires_at: k.expiresAt && isoTime(k.expiresAt),
-  created_at: k.createdAt, last_used_at: k.lastUsedAt, revoked_at: k.revokedAt,
+  created_at: k.createdAt, last_used_at: k.lastUsedAt, revoked_at: k.revokedAt, created_by: k.createdBy ?? null,
 });
 
 const insertSql = (table: string, cols: readonly string[]) =>
@@ -487,6 +487,11 @@ export class SqliteStore implements Store {
 
   async deleteMember(id: string): Promise<boolean> {
     return this.db.prepare<[string]>('DELETE FROM members WHERE id = ?').run(id).changes > 0;
+  }
+
+  async revokeKeysMadeBy(memberId: string): Promise<number> {
+    return this.db.prepare<[string, string]>('UPDATE api_keys SET revoked_at = ? WHERE created_by = ? AND revoked_at IS NULL')
+      .run(new Date().toISOString(), memberId).changes;
   }
 
   async createAccountToken(t: AccountToken): Promise<void> {

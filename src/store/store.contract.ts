@@ -212,7 +212,7 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
           expiresAt: '2030-01-01T00:00:00Z',
         });
         const created = await store.insertKey(input);
-        assert.deepEqual(created, { ...input, expiresAt: '2030-01-01T00:00:00.000Z', createdAt: created.createdAt, lastUsedAt: null, revokedAt: null });
+        assert.deepEqual(created, { ...input, expiresAt: '2030-01-01T00:00:00.000Z', createdBy: null, createdAt: created.createdAt, lastUsedAt: null, revokedAt: null });
         isIso(created.createdAt);
         assert.deepEqual(await store.getKey(input.id), created);
         assert.equal(await store.getKey('nope'), undefined);
@@ -475,6 +475,26 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         assert.equal(await store.deleteMember(m.id), true);
         assert.equal(await store.getMember(m.id), undefined);
         assert.equal(await store.deleteMember(m.id), false);
+      });
+
+      test('a key keeps its maker; revoking the keys a member made leaves the others and counts only those not yet revoked', async () => {
+        await store.createPlan(freePlan);
+        const acct = (await store.createAccount(newAccount())).id;
+        const m = await store.createMember(member(acct));
+        const made = await store.insertKey(newKey(acct, { createdBy: m.id }));
+        const already = await store.insertKey(newKey(acct, { createdBy: m.id }));
+        await store.revokeKey(already.id);
+        const owners = await store.insertKey(newKey(acct));
+        assert.equal(made.createdBy, m.id);
+        assert.equal(owners.createdBy, null);
+        assert.equal((await store.getKey(made.id))?.createdBy, m.id);
+        assert.equal((await store.findKeyByHash(made.hash))?.key.createdBy, m.id);
+        const revokedAt = (await store.getKey(already.id))!.revokedAt;
+        assert.equal(await store.revokeKeysMadeBy(m.id), 1);
+        assert.ok((await store.getKey(made.id))?.revokedAt);
+        assert.equal((await store.getKey(already.id))?.revokedAt, revokedAt, 'an earlier revocation keeps its time');
+        assert.equal((await store.getKey(owners.id))?.revokedAt, null);
+        assert.equal(await store.revokeKeysMadeBy(m.id), 0);
       });
 
       test("sessions carry their member; a member's or the account's own login's end apart; a deleted member's end", async () => {

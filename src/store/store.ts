@@ -19,7 +19,7 @@ type LaterLimit = 'maxKeys' | 'maxWebhooks' | 'subscriptionsPerKey' | 'subscript
 export type PlanPatch = Partial<Omit<Plan, 'id' | 'createdAt' | 'updatedAt'>>;
 export type NewAccount = Omit<Account, 'createdAt' | 'updatedAt'>;
 export type AccountPatch = Partial<Pick<Account, 'name' | 'email' | 'passwordHash' | 'status' | 'role' | 'planId'>>;
-export type NewApiKey = Omit<ApiKey, 'createdAt' | 'lastUsedAt' | 'revokedAt'>;
+export type NewApiKey = Omit<ApiKey, 'createdAt' | 'lastUsedAt' | 'revokedAt' | 'createdBy'> & { createdBy?: string | null };
 export type ApiKeyPatch = Partial<Pick<ApiKey, 'name' | 'ipAllowlist' | 'originAllowlist' | 'networkAllowlist' | 'methodAllowlist' | 'expiresAt'>>;
 
 /** Latency buckets of usage rows, ms: a call counts in the first bucket its time fits; the last is "above". */
@@ -363,6 +363,8 @@ export interface Store {
   updateMember(id: string, patch: MemberPatch): Promise<Member | undefined>;
   /** Deletes the member and its sessions. */
   deleteMember(id: string): Promise<boolean>;
+  /** Revokes every key the member made that is not revoked yet (the member is being removed); answers how many. */
+  revokeKeysMadeBy(memberId: string): Promise<number>;
   createAccountToken(token: AccountToken): Promise<void>;
   /**
    * Marks the token of this hash and kind used, if it is unused and unexpired at `now`, and answers it; otherwise

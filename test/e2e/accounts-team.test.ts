@@ -119,9 +119,42 @@ describe('accounts for teams: members, invitations, password reset', { timeout: 
     assert.deepEqual(team.owner, { email: 'demo@localhost', name: 'Demo' });
     assert.ok(team.members.some((m: any) => m.email === 'Dev@Example.com' && m.role === 'developer'));
     assert.ok(!team.invitations.some((i: any) => i.id === invited.body.invitation.id));
-    // An email is one login: inviting it again, or an account's email, is a conflict.
-    assert.equal((await as(owner, 'POST', '/api/v1/account/invitations', { email: 'dev@example.com', role: 'viewer' })).status, 409);
-    assert.equal((await as(owner, 'POST', '/api/v1/account/invitations', { email: g.gw.secrets.operatorEmail, role: 'viewer' })).status, 409);
+  });
+
+  test('inviting an email that has a login answers exactly as for an unknown one; its mail and its link say it cannot join with it', async () => {
+    const shape = (r: Res) => ({ status: r.status, keys: Object.keys(r.body).sort(), invitation: Object.keys(r.body.invitation).sort(), emailed: r.body.emailed });
+    const unknown = await as(owner, 'POST', '/api/v1/account/invitations', { email: 'nobody-yet@example.com', role: 'viewer' });
+    const member = await as(owner, 'POST', '/api/v1/account/invitations', { email: 'dev@example.com', role: 'viewer' });
+    const account = await as(owner, 'POST', '/api/v1/account/invitations', { email: g.gw.secrets.operatorEmail, role: 'viewer' });
+    assert.equal(unknown.status, 201, JSON.stringify(unknown.body));
+    assert.deepEqual(shape(member), shape(unknown), 'an existing member login is not told apart');
+    assert.deepEqual(shape(account), shape(unknown), "an existing account's login is not told apart");
+    await eventually(() => mailTo(g.gw.secrets.operatorEmail!).length === 1, 10_000, 'the invitation mail arrives');
+    assert.match(mailTo(g.gw.secrets.operatorEmail!)[0].text, /already has a Nodegate login/);
+    assert.ok(!mailTo(g.gw.secrets.operatorEmail!)[0].text.includes(account.body.url), 'no link that cannot work');
+    const accepted = await call('POST', '/api/v1/invitations/accept', { token: tokenOf(member.body.url), name: 'Dev again', password: 'a good long password' });
+    assert.equal(accepted.status, 409, JSON.stringify(accepted.body));
+    assert.equal((await login('dev@example.com', 'a good long password')).cookie.length > 0, true, 'the login is as it was');
+  });
+
+  test('invitation mail is bounded: 3 a day to one address whoever sends them, 20 invitations an hour from one account', async () => {
+    const target = 'stranger@example.org';
+    const other = await call('POST', '/api/v1/operator/accounts', { name: 'Other inviter', email: 'other-inviter@example.com', password: 'the other inviter password' }, { authorization: operator() });
+    assert.equal(other.status, 201, JSON.stringify(other.body));
+    const otherOwner = await login('other-inviter@example.com', 'the other inviter password');
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) statuses.push((await as(otherOwner, 'POST', '/api/v1/account/invitations', { email: target, role: 'viewer' })).status);
+    const made = statuses.filter((s) => s === 201).length;
+    const refused = statuses.filter((s) => s === 429).length;
+    // Another account inviting the same address: made and answered the same, not mailed (the address's budget is spent).
+    const fromDemo = await as(owner, 'POST', '/api/v1/account/invitations', { email: target, role: 'viewer' });
+    assert.equal(fromDemo.status, 201);
+    await eventually(() => mailTo(target).length >= 3, 10_000, 'the first mails arrive');
+    await new Promise((r) => setTimeout(r, 1000)); // and no more after them
+    console.log(`40 invitations to one address: ${made} made (201), ${refused} refused (429); mails to it ${mailTo(target).length} (was 40)`);
+    assert.equal(made, 20);
+    assert.equal(refused, 20);
+    assert.equal(mailTo(target).length, 3);
   });
 
   test('the same invitation used twice at the same moment makes one member', async () => {

@@ -228,9 +228,11 @@ describe('management REST API /api/v1 on the wire', () => {
       assertError(r, 403, 'forbidden');
     });
 
-    test('an operator can also use an admin key of an operator account', async () => {
+    test('an operator can also use a key with the operator permission, never a mere admin key of an operator account', async () => {
       const me = (await api('GET', '/api/v1/operator/accounts', operator)).body.accounts.find((a: any) => a.role === 'operator');
-      const k = await adminKey(me.id, ['admin']);
+      const admin = await adminKey(me.id, ['admin']);
+      assertError(await api('GET', '/api/v1/operator/plans', bearer(admin.value)), 403, 'forbidden');
+      const k = await adminKey(me.id, ['admin', 'operator']);
       const r = await api('GET', '/api/v1/operator/plans', bearer(k.value));
       assert.equal(r.status, 200, r.text);
       assert.equal((await api('GET', '/api/v1/account', bearer(k.value))).body.role, 'operator');

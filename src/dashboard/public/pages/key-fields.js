@@ -35,15 +35,16 @@ export function allowlistFields(networks, key = {}, prefix = 'key') {
 /**
  * @param {import('../lib/types.js').Facts} facts
  * @param {import('../lib/types.js').Endpoint[]} networks
+ * @param {readonly string[]} [offered] the permissions the caller may give (the server refuses others with 403)
  * @returns {FieldSpec[]}
  */
-export function keyFields(facts, networks) {
+export function keyFields(facts, networks, offered) {
   return [
     { name: 'name', label: 'Name', id: 'key-name', required: true, attrs: { maxlength: 200 }, hint: 'For you, to recognise the key: “production backend”.' },
     { name: 'type', label: 'Type', type: 'select', id: 'key-type', value: 'Standard', options: facts.keyTypes.map((t) => ({ value: t.name, label: t.name })), explain: (v) => facts.keyTypes.find((t) => t.name === v)?.help ?? '' },
     {
       name: 'permissions', label: 'Permissions', type: 'checkboxes', id: 'perm', value: [], shown: (v) => v.type === 'Restricted',
-      options: facts.permissions.map((p) => ({ value: p.name, label: p.name, hint: capital(p.help) })),
+      options: facts.permissions.filter((p) => !offered || offered.includes(p.name)).map((p) => ({ value: p.name, label: p.name, hint: capital(p.help) })),
       check: (v, all) => (all.type === 'Restricted' && v.length === 0 ? 'Choose at least one permission.' : undefined),
     },
     ...allowlistFields(networks),

@@ -16,15 +16,34 @@ import { keyFields } from './key-fields.js';
 /** @typedef {import('../lib/types.js').ApiKey} ApiKey */
 /** @typedef {import('../lib/types.js').CreatedKey} CreatedKey */
 
+/**
+ * The permissions the logged-in person may give a key (the server's rule, accounts/key-grants.ts): their role's, and
+ * `operator` for the owner of an operator account.
+ * @param {import('../lib/context.js').Ctx} ctx
+ */
+function offered(ctx) {
+  const grants = ctx.facts.roles.find((r) => r.name === ctx.role)?.grants ?? [];
+  return ctx.role === 'owner' && ctx.session?.account.role === 'operator' ? [...grants, 'operator'] : grants;
+}
+
 /** @param {import('../lib/context.js').Ctx} ctx @returns {Promise<import('../lib/context.js').Page>} */
 export async function keysPage(ctx) {
   const networks = await loadNetworks();
   const list = h('div', { id: 'key-list' });
   const created = h('div', { id: 'created-slot' });
+  /** Member ids to names: a key lists who made it (a member's keys are revoked when the member is removed). */
+  /** @type {Map<string, string>} */
+  let makers = new Map();
+  /** @param {ApiKey} k */
+  const maker = (k) => (k.createdBy === null ? 'account owner' : makers.get(k.createdBy) ?? 'a removed member');
 
   const refresh = async () => {
     try {
-      const page = /** @type {{ keys: ApiKey[] }} */ (await api('GET', '/keys?limit=100'));
+      const [page, team] = await Promise.all([
+        /** @type {Promise<{ keys: ApiKey[] }>} */ (api('GET', '/keys?limit=100')),
+        /** @type {Promise<{ members: { id: string, name: string, email: string }[] }>} */ (api('GET', '/account/members')),
+      ]);
+      makers = new Map(team.members.map((m) => [m.id, `${m.name} (${m.email})`]));
       list.replaceChildren(keyTable(page.keys));
     } catch (err) {
       list.replaceChildren(failed(err, 'Your keys'));
@@ -39,6 +58,7 @@ export async function keysPage(ctx) {
       { title: 'Type', cell: (k) => k.type },
       { title: 'Permissions', cell: (k) => k.permissions.join(', ') },
       { title: 'Starts with', cell: (k) => h('code', {}, `${k.prefix}…`) },
+      { title: 'Made by', class: 'key-maker', cell: (k) => maker(k) },
       { title: 'Networks', cell: (k) => (k.networkAllowlist.length ? k.networkAllowlist.join(', ') : 'all') },
       { title: 'Last used', cell: (k) => when(k.lastUsedAt) },
       { title: 'Status', cell: (k) => h('span', { class: `status-${keyStatus(k)}` }, keyStatus(k)) },
@@ -87,7 +107,7 @@ export async function keysPage(ctx) {
 
   const form = new Form({
     id: 'new-key', title: 'Create a key', submit: 'Create key', submitId: 'create-key', busyLabel: 'Creating…', keepValues: true,
-    fields: keyFields(ctx.facts, networks),
+    fields: keyFields(ctx.facts, networks, offered(ctx)),
     onSubmit: async (v) => {
       /** @type {Record<string, unknown>} */
       const body = { name: v.name.trim(), type: v.type, ipAllowlist: v.ipAllowlist, originAllowlist: v.originAllowlist, networkAllowlist: v.networkAllowlist, methodAllowlist: v.methodAllowlist };
