@@ -8,8 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import WebSocket from 'ws';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { WsClient as Client } from '../helpers/ws-client.ts';
 
 const PER_SECOND = 20;
 const BURST = 20;
@@ -20,49 +20,6 @@ async function until(check: () => Promise<boolean>, what: string, ms = 10_000): 
   while (!(await check())) {
     if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
     await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** A JSON-RPC client on one socket: answers by id, notifications by subscription id. */
-class Client {
-  readonly ws: WebSocket;
-  readonly opened: Promise<void>;
-  readonly closed: Promise<{ code: number; reason: string }>;
-  readonly notes: Array<{ subscription: string; result: unknown }> = [];
-  private readonly waiting = new Map<number, (m: any) => void>();
-  private next = 1;
-  private onNote = () => {};
-
-  constructor(url: string) {
-    this.ws = new WebSocket(url);
-    this.opened = new Promise((resolve, reject) => { this.ws.once('open', () => resolve()); this.ws.once('error', reject); });
-    this.closed = new Promise((resolve) => this.ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
-    this.ws.on('message', (data) => {
-      const msg = JSON.parse(String(data));
-      for (const m of Array.isArray(msg) ? msg : [msg]) {
-        if (m.method === 'eth_subscription') {
-          this.notes.push(m.params);
-          this.onNote();
-        } else {
-          this.waiting.get(m.id)?.(m);
-          this.waiting.delete(m.id);
-        }
-      }
-    });
-  }
-
-  /** Sends one call and resolves with its whole answer (result or error). */
-  ask(method: string, params: unknown[] = []): Promise<any> {
-    const id = this.next++;
-    const answered = new Promise((resolve) => this.waiting.set(id, resolve));
-    this.ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
-    return answered;
-  }
-
-  /** Resolves once a notification arrives (or has already). */
-  noted(): Promise<void> {
-    if (this.notes.length) return Promise.resolve();
-    return new Promise((resolve) => { this.onNote = resolve; });
   }
 }
 
@@ -178,7 +135,7 @@ describe('WebSocket limits: subscriptions by plan, messages per second, and /met
     // After a second (what the refusal says to wait, and more), messages at the rate are answered.
     await new Promise((r) => setTimeout(r, 1000));
     for (let i = 0; i < 5; i++) assert.equal((await s.ask('eth_chainId')).result, '0x1', `message ${i} after a second`);
-    assert.equal(s.ws.readyState, WebSocket.OPEN);
+    assert.equal(s.ws.readyState, s.ws.OPEN);
 
     // A socket that keeps sending far past its rate: its refusals pass the same bound, and it is closed.
     const flood = await open();

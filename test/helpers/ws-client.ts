@@ -13,6 +13,7 @@ export class WsClient {
   ended: { code: number; reason: string } | undefined;
   private readonly waiting = new Map<number, (m: any) => void>();
   private next = 1;
+  private onNote = () => {};
 
   constructor(url: string) {
     this.ws = new WebSocket(url);
@@ -21,8 +22,10 @@ export class WsClient {
     this.ws.on('message', (data) => {
       const msg = JSON.parse(String(data));
       for (const m of Array.isArray(msg) ? msg : [msg]) {
-        if (m.method === 'eth_subscription') this.notes.push(m.params);
-        else {
+        if (m.method === 'eth_subscription') {
+          this.notes.push(m.params);
+          this.onNote();
+        } else {
           this.waiting.get(m.id)?.(m);
           this.waiting.delete(m.id);
         }
@@ -36,6 +39,12 @@ export class WsClient {
     const answered = new Promise((resolve) => this.waiting.set(id, resolve));
     this.ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
     return answered;
+  }
+
+  /** Resolves once a notification arrives (or has already). */
+  noted(): Promise<void> {
+    if (this.notes.length) return Promise.resolve();
+    return new Promise((resolve) => { this.onNote = resolve; });
   }
 }
 
