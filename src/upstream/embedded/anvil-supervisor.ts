@@ -179,6 +179,20 @@ export class AnvilSupervisor implements Upstream {
     removePidFile(this.pidFile);
   }
 
+  /**
+   * The home anvil is given: inside the chain's directory, emptied before each start. anvil moves the states of older
+   * blocks out of memory into a folder under its home (`.foundry/anvil/tmp`), a new one for every start, removed only
+   * when anvil exits cleanly: under the user's own home they filled the disk outside the data directory (81 MB a
+   * minute at 5 transactions a second, and a killed anvil's never removed). The journal, not these states, is what a
+   * restart replays, so no start needs an earlier start's.
+   */
+  private freshAnvilHome(): string {
+    const home = join(this.dir, 'anvil-home');
+    rmSync(home, { recursive: true, force: true });
+    mkdirSync(home, { recursive: true });
+    return home;
+  }
+
   private args(port: number, loadState: string | undefined): string[] {
     const a = [
       '--host', '127.0.0.1', '--port', String(port),
@@ -212,9 +226,10 @@ export class AnvilSupervisor implements Upstream {
           + 'move them away to start a new chain');
       }
       const port = await freePort();
+      const home = this.freshAnvilHome();
       // Its own process group: a terminal's Ctrl-C (SIGINT to the foreground group) or a group-wide SIGTERM
       // must reach Nodegate only, which journals the last blocks and then stops anvil itself.
-      const child = spawn(anvilBinaryPath(), this.args(port, load?.path), { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+      const child = spawn(anvilBinaryPath(), this.args(port, load?.path), { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, HOME: home } });
       this.lastStderr = [];
       child.stderr!.setEncoding('utf8').on('data', (s: string) => {
         this.lastStderr.push(...s.split('\n').filter(Boolean));
