@@ -15,6 +15,7 @@ import { ChainJournal } from './chain-journal.ts';
 import { BlockRecorder, recordBlocks } from './block-recorder.ts';
 import { replayChain } from './chain-replay.ts';
 import { hasLegacyState, legacyRaws, removeLegacyState } from './legacy-state.ts';
+import { ChainOwner } from './chain-owner.ts';
 import { findStaleAnvil, isAlive, removePidFile, writePidFile } from './stale-process.ts';
 
 /** Methods after which the automine watchdog is poked. */
@@ -32,6 +33,8 @@ export class AnvilSupervisor implements Upstream {
   private readonly dir: string;
   private readonly journal: ChainJournal;
   private readonly pidFile: string;
+  /** This process's hold on the chain's folder (chain-owner.ts), from start to close. */
+  private owner: ChainOwner | undefined;
   private child: ChildProcess | undefined;
   private client: HttpUpstream | undefined;
   /** The supervisor's own calls (the journal's, the watchdog's), outside the callers' answer budget. */
@@ -68,6 +71,8 @@ export class AnvilSupervisor implements Upstream {
 
   /** Starts anvil, rebuilds the chain from its journal, and resolves when it answers with all of it. */
   async start(): Promise<void> {
+    // Before anything of the chain's folder is read: a second gateway on this data directory is refused here.
+    this.owner = ChainOwner.claim(this.dir, this.network);
     // A data directory of the snapshot design is brought into a new journal; one left half-way is started over.
     if (hasLegacyState(this.dir)) rmSync(this.journal.path, { force: true });
     await this.journal.open();
@@ -326,6 +331,8 @@ export class AnvilSupervisor implements Upstream {
   /** Stops mining, journals the last blocks, then SIGTERM (SIGKILL after 5 s). */
   async close(): Promise<void> {
     this.stopping = true;
+    // Refused the chain at start (another gateway runs it): nothing of its folder is this process's to touch.
+    if (!this.owner) return;
     this.watchdog?.stop();
     const child = this.child;
     // No child: anvil is restarting, and the journal is all there is.
@@ -351,6 +358,7 @@ export class AnvilSupervisor implements Upstream {
     await this.internal?.close();
     this.journal.close();
     removePidFile(this.pidFile);
+    this.owner?.release();
   }
 
 }
