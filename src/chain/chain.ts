@@ -65,6 +65,13 @@ const BLOCKS_PER_ROUND = 256;
 const BLOCK_READ_MS = 10_000;
 /** Rounds of checks a lone node keeps to a held-back head before it is asked to serve that block. */
 const HOLD_ROUNDS = 3;
+/**
+ * A node whose chain id is not confirmed (down, dropped, just started) is probed this soon after the last probe,
+ * ms, doubling after each that finds it still down up to PROBE_MAX_MS: a fixed node is back within about a second
+ * of answering, and a dead one costs a request a second.
+ */
+const PROBE_FIRST_MS = 100;
+const PROBE_MAX_MS = 1000;
 
 /** A member's latest block as a round's check read it, and its head (as answers raised it) at that moment. */
 interface CheckedBlock {
@@ -88,6 +95,9 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   readonly pool: UpstreamPool;
   readonly label: string;
   private timer: NodeJS.Timeout | undefined;
+  private prober: NodeJS.Timeout | undefined;
+  /** When each member not confirmed may be probed next, and the gap after that (PROBE_FIRST_MS, doubling). */
+  private readonly probes = new Map<UpstreamMember, { at: number; gap: number }>();
   private checking: Promise<void> | undefined;
   private readonly states = new Map<UpstreamMember, UpstreamStatus['state']>();
   /** The last block a quorum agreed on, with its hash (networks of several nodes): the chain the window follows. */
@@ -115,6 +125,14 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     super();
     this.pool = new UpstreamPool(members, policy, () => this.best(), log, turnNow);
     this.pool.lagFrom = () => this.lagFrom();
+    this.pool.seenHead = () => this.head.number;
+    this.pool.confirm = (m) => this.confirm(m);
+    this.pool.jumpBlocks = headBound?.slackBlocks;
+    for (const m of members) {
+      // No member serves before its chain id is read (start), nor after its connections all dropped.
+      m.unconfirmed = true;
+      m.upstream.onDropped = () => { m.unconfirmed = true; };
+    }
     this.label = this.pool.label;
     this.window = new ChainWindow((n) => this.readFollowed(n));
     this.window.subscribe((c) => {
@@ -138,10 +156,71 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     }
     this.timer = setInterval(() => void this.check(), this.checkIntervalMs);
     this.timer.unref();
+    this.prober = setInterval(() => this.probeUnconfirmed(), PROBE_FIRST_MS);
+    this.prober.unref();
   }
 
   stop(): void {
     clearInterval(this.timer);
+    clearInterval(this.prober);
+  }
+
+  /**
+   * Reads member `m`'s chain id, once at a time (the checks and the calls waiting on it share the read): the
+   * network's, it is confirmed and may take calls; another, it is refused; no answer, it stays as it was.
+   */
+  confirm(m: UpstreamMember): Promise<void> {
+    return (m.confirming ??= this.readChainId(m).finally(() => { m.confirming = undefined; }));
+  }
+
+  private async readChainId(m: UpstreamMember): Promise<void> {
+    let id: UpstreamAnswer;
+    try {
+      id = await this.pool.probe(m, 'eth_chainId', [], Math.max(1000, this.checkIntervalMs));
+    } catch {
+      return; // recorded by the pool (breaker); probed again
+    }
+    if (typeof id.result !== 'string') return;
+    m.chainId = Number(id.result);
+    if (m.chainId !== this.chainId) {
+      if (!m.refused) this.log.error({ upstream: m.label, chainId: m.chainId, expected: this.chainId }, 'upstream refused: it serves another chain');
+      m.refused = true;
+      m.unconfirmed = true;
+      // What it said of its head is another chain's: nothing the network may believe.
+      m.head = undefined;
+      m.shown = undefined;
+      m.block = undefined;
+      m.hashes.clear();
+      m.lastError = `chain id ${m.chainId} is not the network's ${this.chainId}`;
+      return;
+    }
+    m.unconfirmed = false;
+    this.probes.delete(m);
+    if (m.refused) {
+      m.refused = false;
+      m.lastError = undefined;
+      this.log.warn({ upstream: m.label, chainId: m.chainId }, "upstream serves the network's chain again");
+    }
+  }
+
+  /**
+   * Members whose chain id is not confirmed (down, dropped, refused) are probed between rounds of checks, each at
+   * its own pace (PROBE_FIRST_MS doubling to PROBE_MAX_MS): one that answers with the network's chain id has its
+   * head read and takes calls at once, not at the next round. Nothing is done while every member is confirmed.
+   */
+  private probeUnconfirmed(): void {
+    const now = Date.now();
+    for (const m of this.members) {
+      if (!m.unconfirmed || m.confirming || m.resting(now)) continue;
+      const due = this.probes.get(m);
+      if (due && now < due.at) continue;
+      const gap = due ? Math.min(PROBE_MAX_MS, due.gap * 2) : PROBE_FIRST_MS;
+      this.probes.set(m, { at: now + gap, gap });
+      void this.checkOne(m).then((read) => {
+        if (read && !m.unconfirmed && (m.head === undefined || read.number > m.head)) m.head = read.number;
+        this.noteState(m, this.best());
+      });
+    }
   }
 
   async close(): Promise<void> {
@@ -197,7 +276,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
 
   /** Each member's head, if it answers, serves this chain and is not on another branch. */
   private claims(now: number): Array<HeadClaim | undefined> {
-    return this.members.map((m) => (m.refused || m.forked || m.head === undefined || m.breaker(now) === 'open' ? undefined : { head: m.head, served: m.served }));
+    return this.members.map((m) => (m.unconfirmed || m.forked || m.head === undefined || m.breaker(now) === 'open' ? undefined : { head: m.head, served: m.served }));
   }
 
   /** One round of checks of every upstream (one round at a time; callers share it). */
@@ -292,7 +371,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     if (!m) return;
     await Promise.all((['safe', 'finalized'] as const).map(async (tag) => {
       try {
-        const a = await this.pool.via(m, 'eth_getBlockByNumber', [tag, false], Math.max(1000, this.checkIntervalMs));
+        const a = await this.pool.probe(m, 'eth_getBlockByNumber', [tag, false], Math.max(1000, this.checkIntervalMs));
         const n = (a.result as { number?: unknown } | null)?.number;
         if (typeof n === 'string') this.head.settled(tag, Number(n));
       } catch {
@@ -320,7 +399,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
       const alone = claims.every((c, j) => j === i || c === undefined);
       if (!alone || m.held.rounds < HOLD_ROUNDS) return;
       try {
-        const a = await this.pool.via(m, 'eth_getBlockByNumber', [hex(claim.head), false], Math.max(1000, this.checkIntervalMs));
+        const a = await this.pool.probe(m, 'eth_getBlockByNumber', [hex(claim.head), false], Math.max(1000, this.checkIntervalMs));
         const n = (a.result as { number?: unknown } | null)?.number;
         if (typeof n === 'string' && Number(n) === claim.head) m.served = claim.head;
       } catch {
@@ -332,8 +411,8 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   /**
    * Its chain id and its head, every round, asked together (one request to a batching client). The chain id is asked
    * every time, not only when the node (re)appears: a URL whose node was replaced by one of another chain (a proxy
-   * in front of nodes) is out at the next round (issue 19: it served ~1,000 wrong answers and was never re-checked).
-   * A refused node is asked its chain id every round too, and is back as soon as it serves the network's chain.
+   * in front of nodes) is out at the next round. A refused node is asked its chain id every round too, and is back
+   * as soon as it serves the network's chain. Both within the check's time-out, whatever the node's own for calls.
    */
   private async checkOne(m: UpstreamMember): Promise<CheckedBlock | undefined> {
     if (m.resting()) return undefined;
@@ -341,28 +420,11 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     // With several nodes, their latest block (number and hash, in one request), to compare them (`agree`).
     const several = this.members.length > 1;
     try {
-      const [id, a] = await Promise.all([
-        this.pool.via(m, 'eth_chainId', [], timeout),
-        m.refused ? undefined : several ? this.pool.via(m, 'eth_getBlockByNumber', ['latest', false], timeout) : this.pool.via(m, 'eth_blockNumber', [], timeout),
+      const [, a] = await Promise.all([
+        this.confirm(m),
+        m.refused ? undefined : several ? this.pool.probe(m, 'eth_getBlockByNumber', ['latest', false], timeout) : this.pool.probe(m, 'eth_blockNumber', [], timeout),
       ]);
-      if (typeof id.result !== 'string') return undefined;
-      m.chainId = Number(id.result);
-      if (m.chainId !== this.chainId) {
-        if (!m.refused) this.log.error({ upstream: m.label, chainId: m.chainId, expected: this.chainId }, 'upstream refused: it serves another chain');
-        m.refused = true;
-        // What it said of its head (asked with the chain id) is another chain's: nothing the network may believe.
-        m.head = undefined;
-        m.block = undefined;
-        m.hashes.clear();
-        m.lastError = `chain id ${m.chainId} is not the network's ${this.chainId}`;
-        return undefined;
-      }
-      if (m.refused) {
-        m.refused = false;
-        m.lastError = undefined;
-        this.log.warn({ upstream: m.label, chainId: m.chainId }, "upstream serves the network's chain again");
-        return undefined;
-      }
+      if (m.unconfirmed) return undefined;
       if (several) {
         const b = blockOf(a?.result);
         if (!b) return undefined;
@@ -389,7 +451,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     const now = Date.now();
     // Its head as it is now, also lower than before (a node that lost blocks); an answer raised it already.
     const heads = this.members.map((m, i) => latest[i]?.number ?? m.head);
-    const claims = this.members.map((m, i) => (m.refused || heads[i] === undefined || m.breaker(now) === 'open' ? undefined : { head: heads[i]!, served: m.served }));
+    const claims = this.members.map((m, i) => (m.unconfirmed || heads[i] === undefined || m.breaker(now) === 'open' ? undefined : { head: heads[i]!, served: m.served }));
     let agreed: number | undefined;
     if (this.byQuorum()) {
       const { believed } = agreedHead(claims, { head: this.head.number, at: this.head.movedAt }, now, this.headBound);
@@ -441,6 +503,8 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
       const r = report.members[m.label];
       if (!r) continue;
       m.refused = r.refused;
+      // Refused by the checking instance: out here too; back once this instance's own probe confirms it.
+      if (r.refused) m.unconfirmed = true;
       m.forked = r.forked;
       if (r.chainId !== undefined) m.chainId = r.chainId;
       if (r.head !== undefined && !r.refused && (m.head === undefined || r.head > m.head)) m.head = r.head;
@@ -453,7 +517,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   /** The hash of a member's block `n`, kept by the member (`agree`); a failure or no block leaves it unknown. */
   private async readHash(m: UpstreamMember, n: number): Promise<void> {
     try {
-      const b = blockOf((await this.pool.via(m, 'eth_getBlockByNumber', [hex(n), false], Math.max(1000, this.checkIntervalMs))).result);
+      const b = blockOf((await this.pool.probe(m, 'eth_getBlockByNumber', [hex(n), false], Math.max(1000, this.checkIntervalMs))).result);
       if (b && b.number === n) m.noteHash(n, b.hash);
     } catch {
       // Recorded by the pool; the next round asks again.
@@ -473,10 +537,11 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
 
   private statusOf(m: UpstreamMember, best: number | undefined): UpstreamStatus {
     const breaker = m.breaker();
-    const state = m.refused ? 'refused' : !m.reachable ? (m.lastError ? 'down' : 'unknown')
+    const state = m.refused ? 'refused' : !m.reachable ? (m.lastError ? 'down' : 'unknown') : m.unconfirmed ? 'unknown'
       : m.forked ? 'forked' : m.suspect(best) ? 'suspect' : m.lagging(this.lagFrom(), this.policy) ? 'lagging' : 'up';
     const error = state === 'suspect' ? `head ${m.head} is far ahead of the agreed head ${best}; held back until other nodes confirm it`
-      : state === 'forked' ? `its blocks are not those a quorum of nodes has (another branch); no calls until it agrees again` : m.lastError;
+      : state === 'forked' ? `its blocks are not those a quorum of nodes has (another branch); no calls until it agrees again`
+      : state === 'unknown' && m.reachable ? 'its chain id is being read again; no calls until it is' : m.lastError;
     const socket = m.upstream.socketState?.();
     return {
       network: this.network, upstream: m.label, role: m.config.role, state, chainId: m.chainId, head: m.head,

@@ -55,6 +55,11 @@ export class UpstreamMember {
   /** Its latest block as last seen (health check or an answer it gave). */
   head: number | undefined;
   /**
+   * The newest block its answers showed. A check may lower `head` (a node that lost blocks, or one read a moment
+   * before it counts its newest block); this stays, so that a lookup another node answers `null` is asked of it.
+   */
+  shown: number | undefined;
+  /**
    * A head held back as too far ahead (agreed-head.ts): the claim and how many rounds of checks the node kept to
    * it; and the highest block it served when asked for it after that (only then is a lone node's jump believed).
    */
@@ -68,9 +73,17 @@ export class UpstreamMember {
   readonly hashes = new Map<number, string>();
   /** Its block at a height a quorum of nodes agrees on has another hash: it is on another branch, and takes no call. */
   forked = false;
-  /** The chain id it reported; a member whose chain id is not the network's is `refused` for good. */
+  /** The chain id it reported; a member whose chain id is not the network's is `refused` until it serves it again. */
   chainId: number | undefined;
   refused = false;
+  /**
+   * Its chain id is not confirmed since it (re)appeared: at start, after its breaker opened (it was down), after its
+   * connections all dropped (the node behind its URL may be another), after an answer showed a head far from its
+   * own. It takes no call until a read of its chain id confirms it (chain.ts `confirm`); set only by the chain module.
+   */
+  unconfirmed = false;
+  /** The read of its chain id under way, shared by the checks and the calls that wait for it. */
+  confirming: Promise<void> | undefined;
   /** Reached at least once since the last failure (for the banner and /readyz). */
   reachable = false;
   lastError: string | undefined;
@@ -100,12 +113,12 @@ export class UpstreamMember {
   }
 
   /**
-   * May take a call now: not refused, not resting after a 429, breaker closed (or half-open with no trial out),
+   * May take a call now: not refused, its chain id confirmed, not resting after a 429, breaker closed (or half-open with no trial out),
    * no more than `maxLag` blocks behind `lagFrom` (the chain module's: `best`, or less with a quorum), not
    * `suspect` (above `best`) and not `forked`.
    */
   usable(best: number | undefined, policy: HealthPolicy, now = Date.now(), lagFrom = best): boolean {
-    if (this.refused || now < this.restUntil) return false;
+    if (this.refused || this.unconfirmed || now < this.restUntil) return false;
     const state = this.breaker(now);
     if (state === 'open' || (state === 'half-open' && this.trialOut)) return false;
     return !this.forked && !this.lagging(lagFrom, policy) && !this.suspect(best);
@@ -120,6 +133,7 @@ export class UpstreamMember {
     const below = this.hashes.get(n - 1) ?? (this.block?.number === n - 1 ? this.block.hash : undefined);
     if ((had !== undefined && had !== hash) || (below !== undefined && parentHash !== undefined && below !== parentHash) || (this.block !== undefined && n < this.block.number)) {
       this.hashes.clear();
+      this.shown = undefined;
     }
     this.block = { number: n, hash };
     this.noteHash(n, hash);

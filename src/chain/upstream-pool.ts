@@ -9,6 +9,7 @@ import { classifyAnswer, classifyFailure, forCaller, type Outcome } from '../ups
 import type { Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
 import { callerGone } from '../errors/call-aborted.ts';
 import { blockSeenIn } from './block-seen.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
 import type { Routing } from '../methods/method-spec.ts';
 import { METHOD_SPECS, specOf } from '../methods/specs.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
@@ -90,6 +91,19 @@ export class UpstreamPool implements Upstream {
   onCall: ((upstream: string, seconds: number, answered: boolean) => void) | undefined;
   /** Where lag is measured from (the chain module's `lagFrom`); absent: the best head. */
   lagFrom: (() => number | undefined) | undefined;
+  /** The newest block a caller has been shown (the network's head, read-your-writes); absent: not known here. */
+  seenHead: (() => number | undefined) | undefined;
+  /**
+   * Reads a member's chain id and settles `unconfirmed` (the chain module's `confirm`). Absent: no member is ever
+   * unconfirmed (a pool without a chain module, as in unit tests).
+   */
+  confirm: ((m: UpstreamMember) => Promise<void>) | undefined;
+  /**
+   * Blocks above a member's head that an answer to a caller may show before the member's chain id is read again
+   * (the node behind its URL may be another chain's); undefined: never (an embedded chain, which mines any number
+   * at once, or a pool without a chain module).
+   */
+  jumpBlocks: number | undefined;
 
   constructor(
     readonly members: readonly UpstreamMember[],
@@ -210,23 +224,37 @@ export class UpstreamPool implements Upstream {
   }
 
   /**
-   * A `null` from a node that is behind another usable one (a receipt, a transaction or a block it has not seen
-   * yet): asked once of the usable member furthest ahead, whose answer stands (issue 19: a node 2-3 blocks behind
-   * answered `null` for a receipt the caller had already seen). A node at the front's null is the answer.
+   * A `null` (or a pending transaction) from a node that may only not have it yet: asked once of another node that
+   * may have it, whose answer stands. Such a node is one ahead of `first` by what the gateway knows of their heads,
+   * or, when `first` is behind the block a caller was already shown (read-your-writes), any other node: its own head
+   * may be read a moment late. Nodes that take calls come first, the furthest ahead first; else a node whose breaker
+   * is open but that serves this chain (it may be slow, not gone), asked within the hedge's bound so that a dead node
+   * does not hold the caller. A node at the front's null, or no such node, is the answer.
    */
   private async fromAhead(first: UpstreamMember, answer: UpstreamAnswer, method: string, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<UpstreamAnswer> {
     const best = this.best();
     const lagFrom = this.lagFrom?.() ?? best;
     const now = this.now();
+    const seen = this.seenHead?.();
+    const behindSeen = seen !== undefined && (first.head === undefined || first.head < seen);
     let ahead: UpstreamMember | undefined;
+    let open: UpstreamMember | undefined;
     for (const m of this.members) {
-      if (m === first || m.head === undefined || (first.head !== undefined && m.head <= first.head)) continue;
+      const has = reached(m);
+      if (m === first || m.unconfirmed || m.forked || has < 0 || m.resting(now)) continue;
+      if (!behindSeen && first.head !== undefined && has <= first.head) continue;
       if (!route.dedicated && m.config.role === 'dedicated') continue;
-      if (m.usable(best, this.policy, now, lagFrom) && (ahead === undefined || m.head > ahead.head!)) ahead = m;
+      if (m.usable(best, this.policy, now, lagFrom)) {
+        if (ahead === undefined || has > reached(ahead)) ahead = m;
+      } else if (m.breaker(now) !== 'closed' && !m.suspect(best) && (open === undefined || has > reached(open))) {
+        open = m;
+      }
     }
-    if (!ahead) return answer;
+    const other = ahead ?? open;
+    if (!other) return answer;
     try {
-      return await this.via(ahead, method, params, timeoutMs, signal);
+      const ms = ahead ? timeoutMs : Math.min(timeoutMs, this.policy.hedge?.maxMs || 1000);
+      return await this.via(other, method, params, ms, signal);
     } catch {
       return answer;
     }
@@ -239,7 +267,7 @@ export class UpstreamPool implements Upstream {
    */
   via(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<UpstreamAnswer> {
     const t0 = performance.now();
-    return this.sent(m, method, params, timeoutMs, signal).then((a) => this.answered(m, method, params, a, performance.now() - t0).answer, (err) => this.notAnswered(m, method, err, t0));
+    return this.sent(m, method, params, timeoutMs, signal).then((a) => answerOf(this.answered(m, method, params, a, performance.now() - t0)), (err) => this.notAnswered(m, method, err, t0));
   }
 
   /**
@@ -254,15 +282,38 @@ export class UpstreamPool implements Upstream {
     return this.sent(m, method, params, timeoutMs, signal).then((a) => this.answered(m, method, params, a, performance.now() - t0), (err) => this.notAnswered(m, method, err, t0));
   }
 
-  /** The call on its way to member `m` (a light read may share a node request with other callers'). */
-  private sent(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal: CallSignal | undefined): Promise<UpstreamAnswer> {
+  /**
+   * A check of member `m` by the chain module (its chain id, its head, a block): as `via`, but sent even while its
+   * chain id is not confirmed (the check is what confirms it), and within `timeoutMs` whatever the member's own
+   * time-out, so that one stalled node does not hold a round of checks for its calls' time-out.
+   */
+  probe(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number): Promise<UpstreamAnswer> {
+    const t0 = performance.now();
+    return this.sent(m, method, params, timeoutMs, undefined, true).then((a) => answerOf(this.answered(m, method, params, a, performance.now() - t0, true)), (err) => this.notAnswered(m, method, err, t0));
+  }
+
+  /**
+   * The call on its way to member `m` (a light read may share a node request with other callers'). A member whose
+   * chain id is not confirmed takes it only once it is (its read is shared with the others waiting); not confirmed
+   * (another chain, or no answer), the call fails as a node that did not answer, and a read is asked elsewhere.
+   */
+  private sent(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal: CallSignal | undefined, check = false): Promise<UpstreamAnswer> {
+    if (m.unconfirmed && !check) return this.afterConfirmed(m, method, params, timeoutMs, signal);
     m.starting(this.now());
     try {
       const opts = m.config.shareReads !== false && isLight(method, params) ? { signal, light: true } : OVER_SOCKET.has(method) ? { signal, socket: true } : signal && { signal };
-      return m.upstream.call(method, params, m.timeoutFor(method, timeoutMs), opts);
+      return m.upstream.call(method, params, check ? timeoutMs : m.timeoutFor(method, timeoutMs), opts);
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+
+  private async afterConfirmed(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal: CallSignal | undefined): Promise<UpstreamAnswer> {
+    if (!m.refused) await this.confirm?.(m);
+    if (m.unconfirmed) {
+      throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: m.refused ? `${m.lastError ?? 'it serves another chain'}` : 'its chain id is not confirmed' });
+    }
+    return this.sent(m, method, params, timeoutMs, signal);
   }
 
   /** Member `m` gave no answer (`err`, thrown on): recorded against it, unless its caller had left. */
@@ -274,7 +325,7 @@ export class UpstreamPool implements Upstream {
     throw err;
   }
 
-  private answered(m: UpstreamMember, method: string, params: unknown[], answer: UpstreamAnswer, ms: number): Attempt {
+  private answered(m: UpstreamMember, method: string, params: unknown[], answer: UpstreamAnswer, ms: number, check = false): Attempt | Promise<Attempt> {
     this.onCall?.(m.label, ms / 1000, true);
     // A trace's time is the caller's work, not the node's usual pace (the hedge delay).
     if (!method.startsWith('debug_')) m.observe(ms);
@@ -283,9 +334,28 @@ export class UpstreamPool implements Upstream {
     this.record(m, outcome, answer.error && `the node answered ${answer.error.code} ${String(answer.error.message).slice(0, 200)}`);
     if (answer.error === undefined) {
       const n = blockSeenIn(method, params, answer.result);
-      if (n !== undefined && (m.head === undefined || n > m.head)) m.head = n;
+      if (n !== undefined && !check && (m.shown === undefined || n > m.shown)) m.shown = n;
+      if (n !== undefined && (m.head === undefined || n > m.head)) {
+        // A block far above its own head, in an answer to a caller: the node behind its URL may be another chain's.
+        // The answer waits until its chain id is read again (`jumpBlocks` undefined: an embedded chain, its own).
+        if (!check && this.jumpBlocks !== undefined && m.head !== undefined && n > m.head + this.jumpBlocks) return this.jumped(m, n, { answer, outcome });
+        m.head = n;
+      }
     }
     return { answer, outcome };
+  }
+
+  /**
+   * Member `m` answered with block `n`, a jump from its head: it takes no call until its chain id is read again,
+   * and this answer passes only if that read confirms it (else the call fails as unanswered: a read is asked elsewhere).
+   */
+  private async jumped(m: UpstreamMember, n: number, got: Attempt): Promise<Attempt> {
+    this.log.info({ upstream: m.label, head: m.head, shown: n }, 'upstream head jumped; its chain id is read again');
+    m.unconfirmed = true;
+    await this.confirm?.(m);
+    if (m.unconfirmed) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `its head jumped from ${m.head} to ${n} and its chain id is not confirmed` });
+    if (m.head === undefined || n > m.head) m.head = n;
+    return got;
   }
 
   /** Records a member's failure to answer (`err` from the upstream client); logs when that opened its breaker. */
@@ -304,6 +374,8 @@ export class UpstreamPool implements Upstream {
       const policy = timeoutOpens && outcome.kind === 'timeout' && this.members.length > 1 ? { ...this.policy, breakerFailures: 1 } : this.policy;
       if (m.failed(err, policy, this.now(), outcome.restMs)) {
         this.log.warn({ upstream: m.label, error: m.lastError }, 'upstream failing: breaker open');
+        // It may come back as another node (a URL whose node was replaced): its chain id is read before it serves.
+        if (this.confirm) m.unconfirmed = true;
       }
     } else {
       m.settled();
@@ -422,6 +494,12 @@ export class UpstreamPool implements Upstream {
 function txHash(raw: string): string {
   return '0x' + bytesToHex(keccak_256(hexToBytes(raw.startsWith('0x') ? raw.slice(2) : raw)));
 }
+
+/** The newest block a member is known to have: its head, or a newer block its answers showed. */
+const reached = (m: UpstreamMember): number => Math.max(m.head ?? -1, m.shown ?? -1);
+
+/** An attempt's answer; an attempt still waiting on its member's chain id (a head jump), once that is read. */
+const answerOf = (got: Attempt | Promise<Attempt>): UpstreamAnswer | Promise<UpstreamAnswer> => (got instanceof Promise ? got.then((g) => g.answer) : got.answer);
 
 /** One of `members`, each as likely as its weight. */
 function weighted(members: UpstreamMember[]): UpstreamMember | undefined {

@@ -92,6 +92,11 @@ export class HttpUpstream implements Upstream {
   /** The node's WebSocket for light reads, when it has one (upstream/ws-lane.ts); HTTP for everything else. */
   lane: WsLane | undefined;
   private nextId = 1;
+  /** Told when its last open connection closed (Upstream.onDropped). */
+  onDropped: (() => void) | undefined;
+  /** Connections open now, as the pool's events tell them; and whether `close` was called (its own closing is no drop). */
+  private connected = 0;
+  private closing = false;
 
   /**
    * `answers`: the largest answer body read for one call (rpc.maxAnswerBytes) and the budget all answers share
@@ -106,6 +111,9 @@ export class HttpUpstream implements Upstream {
     this.label = redactUrl(url);
     this.path = u.pathname + u.search;
     this.pool = new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
+    this.pool.on('connect', () => { this.connected++; }).on('disconnect', () => {
+      if (--this.connected === 0 && !this.closing) this.onDropped?.();
+    });
     if (wsUrl !== undefined) this.openSocket(wsUrl, log);
   }
 
@@ -354,6 +362,7 @@ export class HttpUpstream implements Upstream {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await Promise.all([this.pool.destroy(), this.lane?.close()]);
   }
 }

@@ -37,6 +37,11 @@ export interface Upstream {
    * request is aborted and the call rejects with the signal's reason (errors/call-aborted.ts).
    */
   call(method: string, params: unknown[], timeoutMs: number, opts?: CallOptions): Promise<UpstreamAnswer>;
+  /**
+   * Told when its last open connection to the node closed: the node behind its address may come back as another
+   * (the chain module reads its chain id again before it takes calls). Absent: it cannot tell (an embedded chain).
+   */
+  onDropped?: () => void;
   /** Whether its WebSocket for light reads is open (upstream/ws-lane.ts); undefined when it has none. For `/readyz`. */
   socketState?(): 'open' | 'down' | undefined;
   close(): Promise<void>;
