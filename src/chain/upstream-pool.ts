@@ -311,7 +311,7 @@ export class UpstreamPool implements Upstream {
   private async afterConfirmed(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal: CallSignal | undefined): Promise<UpstreamAnswer> {
     if (!m.refused) await this.confirm?.(m);
     if (m.unconfirmed) {
-      throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: m.refused ? `${m.lastError ?? 'it serves another chain'}` : 'its chain id is not confirmed' });
+      throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: m.refused ? (m.lastError ?? 'it serves another chain') : 'its chain id is not confirmed' });
     }
     return this.sent(m, method, params, timeoutMs, signal);
   }
@@ -331,6 +331,9 @@ export class UpstreamPool implements Upstream {
     if (!method.startsWith('debug_')) m.observe(ms);
     if (answer.error !== undefined) answer = { error: forCaller(answer.error) };
     const outcome = classifyAnswer(answer);
+    // Sent before its connections dropped, answered after (maybe by the node now behind its address): it stands
+    // only once the member's chain id is confirmed.
+    if (m.unconfirmed && !check) return this.onceConfirmed(m, { answer, outcome });
     this.record(m, outcome, answer.error && `the node answered ${answer.error.code} ${String(answer.error.message).slice(0, 200)}`);
     if (answer.error === undefined) {
       const n = blockSeenIn(method, params, answer.result);
@@ -355,6 +358,12 @@ export class UpstreamPool implements Upstream {
     await this.confirm?.(m);
     if (m.unconfirmed) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `its head jumped from ${m.head} to ${n} and its chain id is not confirmed` });
     if (m.head === undefined || n > m.head) m.head = n;
+    return got;
+  }
+
+  private async onceConfirmed(m: UpstreamMember, got: Attempt): Promise<Attempt> {
+    if (!m.refused) await this.confirm?.(m);
+    if (m.unconfirmed) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: m.refused ? (m.lastError ?? 'it serves another chain') : 'its chain id is not confirmed' });
     return got;
   }
 

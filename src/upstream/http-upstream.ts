@@ -92,10 +92,9 @@ export class HttpUpstream implements Upstream {
   /** The node's WebSocket for light reads, when it has one (upstream/ws-lane.ts); HTTP for everything else. */
   lane: WsLane | undefined;
   private nextId = 1;
-  /** Told when its last open connection closed (Upstream.onDropped). */
+  /** Told when the node closed a connection (Upstream.onDropped). */
   onDropped: (() => void) | undefined;
-  /** Connections open now, as the pool's events tell them; and whether `close` was called (its own closing is no drop). */
-  private connected = 0;
+  /** `close` was called: its own closing is no drop. */
   private closing = false;
 
   /**
@@ -111,8 +110,10 @@ export class HttpUpstream implements Upstream {
     this.label = redactUrl(url);
     this.path = u.pathname + u.search;
     this.pool = new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
-    this.pool.on('connect', () => { this.connected++; }).on('disconnect', () => {
-      if (--this.connected === 0 && !this.closing) this.onDropped?.();
+    // A connection closed by the other side (not undici's own idle close, UND_ERR_INFO, which it makes before the
+    // node's advertised keep-alive ends): the node behind the address may have been replaced.
+    this.pool.on('disconnect', (_origin, _targets, err) => {
+      if (!this.closing && (err as { code?: unknown } | undefined)?.code !== 'UND_ERR_INFO') this.onDropped?.();
     });
     if (wsUrl !== undefined) this.openSocket(wsUrl, log);
   }
