@@ -42,9 +42,17 @@ async function transfers(index: number, count: number): Promise<string[]> {
 /** The calls whose bytes undici wrote, by the `x-call` header each carries: true for those before the signal. */
 const sent = new Map<string, boolean>();
 let signalled = false;
+/** Calls on the wire and not yet answered; `busy` resolves once half the clients have one (armed after the warm-up). */
+let onWire = 0;
+let busy: (() => void) | undefined;
 const onSend = (m: unknown) => {
   const id = /\r\nx-call: (\S+)\r\n/i.exec((m as { headers: string }).headers)?.[1];
-  if (id) sent.set(id, !signalled);
+  if (!id) return;
+  sent.set(id, !signalled);
+  if (++onWire >= CLIENTS / 2 && busy) {
+    busy();
+    busy = undefined;
+  }
 };
 
 interface Outcome { id: string; ok: boolean; what: string }
@@ -81,6 +89,7 @@ async function load(ng: NodegateProcess, c: number, txs: string[], outcomes: Out
         return { id, ok: what === 'answered', what };
       }, (err: Error & { code?: string }) => ({ id, ok: false, what: err.code ?? err.message }));
       done.add(id);
+      if (sent.has(id)) onWire--;
       outcomes.push(o);
       if (o.ok) answered();
       else if (signalled) return;
@@ -96,6 +105,7 @@ async function round(i: number, txs: string[][]): Promise<Round> {
   try {
     sent.clear();
     signalled = false;
+    onWire = 0;
     const outcomes: Outcome[] = [];
     const done = new Set<string>();
     let count = 0;
@@ -103,6 +113,8 @@ async function round(i: number, txs: string[][]): Promise<Round> {
     const warmed = new Promise<void>((r) => { warm = r; });
     const clients = txs.map((t, c) => load(ng, c, t, outcomes, () => { if (++count === WARM) warm(); }, done));
     await Promise.race([warmed, Promise.all(clients)]);
+    // The signal goes out while calls are on the wire: at the moment undici writes one with half the clients busy.
+    await Promise.race([new Promise<void>((r) => { busy = r; }), Promise.all(clients)]);
     signalled = true;
     const stopped = ng.stop('SIGTERM', { group });
     const before = [...sent].filter(([, b]) => b).map(([id]) => id);
