@@ -30,6 +30,10 @@ export const SOAK_TESTS: Record<string, { file: string; what: string }> = {
     file: 'test/e2e/webhooks-rss.test.ts',
     what: "two logs webhooks over 40 blocks of 3,000 1-KiB logs, the gateway's RSS after each (the suite: 12 blocks)",
   },
+  'workers-sigterm': {
+    file: 'test/e2e/workers-sigterm.test.ts',
+    what: '`--workers 2` stopped with SIGTERM under 8 keep-alive clients, 20 times: every call sent on an open connection answered (the suite: 3 rounds)',
+  },
   'heavy-events': {
     file: 'test/e2e/heavy-events.test.ts',
     what: '30 transactions of 3,000 logs each, reads meanwhile, a restart and a crash (the suite: 4 such transactions)',

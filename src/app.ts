@@ -63,7 +63,16 @@ export interface Gateway {
   alerts: AlertChecker | undefined;
   /** The listening base URL, `http://127.0.0.1:PORT`. */
   url: string;
-  /** Graceful stop: no new requests, in-flight ones finish, chains journalled and stopped, store closed. */
+  /**
+   * Closes the listener only: connections already open are served as before (keep-alive included). A worker of
+   * `--workers N` calls it first, so that no client is told to reconnect while another worker still takes
+   * connections on the shared port (workers/primary.ts).
+   */
+  stopAccepting(): void;
+  /**
+   * Graceful stop: no new connections; every request read is answered, with `Connection: close`; idle keep-alive
+   * connections are closed once quiet (http/drain.ts); then chains journalled and stopped, store closed.
+   */
   close(): Promise<void>;
 }
 
@@ -158,7 +167,8 @@ export async function startGateway(config: Readonly<Config>, opts: {
     await producer?.init();
     await networks.start();
     const secrets = await bootstrap(store, accounts, config);
-    app = buildServer({ config, log, networks, keys, store, accounts, team, limits, rateLimiter, usage, metrics, refusals, webhooks, loginBackoff: worker?.loginBackoff });
+    const built = buildServer({ config, log, networks, keys, store, accounts, team, limits, rateLimiter, usage, metrics, refusals, webhooks, loginBackoff: worker?.loginBackoff });
+    app = built.app;
     // Background work yields to callers (background/pacer.ts): it looks at how many requests were served.
     if (delivery) {
       app.server.on('request', () => { served++; });
@@ -175,8 +185,12 @@ export async function startGateway(config: Readonly<Config>, opts: {
     sender?.start();
     let closing: Promise<void> | undefined;
     const server = app;
+    const drain = built.drain;
+    const stopAccepting = () => { if (server.server.listening) server.server.close(); };
     const close = () => (closing ??= (async () => {
+      drain.start();
       await server.close();
+      drain.stop();
       await sender?.close();
       await alerts?.close();
       await producer?.settled();
@@ -192,7 +206,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
       await filterStore.close();
       await store.close();
     })());
-    return { config, app, store, networks, keys, accounts, team, mail, rateLimiter, log, secrets, url, close, refusals, retention, alerts, webhooks: producer && delivery ? { producer, delivery } : undefined };
+    return { config, app, store, networks, keys, accounts, team, mail, rateLimiter, log, secrets, url, stopAccepting, close, refusals, retention, alerts, webhooks: producer && delivery ? { producer, delivery } : undefined };
   } catch (err) {
     await app?.close().catch(() => {});
     await sender?.close().catch(() => {});

@@ -33,10 +33,13 @@ async function main(): Promise<void> {
     process.stdout.write(text.replace('\n\nNetworks:', `\n  (${start.workers} worker processes)\n\nNetworks:`));
   });
   let stopping = false;
+  // The listener first, in every worker; the connections once no worker listens (workers/port-closing.ts): a client
+  // told to reconnect then finds the port closed, and is refused before it sends anything.
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    gw.close().then(() => {
+    gw.stopAccepting();
+    primary.call('primary', 'stoppedAccepting', []).catch(() => {}).then(() => gw.close()).then(() => {
       primary.close();
       process.exit(0);
     }, (err: unknown) => {

@@ -17,6 +17,15 @@ export interface ConnectionCaps {
   pressureIdleMs: number;
 }
 
+/** The connections a server holds, as the caps keep them: what the drain (drain.ts) looks at as the server stops. */
+export interface TrackedConnections {
+  /** Told of every request as it arrives (server.ts calls it first). */
+  track(req: IncomingMessage, res: ServerResponse): void;
+  /** The open connections. */
+  open(): Iterable<Socket>;
+  busy(socket: Socket): boolean;
+}
+
 /** Idle connections closed per new connection under pressure, and connections looked at: bounded work per connection. */
 const MAX_CLOSED_PER_CONNECTION = 64;
 const MAX_LOOKED_AT_PER_CONNECTION = 256;
@@ -50,7 +59,7 @@ export function usedUpgraded(socket: Socket): void {
  * nor a WebSocket with a live subscription or a message being answered (`holdUpgraded`); a WebSocket with neither is
  * idle since its last message, as a keep-alive connection is since its last request.
  */
-export function capConnections(server: Server, caps: ConnectionCaps): (req: IncomingMessage, res: ServerResponse) => void {
+export function capConnections(server: Server, caps: ConnectionCaps): TrackedConnections {
   server.maxConnections = caps.total;
   const proxies = caps.trustedProxies.length ? parseAllowlist(caps.trustedProxies) : undefined;
   const counts = new Map<string, number>();
@@ -82,8 +91,7 @@ export function capConnections(server: Server, caps: ConnectionCaps): (req: Inco
     for (const [s, since] of connections) {
       if (closed >= MAX_CLOSED_PER_CONNECTION || looked++ >= MAX_LOOKED_AT_PER_CONNECTION) break;
       if (s === except) continue;
-      const res = s[latest];
-      const busy = (res !== undefined && !res.writableFinished) || s[inUse]?.() === true;
+      const busy = isBusy(s);
       const begun = s[lastBegun];
       if (busy || (begun !== undefined && begun > since)) {
         connections.delete(s);
@@ -119,12 +127,20 @@ export function capConnections(server: Server, caps: ConnectionCaps): (req: Inco
 
   /**
    * Called by the server's one request listener (server.ts) for every request, first (a second 'request' listener
-   * would make node copy the listener list at each request): two writes on the connection, read only under pressure.
-   * Its latest response says whether it is busy: responses of one connection finish in order.
+   * would make node copy the listener list at each request): two writes on the connection, read only under pressure
+   * and while the server drains (drain.ts). Its latest response says whether it is busy: responses of one connection
+   * finish in order.
    */
-  return (req: IncomingMessage, res: ServerResponse): void => {
+  const track = (req: IncomingMessage, res: ServerResponse): void => {
     const socket = req.socket as Tracked;
     socket[lastBegun] = turnNow();
     socket[latest] = res;
   };
+  return { track, open: () => connections.keys(), busy: isBusy };
+}
+
+/** A request on it not yet answered in full, or an upgraded connection in use. */
+function isBusy(s: Tracked): boolean {
+  const res = s[latest];
+  return (res !== undefined && !res.writableFinished) || s[inUse]?.() === true;
 }

@@ -13,8 +13,8 @@ export interface RpcHttpDeps {
   config: Readonly<Config>;
   log: Logger;
   rpc: ReturnType<typeof createRpcEndpoint>;
-  /** Whether the server still accepts connections: a stopping one answers with `Connection: close`. */
-  listening: () => boolean;
+  /** Whether the server is stopping (drain.ts): its answers close their connection (`Connection: close`). */
+  draining: () => boolean;
 }
 
 /**
@@ -34,7 +34,7 @@ export function createRpcHttp(deps: RpcHttpDeps) {
   /** Stage admit, as the request arrives: before its body is read (rpc/admit.ts). */
   const handle = (req: IncomingMessage, res: ServerResponse, network: string, apikey: string | undefined): void => {
     const t0 = performance.now();
-    const x = new RpcExchange(req, res, requestIdOf(req.headers['x-request-id']), log, deps.listening());
+    const x = new RpcExchange(req, res, requestIdOf(req.headers['x-request-id']), log, !deps.draining());
     if (logRequests) res.once('finish', () => x.logLine(t0));
     const declared = Number(req.headers['content-length'] ?? 0);
     const largeBody = req.headers['transfer-encoding'] !== undefined || !(declared <= UNREAD_BODY_BYTES);

@@ -13,6 +13,7 @@ import type { Store } from '../store/store.ts';
 import type { Networks } from '../networks/networks.ts';
 import { clientErrorHandler, frameworkErrors } from './client-errors.ts';
 import { capConnections } from './connection-caps.ts';
+import { Drain } from './drain.ts';
 import { registerHealthRoutes } from './health.ts';
 import { redactPath } from '../errors/redact.ts';
 import { registerRpcRoutes, RPC_URLS } from './rpc-route.ts';
@@ -50,14 +51,17 @@ export interface ServerDeps {
   loginBackoff?: LoginBackoffShare;
 }
 
+/** The HTTP server, and how it lets go of its connections as it stops (drain.ts: `drain.start()` before `app.close()`). */
+export interface BuiltServer { app: FastifyInstance; drain: Drain }
+
 /** Builds the HTTP server: fastify with the endpoint, health checks, CORS and catalogued errors. */
-export function buildServer(deps: ServerDeps): FastifyInstance {
+export function buildServer(deps: ServerDeps): BuiltServer {
   const { config, log } = deps;
   /** The first segments of every route but the endpoint's: `/{network}/{apikey}` is theirs when one is taken. */
   const staticFirst = new Set<string>();
   let rpcHttp: ReturnType<typeof createRpcHttp> | undefined;
   /** The connection caps' count of requests in flight per connection (connection-caps.ts), set once the server is. */
-  let track: ReturnType<typeof capConnections> | undefined;
+  let track: ReturnType<typeof capConnections>['track'] | undefined;
   const app = Fastify({
     // A POST of the endpoint's plain paths is answered by node:http and the pipeline alone (rpc-http.ts, issue 23):
     // fastify's per-request lifecycle was most of what a cache hit cost. Everything else goes through fastify.
@@ -98,7 +102,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     // not refused with fastify's plain 503: the pipeline works until the server has closed, and a balancer does not
     // resend a POST that got an answer (1 of 297 calls failed so during a rolling restart behind nginx).
     return503OnClosing: false,
-    forceCloseConnections: 'idle',
+    // Idle keep-alive connections are closed by the drain (drain.ts), once quiet: not all at once as the server closes.
+    forceCloseConnections: false,
   });
 
   app.addHook('onRoute', (r) => {
@@ -107,10 +112,12 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
 
   const s = config.server;
-  track = capConnections(app.server, {
+  const connections = capConnections(app.server, {
     total: s.maxConnections, perIp: s.maxConnectionsPerIp, perSubnet: s.maxConnectionsPerSubnet, trustedProxies: s.trustedProxies,
     pressure: s.connectionPressure, pressureIdleMs: s.pressureIdleTimeoutMs,
   });
+  track = connections.track;
+  const drain = new Drain(app.server, connections);
 
   // WebSocket upgrades (issue 20) go through fastify's router and hooks: registered before every route, so that a
   // route without a wsHandler refuses an upgrade. Sockets are closed with 1001 as the server stops.
@@ -146,7 +153,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   }
 
   const rpc = createRpcEndpoint(deps);
-  const fast = createRpcHttp({ config, log, rpc, listening: () => app.server.listening });
+  const fast = createRpcHttp({ config, log, rpc, draining: () => drain.draining });
   registerRpcRoutes(app, fast.handle);
   rpcHttp = fast;
   void app.register(async (scope) => registerWsRoutes(scope, rpc, config, RPC_URLS, deps.networks.subscriptions));
@@ -182,5 +189,5 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     req.log.error({ err }, 'unhandled error');
     return sendError(reply, new GatewayError('INTERNAL'));
   });
-  return app;
+  return { app, drain };
 }

@@ -16,6 +16,7 @@ import { openStore } from '../store/open-store.ts';
 import { ChainServer } from './chain-server.ts';
 import { newChainSecret } from './chain-secret.ts';
 import { keepServingOnFaults } from './primary-faults.ts';
+import { PortClosing } from './port-closing.ts';
 import { RestartDelay } from './restart-delay.ts';
 import { PrimaryServer, type IpcMessage } from './ipc.ts';
 import { PrimaryState } from './primary-state.ts';
@@ -80,6 +81,7 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
   const chainsUrl = await chains.listen();
 
   let stopping = false;
+  const port = new PortClosing();
   let printed = false;
   const ready = new Set<number>();
   const byIndex = new Map<number, Worker>();
@@ -94,6 +96,8 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
         secrets = {};
       }
     },
+    // A stopping worker has closed its listener; it drains its connections once no worker listens (port-closing.ts).
+    stoppedAccepting: (_args, id) => port.closed(id),
   });
   const indexOf = (id: number) => [...byIndex].find(([, w]) => w.id === id)?.[0] ?? -1;
 
@@ -111,6 +115,7 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
     w.on('message', (m: unknown) => server.handle(m, w.id, (r) => { if (w.isConnected()) w.send(r); }));
     w.on('exit', (code, signal) => {
       workers.delete(w.id);
+      port.gone(w.id);
       if (stopping) return;
       // A worker that died is started again (its requests in flight are lost, as with any crashed instance).
       const delay = restarts.exited(index);
@@ -127,7 +132,8 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
     const stop = async (signal: string) => {
       if (stopping) return;
       stopping = true;
-      log.info({ signal }, 'shutting down: the workers finish their requests, then the chains are journalled and stopped');
+      port.begin(workers.keys());
+      log.info({ signal }, 'shutting down: the workers close the port, finish their requests, then the chains are journalled and stopped');
       const deadlineMs = config.embedded.historyBudgetMs + 15_000;
       const force = setTimeout(() => {
         log.error({ deadlineMs }, 'shutdown took too long; exiting');

@@ -77,6 +77,8 @@ export interface StartOptions {
   build?: string;
   /** A command that runs node (bench/instructions.ts: `valgrind --tool=callgrind ...`); its pid is then the child's. */
   wrap?: string[];
+  /** Flags of `nodegate start` itself, e.g. `['--workers', '2']`. */
+  args?: string[];
 }
 
 const started = new Set<NodegateProcess>();
@@ -114,7 +116,7 @@ export async function startNodegate(opts: StartOptions = {}): Promise<NodegatePr
   // Its own process group, so a test can signal the group the way a terminal or a service manager does.
   // Another checkout (opts.cwd) has no build of ours: its own build when given one, else its source through tsx.
   const command = opts.build !== undefined ? [...START_NODE_FLAGS, join(opts.build, 'cli', 'main.js')] : opts.cwd === undefined ? cliCommand() : ['--import', 'tsx', 'src/cli/main.ts'];
-  const argv = [...(opts.wrap ?? []), process.execPath, ...command, 'start'];
+  const argv = [...(opts.wrap ?? []), process.execPath, ...command, 'start', ...(opts.args ?? [])];
   const child = spawn(argv[0], argv.slice(1), {
     cwd: opts.cwd ?? ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
   });
