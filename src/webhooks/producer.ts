@@ -163,7 +163,7 @@ export class WebhookProducer {
         return;
       }
       await this.writeBlock(network, chain, b, removed);
-      this.resumed(network);
+      if (!removed) this.resumed(network); // a new block written: nothing before it is missing any more
     } catch (err) {
       this.stall(network, b, err);
     } finally {
