@@ -118,7 +118,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
   mail?: MailQueue;
 } = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config);
-  const store = await openStore(config);
+  const store = await openStore(config, log);
   // Cluster mode (a Redis URL): filters are shared by the instances, in Redis (filters/redis-filter-store.ts).
   const worker = opts.worker;
   const filterStore = worker?.filters ?? await openFilterStore({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log });

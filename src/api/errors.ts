@@ -1,9 +1,13 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { NotFoundError, TooManyError, ValidationError } from '../accounts/errors.ts';
 import { StoreConflictError } from '../store/store.ts';
+import { driverCause, writeFaultError, writeFaultOf } from '../store/write-fault.ts';
 
 /** The `error.code` values of the management API (docs/api.md lists when each happens). */
-export type ApiErrorCode = 'validation_failed' | 'not_found' | 'conflict' | 'unauthorized' | 'forbidden' | 'bad_request' | 'too_many_requests' | 'internal';
+export type ApiErrorCode = 'validation_failed' | 'not_found' | 'conflict' | 'unauthorized' | 'forbidden' | 'bad_request' | 'too_many_requests' | 'internal'
+  | StoreFaultCode;
+/** The catalogue's reasons of a store that cannot write (errors/catalogue.ts: STORE_FULL, STORE_READ_ONLY, STORE_IO_ERROR). */
+type StoreFaultCode = 'store_full' | 'store_read_only' | 'store_io_error';
 
 /**
  * An error of the management API: HTTP status, stable code, message, and for validation the field. The REST API
@@ -31,6 +35,8 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof NotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof StoreConflictError) return new ApiError(409, 'conflict', err.message);
   if (err instanceof TooManyError) return new ApiError(429, 'too_many_requests', err.message, undefined, { 'retry-after': String(err.retryAfterSeconds) });
+  const fault = writeFaultError(err);
+  if (fault) return new ApiError(fault.status, fault.data.reason as StoreFaultCode, fault.message);
   const e = err as FastifyError & { validation?: AjvError[] };
   if (Array.isArray(e.validation) && e.validation.length > 0) return fromSchemaError(e.validation[0], e.validationContext ?? 'body');
   if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError(413, 'bad_request', 'request body too large');
@@ -52,11 +58,19 @@ function fromSchemaError(v: AjvError, context: string): ApiError {
   return new ApiError(400, 'validation_failed', `${field}: ${message}`, field);
 }
 
-/** The API's error handler: one JSON shape, the status of the error, never a credential in the message. */
-export function handleApiError(err: unknown, req: FastifyRequest, reply: FastifyReply) {
-  const e = toApiError(err);
-  if (e.status >= 500) req.log.error({ err }, 'unhandled error in the management API');
-  return sendApiError(reply, e);
+/**
+ * The API's error handler: one JSON shape, the status of the error, never a credential in the message. A store that
+ * cannot write is the operator's to mend, not a bug: its line names the store (`store`: the SQLite file's path, or
+ * the database) and the driver's cause, which the answer leaves out.
+ */
+export function apiErrorHandler(store: string) {
+  return (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
+    const e = toApiError(err);
+    const fault = writeFaultOf(err);
+    if (fault) req.log.error({ store, fault, cause: driverCause(err) }, `the store cannot write (${fault}): ${store}: ${driverCause(err)}; the change was refused with 503`);
+    else if (e.status >= 500) req.log.error({ err }, 'unhandled error in the management API');
+    return sendApiError(reply, e);
+  };
 }
 
 export function sendApiError(reply: FastifyReply, e: ApiError) {

@@ -9,7 +9,8 @@ import { accountRoutes } from './account-routes.ts';
 import { alertRoutes } from './alert-routes.ts';
 import { apiAuthentication } from './auth.ts';
 import { useJsonBodies } from './body.ts';
-import { ApiError, handleApiError, sendApiError } from './errors.ts';
+import { ApiError, apiErrorHandler, sendApiError } from './errors.ts';
+import { describeStore } from '../store/open-store.ts';
 import { openApiRoute, registerOpenApi } from './openapi.ts';
 import { operatorRoutes } from './operator-routes.ts';
 import cookie from '@fastify/cookie';
@@ -59,7 +60,7 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
         change: `${req.method} ${req.routeOptions.url}`, target: (req.params as { id?: string } | undefined)?.id, status: reply.statusCode,
       }, 'management change');
     });
-    api.setErrorHandler(handleApiError);
+    api.setErrorHandler(apiErrorHandler(describeStore(deps.config)));
     api.setNotFoundHandler((req, reply) =>
       sendApiError(reply, new ApiError(404, 'not_found', `no route ${req.method} here; the routes are in ${API_PREFIX}/openapi.json`)));
 

@@ -1,6 +1,7 @@
 import { NotFoundError, ValidationError } from '../accounts/errors.ts';
 import { ConfigError } from '../config/config-error.ts';
 import { StoreConflictError } from '../store/store.ts';
+import { driverCause, writeFaultError } from '../store/write-fault.ts';
 
 /** The command line itself is wrong (unknown command or flag, missing argument): exit 2, with the usage. */
 export class UsageError extends Error {
@@ -40,5 +41,7 @@ export function describeError(err: unknown): { message: string; code: number } {
   }
   if (err instanceof ValidationError) return { message: `nodegate: ${flagOf(err.field)}: ${err.message.slice(err.field.length + 2)}`, code: 2 };
   if (err instanceof NotFoundError || err instanceof StoreConflictError || err instanceof StoreRefusedError) return { message: `nodegate: ${err.message}`, code: 1 };
+  const fault = writeFaultError(err);
+  if (fault) return { message: `nodegate: ${fault.message} (${driverCause(err)})`, code: 1 };
   return { message: `nodegate: ${err instanceof Error ? err.message : String(err)}`, code: 1 };
 }

@@ -2,14 +2,9 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Config } from '../config/schema.ts';
 import { sqlitePath } from '../store/open-store.ts';
-import { redactUrl } from '../errors/redact.ts';
 import { StoreRefusedError } from './errors.ts';
 
-/** The store a command works on, as a person recognises it: the SQLite file's full path, or the database (redacted). */
-export function describeStore(config: Pick<Config, 'database' | 'dataDir'>): string {
-  if (config.database.url) return `PostgreSQL ${redactUrl(config.database.url)}`;
-  return `SQLite ${resolve(sqlitePath(config))}`;
-}
+export { describeStore } from '../store/open-store.ts';
 
 /** Where this configuration's gateway would listen, as a client on this machine reaches it. */
 export function gatewayUrl(config: Pick<Config, 'server'>): string {

@@ -487,6 +487,12 @@ export const configSchema = section({
     connectTimeoutMs: int('ms', { minimum: 100, maximum: 60000, default: 3000 }),
     /** PostgreSQL: the bound on one query, client side (a hung server never holds a caller longer). */
     queryTimeoutMs: int('ms', { minimum: 100, maximum: 300000, default: 30000 }),
+    /**
+     * PostgreSQL: how long `nodegate start` waits for the database to take connections (down, starting, or out of
+     * connections), trying again with back-off, before it gives up; 0: no waiting. A refusal that waiting cannot
+     * mend (a wrong password, a database that does not exist) ends the start at once.
+     */
+    startWaitMs: int('ms', { minimum: 0, maximum: 3600000, default: 60000 }),
   }),
   log: section({
     level: oneOf(LOG_LEVELS, { default: 'info' }),

@@ -49,6 +49,9 @@ export const catalogue = {
   UPSTREAM_UNAVAILABLE: { status: 503, code: -32002, message: 'resource unavailable', reason: 'upstream_unavailable', situation: 'no healthy upstream' },
   UPSTREAM_TIMEOUT: { status: 504, code: -32015, message: 'request timed out', reason: 'upstream_timeout', situation: 'upstream timed out' },
   STORE_UNAVAILABLE: { status: 503, code: -32002, message: 'resource unavailable', reason: 'store_unavailable', situation: 'the store is unreachable and the key was not seen within auth.failStaticMs' },
+  STORE_FULL: { status: 503, code: -32002, message: 'the store is full: nothing was changed; try again once the operator has freed space', reason: 'store_full', situation: "a write while the store's disk is full (SQLite SQLITE_FULL, PostgreSQL 53100 disk_full); nothing of the write is kept" },
+  STORE_READ_ONLY: { status: 503, code: -32002, message: 'the store is read-only: nothing was changed; try again once the operator has made it writable', reason: 'store_read_only', situation: 'a write while the store cannot be written (SQLite SQLITE_READONLY: a read-only file or file system; PostgreSQL 25006: a read-only transaction, e.g. a standby); nothing of the write is kept' },
+  STORE_IO_ERROR: { status: 503, code: -32002, message: 'the store could not write (a disk I/O error): nothing was changed; try again shortly', reason: 'store_io_error', situation: 'a write failed with a disk I/O error (SQLite SQLITE_IOERR, PostgreSQL 58030 io_error); nothing of the write is kept' },
   INTERNAL: { status: 500, code: -32603, message: 'Internal error', reason: 'internal', situation: 'bug in the gateway' },
 } as const satisfies Record<string, CatalogueEntry>;
 

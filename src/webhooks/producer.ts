@@ -5,6 +5,7 @@ import type { ReorgChange } from '../chain/chain-window.ts';
 import type { Networks } from '../networks/networks.ts';
 import type { Store, Webhook } from '../store/store.ts';
 import { Pacer } from '../background/pacer.ts';
+import { driverCause, writeFaultOf } from '../store/write-fault.ts';
 import { EventBatches } from './event-batches.ts';
 import { KeptEvents, type KeptBudget } from './kept-events.ts';
 
@@ -25,6 +26,12 @@ const READ_MS = 10_000;
 const HOOKS_TTL_MS = 5_000;
 /** Default budgets of the blocks' events kept for reorganisations (webhooks.keptBytesPerWebhook, keptBytesTotal). */
 const DEFAULT_BUDGET: KeptBudget = { perWebhook: 8 * 1024 * 1024, total: 64 * 1024 * 1024 };
+/**
+ * Blocks whose events a failed write left out, produced at most per block told (read again from the nodes, each in a
+ * turn of the pacer): as many as the chain module reads per round when following resumes after a restart
+ * (chain.ts BLOCKS_PER_ROUND). More are produced by a turn queued after this one.
+ */
+const CATCH_UP_BLOCKS = 256;
 
 const followedKey = (network: string) => `webhooks.followed.${network}`;
 
@@ -45,6 +52,16 @@ export class WebhookProducer {
    */
   private hooks: { list: Webhook[]; at: number } | undefined;
   private queue: Promise<void> = Promise.resolve();
+  /**
+   * Per network, the last block whose events are all written (the store's "followed" mark, as this instance wrote or
+   * read it): it moves only past blocks written, so a block whose write failed (a full disk) is produced again.
+   */
+  private readonly marks = new Map<string, BlockRef>();
+  /**
+   * Networks whose events stopped on a failed write: since when, the last block written then, and how many blocks
+   * were produced late since.
+   */
+  private readonly stalled = new Map<string, { since: number; from: number; caughtUp: number }>();
 
   /** The networks whose chain this producer listens to: those with a webhook that is not disabled. */
   private readonly listening = new Map<string, { block: (b: BlockRef) => void; reorg: (r: ReorgChange) => void }>();
@@ -97,6 +114,8 @@ export class WebhookProducer {
         // No webhook left here: the next one starts from its own creation, not from where the last one stopped.
         await this.queue;
         await this.store.setMeta(followedKey(n.name), '');
+        this.marks.delete(n.name);
+        this.stalled.delete(n.name);
       }
     }
   }
@@ -108,7 +127,10 @@ export class WebhookProducer {
   async init(): Promise<void> {
     for (const n of this.networks.list) {
       const at = await this.store.getMeta(followedKey(n.name));
-      if (at) n.chain.resumeFollowing(JSON.parse(at) as BlockRef);
+      if (!at) continue;
+      const mark = JSON.parse(at) as BlockRef;
+      this.marks.set(n.name, mark);
+      n.chain.resumeFollowing(mark);
     }
     await this.refresh();
   }
@@ -123,11 +145,67 @@ export class WebhookProducer {
     return this.queue;
   }
 
-  private async block(network: string, chain: Chain, b: BlockRef, removed: boolean): Promise<void> {
+  /**
+   * A block told by the chain: first the blocks between the mark and it, if a failed write left them out, then its
+   * own events. A write that fails leaves the mark where it was; the blocks after it wait for the next block told.
+   * `continued`: a catch-up longer than CATCH_UP_BLOCKS going on, with nothing to do once the mark has passed `b`.
+   */
+  private async block(network: string, chain: Chain, b: BlockRef, removed: boolean, continued = false): Promise<void> {
     await this.pacer.turn();
     const started = Date.now();
-    await this.writeBlock(network, chain, b, removed);
-    this.pacer.charge(Date.now() - started);
+    const mark = this.marks.get(network);
+    try {
+      // A dropped block after the last one written before the failure: none of its events went out, none to take back.
+      if (removed && b.number > (this.stalled.get(network)?.from ?? Infinity)) return;
+      if (continued && mark && mark.number >= b.number) return;
+      if (!removed && !(await this.catchUp(network, chain, b))) {
+        this.enqueue(() => this.block(network, chain, b, false, true));
+        return;
+      }
+      await this.writeBlock(network, chain, b, removed);
+      if (!removed) this.resumed(network); // a new block written: nothing before it is missing any more
+    } catch (err) {
+      this.stall(network, b, err);
+    } finally {
+      this.pacer.charge(Date.now() - started);
+    }
+  }
+
+  /**
+   * Produces the blocks after the mark and before `b` (there are some only after a failed write), reading each from
+   * the nodes by number: the canonical block now. Answers false when more than CATCH_UP_BLOCKS remain.
+   */
+  private async catchUp(network: string, chain: Chain, b: BlockRef): Promise<boolean> {
+    const mark = this.marks.get(network);
+    if (!mark || b.number <= mark.number + 1) return true;
+    const last = Math.min(b.number - 1, mark.number + CATCH_UP_BLOCKS);
+    for (let n = mark.number + 1; n <= last; n++) {
+      if (n > mark.number + 1) await this.pacer.turn();
+      const a = await chain.call('eth_getBlockByNumber', [`0x${n.toString(16)}`, false], READ_MS);
+      const r = a.result as { number?: string; hash?: string; parentHash?: string } | null;
+      if (!r?.hash) throw new Error(`block ${n} is not on the nodes yet`);
+      await this.writeBlock(network, chain, { number: n, hash: r.hash, parentHash: r.parentHash }, false);
+      const s = this.stalled.get(network);
+      if (s) s.caughtUp++;
+    }
+    return last === b.number - 1;
+  }
+
+  /** A write failed: one line when events stop (not one per block), naming the cause. */
+  private stall(network: string, b: BlockRef, err: unknown): void {
+    if (this.stalled.has(network)) return;
+    const mark = this.marks.get(network);
+    this.stalled.set(network, { since: Date.now(), from: mark?.number ?? -1, caughtUp: 0 });
+    this.log.warn({ network, block: b.number, followed: mark?.number, fault: writeFaultOf(err), err: driverCause(err) },
+      'webhook events not written: the blocks after the last one written get their events once the store takes them');
+  }
+
+  /** The events are written again, up to the block told: one line with what was produced late. */
+  private resumed(network: string): void {
+    const s = this.stalled.get(network);
+    if (!s) return;
+    this.stalled.delete(network);
+    this.log.info({ network, blocksCaughtUp: s.caughtUp, stalledMs: Date.now() - s.since, followed: this.marks.get(network)?.number }, 'webhook events written again');
   }
 
   private async writeBlock(network: string, chain: Chain, b: BlockRef, removed: boolean): Promise<void> {
@@ -194,6 +272,7 @@ export class WebhookProducer {
     const at = removed ? { number: b.number - 1, hash: b.parentHash ?? '' } : b;
     if (removed && !b.parentHash) return;
     await this.store.setMeta(followedKey(network), JSON.stringify(at));
+    this.marks.set(network, at);
   }
 }
 

@@ -47,7 +47,8 @@ export interface WorkerStart {
  */
 export async function runPrimary(config: Readonly<Config>, log: Logger): Promise<number> {
   const n = workerCount(config);
-  const store = await openStore(config);
+  // The primary waits for PostgreSQL at start (database.startWaitMs); its workers start once it answered.
+  const store = await openStore(config, log);
   let secrets: BootstrapSecrets;
   try {
     secrets = await bootstrap(store, new AccountsService(store, accountsCatalogue(config), () => {}), config);
