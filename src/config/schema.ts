@@ -126,6 +126,11 @@ const embeddedSchema = section({
   blockTimeSeconds: num('seconds', { exclusiveMinimum: 0, default: 2 }),
   /** No longer used: the chain journal replaced snapshots (issue 17); accepted so older configuration files load. */
   snapshotIntervalMs: int('ms', { minimum: 50, maximum: 1000, default: 500 }),
+  /**
+   * A checkpoint (anvil's dump of the chain) is taken once this many blocks were journaled after the last one, so a
+   * start replays at most about this many blocks (~6 ms each) after loading it.
+   */
+  checkpointBlocks: int('blocks', { minimum: 10, default: 250 }),
   /** Re-arm automine when transactions wait and no block came for this long (foundry issue 10122). */
   automineWatchdogMs: int('ms', { minimum: 20, default: 200 }),
   /** Saves nothing any more (the chain journal keeps the state at every block, issue 17); a stop's forced-exit deadline is still 15 s past it. */

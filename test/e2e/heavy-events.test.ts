@@ -141,7 +141,7 @@ test(`${TXS} transactions of 3,000 logs each: no read slower than 1 s, one block
   const head = Number(await ng.call('eth_blockNumber'));
   const before = await chainView(ng, head, sender.address, emitter, iface);
   assert.equal(BigInt(before.at(-1)!.rounds), BigInt(TXS), `rounds() counts the ${TXS} transactions`);
-  const journal = join(ng.dataDir, 'chains', 'mainnet', 'chain.ndjson');
+  const journal = join(ng.dataDir, 'chains', 'mainnet', 'chain.wal');
 
   // Graceful restart.
   const stopped = await ng.stop('SIGTERM', { timeoutMs: 60_000 });
@@ -149,7 +149,7 @@ test(`${TXS} transactions of 3,000 logs each: no read slower than 1 s, one block
   note(t, `stop took ${stopped.ms} ms; chain journal ${statSync(journal).size} bytes for ${head} blocks`);
   const ng2 = await startNodegate({ dataDir: ng.dataDir, key: ng.key, timeoutMs: START_MS });
   const rebuilt = ng2.logs().find((l) => l.msg === 'chain rebuilt from its journal' && l.network === 'mainnet');
-  note(t, `graceful restart: banner after ${ng2.startMs} ms; rebuild ${JSON.stringify({ blocks: rebuilt?.blocks, ms: rebuilt?.ms, mismatched: rebuilt?.mismatched })}`);
+  note(t, `graceful restart: banner after ${ng2.startMs} ms; rebuild ${JSON.stringify({ blocks: rebuilt?.blocks, ms: rebuilt?.ms, fromCheckpoint: rebuilt?.fromCheckpoint })}`);
   assert.equal(Number(await ng2.call('eth_blockNumber')), head, 'the same head; no extra block');
   assert.deepEqual(await chainView(ng2, head, sender.address, emitter, iface), before, 'same block hashes, same state at every block');
 
@@ -162,7 +162,7 @@ test(`${TXS} transactions of 3,000 logs each: no read slower than 1 s, one block
   await ng2.stop('SIGKILL');
   const ng3 = await startNodegate({ dataDir: ng.dataDir, key: ng.key, timeoutMs: START_MS });
   const replayed = ng3.logs().find((l) => l.msg === 'chain rebuilt from its journal' && l.network === 'mainnet');
-  note(t, `hard crash: banner after ${ng3.startMs} ms; rebuild ${JSON.stringify({ blocks: replayed?.blocks, trailing: replayed?.trailing, ms: replayed?.ms, mismatched: replayed?.mismatched })}`);
+  note(t, `hard crash: banner after ${ng3.startMs} ms; rebuild ${JSON.stringify({ blocks: replayed?.blocks, trailing: replayed?.trailing, ms: replayed?.ms, fromCheckpoint: replayed?.fromCheckpoint })}`);
   assert.deepEqual(await chainView(ng3, head, sender.address, emitter, iface), before, 'after the crash: same block hashes, same state at every block');
   const extraReceipt = await ng3.call<any>('eth_getTransactionReceipt', [extra]);
   assert.equal(extraReceipt?.logs.length, LOGS, 'the transaction accepted just before the crash is mined, with its 3,000 logs');

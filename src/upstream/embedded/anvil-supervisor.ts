@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -11,15 +13,18 @@ import { anvilBinaryPath } from './anvil-binary.ts';
 import { AutomineWatchdog } from './automine-watchdog.ts';
 import { freePort } from './free-port.ts';
 import { SnapshotFiles } from './snapshots.ts';
-import { ChainJournal } from './chain-journal.ts';
+import { ChainJournal, JournalWriteError } from './chain-journal.ts';
+import { ChainCheckpoints } from './chain-checkpoints.ts';
 import { BlockRecorder, recordBlocks } from './block-recorder.ts';
 import { replayChain } from './chain-replay.ts';
 import { hasLegacyState, legacyRaws, removeLegacyState } from './legacy-state.ts';
 import { ChainOwner } from './chain-owner.ts';
 import { findStaleAnvil, isAlive, removePidFile, writePidFile } from './stale-process.ts';
 
-/** Methods after which the automine watchdog is poked. */
-const WRITES = new Set(['eth_sendRawTransaction', 'eth_sendTransaction']);
+/** How long a chain must be free of sends before a due checkpoint is taken; past twice its blocks, it is taken anyway. */
+const CHECKPOINT_QUIET_MS = 1000;
+/** How long a sender waits for anvil to mine its transaction (automine) before it is answered without its block journaled. */
+const SETTLE_MS = 5000;
 
 /**
  * One embedded chain: an anvil process that Nodegate starts, persists, restarts and stops (docs/decisions.md §11).
@@ -32,6 +37,11 @@ export class AnvilSupervisor implements Upstream {
   readonly label: string;
   private readonly dir: string;
   private readonly journal: ChainJournal;
+  private readonly checkpoints: ChainCheckpoints;
+  private checkpointTimer: NodeJS.Timeout | undefined;
+  private lastSendAt = 0;
+  /** When a journal write last failed: anvil-signed sends (which cannot be journaled before anvil takes them) wait a second after. */
+  private journalFailedAt = 0;
   private readonly pidFile: string;
   /** This process's hold on the chain's folder (chain-owner.ts), from start to close. */
   private owner: ChainOwner | undefined;
@@ -65,6 +75,7 @@ export class AnvilSupervisor implements Upstream {
     const dir = (this.dir = join(dataDir, 'chains', network));
     mkdirSync(dir, { recursive: true });
     this.journal = new ChainJournal(dir);
+    this.checkpoints = new ChainCheckpoints(dir, this.journal, cfg.checkpointBlocks);
     this.pidFile = join(dir, 'anvil.pid');
     this.label = `embedded local chain (anvil, chain id ${chainId})`;
   }
@@ -75,8 +86,9 @@ export class AnvilSupervisor implements Upstream {
     this.owner = ChainOwner.claim(this.dir, this.network);
     // A data directory of the snapshot design is brought into a new journal; one left half-way is started over.
     if (hasLegacyState(this.dir)) rmSync(this.journal.path, { force: true });
+    // A record damaged anywhere but at the end stops the start here, naming it (chain-journal.ts).
     await this.journal.open();
-    if (this.journal.damagedLines > 0) this.log.error({ network: this.network, lines: this.journal.damagedLines }, 'damaged lines in the chain journal skipped');
+    if (this.journal.tornBytes > 0) this.log.warn({ network: this.network, bytes: this.journal.tornBytes }, 'a torn last record of the chain journal cut off (a write a crash interrupted)');
     await this.reclaimStale();
     this.ready = this.launch();
     await this.ready;
@@ -91,40 +103,148 @@ export class AnvilSupervisor implements Upstream {
   headSeen(n: number): void {
     this.watchdog?.headSeen(n);
     this.recorder?.headSeen(n);
+    if (this.checkpoints.due()) this.checkpointSoon();
   }
 
   async call(method: string, params: unknown[], timeoutMs: number, opts?: CallOptions): Promise<UpstreamAnswer> {
     if (!this.client) await this.waitReady(timeoutMs);
     const client = this.client!;
-    const answer = await client.call(method, params, timeoutMs, opts);
-    if (WRITES.has(method) && answer.error === undefined) {
-      this.watchdog?.poke();
-      await this.journalWrite(client, method, params, answer.result);
+    if (method === 'eth_sendRawTransaction') return this.sendRaw(client, params, timeoutMs, opts);
+    if (method === 'eth_sendTransaction') return this.sendSigned(client, params, timeoutMs, opts);
+    return client.call(method, params, timeoutMs, opts);
+  }
+
+  /**
+   * A signed transaction is journaled, and the record on the disk, before anvil sees it: a full disk refuses it
+   * with nothing sent, and a crash after anvil took it cannot lose it. One anvil refused is marked dropped, so no
+   * restart sends it again. The sender is answered once its block is journaled too (settle).
+   */
+  private async sendRaw(client: HttpUpstream, params: unknown[], timeoutMs: number, opts?: CallOptions): Promise<UpstreamAnswer> {
+    const raw = params[0];
+    // Not a transaction at all: anvil says why, and nothing is journaled.
+    if (typeof raw !== 'string' || !/^0x(?:[0-9a-fA-F]{2})+$/.test(raw)) return client.call('eth_sendRawTransaction', params, timeoutMs, opts);
+    const hash = `0x${bytesToHex(keccak_256(hexToBytes(raw.slice(2))))}`;
+    this.lastSendAt = Date.now();
+    let fresh: boolean;
+    try {
+      fresh = this.journal.appendTx(hash, raw);
+      await this.journal.durable();
+    } catch (err) {
+      throw this.journalFailed(err);
     }
+    let answer: UpstreamAnswer;
+    try {
+      answer = await client.call('eth_sendRawTransaction', params, timeoutMs, opts);
+    } catch (err) {
+      // anvil stopped or did not answer: whether it took the transaction is unknown, and the journal holds it, so
+      // the chain's restart sends it again. Saying it failed would be untrue.
+      throw new GatewayError('TRANSACTION_UNSETTLED', { hash, state: 'is journaled, but the embedded chain stopped while taking it: it is sent again as the chain comes back' }, { cause: err });
+    }
+    if (answer.error) {
+      if (fresh) {
+        try { this.journal.appendDrop(hash); } catch (err) { this.journalFailed(err); }
+      }
+      return answer;
+    }
+    this.watchdog?.poke();
+    await this.settle(hash);
     return answer;
   }
 
   /**
-   * Journals an accepted transaction before the caller hears of it: the signed raw transaction (one anvil signed
-   * for eth_sendTransaction is asked back from it), so that a restart can send it again under the same hash.
+   * A transaction anvil signs (its unlocked accounts) has no raw form before anvil takes it: it is journaled right
+   * after, and refused up front while the journal has just failed to write.
    */
-  private async journalWrite(client: HttpUpstream, method: string, params: unknown[], hash: unknown): Promise<void> {
-    let raw = params[0];
-    if (method === 'eth_sendTransaction') {
-      raw = await client.call('eth_getRawTransactionByHash', [hash], 5000).then((a) => a.result, () => undefined);
+  private async sendSigned(client: HttpUpstream, params: unknown[], timeoutMs: number, opts?: CallOptions): Promise<UpstreamAnswer> {
+    if (Date.now() - this.journalFailedAt < 1000) throw new GatewayError('CHAIN_JOURNAL_UNWRITABLE', { cause: 'it failed to write a moment ago' });
+    this.lastSendAt = Date.now();
+    const answer = await client.call('eth_sendTransaction', params, timeoutMs, opts);
+    const hash = answer.result;
+    if (answer.error || typeof hash !== 'string') return answer;
+    this.watchdog?.poke();
+    const raw = await client.call('eth_getRawTransactionByHash', [hash], 5000).then((a) => a.result, () => undefined);
+    if (typeof raw !== 'string') {
+      this.log.warn({ network: this.network, tx: hash }, 'an accepted transaction could not be journaled');
+      return answer;
     }
-    if (typeof raw === 'string' && typeof hash === 'string') this.journal.appendTx(hash, raw);
-    else this.log.warn({ network: this.network, tx: String(hash) }, 'an accepted transaction could not be journaled');
+    try {
+      this.journal.appendTx(hash, raw);
+      await this.journal.durable();
+    } catch (err) {
+      this.journalFailed(err);
+      throw new GatewayError('TRANSACTION_UNSETTLED', { hash, state: 'was taken by the embedded chain but could not be journaled (its disk is full or read-only): it may be mined, and is lost if the chain restarts before the disk is back' });
+    }
+    await this.settle(hash);
+    return answer;
   }
 
-  /** Rebuilds the chain on a fresh anvil from the journal (or, once, from the snapshot design's files). */
-  private async rebuild(client: HttpUpstream): Promise<void> {
+  /**
+   * With automine, a transaction is in a block a moment after anvil takes it: the sender is answered once that block
+   * is journaled, so a block a client learnt of through its transaction is never mined again under another hash
+   * after a crash. With interval mining the block comes later and is journaled as the chain reports it.
+   */
+  private async settle(hash: string): Promise<void> {
+    if (this.cfg.mining !== 'auto') return;
+    const until = Date.now() + SETTLE_MS;
+    let block: number | undefined;
+    while (block === undefined && Date.now() < until) {
+      const internal = this.internal;
+      if (!internal) return;
+      const r = await internal.call('eth_getTransactionReceipt', [hash], SETTLE_MS).catch(() => undefined);
+      const n = (r?.result as { blockNumber?: string } | null | undefined)?.blockNumber;
+      if (n) block = Number(n);
+      else await sleep(2);
+    }
+    const recorder = this.recorder;
+    if (block === undefined || !recorder) return;
+    try {
+      await recorder.upTo(block);
+    } catch (err) {
+      if (err instanceof JournalWriteError) this.journalFailed(err);
+      throw new GatewayError('TRANSACTION_UNSETTLED', { hash, state: `is mined in block ${block}, but the block could not be journaled yet (${(err as Error).message}): it is journaled as taken and kept` });
+    }
+  }
+
+  /** The journal could not be written: logged with its cause, answered as a refusal naming it. */
+  private journalFailed(err: unknown): GatewayError {
+    if (!(err instanceof JournalWriteError)) throw err;
+    this.journalFailedAt = Date.now();
+    this.log.error({ network: this.network, err: err.message }, 'the chain journal cannot be written; transactions are refused until it can');
+    const cause = err.cause.code === 'ENOSPC' ? 'the disk is full' : err.cause.code === 'EROFS' ? 'the disk is read-only' : `a disk error ${err.cause.code ?? ''}`.trim();
+    return new GatewayError('CHAIN_JOURNAL_UNWRITABLE', { cause });
+  }
+
+  /** A checkpoint is due: taken once no send came for a second, or at once when twice its blocks passed without one. */
+  private checkpointSoon(): void {
+    if (this.checkpointTimer || this.stopping) return;
+    this.checkpointTimer = setTimeout(() => {
+      this.checkpointTimer = undefined;
+      void this.checkpointNow();
+    }, CHECKPOINT_QUIET_MS);
+    this.checkpointTimer.unref();
+  }
+
+  private async checkpointNow(): Promise<void> {
+    const internal = this.internal;
+    const recorder = this.recorder;
+    if (!internal || !recorder || this.stopping || !this.checkpoints.due()) return;
+    const overdue = this.journal.lastBlock - (this.journal.checkpoint?.block ?? 0) >= 2 * this.cfg.checkpointBlocks;
+    if (!overdue && Date.now() - this.lastSendAt < CHECKPOINT_QUIET_MS) return this.checkpointSoon();
+    const t0 = Date.now();
+    try {
+      const taken = await this.checkpoints.take(internal, this.cfg, (on) => this.watchdog?.hold(on), (n) => recorder.upTo(n));
+      if (taken) this.log.info({ network: this.network, block: this.journal.checkpoint?.block, ms: Date.now() - t0 }, 'chain checkpoint written');
+    } catch (err) {
+      this.log.warn({ network: this.network, err: (err as Error).message }, 'chain checkpoint not written; tried again at a later head');
+    }
+  }
+
+  /** Rebuilds the chain on a fresh anvil from the journal, after the checkpoint it loaded (or, once, from the snapshot design's files). */
+  private async rebuild(client: HttpUpstream, checkpoint: number): Promise<void> {
     if (hasLegacyState(this.dir)) return this.migrate(client);
-    const r = await replayChain(client, this.journal, this.cfg);
-    if (r.blocks + r.trailing + r.refused === 0) return;
-    const log = { network: this.network, ...r };
-    if (r.mismatched > 0) this.log.warn(log, 'chain rebuilt from its journal, but some blocks came out under other hashes (another anvil version?)');
-    else this.log.info(log, 'chain rebuilt from its journal');
+    const r = await replayChain(client, this.journal, this.cfg, checkpoint);
+    if (r.blocks + r.trailing + r.refused + r.fromCheckpoint === 0) return;
+    this.log.info({ network: this.network, ...r }, 'chain rebuilt from its journal');
   }
 
   /**
@@ -198,19 +318,22 @@ export class AnvilSupervisor implements Upstream {
     return home;
   }
 
-  private args(port: number, loadState: string | undefined): string[] {
+  private args(port: number, loadState: string | undefined, legacy: boolean): string[] {
     const a = [
       '--host', '127.0.0.1', '--port', String(port),
       '--chain-id', String(this.chainId),
       '--hardfork', this.cfg.hardfork,
       '--timestamp', String(this.cfg.genesisTimestamp),
       '--mnemonic', this.cfg.mnemonic,
-      // Only read by --load-state of an old snapshot (a data directory of the snapshot design being migrated).
-      '--preserve-historical-states',
-      // No --steps-tracing: it made anvil take ~1.6 s to mine a block of 3,000 logs, holding every read meanwhile
-      // (issue 17); the struct logs it would give debug_trace* are had by re-execution (methods/adapters/struct-logs-replay.ts).
+      // States of older blocks are kept in memory only (anvil keeps the last 500 there): on disk they took ~2.4 MB a
+      // block, 17 GB at 30,000 blocks. State reads at older blocks answer anvil's BlockOutOfRangeError.
+      '--max-persisted-states', '0',
+      // No --steps-tracing: it made anvil take ~1.6 s to mine a block of 3,000 logs, holding every read meanwhile;
+      // the struct logs it would give debug_trace* are had by re-execution (methods/adapters/struct-logs-replay.ts).
       '--silent',
     ];
+    // An old snapshot of the snapshot design holds the states of older blocks; anvil reads them only with this.
+    if (legacy) a.push('--preserve-historical-states');
     if (this.cfg.mining === 'interval') a.push('--block-time', String(this.cfg.blockTimeSeconds));
     if (loadState) a.push('--load-state', loadState);
     return a;
@@ -221,6 +344,9 @@ export class AnvilSupervisor implements Upstream {
     let portRetries = 0;
     // The snapshot design's files, when they are still there: loaded once, then brought into the journal.
     const snapshots = hasLegacyState(this.dir) ? new SnapshotFiles(this.dir) : undefined;
+    // The last checkpoint, unpacked for anvil; without one (or should it not load) the journal replays from genesis.
+    let checkpoint = snapshots ? undefined : await this.checkpoints.unpackLast((file, why) =>
+      this.log.error({ network: this.network, checkpoint: file, why }, 'damaged chain checkpoint; the journal replays without it'));
     for (;;) {
       const choice = snapshots ? await snapshots.prepareLoad(bad) : { damaged: [] as Array<{ file: string; why: string }>, load: undefined };
       for (const d of choice.damaged) this.log.error({ network: this.network, snapshot: d.file, why: d.why }, 'damaged snapshot; trying the previous one');
@@ -234,7 +360,9 @@ export class AnvilSupervisor implements Upstream {
       const home = this.freshAnvilHome();
       // Its own process group: a terminal's Ctrl-C (SIGINT to the foreground group) or a group-wide SIGTERM
       // must reach Nodegate only, which journals the last blocks and then stops anvil itself.
-      const child = spawn(anvilBinaryPath(), this.args(port, load?.path), { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, HOME: home } });
+      const child = spawn(anvilBinaryPath(), this.args(port, load?.path ?? checkpoint?.path, !!load), { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, HOME: home } });
+      // Recorded before anything can fail or be killed (a replay takes a while): the next start finds and stops it.
+      if (child.pid) writePidFile(this.pidFile, { pid: child.pid, port });
       this.lastStderr = [];
       child.stderr!.setEncoding('utf8').on('data', (s: string) => {
         this.lastStderr.push(...s.split('\n').filter(Boolean));
@@ -244,10 +372,21 @@ export class AnvilSupervisor implements Upstream {
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { live.delete(child); resolve(code); }));
       const client = new HttpUpstream(`http://127.0.0.1:${port}`, this.answers);
       const up = await Promise.race([waitAnswers(client, 20_000), exited.then(() => false)]);
+      if (up === true && checkpoint && !(await atBlock(client, checkpoint.block, checkpoint.hash))) {
+        // The checkpoint loaded but holds another chain: dropped, and the journal replays from genesis.
+        this.log.error({ network: this.network, block: checkpoint.block }, 'the chain checkpoint does not hold the journal\'s chain; the journal replays without it');
+        checkpoint = undefined;
+        this.checkpoints.removeUnpacked();
+        await client.close();
+        child.kill('SIGKILL');
+        await exited;
+        continue;
+      }
       if (up === true) {
         snapshots?.removeLoadFile();
+        this.checkpoints.removeUnpacked();
         try {
-          await this.rebuild(client);
+          await this.rebuild(client, checkpoint?.block ?? 0);
         } catch (err) {
           await client.close();
           child.kill('SIGKILL');
@@ -256,7 +395,7 @@ export class AnvilSupervisor implements Upstream {
         this.adopt(child, client, port, exited);
         // Blocks mined for transactions accepted but in no journaled block: journaled now.
         this.recorder?.catchUp();
-        this.log.info({ network: this.network, pid: child.pid, blocks: this.journal.lastBlock, snapshot: load?.from }, 'embedded chain up');
+        this.log.info({ network: this.network, pid: child.pid, blocks: this.journal.lastBlock, checkpoint: checkpoint?.block, snapshot: load?.from }, 'embedded chain up');
         return;
       }
       await client.close();
@@ -271,6 +410,12 @@ export class AnvilSupervisor implements Upstream {
       if (load) {
         this.log.error({ network: this.network, snapshot: load.from, why }, 'anvil would not start from this snapshot; trying the previous one');
         bad.add(load.from);
+        continue;
+      }
+      if (checkpoint) {
+        this.log.error({ network: this.network, block: checkpoint.block, why }, 'anvil would not start from the chain checkpoint; the journal replays without it');
+        checkpoint = undefined;
+        this.checkpoints.removeUnpacked();
         continue;
       }
       throw new Error(`the embedded chain ${this.network} did not start: ${why}`);
@@ -372,6 +517,13 @@ const live = new Set<ChildProcess>();
 process.on('exit', () => {
   for (const c of live) try { c.kill('SIGKILL'); } catch { /* gone */ }
 });
+
+/** Whether the node's head is block `n` under `hash` (a loaded checkpoint holds the journal's chain). */
+async function atBlock(client: HttpUpstream, n: number, hash: string): Promise<boolean> {
+  const head = await client.call('eth_getBlockByNumber', ['latest', false], 10_000).catch(() => undefined);
+  const b = head?.result as { number?: string; hash?: string } | null | undefined;
+  return Number(b?.number) === n && b?.hash === hash;
+}
 
 async function waitAnswers(client: HttpUpstream, withinMs: number): Promise<boolean> {
   const until = Date.now() + withinMs;

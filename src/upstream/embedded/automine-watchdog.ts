@@ -16,6 +16,8 @@ export class AutomineWatchdog {
   private head: number | undefined;
   private lastHead: number | undefined;
   private stopped = false;
+  /** Mining is held on purpose (a checkpoint is being taken): waiting transactions are not a stall. */
+  private held = false;
 
   constructor(
     private readonly node: Upstream,
@@ -44,7 +46,7 @@ export class AutomineWatchdog {
       const head = this.head;
       // Transactions waited a whole delay and no block came meanwhile: automine stalled, or anvil is still mining
       // them; a re-arm is right in both cases.
-      if (pending > 0 && head === this.lastHead) {
+      if (pending > 0 && head === this.lastHead && !this.held) {
         await this.node.call('evm_setAutomine', [true], 5000);
         this.onRearmed(pending);
       }
@@ -55,6 +57,10 @@ export class AutomineWatchdog {
       // The node did not answer (busy, restarting): transactions may still wait, so look again later.
       this.poke();
     }
+  }
+
+  hold(on: boolean): void {
+    this.held = on;
   }
 
   stop(): void {

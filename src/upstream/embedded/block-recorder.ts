@@ -7,7 +7,7 @@ const CALL_MS = 10_000;
  * Journals the blocks of `node` after the journal's last one: up to `head` when the chain module reported one,
  * else every block the node holds (read one by one until the next is absent; the supervisor never asks the node
  * for its head, docs/decisions.md §9). Each block's timestamp, hash and signed transactions (from memory when the gateway
- * journaled them on acceptance, else asked from anvil). Used as the chain module reports heads, at a graceful
+ * journaled them on acceptance, else asked from anvil). Used as senders wait for their block, as the chain module reports heads, at a graceful
  * stop, after a replay, on an anvil a SIGKILLed Nodegate left behind, and to bring a data directory of the
  * snapshot design into the journal. A few small calls per block: it never holds anvil up. Returns the blocks
  * journaled.
@@ -39,6 +39,8 @@ export async function recordBlocks(node: Upstream, journal: ChainJournal, head =
 export class BlockRecorder {
   private wanted = 0;
   private running: Promise<void> | undefined;
+  /** Why the last catch-up stopped short (the node, or a journal that cannot be written). */
+  private lastError: unknown;
 
   constructor(
     private readonly node: Upstream,
@@ -50,6 +52,20 @@ export class BlockRecorder {
   headSeen(head: number): void {
     this.wanted = Math.max(this.wanted, head);
     if (!this.running) this.running = this.loop().finally(() => { this.running = undefined; });
+  }
+
+  /**
+   * Resolves once block `n` is journaled and on the disk: a sender is answered only then, so no block a client
+   * learnt of through its transaction is mined again under another hash after a crash. Rejects with why it is not.
+   */
+  async upTo(n: number): Promise<void> {
+    for (let tries = 0; this.journal.lastBlock < n; tries++) {
+      if (tries > 0 && !this.running && this.lastError) throw this.lastError;
+      if (tries > 2) throw new Error(`block ${n} could not be journaled`);
+      this.headSeen(n);
+      await this.running;
+    }
+    await this.journal.durable();
   }
 
   /** Journals every block the node holds and resolves when done (a graceful stop); rejects if the node did not answer. */
@@ -65,6 +81,7 @@ export class BlockRecorder {
   }
 
   private async loop(): Promise<void> {
+    this.lastError = undefined;
     while (this.journal.lastBlock < this.wanted) {
       try {
         const wanted = this.wanted;
@@ -76,6 +93,7 @@ export class BlockRecorder {
         }
       } catch (err) {
         // The node restarts or is gone: the next head (or the stop) tries again; the journal keeps its order.
+        this.lastError = err;
         this.onError(err);
         return;
       }

@@ -1,43 +1,60 @@
-import { closeSync, createReadStream, existsSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { decodeRecord, encodeRecord, entryOfPlainLine, type JournalBlock, type JournalEntry } from './journal-records.ts';
 
-/** One mined block as journaled: enough to mine it again with the same content, timestamp and hash. */
-export interface JournalBlock {
-  block: number;
-  /** Block timestamp, seconds. */
-  ts: number;
-  hash: string;
-  /** Transaction hashes and their signed raw transactions, in block order. */
-  txs: Array<[hash: string, raw: string]>;
-}
+export type { JournalBlock, JournalEntry } from './journal-records.ts';
 
-export type JournalEntry = { kind: 'block'; block: JournalBlock } | { kind: 'tx'; hash: string; raw: string };
+export interface Checkpoint { block: number; hash: string; file: string }
 
 /**
- * Accepted transactions kept in memory until their block is journaled (so the block line needs no call back to
+ * Accepted transactions kept in memory until their block is journaled (so the block record needs no call back to
  * anvil): bounded; past it the recorder asks anvil for the raw transaction instead.
  */
 const MAX_PENDING = 10_000;
-const FILE = 'chain.ndjson';
+const FILE = 'chain.wal';
+/** The first design's journal: unchecked JSON lines, brought into `chain.wal` once. */
+const PLAIN_FILE = 'chain.ndjson';
+const READ_CHUNK = 1 << 20;
+
+/** The journal could not be written (a full or read-only disk): nothing of the record was kept. */
+export class JournalWriteError extends Error {
+  constructor(readonly cause: NodeJS.ErrnoException, readonly path: string) {
+    super(`the chain journal ${path} could not be written: ${describe(cause)}`);
+  }
+}
+
+/** A record in the middle of the journal is damaged, missing or out of order: the chain must not be served. */
+export class JournalDamagedError extends Error {}
 
 /**
- * The record of an embedded chain (issue 17), one JSON line per event, appended, never rewritten:
- * `{"tx":hash,"raw":...}` when a transaction is accepted (written before the caller hears of it), and
- * `{"block":n,"ts":...,"hash":...,"txs":[[hash,raw],...]}` once a block is mined. Replayed at start
- * (chain-replay.ts), it rebuilds the same blocks under the same hashes, and with them the state at every
- * block. Its cost is one small synchronous append per transaction and per block: nothing grows with the chain
- * but the file, and nothing stops anvil. A plain write reaches the kernel's page cache, which a killed process
- * cannot lose; only a power cut could (no fsync per line: it would cost milliseconds each).
+ * The write-ahead record of an embedded chain, replayed at start (chain-replay.ts). Records (journal-records.ts) are
+ * numbered and checksummed, appended whole or not at all: a write that the disk cut short (ENOSPC) is cut off the
+ * file again before anything else is written, so a full disk never leaves half a record for the next one to be
+ * glued to. `durable()` resolves once what is appended is on the disk itself (one fdatasync shared by every caller
+ * waiting at the time). At open, a damaged record at the end (the write a crash or power cut interrupted) is cut
+ * off; a damaged, missing or out-of-order record anywhere else stops the start, since a chain rebuilt past it would
+ * not be the chain its clients saw.
  */
 export class ChainJournal {
   readonly path: string;
   private fd: number | undefined;
+  /** Bytes of whole records in the file; a write past them that failed is cut back to here. */
+  private size = 0;
+  private synced = 0;
+  private syncing: Promise<void> | undefined;
+  private seq = 0;
   private readonly pending = new Map<string, string>();
+  /** The hash of the block a checkpoint is being written for (blocks may be journaled meanwhile). */
+  private readonly hashes = new Map<number, string>();
   /** The last block journaled (0: none; blocks start at 1, genesis is never journaled). */
   lastBlock = 0;
-  /** Lines that did not parse at the last scan (a line torn by a power cut). */
-  damagedLines = 0;
+  lastHash: string | undefined;
+  /** The last checkpoint recorded: the chain up to its block is in its file. */
+  checkpoint: Checkpoint | undefined;
+  /** The checkpoint before it, kept on disk until the next one is recorded. */
+  previousCheckpoint: Checkpoint | undefined;
+  /** Bytes of a damaged last record cut off at the last open (a write a crash interrupted). */
+  tornBytes = 0;
 
   constructor(readonly dir: string) {
     this.path = join(dir, FILE);
@@ -45,58 +62,117 @@ export class ChainJournal {
 
   /** Whether a journal exists (a chain recorded by this design; otherwise maybe an older data directory). */
   exists(): boolean {
-    return existsSync(this.path);
+    return existsSync(this.path) || existsSync(join(this.dir, PLAIN_FILE));
   }
 
   /**
-   * Reads the journal once (streamed: it can be large) to learn the last block and the accepted transactions not
-   * yet in a block, then opens it for appending. A last line left without its newline is closed first, so the
-   * next line is not glued to it.
+   * Reads the journal once, checking every record, to learn the last block, the last checkpoint and the accepted
+   * transactions not yet in a block; cuts off a torn last record; then opens it for appending.
    */
   async open(): Promise<void> {
     this.close();
+    this.convertPlain();
     this.pending.clear();
     this.lastBlock = 0;
-    for await (const e of this.entries()) {
-      if (e.kind === 'tx') this.remember(e.hash, e.raw);
-      else {
-        this.lastBlock = Math.max(this.lastBlock, e.block.block);
-        for (const [h] of e.block.txs) this.pending.delete(h);
+    this.lastHash = undefined;
+    this.checkpoint = this.previousCheckpoint = undefined;
+    this.seq = 0;
+    const fd = openSync(this.path, existsSync(this.path) ? 'r+' : 'w+');
+    this.fd = fd;
+    let goodEnd = 0;
+    let damage: { offset: number; why: string } | undefined;
+    for (const { line, offset, end } of scanLines(fd)) {
+      const r = line === undefined ? { damaged: 'no end of line' } : decodeRecord(line);
+      if ('damaged' in r) {
+        damage ??= { offset, why: r.damaged };
+        continue;
       }
+      if (damage) {
+        throw new JournalDamagedError(`the chain journal ${this.path} is damaged at byte ${damage.offset} (${damage.why}), `
+          + `with whole records after it (from #${r.seq}); the chain is not started, so that no other chain is served in its place. `
+          + 'Restore the chain\'s folder from a backup, or move it away to start a new chain');
+      }
+      this.apply(r.seq, r.entry, offset);
+      goodEnd = end;
     }
-    this.fd = openSync(this.path, 'a+');
-    const size = fstatSync(this.fd).size;
-    if (size > 0) {
-      const last = Buffer.alloc(1);
-      readSync(this.fd, last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) writeSync(this.fd, '\n');
+    this.tornBytes = fstatSync(fd).size - goodEnd;
+    if (this.tornBytes > 0) {
+      ftruncateSync(fd, goodEnd);
+      fsyncSync(fd);
+    }
+    this.size = this.synced = goodEnd;
+  }
+
+  /** Every entry, oldest first (after `open`, which checked them all). */
+  *entries(): Generator<JournalEntry> {
+    if (this.fd === undefined) throw new Error('chain journal not open');
+    for (const { line, end } of scanLines(this.fd)) {
+      if (end > this.size || line === undefined) return;
+      const r = decodeRecord(line);
+      if ('entry' in r) yield r.entry;
     }
   }
 
-  /** Every entry, oldest first, streamed; damaged lines are skipped (and counted in `damagedLines`). */
-  async *entries(): AsyncGenerator<JournalEntry> {
-    this.damagedLines = 0;
-    if (!existsSync(this.path)) return;
-    const lines = createInterface({ input: createReadStream(this.path, 'utf8'), crlfDelay: Infinity });
-    for await (const line of lines) {
-      if (!line) continue;
-      const e = parse(line);
-      if (e) yield e;
-      else this.damagedLines++;
-    }
-  }
-
-  /** Records an accepted transaction; synchronous, so it is on disk before the caller is answered. */
-  appendTx(hash: string, raw: string): void {
-    this.write({ tx: hash, raw });
+  /**
+   * Records a transaction about to be sent to anvil; false when it is already pending (a send repeated), in which
+   * case nothing is written. Throws JournalWriteError when the disk took nothing.
+   */
+  appendTx(hash: string, raw: string): boolean {
+    if (this.pending.has(hash)) return false;
+    this.append({ kind: 'tx', hash, raw });
     this.remember(hash, raw);
+    return true;
   }
 
-  /** Records a mined block (blocks are appended in order, each once). */
+  /** A transaction recorded by `appendTx` that anvil refused: never sent again. */
+  appendDrop(hash: string): void {
+    this.append({ kind: 'drop', hash });
+    this.pending.delete(hash);
+  }
+
+  /** Records a mined block; blocks come in order, each once. */
   appendBlock(b: JournalBlock): void {
-    this.write(b);
+    if (b.block !== this.lastBlock + 1) throw new Error(`block ${b.block} journaled after block ${this.lastBlock}`);
+    this.append({ kind: 'block', block: b });
     this.lastBlock = b.block;
+    this.lastHash = b.hash;
     for (const [h] of b.txs) this.pending.delete(h);
+  }
+
+  /** The block a checkpoint taken now is at (the journal's last), with its hash recorded. */
+  checkpointable(): number {
+    if (!this.lastHash) throw new Error('no block to checkpoint');
+    this.hashes.set(this.lastBlock, this.lastHash);
+    return this.lastBlock;
+  }
+
+  /** The chain up to `block` is now in `file` (written and synced before this is called). */
+  appendCheckpoint(file: string, block: number): void {
+    const hash = this.hashes.get(block);
+    if (!hash) throw new Error(`block ${block} was not made checkpointable`);
+    this.hashes.clear();
+    this.append({ kind: 'checkpoint', block, hash, file });
+    this.previousCheckpoint = this.checkpoint;
+    this.checkpoint = { block, hash, file };
+  }
+
+  /** Resolves once every record appended so far is on the disk; rejects with JournalWriteError if the disk failed. */
+  async durable(): Promise<void> {
+    const target = this.size;
+    while (this.synced < target) {
+      if (!this.syncing) {
+        const fd = this.fd;
+        const upTo = this.size;
+        if (fd === undefined) throw new Error('chain journal not open');
+        this.syncing = new Promise<void>((resolve, reject) => fdatasync(fd, (err) => {
+          this.syncing = undefined;
+          if (err) return reject(new JournalWriteError(err, this.path));
+          this.synced = Math.max(this.synced, upTo);
+          resolve();
+        }));
+      }
+      await this.syncing;
+    }
   }
 
   /** The raw transaction accepted under `hash`, when still in memory. */
@@ -109,28 +185,117 @@ export class ChainJournal {
     return [...this.pending.values()];
   }
 
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }
 
-  private write(obj: unknown): void {
-    if (this.fd === undefined) throw new Error('chain journal not open');
-    writeSync(this.fd, JSON.stringify(obj) + '\n');
+  private apply(seq: number, e: JournalEntry, offset: number): void {
+    const where = `the chain journal ${this.path}, record #${seq} at byte ${offset}`;
+    if (seq !== this.seq + 1) {
+      throw new JournalDamagedError(`${where}: record #${this.seq + 1} is missing; the chain is not started, so that no other `
+        + 'chain is served in its place. Restore the chain\'s folder from a backup, or move it away to start a new chain');
+    }
+    this.seq = seq;
+    if (e.kind === 'tx') this.remember(e.hash, e.raw);
+    else if (e.kind === 'drop') this.pending.delete(e.hash);
+    else if (e.kind === 'checkpoint') {
+      this.previousCheckpoint = this.checkpoint;
+      this.checkpoint = { block: e.block, hash: e.hash, file: e.file };
+    }
+    else {
+      if (e.block.block !== this.lastBlock + 1) {
+        throw new JournalDamagedError(`${where}: block ${e.block.block} follows block ${this.lastBlock}; the chain is not started, `
+          + 'so that no other chain is served in its place. Restore the chain\'s folder from a backup, or move it away to start a new chain');
+      }
+      this.lastBlock = e.block.block;
+      this.lastHash = e.block.hash;
+      for (const [h] of e.block.txs) this.pending.delete(h);
+    }
+  }
+
+  private append(e: JournalEntry): void {
+    const fd = this.fd;
+    if (fd === undefined) throw new Error('chain journal not open');
+    const rec = encodeRecord(this.seq + 1, e);
+    let written = 0;
+    try {
+      while (written < rec.length) written += writeSync(fd, rec, written, rec.length - written, this.size + written);
+    } catch (err) {
+      // Whatever part of the record reached the file is cut off again: the next record starts where this one did.
+      // Cutting needs no free space; should it fail too, the next append writes over the same bytes and cuts after.
+      try { ftruncateSync(fd, this.size); } catch { /* see above */ }
+      throw new JournalWriteError(err as NodeJS.ErrnoException, this.path);
+    }
+    this.size += rec.length;
+    this.seq++;
   }
 
   private remember(hash: string, raw: string): void {
     this.pending.set(hash, raw);
     if (this.pending.size > MAX_PENDING) this.pending.delete(this.pending.keys().next().value!);
   }
+
+  /**
+   * A journal of the first design (unchecked JSON lines) is written once as checked records, then removed: a line
+   * that does not parse is dropped there, as that design's reader did.
+   */
+  private convertPlain(): void {
+    const plain = join(this.dir, PLAIN_FILE);
+    if (!existsSync(plain)) return;
+    if (existsSync(this.path)) return rmSync(plain, { force: true });
+    const tmp = `${this.path}.tmp`;
+    const out = openSync(tmp, 'w');
+    try {
+      let seq = 0;
+      let last = 0;
+      for (const line of readFileSync(plain, 'utf8').split('\n')) {
+        const e = line ? entryOfPlainLine(line) : undefined;
+        if (!e || (e.kind === 'block' && e.block.block !== last + 1)) continue;
+        if (e.kind === 'block') last = e.block.block;
+        writeSync(out, encodeRecord(++seq, e));
+      }
+      fsyncSync(out);
+    } finally {
+      closeSync(out);
+    }
+    renameSync(tmp, this.path);
+    rmSync(plain, { force: true });
+  }
 }
 
-function parse(line: string): JournalEntry | undefined {
-  let o: any;
-  try { o = JSON.parse(line); } catch { return undefined; }
-  if (typeof o?.tx === 'string' && typeof o.raw === 'string') return { kind: 'tx', hash: o.tx, raw: o.raw };
-  if (Number.isSafeInteger(o?.block) && Number.isSafeInteger(o.ts) && typeof o.hash === 'string' && Array.isArray(o.txs)) {
-    return { kind: 'block', block: o as JournalBlock };
+/** The lines of an open file with their byte offsets; a last line without its newline comes as `line: undefined`. */
+function* scanLines(fd: number): Generator<{ line: string | undefined; offset: number; end: number }> {
+  const buf = Buffer.alloc(READ_CHUNK);
+  let carry = Buffer.alloc(0);
+  let pos = 0;
+  let offset = 0;
+  for (;;) {
+    const n = readSync(fd, buf, 0, buf.length, pos);
+    if (n === 0) break;
+    pos += n;
+    const chunk = carry.length ? Buffer.concat([carry, buf.subarray(0, n)]) : buf.subarray(0, n);
+    let start = 0;
+    for (let nl = chunk.indexOf(0x0a, start); nl >= 0; nl = chunk.indexOf(0x0a, start)) {
+      const end = offset + nl - start + 1;
+      yield { line: chunk.toString('utf8', start, nl), offset, end };
+      offset = end;
+      start = nl + 1;
+    }
+    carry = Buffer.from(chunk.subarray(start));
   }
-  return undefined;
+  if (carry.length) yield { line: undefined, offset, end: offset + carry.length };
+}
+
+function describe(err: NodeJS.ErrnoException): string {
+  if (err.code === 'ENOSPC') return 'the disk is full (ENOSPC)';
+  if (err.code === 'EROFS') return 'the file system is read-only (EROFS)';
+  if (err.code === 'EDQUOT') return 'the disk quota is used up (EDQUOT)';
+  if (err.code === 'EACCES' || err.code === 'EPERM') return `permission denied (${err.code})`;
+  if (err.code === 'EIO') return 'a disk I/O error (EIO)';
+  return err.message;
 }
