@@ -11,6 +11,7 @@ import { Limits } from './limits/limits.ts';
 import { openRateLimiter, type OpenedRateLimiter } from './limits/open-rate-limiter.ts';
 import { QuotaTracker } from './limits/quota.ts';
 import { openStore } from './store/open-store.ts';
+import { claimChains, type ChainClaim } from './store/embedded-chain-claim.ts';
 import { StoreOutage } from './store/outage.ts';
 import type { Store } from './store/store.ts';
 import { Networks } from './networks/networks.ts';
@@ -163,8 +164,11 @@ export async function startGateway(config: Readonly<Config>, opts: {
   let listening = '';
   const team = new TeamService(store, accounts, mail, { ...teamOptions(config, () => listening), invitations: invitationBounds(rateLimiter) });
   let app: FastifyInstance | undefined;
+  let chainClaim: ChainClaim | undefined;
   try {
     await producer?.init();
+    // A worker's chains are the primary's, claimed there.
+    if (!worker) chainClaim = await claimChains(config);
     await networks.start();
     const secrets = await bootstrap(store, accounts, config);
     const built = buildServer({ config, log, networks, keys, store, accounts, team, limits, rateLimiter, usage, metrics, refusals, webhooks, loginBackoff: worker?.loginBackoff });
@@ -202,6 +206,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
       refusals.close();
       await rateLimiter.close();
       await networks.close();
+      await chainClaim?.release();
       await heads?.close();
       await filterStore.close();
       await store.close();
@@ -219,6 +224,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
     await quota.close().catch(() => {});
     await rateLimiter.close();
     await networks.close().catch(() => {});
+    await chainClaim?.release();
     await heads?.close();
     await filterStore.close();
     await store.close();

@@ -1,3 +1,4 @@
+import { claimChains } from '../store/embedded-chain-claim.ts';
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
@@ -78,6 +79,7 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
   }
   const chainSecret = newChainSecret();
   const chains = new ChainServer((name) => networks.embeddedUpstream(name), { timeoutMs: config.rpc.debugTimeoutMs, maxBodyBytes: 64 * 1024 * 1024, secret: chainSecret, log });
+  const chainClaim = await claimChains(config);
   await networks.start();
   const chainsUrl = await chains.listen();
 
@@ -150,6 +152,7 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
       try {
         await chains.close();
         await networks.close();
+        await chainClaim?.release();
         await state.close();
         clearTimeout(force);
         resolve(0);

@@ -103,7 +103,13 @@ export class AnvilSupervisor implements Upstream {
   headSeen(n: number): void {
     this.watchdog?.headSeen(n);
     this.recorder?.headSeen(n);
-    if (this.checkpoints.due()) this.checkpointSoon();
+    if (!this.checkpoints.due()) return;
+    if (this.checkpointOverdue()) void this.checkpointNow();
+    else this.checkpointSoon();
+  }
+
+  private checkpointOverdue(): boolean {
+    return this.journal.lastBlock - (this.journal.checkpoint?.block ?? 0) >= 2 * this.cfg.checkpointBlocks;
   }
 
   async call(method: string, params: unknown[], timeoutMs: number, opts?: CallOptions): Promise<UpstreamAnswer> {
@@ -228,11 +234,10 @@ export class AnvilSupervisor implements Upstream {
     const internal = this.internal;
     const recorder = this.recorder;
     if (!internal || !recorder || this.stopping || !this.checkpoints.due()) return;
-    const overdue = this.journal.lastBlock - (this.journal.checkpoint?.block ?? 0) >= 2 * this.cfg.checkpointBlocks;
-    if (!overdue && Date.now() - this.lastSendAt < CHECKPOINT_QUIET_MS) return this.checkpointSoon();
+    if (!this.checkpointOverdue() && Date.now() - this.lastSendAt < CHECKPOINT_QUIET_MS) return this.checkpointSoon();
     const t0 = Date.now();
     try {
-      const taken = await this.checkpoints.take(internal, this.cfg, (on) => this.watchdog?.hold(on), (n) => recorder.upTo(n));
+      const taken = await this.checkpoints.take(internal, this.cfg, (on) => this.watchdog?.hold(on), () => recorder.toHead());
       if (taken) this.log.info({ network: this.network, block: this.journal.checkpoint?.block, ms: Date.now() - t0 }, 'chain checkpoint written');
     } catch (err) {
       this.log.warn({ network: this.network, err: (err as Error).message }, 'chain checkpoint not written; tried again at a later head');
@@ -518,11 +523,10 @@ process.on('exit', () => {
   for (const c of live) try { c.kill('SIGKILL'); } catch { /* gone */ }
 });
 
-/** Whether the node's head is block `n` under `hash` (a loaded checkpoint holds the journal's chain). */
+/** Whether the node ends at block `n` under `hash` (a loaded checkpoint holds the journal's chain up to its block). */
 async function atBlock(client: HttpUpstream, n: number, hash: string): Promise<boolean> {
-  const head = await client.call('eth_getBlockByNumber', ['latest', false], 10_000).catch(() => undefined);
-  const b = head?.result as { number?: string; hash?: string } | null | undefined;
-  return Number(b?.number) === n && b?.hash === hash;
+  const block = async (k: number) => (await client.call('eth_getBlockByNumber', [`0x${k.toString(16)}`, false], 10_000).catch(() => undefined))?.result as { hash?: string } | null | undefined;
+  return (await block(n))?.hash === hash && (await block(n + 1)) === null;
 }
 
 async function waitAnswers(client: HttpUpstream, withinMs: number): Promise<boolean> {

@@ -68,6 +68,12 @@ export class BlockRecorder {
     await this.journal.durable();
   }
 
+  /** Journals every block the node holds, on the disk when it resolves (mining held for a checkpoint). */
+  async toHead(): Promise<void> {
+    await this.flush();
+    await this.journal.durable();
+  }
+
   /** Journals every block the node holds and resolves when done (a graceful stop); rejects if the node did not answer. */
   async flush(): Promise<void> {
     await this.running;

@@ -38,10 +38,10 @@ export class ChainCheckpoints {
 
   /**
    * Takes a checkpoint from `node`: mining is held (transactions sent meanwhile wait in anvil's pool, journaled as
-   * taken), the journal brought up to the head, the dump taken, mining let go. False when the head could not be
-   * journaled (the next head tries again); throws when the file could not be written (a full disk).
+   * taken), the journal brought up to the head, the dump taken, mining let go. Throws when the head could not be
+   * journaled or the file written (a full disk): a later head tries again.
    */
-  async take(node: Upstream, mode: MiningMode, hold: (on: boolean) => void, journalUpTo: (n: number) => Promise<void>): Promise<boolean> {
+  async take(node: Upstream, mode: MiningMode, hold: (on: boolean) => void, journalToHead: () => Promise<void>): Promise<boolean> {
     if (this.taking) return false;
     this.taking = true;
     let tmp: string | undefined;
@@ -56,9 +56,8 @@ export class ChainCheckpoints {
       try {
         await call('evm_setAutomine', [false]);
         if (mode.mining === 'interval') await call('evm_setIntervalMining', [0]);
-        const head = (await call('eth_getBlockByNumber', ['latest', false])) as { number: string; hash: string };
-        await journalUpTo(Number(head.number));
-        if (this.journal.lastBlock !== Number(head.number) || this.journal.lastHash !== head.hash) return false;
+        // With mining held, the journal's last block is anvil's head once every block anvil holds is journaled.
+        await journalToHead();
         dump = await call('anvil_dumpState', [], DUMP_MS);
       } finally {
         if (mode.mining === 'interval') await call('evm_setIntervalMining', [mode.blockTimeSeconds]).catch(() => undefined);
