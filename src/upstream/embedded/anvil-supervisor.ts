@@ -39,6 +39,7 @@ export class AnvilSupervisor implements Upstream {
   private readonly journal: ChainJournal;
   private readonly checkpoints: ChainCheckpoints;
   private checkpointTimer: NodeJS.Timeout | undefined;
+  private checkpointing: Promise<void> | undefined;
   private lastSendAt = 0;
   /** When a journal write last failed: anvil-signed sends (which cannot be journaled before anvil takes them) wait a second after. */
   private journalFailedAt = 0;
@@ -104,7 +105,7 @@ export class AnvilSupervisor implements Upstream {
     this.watchdog?.headSeen(n);
     this.recorder?.headSeen(n);
     if (!this.checkpoints.due()) return;
-    if (this.checkpointOverdue()) void this.checkpointNow();
+    if (this.checkpointOverdue()) this.checkpointNow();
     else this.checkpointSoon();
   }
 
@@ -225,12 +226,18 @@ export class AnvilSupervisor implements Upstream {
     if (this.checkpointTimer || this.stopping) return;
     this.checkpointTimer = setTimeout(() => {
       this.checkpointTimer = undefined;
-      void this.checkpointNow();
+      this.checkpointNow();
     }, CHECKPOINT_QUIET_MS);
     this.checkpointTimer.unref();
   }
 
-  private async checkpointNow(): Promise<void> {
+  /** One checkpoint at a time; a stop waits for the one under way (its record goes into the journal). */
+  private checkpointNow(): void {
+    if (this.checkpointing) return;
+    this.checkpointing = this.checkpoint().finally(() => { this.checkpointing = undefined; });
+  }
+
+  private async checkpoint(): Promise<void> {
     const internal = this.internal;
     const recorder = this.recorder;
     if (!internal || !recorder || this.stopping || !this.checkpoints.due()) return;
@@ -483,6 +490,8 @@ export class AnvilSupervisor implements Upstream {
     this.stopping = true;
     // Refused the chain at start (another gateway runs it): nothing of its folder is this process's to touch.
     if (!this.owner) return;
+    clearTimeout(this.checkpointTimer);
+    await this.checkpointing;
     this.watchdog?.stop();
     const child = this.child;
     // No child: anvil is restarting, and the journal is all there is.
