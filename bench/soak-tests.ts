@@ -30,6 +30,10 @@ export const SOAK_TESTS: Record<string, { file: string; what: string }> = {
     file: 'test/e2e/webhooks-rss.test.ts',
     what: "two logs webhooks over 40 blocks of 3,000 1-KiB logs, the gateway's RSS after each (the suite: 12 blocks)",
   },
+  'chain-faults': {
+    file: 'test/e2e/chain-faults.test.ts',
+    what: 'the embedded chain under 20 SIGKILLs of gateway, anvil or both and 10 s of full disk, 5 runs: nothing acknowledged lost (the suite: 1 run)',
+  },
   'workers-sigterm': {
     file: 'test/e2e/workers-sigterm.test.ts',
     what: '`--workers 2` stopped with SIGTERM under 8 keep-alive clients, 20 times: every call sent on an open connection answered (the suite: 3 rounds)',

@@ -7,13 +7,14 @@
 // gateway's home. One run in the suite; CHAIN_FAULT_RUNS=5 (or `npm run soak -- chain-faults`) for five.
 // Run: node --import tsx --test test/e2e/chain-faults.test.ts
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { HDNodeWallet } from 'ethers';
 import { isRunning, killAll, readAnvilPid, startNodegate, type NodegateProcess } from '../helpers/process.ts';
 import { sized } from '../helpers/soak.ts';
+import { ChainJournal, JournalWriteError } from '../../src/upstream/embedded/chain-journal.ts';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.ts';
 
 const RUNS = sized(1, 5, 'CHAIN_FAULT_RUNS');
@@ -155,4 +156,32 @@ test(`the embedded chain under ${KILLS} SIGKILLs and a full disk, ${RUNS} run(s)
     assert.deepEqual(readdirSync(home), [], 'nothing written to the home folder: all of it is in the data directory');
     disk.unmount();
   }
+});
+
+test('a record the full disk cut short is cut off the journal: the next one, once there is space, starts clean', async () => {
+  const disk = mountTmpfs(1);
+  disks.push(disk);
+  const j = new ChainJournal(disk.dir);
+  await j.open();
+  j.appendBlock({ block: 1, ts: 1, hash: '0xh1', txs: [] });
+  await j.durable();
+  const before = readFileSync(j.path);
+  disk.fill();
+  // A few pages free again, fewer than the next record needs: the kernel takes part of it, then says ENOSPC.
+  const filler = join(disk.dir, 'filler');
+  truncateSync(filler, statSync(filler).size - 3 * 4096);
+  const txs: Array<[string, string]> = Array.from({ length: 40 }, (_, i) => [`0x${i}`, `0x${'ab'.repeat(500)}`]);
+  assert.throws(() => j.appendBlock({ block: 2, ts: 2, hash: '0xh2', txs }), (err: Error) => err instanceof JournalWriteError && err.cause.code === 'ENOSPC');
+  assert.deepEqual(readFileSync(j.path), before, 'nothing of the cut record is left in the file');
+  assert.equal(j.lastBlock, 1);
+  disk.free();
+  j.appendBlock({ block: 2, ts: 2, hash: '0xh2', txs });
+  await j.durable();
+  j.close();
+  const k = new ChainJournal(disk.dir);
+  await k.open();
+  assert.equal(k.lastBlock, 2);
+  assert.equal(k.tornBytes, 0);
+  k.close();
+  disk.unmount();
 });
