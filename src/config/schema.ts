@@ -446,7 +446,7 @@ export const configSchema = section({
   /** The chain module's view of every network's upstreams (docs/decisions.md §9). */
   upstreams: section({
     /**
-     * How often each upstream is checked (its head read, its chain id after it was unreachable). The network's head
+     * How often each upstream is checked (its head and its chain id read). The network's head
      * comes from these checks and from every answer; answers tied to `latest` end when it moves.
      */
     checkIntervalMs: int('ms', { minimum: 20, maximum: 60000, default: 500 }),

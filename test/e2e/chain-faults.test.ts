@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type Server } from 'node:http';
 import { after, test } from 'node:test';
 import { HDNodeWallet } from 'ethers';
 import { isRunning, killAll, readAnvilPid, startNodegate, type NodegateProcess } from '../helpers/process.ts';
@@ -83,11 +84,33 @@ test(`the embedded chain under ${KILLS} SIGKILLs and a full disk, ${RUNS} run(s)
     const dataDir = join(disk.dir, 'data');
     mkdirSync(dataDir);
     const env = { HOME: home, NODEGATE_LOG_LEVEL: process.env.LOGLVL ?? 'warn' };
-    const config = { limits: { enabled: false }, embedded: { checkpointBlocks: 15 }, networks: { mainnet: { chainId: 1 } } };
+    const config = {
+      limits: { enabled: false }, embedded: { checkpointBlocks: 15 }, networks: { mainnet: { chainId: 1 } },
+      webhooks: { allowPrivateTargets: true, retryBaseMs: 50, pollMs: 50 },
+    };
+    // A block.mined webhook: every block from its creation to the end gets its event, the full disk and kills notwithstanding.
+    const events = new Set<number>();
+    let poke = () => {};
+    const receiver: Server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => { body += c; }).on('end', () => {
+        const j = JSON.parse(body);
+        if (j.type === 'block.mined' && !j.event.removed) events.add(Number(j.event.number));
+        res.writeHead(200).end();
+        poke();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     const w = HDNodeWallet.fromPhrase(MNEMONIC, undefined, `m/44'/60'/0'/0/${run}`);
     const out: Outcome = { acked: new Map(), refused: new Set(), unsettled: new Set(), unknown: new Set(), anvils: new Set(), diskFullAnswers: 0 };
     let ng = await startNodegate({ dataDir, env, config });
     const prior: Array<Record<string, any>> = [];
+    const made = await fetch(`${ng.url}/api/v1/webhooks`, {
+      method: 'POST', headers: { authorization: `Bearer ${ng.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ network: 'mainnet', kind: 'block.mined', url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook` }),
+    });
+    assert.equal(made.status, 201, await made.text());
+    const firstBlock = Number(await ng.call('eth_blockNumber')) + 1;
     const key = ng.key;
     const kinds = { gateway: 0, anvil: 0, both: 0 };
     for (let k = 0; k < KILLS; k++) {
@@ -145,6 +168,16 @@ test(`the embedded chain under ${KILLS} SIGKILLs and a full disk, ${RUNS} run(s)
     t.diagnostic(`run ${run}: ${out.acked.size} acknowledged, ${out.refused.size} refused (${out.diskFullAnswers} for the full disk), `
       + `${out.unsettled.size} answered as taken, ${out.unknown.size} cut off; kills ${JSON.stringify(kinds)}; `
       + `head ${Number(await ng.call('eth_blockNumber'))}; checkpoints ${checkpoints.join(',')}`);
+    const head = Number(await ng.call('eth_blockNumber'));
+    const missing = () => Array.from({ length: head - firstBlock + 1 }, (_, i) => firstBlock + i).filter((n) => !events.has(n));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 60_000);
+      poke = () => { if (missing().length === 0) { clearTimeout(timer); resolve(); } };
+      poke();
+    });
+    receiver.close();
+    t.diagnostic(`webhook: events for ${head - firstBlock + 1 - missing().length} of ${head - firstBlock + 1} blocks`);
+    assert.deepEqual(missing(), [], 'every block has its block.mined event');
     assert.deepEqual(lost, [], 'no acknowledged transaction lost');
     assert.deepEqual(moved, [], 'no block a client saw has another hash');
     assert.deepEqual(minedRefused, [], 'no transaction answered as refused is mined');
