@@ -6,6 +6,7 @@
  * RESTARTS times (default 3): the time to its banner, and what the start loaded (checkpoint) and replayed, are
  * printed each time, with the data directory's size at the end. Not run in CI (about 10 minutes on 2 cores).
  * TRANSFERS=1000 BLOCKS=5000 node --import tsx bench/chain-start.ts
+ * CHECKOUT=DIR runs another checkout's source instead (the transfers' rate of an earlier commit, say).
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -17,6 +18,8 @@ const TRANSFERS = Number(process.env.TRANSFERS ?? 10_000);
 const BLOCKS = Number(process.env.BLOCKS ?? 50_000);
 const RESTARTS = Number(process.env.RESTARTS ?? 3);
 const SENDERS = 8;
+/** Another checkout to measure (its source, through tsx), e.g. a worktree of an earlier commit. */
+const CHECKOUT = process.env.CHECKOUT;
 const MNEMONIC = 'test test test test test test test test test test test junk';
 const FEES = { maxFeePerGas: 20_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
 const config = { limits: { enabled: false } };
@@ -47,7 +50,7 @@ async function sendAll(ng: NodegateProcess): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  let ng = await startNodegate({ config, env });
+  let ng = await startNodegate({ config, env, cwd: CHECKOUT });
   const { dataDir, key } = ng;
   console.log(`chain-start: ${TRANSFERS} transfers, then empty blocks up to ${BLOCKS}; data directory ${dataDir}`);
   const ms = await sendAll(ng);
@@ -76,7 +79,7 @@ async function main(): Promise<void> {
   const stopped = await ng.stop('SIGTERM', { timeoutMs: 600_000 });
   console.log(`stopped at head ${BLOCKS} in ${stopped.ms} ms (exit ${stopped.code})`);
   for (let i = 1; i <= RESTARTS; i++) {
-    ng = await startNodegate({ dataDir, key, config, env, timeoutMs: 600_000 });
+    ng = await startNodegate({ dataDir, key, config, env, cwd: CHECKOUT, timeoutMs: 600_000 });
     const up = ng.logs().find((l) => l.msg === 'embedded chain up' && l.network === 'mainnet');
     const rebuilt = ng.logs().find((l) => l.msg === 'chain rebuilt from its journal' && l.network === 'mainnet');
     console.log(`start ${i}: banner after ${ng.startMs} ms; head ${Number(await ng.call('eth_blockNumber'))}; checkpoint at ${up?.checkpoint ?? 'none'}; `

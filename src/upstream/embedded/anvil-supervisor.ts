@@ -134,8 +134,9 @@ export class AnvilSupervisor implements Upstream {
     this.lastSendAt = Date.now();
     let fresh: boolean;
     try {
+      // Written before anvil sees it (a killed process cannot lose what the kernel holds); on the disk itself, with
+      // its block, before the sender is answered (settle): one fdatasync covers both, shared by concurrent senders.
       fresh = this.journal.appendTx(hash, raw);
-      await this.journal.durable();
     } catch (err) {
       throw this.journalFailed(err);
     }
@@ -176,7 +177,6 @@ export class AnvilSupervisor implements Upstream {
     }
     try {
       this.journal.appendTx(hash, raw);
-      await this.journal.durable();
     } catch (err) {
       this.journalFailed(err);
       throw new GatewayError('TRANSACTION_UNSETTLED', { hash, state: 'was taken by the embedded chain but could not be journaled (its disk is full or read-only): it may be mined, and is lost if the chain restarts before the disk is back' });
@@ -191,7 +191,7 @@ export class AnvilSupervisor implements Upstream {
    * after a crash. With interval mining the block comes later and is journaled as the chain reports it.
    */
   private async settle(hash: string): Promise<void> {
-    if (this.cfg.mining !== 'auto') return;
+    if (this.cfg.mining !== 'auto') return this.durable(hash);
     const until = Date.now() + SETTLE_MS;
     let block: number | undefined;
     while (block === undefined && Date.now() < until) {
@@ -203,12 +203,22 @@ export class AnvilSupervisor implements Upstream {
       else await sleep(2);
     }
     const recorder = this.recorder;
-    if (block === undefined || !recorder) return;
+    if (block === undefined || !recorder) return this.durable(hash);
     try {
       await recorder.upTo(block);
     } catch (err) {
       if (err instanceof JournalWriteError) this.journalFailed(err);
       throw new GatewayError('TRANSACTION_UNSETTLED', { hash, state: `is mined in block ${block}, but the block could not be journaled yet (${(err as Error).message}): it is journaled as taken and kept` });
+    }
+  }
+
+  /** The transaction's record on the disk itself, or an answer that says it is taken but may not be kept. */
+  private async durable(hash: string): Promise<void> {
+    try {
+      await this.journal.durable();
+    } catch (err) {
+      if (err instanceof JournalWriteError) this.journalFailed(err);
+      throw new GatewayError('TRANSACTION_UNSETTLED', { hash, state: `was taken by the embedded chain, but its record could not be synced to the disk (${(err as Error).message}): it is lost if the machine stops before the disk is back` });
     }
   }
 
