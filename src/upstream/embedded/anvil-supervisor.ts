@@ -155,7 +155,17 @@ export class AnvilSupervisor implements Upstream {
       return answer;
     }
     this.watchdog?.poke();
-    await this.settle(hash);
+    const taken = typeof answer.result === 'string' ? answer.result : hash;
+    if (taken !== hash) {
+      // A form whose hash is not that of its bytes (a blob transaction with its sidecar): kept under anvil's hash.
+      try {
+        this.journal.appendTx(taken, raw);
+        if (fresh) this.journal.appendDrop(hash);
+      } catch (err) {
+        this.journalFailed(err);
+      }
+    }
+    await this.settle(taken);
     return answer;
   }
 
