@@ -43,10 +43,10 @@ export interface Gateway {
   networks: Networks;
   keys: KeyResolver;
   accounts: AccountsService;
-  /** Members, invitations, sign-up and password resets (issue 22). */
+  /** Members, invitations, sign-up and password resets. */
   team: TeamService;
   /**
-   * Mail (issue 22): the outbox every module that sends mail is given (invitations, resets, usage alerts);
+   * Mail: the outbox every module that sends mail is given (invitations, resets, usage alerts);
    * `configured` false without mail.smtp.host.
    */
   mail: MailQueue;
@@ -60,7 +60,7 @@ export interface Gateway {
   webhooks: { producer: WebhookProducer; delivery: WebhookDelivery } | undefined;
   /** Store retention (sessions, revoked keys, test events, usage roll-up), run at start and hourly; `poke()` runs it now. */
   retention: Retention;
-  /** Usage alerts' background check (issue 22); absent when `alerts.enabled` is false. `check()` runs a round now. */
+  /** Usage alerts' background check; absent when `alerts.enabled` is false. `check()` runs a round now. */
   alerts: AlertChecker | undefined;
   /** The listening base URL, `http://127.0.0.1:PORT`. */
   url: string;
@@ -152,7 +152,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
   const producer = delivery ? new WebhookProducer(store, networks, log.child({ part: 'webhooks' }), () => delivery.poke(), background, { perWebhook: config.webhooks.keptBytesPerWebhook, total: config.webhooks.keptBytesTotal }) : undefined;
   const metrics = config.metrics.enabled ? new Metrics(networks, () => filterStore.size, usage, delivery) : undefined;
   const webhooks = delivery && producer ? { resolve, written: () => delivery.poke(), changed: () => producer.refresh().catch(() => {}) } : undefined;
-  // Mail (issue 22): written to the outbox, sent by every instance's sender (leases: each message once).
+  // Mail: written to the outbox, sent by every instance's sender (leases: each message once).
   const mailConfigured = Boolean(config.mail.smtp.host);
   const sender = mailConfigured
     ? new MailSender(store, opts.mailTransport ?? smtpTransport(config.mail), { from: config.mail.from, pollMs: config.mail.pollMs, timeoutMs: config.mail.smtp.timeoutMs }, log.child({ part: 'mail' }))

@@ -9,7 +9,7 @@ export interface BootstrapSecrets {
   /** Only when generated here; a password given in NODEGATE_OPERATOR_PASSWORD is never echoed. */
   operatorPassword?: string;
   demoKey?: string;
-  /** The demo account's login (issue 22): generated, so the printed demo login works in the dashboard. */
+  /** The demo account's login: generated, so the printed demo login works in the dashboard. */
   demoEmail?: string;
   demoPassword?: string;
 }

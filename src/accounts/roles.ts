@@ -1,7 +1,7 @@
 import type { MemberRole } from '../store/model.ts';
 
 /**
- * What each role of an account's logins may do (issue 22), in one place. Reading is everyone's; a viewer changes
+ * What each role of an account's logins may do, in one place. Reading is everyone's; a viewer changes
  * only its own password; a developer changes keys, webhooks and alert settings; the owner (the account's own login,
  * an admin key, or a member made owner) also manages the team.
  */

@@ -117,7 +117,7 @@ export class AccountsService {
       p.passwordHash = await hashPassword(password);
     }
     const updated = (await this.store.updateAccount(id, p)) ?? notFound('account');
-    // Suspension ends the account's dashboard sessions (issue 17): an old cookie must not work again after
+    // Suspension ends the account's dashboard sessions: an old cookie must not work again after
     // reactivation. Deleted in the store, so on every instance at once.
     if (p.status === 'suspended') await this.store.deleteSessionsOf(id);
     return this.changed(updated);
@@ -254,7 +254,7 @@ export class AccountsService {
     return out;
   }
 
-  /** An email is one login (issue 22): an account cannot take the email of another account's member. */
+  /** An email is one login: an account cannot take the email of another account's member. */
   private async refuseMemberEmail(email: string): Promise<void> {
     if (await this.store.getMemberByEmail(email)) throw new StoreConflictError(`a login with email ${email} already exists`);
   }

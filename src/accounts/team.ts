@@ -48,7 +48,7 @@ export const invitationView = (t: AccountToken): InvitationView => ({ id: t.id, 
 export const memberView = (m: Member): MemberView => ({ id: m.id, email: m.email, name: m.name, role: m.role, createdAt: m.createdAt });
 
 /**
- * Team members, invitations, sign-up and password resets (issue 22). Every link carries a single-use token
+ * Team members, invitations, sign-up and password resets. Every link carries a single-use token
  * (tokens.ts) that expires; the store consumes it in one statement, so a link works once even when used twice at
  * the same moment. An email is one login: an account's or a member's, never both.
  */

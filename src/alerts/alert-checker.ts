@@ -21,7 +21,7 @@ export interface AlertCheckerOptions {
 const rounded = (v: number) => Math.round(v * 100) / 100;
 
 /**
- * The usage alerts' background check (issue 22), run by every instance every `checkMs`: for each account with
+ * The usage alerts' background check, run by every instance every `checkMs`: for each account with
  * settings, its quota used this month against the plan's, and its error rate over the last minutes. A threshold
  * crossed is claimed in the store (insert-if-absent on account, kind, threshold and period): of all instances,
  * the one whose claim wrote the row sends it, once. Quota alerts re-arm with the month (a new period); an

@@ -5,7 +5,7 @@ import { writeAccountEvent } from '../webhooks/account-events.ts';
 import type { Account } from '../store/model.ts';
 import type { AlertSettings, FiredAlert, Store } from '../store/store.ts';
 
-/** The webhook kind alerts are sent to (issue 22; the webhooks API lists it among its kinds). */
+/** The webhook kind alerts are sent to (the webhooks API lists it among its kinds). */
 export const USAGE_THRESHOLD_KIND = 'usage.threshold';
 
 /** What a `usage.threshold` event carries (its `event` field, in the outbox's usual envelope). */

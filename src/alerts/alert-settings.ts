@@ -1,6 +1,6 @@
 import type { AlertSettings } from '../store/store.ts';
 
-/** What an account that never set its alerts has (issue 22): no quota thresholds, no error-rate alert, mail on. */
+/** What an account that never set its alerts has: no quota thresholds, no error-rate alert, mail on. */
 export const DEFAULT_ALERT_SETTINGS: AlertSettings = { quotaPercents: [], errorRate: null, email: true };
 
 /** Quota thresholds an account may set: enough for 50/75/90/100 and a few more, never a mail per percent. */

@@ -67,7 +67,7 @@ export class Metrics {
       },
     });
     new Gauge({ name: 'nodegate_filters', help: 'Live filters', registers, collect() { this.set(liveFilters()); } });
-    // WebSocket (issue 20): sockets and subscriptions now; notifications sent and sockets dropped since start.
+    // WebSocket: sockets and subscriptions now; notifications sent and sockets dropped since start.
     const subs = networks.subscriptions;
     new Gauge({ name: 'nodegate_ws_sockets', help: 'WebSocket connections open', registers, collect() { this.set(subs.stats.sockets); } });
     new Gauge({
@@ -139,7 +139,7 @@ export class Metrics {
     // latency), kept as plain numbers on the call path and handed to Prometheus at scrape time; a histogram
     // observed per call cost ~1 % of the gateway's CPU under load.
     // By the upstream's label (one string per member, whose hash V8 keeps), not by a key made per call: a string
-    // built and hashed at every call was a share of a batch's CPU (issue 23).
+    // built and hashed at every call was a share of a batch's CPU.
     type CallCell = { network: string; upstream: string; outcome: string; count: number; seconds: number };
     const calls: CallCell[] = [];
     for (const n of networks.list) {

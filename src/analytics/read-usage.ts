@@ -16,7 +16,7 @@ export class TooManyUsageRowsError extends Error {
 export class UsageReadTimeoutError extends Error {}
 
 /**
- * The share of the event loop that analytics reads may take together (issue 17: one call over 758,000 rows held
+ * The share of the event loop that analytics reads may take together (one call over 758,000 rows held
  * every caller for 9 s). Every page of every read waits its turn here; after a page that took `t` ms, the next
  * page of any read starts no sooner than `t / share` ms after the first began. Reads get slower when several run;
  * the gateway's callers do not.

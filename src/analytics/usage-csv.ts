@@ -1,13 +1,13 @@
 import type { UsageMinute } from '../store/store.ts';
 import { bucketOf, shownKey, timed, type Bucket } from './report.ts';
 
-/** The CSV export's columns (docs/api.md, issue 22), in order. */
+/** The CSV export's columns (docs/api.md), in order. */
 export const USAGE_CSV_COLUMNS = ['time', 'keyId', 'keyName', 'network', 'method', 'code', 'requests', 'computeUnits', 'latencyMsAvg'] as const;
 
 interface Line { t: string; keyId: string; network: string; method: string; code: number; requests: number; computeUnits: number; latencyMsSum: number; timed: number }
 
 /**
- * Usage rows folded into the CSV export (issue 22): one line per bucket, key, network, method and outcome, so a
+ * Usage rows folded into the CSV export: one line per bucket, key, network, method and outcome, so a
  * spreadsheet's sums equal the JSON report's totals. Rows are added as they are read, like UsageReport.
  */
 export class UsageCsv {

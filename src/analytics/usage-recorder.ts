@@ -7,7 +7,7 @@ import { minuteOf } from '../store/minute.ts';
 export const NOTIFICATION_METHOD = 'eth_subscription';
 
 /**
- * The method requests refused before their body was read are counted under (issue 22: a known key's 401, 403, 404
+ * The method requests refused before their body was read are counted under (a known key's 401, 403, 404
  * and 429 at admission): no method was read, and none is guessed.
  */
 export const REFUSED_METHOD = '(refused)';
@@ -37,7 +37,7 @@ if (LATENCY_BUCKETS_MS.length !== 5) throw new Error('usage-recorder: the bucket
  * string, object or closure is made per call once the cell exists); every `flushMs` the cells go to the store in
  * one batch, where flushes of every instance add up. A crash loses at most `flushMs` of analytics (never of quota,
  * which is kept apart, src/limits/quota.ts). Retention and the hourly roll-up are the retention job's (store/retention.ts).
- * An account makes at most `maxCellsPerAccountMinute` cells a minute (issue 17: churning keys made 25,000 rows a
+ * An account makes at most `maxCellsPerAccountMinute` cells a minute (churning keys made 25,000 rows a
  * minute); past it, its calls count in one cell per network and outcome, under key and method `(other)`. And its
  * calls are kept apart by key for at most `maxKeysPerAccountMinute` keys a minute: a new key is a new set of rows,
  * so making and dropping keys was a row factory up to the cells' bound; a further key's calls count under the key
@@ -86,7 +86,7 @@ export class UsageRecorder {
   }
 
   /**
-   * One subscription notification delivered (issue 20): counted, with the units it cost, under the method
+   * One subscription notification delivered: counted, with the units it cost, under the method
    * `eth_subscription` (as it goes on the wire), and with no latency, since nobody asked and waited for it.
    */
   notified(accountId: string, keyId: string, network: string, computeUnits: number): void {
@@ -96,7 +96,7 @@ export class UsageRecorder {
   }
 
   /**
-   * A known key's request refused before its body was read (issue 22): counted with its code under the method
+   * A known key's request refused before its body was read: counted with its code under the method
    * `(refused)`, with no units (it cost the key nothing) and no latency (nothing was served).
    */
   refused(accountId: string, keyId: string, network: string, code: number): void {

@@ -9,7 +9,7 @@ export interface AddressBoundsOptions {
   failuresPerMinute: number;
   failureBurst: number;
   now?: () => number;
-  /** Cluster mode: the failure budgets are kept in the gateway's Redis limiter too (issue 21). */
+  /** Cluster mode: the failure budgets are kept in the gateway's Redis limiter too. */
   shared?: BudgetLimiter;
 }
 
@@ -20,10 +20,10 @@ export type AddressRefusal = { reason: 'address'; retryAfterSeconds: number; mes
 const WAITING_PER_SUBNET = 16;
 
 /**
- * The per-address part of the password-check bound (issue 17), asked before the few global scrypt slots: an address
+ * The per-address part of the password-check bound, asked before the few global scrypt slots: an address
  * has one check running at a time, a /24 or /64 `checksPerSubnet`, and each has a budget of failures. So six
  * addresses trying unknown emails hold at most six of the slots, then a trickle each, and the others' logins get
- * the rest. The failure budgets are shared by the instances in cluster mode (as the unknown-key guard: issue 21);
+ * the rest. The failure budgets are shared by the instances in cluster mode (as the unknown-key guard);
  * the checks running are this instance's (they hold its scrypt slots).
  *
  * A trusted check (an address that has not failed lately, or that logged in to this email before) that finds its

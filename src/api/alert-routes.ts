@@ -30,7 +30,7 @@ const answer = {
 } as const;
 
 /**
- * The account's usage alerts (issue 22): `GET /account/alerts` the settings and what fired lately, `PUT` to change
+ * The account's usage alerts: `GET /account/alerts` the settings and what fired lately, `PUT` to change
  * them. The checker (alerts/alert-checker.ts) reads the settings from the store on its next round.
  */
 export async function alertRoutes(api: FastifyInstance, opts: { store: Store; authenticate: onRequestAsyncHookHandler }) {

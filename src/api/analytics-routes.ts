@@ -69,7 +69,7 @@ interface Opts {
   accounts: AccountsService;
   networks: Networks;
   usage: UsageRecorder | undefined;
-  /** The analytics bounds (issue 17): range, rows read per query. */
+  /** The analytics bounds: range, rows read per query. */
   bounds: { maxRangeDays: number; maxRowsPerQuery: number };
   /** Writes this instance's pending compute units, so the quota used is exact for what it answered. */
   flushQuota: () => Promise<void>;
@@ -90,7 +90,7 @@ interface Opts {
 export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
   const { store, accounts, networks, usage } = opts;
   // Every query of this instance reads its rows in pages through one gate: together they take a bounded share of
-  // the event loop, and each at most `maxRowsPerQuery` rows (issue 17).
+  // the event loop, and each at most `maxRowsPerQuery` rows.
   const gate = new UsageReadGate();
   /** The bounded read of a query's rows, each to `add`; answers the range read. */
   const readRows = async (q: Query['Querystring'], accountId: string | undefined, add: (r: UsageMinute) => void) => {
@@ -113,7 +113,7 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
     await readRows(q, accountId, (row) => report.add(row));
     return report.result();
   };
-  /** The CSV export (issue 22): the same rows as the JSON report, one line per bucket, key, network, method and code. */
+  /** The CSV export: the same rows as the JSON report, one line per bucket, key, network, method and code. */
   const csv = async (q: Query['Querystring'], accountId: string | undefined, reply: FastifyReply) => {
     const r = range(q, opts.bounds.maxRangeDays);
     const out = new UsageCsv(r.bucket);
@@ -132,7 +132,7 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
     await opts.flushQuota();
     return { month, used: await store.getUsage(accountId, month), limit: plan.cuPerMonth, plan: plan.id };
   };
-  // Webhooks in numbers (issue 13): each webhook with its outbox's counts (all instances: the outbox is the store's).
+  // Webhooks in numbers: each webhook with its outbox's counts (all instances: the outbox is the store's).
   const webhookReport = async (accountId: string | undefined) => {
     const [hooks, stats] = await Promise.all([store.listWebhooks(accountId), store.webhookStats(accountId)]);
     const by = new Map(stats.map((x) => [x.webhookId, x]));

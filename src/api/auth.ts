@@ -19,7 +19,7 @@ export interface Principal {
   account: Account;
   /** What this login may do in the account (accounts/roles.ts): `owner` for the account's own login and its keys. */
   role: MemberRole;
-  /** The member logged in, when it is one of the account's members (issue 22). */
+  /** The member logged in, when it is one of the account's members. */
   member?: Member;
   key?: ResolvedKey;
   /** The session's id hash, when the call came with the session cookie. */
@@ -48,7 +48,7 @@ const LOGIN_FAILED = 'wrong email or password';
  * valid admin key from it still passes.
  */
 export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard, rate: { perSecond: number; burst: number }, sessions: Sessions, store: Pick<Store, 'getAccount' | 'getMember'>, shared?: BudgetLimiter) {
-  // Across instances in cluster mode (issue 21): an account's calls spread over N instances get the rate once.
+  // Across instances in cluster mode: an account's calls spread over N instances get the rate once.
   const perAccount = eventBudget('mgmt', rate, shared);
 
   /**
@@ -63,7 +63,7 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
     if (!session) throw unauthorized('the session has ended; log in again', BEARER);
     const account = await store.getAccount(session.accountId);
     if (!account || account.status !== 'active') throw unauthorized('the session has ended; log in again', BEARER);
-    // A member's session (issue 22): the member must still be one of the account's (removal also deletes the session).
+    // A member's session: the member must still be one of the account's (removal also deletes the session).
     const member = session.memberId ? await store.getMember(session.memberId) : undefined;
     if (session.memberId && (!member || member.accountId !== account.id)) throw unauthorized('the session has ended; log in again', BEARER);
     if (req.method !== 'GET' && req.method !== 'HEAD' && !csrfMatches(req.headers['x-csrf-token'], session.csrf)) {
@@ -108,7 +108,7 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
     }
     const account = login?.account;
     const memberRole = login?.member?.role ?? 'owner';
-    // Operator-ness is the account's; a member of an operator account is an operator only as its owner (issue 22).
+    // Operator-ness is the account's; a member of an operator account is an operator only as its owner.
     if (!account || account.status !== 'active' || (role && (account.role !== role || memberRole !== 'owner'))) throw unauthorized(LOGIN_FAILED, BASIC);
     return { account, member: login!.member, role: memberRole };
   }
@@ -146,7 +146,7 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
         const p = await bySession(req);
         if (p) {
           req.principal = p;
-          // Webhooks' changes are a developer's (issue 22: accounts/roles.ts); reading is everyone's.
+          // Webhooks' changes are a developer's (accounts/roles.ts); reading is everyone's.
           if (permission === 'webhooks' && req.method !== 'GET' && req.method !== 'HEAD') requireRole(req, 'changeWebhooks');
           return;
         }

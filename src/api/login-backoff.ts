@@ -69,7 +69,7 @@ export function backoffWait(st: BackoffState, now: number, o: BackoffOptions): n
 }
 
 /**
- * Backoff after failed logins (issue 17). Two streaks per failure: the email's own (guessing one account slowly from
+ * Backoff after failed logins. Two streaks per failure: the email's own (guessing one account slowly from
  * many addresses) and the email's from this address. The email's streak holds back only addresses that have failed
  * lately (any email) and have not logged in to this email before: a clean address, or one the owner logs in from,
  * is never refused the right password because someone elsewhere keeps the email "locked". The pair's streak holds

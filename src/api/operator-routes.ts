@@ -59,7 +59,7 @@ export async function operatorRoutes(api: FastifyInstance, opts: { accounts: Acc
       if (req.body.role === 'member') notSelf(req, 'remove the operator role from');
       if (req.body.role === 'operator') inPerson(req, 'make an account an operator');
       const updated = await accounts.updateAccount(req.params.id, req.body);
-      // A password set by the operator ends the sessions of the account's own login (issue 22); its members' stay.
+      // A password set by the operator ends the sessions of the account's own login; its members' stay.
       if (req.body.password !== undefined) await accounts.store.deleteSessionsOf(req.params.id, null);
       return updated;
     });

@@ -30,7 +30,7 @@ export interface PasswordLoginOptions {
   failureBurst?: number;
   verify?: typeof verifyPassword;
   now?: () => number;
-  /** Cluster mode (issue 21): the gateway's Redis limiter, where the address budgets are kept too. */
+  /** Cluster mode: the gateway's Redis limiter, where the address budgets are kept too. */
   sharedLimiter?: BudgetLimiter;
   /** Cluster mode: the backoff kept in Redis too (shared-login-backoff.ts); default this instance's memory. */
   backoff?: LoginBackoffStore & Pick<LoginBackoff, 'trusted'>;
@@ -85,7 +85,7 @@ export class PasswordLogins {
   private readonly backoff: LoginBackoffStore & Pick<LoginBackoff, 'trusted'>;
   private readonly addresses: AddressBounds;
 
-  /** Members (issue 22) log in too when the store can find them (`getMemberByEmail` and `getAccount`). */
+  /** Members log in too when the store can find them (`getMemberByEmail` and `getAccount`). */
   constructor(private readonly store: Pick<Store, 'getAccountByEmail'> & Partial<Pick<Store, 'getMemberByEmail' | 'getAccount'>>, opts: PasswordLoginOptions = {}) {
     this.ttlMs = opts.ttlMs ?? 60_000;
     this.concurrency = opts.concurrency ?? 2;
@@ -109,7 +109,7 @@ export class PasswordLogins {
     return (await this.loginAs(email, password, ip))?.account;
   }
 
-  /** As `login`, and which login it was: the account's own (no `member`) or one of its members (issue 22). */
+  /** As `login`, and which login it was: the account's own (no `member`) or one of its members. */
   async loginAs(email: string, password: string, ip: string): Promise<Login | undefined> {
     const who = email.toLowerCase();
     await this.refuseWhileBackingOff(who, ip);

@@ -37,7 +37,7 @@ export interface RedisLoginBackoffOptions extends BackoffOptions {
 type WithFailed = Redis & { nodegateLoginFailed(email: string, pair: string, dirty: string, now: string, clean: string, ttl: string): Promise<null> };
 
 /**
- * The login backoff kept in Redis (issue 21), so that an email's streak and an address's failures hold on every
+ * The login backoff kept in Redis, so that an email's streak and an address's failures hold on every
  * instance. Keys name a SHA-256 of the email and address, never the email itself. Fails fast (no offline queue, no
  * retry, a command time-out); shared-login-backoff.ts decides what to do then.
  */

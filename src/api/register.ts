@@ -66,7 +66,7 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
 
     await api.register(cookie);
     const { perSecond, burst } = deps.config.limits.unknownKeys;
-    // Cluster mode (issue 21): failures, login backoff, new sessions and calls per account count across instances.
+    // Cluster mode: failures, login backoff, new sessions and calls per account count across instances.
     const shared = deps.rateLimiter;
     const guard = new UnknownKeyGuard(perSecond, burst, shared, 'uk:api');
     const { failuresPerMinute, failureBurst, checksPerSubnet, sessionsPerMinute, sessionBurst } = deps.config.limits.logins;

@@ -24,14 +24,14 @@ interface Opts {
   authenticate: onRequestAsyncHookHandler;
   /** Successful logins (new sessions) per client address: a rate per minute and a burst. */
   sessionsPerAddress: { perMinute: number; burst: number };
-  /** Cluster mode: the gateway's Redis limiter, where new sessions per address are counted too (issue 21). */
+  /** Cluster mode: the gateway's Redis limiter, where new sessions per address are counted too. */
   shared?: BudgetLimiter;
 }
 
 const who = (a: Account) => ({ id: a.id, name: a.name, email: a.email, role: a.role, planId: a.planId });
 const memberOf = (m: Member | undefined) => (m ? { id: m.id, email: m.email, name: m.name, role: m.role } : null);
 
-/** The answer of every route that logs in (issue 22: which login, and its role in the account). */
+/** The answer of every route that logs in (which login, and its role in the account). */
 export function sessionAnswer(login: Login, session: { csrf: string; expiresAt: string }) {
   return { account: who(login.account), member: memberOf(login.member), role: login.member?.role ?? 'owner', csrfToken: session.csrf, expiresAt: session.expiresAt };
 }
@@ -54,7 +54,7 @@ export async function logIn(req: FastifyRequest, reply: FastifyReply, sessions: 
  * CSRF token; `GET /session` answers who is logged in (and the token again, for a reloaded page); `DELETE /session`
  * logs out; `POST /session/password` changes the password and ends every other session of the account. Failed
  * logins spend the client IP's failures (as keys do) and the email's backoff (src/api/password-login.ts), and all
- * get one identical 401. New sessions are limited per client address too (issue 17: 924 sessions a second from one
+ * get one identical 401. New sessions are limited per client address too (924 sessions a second from one
  * script before), checked before the password is, and each account keeps at most a few (src/api/sessions.ts).
  */
 export async function sessionRoutes(api: FastifyInstance, opts: Opts) {
@@ -127,7 +127,7 @@ export async function sessionRoutes(api: FastifyInstance, opts: Opts) {
     }, async (req, reply) => {
       session(req);
       const { account, member } = req.principal!;
-      // Inside the logins' bound and counted as a try (issue 17): unbounded, a logged-in member could keep the
+      // Inside the logins' bound and counted as a try: unbounded, a logged-in member could keep the
       // scrypt slots' CPU busy and slow everyone's login (755 → 13,379 ms).
       let ok: boolean;
       try {
@@ -136,7 +136,7 @@ export async function sessionRoutes(api: FastifyInstance, opts: Opts) {
         throw refused(err);
       }
       if (!ok) throw new ApiError(403, 'forbidden', 'the current password is wrong');
-      // Only this login's sessions end (issue 22): a member's new password does not log out the rest of the team.
+      // Only this login's sessions end: a member's new password does not log out the rest of the team.
       let login: Login;
       if (member) login = { account, member: await opts.team.setMemberPassword(member, req.body.newPassword) };
       else {

@@ -23,7 +23,7 @@ function creationMs(): number {
  * Kept in the store, so that every instance knows every session and a logout or a password change ends them all.
  */
 export class Sessions {
-  /** `maxPerAccount`: live sessions an account keeps; a login past it ends the oldest (issue 17: rows bounded). */
+  /** `maxPerAccount`: live sessions an account keeps; a login past it ends the oldest (rows bounded). */
   constructor(private readonly store: Store, private readonly ttlMs: number, private readonly maxPerAccount = 20) {}
 
   /** A new session: the cookie's value (shown to the browser only) and the session; the oldest past the cap end. */

@@ -6,7 +6,7 @@ import { RedisLoginBackoff } from './redis-login-backoff.ts';
 export type LoginBackoffShare = Pick<RedisLoginBackoff, keyof LoginBackoffStore | 'ping' | 'where'>;
 
 /**
- * The login backoff in cluster mode (issue 21): Redis is the shared truth (an email guessed through three instances
+ * The login backoff in cluster mode: Redis is the shared truth (an email guessed through three instances
  * backs off as through one), this instance's memory the fallback, and the longer of the two waits holds.
  * Failures and successes are written to both, and awaited: the next try may reach another instance at once. While
  * Redis fails or times out, memory alone decides, as on one instance, with one warning per outage; at most every

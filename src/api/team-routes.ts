@@ -19,11 +19,11 @@ const PASSWORD = { type: 'string', maxLength: 1024, description: 'At least 12 ch
 const NAME = { type: 'string', minLength: 1, maxLength: 200 } as const;
 const inviteBody = { type: 'object', additionalProperties: false, required: ['email', 'role'], properties: { email: EMAIL, role: ROLE } } as const;
 
-/** The one answer of POST /password-reset, whatever the email (issue 22: no enumeration). */
+/** The one answer of POST /password-reset, whatever the email (no enumeration). */
 export const RESET_ANSWER = { message: 'if an account uses this email, a reset link is on its way' };
 
 /**
- * Team routes of the calling account (issue 22): its members, invitations and roles. Reading is any role's;
+ * Team routes of the calling account: its members, invitations and roles. Reading is any role's;
  * changes are the owner's (accounts/roles.ts). Members and invitations of another account are 404, like missing ones.
  */
 export async function teamRoutes(api: FastifyInstance, opts: { team: TeamService; authenticate: onRequestAsyncHookHandler }) {
@@ -103,7 +103,7 @@ const SIGNUP_SUBNET_RATE = { perSecond: 1 / 360, burst: 10 };
 const RESET_MAIL_RATE = { perSecond: 1 / 720, burst: 5 };
 
 /**
- * The routes without authentication (issue 22): accepting an invitation, sign-up, and password reset. Each is
+ * The routes without authentication: accepting an invitation, sign-up, and password reset. Each is
  * limited per client address; a bad link spends the address's failures (as an unknown key does), so links cannot be
  * guessed at speed (they are 256-bit anyway). The reset request answers the same, at once, for every email: the
  * lookup and the mail are done after the answer.

@@ -32,8 +32,8 @@ const shown = ({ secret: _s, ...w }: Webhook) => ({ ...w, network: w.network || 
 const DELIVERIES_MAX = 500;
 
 /**
- * One event of the outbox as the deliveries view shows it (issue 22): what was sent, when it goes next, and what the
- * last attempt came to. `id`, `status`, `lastStatus` and `lastError` are the shape before issue 22, kept for clients.
+ * One event of the outbox as the deliveries view shows it: what was sent, when it goes next, and what the
+ * last attempt came to. `id`, `status`, `lastStatus` and `lastError` are the earlier shape, kept for clients.
  */
 const delivery = (e: WebhookEvent) => ({
   eventId: e.id, type: e.type, status: e.status, createdAt: e.createdAt, deliveredAt: e.deliveredAt, attempts: e.attempts,
@@ -76,7 +76,7 @@ export async function webhookRoutes(api: FastifyInstance, opts: Opts) {
     return run.finally(() => { if (creating.get(accountId) === run) creating.delete(accountId); });
   };
   api.addHook('onRequest', opts.authenticate);
-  // Roles (issue 22, helper "accounts"): the "developer or owner" check for every change below (create, patch, pause,
+  // Roles (accounts/roles.ts): the "developer or owner" check for every change below (create, patch, pause,
   // resume, delete, secret, test, redeliver) belongs here, as one preHandler on the non-GET routes of this plugin.
   const mine = async (req: FastifyRequest<Id>) => {
     const w = await store.getWebhook(req.params.id);

@@ -21,7 +21,7 @@ export interface ResolvedKey extends KeyContext {
 
 /**
  * A key that exists but is refused (revoked, expired, of a suspended account): the 401, and whose key it is, so the
- * refusal is counted in that key's usage (issue 22). The caller gets the same answer as for any GatewayError.
+ * refusal is counted in that key's usage. The caller gets the same answer as for any GatewayError.
  */
 export class KnownKeyRefusal extends GatewayError {
   constructor(entry: 'INVALID_KEY' | 'KEY_REVOKED', details: Record<string, unknown>, readonly known: ResolvedKey) {
@@ -101,7 +101,7 @@ export class KeyResolver {
   }
 
   /**
-   * The key was used with success (issue 22: its last use moves on success only, not when a request is refused
+   * The key was used with success (its last use moves on success only, not when a request is refused
    * by its allowlists or limits): noted here, written in the next batch.
    */
   used(keyId: string): void {
@@ -145,7 +145,7 @@ export class KeyResolver {
    * `stale`'s resolution is kept when the store says the same of the key as it did (the common case: an entry is
    * fetched again every ttlMs while in use): the hot path then sees the same objects for as long as the key stays as
    * it is. Objects made anew every second each cost V8 a round of deoptimising and recompiling every function of the
-   * request's path that reads them (seen under load as a round of bailouts a second for the first 15-25 s, issue 23), and the
+   * request's path that reads them (seen under load as a round of bailouts a second for the first 15-25 s), and the
    * per-account caches keyed by them (limits' bucket names) were made again.
    */
   private put(value: string, ctx: KeyContext | null | undefined, now: number, stale?: Entry): Entry {

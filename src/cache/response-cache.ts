@@ -121,8 +121,8 @@ export class NetworkCache {
 
   /**
    * Where `method(params)` is kept, and what is kept there, looked up at once (no promise): undefined when its
-   * method's policy never keeps it. The pipeline answers a hit before any stage runs (rpc/pipeline.ts `atOnce`,
-   * issue 23) and hands a miss's lookup to `run`, so a call is looked up once.
+   * method's policy never keeps it. The pipeline answers a hit before any stage runs (rpc/pipeline.ts
+   * `atOnce`) and hands a miss's lookup to `run`, so a call is looked up once.
    */
   lookup(method: string, params: unknown[]): CacheLookup | undefined {
     const policy: CachePolicy | undefined = CACHE_POLICIES[method];
@@ -140,7 +140,7 @@ export class NetworkCache {
   /**
    * The keys of a call without params (eth_blockNumber, eth_chainId, eth_gasPrice: the most frequent hits), made
    * once per method and once per head: the same strings each time, whose hashes V8 keeps, instead of two strings
-   * built, flattened and hashed per call (issue 23). One entry per method of the table that has a cache policy.
+   * built, flattened and hashed per call. One entry per method of the table that has a cache policy.
    */
   private keysWithoutParams(method: string): { key: string; head: number | undefined; atHeadKey: string } {
     let k = this.withoutParams.get(method);

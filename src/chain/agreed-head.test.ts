@@ -50,7 +50,7 @@ test('no claim: the last head holds; no bound (embedded chain): every claim beli
   assert.equal(agreedHead([{ head: LIE }, { head: 100 }], at100, T, undefined).head, LIE);
 });
 
-describe('a quorum of nodes with the same hash (issue 19)', () => {
+describe('a quorum of nodes with the same hash', () => {
   /** A node's latest block `n` on branch `b` (hash `b<n>`), and the hashes it was asked for. */
   const on = (b: string, n: number, asked: number[] = []): ChainClaim => ({ block: { number: n, hash: `${b}${n}` }, hashes: new Map(asked.map((k) => [k, `${b}${k}`])) });
   const rule = { size: 2, maxLag: 5 };

@@ -1,5 +1,5 @@
 /**
- * How far a head may run ahead of what the chain module already holds before it is believed (issue 17: one node
+ * How far a head may run ahead of what the chain module already holds before it is believed (one node
  * claiming block 10^12 took its network over). Generous for every real chain: the fastest EVM chains make a few
  * blocks a second, and nodes of one network are a few blocks apart.
  */
@@ -104,7 +104,7 @@ export function quorumOf(size: number, n: number): number {
 }
 
 /**
- * The network's agreed head with a quorum (issue 19, as proxyd's "highest common block"): the highest block that at
+ * The network's agreed head with a quorum (as proxyd's "highest common block"): the highest block that at
  * least `q` of the healthy, believed members (`believed` from `agreedHead`; a member without a read `block` is
  * not counted) have with the same hash, q = min(rule.size, their number) or a majority of them (size 0: floor(n/2)+1),
  * so one node when there is one. A member
@@ -117,7 +117,7 @@ export function quorumOf(size: number, n: number): number {
  *
  * A member already `forked` (`wasForked`, the last round's marks) does not count towards the quorum: it is compared
  * with the block the others agree on and is back when it has that block's hash, but it never makes a quorum, nor
- * sets the head once the quorum is lost (issue 19: with one of the two that agreed killed, the two left were each on
+ * sets the head once the quorum is lost (with one of the two that agreed killed, the two left were each on
  * a branch of their own, and the highest, the forked node's, was followed). It stays forked while its hash at the
  * agreed block is not known. When only forked members are left, no block is agreed (the head holds).
  */

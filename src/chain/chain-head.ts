@@ -31,8 +31,8 @@ export class ChainHead {
   /** The last observation was below the head (once may be a node a moment behind; twice, the chain went back). */
   private behind = false;
   /**
-   * `eth_blockNumber` answers this head, never a node's own number: on a network whose head is a quorum's block
-   * (issue 19), a node ahead alone (one mining a branch of its own, before the others reach its height and show it)
+   * `eth_blockNumber` answers this head, never a node's own number: on a network whose head is a quorum's block,
+   * a node ahead alone (one mining a branch of its own, before the others reach its height and show it)
    * does not move it. Answers that show a block (a receipt, a block) still do (read-your-writes).
    */
   agreedOnly = false;

@@ -1,5 +1,5 @@
 /**
- * The recent canonical blocks of one network (issue 18, "one chain window"): the only place where a
+ * The recent canonical blocks of one network ("one chain window"): the only place where a
  * reorganisation is recognised. Fed by the chain module's reads of new blocks (its rounds of checks), by blocks
  * seen in answers, and by the head when it goes back; it tells its one subscriber (the chain module, which hands
  * the changes on as its `block` and `reorg` events to the cache, filters, webhooks and metrics) in one shape,

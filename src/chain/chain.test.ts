@@ -132,7 +132,7 @@ describe('the chain module does not believe a head far ahead of the others', () 
   });
 });
 
-describe('the head is the highest block a quorum of nodes has with the same hash (issue 19)', () => {
+describe('the head is the highest block a quorum of nodes has with the same hash', () => {
   test('a node that mined a branch of its own, 20 blocks ahead: never the head, forked, takes no call', async () => {
     const fork = new HeadNode('fork', 100);
     const nodes = [new HeadNode('a', 100), fork, new HeadNode('b', 100)];

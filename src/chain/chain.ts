@@ -252,7 +252,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   /**
    * The agreed head is below the head callers were shown while a node that is not on another branch still has the
    * shown block: that is not the chain going back, and the head holds. Either the nodes that had it stopped
-   * answering (their breaker is open; issue 19: with only a node 3 blocks behind left, `eth_blockNumber` went back
+   * answering (their breaker is open; with only a node 3 blocks behind left, `eth_blockNumber` went back
    * from 44 to 41 and filters reported logs removed that no reorganisation had removed), or a node that answers is
    * ahead of the quorum (an answer of it showed a newer block: read-your-writes). Only when no such node has the
    * shown block any more is a lower head the chain going back (`ChainHead.observe`).
@@ -285,7 +285,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   }
 
   private async checkAll(): Promise<void> {
-    // Cluster mode: one instance checks the nodes (a lease), the others take its report (issue 21).
+    // Cluster mode: one instance checks the nodes (a lease), the others take its report.
     const shared = this.head.shared;
     const ttl = Math.max(1500, 3 * this.checkIntervalMs);
     // The first round is always this instance's own: it has to know its nodes answer it before it says it is ready.
@@ -478,7 +478,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     // Each head as read this round, also lower than before (a node that lost blocks), unless an answer raised it
     // since: the round waits for its slowest node (a second for a stalled one), and its read, put back, left the
     // only healthy node 170 blocks behind its own answers on a fast chain; two such rounds in a row were taken as
-    // the chain going back (issue 19, a CI run).
+    // the chain going back.
     this.members.forEach((m, i) => {
       const read = latest[i];
       if (read) m.head = m.head === read.headThen || m.head === undefined ? read.number : Math.max(m.head, read.number);
@@ -579,7 +579,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     if (this.members.length > 1 && this.head.number !== undefined) {
       const pinned = pinLatest(method, params, this.head.number, this.head);
       if (pinned) {
-        // Only nodes behind the head callers were shown are left (issue 19: the nodes ahead stopped answering):
+        // Only nodes behind the head callers were shown are left (the nodes ahead stopped answering):
         // what is at the head cannot be answered now, and a lagging node's "header not found" or older state is
         // not the answer. Calls at older blocks are still answered.
         if (this.pool.onlyLostHave(pinned.block, route)) {

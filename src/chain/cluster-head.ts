@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { closeConnection, commandConnection, subscriberConnection } from '../limits/redis-client.ts';
 
 /**
- * One head for every instance (issue 21, cluster mode): behind a load balancer, instance B answered a nonce older
+ * One head for every instance (cluster mode): behind a load balancer, instance B answered a nonce older
  * than the receipt instance A had just shown the same client (10-17 times in 36), and an `eth_blockNumber` below it,
  * because each instance had its own head and its own cache of head-tied answers, about 500 ms apart.
  *
@@ -29,7 +29,7 @@ export interface SharedHead {
   read(): Promise<number | undefined>;
   /**
    * Whether this instance checks the nodes this round (it holds, or just took, the network's lease for `ttlMs`);
-   * the others take its report (issue 21: three instances tripled a node's check load). Redis failing: true,
+   * the others take its report (three instances tripled a node's check load). Redis failing: true,
    * every instance checks on its own.
    */
   leads(ttlMs: number): Promise<boolean>;

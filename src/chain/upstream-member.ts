@@ -26,14 +26,14 @@ export interface HealthPolicy {
   /** An upstream more than this many blocks behind the best head is skipped. */
   maxLagBlocks: number;
   /**
-   * Hedged reads (issue 19): a read not answered within the node's usual time (its recent 95th percentile, times
+   * Hedged reads: a read not answered within the node's usual time (its recent 95th percentile, times
    * 1.5, kept between these bounds, ms) is also sent to another usable node, and the first answer wins. Absent or
    * a max of 0: no hedging.
    */
   hedge?: { minMs: number; maxMs: number };
   /**
-   * Healthy nodes that must have a block with the same hash for it to be the network's head (issue 19,
-   * agreed-head.ts `quorumHead`); 0: a majority of them; absent or 1: the highest believed head, as with one node.
+   * Healthy nodes that must have a block with the same hash for it to be the network's head
+   * (agreed-head.ts `quorumHead`); 0: a majority of them; absent or 1: the highest believed head, as with one node.
    */
   quorum?: number;
 }

@@ -46,7 +46,7 @@ const nullMayBeLag = (m: string): boolean => {
 
 /**
  * An answer that may only say the node has not caught up: a `null` by hash (above), or a transaction by hash still
- * pending (no block) on a node behind the one that mined it (issue 19: a transaction read back as pending after
+ * pending (no block) on a node behind the one that mined it (a transaction read back as pending after
  * its receipt had been seen).
  */
 const mayBeLag = (m: string, result: unknown): boolean =>
@@ -164,7 +164,7 @@ export class UpstreamPool implements Upstream {
 
   /**
    * A read to `first`, also sent to a second usable member if `first` has not answered within its usual time
-   * (`hedgeAfter`: issue 19, a node stopped with SIGSTOP held every reader for seconds): the first answer that is
+   * (`hedgeAfter`: a node stopped with SIGSTOP held every reader for seconds): the first answer that is
    * not to be retried wins and the other call is aborted (its node request too, when nothing else waits on it). A
    * `first` overtaken by the hedge counts as a failure to answer, so a stalled node's breaker opens after
    * `breakerFailures` reads in a row overtaken and it takes no more reads, while any answer it gives resets that.
@@ -263,7 +263,7 @@ export class UpstreamPool implements Upstream {
   /**
    * One call to one member, its outcome recorded (see `attempt`); the answer as the caller may see it. Its own
    * `then`, not `attempt(...).then(a => a.answer)`: every call of a network with one upstream passes here, and a
-   * promise less per call is a share of a batch item's CPU (issue 23).
+   * promise less per call is a share of a batch item's CPU.
    */
   via(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<UpstreamAnswer> {
     const t0 = performance.now();
@@ -378,7 +378,7 @@ export class UpstreamPool implements Upstream {
       if (m.succeeded()) this.log.info({ upstream: m.label }, 'upstream answers again');
     } else if (outcome.breaker === 'failure') {
       // A call that got no answer in its time (not a trace, whose time is the caller's work): the node is stalled
-      // or gone, and the breaker opens at once, not after more calls wait as long (issue 19: a node under SIGSTOP
+      // or gone, and the breaker opens at once, not after more calls wait as long (a node under SIGSTOP
       // held every reader for seconds until three health checks had failed).
       const policy = timeoutOpens && outcome.kind === 'timeout' && this.members.length > 1 ? { ...this.policy, breakerFailures: 1 } : this.policy;
       if (m.failed(err, policy, this.now(), outcome.restMs)) {
@@ -413,7 +413,7 @@ export class UpstreamPool implements Upstream {
     const highest = usable.filter((m) => route.dedicated || m.config.role !== 'dedicated').sort((a, b) => (b.head ?? -1) - (a.head ?? -1))[0];
     if (highest) return highest;
     // Dedicated upstreams are capacity paid for by Dedicated keys: others get them only when nothing else is left.
-    // A forked node is not even the least bad (issue 19): its state at a height it shares a number with is another
+    // A forked node is not even the least bad: its state at a height it shares a number with is another
     // branch's; with only forked nodes answering, a dead node's failure (503 -32002) is the answer.
     const others = this.members.filter((m) => m !== not && !m.refused && !m.forked && (route.dedicated || m.config.role !== 'dedicated'));
     return others.find((m) => m.breaker(now) !== 'open') ?? others[0] ?? not ?? this.members.find((m) => !m.forked) ?? this.members[0];
@@ -440,7 +440,7 @@ export class UpstreamPool implements Upstream {
   /**
    * The upstream for calls whose state lives in one node (its accounts and keys). Upstreams given a `signer` order
    * hold the same accounts: the first usable one in that order, so a signer that is down fails over to the next
-   * (issue 19: every eth_sendTransaction got 503 while the one signer was down); none usable, the first of them
+   * (every eth_sendTransaction got 503 while the one signer was down); none usable, the first of them
    * (its failure is the caller's answer). Without signers, the first primary that is not refused, as before.
    */
   designated(): UpstreamMember {

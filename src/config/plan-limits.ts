@@ -1,5 +1,5 @@
 /**
- * The one definition of a plan's limits (issue 18: they were written seven times): for each, its JSON Schema keywords
+ * The one definition of a plan's limits (they were written seven times): for each, its JSON Schema keywords
  * (type, bounds, default, description) and beside them how people see and set it (`title`: the dashboard's label and
  * the CLI's details; `column`: a table's head; `flag`: the CLI's `--<flag>`; `unit`). The configuration's plans
  * (config/schema.ts wraps these keywords for TypeBox), the plan record (accounts/model.ts), the management API's plan
@@ -8,7 +8,7 @@
  * contract, since a migration cannot be derived.
  *
  * Plain data, no TypeBox here: every CLI command reads the limits (the store's plan defaults), and loading TypeBox's
- * ~200 modules took ~100 ms of each (issue 23, docs/cli.md).
+ * ~200 modules took ~100 ms of each (docs/cli.md).
  *
  * It lives in config/ (not accounts/) because the configuration's plans are made of it and config/ depends on no
  * other folder (the store's plan record, accounts, api, cli and http all stand on config).

@@ -2,7 +2,7 @@ import { Type, type Static, type TObject, type TProperties, type TSchema, type T
 import { PLAN_LIMIT_SCHEMAS, type PlanLimitName, type PlanLimits } from './plan-limits.ts';
 
 /**
- * The one configuration schema (STYLE principle 7, issue 18), written once with TypeBox: each field's type, bounds,
+ * The one configuration schema (STYLE principle 7), written once with TypeBox: each field's type, bounds,
  * default and unit side by side. From it come the TS type (`Config`, by `Static<>`), the validation at start-up (ajv
  * compiles it as the JSON Schema it is, and fills the defaults: load.ts), and docs/configuration.md's field table is
  * kept equal to it by configuration-doc.test.ts. The configuration is then frozen and passed down.
@@ -124,16 +124,16 @@ const embeddedSchema = section({
   /** `auto`: a block per transaction, with the watchdog; `interval`: a block every `blockTimeSeconds`. */
   mining: oneOf(['auto', 'interval'], { default: 'auto' }),
   blockTimeSeconds: num('seconds', { exclusiveMinimum: 0, default: 2 }),
-  /** No longer used: the chain journal replaced snapshots (issue 17); accepted so older configuration files load. */
+  /** No longer used: the chain journal replaced snapshots; accepted so older configuration files load. */
   snapshotIntervalMs: int('ms', { minimum: 50, maximum: 1000, default: 500 }),
   /**
    * A checkpoint (anvil's dump of the chain) is taken once this many blocks were journaled after the last one, so a
    * start replays at most about this many blocks (~6 ms each) after loading it.
    */
   checkpointBlocks: int('blocks', { minimum: 10, default: 250 }),
-  /** Re-arm automine when transactions wait and no block came for this long (foundry issue 10122). */
+  /** Re-arm automine when transactions wait and no block came for this long (foundry-rs/foundry#10122). */
   automineWatchdogMs: int('ms', { minimum: 20, default: 200 }),
-  /** Saves nothing any more (the chain journal keeps the state at every block, issue 17); a stop's forced-exit deadline is still 15 s past it. */
+  /** Saves nothing any more (the chain journal keeps the state at every block); a stop's forced-exit deadline is still 15 s past it. */
   historyBudgetMs: int('ms', { minimum: 0, maximum: 600000, default: 5000 }),
 });
 
@@ -195,7 +195,7 @@ export const configSchema = section({
     /** Subscriptions one socket may hold (eth_subscribe); the plan caps them per key and per account too. */
     maxSubscriptionsPerSocket: int('subscriptions', { minimum: 1, maximum: 100000, default: 100 }),
     /**
-     * Messages one socket may send a second, a batch being one message (issue 20), on top of the account's compute
+     * Messages one socket may send a second, a batch being one message, on top of the account's compute
      * units per second: past it (and `messageBurst`) a message is answered -32005 `message_rate` unread, and a
      * socket whose refused messages also pass the same rate and burst is closed (1008 "message rate exceeded").
      */
@@ -214,7 +214,7 @@ export const configSchema = section({
   }),
   rpc: section({
     /**
-     * Hard ceiling on the items of one batch, whatever the plan says (issue 17: as geth, at most 1,000). The key's
+     * Hard ceiling on the items of one batch, whatever the plan says (as geth, at most 1,000). The key's
      * plan `maxBatchSize` is the limit that applies; this only caps it.
      */
     maxBatchSize: int('items', { minimum: 1, maximum: 1000, default: 1000 }),
@@ -260,7 +260,7 @@ export const configSchema = section({
     defaultPlan: text({ default: 'developer' }),
     /** Login of the operator created on first start (password printed once, or NODEGATE_OPERATOR_PASSWORD). */
     operatorEmail: text({ default: 'operator@localhost' }),
-    /** Anyone may create an account at POST /api/v1/signup (issue 22); off: accounts come from the operator and invitations. */
+    /** Anyone may create an account at POST /api/v1/signup; off: accounts come from the operator and invitations. */
     openSignup: flag(false),
     /** Plan of accounts made by sign-up; absent: defaultPlan (must be one of `plans`: load.ts). */
     signupPlan: Type.Optional(text()),
@@ -271,7 +271,7 @@ export const configSchema = section({
     /** The dashboard's public origin for links in mail (`https://nodes.example.com`); absent: the address listened on. Never the request's Host. */
     publicUrl: Type.Optional(Type.String({ pattern: '^(https?://[^/?#]+/?)?$' })),
   }),
-  /** Mail (invitations, password resets, alerts) from an outbox in the store, sent over SMTP (issue 22). */
+  /** Mail (invitations, password resets, alerts) from an outbox in the store, sent over SMTP. */
   mail: section({
     smtp: section({
       /** The SMTP server; absent: mail is not configured (nothing is written to the outbox, the API says so). */
@@ -318,7 +318,7 @@ export const configSchema = section({
     invalidCost: int('compute units', { minimum: 0, default: 1 }),
     /**
      * Bytes of request body per extra compute unit: a body costs one more unit per whole KiB (1 MiB: 1,024, as a
-     * trace), charged at admission from its Content-Length, before it is read (issue 17: parsing a MiB of dense JSON
+     * trace), charged at admission from its Content-Length, before it is read (parsing a MiB of dense JSON
      * takes 50-100 ms; a free plan's 330 units/s then buy a few % of a core).
      */
     bodyBytesPerUnit: int('bytes', { minimum: 256, default: 1024 }),
@@ -374,7 +374,7 @@ export const configSchema = section({
     flushMs: int('ms', { minimum: 100, maximum: 600000, default: 5000 }),
     /** Usage minutes older than this are dropped; 0: kept for ever. */
     retentionDays: int('days', { minimum: 0, maximum: 3650, default: 30 }),
-    /** Minute rows older than this are rolled up into one row per hour (issue 17). */
+    /** Minute rows older than this are rolled up into one row per hour. */
     rollupAfterHours: int('hours', { minimum: 1, maximum: 8760, default: 24 }),
     /** The widest range one analytics query may span: a wider one is 400. */
     maxRangeDays: int('days', { minimum: 1, maximum: 3650, default: 31 }),
@@ -429,7 +429,7 @@ export const configSchema = section({
     /** Delivered events older than this are dropped from the outbox (0: kept for ever); waiting ones never. */
     retentionDays: int('days', { minimum: 0, maximum: 3650, default: 7 }),
   }),
-  /** Usage alerts (issue 22): quota and error-rate thresholds per account, sent by mail and as webhooks. */
+  /** Usage alerts: quota and error-rate thresholds per account, sent by mail and as webhooks. */
   alerts: section({
     enabled: flag(true),
     /** How often each instance checks every account's alerts (usage reaches the store every analytics.flushMs and limits.usageFlushMs). */

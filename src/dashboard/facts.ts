@@ -7,7 +7,7 @@ import { DEFAULT_PERMISSIONS, KEY_TYPES, PERMISSIONS, type KeyType, type Permiss
 import { WEBHOOK_KINDS } from '../webhooks/producer.ts';
 
 /**
- * The domain facts the dashboard shows, served as `/dashboard/facts.json` (issue 22: the old front end re-declared
+ * The domain facts the dashboard shows, served as `/dashboard/facts.json` (the old front end re-declared
  * permissions and plan fields, and drifted). Every list here is read from the module that defines it; the words
  * for people (what a type or a role means) sit beside them, once, for the dashboard and the docs alike.
  */

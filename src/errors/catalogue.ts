@@ -59,7 +59,7 @@ export const catalogue = {
 
 export type ErrorName = keyof typeof catalogue;
 
-/** One catalogue row as the dashboard shows it next to usage (issue 22: "error codes with their meaning"). */
+/** One catalogue row as the dashboard shows it next to usage ("error codes with their meaning"). */
 export interface ErrorFact {
   /** The JSON-RPC code (several rows share one: -32005 is every limit). */
   code: number;

@@ -34,7 +34,7 @@ const SENT_TTL_MS = 24 * 3600_000;
 const SIZE_EVERY_MS = 15_000;
 
 /**
- * Filters in Redis, shared by every instance of a cluster (issue 21): made on one instance, polled on any, kept
+ * Filters in Redis, shared by every instance of a cluster: made on one instance, polled on any, kept
  * across restarts. A filter is a hash `{prefix}f:{id}` of its state as JSON (`s`), a version (`v`), its expiry (`e`),
  * key and account; the key expires with the filter (its TTL is the filter's time left plus a grace, set again by each save).
  * Per key and per account a sorted set of filter ids scored by expiry counts live filters; adding one is a Lua

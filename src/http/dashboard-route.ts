@@ -24,9 +24,9 @@ export async function registerDashboard(app: FastifyInstance): Promise<void> {
     await d.register(fastifyStatic, { root: ROOT, prefix: '/dashboard/', index: 'index.html', wildcard: false });
     d.get('/dashboard', (_req, reply) => reply.redirect('/dashboard/'));
     // The front end's domain facts (permissions, key types, roles, webhook kinds, plan limits, error codes), made
-    // from the modules that define them: the page declares none of its own (issue 22).
+    // from the modules that define them: the page declares none of its own.
     d.get('/dashboard/facts.json', async () => facts);
-    // Kept for scripts written against it (issue 18); facts.json has the same list as planLimits.
+    // Kept for scripts written against it; facts.json has the same list as planLimits.
     d.get('/dashboard/plan-limits.json', async () => PLAN_LIMITS);
   });
 }

@@ -9,7 +9,7 @@ import type { Networks } from '../networks/networks.ts';
  * `/healthz`: the process is alive (liveness only). `/readyz`: every network has an upstream that answers
  * (docs/decisions.md §11); 503 with the failing parts otherwise, so a load balancer stops sending traffic. A store that
  * does not answer within 1 s makes it `degraded`, still 200: every instance shares the store, so draining them for it
- * would turn a lost store into an outage, while keys seen recently are served from memory (issue 19). Each network's
+ * would turn a lost store into an outage, while keys seen recently are served from memory. Each network's
  * upstreams are listed as its chain module sees them (state, chain id, head, lag, breaker). It also says where
  * the per-second limits are kept (`memory`, `redis`, or `degraded`).
  */

@@ -24,7 +24,7 @@ interface Internals {
 const UNSAFE = /[^\t\x20-\x7e\x80-\xff]/;
 
 /**
- * Writes a response's head as one string made by the caller, not by `writeHead` (issue 23). writeHead checks each
+ * Writes a response's head as one string made by the caller, not by `writeHead`. writeHead checks each
  * of a JSON-RPC answer's ten headers against two regular expressions, lower-cases its name and concatenates it:
  * measured on the floor (bench/floor.ts), the headers the spec asks for cost 15-20 % of its rate that way, and a head
  * built as one template here cost nothing measurable. `lines` is `name: value\r\n` for each header, whose names are

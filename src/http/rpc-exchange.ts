@@ -65,7 +65,7 @@ export class RpcExchange {
     this.log.info({ reqId: this.id, method: 'POST', path: redactPath(this.req.url ?? ''), status: this.res.statusCode, ms: Math.round((performance.now() - t0) * 100) / 100 }, 'request');
   }
 
-  /** Stop pulling the body off the wire, and close the connection after the answer (issue 17). */
+  /** Stop pulling the body off the wire, and close the connection after the answer. */
   leaveBodyUnread(): void {
     this.keepOpen = false;
     this.req.socket?.pause();
@@ -110,7 +110,7 @@ export class RpcExchange {
 
   /**
    * Stage respond: one object with its item's status, or an array with 200; 204 when only notifications. A large
-   * batch answer is written as a stream of its pieces, never joined into one string (issue 17); what the request
+   * batch answer is written as a stream of its pieces, never joined into one string; what the request
    * held of the budget shared by all requests is given back when the response is done or the client went away.
    */
   answers(f: Framed, ran: Ran): void {

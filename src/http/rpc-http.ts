@@ -18,7 +18,7 @@ export interface RpcHttpDeps {
 }
 
 /**
- * The JSON-RPC endpoint over HTTP, on node's own request and response (issue 23): admit → body → frame → limit →
+ * The JSON-RPC endpoint over HTTP, on node's own request and response: admit → body → frame → limit →
  * run → respond, with none of a framework's per-request lifecycle (routing tree, hooks, reply object, child logger,
  * content-type parsers), so that a cache hit costs little more than node:http itself. The stages are
  * rpc/endpoint.ts's; this file only turns HTTP into their inputs, and rpc-exchange.ts their results into HTTP.

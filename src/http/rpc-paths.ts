@@ -10,7 +10,7 @@ export const RPC_URLS = ['/v1/:network/:apikey', '/:network/:apikey', '/v1/:netw
 const MAX_SEGMENT = 100;
 
 /**
- * The network and key of an RPC path read without the router, for the plain cases (issue 23): undefined when the
+ * The network and key of an RPC path read without the router, for the plain cases: undefined when the
  * path is not plainly one of RPC_URLS (an encoded or empty segment, an over-long one, a first segment that a static
  * route also starts with), which then goes through fastify's router as before and is answered the same way.
  * `staticFirst`: the first segments of every other route (`api`, `dashboard`, `healthz`...).
@@ -44,7 +44,7 @@ type Remembering = Socket & { [lastUrl]?: string; [lastPath]?: ReturnType<typeof
 /**
  * plainRpcPath of a request, remembered per connection: a client on a keep-alive connection sends every call to the
  * same URL. Then the path is not read again, and the network's and key's names are the same strings as before,
- * whose hashes V8 keeps: the lookups that follow (the network, the key's cache) hash nothing (issue 23).
+ * whose hashes V8 keeps: the lookups that follow (the network, the key's cache) hash nothing.
  */
 export function plainRpcPathOf(socket: Socket, url: string, staticFirst: ReadonlySet<string>): ReturnType<typeof plainRpcPath> {
   const s = socket as Remembering;

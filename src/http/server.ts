@@ -39,7 +39,7 @@ export interface ServerDeps {
   keys: KeyResolver;
   store: Store;
   accounts: AccountsService;
-  /** Members, invitations, sign-up and resets (issue 22). */
+  /** Members, invitations, sign-up and resets. */
   team: TeamService;
   limits: Limits | undefined;
   rateLimiter: OpenedRateLimiter;
@@ -63,7 +63,7 @@ export function buildServer(deps: ServerDeps): BuiltServer {
   /** The connection caps' count of requests in flight per connection (connection-caps.ts), set once the server is. */
   let track: ReturnType<typeof capConnections>['track'] | undefined;
   const app = Fastify({
-    // A POST of the endpoint's plain paths is answered by node:http and the pipeline alone (rpc-http.ts, issue 23):
+    // A POST of the endpoint's plain paths is answered by node:http and the pipeline alone (rpc-http.ts):
     // fastify's per-request lifecycle was most of what a cache hit cost. Everything else goes through fastify.
     serverFactory: (handler, o) => {
       const server = createServer(o.http ?? {}, (req: IncomingMessage, res: ServerResponse) => {
@@ -119,7 +119,7 @@ export function buildServer(deps: ServerDeps): BuiltServer {
   track = connections.track;
   const drain = new Drain(app.server, connections);
 
-  // WebSocket upgrades (issue 20) go through fastify's router and hooks: registered before every route, so that a
+  // WebSocket upgrades go through fastify's router and hooks: registered before every route, so that a
   // route without a wsHandler refuses an upgrade. Sockets are closed with 1001 as the server stops.
   void app.register(websocket, {
     options: { maxPayload: config.server.bodyLimit },

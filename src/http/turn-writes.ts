@@ -1,5 +1,5 @@
 /**
- * Answers written together at the end of the event loop's turn (issue 23). Written as soon as each was ready, every
+ * Answers written together at the end of the event loop's turn. Written as soon as each was ready, every
  * answer woke its client at once, and the client's next request came back alone while the gateway was still busy
  * with the rest of its turn: one more trip round the event loop, one more poll and one more wake-up of the client, per
  * request. Held to the end of the turn (setImmediate), the answers of one turn leave together and the requests they

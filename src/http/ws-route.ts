@@ -26,7 +26,7 @@ const POLICY = 1008;
 const KEY_RECHECK_MS = 1000;
 
 /**
- * The JSON-RPC endpoint over WebSocket (issue 20): `ws://…/v1/{network}/{apikey}` and the aliases, upgraded only
+ * The JSON-RPC endpoint over WebSocket: `ws://…/v1/{network}/{apikey}` and the aliases, upgraded only
  * after the key is admitted (a bad key never gets a socket; its refusal is the HTTP answer). Each message then goes
  * through the same stages as an HTTP request (admit again, so a revoked key stops at its next message; frame; limit;
  * run), and eth_subscribe / eth_unsubscribe reach the subscription methods through the socket's session. Bounds:

@@ -27,7 +27,7 @@ export class Limits {
   }
 
   /**
-   * Stage limit at admission (issue 17), before the body is read: spends `units` (limits.invalidCost plus the
+   * Stage limit at admission, before the body is read: spends `units` (limits.invalidCost plus the
    * body's size units), or throws 429. A key whose bucket cannot pay for reading its body never has it read.
    * A bucket in debt (after a call dearer than the bucket) says to come back when it is full again: the refused
    * body is unknown, and that is when any call passes.

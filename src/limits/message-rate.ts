@@ -8,7 +8,7 @@ export interface MessageRefusal {
 }
 
 /**
- * One socket's message rate (issue 20, ws.messagesPerSecond and ws.messageBurst), on top of its account's compute
+ * One socket's message rate (ws.messagesPerSecond and ws.messageBurst), on top of its account's compute
  * units per second: a socket could otherwise make the instance parse and admit messages as fast as it sends them.
  * Two buckets of the same shape, the project's integer token bucket, kept in the socket's own closure (two numbers
  * each: no map, nothing shared). Each message takes one unit of the first; a message it cannot pay for is refused

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 
 /**
- * The Redis connections of cluster mode (issue 21), made one way for every part that keeps something there: the
+ * The Redis connections of cluster mode, made one way for every part that keeps something there: the
  * per-second limits and the guards on them, filters, the shared head and node checks, the login back-off. Each part
  * decides what a failed command means (local limits, FILTERS_UNAVAILABLE, the instance's own head); none may wait on
  * Redis, so a command connection fails fast rather than queue.

@@ -2,7 +2,7 @@ import type { BudgetLimiter, BudgetShape, EventBudget } from './event-budget.ts'
 import { MemoryEventBudget } from './memory-event-budget.ts';
 
 /**
- * A budget held across gateway instances (cluster mode, issue 21): Redis keeps the shared truth, so N instances
+ * A budget held across gateway instances (cluster mode): Redis keeps the shared truth, so N instances
  * give a subject the burst once, not N times. The instance's own bucket answers first: it counts this instance's
  * events, which are part of the subject's, so when it is empty the shared one is too and no round trip is made
  * (an attacker flooding one instance is refused from memory past the burst). Only events and the `exhausted`

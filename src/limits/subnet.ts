@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 
 /**
- * The client's address and its network, as keys for caps (issue 17): an IPv4 address and its /24, an IPv6
+ * The client's address and its network, as keys for caps: an IPv4 address and its /24, an IPv6
  * address and its /64 (one customer's usual allocation: a single host can use any address of it). IPv4-mapped
  * IPv6 (`::ffff:1.2.3.4`, as a dual-stack socket reports IPv4 peers) counts as the IPv4 address.
  */

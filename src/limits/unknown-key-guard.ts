@@ -7,7 +7,7 @@ import { eventBudget } from './shared-event-budget.ts';
  * once it is empty that IP's failures are answered 429 instead, so keys cannot be guessed at speed. Only failures
  * count and only failures are refused: a valid key is never refused because its address is shared with someone
  * guessing (one NAT, one office), and a valid request never asks the guard anything (no round trip). Checks that are
- * dear in themselves (a password hash) ask `exhausted` first. With a Redis limiter (cluster mode, issue 21) the
+ * dear in themselves (a password hash) ask `exhausted` first. With a Redis limiter (cluster mode) the
  * bucket is shared by every instance, so spreading guesses over N instances does not buy N bursts; this instance's
  * own bucket answers first, and alone while Redis is away (shared-event-budget.ts).
  */

@@ -4,7 +4,7 @@ import type { Store } from '../store/store.ts';
 import type { MailQueue, OutgoingMail } from './mail-queue.ts';
 
 /**
- * The MailQueue of the gateway (issue 22): a message is written to the store's outbox (so a restart loses nothing)
+ * The MailQueue of the gateway: a message is written to the store's outbox (so a restart loses nothing)
  * and the sender is told at once; the sender (mail/sender.ts) delivers it. Without SMTP configured nothing is
  * written (there is no one to send it), and the log says so once.
  */

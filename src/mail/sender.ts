@@ -35,7 +35,7 @@ export function smtpTransport(mail: Config['mail']): MailTransport {
 }
 
 /**
- * Delivers the outbox (issue 22), on every instance: a claim leases due messages to this instance (another instance
+ * Delivers the outbox, on every instance: a claim leases due messages to this instance (another instance
  * claiming at once takes others; a lease of an instance that died runs out and the message is taken again), each
  * is sent, and the attempt recorded: sent, its body emptied (it carried a single-use link); failed, tried again
  * after a back-off; after MAX_MAIL_ATTEMPTS given up. Runs every `pollMs` and when told a message was written.

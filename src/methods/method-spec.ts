@@ -37,7 +37,7 @@ export type SeenRule = 'none' | 'quantity' | 'blockNumber' | 'block' | 'items';
  */
 export type Routing = 'any' | 'designated' | 'broadcast';
 
-/** Everything the gateway knows of one method: the one place a method is described (issue 18). */
+/** Everything the gateway knows of one method: the one place a method is described. */
 export interface MethodSpec {
   readonly name: string;
   /** Parameter schemas (checked before any node is asked) and the result's schema (the tests check shapes). */
@@ -54,7 +54,7 @@ export interface MethodSpec {
   /** Executes a call object on the node: `rpc.gasCap` bounds the gas it may burn (src/methods/gas-cap.ts). */
   readonly gasCapped: boolean;
   /**
-   * The node may need long for it (issue 19's per-method time-outs): it scans many blocks or receipts
+   * The node may need long for it (per-method time-outs): it scans many blocks or receipts
    * (eth_getLogs, eth_getBlockReceipts). Such calls, and the ones that execute code (`gasCapped`), get
    * `rpc.heavyTimeoutMs`; `debug_*` get `rpc.debugTimeoutMs`; every other call the short `rpc.timeoutMs`.
    */

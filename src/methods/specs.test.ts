@@ -9,7 +9,7 @@ const CACHE = ['forever', 'head', 'never', 'block', 'txHash', 'traceTx'];
 const SEEN = ['none', 'quantity', 'blockNumber', 'block', 'items'];
 const ROUTES = ['any', 'designated', 'broadcast'];
 const BLOCK_FORMS = ['number', 'hash', 'numberOrHash', 'filter'];
-/** Methods the gateway answers itself: the filters (docs/decisions.md §8) and the subscriptions over a socket (issue 20). */
+/** Methods the gateway answers itself: the filters (docs/decisions.md §8) and the subscriptions over a socket. */
 const LOCAL = ['eth_newFilter', 'eth_newBlockFilter', 'eth_newPendingTransactionFilter', 'eth_getFilterChanges', 'eth_getFilterLogs', 'eth_uninstallFilter', 'eth_subscribe', 'eth_unsubscribe'];
 
 /** What is missing or inconsistent in a spec; empty when it is complete. */

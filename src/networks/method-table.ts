@@ -106,7 +106,7 @@ function entry(
 }
 
 /**
- * A call's time budget by what the node does for it (issue 19: reads a few seconds, traces longer): a stalled node
+ * A call's time budget by what the node does for it (reads a few seconds, traces longer): a stalled node
  * costs a caller seconds, not the minute a trace may legitimately take.
  */
 function timeoutOf(config: Readonly<Config>, debug: boolean, spec: MethodSpec | undefined): number {

@@ -53,14 +53,14 @@ const JSON_TYPE = /^application\/json\s*(;|$)/i;
  * Bodies up to this size are read and dropped when their request is refused before them, keeping the connection:
  * they are already in the socket's buffers, and closing it would make a client over its rate reconnect for every
  * call (a burst of honest calls then filled the per-address connection cap). Larger ones, and chunked ones, are
- * left unread and the connection closed: reading a MiB only to throw it away is the work admission saves (issue 17).
+ * left unread and the connection closed: reading a MiB only to throw it away is the work admission saves.
  */
 export const UNREAD_BODY_BYTES = 64 * 1024;
 
 /**
  * The request-level stages that need no body (content type → network → authenticate → authorize → limit at
  * admission), run as the request arrives, before its body is read: a request without a valid key costs a hash and a
- * lookup, never a read of its body (issue 17). Unknown keys are limited per client IP (docs/decisions.md §7),
+ * lookup, never a read of its body. Unknown keys are limited per client IP (docs/decisions.md §7),
  * counted only on failures: a valid key is never refused because its address is shared with someone guessing.
  */
 export function admitter(deps: EndpointDeps) {
@@ -68,7 +68,7 @@ export function admitter(deps: EndpointDeps) {
   const refusalDelayMs = config.limits.refusalDelayMs;
   const bytesPerUnit = config.limits.bodyBytesPerUnit;
   const refuse = (refused: GatewayError, decision?: RateDecision): Refusal => ({ refused, decision, id: null });
-  /** A known key's request refused here, counted in its usage with the refusal's code (issue 22). */
+  /** A known key's request refused here, counted in its usage with the refusal's code. */
   const count = (key: ResolvedKey, network: string, e: GatewayError, charge: boolean) => {
     // Not the socket's recheck every second (charge false): that is no request of the caller's.
     if (charge) usage?.refused(key.account.id, key.key.id, network, e.code);
@@ -83,14 +83,14 @@ export function admitter(deps: EndpointDeps) {
     const e = answer ?? asGatewayError(err, a.log);
     if (err instanceof KnownKeyRefusal) count(err.known, network, e, charge);
     const retryAfter = err instanceof GatewayError && err.status === 401 ? guard.failed(a.ip) : undefined;
-    // A promise when the failure was counted in Redis (cluster mode, issue 21); never a promise for a valid key.
+    // A promise when the failure was counted in Redis (cluster mode); never a promise for a valid key.
     if (retryAfter instanceof Promise) return retryAfter.then((r) => refuse(r === undefined ? e : guard.refusal(r)), () => refuse(e));
     return refuse(retryAfter === undefined ? e : guard.refusal(retryAfter));
   };
 
   /**
    * A network that does not exist: 404 whatever the key. With analytics on, the key is looked up (a cache hit for
-   * a key in use) so that a known key's 404 is counted in its usage (issue 22). A key decided at once (malformed,
+   * a key in use) so that a known key's 404 is counted in its usage. A key decided at once (malformed,
    * or in memory) cost nothing; one the store was asked about and did not know spends the address's failures, as
    * on any network, so this path is no way round the unknown-key guard.
    */
@@ -118,11 +118,11 @@ export function admitter(deps: EndpointDeps) {
       count(key, network.name, e, charge);
       return refuse(e);
     }
-    // Stage limit, at admission (issue 17): the key's bucket pays for reading its body before it is read, from the
+    // Stage limit, at admission: the key's bucket pays for reading its body before it is read, from the
     // declared length (a chunked body pays for its size once read). An empty bucket: 429, the body never read.
     if (!limits || !charge) return { network, key, credit: 0, ip: a.ip };
     // A body under limits.bodyBytesPerUnit, of declared length, costs no units to read: the whole request is
-    // limited once, after it is framed (one bucket step a request, not two: issue 23), and a refusal then answers
+    // limited once, after it is framed (one bucket step a request, not two), and a refusal then answers
     // under the request's own id.
     if (!a.largeBody && a.declaredBytes < bytesPerUnit) return { network, key, credit: 0, ip: a.ip };
     const credit = deps.framingCost(Number.isFinite(a.declaredBytes) ? a.declaredBytes : 0);
@@ -144,8 +144,8 @@ export function admitter(deps: EndpointDeps) {
       count(key, network.name, e, true);
       // A large body refused unread is held a little before the answer (at most limits.refusalDelayMs, never past
       // when a retry could pass): a key that keeps sending them into an empty bucket then costs a few refusals a
-      // second per connection, not hundreds (each one a new connection, headers and a key lookup; issue 17's x3
-      // on another tenant's p50). A small body's refusal keeps its connection and is answered at once.
+      // second per connection, not hundreds (each one a new connection, headers and a key lookup, which tripled
+      // another tenant's p50). A small body's refusal keeps its connection and is answered at once.
       const wait = a.largeBody ? Math.min(refusalDelayMs, decision?.retryAfterMs ?? 0) : 0;
       if (wait > 0) await sleep(wait);
     }

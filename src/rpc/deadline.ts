@@ -35,7 +35,7 @@ function starting(d: CallDeadline, budgetMs: number): CallDeadline {
 }
 
 /**
- * One request's deadline (issue 18): its signal aborts when its caller goes away (`callerGone`) or its whole budget
+ * One request's deadline: its signal aborts when its caller goes away (`callerGone`) or its whole budget
  * (rpc.requestTimeoutMs) ends; each call of it gets a signal of its own that also aborts at its method's budget
  * (rpc.timeoutMs, rpc.debugTimeoutMs). The signals go down to the node's HTTP request, which is aborted with them,
  * and a batch starts no item once the request's signal has aborted. Independent of HTTP: a transport says when
@@ -51,7 +51,7 @@ export class RequestDeadline {
 
   /**
    * The request's budget is on the clock from its first call: a request answered at once (a cache hit, a refusal)
-   * never waits for anything, and costs no clock entry nor set (issue 23).
+   * never waits for anything, and costs no clock entry nor set.
    */
   constructor(budgetMs: number) {
     this.own = new RequestSignal(this);
@@ -77,7 +77,7 @@ export class RequestDeadline {
   /**
    * The signal of a request's only call (a single request): the request's own, brought forward to the call's
    * budget when that ends first (then it aborts with the call's budget, as the call's own would). One deadline and
-   * one clock entry per single request, not two and a set (issue 23). `done` leaves it alone; `end` lets it go.
+   * one clock entry per single request, not two and a set. `done` leaves it alone; `end` lets it go.
    */
   only(budgetMs: number): CallDeadline {
     const own = this.own;
@@ -119,7 +119,7 @@ export class RequestDeadline {
   /**
    * Another call that starts with the one `d` is the deadline of, with the same budget (the items of a batch): it
    * ends at the same moment, so it shares `d` rather than costing a deadline, a clock entry and a listener of its
-   * own (issue 23: a tenth of a batch's CPU). `done` lets `d` go when the last of them is over.
+   * own (a tenth of a batch's CPU). `done` lets `d` go when the last of them is over.
    */
   join(d: CallDeadline): CallDeadline {
     d.users++;

@@ -20,9 +20,9 @@ export interface EndpointDeps {
   metrics?: Metrics;
   refusals?: RefusalLog;
   guard: UnknownKeyGuard;
-  /** The gateway's per-second limiter: in cluster mode the unknown-key guard counts failures in it too (issue 21). */
+  /** The gateway's per-second limiter: in cluster mode the unknown-key guard counts failures in it too. */
   rateLimiter?: BudgetLimiter;
   responses: ResponseBudget;
-  /** What reading and framing a body of `bytes` costs: the least any request costs (issue 17). */
+  /** What reading and framing a body of `bytes` costs: the least any request costs. */
   framingCost: (bytes: number) => number;
 }

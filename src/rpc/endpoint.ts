@@ -53,7 +53,7 @@ export function createRpcEndpoint(deps: Omit<EndpointDeps, 'guard' | 'responses'
       deps.keys.used(key.key.id);
       return true;
     },
-    /** A known key's message refused by its transport (a socket's message rate): counted in its usage (issue 22). */
+    /** A known key's message refused by its transport (a socket's message rate): counted in its usage. */
     refused: (key: Admitted['key'], network: string, code: number) => deps.usage?.refused(key.account.id, key.key.id, network, code),
     /** A socket's own message rate (ws.messagesPerSecond, ws.messageBurst): one per socket, held by its transport. */
     messageRate: () => new MessageRate(config.ws.messagesPerSecond, config.ws.messageBurst),

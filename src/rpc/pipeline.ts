@@ -104,7 +104,7 @@ export function stagesOf(network: Network, spec: MethodEntry): Stage[] {
 /**
  * The head stage has work for the method's answers: they may show a block (its spec's `seen` rule), or the network
  * is in cluster mode, where every answer waits until the block this instance learnt is announced. A balance or an
- * `eth_call` on one instance passes no head stage: a promise and a closure less per call (issue 23).
+ * `eth_call` on one instance passes no head stage: a promise and a closure less per call.
  */
 function learnsTheHead(network: Network, entry: MethodEntry): boolean {
   return network.head.shared !== undefined || specOf(entry.name)?.seen !== 'none';

@@ -11,7 +11,7 @@ test('finds the text of each request object\'s own numeric id, not ids nested in
 });
 
 // How long the scan takes next to JSON.parse is measured by `npm run bench -- framing`; here, what makes it cheap:
-// the body is parsed once, never a second time to read the ids (the lossless re-parse issue 17 removed).
+// the body is parsed once, never a second time to read the ids (no lossless re-parse).
 test('a 4 MiB body with a non-integer id is parsed once: the id is read by a scan, not by parsing the body again', () => {
   const body = `{"jsonrpc":"2.0","id":0.5,"method":"eth_chainId","params":[${'[1,{"a":"b"}],'.repeat(300_000)}0]}`;
   const parsed: number[] = [];

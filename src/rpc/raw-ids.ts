@@ -1,8 +1,8 @@
 import { stringEnd } from '../json/string-end.ts';
 
 /**
- * The JSON text of each request object's numeric `id`, read from the body without parsing it again (issue 17:
- * re-reading a whole body losslessly cost ~300 ms per MiB for one compute unit). One forward pass over text that
+ * The JSON text of each request object's numeric `id`, read from the body without parsing it again
+ * (re-reading a whole body losslessly cost ~300 ms per MiB for one compute unit). One forward pass over text that
  * JSON.parse has already accepted: strings are skipped with indexOf, nothing recurses, nothing but the ids is
  * allocated. `batch`: the body is an array and its elements are the request objects; else it is one object.
  * An element whose last `id` member is not a number gets undefined (duplicate keys: the last wins, as JSON.parse).

@@ -81,7 +81,7 @@ interface RunShared {
   concurrency: number;
   record: ReturnType<typeof recorder>;
   fit: (held: RequestBytes, item: FramedItem, answer: UpstreamAnswer, method: string, answers: Array<Answer | undefined>, i: number) => string | Buffer | undefined;
-  /** The key's last use moves (issue 22: on success only). */
+  /** The key's last use moves (on success only). */
   used: (keyId: string) => void;
 }
 
@@ -90,7 +90,7 @@ interface RunShared {
  * Items are started by `launch` (at most `concurrency` in flight) and counted until each is settled: by its answer,
  * or by its deadline ending first. The deadline is kept here, for all the request's items at once, not by a promise
  * per call: the items of a batch that start together with the same budget share one deadline (RequestDeadline.join)
- * and one listener on it, which answers those still waiting when it aborts (issue 23: a promise and four closures per
+ * and one listener on it, which answers those still waiting when it aborts (a promise and four closures per
  * call were a tenth of a batch's CPU).
  */
 class RequestRun {

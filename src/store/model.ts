@@ -21,7 +21,7 @@ export type AccountStatus = 'active' | 'suspended';
 export type Role = 'operator' | 'member';
 
 /**
- * What a login may do within its account (issue 22): the account's own login is its `owner`; members are given one
+ * What a login may do within its account: the account's own login is its `owner`; members are given one
  * of these. The rules are in accounts/roles.ts, in one place.
  */
 export const MEMBER_ROLES = ['owner', 'developer', 'viewer'] as const;

@@ -14,7 +14,7 @@ export interface OutageStatus {
 }
 
 /**
- * The store's availability as the request path sees it (issue 19: a lost store is not an outage). The first failure
+ * The store's availability as the request path sees it (a lost store is not an outage). The first failure
  * opens an outage and logs one line; the first answer closes it and logs one more, with what was served from memory
  * and refused meanwhile: one summary per outage, never a line per call.
  */

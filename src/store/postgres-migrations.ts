@@ -67,10 +67,10 @@ export const postgresMigrations: string[] = [
      PRIMARY KEY (account_id, month)
    );`,
 
-  // 3: keys per account, by plan (issue 10: an account could make thousands).
+  // 3: keys per account, by plan (an account could make thousands).
   `ALTER TABLE plans ADD COLUMN max_keys integer NOT NULL DEFAULT 100 CHECK (max_keys >= 1);`,
 
-  // 4: usage per key, network, method and outcome per minute (analytics), and dashboard sessions (issue 12).
+  // 4: usage per key, network, method and outcome per minute (analytics), and dashboard sessions.
   `CREATE TABLE usage_minutes (
      minute text NOT NULL,
      account_id text NOT NULL,
@@ -94,7 +94,7 @@ export const postgresMigrations: string[] = [
    );
    CREATE INDEX sessions_account ON sessions (account_id);`,
 
-  // 5: webhooks and their outbox of events (issue 13).
+  // 5: webhooks and their outbox of events.
   `CREATE TABLE webhooks (
      id text PRIMARY KEY,
      account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
@@ -131,7 +131,7 @@ export const postgresMigrations: string[] = [
   // 6: each webhook's oldest pending event found by index (a claim looks at one event per webhook, not at the backlog).
   `CREATE INDEX webhook_events_head ON webhook_events (webhook_id, status, seq);`,
 
-  // 7 (issue 17): analytics read an account's rows in pages, in row order, by index (the old index sorted only by
+  // 7: analytics read an account's rows in pages, in row order, by index (the old index sorted only by
   // minute); retention finds what it prunes by index: revoked keys, expired sessions, webhook test events.
   `CREATE INDEX usage_minutes_account_rows ON usage_minutes (account_id, minute, key_id, network, method, code);
    DROP INDEX usage_minutes_account;
@@ -139,10 +139,10 @@ export const postgresMigrations: string[] = [
    CREATE INDEX sessions_expiry ON sessions (expires_at);
    CREATE INDEX webhook_events_test ON webhook_events (created_at) WHERE type = 'webhook.test';`,
 
-  // 8 (issue 17): webhooks per account, by plan (250 were made in 29 s, each one work on every block).
+  // 8: webhooks per account, by plan (250 were made in 29 s, each one work on every block).
   `ALTER TABLE plans ADD COLUMN max_webhooks integer NOT NULL DEFAULT 20 CHECK (max_webhooks >= 0);`,
 
-  // 9 (issue 17): the outbox in numbers without a scan (every /metrics scrape and /analytics/webhooks counted every
+  // 9: the outbox in numbers without a scan (every /metrics scrape and /analytics/webhooks counted every
   // tenant's events: 2.6 s at 2 million). A row of counters per webhook, kept by statement triggers in the
   // transaction of every write to webhook_events (insert, attempt, prune, the cascade of a webhook's or account's
   // deletion): one change per webhook per statement, so a prune of a million rows is one update per webhook, not a
@@ -201,16 +201,16 @@ export const postgresMigrations: string[] = [
    CREATE TRIGGER webhook_events_count_delete AFTER DELETE ON webhook_events REFERENCING OLD TABLE AS old_rows
      FOR EACH STATEMENT EXECUTE FUNCTION webhook_counters_change();`,
 
-  // 10 (issue 20): WebSocket subscriptions per key and per account, by plan (each is work on every block or log).
+  // 10: WebSocket subscriptions per key and per account, by plan (each is work on every block or log).
   `ALTER TABLE plans ADD COLUMN subscriptions_per_key integer NOT NULL DEFAULT 100 CHECK (subscriptions_per_key >= 0);
    ALTER TABLE plans ADD COLUMN subscriptions_per_account integer NOT NULL DEFAULT 500 CHECK (subscriptions_per_account >= 0);`,
 
-  // 11 (issue 22): the deliveries view shows each event's last attempt: when, how long, and the start of the receiver's answer.
+  // 11: the deliveries view shows each event's last attempt: when, how long, and the start of the receiver's answer.
   `ALTER TABLE webhook_events ADD COLUMN last_attempt_at timestamptz;
    ALTER TABLE webhook_events ADD COLUMN last_duration_ms integer;
    ALTER TABLE webhook_events ADD COLUMN last_response text;`,
 
-  // 12 (issue 22): team members of an account with a role, single-use tokens (invitations, password resets; only
+  // 12: team members of an account with a role, single-use tokens (invitations, password resets; only
   // their SHA-256 kept), the member a session is of, and the mail outbox (written before it is sent, like webhooks').
   `CREATE TABLE members (
      id text PRIMARY KEY,
@@ -256,7 +256,7 @@ export const postgresMigrations: string[] = [
    CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at) WHERE sent_at IS NULL;
    CREATE INDEX mail_outbox_created ON mail_outbox (created_at);`,
 
-  // 13 (issue 22): alert settings per account, and the alerts that fired (one row per crossing: its primary key is what
+  // 13: alert settings per account, and the alerts that fired (one row per crossing: its primary key is what
   // makes several instances send an alert once).
   `CREATE TABLE alert_settings (
      account_id text PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,

@@ -122,7 +122,7 @@ const Q = {
   pruneWebhookEvents: "DELETE FROM webhook_events WHERE status = 'delivered' AND delivered_at < $1",
   webhookEventsById: 'SELECT * FROM webhook_events WHERE id = ANY($1::text[]) ORDER BY webhook_id, seq',
   // The maintained counters (migration 9), one row per webhook: nothing here reads the events but the first waiting
-  // one of a webhook that has any, by index (issue 17: this counted every tenant's events).
+  // one of a webhook that has any, by index (this counted every tenant's events).
   webhookStats: `${WEBHOOK_STATS_SQL} WHERE c.events > 0 ORDER BY c.webhook_id`,
   webhookStatsOf: `${WEBHOOK_STATS_SQL} WHERE w.account_id = $1 AND c.events > 0 ORDER BY c.webhook_id`,
 } as const;
@@ -137,7 +137,7 @@ export class PostgresStore implements Store {
   /** Connects and brings the schema up to date; safe when several instances start at once. */
   static async open(url: string, bounds: { connectTimeoutMs?: number; queryTimeoutMs?: number } = {}): Promise<PostgresStore> {
     // Every I/O bounded: a server that is down or hung (SIGSTOP, a lost network) fails a connect within
-    // connectTimeoutMs and a query within queryTimeoutMs, instead of holding its callers for ever (issue 19).
+    // connectTimeoutMs and a query within queryTimeoutMs, instead of holding its callers for ever.
     const pool = new pg.Pool({
       connectionString: url,
       connectionTimeoutMillis: bounds.connectTimeoutMs ?? 3000,

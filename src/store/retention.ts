@@ -24,7 +24,7 @@ export interface RetentionOptions {
 export interface RetentionRun { sessions: number; testEvents: number; revokedKeys: number; hoursRolledUp: number; usageRowsRolledUp: number }
 
 /**
- * Store retention (issue 17: churned keys and test events grew the store by 146 GB a day), run at start and hourly:
+ * Store retention (churned keys and test events grew the store by 146 GB a day), run at start and hourly:
  * expired sessions deleted; webhook test events past `testEventHours` deleted; keys revoked more than
  * `revokedKeyDays` ago deleted, their usage folded into the account's `(revoked)` rows; usage minute rows older than
  * `rollupAfterHours` rolled up into one row per hour and cell; usage past `retentionDays` dropped. Each step is one

@@ -192,7 +192,7 @@ export function usageWhere(q: UsageQuery, placeholder: (i: number) => string): {
 
 /**
  * How many usage rows a query would read, up to `cap` (both stores, with `$n` or `?` placeholders): the inner
- * LIMIT stops the scan at `cap` rows (issue 17: a refused analytics query costs one bounded count, not a read).
+ * LIMIT stops the scan at `cap` rows (a refused analytics query costs one bounded count, not a read).
  * The same filters as the read, unordered (a count needs no order), so the same index answers it.
  */
 export function usageCountSql(q: Omit<UsageQuery, 'limit' | 'after'>, cap: number, placeholder: (i: number) => string): { sql: string; values: unknown[] } {
@@ -201,7 +201,7 @@ export function usageCountSql(q: Omit<UsageQuery, 'limit' | 'after'>, cap: numbe
   return { sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM usage_minutes WHERE ${parts.join(' AND ')} LIMIT ${placeholder(values.length)}) AS capped`, values };
 }
 
-/** Requests, errors and units of a usage query's rows, added up (both stores; issue 22's alert checker). */
+/** Requests, errors and units of a usage query's rows, added up (both stores; the alert checker). */
 export function usageSumSql(q: Omit<UsageQuery, 'limit' | 'after'>, placeholder: (i: number) => string): { sql: string; values: unknown[] } {
   const { parts, values } = usageFilters({ ...q, after: undefined }, placeholder);
   return {
@@ -229,7 +229,7 @@ export const USAGE_UPSERT = `ON CONFLICT (minute, key_id, network, method, code)
       l3 = usage_minutes.l3 + excluded.l3, l4 = usage_minutes.l4 + excluded.l4, l5 = usage_minutes.l5 + excluded.l5`;
 
 /**
- * One hour's roll-up (issue 17), as both stores run it with the hour's first minute `$h` and the next hour `$n`:
+ * One hour's roll-up, as both stores run it with the hour's first minute `$h` and the next hour `$n`:
  * the minutes after `HH:00` folded into the `HH:00` row of their cell, then deleted.
  */
 export function usageRollupSql(h: string, n: string): { fold: string; drop: string } {
@@ -242,7 +242,7 @@ export function usageRollupSql(h: string, n: string): { fold: string; drop: stri
 }
 
 /**
- * Usage of pruned revoked keys (issue 17), as both stores run it with the account `$a` and a key-id list condition:
+ * Usage of pruned revoked keys, as both stores run it with the account `$a` and a key-id list condition:
  * folded into the account's `(revoked)` rows, then deleted.
  */
 export function revokedUsageSql(a: string, keys: string, group: string): { fold: string; drop: string } {

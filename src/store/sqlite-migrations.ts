@@ -91,10 +91,10 @@ export const sqliteMigrations: string[] = [
      PRIMARY KEY (account_id, month)
    ) WITHOUT ROWID;`,
 
-  // 4: keys per account, by plan (issue 10: an account could make thousands).
+  // 4: keys per account, by plan (an account could make thousands).
   `ALTER TABLE plans ADD COLUMN max_keys INTEGER NOT NULL DEFAULT 100 CHECK (max_keys >= 1);`,
 
-  // 5: usage per key, network, method and outcome per minute (analytics), and dashboard sessions (issue 12).
+  // 5: usage per key, network, method and outcome per minute (analytics), and dashboard sessions.
   `CREATE TABLE usage_minutes (
      minute TEXT NOT NULL,
      account_id TEXT NOT NULL,
@@ -118,7 +118,7 @@ export const sqliteMigrations: string[] = [
    );
    CREATE INDEX sessions_account ON sessions (account_id);`,
 
-  // 6: webhooks and their outbox of events (issue 13): an event is written before it is sent, and marked when a
+  // 6: webhooks and their outbox of events: an event is written before it is sent, and marked when a
   // delivery was acknowledged, so a restart loses nothing and sends nothing twice that was acknowledged.
   `CREATE TABLE webhooks (
      id TEXT PRIMARY KEY,
@@ -156,7 +156,7 @@ export const sqliteMigrations: string[] = [
   // 7: each webhook's oldest pending event found by index (a claim looks at one event per webhook, not at the backlog).
   `CREATE INDEX webhook_events_head ON webhook_events (webhook_id, status, seq);`,
 
-  // 8 (issue 17): analytics read an account's rows in pages, in row order, by index (the old index sorted only by
+  // 8: analytics read an account's rows in pages, in row order, by index (the old index sorted only by
   // minute); retention finds what it prunes by index: revoked keys, expired sessions, webhook test events.
   `CREATE INDEX usage_minutes_account_rows ON usage_minutes (account_id, minute, key_id, network, method, code);
    DROP INDEX usage_minutes_account;
@@ -164,10 +164,10 @@ export const sqliteMigrations: string[] = [
    CREATE INDEX sessions_expiry ON sessions (expires_at);
    CREATE INDEX webhook_events_test ON webhook_events (created_at) WHERE type = 'webhook.test';`,
 
-  // 9 (issue 17): webhooks per account, by plan (250 were made in 29 s, each one work on every block).
+  // 9: webhooks per account, by plan (250 were made in 29 s, each one work on every block).
   `ALTER TABLE plans ADD COLUMN max_webhooks INTEGER NOT NULL DEFAULT 20 CHECK (max_webhooks >= 0);`,
 
-  // 10 (issue 17): the outbox in numbers without a scan (every /metrics scrape and /analytics/webhooks counted every
+  // 10: the outbox in numbers without a scan (every /metrics scrape and /analytics/webhooks counted every
   // tenant's events: 2.6 s at 2 million). A row of counters per webhook, kept by triggers in the transaction of every
   // write to webhook_events (insert, attempt, prune, the cascade of a webhook's or account's deletion), filled once
   // from the rows there; the oldest waiting event of a webhook is the first entry of an index.
@@ -205,16 +205,16 @@ export const sqliteMigrations: string[] = [
      WHERE webhook_id = OLD.webhook_id;
    END;`,
 
-  // 11 (issue 20): WebSocket subscriptions per key and per account, by plan (each is work on every block or log).
+  // 11: WebSocket subscriptions per key and per account, by plan (each is work on every block or log).
   `ALTER TABLE plans ADD COLUMN subscriptions_per_key INTEGER NOT NULL DEFAULT 100 CHECK (subscriptions_per_key >= 0);
    ALTER TABLE plans ADD COLUMN subscriptions_per_account INTEGER NOT NULL DEFAULT 500 CHECK (subscriptions_per_account >= 0);`,
 
-  // 12 (issue 22): the deliveries view shows each event's last attempt: when, how long, and the start of the receiver's answer.
+  // 12: the deliveries view shows each event's last attempt: when, how long, and the start of the receiver's answer.
   `ALTER TABLE webhook_events ADD COLUMN last_attempt_at TEXT;
    ALTER TABLE webhook_events ADD COLUMN last_duration_ms INTEGER;
    ALTER TABLE webhook_events ADD COLUMN last_response TEXT;`,
 
-  // 13 (issue 22): team members of an account with a role, single-use tokens (invitations, password resets; only
+  // 13: team members of an account with a role, single-use tokens (invitations, password resets; only
   // their SHA-256 kept), the member a session is of, and the mail outbox (written before it is sent, like webhooks').
   `CREATE TABLE members (
      id TEXT PRIMARY KEY,
@@ -260,7 +260,7 @@ export const sqliteMigrations: string[] = [
    CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at) WHERE sent_at IS NULL;
    CREATE INDEX mail_outbox_created ON mail_outbox (created_at);`,
 
-  // 14 (issue 22): alert settings per account, and the alerts that fired (one row per crossing: its primary key is what
+  // 14: alert settings per account, and the alerts that fired (one row per crossing: its primary key is what
   // makes several instances send an alert once).
   `CREATE TABLE alert_settings (
      account_id TEXT PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,

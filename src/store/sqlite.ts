@@ -161,7 +161,7 @@ export class SqliteStore implements Store {
       pruneWebhookEvents: db.prepare<[string]>("DELETE FROM webhook_events WHERE status = 'delivered' AND delivered_at < ?"),
       webhookEventsById: db.prepare<[string], Row>('SELECT * FROM webhook_events WHERE id IN (SELECT value FROM json_each(?)) ORDER BY webhook_id, seq'),
       // The maintained counters (migration 10), one row per webhook: nothing here reads the events but the first
-      // waiting one of a webhook that has any, by index (issue 17: this counted every tenant's events).
+      // waiting one of a webhook that has any, by index (this counted every tenant's events).
       webhookStats: db.prepare<[], Row>(`${WEBHOOK_STATS_SQL} WHERE c.events > 0 ORDER BY c.webhook_id`),
       webhookStatsOf: db.prepare<[string], Row>(`${WEBHOOK_STATS_SQL} WHERE w.account_id = ? AND c.events > 0 ORDER BY c.webhook_id`),
     };

@@ -628,7 +628,7 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         assert.deepEqual(await store.listWebhookEvents('w1', 10), [], 'its events went with it');
       });
 
-      test('an attempt keeps when it began, how long it took and the start of the answer (issue 22: the deliveries view)', async () => {
+      test('an attempt keeps when it began, how long it took and the start of the answer (the deliveries view)', async () => {
         await store.createPlan(freePlan);
         const acct = (await store.createAccount(newAccount())).id;
         // An account kind has no network: stored as ''.
@@ -675,7 +675,7 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
         assert.deepEqual((await store.claimWebhookEvents('A', T(22), T(26), 10)).map((e) => e.id), ['b1'], 'let go by B at 21 s, taken by A at 22 s (a2 renewed by B)');
       });
 
-      test('the outbox in numbers equals a recount of its events after every kind of write (issue 17: counters, not scans)', async () => {
+      test('the outbox in numbers equals a recount of its events after every kind of write (counters, not scans)', async () => {
         await store.createPlan(freePlan);
         const a = (await store.createAccount(newAccount())).id;
         const b = (await store.createAccount(newAccount())).id;
@@ -739,7 +739,7 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
       });
     });
 
-    describe('usage roll-up, paging and retention (issue 17)', () => {
+    describe('usage roll-up, paging and retention', () => {
       const row = (over: Partial<UsageMinute> = {}): UsageMinute => ({
         minute: '2026-03-01T10:00', accountId: 'acc-1', keyId: 'key-1', network: 'mainnet', method: 'eth_call', code: 0,
         requests: 1, computeUnits: 26, latencyMsSum: 3, latency: [1, 0, 0, 0, 0, 0], ...over,
@@ -865,7 +865,7 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, opt
       });
     });
 
-    describe('usage filters and alerts (issue 22)', () => {
+    describe('usage filters and alerts', () => {
       const row = (over: Partial<UsageMinute> = {}): UsageMinute => ({
         minute: '2026-03-01T10:00', accountId: 'acc-1', keyId: 'key-1', network: 'mainnet', method: 'eth_call', code: 0,
         requests: 1, computeUnits: 26, latencyMsSum: 3, latency: [1, 0, 0, 0, 0, 0], ...over,

@@ -53,18 +53,18 @@ export interface UsageQuery {
   method?: string;
   /** Issue 22: answered with a result (`ok`, code 0), with any error (`error`), or with this code. */
   status?: UsageStatus;
-  /** A page (issue 17: analytics read in bounded pages): at most `limit` rows, in row order, after the row `after`. */
+  /** A page (analytics read in bounded pages): at most `limit` rows, in row order, after the row `after`. */
   limit?: number;
   after?: UsageCursor;
 }
 
-/** An outcome filter of usage (issue 22): results, errors, or one code (JSON-RPC error codes are what rows keep). */
+/** An outcome filter of usage: results, errors, or one code (JSON-RPC error codes are what rows keep). */
 export type UsageStatus = 'ok' | 'error' | number;
 
 /** Requests, errors and units of a range of usage rows, added up (the alert checker's error rate). */
 export interface UsageSums { requests: number; errors: number; computeUnits: number }
 
-/** An account's alert settings (issue 22): quota thresholds in percent of the plan's month, and an error-rate alert. */
+/** An account's alert settings: quota thresholds in percent of the plan's month, and an error-rate alert. */
 export interface AlertSettings {
   quotaPercents: number[];
   /** Alert when errors are at least `percent` % of at least `minRequests` calls over the last `minutes`; null: off. */
@@ -76,7 +76,7 @@ export interface AlertSettings {
 export type AlertKind = 'quota' | 'errorRate';
 
 /**
- * One alert that fired (issue 22): unique by account, kind, threshold and period, so an instance that writes it
+ * One alert that fired: unique by account, kind, threshold and period, so an instance that writes it
  * first is the only one to send it. Period: the month (`YYYY-MM`) of a quota alert; for an error-rate alert,
  * `open` while the rate stays above (re-armed by closing it: its period becomes the time it fired).
  */
@@ -94,7 +94,7 @@ export interface FiredAlert {
 export type UsageCursor = Pick<UsageMinute, 'minute' | 'keyId' | 'network' | 'method' | 'code'>;
 
 /**
- * Usage kept under no real key (issue 17): of keys pruned after their revocation (`(revoked)`), and of calls past
+ * Usage kept under no real key: of keys pruned after their revocation (`(revoked)`), and of calls past
  * the recorder's cells per account and minute (`(other)`). The account is part of the id because rows are keyed by
  * key id (two accounts' `(revoked)` rows must not add up); reports show the part before the colon.
  */
@@ -104,7 +104,7 @@ export const groupKeyId = (group: '(revoked)' | '(other)', accountId: string) =>
 export interface Session {
   idHash: string;
   accountId: string;
-  /** The member logged in (issue 22); null or absent: the account's own login. */
+  /** The member logged in; null or absent: the account's own login. */
   memberId?: string | null;
   /** The token every change made with this session must carry (X-CSRF-Token). */
   csrf: string;
@@ -182,7 +182,7 @@ export interface WebhookAttempt {
   at: string;
   /** When to try again (ignored when delivered). */
   nextAttemptAt: string;
-  /** How long the attempt took, ms (issue 22: shown in the deliveries view). */
+  /** How long the attempt took, ms (shown in the deliveries view). */
   durationMs?: number;
   /** The start of the receiver's answer (first 2 KB, as text), null when there was none. */
   responseBody?: string | null;
@@ -192,7 +192,7 @@ export type NewMember = Omit<Member, 'createdAt' | 'updatedAt'>;
 export type MemberPatch = Partial<Pick<Member, 'name' | 'role' | 'passwordHash'>>;
 
 /**
- * A single-use token (issue 22): an invitation to join an account, or a password reset. Only its SHA-256 is kept;
+ * A single-use token: an invitation to join an account, or a password reset. Only its SHA-256 is kept;
  * `id` is a separate public handle (to list and withdraw invitations) that opens nothing.
  */
 export interface AccountToken {
@@ -210,7 +210,7 @@ export interface AccountToken {
   usedAt: string | null;
 }
 
-/** One message of the mail outbox (issue 22). `body` is emptied once sent (it carries single-use links). */
+/** One message of the mail outbox. `body` is emptied once sent (it carries single-use links). */
 export interface OutboxMail {
   id: string;
   to: string;
@@ -306,7 +306,7 @@ export interface Store {
   listUsageMinutes(query: UsageQuery): Promise<UsageMinute[]>;
   /**
    * How many rows `listUsageMinutes(query)` would answer, counting no further than `cap`: min(count, cap). By the
-   * same index as the read, and stopping at `cap`, so a range too large to read costs one bounded count (issue 17).
+   * same index as the read, and stopping at `cap`, so a range too large to read costs one bounded count.
    */
   countUsageMinutes(query: Omit<UsageQuery, 'limit' | 'after'>, cap: number): Promise<number>;
   /** Drops usage minutes before `minute` (retention). */
@@ -328,7 +328,7 @@ export interface Store {
   /** The account's fired alerts, newest first. */
   listFiredAlerts(accountId: string, limit: number): Promise<FiredAlert[]>;
   /**
-   * Rolls up one hour (issue 17): the first hour at or after `from` and before `before` that has usage rows; its
+   * Rolls up one hour: the first hour at or after `from` and before `before` that has usage rows; its
    * rows are folded into one row per cell at the hour's first minute (`HH:00`). Answers that hour and how many rows
    * went, or undefined when no such hour has rows. Adds stay exact: a late flush into a rolled hour is a minute row again.
    */
@@ -349,7 +349,7 @@ export interface Store {
    * login, with a member's id only that member's (a password changed or reset, a member removed).
    */
   deleteSessionsOf(accountId: string, memberId?: string | null): Promise<void>;
-  /** Keeps the account's `keep` newest live sessions and deletes the rest, expired ones included (issue 17). */
+  /** Keeps the account's `keep` newest live sessions and deletes the rest, expired ones included. */
   trimSessions(accountId: string, keep: number): Promise<void>;
 
   // Issue 22: members, tokens, mail outbox

@@ -1,5 +1,5 @@
 /**
- * The outbox in numbers at scale (issue 17: every /metrics scrape and /analytics/webhooks counted every tenant's
+ * The outbox in numbers at scale (every /metrics scrape and /analytics/webhooks counted every tenant's
  * events, 2.6 s at 2 million). On SQLite and PostgreSQL: the counters are filled from the events already there when
  * the migration runs, and a read of every tenant's numbers costs the same with 2,000 events as with 500,000, because
  * its plan reads no event but each webhook's oldest waiting one, by index. The suite writes 10,000 events after the

@@ -68,7 +68,7 @@ const KEPT_BLOCKS = 128;
 const READ_TIMEOUT_MS = 10_000;
 
 /**
- * One network's feed (issue 20): the chain module's `block`, `reorg` and `transaction` events, turned into
+ * One network's feed: the chain module's `block`, `reorg` and `transaction` events, turned into
  * notifications for every subscriber of the network. A block's header and logs are read from the node once,
  * whatever the number of subscribers, never by a subscription per client to the node. Blocks are handled one at a
  * time, in the order the chain gives them (each canonical block once, in order; after a reorganisation the dropped

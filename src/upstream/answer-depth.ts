@@ -1,7 +1,7 @@
 import { stringEnd } from '../json/string-end.ts';
 
 /**
- * Most arrays/objects nested in a node's answer (issue 17): a node answering a 200,000-deep result was passed on,
+ * Most arrays/objects nested in a node's answer: a node answering a 200,000-deep result was passed on,
  * and a client (or the gateway's own JSON.stringify, ~10,000 deep) overflows its stack on it. No Ethereum answer
  * comes near: a callTracer frame nests 2 levels per call, and the EVM's call depth is 1,024 (a trace of it: ~2,050).
  * Hence the bound is generous for traces and far below what breaks a client's recursive parser.

@@ -21,7 +21,7 @@ interface Pending {
   method: string;
   params: unknown[];
   timeoutMs: number;
-  /** Aborted when the call's budget ends or its caller is gone: its node request is aborted (issue 18). */
+  /** Aborted when the call's budget ends or its caller is gone: its node request is aborted. */
   signal: CallSignal | undefined;
   /** A light read (CallOptions.light): alone in its tick, it may share a node request with other callers'. */
   light: boolean;
@@ -60,7 +60,7 @@ function parseAnswer(text: string): any {
   return msg;
 }
 
-/** A bad answer (issue 17): nested deeper than any Ethereum answer, it would overflow a client's stack. */
+/** A bad answer: nested deeper than any Ethereum answer, it would overflow a client's stack. */
 const tooDeep = () => new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `the node answered with a result nested deeper than ${MAX_ANSWER_DEPTH}` });
 
 /**
@@ -134,10 +134,10 @@ export class HttpUpstream implements Upstream {
    * A light read (`opts.light`) alone in its tick (a single request's call) waits a little longer, to the end of the
    * event loop's turn (setImmediate), and goes together with every other caller's such reads of that turn: under
    * load, the single requests read off many connections in one turn cost the node one HTTP request, not one each
-   * (issue 23: about twice the rate of distinct uncached reads in front of anvil). Alone in its turn, it goes alone.
+   * (about twice the rate of distinct uncached reads in front of anvil). Alone in its turn, it goes alone.
    * With no node request in flight (a client alone: concurrency 1) it goes at once, with nothing to share: sent from
    * the end of the turn, it waited a whole turn more, since undici writes a request on a reused connection only after
-   * the next poll for its bytes (its idle-socket check), an extra poll and wake-up per call (issue 23).
+   * the next poll for its bytes (its idle-socket check), an extra poll and wake-up per call.
    */
   call(method: string, params: unknown[], timeoutMs: number, opts?: CallOptions): Promise<UpstreamAnswer> {
     const signal = opts?.signal;

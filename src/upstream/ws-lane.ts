@@ -53,7 +53,7 @@ interface Waiter {
 }
 
 /**
- * One persistent WebSocket to a node, for its light reads (issue 23). Over HTTP, each call is a request undici
+ * One persistent WebSocket to a node, for its light reads. Over HTTP, each call is a request undici
  * builds and a response it parses (llhttp, headers, a socket checked out of the pool and back): about 68k
  * instructions a call more than the same call over one WebSocket (docs/performance.md, "Instructions a request"),
  * and the node's own HTTP work on top. Over the lane a call is one frame each way, matched by its JSON-RPC id.

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { NewWebhookEvent, Store } from '../store/store.ts';
 
 /**
- * Writes an account-level event (kind `usage.threshold`: issue 22's alerts) to the outbox of each of the account's
+ * Writes an account-level event (kind `usage.threshold`: the usage alerts) to the outbox of each of the account's
  * webhooks of that kind that is not disabled (a paused one keeps it for its resume), and answers to how many
  * webhooks (an event already there is not written twice). `what` fixes the event's id (e.g. `quota|90|2026-11`): several instances writing the same crossing write
  * it once. Delivery then sends it like any other event; the body has the usual shape, with `network: null`.

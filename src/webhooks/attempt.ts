@@ -3,7 +3,7 @@ import { checkTarget, TargetRefused, type Resolve } from './target-guard.ts';
 
 /** Bytes of a receiver's answer read at most (only its status matters; the rest is for the delivery log). */
 const MAX_ANSWER_BYTES = 4096;
-/** Bytes of the answer kept for the deliveries view (issue 22: the receiver's own words on why it refused). */
+/** Bytes of the answer kept for the deliveries view (the receiver's own words on why it refused). */
 export const KEPT_ANSWER_BYTES = 2048;
 /** Redirects followed per delivery, each to a target checked as the first (http to https, a moved receiver). */
 const MAX_REDIRECTS = 3;
@@ -27,7 +27,7 @@ export interface AttemptOptions {
 }
 
 /**
- * POSTs one signed event to its webhook's target and reads the answer, all within one deadline (issue 17: undici's
+ * POSTs one signed event to its webhook's target and reads the answer, all within one deadline (undici's
  * headersTimeout and bodyTimeout bound the gap between chunks, so a receiver trickling a byte every 4 s held a
  * delivery for minutes). A redirect is followed (up to 3, the same signed POST again) only to a target that passes
  * the same checks.

@@ -50,7 +50,7 @@ const BUSY_BATCH = 4;
  * opens (the name resolved and each answer checked, then the socket dialled to that address), so a name that
  * resolves inside at delivery time is refused then, before any socket, and cannot change between check and connect.
  *
- * Each delivery runs in its own slot (issue 17: deliveries ran in rounds that waited for every one of them, so one
+ * Each delivery runs in its own slot (deliveries ran in rounds that waited for every one of them, so one
  * slow receiver held every other webhook): a webhook has at most one event in flight (its head, leased: in order),
  * all webhooks together at most `webhooks.concurrency`, and a slot is refilled as soon as its attempt ends, which
  * is at the latest `webhooks.timeoutMs` after it began (the whole attempt: attempt.ts). A slow receiver delays only
@@ -78,8 +78,8 @@ export class WebhookDelivery {
 
   constructor(private readonly store: Store, private readonly opts: DeliveryOptions, private readonly log: Logger, private readonly pacer = new Pacer()) {
     this.resolve = opts.resolve ?? systemResolve;
-    // Not max(leaseMs, timeoutMs + margin) as before issue 21: a long receiver time-out made every lease long, and a
-    // dead instance's events waited that long for another. The heartbeat keeps an attempt's lease while it runs.
+    // Not max(leaseMs, timeoutMs + margin): a long receiver time-out would make every lease long, and a
+    // dead instance's events would wait that long for another. The heartbeat keeps an attempt's lease while it runs.
     this.heartbeat = new LeaseHeartbeat(store, this.owner, opts.leaseMs, opts.leaseRenewMs, log);
     const guard = (this.guard = { allowPrivate: opts.allowPrivateTargets, resolve: this.resolve });
     const base = buildConnector({ timeout: opts.timeoutMs });

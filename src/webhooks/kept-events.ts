@@ -14,7 +14,7 @@ const KEPT_BLOCKS = CHAIN_WINDOW_BLOCKS;
 
 /**
  * What recent blocks gave each webhook (its matching logs, activity, transactions), kept to send them again as
- * removed after a reorganisation, within a byte budget per webhook and in total (issue 17: 128 blocks of 3,000 logs
+ * removed after a reorganisation, within a byte budget per webhook and in total (128 blocks of 3,000 logs
  * per webhook, with no byte budget and never freed on delete, took RSS from 193 MB to 1.3 GB). Kept as the JSON text
  * the events were written with, so its size is known exactly. Anything evicted is not lost: the outbox in the store
  * holds every event written, and the producer reads a dropped block's events back from it.

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Store } from '../store/store.ts';
 
 /**
- * Keeps the leases of the webhook events this instance is delivering alive (issue 21): a lease is short
+ * Keeps the leases of the webhook events this instance is delivering alive: a lease is short
  * (`webhooks.leaseMs`, 4 s), so the events of an instance that died go to another within that, and while an attempt
  * is in flight its lease is moved on every `webhooks.leaseRenewMs`. A long receiver time-out therefore does not make
  * the lease long: only an instance that is alive and still sending holds an event past `leaseMs`.

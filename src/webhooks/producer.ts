@@ -9,7 +9,7 @@ import { driverCause, writeFaultOf } from '../store/write-fault.ts';
 import { EventBatches } from './event-batches.ts';
 import { KeptEvents, type KeptBudget } from './kept-events.ts';
 
-/** The kinds of webhooks (docs/decisions.md §10; `usage.threshold`: issue 22's alerts). */
+/** The kinds of webhooks (docs/decisions.md §10; `usage.threshold`: the usage alerts). */
 export const WEBHOOK_KINDS = ['block.mined', 'logs', 'address.activity', 'transaction.mined', 'usage.threshold'] as const;
 /**
  * Kinds whose events come from the account, not from a chain (the alerts checker writes them: account-events.ts):
@@ -47,7 +47,7 @@ export class WebhookProducer {
   /** Per webhook (but block.mined): what each block gave it, by block hash (for the removed events of a reorganisation). */
   readonly kept: KeptEvents;
   /**
-   * The chain webhooks that are not disabled, read once and kept (issue 17: every block read every tenant's webhooks from
+   * The chain webhooks that are not disabled, read once and kept (every block read every tenant's webhooks from
    * the store); read again when this instance changes one (refresh) and at least every HOOKS_TTL_MS.
    */
   private hooks: { list: Webhook[]; at: number } | undefined;

@@ -13,7 +13,7 @@ export class TargetRefused extends Error {
 
 /**
  * Address ranges a webhook may never reach unless the operator allows them: this machine and its networks.
- * IPv6 forms that carry an IPv4 address are judged as what they reach (issue 17: `[::127.0.0.1]` got through):
+ * IPv6 forms that carry an IPv4 address are judged as what they reach (`[::127.0.0.1]` got through):
  * IPv4-mapped `::ffff:a.b.c.d` is the IPv4 address itself; IPv4-compatible `::a.b.c.d` (::/96, deprecated by
  * RFC 4291, but some stacks still route it to the IPv4 address), NAT64 (64:ff9b::/96, 64:ff9b:1::/48), SIIT
  * (::ffff:0:0:0/96), 6to4 (2002::/16) and Teredo (2001::/32) are tunnels or translators to an IPv4 address chosen by

@@ -1,5 +1,5 @@
 /**
- * The options of each webhook kind, checked when a webhook is made or changed (issue 22: a `logs` address "0x123"
+ * The options of each webhook kind, checked when a webhook is made or changed (a `logs` address "0x123"
  * was accepted and could never match). A problem names the field it is in (`options.addresses[0]`), so the API's
  * error and the dashboard's form point at it.
  */

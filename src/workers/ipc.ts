@@ -1,5 +1,5 @@
 /**
- * Calls from a worker to the primary over the cluster's IPC channel (`nodegate start --workers N`, issue 21): the
+ * Calls from a worker to the primary over the cluster's IPC channel (`nodegate start --workers N`): the
  * primary keeps the state the workers share (the memory variants of the rate limiter, filter store, heads and login
  * back-off) and answers each call with what the same call on one process would answer. The primary also tells the
  * workers of events (a higher head, a chain that restarted) by topic.

@@ -6,7 +6,7 @@ import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
 import type { PrimaryServer } from './ipc.ts';
 
 /**
- * What the workers of one machine share, kept in the primary (`--workers N`, issue 21): what Redis keeps for
+ * What the workers of one machine share, kept in the primary (`--workers N`): what Redis keeps for
  * instances in cluster mode, here in the memory variants one process uses, so that N workers decide exactly as one
  * process would: one bucket per account, one set of filters, one head per network, one login back-off.
  */

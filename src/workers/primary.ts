@@ -39,7 +39,7 @@ export interface WorkerStart {
 }
 
 /**
- * `nodegate start --workers N` (issue 21): one port served by N processes. The primary serves no request itself: it
+ * `nodegate start --workers N`: one port served by N processes. The primary serves no request itself: it
  * makes the store ready (migrations, first-start accounts and key, whose secrets one worker prints once), runs the
  * embedded chains (their anvils and journals, served to the workers by chain-server.ts), keeps the state the
  * workers share (primary-state.ts: limits, filters, heads, login back-off, as Redis does for instances), starts the

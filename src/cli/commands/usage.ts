@@ -21,7 +21,7 @@ export const USAGE_COMMANDS: Record<string, Subcommand> = {
       const now = Date.now();
       const from = minuteOf(now - hours * HOURS);
       const to = minuteOf(now + 60_000);
-      // An account that does not exist is an error, not a report of zeros (issue 22).
+      // An account that does not exist is an error, not a report of zeros.
       const ref = str(v, 'account');
       const accountId = ref === undefined ? undefined : (await findAccount(cx, ref)).id;
       const s = str(v, 'status');

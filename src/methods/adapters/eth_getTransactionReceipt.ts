@@ -1,7 +1,7 @@
 import type { Adapter } from './adapter.ts';
 
 /**
- * anvil adds `blockTimestamp` to receipts as a JSON number; geth (since 1.16.1, go-ethereum issue 32120) and
+ * anvil adds `blockTimestamp` to receipts as a JSON number; geth (since 1.16.1, ethereum/go-ethereum#32120) and
  * the logs in the same receipt give it as a QUANTITY. Only a numeric one is rewritten.
  */
 export const eth_getTransactionReceipt: Adapter = async (method, params, next) => {

@@ -5,7 +5,7 @@ import type { Next } from './adapter.ts';
  * anvil without `--steps-tracing` answers the default struct logger of debug_traceTransaction and
  * debug_traceBlockBy* with `structLogs: []` (gas, failed and returnValue right), while its debug_traceCall gives
  * the full steps. The embedded chain runs without the flag (it made anvil take ~1.6 s to mine a block of 3,000
- * logs, holding every read meanwhile; issue 17), so a mined transaction's steps are had by executing it again
+ * logs, holding every read meanwhile), so a mined transaction's steps are had by executing it again
  * with debug_traceCall against the state just before it: its block's parent, plus the changes of the block's
  * earlier transactions (prestateTracer in diffMode, as stateOverrides), in its block's context (blockOverrides).
  * Measured on anvil 1.7.1: the steps equal those anvil gives with the flag, first in a block or not.

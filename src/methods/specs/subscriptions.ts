@@ -1,7 +1,7 @@
 import { READ, type MethodSpec } from '../method-spec.ts';
 
 /**
- * geth's pub/sub (issue 20): answered by the gateway itself over a WebSocket, from the chain module's events
+ * geth's pub/sub: answered by the gateway itself over a WebSocket, from the chain module's events
  * (src/subscriptions/); over HTTP, -32601 "notifications not supported", as geth says it. Not on the allowed list
  * (docs/decisions.md §4 names the HTTP methods): every network's table has them (`socket`).
  * Cost: a subscription is work on every block for as long as it lives, as a filter is (20); ending one is cheap.

@@ -1,5 +1,5 @@
 // @ts-check
-// A form of labelled fields with the behaviour every form of the dashboard needs (issue 22): checks in the page
+// A form of labelled fields with the behaviour every form of the dashboard needs: checks in the page
 // name every problem at once, next to its field; while the request runs the submit button is disabled and
 // aria-busy (logins take seconds: users clicked twice); the server's error goes next to the field it names, in
 // human words, and the focus goes to that field; other errors appear beside the button, not at the top of the page.

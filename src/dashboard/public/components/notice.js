@@ -1,5 +1,5 @@
 // @ts-check
-// Page-level messages: a part of the page that the server cannot give yet (a route of issue 22 that this gateway
+// Page-level messages: a part of the page that the server cannot give yet (a route that this gateway
 // does not have) says so plainly instead of failing, and a failed load says what failed.
 import { ApiFailure } from '../lib/api.js';
 import { h } from '../lib/dom.js';

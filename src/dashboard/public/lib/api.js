@@ -24,7 +24,7 @@ export class ApiFailure extends Error {
     this.field = body?.error?.field;
   }
 
-  /** A route this server does not have yet (issue 22 parts that are not deployed): 404 with the API's not_found of a route. */
+  /** A route this server does not have yet (one not deployed on it): 404 with the API's not_found of a route. */
   get missingRoute() {
     return this.status === 404 && this.message.startsWith('no route');
   }

@@ -1,7 +1,7 @@
 // @ts-check
 // The shapes the dashboard reads from the API, as JSDoc types. Where the server has the type, it is imported from
-// the server's own module (src/store/model.ts, src/store/store.ts, src/dashboard/facts.ts); the shapes of the issue 22
-// routes that other modules are adding are written from the shared contract (/api/v1, docs/api.md).
+// the server's own module (src/store/model.ts, src/store/store.ts, src/dashboard/facts.ts); the shapes of the team,
+// alert and delivery routes that other modules are adding are written from the shared contract (/api/v1, docs/api.md).
 
 /** @typedef {import('../../facts.ts').DashboardFacts} Facts */
 /** @typedef {import('../../../store/model.ts').Plan} Plan */

@@ -1,6 +1,6 @@
 // @ts-check
 // Actions on a webhook shared by the list and the detail page: a test event with its feedback, and the secret's
-// rotation (POST /webhooks/{id}/secret; a gateway before issue 22 has it as /rotate-secret).
+// rotation (POST /webhooks/{id}/secret; an older gateway has it as /rotate-secret).
 import { api, ApiFailure } from './api.js';
 
 /** @param {string} id @returns {Promise<string>} the new secret */

@@ -60,7 +60,7 @@ export async function usagePage(ctx, operator = false) {
         r = /** @type {UsageReport} */ (await api('GET', `${base}${query(f)}`));
         note.hidden = true;
       } catch (err) {
-        // A gateway without the method and status filters (issue 22) refuses them by name: say so, show the rest.
+        // A gateway without the method and status filters refuses them by name: say so, show the rest.
         if (!(err instanceof ApiFailure && (err.field === 'method' || err.field === 'status'))) throw err;
         note.textContent = 'Filtering by method or outcome needs a newer Nodegate on this gateway; showing the usage without those filters.';
         note.hidden = false;
