@@ -1,22 +1,11 @@
 #!/usr/bin/env node
-import { groupUsage, runCommand, takeWord } from './command.ts';
-import { accounts, ACCOUNT_COMMANDS } from './commands/accounts.ts';
-import { CONFIG_COMMANDS, configCommand } from './commands/config.ts';
-import { keys, KEY_COMMANDS } from './commands/keys.ts';
-import { PLAN_COMMANDS, plans } from './commands/plans.ts';
-import { START } from './commands/start.ts';
-import { usage, USAGE_COMMANDS } from './commands/usage.ts';
-import { webhooks, WEBHOOK_COMMANDS } from './commands/webhooks.ts';
+import { groupUsage, runCommand, runGroup, takeWord } from './command.ts';
 import { describeError, UsageError } from './errors.ts';
+import { GROUPS, START } from './groups.ts';
 
 const USAGE = `  nodegate ${START.usage}
       ${START.summary}
-${groupUsage('config', CONFIG_COMMANDS)}
-${groupUsage('plans', PLAN_COMMANDS)}
-${groupUsage('accounts', ACCOUNT_COMMANDS)}
-${groupUsage('keys', KEY_COMMANDS)}
-${groupUsage('usage', USAGE_COMMANDS)}
-${groupUsage('webhooks', WEBHOOK_COMMANDS)}
+${Object.entries(GROUPS).map(([group, table]) => groupUsage(group, table)).join('\n')}
 
 Every command takes --config FILE (or NODEGATE_CONFIG) and the environment overrides (NODEGATE_DATA_DIR,
 DATABASE_URL...), and works on the store the gateway uses; see docs/cli.md and docs/configuration.md.
@@ -24,12 +13,7 @@ Exit status: 0 done, 1 not found or refused by what is stored, 2 wrong command, 
 
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   start: (argv) => runCommand('start', `  nodegate ${START.usage}`, START, argv),
-  config: configCommand,
-  plans,
-  accounts,
-  keys,
-  usage,
-  webhooks,
+  ...Object.fromEntries(Object.entries(GROUPS).map(([group, table]) => [group, (argv: string[]) => runGroup(group, table, argv)])),
 };
 
 async function main(argv: string[]): Promise<number> {

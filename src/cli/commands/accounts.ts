@@ -1,7 +1,7 @@
 import { ValidationError } from '../../accounts/errors.ts';
 import type { TeamService } from '../../accounts/team.ts';
 import { MEMBER_ROLES, type Account, type Role } from '../../store/model.ts';
-import { JSON_FLAG, runGroup, type Subcommand, type Values } from '../command.ts';
+import { JSON_FLAG, type Subcommand, type Values } from '../command.ts';
 import { findAccount, withStore, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { gatewayUrl } from '../store-guard.ts';
@@ -140,5 +140,3 @@ async function teamOf(cx: Context): Promise<TeamService> {
   const mail = new MailOutbox(cx.store, Boolean(config.mail.smtp.host), pino({ level: 'warn' }, pino.destination(2)));
   return new TeamService(cx.store, cx.accounts, mail, teamOptions(config, () => gatewayUrl(config)));
 }
-
-export const accounts = (argv: string[]) => runGroup('accounts', ACCOUNT_COMMANDS, argv);

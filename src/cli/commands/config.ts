@@ -1,4 +1,4 @@
-import { runGroup, type Subcommand } from '../command.ts';
+import type { Subcommand } from '../command.ts';
 import { describeStore, gatewayUrl } from '../store-guard.ts';
 
 export const CONFIG_COMMANDS: Record<string, Subcommand> = {
@@ -22,5 +22,3 @@ export const CONFIG_COMMANDS: Record<string, Subcommand> = {
     },
   },
 };
-
-export const configCommand = (argv: string[]) => runGroup('config', CONFIG_COMMANDS, argv);

@@ -2,7 +2,7 @@ import { NotFoundError } from '../../accounts/errors.ts';
 import { KEY_TYPES, type Account, type ApiKey, type Permission } from '../../store/model.ts';
 import type { Config } from '../../config/schema.ts';
 import type { ApiKeyPatch } from '../../store/store.ts';
-import { JSON_FLAG, runGroup, type Options, type Subcommand, type Values } from '../command.ts';
+import { JSON_FLAG, type Options, type Subcommand, type Values } from '../command.ts';
 import { findAccount, isId, named, withStore, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { gatewayUrl } from '../store-guard.ts';
@@ -132,5 +132,3 @@ export const KEY_COMMANDS: Record<string, Subcommand> = {
     }),
   },
 };
-
-export const keys = (argv: string[]) => runGroup('keys', KEY_COMMANDS, argv);

@@ -1,7 +1,7 @@
 import type { Plan } from '../../store/model.ts';
 import { PLAN_LIMIT_DEFAULTS, PLAN_LIMITS, REQUIRED_PLAN_LIMITS, type PlanLimit } from '../../config/plan-limits.ts';
 import { StoreConflictError, type PlanPatch } from '../../store/store.ts';
-import { JSON_FLAG, runGroup, type Options, type Subcommand, type Values } from '../command.ts';
+import { JSON_FLAG, type Options, type Subcommand, type Values } from '../command.ts';
 import { named, withStore } from '../context.ts';
 import { integer, nonEmpty, required, someChange, str, toggle } from '../flags.ts';
 import { fields, table } from '../format.ts';
@@ -100,5 +100,3 @@ export const PLAN_COMMANDS: Record<string, Subcommand> = {
     }),
   },
 };
-
-export const plans = (argv: string[]) => runGroup('plans', PLAN_COMMANDS, argv);

@@ -2,7 +2,7 @@ import { report } from '../../analytics/report.ts';
 import { minuteOf } from '../../store/minute.ts';
 import { monthOf } from '../../limits/quota.ts';
 import { UsageError } from '../errors.ts';
-import { JSON_FLAG, runGroup, type Subcommand } from '../command.ts';
+import { JSON_FLAG, type Subcommand } from '../command.ts';
 import { findAccount, withStore } from '../context.ts';
 import { str } from '../flags.ts';
 import { fields, table } from '../format.ts';
@@ -41,5 +41,3 @@ export const USAGE_COMMANDS: Record<string, Subcommand> = {
     }),
   },
 };
-
-export const usage = (argv: string[]) => runGroup('usage', USAGE_COMMANDS, argv);

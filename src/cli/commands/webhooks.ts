@@ -1,4 +1,4 @@
-import { JSON_FLAG, runGroup, type Subcommand } from '../command.ts';
+import { JSON_FLAG, type Subcommand } from '../command.ts';
 import { NotFoundError } from '../../accounts/errors.ts';
 import { withStore } from '../context.ts';
 import { str } from '../flags.ts';
@@ -33,5 +33,3 @@ export const WEBHOOK_COMMANDS: Record<string, Subcommand> = {
     }),
   },
 };
-
-export const webhooks = (argv: string[]) => runGroup('webhooks', WEBHOOK_COMMANDS, argv);
