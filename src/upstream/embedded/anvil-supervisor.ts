@@ -29,9 +29,9 @@ const SETTLE_MS = 5000;
 /**
  * One embedded chain: an anvil process that Nodegate starts, persists, restarts and stops (docs/decisions.md §11).
  * To the rest of the gateway it is just an Upstream; while anvil restarts, calls wait for it (up to their
- * time-out) instead of failing. Its record is the chain journal (issue 17): every accepted transaction and every
- * mined block, appended as they happen, replayed on a fresh anvil at each start; anvil is never asked to dump
- * its state, which stopped it for seconds on event-heavy chains.
+ * time-out) instead of failing. Its record is the chain journal (chain-journal.ts): every transaction the chain takes
+ * and every mined block, on the disk before a sender is answered, replayed on a fresh anvil at each start after the
+ * last checkpoint (chain-checkpoints.ts), so that a start is bounded whatever the chain's history.
  */
 export class AnvilSupervisor implements Upstream {
   readonly label: string;
@@ -280,7 +280,7 @@ export class AnvilSupervisor implements Upstream {
   }
 
   /**
-   * A data directory of the snapshot design (before issue 17): anvil loaded its last snapshot, the old journal's
+   * A data directory of the earlier snapshot design: anvil loaded its last snapshot, the old journal's
    * transactions are sent again, and then every block is written to the chain journal from anvil and the old
    * files removed. Their historical states were only in a final snapshot, as before.
    */

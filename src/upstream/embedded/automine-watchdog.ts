@@ -1,13 +1,13 @@
 import type { Upstream } from '../upstream.ts';
 
 /**
- * anvil's automine can stall after bursts (foundry issue 10122): valid transactions stay pending until
+ * anvil's automine can stall after bursts (foundry-rs/foundry#10122): valid transactions stay pending until
  * another arrives. After each accepted write the watchdog is poked; if transactions still wait `delayMs`
  * later and no block came meanwhile, it re-arms automine (`evm_setAutomine true`): anvil's miner then takes
  * what is ready in the pool, and mines nothing when the pool's transactions are already in a block being mined.
  * It never calls `evm_mine`: a transaction that takes anvil longer than `delayMs` to mine (thousands of logs on
  * a busy machine; 1-2 s with `--steps-tracing`, no longer used) is still in the pool while it is mined, and `evm_mine` then queued an empty block
- * after it (issue 17: 29 transactions gave 34 blocks). Measured on anvil 1.7.1: 30 re-arms during such a
+ * after it (29 transactions gave 34 blocks). Measured on anvil 1.7.1: 30 re-arms during such a
  * mining add no block. No timer runs while nothing is written.
  */
 export class AutomineWatchdog {

@@ -72,7 +72,7 @@ export async function replayChain(node: Upstream, journal: ChainJournal, mode: M
     for (let i = 0; i < 500; i++) {
       const status = (await call('txpool_status', [])) as { pending?: string } | undefined;
       if (Number(status?.pending ?? 0) === 0) break;
-      // automine stalled (foundry issue 10122): re-armed, which mines what is ready and never an empty block.
+      // automine stalled (foundry-rs/foundry#10122): re-armed, which mines what is ready and never an empty block.
       if (i % 50 === 49) await call('evm_setAutomine', [true]);
       await new Promise((res) => setTimeout(res, 20));
     }

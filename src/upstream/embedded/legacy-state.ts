@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Files of the snapshot design (before issue 17): gzipped anvil dumps and a journal of raw transactions. */
+/** Files of the earlier snapshot design: gzipped anvil dumps and a journal of raw transactions. */
 const LEGACY = /^(state(\.prev|\.damaged)?\.json\.gz(\.tmp)?|journal(\.\d+)?\.ndjson|load-state\.json)$/;
 const LEGACY_JOURNAL = /^journal(?:\.(\d+))?\.ndjson$/;
 
