@@ -6,7 +6,8 @@
  * RESTARTS times (default 3): the time to its banner, and what the start loaded (checkpoint) and replayed, are
  * printed each time, with the data directory's size at the end. Not run in CI (about 10 minutes on 2 cores).
  * TRANSFERS=1000 BLOCKS=5000 node --import tsx bench/chain-start.ts
- * CHECKOUT=DIR runs another checkout's source instead (the transfers' rate of an earlier commit, say).
+ * CHECKOUT=DIR runs another checkout's source instead (the transfers' rate of an earlier commit, say); DATA_DIR=DIR
+ * starts an earlier run's data directory and goes to the restarts.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -50,8 +51,15 @@ async function sendAll(ng: NodegateProcess): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  let ng = await startNodegate({ config, env, cwd: CHECKOUT });
+  let ng = await startNodegate({ config, env, cwd: CHECKOUT, dataDir: process.env.DATA_DIR, timeoutMs: 600_000 });
   const { dataDir, key } = ng;
+  if (process.env.DATA_DIR) {
+    // A data directory of an earlier run: its chain is started again as it is.
+    console.log(`start 0 on ${dataDir}: banner after ${ng.startMs} ms; head ${Number(await ng.call('eth_blockNumber'))}`);
+    await new Promise((r) => setTimeout(r, 3000));
+    await ng.stop('SIGTERM', { timeoutMs: 600_000 });
+    return restarts(dataDir, key);
+  }
   console.log(`chain-start: ${TRANSFERS} transfers, then empty blocks up to ${BLOCKS}; data directory ${dataDir}`);
   const ms = await sendAll(ng);
   console.log(`${TRANSFERS} transfers in ${(ms / 1000).toFixed(1)} s (${(TRANSFERS / (ms / 1000)).toFixed(0)}/s); head ${Number(await ng.call('eth_blockNumber'))}`);
@@ -78,6 +86,11 @@ async function main(): Promise<void> {
   console.log(`checkpoints while mining: ${taken.length}: ${taken.slice(-4).join(' | ')}`);
   const stopped = await ng.stop('SIGTERM', { timeoutMs: 600_000 });
   console.log(`stopped at head ${BLOCKS} in ${stopped.ms} ms (exit ${stopped.code})`);
+  await restarts(dataDir, key);
+}
+
+async function restarts(dataDir: string, key: string): Promise<void> {
+  let ng: NodegateProcess;
   for (let i = 1; i <= RESTARTS; i++) {
     ng = await startNodegate({ dataDir, key, config, env, cwd: CHECKOUT, timeoutMs: 600_000 });
     const up = ng.logs().find((l) => l.msg === 'embedded chain up' && l.network === 'mainnet');

@@ -61,9 +61,11 @@ describe('one embedded chain per gateway', { timeout: 180_000 }, () => {
     assert.match(refused, /networks\.mainnet\.upstream/, 'the fix is named');
     assert.equal((await first.call<{ status: string }>('eth_getTransactionReceipt', [hash])).status, '0x1', 'the first serves its chain on');
     // The claim goes with the instance: once it is stopped (or killed, its connection ends), another may run the chain.
+    // On its data directory, so that the anvils the killed instance left are found and stopped.
     await first.stop('SIGKILL', { group: true });
-    const next = await startNodegate({ env, key: first.key });
-    assert.ok(await next.call<string>('eth_blockNumber'));
+    const next = await startNodegate({ env, key: first.key, dataDir: first.dataDir });
+    assert.equal((await next.call<{ status: string }>('eth_getTransactionReceipt', [hash])).status, '0x1');
     await next.stop();
+    rmSync(first.dataDir, { recursive: true, force: true });
   });
 });

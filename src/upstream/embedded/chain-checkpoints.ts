@@ -59,6 +59,10 @@ export class ChainCheckpoints {
         // With mining held, the journal's last block is anvil's head once every block anvil holds is journaled.
         await journalToHead();
         dump = await call('anvil_dumpState', [], DUMP_MS);
+        // No block after it, then or since: the dump holds exactly the journal's chain (a block mined some other
+        // way while mining was held, anvil_mine say, would put blocks in it the journal does not have yet).
+        const next = this.journal.lastBlock + 1;
+        if (await call('eth_getBlockByNumber', [`0x${next.toString(16)}`, false]) !== null) return false;
       } finally {
         if (mode.mining === 'interval') await call('evm_setIntervalMining', [mode.blockTimeSeconds]).catch(() => undefined);
         else await call('evm_setAutomine', [true]).catch(() => undefined);
