@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, describe, test, type TestContext } from 'node:test';
 import { HDNodeWallet } from 'ethers';
 import {
-  anvilProcesses, isRunning, killAll, readAnvilPid, sleep, startNodegate as startProcess, type NodegateProcess, type StartOptions,
+  anvilProcesses, isRunning, killAll, procInfo, readAnvilPid, sleep, startNodegate as startProcess, type NodegateProcess, type StartOptions,
 } from '../helpers/process.ts';
 import { sized } from '../helpers/soak.ts';
 
@@ -194,6 +194,37 @@ describe('durability of the embedded chains', { concurrency: false }, () => {
     assert.ok(now.every((p) => p.ppid === ng2.pid), 'the only anvils of this data dir are the new Nodegate\'s children');
     assert.equal((await ng2.stop('SIGTERM')).code, 0);
     assert.equal(anvilsOf(ng2.dataDir, oldAnvils).length, 0, 'no anvil outlives Nodegate');
+  });
+
+  test('SIGKILL of Nodegate while it replays its journal: the anvil it was replaying into is recorded, and stopped at the next start', async (t) => {
+    // No checkpoint, so that the start replays every block: long enough to be killed in the middle.
+    const config = { limits: { enabled: false }, embedded: { checkpointBlocks: 100_000 } };
+    const ng = await startNodegate({ config });
+    dirs.push(ng.dataDir);
+    const dev = new Sender(wallet(0));
+    const hashes: string[] = [];
+    for (let i = 0; i < 150; i++) hashes.push(await dev.send(ng, { to: RECIPIENT, value: 1n }));
+    assert.equal((await ng.stop('SIGTERM')).code, 0);
+    const before = readAnvilPid(ng.dataDir)?.pid;
+
+    // The next start, killed once its new anvil is named in anvil.pid (written at spawn, before the replay).
+    const starting = startNodegate({ dataDir: ng.dataDir, key: ng.key, config }).then(() => 'started', (err: Error) => err.message);
+    let replaying: { pid: number; gateway: number } | undefined;
+    for (const until = Date.now() + 60_000; !replaying && Date.now() < until; await sleep(5)) {
+      const rec = readAnvilPid(ng.dataDir);
+      const parent = rec && rec.pid !== before ? procInfo(rec.pid)?.ppid : undefined;
+      if (rec && parent && parent !== 1) replaying = { pid: rec.pid, gateway: parent };
+    }
+    assert.ok(replaying, 'the new anvil was named in anvil.pid');
+    process.kill(replaying.gateway, 'SIGKILL');
+    const outcome = await starting;
+    note(t, `gateway killed during its start: ${outcome.split('\n')[0].slice(0, 80)}`);
+    assert.ok(isRunning(replaying.pid), 'the anvil it was replaying into outlived it (what the next start must stop)');
+
+    const ng2 = await startNodegate({ dataDir: ng.dataDir, key: ng.key, config });
+    assert.ok(!isRunning(replaying.pid), 'the next start found it and stopped it');
+    assert.equal((await receipts(ng2, hashes)).filter(Boolean).length, hashes.length, 'every transaction is there');
+    assert.equal((await ng2.stop('SIGTERM')).code, 0);
   });
 
   test('hard crash (Nodegate and its anvils SIGKILLed together): every accepted transaction is there after the restart', async (t) => {
