@@ -1,4 +1,4 @@
-import { closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
@@ -10,16 +10,14 @@ export interface LoadChoice {
 }
 
 /**
- * Crash-safe snapshots of one embedded chain (docs/decisions.md §11). anvil's own `--state` file is overwritten in
- * place and a truncated file stops anvil from starting, so Nodegate keeps its own: the gzipped output of
- * `anvil_dumpState`, written to a temporary file, fsynced, then renamed over `state.json.gz` after the
- * previous good copy has been renamed to `state.prev.json.gz`. A crash at any point leaves a whole file.
+ * The snapshots of one embedded chain as the snapshot design left them (docs/decisions.md §11), read once to bring
+ * the chain into the journal (legacy-state.ts): the gzipped output of `anvil_dumpState` in `state.json.gz`, the
+ * copy it replaced in `state.prev.json.gz`.
  */
 export class SnapshotFiles {
   readonly current: string;
   readonly previous: string;
-  private readonly tmp: string;
-  /** Where a damaged current snapshot is moved, so the next write keeps the good previous one as previous. */
+  /** Where a damaged current snapshot is moved when the previous one is loaded. */
   readonly damagedCopy: string;
   /** Where the snapshot chosen for loading is unpacked: anvil's `--load-state` reads plain JSON. */
   readonly loadFile: string;
@@ -27,23 +25,8 @@ export class SnapshotFiles {
   constructor(readonly dir: string) {
     this.current = join(dir, 'state.json.gz');
     this.previous = join(dir, 'state.prev.json.gz');
-    this.tmp = join(dir, 'state.json.gz.tmp');
     this.damagedCopy = join(dir, 'state.damaged.json.gz');
     this.loadFile = join(dir, 'load-state.json');
-  }
-
-  /** Atomically replaces the current snapshot with `gz`, keeping the one it replaces as the previous. */
-  write(gz: Buffer): void {
-    const fd = openSync(this.tmp, 'w');
-    try {
-      writeSync(fd, gz);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    if (existsSync(this.current)) renameSync(this.current, this.previous);
-    renameSync(this.tmp, this.current);
-    syncDir(this.dir);
   }
 
   /** Whether any snapshot exists (whole or not): then a new, empty chain must never replace them. */
@@ -78,14 +61,5 @@ export class SnapshotFiles {
   /** Removes the unpacked copy once anvil has read it (it can be as large as the JSON of the chain). */
   removeLoadFile(): void {
     rmSync(this.loadFile, { force: true });
-  }
-}
-
-function syncDir(dir: string): void {
-  try {
-    const fd = openSync(dir, 'r');
-    try { fsyncSync(fd); } finally { closeSync(fd); }
-  } catch {
-    // Not every platform can fsync a directory; the rename is still atomic.
   }
 }
