@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { SqliteStore } from '../store/sqlite.ts';
 import type { UsageMinute } from '../store/store.ts';
-import { readUsage, TooManyUsageRowsError, UsageReadGate } from './read-usage.ts';
+import { readUsageRows, TooManyUsageRowsError, UsageReadGate } from './read-usage.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ng-read-usage-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -27,13 +27,14 @@ test('a range of maxRows rows is answered whole; one row more is refused before 
   const q = { from: '2026-03-01T10:00', to: '2026-03-01T11:00', accountId: 'acc-1' };
   const opts = () => ({ maxRows: 1000, gate: new UsageReadGate(), deadline: performance.now() + 30_000 });
 
-  const report = await readUsage(store, q, 'hour', opts());
-  assert.equal(report.totals.requests, 1000, 'exactly maxRows rows: answered, every row counted');
+  let requests = 0;
+  await readUsageRows(store, q, opts(), (r) => { requests += r.requests; });
+  assert.equal(requests, 1000, 'exactly maxRows rows: answered, every row counted');
   assert.equal(pages, 3, 'read in pages of 500 (the last one short)');
 
   pages = 0;
   await store.addUsageMinutes([row(10, 'key-0')]);
-  await assert.rejects(readUsage(store, q, 'hour', opts()), (err) => err instanceof TooManyUsageRowsError && /more than 1000 usage rows/.test(err.message));
+  await assert.rejects(readUsageRows(store, q, opts(), () => {}), (err) => err instanceof TooManyUsageRowsError && /more than 1000 usage rows/.test(err.message));
   assert.equal(pages, 0, 'refused by the count alone');
   await store.close();
 });

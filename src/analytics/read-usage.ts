@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Store, UsageMinute, UsageQuery } from '../store/store.ts';
-import { UsageReport, type Bucket } from './report.ts';
 
 /** Rows read per page: a page takes about a millisecond, so a caller's turn waits at most that long behind one. */
 const PAGE_ROWS = 500;
@@ -56,16 +55,10 @@ export interface ReadUsageOptions {
 }
 
 /**
- * A report of the usage rows of [from, to), read in keyset pages through the gate: bounded in rows (past `maxRows`,
- * TooManyUsageRowsError) and in the event loop's time, and never holding more than one page of rows.
+ * The usage rows of [from, to), read in keyset pages through the gate and each handed to `add` as it comes (the
+ * report and the CSV export fold them their own way): bounded in rows (past `maxRows`, TooManyUsageRowsError) and in
+ * the event loop's time, and never holding more than one page of rows.
  */
-export async function readUsage(store: Store, q: Omit<UsageQuery, 'limit' | 'after'>, bucket: Bucket, opts: ReadUsageOptions) {
-  const report = new UsageReport(q.from, q.to, bucket);
-  await readUsageRows(store, q, opts, (r) => report.add(r));
-  return report.result();
-}
-
-/** The same bounded, paged read, each row handed to `add` as it comes (the CSV export folds them its own way). */
 export async function readUsageRows(store: Store, q: Omit<UsageQuery, 'limit' | 'after'>, opts: ReadUsageOptions, add: (r: UsageMinute) => void): Promise<void> {
   // Counted first, up to one row past the bound, and refused before any page: a refusal found by reading cost
   // ~200 pages and 100,000 rows added up for nothing, as often as a caller asked. The count waits its turn at the

@@ -310,7 +310,7 @@ export const configSchema = section({
      * hosted services allow bursts (RateLimit-Limit is this bucket).
      */
     burstSeconds: num('seconds', { exclusiveMinimum: 0, maximum: 60, default: 10 }),
-    /** Compute units per method, over the method specs' (src/methods/default-costs.ts). */
+    /** Compute units per method, over the method specs' (`cost`, src/methods/specs/). */
     costs: map(int('compute units', { minimum: 0 }), { default: {} }),
     /** Cost of a method that is in neither table (an operator's extra method). */
     defaultCost: int('compute units', { minimum: 0, default: 10 }),

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { privateKeyToAccount } from 'viem/accounts';
 import { catalogue } from '../../src/errors/catalogue.ts';
-import { DEFAULT_COSTS } from '../../src/methods/default-costs.ts';
+import { METHOD_SPECS } from '../../src/methods/specs.ts';
 import { redisSkipReason, REDIS_URL } from '../../src/limits/test-redis.ts';
 import { startAnvil, type TestAnvil } from '../helpers/anvil.ts';
 import { nginxSkipReason, startBalancer, type Balancer } from '../helpers/balancer.ts';
@@ -110,7 +110,7 @@ describe('three instances behind nginx on one PostgreSQL and one Redis', { skip,
     await cli(['accounts', 'create', '--name', 'Tight', '--email', 'tight@example.com', '--plan', 'tight']);
     const tightKey: string = (await cli(['keys', 'create', '--account', 'tight@example.com', '--name', 'volley'])).value;
     assert.match(tightKey, /^ngk_/);
-    const cost = DEFAULT_COSTS.eth_chainId;
+    const cost = METHOD_SPECS.get('eth_chainId')!.cost;
     const burst = TIGHT.cuPerSecond * BURST_SECONDS;
     // What one bucket admits at once (a new account's bucket is full), and what three separate ones would.
     const perBucket = Math.floor(burst / cost);

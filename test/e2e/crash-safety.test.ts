@@ -11,7 +11,7 @@ import { cliCommand, killAll, sleep, startNodegate, tempDataDir, type NodegatePr
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const FLUSH_MS = 250;
-const COST = 5; // eth_chainId, src/methods/default-costs.ts
+const COST = 5; // eth_chainId's cost in its spec (src/methods/specs/)
 const QUOTA = 3000 * COST;
 /** A plan whose monthly quota the usage test spends; the keys test gets one it never meets. */
 const configWith = (cuPerMonth: number) => ({

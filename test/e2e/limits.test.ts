@@ -5,7 +5,7 @@ import { createPublicClient, http } from 'viem';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { offerLoad } from '../helpers/offered-load.ts';
 
-/** Plans small enough to meet in a test, with buckets of one second of their rate (limits.burstSeconds: 1). eth_chainId costs 5 units, eth_blockNumber 10 (src/methods/default-costs.ts). */
+/** Plans small enough to meet in a test, with buckets of one second of their rate (limits.burstSeconds: 1). eth_chainId costs 5 units, eth_blockNumber 10 (their specs, src/methods/specs/). */
 const PLANS = {
   tiny: { name: 'Tiny', cuPerSecond: 10, cuPerMonth: 1_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 10 },
   mini: { name: 'Mini', cuPerSecond: 20, cuPerMonth: 1_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 10 },
