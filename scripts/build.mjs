@@ -1,10 +1,13 @@
 // The product's build, one command for `npm run build` (and `prepare`, which `npm ci` runs) and for the e2e tests'
 // build (scripts/run-tests.mjs): tsc into the output directory, the files that are not TypeScript copied beside it,
 // the configuration's validator precompiled, then a stamp bin/nodegate.mjs compares with src/ to know the build is
-// current. Run: node scripts/build.mjs [outDir]   (dist by default)
+// current. Test support stays out: tsconfig.build.json leaves out `*.test.ts` and `*.contract.ts`, test helpers live in
+// test/helpers/ (outside tsc's rootDir, so a product file that imports one fails the build), and a built file that
+// imports node:test fails it here.
+// Run: node scripts/build.mjs [outDir]   (dist by default)
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 
 const outDir = resolve(process.argv[2] ?? 'dist');
 const steps = [
@@ -18,5 +21,11 @@ for (const step of steps) {
     console.error(`build failed: node ${step.join(' ')}: ${r.error?.message ?? `exit ${r.status ?? r.signal}`}`);
     process.exit(1);
   }
+}
+const testSupport = readdirSync(outDir, { recursive: true })
+  .filter((f) => f.endsWith('.js') && /from ['"]node:test['"]/.test(readFileSync(join(outDir, f), 'utf8')));
+if (testSupport.length > 0) {
+  console.error(`build failed: test support in the build (it imports node:test): ${testSupport.map((f) => relative(process.cwd(), join(outDir, f))).join(', ')}`);
+  process.exit(1);
 }
 writeFileSync(join(outDir, '.built'), `${new Date().toISOString()}\n`);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { pino } from 'pino';
-import { redisSkipReason, REDIS_URL } from '../limits/test-redis.ts';
+import { redisSkipReason, REDIS_URL } from '../../test/helpers/redis.ts';
 import { ClusterHeads } from './cluster-head.ts';
 
 const skip = await redisSkipReason('shared head suite');

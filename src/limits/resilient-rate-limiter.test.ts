@@ -10,7 +10,7 @@ import { openRateLimiter } from './open-rate-limiter.ts';
 import type { RateDecision } from './rate-limiter.ts';
 import { RedisRateLimiter } from './redis-rate-limiter.ts';
 import { ResilientRateLimiter, type SharedRateLimiter } from './resilient-rate-limiter.ts';
-import { REDIS_URL, rawRedis, redisSkipReason, removeKeys, testPrefix } from './test-redis.ts';
+import { REDIS_URL, rawRedis, redisSkipReason, removeKeys, testPrefix } from '../../test/helpers/redis.ts';
 import { eventually } from '../../test/helpers/eventually.ts';
 
 /** A logger whose lines the test can read. */

@@ -6,7 +6,7 @@ import { eventBudgetContract } from './event-budget.contract.ts';
 import { RedisRateLimiter } from './redis-rate-limiter.ts';
 import { ResilientRateLimiter } from './resilient-rate-limiter.ts';
 import { SharedEventBudget } from './shared-event-budget.ts';
-import { REDIS_URL, redisSkipReason, removeKeys, testPrefix } from './test-redis.ts';
+import { REDIS_URL, redisSkipReason, removeKeys, testPrefix } from '../../test/helpers/redis.ts';
 
 const skip = await redisSkipReason('shared event budget suite');
 const prefix = testPrefix();

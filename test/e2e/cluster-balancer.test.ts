@@ -17,7 +17,7 @@ import { after, before, describe, test } from 'node:test';
 import { privateKeyToAccount } from 'viem/accounts';
 import { catalogue } from '../../src/errors/catalogue.ts';
 import { METHOD_SPECS } from '../../src/methods/specs.ts';
-import { redisSkipReason, REDIS_URL } from '../../src/limits/test-redis.ts';
+import { redisSkipReason, REDIS_URL } from '../helpers/redis.ts';
 import { startAnvil, type TestAnvil } from '../helpers/anvil.ts';
 import { nginxSkipReason, startBalancer, type Balancer } from '../helpers/balancer.ts';
 import { freshDatabase, postgresSkipReason } from '../helpers/postgres.ts';

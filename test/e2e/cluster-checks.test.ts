@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { redisSkipReason, REDIS_URL } from '../../src/limits/test-redis.ts';
+import { redisSkipReason, REDIS_URL } from '../helpers/redis.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const skip = await redisSkipReason('cluster checks suite');

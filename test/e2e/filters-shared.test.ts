@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { encodeFunctionData } from 'viem';
-import { REDIS_URL, redisSkipReason } from '../../src/limits/test-redis.ts';
+import { REDIS_URL, redisSkipReason } from '../helpers/redis.ts';
 import { startAnvil, type TestAnvil } from '../helpers/anvil.ts';
 import { compileCounter, counterInitCode } from '../helpers/counter.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';

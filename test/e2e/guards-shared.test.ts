@@ -6,7 +6,7 @@ import { Agent, request } from 'undici';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { startInstantNode } from '../helpers/instant-node.ts';
 import { freshDatabase, postgresSkipReason } from '../helpers/postgres.ts';
-import { redisSkipReason, REDIS_URL } from '../../src/limits/test-redis.ts';
+import { redisSkipReason, REDIS_URL } from '../helpers/redis.ts';
 
 /**
  * Issue 21: three gateways on one PostgreSQL and one Redis (cluster mode) hold an address to the failure guards'

@@ -6,7 +6,7 @@ import { killAll, startNodegate, type NodegateProcess } from '../helpers/process
 import { offerLoad } from '../helpers/offered-load.ts';
 import { startInstantNode } from '../helpers/instant-node.ts';
 import { freshDatabase, postgresSkipReason } from '../helpers/postgres.ts';
-import { redisSkipReason, REDIS_URL } from '../../src/limits/test-redis.ts';
+import { redisSkipReason, REDIS_URL } from '../helpers/redis.ts';
 
 /**
  * docs/decisions.md §7 across instances: two gateway processes sharing PostgreSQL (the key) and Redis (the bucket) give

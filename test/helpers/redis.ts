@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { Redis } from 'ioredis';
 
 /**
- * The real Redis the limiter tests run against (STYLE principle 11): 127.0.0.1:6379 unless
+ * The real Redis the Redis suites (unit and e2e) run against (STYLE principle 11): 127.0.0.1:6379 unless
  * NODEGATE_TEST_REDIS_URL says otherwise. Each run keeps its keys under a prefix of its own and removes them.
  */
 export const REDIS_URL = process.env.NODEGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
