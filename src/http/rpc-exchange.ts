@@ -75,8 +75,6 @@ export class RpcExchange {
   readBody(limit: number, then: (body: Buffer | undefined) => void): void {
     const chunks: Buffer[] = [];
     let size = 0;
-    // Listeners written in place, not bound to names: under tsx (the source run) a named closure also has its name
-    // set at run time, a property write per request.
     this.req.on('data', (c: Buffer) => {
       if (size < 0) return; // over the limit: already answered
       size += c.length;

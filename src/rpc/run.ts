@@ -43,8 +43,7 @@ export function runner(deps: EndpointDeps) {
   const shared: RunShared = { limits, metrics, invalidCost, record, responses, fit, concurrency: config.rpc.batchConcurrency, used: (id) => deps.keys.used(id) };
   /** The request's answers: at once when every item was answered at once (a cache hit), else a promise of them. */
   return (f: Framed, l: Limited, deadline: RequestDeadline, t0: number, log: Arrival['log']): Ran | Promise<Ran> => {
-    // One object per request with its steps as methods, not closures made per request (under tsx, as `npm start`
-    // runs, every closure bound to a name also has its name set at run time: a property write each).
+    // One object per request with its steps as methods, not closures made per request.
     const r = new RequestRun(f, l, deadline, t0, log, pipelines.get(l.ctx.network)!, shared);
     r.launch();
     return r.over() ? r.finish() : new Promise<Ran>((resolve, reject) => r.whenOver(resolve, reject));

@@ -12,7 +12,7 @@ export function abortedWithAll(signals: ReadonlyArray<CallSignal | undefined>): 
   return new AllAborted(signals as CallSignal[]);
 }
 
-/** A class, not closures per node request (under tsx each closure bound to a name has its name set at run time). */
+/** A class, not closures per node request: one object made per node request, its steps shared as methods. */
 class AllAborted implements CallSignal {
   private fn: (() => void) | undefined;
   private off: (() => void) | undefined;

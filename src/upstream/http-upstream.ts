@@ -379,8 +379,6 @@ function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBu
     // What this answer holds of the budget; given back here when it fails (`drop`), else by the caller once parsed.
     const held: Held = { chunks: [], bytes: 0, budget };
     // Aborted: the request is not sent if still queued, else its connection is closed (the node sees it go).
-    // (No function bound to a local name here: under tsx each such closure is also given its name at run time,
-    // a property write per node request on `npm start`'s hot path.)
     let unlisten: (() => void) | undefined;
     pool.dispatch(opts, {
       onRequestStart(controller) {
