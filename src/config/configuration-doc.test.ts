@@ -81,6 +81,14 @@ test('docs/configuration.md has a row for every field of the schema and no other
   assert.deepEqual(fields.filter((p) => !documented.includes(p)), [], 'fields of src/config/schema.ts without a row');
 });
 
+test('docs/configuration.md says "deprecated" in the row of each field the schema marks deprecated, and only there', () => {
+  const md = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+  const said = new Set([...md.matchAll(/^\| `([^`]+)` \|.*\| deprecated\b/gm)].map((m) => m[1]));
+  const marked = schemaFields(configSchema).filter((f) => f.schema.deprecated === true).map((f) => f.path);
+  assert.deepEqual([...said].sort(), marked.sort());
+  assert.ok(marked.length > 0);
+});
+
 test('docs/configuration.md writes each default as the schema has it, and (required) where there is none', () => {
   const rows = documentedRows();
   for (const f of schemaFields(configSchema)) {

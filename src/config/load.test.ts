@@ -26,6 +26,14 @@ test('with no file, the defaults: embedded mainnet and testnet (devnet alias), 1
   assert.ok(Object.isFrozen(c.server));
 });
 
+test("a stop's deadline: 20 s; an older file's embedded.historyBudgetMs still sets it; server.stopDeadlineMs over both", () => {
+  assert.equal(loadConfig(undefined, {}).server.stopDeadlineMs, 20_000);
+  const old = loadConfig(file('old.yaml', 'embedded:\n  historyBudgetMs: 10000\n  snapshotIntervalMs: 200\n'), {});
+  assert.equal(old.server.stopDeadlineMs, 25_000);
+  const named = loadConfig(file('named.yaml', 'server:\n  stopDeadlineMs: 8000\nembedded:\n  historyBudgetMs: 10000\n'), {});
+  assert.equal(named.server.stopDeadlineMs, 8000);
+});
+
 test('a YAML file and environment overrides; the environment wins', () => {
   const p = file('nodegate.yaml', 'server:\n  port: 9000\nnetworks:\n  mainnet:\n    chainId: 1\n    upstream: https://user:pw@node.example/rpc\n');
   const c = loadConfig(p, { NODEGATE_PORT: '9100', NODEGATE_DATA_DIR: '/tmp/x', NODEGATE_HOST: '0.0.0.0' });

@@ -86,6 +86,8 @@ export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
     throw new ConfigError([...new Set(problems)]);
   }
   const config = raw as unknown as Config;
+  // A stop's deadline was once named after the history a chain had to save; files that set that name keep its effect.
+  config.server.stopDeadlineMs ??= config.embedded.historyBudgetMs + 15_000;
   const names = new Set<string>();
   for (const [name, net] of Object.entries(config.networks)) {
     // One list of upstreams for the code to read; `upstream` is the configuration's shorthand for a single one.

@@ -124,8 +124,8 @@ const embeddedSchema = section({
   /** `auto`: a block per transaction, with the watchdog; `interval`: a block every `blockTimeSeconds`. */
   mining: oneOf(['auto', 'interval'], { default: 'auto' }),
   blockTimeSeconds: num('seconds', { exclusiveMinimum: 0, default: 2 }),
-  /** No longer used: the chain journal replaced snapshots; accepted so older configuration files load. */
-  snapshotIntervalMs: int('ms', { minimum: 50, maximum: 1000, default: 500 }),
+  /** Deprecated, read by nothing: the chain journal replaced snapshots; accepted so older configuration files load. */
+  snapshotIntervalMs: int('ms', { minimum: 50, maximum: 1000, default: 500, deprecated: true }),
   /**
    * A checkpoint (anvil's dump of the chain) is taken once this many blocks were journaled after the last one, so a
    * start replays at most about this many blocks (~6 ms each) after loading it.
@@ -133,8 +133,11 @@ const embeddedSchema = section({
   checkpointBlocks: int('blocks', { minimum: 10, default: 250 }),
   /** Re-arm automine when transactions wait and no block came for this long (foundry-rs/foundry#10122). */
   automineWatchdogMs: int('ms', { minimum: 20, default: 200 }),
-  /** Saves nothing any more (the chain journal keeps the state at every block); a stop's forced-exit deadline is still 15 s past it. */
-  historyBudgetMs: int('ms', { minimum: 0, maximum: 600000, default: 5000 }),
+  /**
+   * Deprecated: saves nothing (the chain journal keeps the state at every block). Accepted so older configuration
+   * files load, and what they set still holds: without `server.stopDeadlineMs`, a stop's deadline is 15 s past it.
+   */
+  historyBudgetMs: int('ms', { minimum: 0, maximum: 600000, default: 5000, deprecated: true }),
 });
 
 export const configSchema = section({
@@ -176,6 +179,12 @@ export const configSchema = section({
      * about 9 Mbit/s.
      */
     writeTimeoutMs: int('ms', { minimum: 100, maximum: 600000, default: 30000 }),
+    /**
+     * A stop (SIGTERM, SIGINT, SIGHUP) that has not finished this long after the signal (requests answered, chains
+     * journalled and stopped) gives up and exits 1. Absent: `embedded.historyBudgetMs` + 15 s (20 s by default), as
+     * before this field had its own name.
+     */
+    stopDeadlineMs: int('ms', { minimum: 1000, [FILLED_AT_LOAD]: true }),
   }),
   /** Holds the SQLite store and the embedded chains' journals. */
   dataDir: text({ default: './data' }),

@@ -137,7 +137,7 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
       stopping = true;
       port.begin(workers.keys());
       log.info({ signal }, 'shutting down: the workers close the port, finish their requests, then the chains are journalled and stopped');
-      const deadlineMs = config.embedded.historyBudgetMs + 15_000;
+      const deadlineMs = config.server.stopDeadlineMs;
       const force = setTimeout(() => {
         log.error({ deadlineMs }, 'shutdown took too long; exiting');
         for (const w of workers.values()) w.process.kill('SIGKILL');

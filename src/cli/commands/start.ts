@@ -5,7 +5,7 @@ import { integer, str } from '../flags.ts';
 
 /**
  * Starts the gateway, prints the banner, and stops gracefully on SIGTERM/SIGINT/SIGHUP (exit 0), or gives up
- * (exit 1) 15 s past the time the chains' history may take (`embedded.historyBudgetMs`): 20 s by default.
+ * (exit 1) `server.stopDeadlineMs` after the signal: 20 s by default.
  */
 async function start(config: Readonly<Config>): Promise<number> {
   if (config.server.workers !== 1) {
@@ -19,7 +19,7 @@ async function start(config: Readonly<Config>): Promise<number> {
   return new Promise((resolve) => {
     const stop = (signal: string) => {
       gw.log.info({ signal }, 'shutting down: finishing in-flight requests, journalling and stopping chains');
-      const deadlineMs = config.embedded.historyBudgetMs + 15_000;
+      const deadlineMs = config.server.stopDeadlineMs;
       const force = setTimeout(() => { gw.log.error({ deadlineMs }, 'shutdown took too long; exiting'); resolve(1); }, deadlineMs);
       force.unref();
       gw.close().then(() => { clearTimeout(force); resolve(0); }, (err) => { gw.log.error({ err }, 'shutdown failed'); resolve(1); });
