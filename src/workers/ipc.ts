@@ -9,14 +9,14 @@
  */
 
 /** A worker's call: `svc.method(...args)` in the primary. */
-export interface Call { id: number; svc: string; method: string; args: unknown[] }
+export interface PrimaryCall { id: number; svc: string; method: string; args: unknown[] }
 /** The primary's answer to call `id`: a value, or an error's name, message and catalogue code. */
 export interface Reply { id: number; value?: unknown; error?: { name: string; message: string; code?: string } }
 /**
  * The calls a worker made in one turn of its event loop, in one message (each request asks the limiter and the
  * head: under load, one message carries many requests' calls, and the primary answers them in one message too).
  */
-export interface CallsMessage { ng: 'calls'; calls: Call[] }
+export interface CallsMessage { ng: 'calls'; calls: PrimaryCall[] }
 export interface RepliesMessage { ng: 'replies'; replies: Reply[] }
 /** The primary's news for every worker (or every worker but the one it came from). */
 export interface EventMessage { ng: 'event'; topic: string; data: unknown }
@@ -53,7 +53,7 @@ export class PrimaryClient {
   private readonly topics = new Map<string, Array<(data: unknown) => void>>();
   private readonly listener = (m: unknown) => this.receive(m);
   /** The calls of this turn, sent together when it ends. */
-  private queued: Call[] | undefined;
+  private queued: PrimaryCall[] | undefined;
 
   constructor(private readonly channel: Channel, private readonly timeoutMs = 5000) {
     channel.on('message', this.listener);
@@ -68,7 +68,7 @@ export class PrimaryClient {
       }, this.timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
       if (!this.queued) {
-        const calls: Call[] = (this.queued = []);
+        const calls: PrimaryCall[] = (this.queued = []);
         setImmediate(() => {
           this.queued = undefined;
           this.channel.send({ ng: 'calls', calls });
