@@ -2,7 +2,7 @@
  * A call's deadline as the layers under it see it: whether it has ended, why, and a way to hear when it
  * does. Not an AbortSignal: Node's AbortController/AbortSignal (an EventTarget) cost ~60 µs of CPU per call on the
  * bench machine, more than the call's own work; a batch of 10 reads went from 756 to 1,541 µs per request with one
- * per call (docs/performance.md, "Issue 18: before and after"). This is a flag, a reason and a set of callbacks,
+ * per call (docs/performance.md, "Changes"). This is a flag, a reason and a set of callbacks,
  * made only when someone waits. Lives in errors/ beside CallAborted (its reasons), since both the request stages
  * and the upstream clients read it.
  */

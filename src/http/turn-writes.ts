@@ -3,7 +3,7 @@
  * answer woke its client at once, and the client's next request came back alone while the gateway was still busy
  * with the rest of its turn: one more trip round the event loop, one more poll and one more wake-up of the client, per
  * request. Held to the end of the turn (setImmediate), the answers of one turn leave together and the requests they
- * bring back arrive together (docs/performance.md, "Answers of one turn written together").
+ * bring back arrive together (docs/performance.md, "Changes").
  *
  * The first answer of a turn is written at once when its request is the only one in progress: holding it would add a
  * turn to its latency and group nothing (a client alone, at concurrency 1).

@@ -45,7 +45,7 @@ export class RequestDeadline {
   private readonly own: RequestSignal;
   /**
    * The calls in flight: the request aborts them itself. A listener per call on the request's signal (and the
-   * `setMaxListeners` it needed) cost more than the call's own work (docs/performance.md, "Issue 18").
+   * `setMaxListeners` it needed) cost more than the call's own work (docs/performance.md, "Changes").
    */
   private calls: Set<CallDeadline> | undefined;
 

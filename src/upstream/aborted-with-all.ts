@@ -5,7 +5,7 @@ import type { CallSignal } from '../errors/on-abort.ts';
  * only when none of them still waits for it. A counter of the signals not yet aborted, fed by each signal's one
  * listener (errors/on-abort.ts); a CallSignal itself, so that a node request of one call waits on that call's own
  * signal with nothing made for it (a wrapper per node request cost a share of the hot path: docs/performance.md,
- * "Issue 18: before and after"). Undefined when one of them cannot be aborted.
+ * "Changes"). Undefined when one of them cannot be aborted.
  */
 export function abortedWithAll(signals: ReadonlyArray<CallSignal | undefined>): CallSignal | undefined {
   for (const s of signals) if (s === undefined) return undefined;
