@@ -4,7 +4,8 @@
  *   2. only the chain module (src/chain) reaches the upstream clients (src/upstream, but for the shared interface
  *      upstream/upstream.ts);
  *   3. the upstream clients import nothing above them;
- *   4. no module but the chain module asks a node for the head.
+ *   4. no module but the chain module asks a node for the head;
+ *   5. method facts only in src/methods: no module outside it decides anything by a method's name.
  *
  * The graph is read here rather than with dependency-cruiser or madge: both parse TypeScript through the
  * `typescript` package's JavaScript API, which TypeScript 7 (this project's compiler) no longer has, and the
@@ -144,4 +145,44 @@ test('no import circles between the folders of src/ (each capability stands on t
   assert.deepEqual(found, []);
   // The rule bites: the folders before issue 18 (the chain module read the method table, the request path the chain).
   assert.ok(circles(new Map([['chain', ['rpc']], ['rpc', ['chain', 'limits']], ['limits', ['rpc']]])).length >= 1);
+});
+
+/** The method families whose names a node answers to: a string literal of one of them, or a bare prefix (`'debug_'`). */
+const METHOD_NAME = /(['"`])((?:eth|debug|net|web3|txpool|evm|anvil|hardhat|personal)_\w*)\1/g;
+/**
+ * Where a method name may stand outside src/methods: as the method of a call to a node, that is, the first argument
+ * of `call(` (`node.call('evm_mine', …)`), or a name directly followed by its params array (`next('eth_getLogs', [q])`,
+ * `pool.probe(m, 'eth_chainId', [], …)`) and itself an argument (after `(` or `,`). Anything else (`===`,
+ * `startsWith`, a Set or list of names, `.has`, `.includes`, a map's key, `case`) decides by the name: that is a
+ * fact of the method, and belongs in its spec (src/methods/method-spec.ts).
+ */
+function namesDecidedOn(text: string): string[] {
+  // Comments name methods freely; a line comment starts at `//` after a space or a line's start (not `http://`).
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|\s)\/\/.*$/gm, '$1');
+  const out: string[] = [];
+  for (const m of code.matchAll(METHOD_NAME)) {
+    const before = code.slice(Math.max(0, m.index - 40), m.index);
+    const after = code.slice(m.index + m[0].length, m.index + m[0].length + 8);
+    const called = /\bcall\(\s*$/.test(before) || (/[(,]\s*$/.test(before) && /^\s*,\s*\[/.test(after));
+    if (!called) out.push(m[2]);
+  }
+  return out;
+}
+
+test('method facts only in src/methods: no module outside it decides by a method name (lists, prefixes, comparisons)', () => {
+  // A column of the plans table, not a method.
+  const notMethods = new Set(['debug_methods']);
+  const offenders = sources()
+    .filter((f) => !relative(root, f).startsWith('src/methods/') && !f.includes('/fixtures/'))
+    .flatMap((f) => namesDecidedOn(readFileSync(f, 'utf8')).filter((n) => !notMethods.has(n)).map((n) => `${relative(root, f)}: '${n}'`));
+  assert.deepEqual(offenders, []);
+  // The rule bites: the shapes the code had before (a prefix test, a list of names, a comparison, a lookup by name).
+  assert.deepEqual(namesDecidedOn("const trace = method.startsWith('debug_');"), ['debug_']);
+  assert.deepEqual(namesDecidedOn("const ONE_NODE = new Set(['eth_signTransaction', 'eth_signTypedData']);"), ['eth_signTransaction', 'eth_signTypedData']);
+  assert.deepEqual(namesDecidedOn("if (method === 'eth_sendRawTransaction') return raw();"), ['eth_sendRawTransaction']);
+  assert.deepEqual(namesDecidedOn("const getLogs = ctx.network.methods.get('eth_getLogs');"), ['eth_getLogs']);
+  assert.deepEqual(namesDecidedOn("const pairs = new Map([['eth_call', ['x']]]);"), ['eth_call']);
+  // And it lets calls by name through: a node's own method, asked of it.
+  assert.deepEqual(namesDecidedOn("await node.call('evm_setAutomine', [false], 5000);\nawait client.call('eth_sendRawTransaction', params, ms);"), []);
+  assert.deepEqual(namesDecidedOn("this.pool.probe(m, 'eth_chainId', [], 1000); next('eth_getLogs', [query]); // 'debug_' in a comment"), []);
 });

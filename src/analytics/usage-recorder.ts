@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { groupKeyId, LATENCY_BUCKETS_MS, type Store, type UsageMinute } from '../store/store.ts';
 import { minuteOf } from '../store/minute.ts';
+import { NOTIFICATION_METHOD } from '../methods/named.ts';
 
 /** The method notifications are counted under in usage (their JSON-RPC method on the wire). */
-export const NOTIFICATION_METHOD = 'eth_subscription';
+export { NOTIFICATION_METHOD };
 
 /**
  * The method requests refused before their body was read are counted under (a known key's 401, 403, 404

@@ -2,6 +2,8 @@ import type { Logger } from 'pino';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import { believableUpTo, type HeadBound } from './agreed-head.ts';
 import { blockSeenIn } from './block-seen.ts';
+import type { MethodSpec } from '../methods/method-spec.ts';
+import { describe } from '../methods/specs.ts';
 import type { SharedHead } from './cluster-head.ts';
 
 /** What the head tells the chain module, which turns it into events (chain/chain.ts). */
@@ -106,14 +108,14 @@ export class ChainHead {
    * upstream). Cheap for methods that show no block.
    */
   seen(method: string, params: unknown[], answer: UpstreamAnswer): UpstreamAnswer {
-    return this.sawBlock(method, answer.error === undefined ? blockSeenIn(method, params, answer.result) : undefined, answer);
+    return this.sawBlock(describe(method), answer.error === undefined ? blockSeenIn(method, params, answer.result) : undefined, answer);
   }
 
   /** `seen`, for a caller that already read the block the answer shows (the head stage keeps it on the call). */
-  sawBlock(method: string, n: number | undefined, answer: UpstreamAnswer): UpstreamAnswer {
+  sawBlock(spec: Pick<MethodSpec, 'seen'>, n: number | undefined, answer: UpstreamAnswer): UpstreamAnswer {
     if (answer.error !== undefined || n === undefined) return answer;
     // Below what a caller saw, or a jump no chain makes (a lying node): the head as the chain module holds it.
-    if (method === 'eth_blockNumber' && this.number !== undefined && (this.agreedOnly || n < this.number || !this.believable(n))) return { result: `0x${this.number.toString(16)}` };
+    if (spec.seen === 'quantity' && this.number !== undefined && (this.agreedOnly || n < this.number || !this.believable(n))) return { result: `0x${this.number.toString(16)}` };
     if (!this.believable(n)) return answer;
     this.advance(n);
     return answer;

@@ -8,6 +8,8 @@ import { agreedHead, HEAD_BOUND, quorumHead, type HeadBound, type HeadClaim } fr
 import { ChainHead } from './chain-head.ts';
 import type { NodesReport } from './cluster-head.ts';
 import { ChainWindow, type BlockRef, type ReorgChange } from './chain-window.ts';
+import type { MethodFacts } from '../methods/method-spec.ts';
+import { describe } from '../methods/specs.ts';
 import { pinLatest } from './pin-latest.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
 import { UpstreamPool, type Route } from './upstream-pool.ts';
@@ -564,10 +566,11 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
    * Sends a call to the upstreams (the pipeline's `forward` stage and adapters come here). With several upstreams,
    * `latest` is pinned to the head first.
    */
-  call(method: string, params: unknown[], timeoutMs: number, route: Route = {}): Promise<UpstreamAnswer> {
-    const answer = this.route(method, params, timeoutMs, route);
-    // A block in a caller's answer feeds the chain window (the next block after its tip is taken at once).
-    if (this.window.length === 0 || (method !== 'eth_getBlockByNumber' && method !== 'eth_getBlockByHash') || params[0] === 'pending') return answer;
+  call(method: string, params: unknown[], timeoutMs: number, route: Route = {}, spec: MethodFacts = describe(method)): Promise<UpstreamAnswer> {
+    const answer = this.route(spec, params, timeoutMs, route);
+    // A block in a caller's answer (its spec shows a block, `seen: 'block'`) feeds the chain window (the next block
+    // after its tip is taken at once).
+    if (this.window.length === 0 || spec.seen !== 'block' || params[0] === 'pending') return answer;
     return answer.then((a) => {
       const b = blockOf(a.result);
       if (b) this.window.offer(b);
@@ -575,9 +578,9 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     });
   }
 
-  private route(method: string, params: unknown[], timeoutMs: number, route: Route): Promise<UpstreamAnswer> {
+  private route(spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<UpstreamAnswer> {
     if (this.members.length > 1 && this.head.number !== undefined) {
-      const pinned = pinLatest(method, params, this.head.number, this.head);
+      const pinned = pinLatest(spec, params, this.head.number, this.head);
       if (pinned) {
         // Only nodes behind the head callers were shown are left (the nodes ahead stopped answering):
         // what is at the head cannot be answered now, and a lagging node's "header not found" or older state is
@@ -585,10 +588,10 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
         if (this.pool.onlyLostHave(pinned.block, route)) {
           return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `no node that answers has block ${pinned.block} yet` }));
         }
-        return this.pool.call(method, pinned.params, timeoutMs, { ...route, minBlock: pinned.block });
+        return this.pool.call(spec.name, pinned.params, timeoutMs, { ...route, minBlock: pinned.block }, spec);
       }
     }
-    return this.pool.call(method, params, timeoutMs, route);
+    return this.pool.call(spec.name, params, timeoutMs, route, spec);
   }
 
   /** A write went through: the head is about to move, and subscribers hear of the transaction. */

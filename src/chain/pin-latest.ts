@@ -1,3 +1,4 @@
+import type { MethodSpec } from '../methods/method-spec.ts';
 import { specOf } from '../methods/specs.ts';
 
 const hex = (n: number) => `0x${n.toString(16)}`;
@@ -14,9 +15,9 @@ export interface Settled {
  * may answer). A block number the call names is kept, and also becomes the block the upstream must have.
  * `safe` and `finalized` are pinned to the network's, when known; `pending` and `earliest` pass unchanged.
  */
-export function pinLatest(method: string, params: unknown[], head: number, settled: Settled = {}): { params: unknown[]; block: number } | undefined {
+export function pinLatest(method: string | Pick<MethodSpec, 'block'>, params: unknown[], head: number, settled: Settled = {}): { params: unknown[]; block: number } | undefined {
   // Where the call names its block, and in which form, is its spec's (src/methods/specs/).
-  const at = specOf(method)?.block;
+  const at = (typeof method === 'string' ? specOf(method) : method)?.block;
   if (!at || at.by === 'hash') return undefined;
   if (at.by === 'filter') return pinLogs(params, head);
   const v = params[at.index];

@@ -228,9 +228,9 @@ export class UpstreamMember {
     return Math.min(maxMs, Math.max(minMs, this.hedgeMs));
   }
 
-  /** The member's time-out for `method`, or the method's own. */
-  timeoutFor(method: string, fallbackMs: number): number {
-    const own = method.startsWith('debug_') ? this.config.debugTimeoutMs : this.config.timeoutMs;
+  /** The member's time-out for a call (a trace's, or any other's), or the method's own. */
+  timeoutFor(trace: boolean, fallbackMs: number): number {
+    const own = trace ? this.config.debugTimeoutMs : this.config.timeoutMs;
     return own ?? fallbackMs;
   }
 }

@@ -6,12 +6,12 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import type { Logger } from 'pino';
 import { classifyAnswer, classifyFailure, forCaller, type Outcome } from '../upstream/classify.ts';
-import type { Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
+import type { CallOptions, Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
 import { callerGone } from '../errors/call-aborted.ts';
 import { blockSeenIn } from './block-seen.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { Routing } from '../methods/method-spec.ts';
-import { METHOD_SPECS, specOf } from '../methods/specs.ts';
+import type { MethodFacts } from '../methods/method-spec.ts';
+import { describe } from '../methods/specs.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
 
 /** How a call is to be routed, decided by the chain module before it reaches the pool. */
@@ -25,54 +25,28 @@ export interface Route {
 }
 
 /**
- * Methods whose state lives in one node (its accounts and keys, its mempool view, a local chain's controls): all go
- * to one designated upstream, the first primary, and are never retried elsewhere. A method's spec says its route
- * (src/methods/specs/); an operator's extra method without a spec goes there by its name.
+ * An answer that may only say the node has not caught up (the method's spec says when, src/methods/specs.ts): a
+ * `null` by hash, or a transaction by hash still pending (no block) on a node behind the one that mined it (a
+ * transaction read back as pending after its receipt had been seen). Not an answer to pass on.
  */
-const ONE_NODE_PREFIXES = ['evm_', 'anvil_', 'hardhat_', 'personal_', 'txpool_'];
-const ONE_NODE = new Set(['eth_signTransaction', 'eth_signTypedData', 'eth_signTypedData_v4']);
-const routing = (m: string): Routing => specOf(m)?.route ?? (ONE_NODE.has(m) || ONE_NODE_PREFIXES.some((p) => m.startsWith(p)) ? 'designated' : 'any');
-const oneNode = (m: string) => routing(m) === 'designated';
+const mayBeLag = (spec: MethodFacts, result: unknown): boolean =>
+  result === null ? spec.nullMayBeLag : spec.pendingMayBeLag === true && typeof result === 'object' && (result as { blockNumber?: unknown }).blockNumber == null;
+
+/** A light read (MethodFacts.light) may share a node request; a block asked with its full transactions may not. */
+const isLight = (spec: MethodFacts, params: unknown[]) => spec.light && !(spec.fullTransactions !== undefined && params[spec.fullTransactions] === true);
 
 /**
- * Methods whose `null` may only mean the node has not seen it yet (a lookup by transaction or block hash): from a
- * node behind another, not an answer to pass on. From the method's spec: its cache rule is by transaction hash, or
- * its block parameter may be a hash.
+ * What the node's client is told of a call (upstream/upstream.ts): a light read may share a node request; a call that
+ * runs code goes over the node's WebSocket, if any (upstream/ws-lane.ts; one answer over rpc.maxAnswerBytes closes
+ * the socket and such calls keep to HTTP for a while); a trace shares a node request only with traces; a write is
+ * journaled first by an embedded chain.
  */
-const nullMayBeLag = (m: string): boolean => {
-  const s = specOf(m);
-  return s !== undefined && (s.cache === 'txHash' || s.block?.by === 'hash' || s.block?.by === 'numberOrHash');
-};
-
-/**
- * An answer that may only say the node has not caught up: a `null` by hash (above), or a transaction by hash still
- * pending (no block) on a node behind the one that mined it (a transaction read back as pending after
- * its receipt had been seen).
- */
-const mayBeLag = (m: string, result: unknown): boolean =>
-  result === null ? nullMayBeLag(m) : m === 'eth_getTransactionByHash' && typeof result === 'object' && (result as { blockNumber?: unknown }).blockNumber == null;
-
-/**
- * Light reads: a node answers them in microseconds from its state (balances, nonces, code, storage, the head, a
- * block or transaction by its id), so they may share one node request with other callers' (upstream/upstream.ts
- * `light`) without holding anyone's answer back. Not: calls that execute code or scan blocks (`heavy`,
- * `gasCapped`), traces, writes, what only one node holds, and two reads that scan history or the mempool
- * (eth_feeHistory: up to 1,024 blocks; eth_pendingTransactions: the whole pool). A block with its full transactions
- * is not light either: up to megabytes each, a hundred of them in one batch would pass rpc.maxAnswerBytes, and the
- * node's work would be done twice (the batch cut off, then each block asked for alone).
- */
-const NOT_LIGHT = new Set(['eth_feeHistory', 'eth_pendingTransactions']);
-const LIGHT = new Set([...METHOD_SPECS.values()]
-  .filter((s) => !s.heavy && !s.gasCapped && !s.write && !s.local && !s.socket && s.route === 'any' && !s.name.startsWith('debug_') && !NOT_LIGHT.has(s.name))
-  .map((s) => s.name));
-const FULL_BLOCKS = new Set(['eth_getBlockByNumber', 'eth_getBlockByHash']);
-const isLight = (method: string, params: unknown[]) => LIGHT.has(method) && !(params[1] === true && FULL_BLOCKS.has(method));
-/**
- * Calls that run code on the node (eth_call, eth_estimateGas; not traces): over the node's WebSocket when it has one
- * (CallOptions.socket), never shared. Their answers are mostly small; one over rpc.maxAnswerBytes closes the socket,
- * its calls are asked again by HTTP, and such calls keep to HTTP for a while (upstream/ws-lane.ts).
- */
-const OVER_SOCKET = new Set([...METHOD_SPECS.values()].filter((s) => s.gasCapped && !s.name.startsWith('debug_')).map((s) => s.name));
+const optionsOf = (m: UpstreamMember, spec: MethodFacts, params: unknown[], signal: CallSignal | undefined): CallOptions | undefined =>
+  m.config.shareReads !== false && isLight(spec, params) ? { signal, light: true }
+    : spec.overSocket ? { signal, socket: true }
+      : spec.trace ? { signal, trace: true }
+        : spec.write ? { signal, write: spec.write }
+          : signal && { signal };
 
 /** A node that already has the transaction: for a broadcast, as good as accepting it. */
 const ALREADY_KNOWN = /already known|known transaction|already imported|transaction already exists/i;
@@ -123,40 +97,40 @@ export class UpstreamPool implements Upstream {
   /** Upstreams that hold the same accounts, in the order designated calls try them (`signer`). */
   private readonly signers: readonly UpstreamMember[];
 
-  call(method: string, params: unknown[], timeoutMs: number, route: Route = {}): Promise<UpstreamAnswer> {
+  call(method: string, params: unknown[], timeoutMs: number, route: Route = {}, spec: MethodFacts = describe(method)): Promise<UpstreamAnswer> {
     const signal = route.signal;
-    if (this.members.length === 1) return this.via(this.members[0], method, params, timeoutMs, signal);
-    if (routing(method) === 'broadcast') return this.broadcast(params, timeoutMs, signal);
-    if (oneNode(method)) return this.via(this.designated(), method, params, timeoutMs, signal);
-    return this.read(method, params, timeoutMs, route, signal);
+    if (this.members.length === 1) return this.sentVia(this.members[0], spec, params, timeoutMs, signal);
+    if (spec.route === 'broadcast') return this.broadcast(spec, params, timeoutMs, signal);
+    if (spec.route === 'designated') return this.sentVia(this.designated(), spec, params, timeoutMs, signal);
+    return this.read(spec, params, timeoutMs, route, signal);
   }
 
   /**
    * A read, sent once more to another usable member when its outcome is retryable. The caller gets the second
    * member's answer; when the second gives none, the first's answer (a node's "missing data") or failure stands.
    */
-  private async read(method: string, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<UpstreamAnswer> {
+  private async read(spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<UpstreamAnswer> {
     let first = this.pick(route);
     let answer: UpstreamAnswer;
     try {
       const hedge = this.policy.hedge;
-      const got = hedge && hedge.maxMs > 0 && !method.startsWith('debug_')
-        ? await this.hedged(first, hedge, method, params, timeoutMs, route, signal)
-        : await this.attempt(first, method, params, timeoutMs, signal);
+      const got = hedge && hedge.maxMs > 0 && !spec.trace
+        ? await this.hedged(first, hedge, spec, params, timeoutMs, route, signal)
+        : await this.attempt(first, spec, params, timeoutMs, signal);
       if (got.member) first = got.member;
-      if (mayBeLag(method, got.answer.result) && !signal?.aborted) return this.fromAhead(first, got.answer, method, params, timeoutMs, route, signal);
+      if (mayBeLag(spec, got.answer.result) && !signal?.aborted) return this.fromAhead(first, got.answer, spec, params, timeoutMs, route, signal);
       if (!got.outcome.retry || signal?.aborted) return got.answer;
       answer = got.answer;
     } catch (err) {
       if (!classifyFailure(err).retry || signal?.aborted) throw err; // out of time, or nobody waits: no other node
       const second = this.pick(route, first);
       if (second === first) throw err;
-      return this.via(second, method, params, timeoutMs, signal);
+      return this.sentVia(second, spec, params, timeoutMs, signal);
     }
     const second = this.pick(route, first);
     if (second === first) return answer;
     try {
-      return await this.via(second, method, params, timeoutMs, signal);
+      return await this.sentVia(second, spec, params, timeoutMs, signal);
     } catch {
       return answer;
     }
@@ -170,7 +144,7 @@ export class UpstreamPool implements Upstream {
    * `breakerFailures` reads in a row overtaken and it takes no more reads, while any answer it gives resets that.
    * When both fail, the last failure; a retryable answer stands when the other call failed.
    */
-  private hedged(first: UpstreamMember, hedge: { minMs: number; maxMs: number }, method: string, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<Attempt> {
+  private hedged(first: UpstreamMember, hedge: { minMs: number; maxMs: number }, spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<Attempt> {
     return new Promise((resolve, reject) => {
       let done = false;
       let running = 1;
@@ -186,7 +160,7 @@ export class UpstreamPool implements Upstream {
       const run = (m: UpstreamMember) => {
         const call = new Raced(m, signal);
         calls.push(call);
-        this.attempt(m, method, params, timeoutMs, call.signal).then((got) => {
+        this.attempt(m, spec, params, timeoutMs, call.signal).then((got) => {
           call.release();
           if (done) return;
           running--;
@@ -231,7 +205,7 @@ export class UpstreamPool implements Upstream {
    * is open but that serves this chain (it may be slow, not gone), asked within the hedge's bound so that a dead node
    * does not hold the caller. A node at the front's null, or no such node, is the answer.
    */
-  private async fromAhead(first: UpstreamMember, answer: UpstreamAnswer, method: string, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<UpstreamAnswer> {
+  private async fromAhead(first: UpstreamMember, answer: UpstreamAnswer, spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<UpstreamAnswer> {
     const best = this.best();
     const lagFrom = this.lagFrom?.() ?? best;
     const now = this.now();
@@ -254,7 +228,7 @@ export class UpstreamPool implements Upstream {
     if (!other) return answer;
     try {
       const ms = ahead ? timeoutMs : Math.min(timeoutMs, this.policy.hedge?.maxMs || 1000);
-      return await this.via(other, method, params, ms, signal);
+      return await this.sentVia(other, spec, params, ms, signal);
     } catch {
       return answer;
     }
@@ -266,8 +240,12 @@ export class UpstreamPool implements Upstream {
    * promise less per call is a share of a batch item's CPU.
    */
   via(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<UpstreamAnswer> {
+    return this.sentVia(m, describe(method), params, timeoutMs, signal);
+  }
+
+  private sentVia(m: UpstreamMember, spec: MethodFacts, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<UpstreamAnswer> {
     const t0 = performance.now();
-    return this.sent(m, method, params, timeoutMs, signal).then((a) => answerOf(this.answered(m, method, params, a, performance.now() - t0)), (err) => this.notAnswered(m, method, err, t0));
+    return this.sent(m, spec, params, timeoutMs, signal).then((a) => answerOf(this.answered(m, spec, params, a, performance.now() - t0)), (err) => this.notAnswered(m, spec, err, t0));
   }
 
   /**
@@ -277,9 +255,9 @@ export class UpstreamPool implements Upstream {
    * error's internals (a `stack`) are dropped here, so no upstream's reaches a caller. One `then`, not an async
    * function (every call passes here: a promise less).
    */
-  private attempt(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<Attempt> {
+  private attempt(m: UpstreamMember, spec: MethodFacts, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<Attempt> {
     const t0 = performance.now();
-    return this.sent(m, method, params, timeoutMs, signal).then((a) => this.answered(m, method, params, a, performance.now() - t0), (err) => this.notAnswered(m, method, err, t0));
+    return this.sent(m, spec, params, timeoutMs, signal).then((a) => this.answered(m, spec, params, a, performance.now() - t0), (err) => this.notAnswered(m, spec, err, t0));
   }
 
   /**
@@ -289,7 +267,8 @@ export class UpstreamPool implements Upstream {
    */
   probe(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number): Promise<UpstreamAnswer> {
     const t0 = performance.now();
-    return this.sent(m, method, params, timeoutMs, undefined, true).then((a) => answerOf(this.answered(m, method, params, a, performance.now() - t0, true)), (err) => this.notAnswered(m, method, err, t0));
+    const spec = describe(method);
+    return this.sent(m, spec, params, timeoutMs, undefined, true).then((a) => answerOf(this.answered(m, spec, params, a, performance.now() - t0, true)), (err) => this.notAnswered(m, spec, err, t0));
   }
 
   /**
@@ -297,38 +276,37 @@ export class UpstreamPool implements Upstream {
    * chain id is not confirmed takes it only once it is (its read is shared with the others waiting); not confirmed
    * (another chain, or no answer), the call fails as a node that did not answer, and a read is asked elsewhere.
    */
-  private sent(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal: CallSignal | undefined, check = false): Promise<UpstreamAnswer> {
-    if (m.unconfirmed && !check) return this.afterConfirmed(m, method, params, timeoutMs, signal);
+  private sent(m: UpstreamMember, spec: MethodFacts, params: unknown[], timeoutMs: number, signal: CallSignal | undefined, check = false): Promise<UpstreamAnswer> {
+    if (m.unconfirmed && !check) return this.afterConfirmed(m, spec, params, timeoutMs, signal);
     m.starting(this.now());
     try {
-      const opts = m.config.shareReads !== false && isLight(method, params) ? { signal, light: true } : OVER_SOCKET.has(method) ? { signal, socket: true } : signal && { signal };
-      return m.upstream.call(method, params, check ? timeoutMs : m.timeoutFor(method, timeoutMs), opts);
+      return m.upstream.call(spec.name, params, check ? timeoutMs : m.timeoutFor(spec.trace, timeoutMs), optionsOf(m, spec, params, signal));
     } catch (err) {
       return Promise.reject(err);
     }
   }
 
-  private async afterConfirmed(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal: CallSignal | undefined): Promise<UpstreamAnswer> {
+  private async afterConfirmed(m: UpstreamMember, spec: MethodFacts, params: unknown[], timeoutMs: number, signal: CallSignal | undefined): Promise<UpstreamAnswer> {
     if (!m.refused) await this.confirm?.(m);
     if (m.unconfirmed) {
       throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: m.refused ? (m.lastError ?? 'it serves another chain') : 'its chain id is not confirmed' });
     }
-    return this.sent(m, method, params, timeoutMs, signal);
+    return this.sent(m, spec, params, timeoutMs, signal);
   }
 
   /** Member `m` gave no answer (`err`, thrown on): recorded against it, unless its caller had left. */
-  private notAnswered(m: UpstreamMember, method: string, err: unknown, t0: number): never {
+  private notAnswered(m: UpstreamMember, spec: MethodFacts, err: unknown, t0: number): never {
     this.onCall?.(m.label, (performance.now() - t0) / 1000, false);
     // A caller that left says nothing of the node.
     if (callerGone(err)) m.settled();
-    else this.record(m, classifyFailure(err), err, !method.startsWith('debug_'));
+    else this.record(m, classifyFailure(err), err, !spec.trace);
     throw err;
   }
 
-  private answered(m: UpstreamMember, method: string, params: unknown[], answer: UpstreamAnswer, ms: number, check = false): Attempt | Promise<Attempt> {
+  private answered(m: UpstreamMember, spec: MethodFacts, params: unknown[], answer: UpstreamAnswer, ms: number, check = false): Attempt | Promise<Attempt> {
     this.onCall?.(m.label, ms / 1000, true);
     // A trace's time is the caller's work, not the node's usual pace (the hedge delay).
-    if (!method.startsWith('debug_')) m.observe(ms);
+    if (!spec.trace) m.observe(ms);
     if (answer.error !== undefined) answer = { error: forCaller(answer.error) };
     const outcome = classifyAnswer(answer);
     // Sent before its connections dropped, answered after (maybe by the node now behind its address): it stands
@@ -336,7 +314,7 @@ export class UpstreamPool implements Upstream {
     if (m.unconfirmed && !check) return this.onceConfirmed(m, { answer, outcome });
     this.record(m, outcome, answer.error && `the node answered ${answer.error.code} ${String(answer.error.message).slice(0, 200)}`);
     if (answer.error === undefined) {
-      const n = blockSeenIn(method, params, answer.result);
+      const n = blockSeenIn(spec.name, params, answer.result);
       if (n !== undefined && !check && (m.shown === undefined || n > m.shown)) m.shown = n;
       if (n !== undefined && (m.head === undefined || n > m.head)) {
         // A block far above its own head, in an answer to a caller: the node behind its URL may be another chain's.
@@ -458,7 +436,7 @@ export class UpstreamPool implements Upstream {
    * answer, and a node that already has it counts as one (its hash is the transaction's). Only when none accepts:
    * the first node's refusal (a JSON-RPC error, e.g. nonce too low), or 503 when no node answered at all.
    */
-  private broadcast(params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<UpstreamAnswer> {
+  private broadcast(spec: MethodFacts, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<UpstreamAnswer> {
     const best = this.best();
     const lagFrom = this.lagFrom?.() ?? best;
     let targets = this.members.filter((m) => m.config.role === 'primary' && m.usable(best, this.policy, this.now(), lagFrom));
@@ -475,7 +453,7 @@ export class UpstreamPool implements Upstream {
         else reject(failure);
       };
       for (const m of targets) {
-        this.via(m, 'eth_sendRawTransaction', params, timeoutMs, signal).then((a) => {
+        this.sentVia(m, spec, params, timeoutMs, signal).then((a) => {
           if (!done && a.error === undefined) {
             done = true;
             return resolve(a);

@@ -1,4 +1,5 @@
 import type { Gateway } from '../app.ts';
+import { EXAMPLE_METHOD } from '../methods/named.ts';
 
 /** The start-up banner (docs/decisions.md §11): URL, networks with chain ids and kinds, and first-start secrets once. */
 export function banner(gw: Gateway): string {
@@ -36,7 +37,7 @@ export function banner(gw: Gateway): string {
         : []),
       '',
       'Try it:',
-      `  curl -s -X POST -H 'content-type: application/json' --data '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' ${gw.url}/v1/${first}/${gw.secrets.demoKey}`,
+      `  curl -s -X POST -H 'content-type: application/json' --data '{"jsonrpc":"2.0","id":1,"method":"${EXAMPLE_METHOD}","params":[]}' ${gw.url}/v1/${first}/${gw.secrets.demoKey}`,
     );
   }
   return lines.join('\n') + '\n';

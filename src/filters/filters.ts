@@ -165,9 +165,7 @@ export class Filters {
     f.expiresAt = this.now() + this.idleMs;
     await this.store.update(f); // not saved when a poll moved it meanwhile: that poll moved its expiry too
     // The network's own eth_getLogs, with its bounds (docs/decisions.md §7): a filter is no way around them.
-    const getLogs = ctx.network.methods.get('eth_getLogs');
-    const criteria = f.criteria ?? {};
-    return getLogs?.adapter ? getLogs.adapter('eth_getLogs', [criteria], next) : next('eth_getLogs', [criteria]);
+    return asCallers(ctx, next)('eth_getLogs', [f.criteria ?? {}]);
   }
 
   private changes(ctx: FilterContext, id: string, next: Next): Promise<UpstreamAnswer> {
@@ -368,10 +366,18 @@ export class Filters {
   }
 }
 
+/**
+ * The node behind `next`, asked as the network answers callers: through each method's table entry, its adapter and
+ * the gateway's policies on it (eth_getLogs: its bounds, limits.getLogs).
+ */
+const asCallers = (ctx: FilterContext, next: Next): Next => (method, params) => {
+  const entry = ctx.network.methods.get(method);
+  return entry?.adapter ? entry.adapter(method, params, next) : next(method, params);
+};
+
 /** eth_getLogs as the network answers it to callers: with its bounds (limits.getLogs). */
 async function getLogs(ctx: FilterContext, next: Next, query: Record<string, unknown>): Promise<unknown[]> {
-  const entry = ctx.network.methods.get('eth_getLogs');
-  const a = entry?.adapter ? await entry.adapter('eth_getLogs', [query], next) : await next('eth_getLogs', [query]);
+  const a = await asCallers(ctx, next)('eth_getLogs', [query]);
   if (a.error !== undefined) {
     throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `the node refused eth_getLogs while a filter was polled: ${String(a.error.message).slice(0, 200)}` });
   }

@@ -37,8 +37,11 @@ export type SeenRule = 'none' | 'quantity' | 'blockNumber' | 'block' | 'items';
  */
 export type Routing = 'any' | 'designated' | 'broadcast';
 
-/** Everything the gateway knows of one method: the one place a method is described. */
-export interface MethodSpec {
+/**
+ * What a spec file declares of one method (src/methods/specs/). The gateway reads the fuller `MethodSpec`, which
+ * adds the facts drawn from these fields once, at start-up (src/methods/specs.ts).
+ */
+export interface DeclaredSpec {
   readonly name: string;
   /** Parameter schemas (checked before any node is asked) and the result's schema (the tests check shapes). */
   readonly schema: MethodSchema;
@@ -49,16 +52,42 @@ export interface MethodSpec {
   readonly cache: CacheRule;
   readonly seen: SeenRule;
   readonly route: Routing;
-  /** Sends a transaction: the head is about to move, and its hash is noted for pending-transaction filters. */
-  readonly write: boolean;
+  /**
+   * Sends a transaction: the head is about to move, and its hash is noted for pending-transaction filters.
+   * `raw`: a signed transaction (eth_sendRawTransaction); `signed`: one the node signs with its own key
+   * (eth_sendTransaction). An embedded chain journals either before anvil sees it.
+   */
+  readonly write: false | 'raw' | 'signed';
   /** Executes a call object on the node: `rpc.gasCap` bounds the gas it may burn (src/methods/gas-cap.ts). */
   readonly gasCapped: boolean;
   /**
+   * A trace (`debug_*`): plans may exclude it; it gets `rpc.debugTimeoutMs`; its time is the caller's work, not the
+   * node's pace (no hedge, not in the hedge delay's sample), and it shares a node request only with other traces.
+   */
+  readonly trace: boolean;
+  /**
    * The node may need long for it (per-method time-outs): it scans many blocks or receipts
    * (eth_getLogs, eth_getBlockReceipts). Such calls, and the ones that execute code (`gasCapped`), get
-   * `rpc.heavyTimeoutMs`; `debug_*` get `rpc.debugTimeoutMs`; every other call the short `rpc.timeoutMs`.
+   * `rpc.heavyTimeoutMs`; traces get `rpc.debugTimeoutMs`; every other call the short `rpc.timeoutMs`.
    */
   readonly heavy?: true;
+  /**
+   * Quick for the node but large: it reads much history or the whole pool (eth_feeHistory: up to 1,024 blocks;
+   * eth_pendingTransactions: the whole pool). Short time-out, but not a light read.
+   */
+  readonly scans?: true;
+  /**
+   * The index of its "full transactions" flag (eth_getBlockBy*): with it true the answer may be megabytes, so the
+   * call is not a light read.
+   */
+  readonly fullTransactions?: number;
+  /**
+   * An answer without a `blockNumber` (a transaction still pending) may only mean the node has not seen its block
+   * yet (eth_getTransactionByHash on a node behind the one that mined it): asked again of a node ahead.
+   */
+  readonly pendingMayBeLag?: true;
+  /** Allowed though not among the spec's methods (eth_chainId): `rpc.strictMethods` drops it (docs/decisions.md §4). */
+  readonly beyondSpec?: true;
   /** Closes a gap between a node and geth's documented behaviour (src/methods/adapters/). */
   readonly adapter: Adapter | undefined;
   /** Answered by the gateway itself (the filter methods, docs/decisions.md §8); the handler is the filters module's. */
@@ -75,5 +104,39 @@ export interface MethodSpec {
   readonly socket?: true;
 }
 
+/**
+ * Everything the gateway knows of one method: the one place a method is described. Its declaration, and the facts
+ * the chain module's routing reads, drawn from it once (src/methods/specs.ts `describe`), so that no module
+ * outside src/methods decides anything by a method's name.
+ */
+export interface MethodSpec extends DeclaredSpec {
+  /**
+   * A light read: a node answers it in microseconds from its state (balances, nonces, code, storage, the head, a
+   * block or transaction by its id), so it may share one node request with other callers' (upstream/upstream.ts
+   * `light`). Not: calls that execute code or scan blocks (`heavy`, `gasCapped`, `scans`), traces, writes, what
+   * only one node holds, what the gateway answers. A block with its full transactions is not light either
+   * (`fullTransactions`): up to megabytes each, a hundred of them in one batch would pass rpc.maxAnswerBytes.
+   */
+  readonly light: boolean;
+  /**
+   * Runs code on the node (eth_call, eth_estimateGas; not traces): over the node's WebSocket when it has one
+   * (upstream/upstream.ts `socket`), never shared.
+   */
+  readonly overSocket: boolean;
+  /**
+   * Its `null` may only mean the node has not seen it yet (a lookup by transaction or block hash): from a node
+   * behind another, not an answer to pass on.
+   */
+  readonly nullMayBeLag: boolean;
+}
+
+/**
+ * What the chain module reads of a call's method (routing, sharing, time-outs): its spec but for how it is
+ * answered (the adapter and the local handler, which the method table wraps and fills in per network).
+ */
+export type MethodFacts = Omit<MethodSpec, 'adapter' | 'local'>;
+
 /** The fields most specs share: a read any node may answer, no adapter, nothing shown, not cached. */
-export const READ = { block: undefined, cache: 'never', seen: 'none', route: 'any', write: false, gasCapped: false, adapter: undefined, local: false } as const;
+export const READ = {
+  block: undefined, cache: 'never', seen: 'none', route: 'any', write: false, gasCapped: false, trace: false, adapter: undefined, local: false,
+} as const;

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { ALLOWED_METHODS } from './allowed.ts';
 import type { MethodSpec } from './method-spec.ts';
 import { optionalBlockOf } from './param-validator.ts';
-import { EMBEDDED_EXTRA_METHODS, METHOD_SPECS, SOCKET_METHODS } from './specs.ts';
+import { describe, EMBEDDED_EXTRA_METHODS, METHOD_SPECS, SOCKET_METHODS } from './specs.ts';
 
 const CACHE = ['forever', 'head', 'never', 'block', 'txHash', 'traceTx'];
 const SEEN = ['none', 'quantity', 'blockNumber', 'block', 'items'];
@@ -23,7 +23,10 @@ function gaps(name: string, s: MethodSpec | undefined): string[] {
   if (!CACHE.includes(s.cache)) bad(`cache rule ${s.cache}`);
   if (!SEEN.includes(s.seen)) bad(`seen rule ${s.seen}`);
   if (!ROUTES.includes(s.route)) bad(`route ${s.route}`);
-  if (typeof s.write !== 'boolean' || typeof s.local !== 'boolean' || typeof s.gasCapped !== 'boolean') bad('write, local and gasCapped must be said');
+  if (![false, 'raw', 'signed'].includes(s.write) || typeof s.local !== 'boolean' || typeof s.gasCapped !== 'boolean' || typeof s.trace !== 'boolean') {
+    bad('write, local, gasCapped and trace must be said');
+  }
+  if (s.trace !== name.startsWith('debug_')) bad(`trace is ${s.trace}`);
   if (s.adapter !== undefined && typeof s.adapter !== 'function') bad('adapter is not a function');
   if (s.cache === 'block' && !s.block) bad("cache rule 'block' without a block parameter");
   if (s.block) {
@@ -69,8 +72,31 @@ test('routing and writes: accounts and keys on the designated node, a signed tra
   const by = (f: (s: MethodSpec) => boolean) => [...METHOD_SPECS.values()].filter(f).map((s) => s.name).sort();
   assert.deepEqual(by((s) => s.route === 'designated'), ['eth_accounts', 'eth_sendTransaction', 'eth_sign']);
   assert.deepEqual(by((s) => s.route === 'broadcast'), ['eth_sendRawTransaction']);
-  assert.deepEqual(by((s) => s.write), ['eth_sendRawTransaction', 'eth_sendTransaction']);
+  assert.deepEqual(by((s) => s.write === 'raw'), ['eth_sendRawTransaction']);
+  assert.deepEqual(by((s) => s.write === 'signed'), ['eth_sendTransaction']);
   assert.deepEqual(by((s) => s.gasCapped), ['debug_traceCall', 'eth_call', 'eth_estimateGas']);
+});
+
+test('the facts the chain module routes by: traces, light reads, calls over the socket, lookups a lagging node may miss', () => {
+  const by = (f: (s: MethodSpec) => boolean) => [...METHOD_SPECS.values()].filter(f).map((s) => s.name).sort();
+  assert.deepEqual(by((s) => s.trace), ['debug_traceBlockByHash', 'debug_traceBlockByNumber', 'debug_traceCall', 'debug_traceTransaction']);
+  assert.deepEqual(by((s) => s.overSocket), ['eth_call', 'eth_estimateGas']);
+  assert.deepEqual(by((s) => s.fullTransactions !== undefined), ['eth_getBlockByHash', 'eth_getBlockByNumber']);
+  const light = by((s) => s.light);
+  for (const m of ['eth_getBalance', 'eth_blockNumber', 'eth_getCode', 'eth_getBlockByNumber', 'eth_getTransactionReceipt']) assert.ok(light.includes(m), m);
+  for (const m of ['eth_feeHistory', 'eth_pendingTransactions', 'eth_getLogs', 'eth_call', 'eth_sendRawTransaction', 'eth_accounts', 'debug_traceTransaction', 'eth_subscribe']) {
+    assert.ok(!light.includes(m), m);
+  }
+  assert.ok(METHOD_SPECS.get('eth_getTransactionByHash')!.pendingMayBeLag && METHOD_SPECS.get('eth_getBlockByHash')!.nullMayBeLag);
+});
+
+test('a method no spec describes takes the default path, routed by its name', () => {
+  assert.equal(describe('evm_mine').route, 'designated');
+  assert.equal(describe('eth_signTypedData_v4').route, 'designated');
+  assert.equal(describe('eth_somethingNew').route, 'any');
+  assert.ok(!describe('eth_somethingNew').light, 'nothing says it is light: it shares no node request');
+  assert.ok(describe('debug_traceBlock').trace && !describe('debug_traceBlock').light);
+  assert.equal(describe('eth_getBalance'), METHOD_SPECS.get('eth_getBalance'), 'a described method: its spec, no copy');
 });
 
 test('eth_getBlockReceipts: pinning, cache and read-your-writes follow its block parameter (number, tag or hash)', async () => {

@@ -6,26 +6,21 @@ import { getLogsBounds } from '../methods/get-logs-bounds.ts';
 import { GAS_CAPPED, gasCap } from '../methods/gas-cap.ts';
 import { ALLOWED_METHODS } from '../methods/allowed.ts';
 import { anyParams, compileParamValidator, type ParamValidator } from '../methods/param-validator.ts';
-import { extraMethodsOf, SOCKET_METHODS, specOf } from '../methods/specs.ts';
-import type { MethodSpec } from '../methods/method-spec.ts';
+import { describe, extraMethodsOf, SOCKET_METHODS, specOf } from '../methods/specs.ts';
+import type { MethodFacts, MethodSpec } from '../methods/method-spec.ts';
 
 /**
- * One entry per allowed method (STYLE 5), made from its spec (src/methods/specs/) and the configuration: how
- * its params are validated, which adapter closes a node's gap, its time-out and cost.
+ * One entry per allowed method (STYLE 5): its spec (src/methods/specs/), with what the configuration makes of it:
+ * how its params are validated, its adapter wrapped in the gateway's policies, its time-out, its configured cost
+ * and the gateway's own handler. The one type a call carries of its method (`Call.spec`).
  */
-export interface MethodEntry {
-  readonly name: string;
+export interface MethodEntry extends MethodFacts {
   readonly validate: ParamValidator;
+  /** The gateway's policies (eth_getLogs bounds, the gas cap) around the spec's node adapter, if any. */
   readonly adapter: Adapter | undefined;
   readonly timeoutMs: number;
-  /** `debug_*`: plans may exclude them. */
-  readonly debug: boolean;
-  /** Compute units one call costs (docs/decisions.md §7). */
-  readonly cost: number;
   /** Answered by the gateway itself (the filter methods, docs/decisions.md §8), with the node behind `next`. */
   readonly local: LocalMethod | undefined;
-  /** Sends a transaction: its hash is noted for pending-transaction filters. */
-  readonly write: boolean;
 }
 
 /** What a network's tables need of its chain module: its head, for the `latest` of an eth_getLogs range. */
@@ -40,9 +35,9 @@ export function buildMethodTables(
   // Validators are compiled once and shared; entries are per network (their policies know that network's head).
   const validators = new Map<string, ParamValidator>();
   for (const name of ALLOWED_METHODS) {
-    if (name === 'eth_chainId' && config.rpc.strictMethods) continue;
     const spec = specOf(name);
     if (!spec) throw new Error(`no spec for allowed method ${name}`);
+    if (spec.beyondSpec && config.rpc.strictMethods) continue;
     validators.set(name, compileParamValidator(spec.schema, spec.block));
   }
   const tables = new Map<string, ReadonlyMap<string, MethodEntry>>();
@@ -91,17 +86,14 @@ function entry(
   policies: Record<string, Adapter>,
   locals: Readonly<Record<string, LocalMethod>>,
 ): MethodEntry {
-  const debug = name.startsWith('debug_');
-  const spec = specOf(name);
+  const spec = describe(name);
   return {
-    name,
+    ...spec,
     validate,
-    adapter: wrap(policies[name], spec?.adapter),
-    timeoutMs: timeoutOf(config, debug, spec),
-    debug,
-    cost: config.limits.costs[name] ?? spec?.cost ?? config.limits.defaultCost,
+    adapter: wrap(policies[name], spec.adapter),
+    timeoutMs: timeoutOf(config, spec),
+    cost: config.limits.costs[name] ?? specOf(name)?.cost ?? config.limits.defaultCost,
     local: locals[name],
-    write: spec?.write ?? false,
   };
 }
 
@@ -109,7 +101,7 @@ function entry(
  * A call's time budget by what the node does for it (reads a few seconds, traces longer): a stalled node
  * costs a caller seconds, not the minute a trace may legitimately take.
  */
-function timeoutOf(config: Readonly<Config>, debug: boolean, spec: MethodSpec | undefined): number {
-  if (debug) return config.rpc.debugTimeoutMs;
-  return spec?.heavy || spec?.gasCapped ? config.rpc.heavyTimeoutMs : config.rpc.timeoutMs;
+function timeoutOf(config: Readonly<Config>, spec: MethodSpec): number {
+  if (spec.trace) return config.rpc.debugTimeoutMs;
+  return spec.heavy || spec.gasCapped ? config.rpc.heavyTimeoutMs : config.rpc.timeoutMs;
 }

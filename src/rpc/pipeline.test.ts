@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Network } from '../networks/networks.ts';
 import type { MethodEntry } from '../networks/method-table.ts';
+import { describe } from '../methods/specs.ts';
 import { stagesOf } from './pipeline.ts';
 import { headSeenStage } from './stages/head-seen.ts';
 import { refusedByRulesStage } from './stages/refused-by-rules.ts';
 import { writeSentStage } from './stages/write-sent.ts';
 
-const spec = (over: Partial<MethodEntry>) => ({ name: 'm', write: false, local: undefined, ...over }) as MethodEntry;
+const spec = (over: Partial<MethodEntry>) => ({ ...describe(over.name ?? 'm'), local: undefined, ...over }) as MethodEntry;
 const alone = { shared: undefined };
 const cached = { head: alone, cache: { run: () => Promise.resolve({ result: null }) } } as unknown as Network;
 const uncached = { head: alone, cache: undefined } as unknown as Network;
@@ -20,7 +21,7 @@ test('a stage a network or a method does not need is not in its list', () => {
   assert.equal(cachedRead.length, 2, 'the cache stage joins on a network with cache.enabled');
   assert.ok(!cachedRead.includes(writeSentStage));
   assert.equal(stagesOf(cached, spec({ name: 'eth_getBalance' })).length, 1, 'a balance on a cached network: the cache only');
-  const write = stagesOf(cached, spec({ name: 'eth_sendRawTransaction', write: true }));
+  const write = stagesOf(cached, spec({ name: 'eth_sendRawTransaction', write: 'raw' }));
   assert.deepEqual([write[0], write.length], [writeSentStage, 2], 'a write: write, cache (its answer, a hash, shows no block)');
   const local = stagesOf(cached, spec({ name: 'eth_getFilterChanges', local: (() => Promise.resolve({ result: [] })) as MethodEntry['local'] }));
   assert.deepEqual(local, [refusedByRulesStage, headSeenStage], 'a filter poll: no cache, its refusals marked, the blocks of its logs seen');
@@ -29,13 +30,13 @@ test('a stage a network or a method does not need is not in its list', () => {
   const cluster = { head: { shared }, cache: undefined } as unknown as Network;
   assert.equal(stagesOf(cluster, spec({ name: 'eth_getBalance' })).length, 2, 'a read in cluster mode: cluster, head (every answer waits for the announced head)');
   assert.equal(stagesOf(cluster, spec({ name: 'eth_getTransactionReceipt' })).length, 1, 'a lookup by hash: no cluster stage');
-  assert.equal(stagesOf(cluster, spec({ name: 'eth_sendRawTransaction', write: true })).length, 2, 'a write: write, head');
+  assert.equal(stagesOf(cluster, spec({ name: 'eth_sendRawTransaction', write: 'raw' })).length, 2, 'a write: write, head');
 });
 
 test('the head stage keeps on the call the block its answer shows, and the head learns of it', async () => {
   const heard: Array<[string, number | undefined]> = [];
-  const network = { head: { sawBlock: (m: string, n: number | undefined, a: unknown) => (heard.push([m, n]), a), announced: () => undefined } } as unknown as Network;
-  const call = (method: string, params: unknown[]) => ({ network, method, params }) as unknown as Parameters<typeof headSeenStage>[0];
+  const network = { head: { sawBlock: (s: { name: string }, n: number | undefined, a: unknown) => (heard.push([s.name, n]), a), announced: () => undefined } } as unknown as Network;
+  const call = (method: string, params: unknown[]) => ({ network, method, params, spec: describe(method) }) as unknown as Parameters<typeof headSeenStage>[0];
   const receipt = call('eth_getTransactionReceipt', ['0xab']);
   await headSeenStage(receipt, () => Promise.resolve({ result: { blockNumber: '0x2a', status: '0x1' } }));
   assert.equal(receipt.seenBlock, 42);

@@ -11,7 +11,6 @@ import type { MethodEntry } from '../networks/method-table.ts';
 import { cacheStage } from './stages/cache.ts';
 import { headSeenStage } from './stages/head-seen.ts';
 import { clusterHeadStage } from './stages/cluster-head.ts';
-import { specOf } from '../methods/specs.ts';
 import { forward, local } from './stages/node.ts';
 import { refusedByRulesStage } from './stages/refused-by-rules.ts';
 import { writeSentStage } from './stages/write-sent.ts';
@@ -41,7 +40,7 @@ export function prepareItem(ctx: RequestContext, call: RpcCall): PreparedCall {
   const entry = ctx.network.methods.get(call.method);
   // Only allowed methods exist (docs/decisions.md §4).
   if (!entry) throw new GatewayError('METHOD_NOT_FOUND', { method: truncate(call.method) });
-  authorizeMethod(ctx.key, entry.name, entry.debug);
+  authorizeMethod(ctx.key, entry.name, entry.trace);
   // Params against the method's schemas, before any upstream is asked.
   if (call.paramsNotArray) throw new GatewayError('INVALID_PARAMS', { detail: 'params must be an array' });
   const err = entry.validate(call.params);
@@ -107,7 +106,7 @@ export function stagesOf(network: Network, spec: MethodEntry): Stage[] {
  * `eth_call` on one instance passes no head stage: a promise and a closure less per call.
  */
 function learnsTheHead(network: Network, entry: MethodEntry): boolean {
-  return network.head.shared !== undefined || specOf(entry.name)?.seen !== 'none';
+  return network.head.shared !== undefined || entry.seen !== 'none';
 }
 
 /** One cache stage per network's cache, so that `buildPipeline` can tell it is a method's first stage. */
@@ -124,9 +123,8 @@ function cacheStageOf(cache: NetworkCache): Stage {
  * not writes (their answer is the node's acceptance).
  */
 function readsTheHead(entry: MethodEntry): boolean {
-  const spec = specOf(entry.name);
-  if (entry.write || spec?.socket) return false;
-  return spec === undefined || (spec.cache !== 'forever' && spec.cache !== 'txHash');
+  if (entry.write || entry.socket) return false;
+  return entry.cache !== 'forever' && entry.cache !== 'txHash';
 }
 
 /** `stages` around `last`, as undici composes interceptors: the first stage is the outermost. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Chain } from '../chain/chain.ts';
 import type { BlockRef, ReorgChange } from '../chain/chain-window.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
+import { NOTIFICATION_METHOD } from '../methods/named.ts';
 import type { LocalMethod } from '../filters/filters.ts';
 import { logMatches, parseLogFilter, type LogFilter, type Log } from './log-match.ts';
 import { SubscriptionSlots, type SubscriptionCaps } from './subscription-slots.ts';
@@ -66,6 +67,8 @@ interface Subscriber {
 const KEPT_BLOCKS = 128;
 /** Time-out of the node reads one block's notifications take (its header, its logs). */
 const READ_TIMEOUT_MS = 10_000;
+/** A notification's text up to its subscription id, made once. */
+const NOTIFICATION_HEAD = `{"jsonrpc":"2.0","method":"${NOTIFICATION_METHOD}","params":{"subscription":"`;
 
 /**
  * One network's feed: the chain module's `block`, `reorg` and `transaction` events, turned into
@@ -122,7 +125,7 @@ class NetworkFeed {
       if (s.kind !== kind || (only && !only(s))) continue;
       result ??= text();
       this.stats.notifications[kind]++;
-      s.session.notify(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${s.id}","result":${result}}}`, kind);
+      s.session.notify(`${NOTIFICATION_HEAD}${s.id}","result":${result}}}`, kind);
     }
   }
 

@@ -140,7 +140,7 @@ describe('HttpUpstream batching', () => {
     const signal = () => new CallAbort();
     const answers = await Promise.all([
       node.call('eth_getBalance', ['r1'], 5_000, { signal: signal() }), node.call('eth_call', ['r2'], 30_000, { signal: signal() }),
-      node.call('debug_traceTransaction', ['t'], 120_000, { signal: signal() }), node.call('eth_getCode', ['r3'], 5_000, { signal: signal() }),
+      node.call('debug_traceTransaction', ['t'], 120_000, { signal: signal(), trace: true }), node.call('eth_getCode', ['r3'], 5_000, { signal: signal() }),
     ]);
     assert.deepEqual(answers.map((a) => a.result), ['r1', 'r2', 'single', 'r3']);
     assert.equal(requests, 2, 'the three reads in one node request, the trace in another');

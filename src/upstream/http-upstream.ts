@@ -27,6 +27,8 @@ interface Pending {
   light: boolean;
   /** Runs code (CallOptions.socket): over the node's WebSocket when it has one, never shared with other callers'. */
   socket: boolean;
+  /** A trace (CallOptions.trace): shares a node request only with traces. */
+  trace: boolean;
   resolve: (a: UpstreamAnswer) => void;
   reject: (e: unknown) => void;
 }
@@ -143,6 +145,7 @@ export class HttpUpstream implements Upstream {
     const signal = opts?.signal;
     const light = opts?.light === true;
     const socket = opts?.socket === true;
+    const trace = opts?.trace === true;
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       // Nothing listens here per call: the request's run answers the caller as soon as the signal aborts (rpc/run.ts),
@@ -152,7 +155,7 @@ export class HttpUpstream implements Upstream {
         this.queue = [];
         queueMicrotask(this.flush);
       }
-      this.queue.push({ method, params, timeoutMs, signal, light, socket, resolve, reject });
+      this.queue.push({ method, params, timeoutMs, signal, light, socket, trace, resolve, reject });
     });
   }
 
@@ -189,12 +192,12 @@ export class HttpUpstream implements Upstream {
       }
       return void this.lightQueue.push(p);
     }
-    // A trace must not hold a read's answer back, so `debug_*` calls share a batch only with their like. Reads of
+    // A trace must not hold a read's answer back, so traces (`opts.trace`) share a batch only with their like. Reads of
     // different budgets (rpc.timeoutMs, rpc.heavyTimeoutMs) share one: each such call's own deadline ends it at its
     // budget (the request's run, rpc/run.ts), and the node request lives until the longest of them. A call with no
     // deadline of its own (the chain module's checks) has only the node request's time-out: it shares a batch only
     // with calls of the same time-out.
-    this.sendGroups(queue, (p) => (p.signal === undefined ? p.timeoutMs : p.method.startsWith('debug_') ? 'debug' : 'read'));
+    this.sendGroups(queue, (p) => (p.signal === undefined ? p.timeoutMs : p.trace ? 'debug' : 'read'));
   };
 
   /**

@@ -25,6 +25,13 @@ export interface CallOptions {
    * callers' calls (its time is its own). Not traces: their answers are the size the HTTP path cuts off as it streams.
    */
   socket?: boolean;
+  /** A trace (`debug_*`): it must not hold a read's answer back, so it shares a node request only with its like. */
+  trace?: boolean;
+  /**
+   * A transaction sent (`raw`: signed by the caller; `signed`: signed by the node): an embedded chain journals it
+   * before its anvil sees it (upstream/embedded/anvil-supervisor.ts).
+   */
+  write?: 'raw' | 'signed';
 }
 
 /** A node that answers JSON-RPC calls: a URL, or an embedded anvil. The chain module pools several (chain/upstream-pool.ts). */

@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { CallAbort } from '../errors/on-abort.ts';
-import type { Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
+import { CallAbort, type CallSignal } from '../errors/on-abort.ts';
+import { describe } from '../methods/specs.ts';
+import type { CallOptions, Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
 import { holdsChainSecret } from './chain-secret.ts';
 
 interface Item { jsonrpc?: string; id?: unknown; method?: unknown; params?: unknown }
@@ -79,7 +80,7 @@ export class ChainServer {
     res.on('close', () => { if (!res.writableFinished) abort.abort(new Error('the worker went away')); });
     const items = Array.isArray(body) ? body : [body];
     const batch = Array.isArray(body);
-    Promise.all(items.map((it) => chain.call(String(it?.method), Array.isArray(it?.params) ? it.params : [], this.opts.timeoutMs, { signal: abort })
+    Promise.all(items.map((it) => chain.call(String(it?.method), Array.isArray(it?.params) ? it.params : [], this.opts.timeoutMs, optionsOf(String(it?.method), abort))
       .then((a) => encode(it?.id, a)))).then((out) => {
       res.writeHead(200, { 'content-type': 'application/json' }).end(batch ? `[${out.join(',')}]` : out[0]);
     }, () => {
@@ -128,4 +129,13 @@ function decoded(segment: string): string | undefined {
 /** A content-type header's media type, lower case, without its parameters (`application/json; charset=utf-8`). */
 function mediaType(header: string | undefined): string {
   return (header ?? '').split(';', 1)[0].trim().toLowerCase();
+}
+
+/**
+ * What the embedded chain is told of a worker's call: what its spec says a trace or a write is (a write is journaled
+ * before anvil sees it; a trace shares a node request only with traces), and the call's deadline.
+ */
+function optionsOf(method: string, signal: CallSignal): CallOptions {
+  const spec = describe(method);
+  return spec.trace ? { signal, trace: true } : spec.write ? { signal, write: spec.write } : { signal };
 }

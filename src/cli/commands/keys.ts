@@ -4,6 +4,7 @@ import type { Config } from '../../config/schema.ts';
 import type { ApiKeyPatch } from '../../store/store.ts';
 import { JSON_FLAG, type Options, type Subcommand, type Values } from '../command.ts';
 import { findAccount, isId, named, withStore, type Context } from '../context.ts';
+import { EXAMPLE_METHOD } from '../../methods/named.ts';
 import { UsageError } from '../errors.ts';
 import { gatewayUrl } from '../store-guard.ts';
 import { list, nonEmpty, oneOf, required, someChange, str } from '../flags.ts';
@@ -59,10 +60,10 @@ function details(k: ApiKey, account: Account | undefined): string {
 /** A curl line like the start banner's, when the key can make that call from here. */
 function tryIt(config: Readonly<Config>, k: ApiKey, value: string): string {
   const usable = k.permissions.includes('rpc') && !k.ipAllowlist.length && !k.originAllowlist.length
-    && (!k.methodAllowlist.length || k.methodAllowlist.includes('eth_blockNumber'));
+    && (!k.methodAllowlist.length || k.methodAllowlist.includes(EXAMPLE_METHOD));
   if (!usable) return '';
   const network = k.networkAllowlist[0] ?? Object.keys(config.networks)[0];
-  return `\n\nTry it (with the gateway running):\n  curl -s -X POST -H 'content-type: application/json' --data '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' ${gatewayUrl(config)}/v1/${network}/${value}`;
+  return `\n\nTry it (with the gateway running):\n  curl -s -X POST -H 'content-type: application/json' --data '{"jsonrpc":"2.0","id":1,"method":"${EXAMPLE_METHOD}","params":[]}' ${gatewayUrl(config)}/v1/${network}/${value}`;
 }
 
 export const KEY_COMMANDS: Record<string, Subcommand> = {

@@ -2,7 +2,7 @@ import type { Adapter } from '../adapters/adapter.ts';
 import { receiptAsGeth } from '../adapters/eth_getTransactionReceipt.ts';
 import { BLOCK_NUMBER_OR_TAG, EIP1898, HASH32 } from '../schemas/common.ts';
 import { methodSchemas } from '../schemas/method-schemas.ts';
-import { READ, type MethodSpec } from '../method-spec.ts';
+import { READ, type DeclaredSpec } from '../method-spec.ts';
 
 /** A receipt as eth_getTransactionReceipt describes it (its non-null variant). */
 const receipt = (methodSchemas.eth_getTransactionReceipt.result.oneOf as Record<string, unknown>[]).find((v) => v.type === 'object');
@@ -21,7 +21,7 @@ const adapter: Adapter = async (method, params, next) => {
  * Cost: ten receipts' worth (15 x 10). The node reads the whole block's receipts, more than one receipt, yet a
  * caller replacing one call per transaction (150 to 200 on a mainnet block) should pay less than those calls.
  */
-export const ethGetBlockReceipts: MethodSpec = {
+export const ethGetBlockReceipts: DeclaredSpec = {
   ...READ,
   name: 'eth_getBlockReceipts',
   heavy: true,

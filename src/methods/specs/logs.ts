@@ -1,8 +1,8 @@
-import { READ, type MethodSpec } from '../method-spec.ts';
+import { READ, type DeclaredSpec } from '../method-spec.ts';
 import { vendored } from './vendored.ts';
 
 /** Logs, and the filters the gateway keeps itself (docs/decisions.md §8): a filter method is answered locally, never cached. */
-export const logSpecs: readonly MethodSpec[] = [
+export const logSpecs: readonly DeclaredSpec[] = [
   vendored('eth_getLogs', { ...READ, cost: 60, cache: 'block', block: { index: 0, by: 'filter' }, seen: 'items', heavy: true }),
   vendored('eth_newFilter', { ...READ, cost: 20, local: true }),
   vendored('eth_newBlockFilter', { ...READ, cost: 20, local: true }),

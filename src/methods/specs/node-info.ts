@@ -1,12 +1,12 @@
 import { eth_mining } from '../adapters/eth_mining.ts';
 import { eth_protocolVersion } from '../adapters/eth_protocolVersion.ts';
 import { net_peerCount } from '../adapters/net_peerCount.ts';
-import { READ, type MethodSpec } from '../method-spec.ts';
+import { READ, type DeclaredSpec } from '../method-spec.ts';
 import { vendored } from './vendored.ts';
 
 /** The node and network: fixed for a network (cached forever) or the node's view of now (until the head moves). */
-export const nodeInfoSpecs: readonly MethodSpec[] = [
-  vendored('eth_chainId', { ...READ, cost: 5, cache: 'forever' }),
+export const nodeInfoSpecs: readonly DeclaredSpec[] = [
+  vendored('eth_chainId', { ...READ, cost: 5, cache: 'forever', beyondSpec: true }),
   vendored('net_version', { ...READ, cost: 5, cache: 'forever' }),
   vendored('web3_sha3', { ...READ, cost: 5, cache: 'forever' }),
   vendored('web3_clientVersion', { ...READ, cost: 5, cache: 'head' }),
@@ -20,5 +20,5 @@ export const nodeInfoSpecs: readonly MethodSpec[] = [
   vendored('eth_blockNumber', { ...READ, cost: 10, cache: 'head', seen: 'quantity' }),
   vendored('eth_gasPrice', { ...READ, cost: 10, cache: 'head' }),
   vendored('eth_maxPriorityFeePerGas', { ...READ, cost: 10, cache: 'head' }),
-  vendored('eth_feeHistory', { ...READ, cost: 10, cache: 'block', block: { index: 1, by: 'number', optional: false } }),
+  vendored('eth_feeHistory', { ...READ, cost: 10, scans: true, cache: 'block', block: { index: 1, by: 'number', optional: false } }),
 ];

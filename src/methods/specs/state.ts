@@ -1,8 +1,8 @@
-import { READ, type MethodSpec } from '../method-spec.ts';
+import { READ, type DeclaredSpec } from '../method-spec.ts';
 import { vendored } from './vendored.ts';
 
 /** State at a block: cached as the block says; a left-out block means `latest`. */
-export const stateSpecs: readonly MethodSpec[] = [
+export const stateSpecs: readonly DeclaredSpec[] = [
   vendored('eth_getBalance', { ...READ, cost: 10, cache: 'block', block: { index: 1, by: 'number', optional: true } }),
   vendored('eth_getCode', { ...READ, cost: 10, cache: 'block', block: { index: 1, by: 'number', optional: true } }),
   vendored('eth_getTransactionCount', { ...READ, cost: 10, cache: 'block', block: { index: 1, by: 'number', optional: true } }),

@@ -1,4 +1,4 @@
-import { READ, type MethodSpec } from '../method-spec.ts';
+import { READ, type DeclaredSpec } from '../method-spec.ts';
 
 /**
  * geth's pub/sub: answered by the gateway itself over a WebSocket, from the chain module's events
@@ -6,7 +6,7 @@ import { READ, type MethodSpec } from '../method-spec.ts';
  * (docs/decisions.md §4 names the HTTP methods): every network's table has them (`socket`).
  * Cost: a subscription is work on every block for as long as it lives, as a filter is (20); ending one is cheap.
  */
-export const subscriptionSpecs: MethodSpec[] = [
+export const subscriptionSpecs: DeclaredSpec[] = [
   {
     ...READ,
     name: 'eth_subscribe',

@@ -10,7 +10,7 @@ import type { Stage } from '../call.ts';
 export const headSeenStage: Stage = (call, next) =>
   next(call).then((a) => {
     const n = a.error === undefined ? blockSeenIn(call.method, call.params, a.result) : undefined;
-    const shown = call.network.head.sawBlock(call.method, n, a);
+    const shown = call.network.head.sawBlock(call.spec, n, a);
     // The block the caller is shown: an `eth_blockNumber` may be answered with the network's head, not the node's.
     if (n !== undefined) call.seenBlock = shown === a ? n : blockSeenIn(call.method, call.params, shown.result);
     // Cluster mode: a block this instance learnt leaves it only once the other instances can know it too.

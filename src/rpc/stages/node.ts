@@ -17,7 +17,7 @@ export function nodeOf(call: Call): NodeNext {
 /** Stage `forward` (last): to the chain module (which routes to an upstream), through the method's adapter if it has one. */
 export function forward(call: Call): Promise<UpstreamAnswer> {
   const adapter = call.spec.adapter;
-  if (!adapter) return call.network.chain.call(call.method, call.params, call.spec.timeoutMs, routeOf(call));
+  if (!adapter) return call.network.chain.call(call.method, call.params, call.spec.timeoutMs, routeOf(call), call.spec);
   return adapter(call.method, call.params, nodeOf(call));
 }
 

@@ -116,8 +116,8 @@ export class AnvilSupervisor implements Upstream {
   async call(method: string, params: unknown[], timeoutMs: number, opts?: CallOptions): Promise<UpstreamAnswer> {
     if (!this.client) await this.waitReady(timeoutMs);
     const client = this.client!;
-    if (method === 'eth_sendRawTransaction') return this.sendRaw(client, params, timeoutMs, opts);
-    if (method === 'eth_sendTransaction') return this.sendSigned(client, params, timeoutMs, opts);
+    if (opts?.write === 'raw') return this.sendRaw(client, params, timeoutMs, opts);
+    if (opts?.write === 'signed') return this.sendSigned(client, params, timeoutMs, opts);
     return client.call(method, params, timeoutMs, opts);
   }
 
