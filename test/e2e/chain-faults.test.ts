@@ -162,6 +162,9 @@ test(`the embedded chain under ${KILLS} SIGKILLs and a full disk, ${RUNS} run(s)
     const minedRefused: string[] = [];
     // A refused transfer is signed again with the same nonce, so the same hash may be acknowledged later.
     for (const hash of out.refused) if (!out.acked.has(hash) && await ng.call('eth_getTransactionReceipt', [hash])) minedRefused.push(hash);
+    // An answer that says the transaction is taken (journaled) or mined holds: it is on chain.
+    const unsettledMissing: string[] = [];
+    for (const hash of out.unsettled) if (!(await ng.call('eth_getTransactionReceipt', [hash]))) unsettledMissing.push(hash);
     const checkpoints = readdirSync(join(dataDir, 'chains', 'mainnet')).filter((f) => f.startsWith('checkpoint-'));
     const warnings = ng.logs().concat(prior).filter((l) => /checkpoint/.test(l.msg ?? '')).map((l) => `${l.msg} ${l.err ?? ''}`);
     t.diagnostic(`checkpoint lines: ${[...new Set(warnings)].slice(0, 5).join(' | ')}`);
@@ -181,6 +184,7 @@ test(`the embedded chain under ${KILLS} SIGKILLs and a full disk, ${RUNS} run(s)
     assert.deepEqual(lost, [], 'no acknowledged transaction lost');
     assert.deepEqual(moved, [], 'no block a client saw has another hash');
     assert.deepEqual(minedRefused, [], 'no transaction answered as refused is mined');
+    assert.deepEqual(unsettledMissing, [], 'every transaction answered as taken is mined');
     assert.ok(out.diskFullAnswers > 0, 'the full disk was answered as such');
     assert.ok(checkpoints.length > 0, 'checkpoints were written');
     assert.equal((await ng.stop('SIGTERM')).code, 0);
