@@ -3,8 +3,16 @@ import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
 import { PrimaryCallError, PrimaryClient, PrimaryServer, type Channel, type IpcMessage } from './ipc.ts';
 
+/** A protocol of this test's own: `nothing` is declared but never offered. */
+interface TestProtocol {
+  counter: { add(n: number): { total: number; worker: number }; later(n: number): Promise<number>; fail(): void };
+  limiter: { consume(): void };
+  nothing: { here(): void };
+}
+interface TestEvents { head: { key: string; n: number }; other: number }
+
 /** A worker's channel to a primary in the same process: messages go through JSON, as over the real pipe. */
-function pair(server: PrimaryServer, opts: { silent?: boolean } = {}) {
+function pair(server: PrimaryServer<TestProtocol>, opts: { silent?: boolean } = {}) {
   const worker = new EventEmitter();
   const sent: IpcMessage[] = [];
   const channel: Channel = {
@@ -21,15 +29,15 @@ function pair(server: PrimaryServer, opts: { silent?: boolean } = {}) {
 }
 
 test('the calls of one turn go in one message and each gets its own answer, errors by name and message', async () => {
-  const server = new PrimaryServer();
+  const server = new PrimaryServer<TestProtocol>();
   let last = 0;
   server.offer('counter', {
-    add: ([n], worker) => { last += n as number; return { total: last, worker }; },
-    later: async ([n]) => (n as number) * 2,
+    add: ([n], worker) => { last += n; return { total: last, worker }; },
+    later: async ([n]) => n * 2,
     fail: () => { throw Object.assign(new Error('no such thing'), { name: 'GatewayError', code: 'FILTERS_UNAVAILABLE' }); },
   });
   const { channel, sent } = pair(server);
-  const client = new PrimaryClient(channel);
+  const client = new PrimaryClient<TestProtocol>(channel);
   const answers = await Promise.allSettled([
     client.call('counter', 'add', [2]),
     client.call('counter', 'add', [3]),
@@ -48,8 +56,8 @@ test('the calls of one turn go in one message and each gets its own answer, erro
 });
 
 test('a primary that does not answer fails the call at its time-out, and events reach their topic', async () => {
-  const { channel, worker } = pair(new PrimaryServer(), { silent: true });
-  const client = new PrimaryClient(channel, 50);
+  const { channel, worker } = pair(new PrimaryServer<TestProtocol>(), { silent: true });
+  const client = new PrimaryClient<TestProtocol, TestEvents>(channel, 50);
   await assert.rejects(client.call('limiter', 'consume', []), (err: Error) => err.name === 'PrimaryTimeout');
   const heard: unknown[] = [];
   client.on('head', (d) => heard.push(d));
