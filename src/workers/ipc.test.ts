@@ -5,7 +5,7 @@ import { PrimaryCallError, PrimaryClient, PrimaryServer, type Channel, type IpcM
 
 /** A protocol of this test's own: `nothing` is declared but never offered. */
 interface TestProtocol {
-  counter: { add(n: number): { total: number; worker: number }; later(n: number): Promise<number>; fail(): void };
+  counter: { add(n: number): { total: number; worker: number }; later(n: number): Promise<number>; fail(): void; since(a: string, after?: number): string };
   limiter: { consume(): void };
   nothing: { here(): void };
 }
@@ -35,6 +35,7 @@ test('the calls of one turn go in one message and each gets its own answer, erro
     add: ([n], worker) => { last += n; return { total: last, worker }; },
     later: async ([n]) => n * 2,
     fail: () => { throw Object.assign(new Error('no such thing'), { name: 'GatewayError', code: 'FILTERS_UNAVAILABLE' }); },
+    since: () => '',
   });
   const { channel, sent } = pair(server);
   const client = new PrimaryClient<TestProtocol>(channel);
@@ -53,6 +54,17 @@ test('the calls of one turn go in one message and each gets its own answer, erro
   assert.equal(failed.message, 'no such thing');
   assert.equal(failed.code, 'FILTERS_UNAVAILABLE');
   assert.match(((answers[4] as PromiseRejectedResult).reason as Error).message, /no nothing.here in the primary/);
+});
+
+test('an optional argument left out arrives left out, not as the null JSON makes of undefined', async () => {
+  const server = new PrimaryServer<TestProtocol>();
+  server.offer('counter', {
+    add: () => ({ total: 0, worker: 0 }), later: async () => 0, fail: () => {},
+    since: (args) => `${args.length} ${args[1] === undefined ? 'none' : String(args[1])}`,
+  });
+  const client = new PrimaryClient<TestProtocol>(pair(server).channel);
+  assert.deepEqual(await Promise.all([client.call('counter', 'since', ['a']), client.call('counter', 'since', ['a', undefined]), client.call('counter', 'since', ['a', 3])]), ['1 none', '1 none', '2 3']);
+  client.close();
 });
 
 test('a primary that does not answer fails the call at its time-out, and events reach their topic', async () => {

@@ -83,7 +83,7 @@ export class PrimaryClient<P extends Services<P>, E = Record<never, never>> {
           this.channel.send({ ng: 'calls', calls });
         });
       }
-      this.queued.push({ id, svc, method, args });
+      this.queued.push({ id, svc, method, args: leftOut(args) });
     });
   }
 
@@ -159,6 +159,16 @@ export class PrimaryServer<P extends Services<P>> {
     if (later.length === 0) reply({ ng: 'replies', replies });
     else void Promise.all(later).then(() => reply({ ng: 'replies', replies }));
   }
+}
+
+/**
+ * The arguments without the optional ones left out at the end: JSON makes an undefined in an array null, and a
+ * method's default (`after?: number`, `credit = 0`) would see null instead of nothing.
+ */
+function leftOut(args: readonly unknown[]): unknown[] {
+  let n = args.length;
+  while (n > 0 && args[n - 1] === undefined) n--;
+  return n === args.length ? (args as unknown[]) : args.slice(0, n);
 }
 
 /** The message telling `topic` to a worker. */
