@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { after } from 'node:test';
 import { loginBackoffContract } from '../api/login-backoff.contract.ts';
+import { headsHubContract } from '../chain/heads-hub.contract.ts';
 import { filterStoreContract } from '../filters/filter-store.contract.ts';
 import { eventBudgetContract } from '../limits/event-budget.contract.ts';
 import { rateLimiterContract } from '../limits/rate-limiter.contract.ts';
 import { SharedEventBudget } from '../limits/shared-event-budget.ts';
 import { primaryWithWorkers } from '../../test/helpers/primary-workers.ts';
-import { RemoteFilterStore, RemoteLoginBackoff, RemoteRateLimiter } from './remote-state.ts';
+import { PrimaryClient, type Channel } from './ipc.ts';
+import { RemoteFilterStore, RemoteHeads, RemoteLoginBackoff, RemoteRateLimiter } from './remote-state.ts';
 
 /**
  * The workers' view of the primary's state keeps the contract of each kind (STYLE principle 6), each call crossing
@@ -36,3 +38,8 @@ eventBudgetContract('worker (the primary, over IPC)', (shape) => new SharedEvent
 filterStoreContract('worker (the primary, over IPC)', async (now) => new RemoteFilterStore(primary({ now }).worker()));
 
 loginBackoffContract('worker (the primary, over IPC)', () => new RemoteLoginBackoff(worker()));
+
+/** A worker whose primary never answers (it hangs): each call fails at the worker's time-out. */
+const silent: Channel = { send: () => true, on: () => undefined, off: () => undefined };
+const heads = primary();
+headsHubContract('worker (the primary, over IPC)', async () => new RemoteHeads(heads.worker()), async () => new RemoteHeads(new PrimaryClient(silent, 200)));
