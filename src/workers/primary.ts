@@ -28,17 +28,6 @@ export function workerCount(config: Readonly<Config>): number {
   return config.server.workers === 0 ? availableParallelism() : config.server.workers;
 }
 
-/** What the primary tells a worker it starts (the `primary.start` call). */
-export interface WorkerStart {
-  config: Readonly<Config>;
-  /** Base URL of the primary's embedded chains (chain-server.ts). */
-  chains: string;
-  /** The secret the chain server asks of every call (chain-secret.ts): this start's, told over IPC only. */
-  chainSecret: string;
-  index: number;
-  workers: number;
-}
-
 /**
  * `nodegate start --workers N`: one port served by N processes. The primary serves no request itself: it
  * makes the store ready (migrations, first-start accounts and key, whose secrets one worker prints once), runs the
@@ -90,7 +79,7 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
   const ready = new Set<number>();
   const byIndex = new Map<number, Worker>();
   server.offer('primary', {
-    start: (_args, id) => ({ config, chains: chainsUrl, chainSecret, index: indexOf(id), workers: n } satisfies WorkerStart),
+    start: (_args, id) => ({ config, chains: chainsUrl, chainSecret, index: indexOf(id), workers: n }),
     ready: (_url, id) => {
       ready.add(indexOf(id));
       // The banner once every worker listens (a client told the URL finds each of them serving), with the secrets.

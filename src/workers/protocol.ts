@@ -3,7 +3,7 @@ import type { BootstrapSecrets } from '../accounts/bootstrap.ts';
 import type { NodesReport } from '../chain/cluster-head.ts';
 import type { FilterStore } from '../filters/filter-store.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
-import type { WorkerStart } from './primary.ts';
+import type { Config } from '../config/schema.ts';
 
 /**
  * Everything a worker may ask the primary (`nodegate start --workers N`), service by service: the one definition
@@ -34,6 +34,17 @@ export interface HeadsCalls {
   leads(key: string, ttlMs: number): boolean;
   report(key: string, report: NodesReport, ttlMs: number): void;
   lastReport(key: string): NodesReport | null;
+}
+
+/** What the primary tells a worker it starts (the `primary.start` call). */
+export interface WorkerStart {
+  config: Readonly<Config>;
+  /** Base URL of the primary's embedded chains (chain-server.ts). */
+  chains: string;
+  /** The secret the chain server asks of every call (chain-secret.ts): this start's, told over IPC only. */
+  chainSecret: string;
+  index: number;
+  workers: number;
 }
 
 /** A worker's start and stop, told to the primary. */
