@@ -1,7 +1,9 @@
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { loginBackoffContract } from '../api/login-backoff.contract.ts';
 import { headsHubContract } from '../chain/heads-hub.contract.ts';
+import type { GatewayError } from '../errors/gateway-error.ts';
 import { filterStoreContract } from '../filters/filter-store.contract.ts';
 import { eventBudgetContract } from '../limits/event-budget.contract.ts';
 import { rateLimiterContract } from '../limits/rate-limiter.contract.ts';
@@ -43,3 +45,21 @@ loginBackoffContract('worker (the primary, over IPC)', () => new RemoteLoginBack
 const silent: Channel = { send: () => true, on: () => undefined, off: () => undefined };
 const heads = primary();
 headsHubContract('worker (the primary, over IPC)', async () => new RemoteHeads(heads.worker()), async () => new RemoteHeads(new PrimaryClient(silent, 200)));
+
+describe('a primary that does not answer', () => {
+  test('limits are decided in the worker, said once, and the limiter says it is degraded', async () => {
+    const warned: string[] = [];
+    const limiter = new RemoteRateLimiter(new PrimaryClient(silent, 50), (msg) => warned.push(msg));
+    const decisions = [];
+    for (let i = 0; i < 4; i++) decisions.push(await limiter.consume('b', 1, 0.1, 3));
+    assert.deepEqual(decisions.map((d) => d.allowed), [true, true, true, false], 'the burst, from this worker\'s memory');
+    assert.equal(limiter.status(), 'degraded');
+    assert.equal(warned.length, 1);
+    await limiter.close();
+  });
+
+  test('filters answer FILTERS_UNAVAILABLE', async () => {
+    const store = new RemoteFilterStore(new PrimaryClient(silent, 50));
+    await assert.rejects(store.get('0x1'), (e: GatewayError) => e.entry === 'FILTERS_UNAVAILABLE');
+  });
+});
