@@ -1,10 +1,8 @@
 import { createLogger, startGateway } from '../app.ts';
-import type { BootstrapSecrets } from '../accounts/bootstrap.ts';
 import { banner } from './banner.ts';
 import { chainAuthorization } from '../workers/chain-secret.ts';
 import { PrimaryClient, type Channel } from '../workers/ipc.ts';
-import type { WorkerStart } from '../workers/primary.ts';
-import { RemoteFilterStore, RemoteHeads, RemoteLoginBackoff, RemoteRateLimiter } from '../workers/remote-state.ts';
+import { RemoteFilterStore, RemoteHeads, RemoteLoginBackoff, RemoteRateLimiter, type ToPrimary } from '../workers/remote-state.ts';
 
 /**
  * One worker of `nodegate start --workers N` (the entry of a process workers/primary.ts starts): a whole gateway on the shared port, whose
@@ -12,8 +10,8 @@ import { RemoteFilterStore, RemoteHeads, RemoteLoginBackoff, RemoteRateLimiter }
  * SIGTERM/SIGINT, e.g. a terminal's Ctrl-C reaching the whole process group), and exits when the primary is gone.
  */
 async function main(): Promise<void> {
-  const primary = new PrimaryClient(process as unknown as Channel, 10_000);
-  const start = (await primary.call('primary', 'start', [])) as WorkerStart;
+  const primary: ToPrimary = new PrimaryClient(process as unknown as Channel, 10_000);
+  const start = await primary.call('primary', 'start', []);
   const config = start.config;
   const log = createLogger(config).child({ worker: start.index });
   const gw = await startGateway(config, {
@@ -27,9 +25,9 @@ async function main(): Promise<void> {
     },
   });
   // The primary's embedded chain restarted from its journal: what this worker learnt of it no longer holds.
-  primary.on('reset', (network) => gw.networks.get(network as string)?.chain.reset());
+  primary.on('reset', (network) => gw.networks.get(network)?.chain.reset());
   primary.on('banner', (secrets) => {
-    const text = banner({ ...gw, secrets: secrets as BootstrapSecrets });
+    const text = banner({ ...gw, secrets });
     process.stdout.write(text.replace('\n\nNetworks:', `\n  (${start.workers} worker processes)\n\nNetworks:`));
   });
   let stopping = false;

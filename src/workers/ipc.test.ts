@@ -3,8 +3,16 @@ import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
 import { PrimaryCallError, PrimaryClient, PrimaryServer, type Channel, type IpcMessage } from './ipc.ts';
 
+/** A protocol of this test's own: `nothing` is declared but never offered. */
+interface TestProtocol {
+  counter: { add(n: number): { total: number; worker: number }; later(n: number): Promise<number>; fail(): void; since(a: string, after?: number): string };
+  limiter: { consume(): void };
+  nothing: { here(): void };
+}
+interface TestEvents { head: { key: string; n: number }; other: number }
+
 /** A worker's channel to a primary in the same process: messages go through JSON, as over the real pipe. */
-function pair(server: PrimaryServer, opts: { silent?: boolean } = {}) {
+function pair(server: PrimaryServer<TestProtocol>, opts: { silent?: boolean } = {}) {
   const worker = new EventEmitter();
   const sent: IpcMessage[] = [];
   const channel: Channel = {
@@ -21,15 +29,16 @@ function pair(server: PrimaryServer, opts: { silent?: boolean } = {}) {
 }
 
 test('the calls of one turn go in one message and each gets its own answer, errors by name and message', async () => {
-  const server = new PrimaryServer();
+  const server = new PrimaryServer<TestProtocol>();
   let last = 0;
   server.offer('counter', {
-    add: ([n], worker) => { last += n as number; return { total: last, worker }; },
-    later: async ([n]) => (n as number) * 2,
+    add: ([n], worker) => { last += n; return { total: last, worker }; },
+    later: async ([n]) => n * 2,
     fail: () => { throw Object.assign(new Error('no such thing'), { name: 'GatewayError', code: 'FILTERS_UNAVAILABLE' }); },
+    since: () => '',
   });
   const { channel, sent } = pair(server);
-  const client = new PrimaryClient(channel);
+  const client = new PrimaryClient<TestProtocol>(channel);
   const answers = await Promise.allSettled([
     client.call('counter', 'add', [2]),
     client.call('counter', 'add', [3]),
@@ -47,9 +56,20 @@ test('the calls of one turn go in one message and each gets its own answer, erro
   assert.match(((answers[4] as PromiseRejectedResult).reason as Error).message, /no nothing.here in the primary/);
 });
 
+test('an optional argument left out arrives left out, not as the null JSON makes of undefined', async () => {
+  const server = new PrimaryServer<TestProtocol>();
+  server.offer('counter', {
+    add: () => ({ total: 0, worker: 0 }), later: async () => 0, fail: () => {},
+    since: (args) => `${args.length} ${args[1] === undefined ? 'none' : String(args[1])}`,
+  });
+  const client = new PrimaryClient<TestProtocol>(pair(server).channel);
+  assert.deepEqual(await Promise.all([client.call('counter', 'since', ['a']), client.call('counter', 'since', ['a', undefined]), client.call('counter', 'since', ['a', 3])]), ['1 none', '1 none', '2 3']);
+  client.close();
+});
+
 test('a primary that does not answer fails the call at its time-out, and events reach their topic', async () => {
-  const { channel, worker } = pair(new PrimaryServer(), { silent: true });
-  const client = new PrimaryClient(channel, 50);
+  const { channel, worker } = pair(new PrimaryServer<TestProtocol>(), { silent: true });
+  const client = new PrimaryClient<TestProtocol, TestEvents>(channel, 50);
   await assert.rejects(client.call('limiter', 'consume', []), (err: Error) => err.name === 'PrimaryTimeout');
   const heard: unknown[] = [];
   client.on('head', (d) => heard.push(d));

@@ -23,6 +23,15 @@ export interface EventMessage { ng: 'event'; topic: string; data: unknown }
 
 export type IpcMessage = CallsMessage | RepliesMessage | EventMessage;
 
+/** A protocol: services by name, each an object of methods (workers/protocol.ts is the gateway's). */
+export type Services<P> = { [S in keyof P]: { [M in keyof P[S]]: (...args: never[]) => unknown } };
+/** The arguments of `P[S][M]`, as they travel. */
+export type ArgsOf<P, S extends keyof P, M extends keyof P[S]> = P[S][M] extends (...args: infer A) => unknown ? A : never;
+/** What `P[S][M]` answers, once settled. */
+export type ResultOf<P, S extends keyof P, M extends keyof P[S]> = P[S][M] extends (...args: never[]) => infer R ? Awaited<R> : never;
+/** The primary's side of service `T`: each method takes the call's arguments and the calling worker's id. */
+export type Handlers<T> = { [M in keyof T]: T[M] extends (...args: infer A) => infer R ? (args: A, worker: number) => R | Promise<Awaited<R>> : never };
+
 export function isIpcMessage(m: unknown): m is IpcMessage {
   return typeof m === 'object' && m !== null && typeof (m as { ng?: unknown }).ng === 'string';
 }
@@ -47,10 +56,10 @@ export interface Channel {
  * call has a time-out: a primary that does not answer (it is the process that owns the chains; if it hangs, so does
  * the service) fails the call instead of holding the caller forever.
  */
-export class PrimaryClient {
+export class PrimaryClient<P extends Services<P>, E = Record<never, never>> {
   private next = 1;
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
-  private readonly topics = new Map<string, Array<(data: unknown) => void>>();
+  private readonly topics = new Map<keyof E, Array<(data: never) => void>>();
   private readonly listener = (m: unknown) => this.receive(m);
   /** The calls of this turn, sent together when it ends. */
   private queued: PrimaryCall[] | undefined;
@@ -59,14 +68,14 @@ export class PrimaryClient {
     channel.on('message', this.listener);
   }
 
-  call(svc: string, method: string, args: unknown[]): Promise<unknown> {
+  call<S extends keyof P & string, M extends keyof P[S] & string>(svc: S, method: M, args: ArgsOf<P, S, M>): Promise<ResultOf<P, S, M>> {
     const id = this.next++;
-    return new Promise((resolve, reject) => {
+    return new Promise<ResultOf<P, S, M>>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         reject(new PrimaryCallError('PrimaryTimeout', `the primary did not answer ${svc}.${method} within ${this.timeoutMs} ms`));
       }, this.timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
       if (!this.queued) {
         const calls: PrimaryCall[] = (this.queued = []);
         setImmediate(() => {
@@ -74,11 +83,11 @@ export class PrimaryClient {
           this.channel.send({ ng: 'calls', calls });
         });
       }
-      this.queued.push({ id, svc, method, args });
+      this.queued.push({ id, svc, method, args: leftOut(args) });
     });
   }
 
-  on(topic: string, fn: (data: unknown) => void): void {
+  on<T extends keyof E>(topic: T, fn: (data: E[T]) => void): void {
     const list = this.topics.get(topic) ?? [];
     list.push(fn);
     this.topics.set(topic, list);
@@ -96,7 +105,8 @@ export class PrimaryClient {
         else p.resolve(r.value);
       }
     } else if (m.ng === 'event') {
-      for (const fn of this.topics.get(m.topic) ?? []) fn(m.data);
+      // The event's data is what the primary sent for its topic (PrimaryServer's `event` is typed by E).
+      for (const fn of this.topics.get(m.topic as keyof E) ?? []) fn(m.data as never);
     }
   }
 
@@ -110,15 +120,17 @@ export class PrimaryClient {
   }
 }
 
-/** A service the primary offers: its methods by name, each given the calling worker's id. */
-export type Service = Record<string, (args: unknown[], worker: number) => unknown>;
+/** A service as the wire reaches it: methods by the name a message spells. */
+type WireService = Record<string, (args: unknown[], worker: number) => unknown>;
 
 /** The primary's side: answers each worker's calls from the services, in the order they came. */
-export class PrimaryServer {
-  private readonly services = new Map<string, Service>();
+export class PrimaryServer<P extends Services<P>> {
+  private readonly services = new Map<string, WireService>();
 
-  offer(name: string, service: Service): void {
-    this.services.set(name, service);
+  /** Answers the calls of service `name`, one handler per method of the protocol's `P[name]`. */
+  offer<S extends keyof P & string>(name: S, service: Handlers<P[S]>): void {
+    // Typed on the way in; a message names its service and method as strings, checked when it arrives.
+    this.services.set(name, service as unknown as WireService);
   }
 
   /**
@@ -130,7 +142,8 @@ export class PrimaryServer {
     const replies: Reply[] = [];
     const later: Promise<void>[] = [];
     for (const c of m.calls) {
-      const fn = this.services.get(c.svc)?.[c.method];
+      const svc = this.services.get(c.svc);
+      const fn = svc && Object.hasOwn(svc, c.method) ? svc[c.method] : undefined;
       if (!fn) {
         replies.push({ id: c.id, error: { name: 'Error', message: `no ${c.svc}.${c.method} in the primary` } });
         continue;
@@ -146,6 +159,21 @@ export class PrimaryServer {
     if (later.length === 0) reply({ ng: 'replies', replies });
     else void Promise.all(later).then(() => reply({ ng: 'replies', replies }));
   }
+}
+
+/**
+ * The arguments without the optional ones left out at the end: JSON makes an undefined in an array null, and a
+ * method's default (`after?: number`, `credit = 0`) would see null instead of nothing.
+ */
+function leftOut(args: readonly unknown[]): unknown[] {
+  let n = args.length;
+  while (n > 0 && args[n - 1] === undefined) n--;
+  return n === args.length ? (args as unknown[]) : args.slice(0, n);
+}
+
+/** The message telling `topic` to a worker. */
+export function eventMessage<E, T extends keyof E & string>(topic: T, data: E[T]): EventMessage {
+  return { ng: 'event', topic, data };
 }
 
 function errorOf(err: unknown): Reply['error'] {

@@ -1,9 +1,14 @@
 import { LoginBackoff, type BackoffOptions } from '../api/login-backoff.ts';
 import type { NodesReport } from '../chain/cluster-head.ts';
-import type { FilterState } from '../filters/filter-store.ts';
 import { MemoryFilterStore } from '../filters/memory-filter-store.ts';
 import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
 import type { PrimaryServer } from './ipc.ts';
+import type { PrimaryEvents, PrimaryProtocol } from './protocol.ts';
+
+/** The primary's side of the protocol. */
+export type ForWorkers = PrimaryServer<PrimaryProtocol>;
+/** Tells every worker but `except` of an event. */
+export type Broadcast = <T extends keyof PrimaryEvents & string>(topic: T, data: PrimaryEvents[T], except?: number) => void;
 
 /**
  * What the workers of one machine share, kept in the primary (`--workers N`): what Redis keeps for
@@ -12,7 +17,7 @@ import type { PrimaryServer } from './ipc.ts';
  */
 export class PrimaryState {
   private readonly limiter = new MemoryRateLimiter();
-  private readonly filters = new MemoryFilterStore();
+  private readonly filters: MemoryFilterStore;
   private readonly heads = new Map<string, number>();
   private readonly leases = new Map<string, { worker: number; until: number }>();
   private readonly reports = new Map<string, { report: NodesReport; until: number }>();
@@ -20,51 +25,54 @@ export class PrimaryState {
 
   /**
    * `broadcast(topic, data, except)` tells every worker but `except`; `headSeen(key, n)` tells the primary's own
-   * chains (the embedded ones, whose journal records each block the workers show).
+   * chains (the embedded ones, whose journal records each block the workers show). `now` is the filters' clock
+   * (tests run the filter store contract on their own).
    */
   constructor(
-    server: PrimaryServer,
-    private readonly broadcast: (topic: string, data: unknown, except?: number) => void,
+    server: ForWorkers,
+    private readonly broadcast: Broadcast,
     backoff: BackoffOptions,
     private readonly headSeen: (key: string, n: number) => void,
+    now?: () => number,
   ) {
     this.backoff = new LoginBackoff(backoff);
+    this.filters = new MemoryFilterStore(now);
     const l = this.limiter;
     server.offer('limiter', {
-      consume: ([bucket, cost, rate, burst, credit]) => l.consume(bucket as string, cost as number, rate as number, burst as number, credit as number | undefined),
+      consume: ([bucket, cost, rate, burst, credit]) => l.consume(bucket, cost, rate, burst, credit),
     });
     const f = this.filters;
     server.offer('filters', {
-      add: ([filter, max]) => f.add(filter as FilterState, max as number),
-      get: ([id]) => f.get(id as string),
-      update: ([filter]) => f.update(filter as FilterState),
-      remove: ([id]) => f.remove(id as string),
-      noteSent: ([network, hash]) => f.noteSent(network as string, hash as string),
-      sentSince: ([network, after]) => f.sentSince(network as string, after as number | undefined),
+      add: ([filter, max]) => f.add(filter, max),
+      get: ([id]) => f.get(id),
+      update: ([filter]) => f.update(filter),
+      remove: ([id]) => f.remove(id),
+      noteSent: ([network, hash]) => f.noteSent(network, hash),
+      sentSince: ([network, after]) => f.sentSince(network, after),
       size: () => f.size,
     });
     server.offer('heads', {
-      publish: ([key, n], worker) => this.publish(key as string, n as number, worker, 'up'),
-      lower: ([key, n], worker) => this.publish(key as string, n as number, worker, 'down'),
-      read: ([keys]) => (keys as string[]).map((k) => this.heads.get(k) ?? null),
+      publish: ([key, n], worker) => this.publish(key, n, worker, 'up'),
+      lower: ([key, n], worker) => this.publish(key, n, worker, 'down'),
+      read: ([keys]) => keys.map((k) => this.heads.get(k) ?? null),
       leads: ([key, ttlMs], worker) => {
         const now = Date.now();
-        const held = this.leases.get(key as string);
+        const held = this.leases.get(key);
         if (held && held.worker !== worker && held.until > now) return false;
-        this.leases.set(key as string, { worker, until: now + (ttlMs as number) });
+        this.leases.set(key, { worker, until: now + ttlMs });
         return true;
       },
-      report: ([key, report, ttlMs]) => void this.reports.set(key as string, { report: report as NodesReport, until: Date.now() + (ttlMs as number) }),
+      report: ([key, report, ttlMs]) => void this.reports.set(key, { report, until: Date.now() + ttlMs }),
       lastReport: ([key]) => {
-        const r = this.reports.get(key as string);
+        const r = this.reports.get(key);
         return r && r.until > Date.now() ? r.report : null;
       },
     });
     const b = this.backoff;
     server.offer('backoff', {
-      waitSeconds: ([email, address, now]) => b.waitSeconds(email as string, address as string, now as number),
-      failed: ([email, address, now]) => b.failed(email as string, address as string, now as number),
-      succeeded: ([email, address]) => b.succeeded(email as string, address as string),
+      waitSeconds: ([email, address, now]) => b.waitSeconds(email, address, now),
+      failed: ([email, address, now]) => b.failed(email, address, now),
+      succeeded: ([email, address]) => b.succeeded(email, address),
     });
   }
 

@@ -19,23 +19,13 @@ import { newChainSecret } from './chain-secret.ts';
 import { keepServingOnFaults } from './primary-faults.ts';
 import { PortClosing } from './port-closing.ts';
 import { RestartDelay } from './restart-delay.ts';
-import { PrimaryServer, type IpcMessage } from './ipc.ts';
-import { PrimaryState } from './primary-state.ts';
+import { eventMessage, PrimaryServer } from './ipc.ts';
+import { PrimaryState, type Broadcast } from './primary-state.ts';
+import type { PrimaryEvents, PrimaryProtocol } from './protocol.ts';
 
 /** `server.workers` as a number of processes: 0 is one per core. */
 export function workerCount(config: Readonly<Config>): number {
   return config.server.workers === 0 ? availableParallelism() : config.server.workers;
-}
-
-/** What the primary tells a worker it starts (the `primary.start` call). */
-export interface WorkerStart {
-  config: Readonly<Config>;
-  /** Base URL of the primary's embedded chains (chain-server.ts). */
-  chains: string;
-  /** The secret the chain server asks of every call (chain-secret.ts): this start's, told over IPC only. */
-  chainSecret: string;
-  index: number;
-  workers: number;
 }
 
 /**
@@ -60,10 +50,10 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
   // The embedded networks only: nodes by URL are the workers' to reach (each with its own pool, as instances).
   const embedded = Object.fromEntries(Object.entries(config.networks).filter(([, net]) => net.upstreams.some((u) => u.url === 'embedded')));
   const networks = new Networks({ ...config, networks: embedded }, log, new Filters(new MemoryFilterStore(), config.filters.idleTimeoutMs));
-  const server = new PrimaryServer();
+  const server = new PrimaryServer<PrimaryProtocol>();
   const workers = new Map<number, Worker>();
-  const broadcast = (topic: string, data: unknown, except?: number) => {
-    for (const [id, w] of workers) if (id !== except && w.isConnected()) w.send({ ng: 'event', topic, data } satisfies IpcMessage);
+  const broadcast: Broadcast = (topic, data, except) => {
+    for (const [id, w] of workers) if (id !== except && w.isConnected()) w.send(eventMessage<PrimaryEvents, typeof topic>(topic, data));
   };
   // A head a worker showed: the primary's chain hears of it, so the journal records the block at once.
   const byKey = new Map(networks.list.map((net) => [headKey(net.chainId, config.networks[net.name].upstreams.map((u) => u.url)), net]));
@@ -89,13 +79,13 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
   const ready = new Set<number>();
   const byIndex = new Map<number, Worker>();
   server.offer('primary', {
-    start: (_args, id) => ({ config, chains: chainsUrl, chainSecret, index: indexOf(id), workers: n } satisfies WorkerStart),
-    ready: (_args, id) => {
+    start: (_args, id) => ({ config, chains: chainsUrl, chainSecret, index: indexOf(id), workers: n }),
+    ready: (_url, id) => {
       ready.add(indexOf(id));
       // The banner once every worker listens (a client told the URL finds each of them serving), with the secrets.
       if (!printed && ready.size === n) {
         printed = true;
-        byIndex.get(0)?.send({ ng: 'event', topic: 'banner', data: secrets } satisfies IpcMessage);
+        byIndex.get(0)?.send(eventMessage<PrimaryEvents, 'banner'>('banner', secrets));
         secrets = {};
       }
     },
@@ -147,7 +137,7 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
       await Promise.all([...workers.values()].map((w) => new Promise<void>((res) => {
         if (w.isDead()) return res();
         w.once('exit', () => res());
-        w.send({ ng: 'event', topic: 'shutdown', data: signal } satisfies IpcMessage);
+        w.send(eventMessage<PrimaryEvents, 'shutdown'>('shutdown', signal));
       })));
       try {
         await chains.close();

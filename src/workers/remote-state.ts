@@ -1,11 +1,15 @@
 import type { LoginBackoffStore } from '../api/login-backoff.ts';
-import { headKey, TurnReads, type HeadsHub, type NodesReport, type SharedHead } from '../chain/cluster-head.ts';
+import { headKey, TurnReads, type HeadsHub, type SharedHead } from '../chain/cluster-head.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { FilterState, FilterStore } from '../filters/filter-store.ts';
 import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
 import type { OpenedRateLimiter } from '../limits/open-rate-limiter.ts';
 import type { RateDecision } from '../limits/rate-limiter.ts';
-import type { PrimaryClient } from './ipc.ts';
+import type { ArgsOf, PrimaryClient, ResultOf } from './ipc.ts';
+import type { PrimaryEvents, PrimaryProtocol } from './protocol.ts';
+
+/** A worker's client of its primary, typed by the protocol. */
+export type ToPrimary = PrimaryClient<PrimaryProtocol, PrimaryEvents>;
 
 /**
  * A worker's view of the state the primary keeps (primary-state.ts): the same interfaces as the memory and Redis
@@ -18,12 +22,12 @@ export class RemoteRateLimiter implements OpenedRateLimiter {
   private readonly local = new MemoryRateLimiter();
   private failing = false;
 
-  constructor(private readonly primary: PrimaryClient, private readonly warn: (msg: string) => void) {}
+  constructor(private readonly primary: ToPrimary, private readonly warn: (msg: string) => void) {}
 
   consume(bucket: string, cost: number, ratePerSecond: number, burst: number, credit?: number): Promise<RateDecision> {
     return this.primary.call('limiter', 'consume', [bucket, cost, ratePerSecond, burst, credit]).then((d) => {
       this.failing = false;
-      return d as RateDecision;
+      return d;
     }, () => {
       if (!this.failing) this.warn('the primary does not answer: limits are kept in this worker until it does');
       this.failing = true;
@@ -45,10 +49,10 @@ export class RemoteFilterStore implements FilterStore {
   private lastSize = 0;
   private sizeAsked = 0;
 
-  constructor(private readonly primary: PrimaryClient) {}
+  constructor(private readonly primary: ToPrimary) {}
 
-  private ask<T>(method: string, args: unknown[]): Promise<T> {
-    return this.primary.call('filters', method, args).then((v) => v as T, (err: unknown) => {
+  private ask<M extends keyof PrimaryProtocol['filters'] & string>(method: M, args: ArgsOf<PrimaryProtocol, 'filters', M>): Promise<ResultOf<PrimaryProtocol, 'filters', M>> {
+    return this.primary.call('filters', method, args).catch((err: unknown) => {
       throw new GatewayError('FILTERS_UNAVAILABLE', {}, { cause: err });
     });
   }
@@ -57,8 +61,9 @@ export class RemoteFilterStore implements FilterStore {
     return this.ask('add', [filter, max]);
   }
 
+  /** A filter the primary does not have comes as no value (JSON has no undefined). */
   get(id: string): Promise<FilterState | undefined> {
-    return this.ask<FilterState | null>('get', [id]).then((f) => f ?? undefined);
+    return this.ask('get', [id]).then((f) => f ?? undefined);
   }
 
   update(filter: FilterState): Promise<boolean> {
@@ -82,7 +87,7 @@ export class RemoteFilterStore implements FilterStore {
     const now = Date.now();
     if (now - this.sizeAsked > 1000) {
       this.sizeAsked = now;
-      this.primary.call('filters', 'size', []).then((n) => { this.lastSize = n as number; }, () => {});
+      this.primary.call('filters', 'size', []).then((n) => { this.lastSize = n; }, () => {});
     }
     return this.lastSize;
   }
@@ -98,11 +103,10 @@ export class RemoteHeads implements HeadsHub {
   readonly embeddedToo = true;
   private readonly followers = new Map<string, (n: number) => void>();
   /** The reads of one turn of the event loop, in one call. */
-  private readonly reads = new TurnReads((keys) => this.primary.call('heads', 'read', [keys]) as Promise<Array<number | null>>);
+  private readonly reads = new TurnReads((keys) => this.primary.call('heads', 'read', [keys]));
 
-  constructor(private readonly primary: PrimaryClient) {
-    primary.on('head', (data) => {
-      const { key, n, mode } = data as { key: string; n: number; mode: 'up' | 'down' };
+  constructor(private readonly primary: ToPrimary) {
+    primary.on('head', ({ key, n, mode }) => {
       if (mode === 'up') this.followers.get(key)?.(n);
     });
   }
@@ -115,9 +119,9 @@ export class RemoteHeads implements HeadsHub {
       publish: (n) => this.primary.call('heads', 'publish', [key, n]).then(quiet, quiet),
       lower: (n) => this.primary.call('heads', 'lower', [key, n]).then(quiet, quiet),
       read: () => this.reads.read(key),
-      leads: (ttlMs) => this.primary.call('heads', 'leads', [key, ttlMs]).then((v) => v as boolean, () => true),
+      leads: (ttlMs) => this.primary.call('heads', 'leads', [key, ttlMs]).catch(() => true),
       report: (report, ttlMs) => this.primary.call('heads', 'report', [key, report, ttlMs]).then(quiet, quiet),
-      lastReport: () => this.primary.call('heads', 'lastReport', [key]).then((r) => (r ?? undefined) as NodesReport | undefined, () => undefined),
+      lastReport: () => this.primary.call('heads', 'lastReport', [key]).then((r) => r ?? undefined, () => undefined),
     };
   }
 
@@ -128,10 +132,10 @@ export class RemoteHeads implements HeadsHub {
 export class RemoteLoginBackoff implements LoginBackoffStore {
   readonly where = 'the primary process';
 
-  constructor(private readonly primary: PrimaryClient) {}
+  constructor(private readonly primary: ToPrimary) {}
 
   waitSeconds(email: string, address: string, now: number): Promise<number> {
-    return this.primary.call('backoff', 'waitSeconds', [email, address, now]) as Promise<number>;
+    return this.primary.call('backoff', 'waitSeconds', [email, address, now]);
   }
 
   async failed(email: string, address: string, now: number): Promise<void> {
