@@ -35,6 +35,12 @@ function sizes(dataDir: string): string {
   return `data directory ${mb(of(dataDir))} (du: ${execFileSync('du', ['-sh', dataDir], { encoding: 'utf8' }).split('\t')[0]}); chains/mainnet: ${files.join(', ')}`;
 }
 
+/** The chain's head, from its anvil (the key of an earlier run's data directory is not known here). */
+async function headOf(dataDir: string): Promise<number> {
+  const r = await fetch(`http://127.0.0.1:${readAnvilPid(dataDir)!.port}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }) });
+  return Number(((await r.json()) as { result: string }).result);
+}
+
 async function sendAll(ng: NodegateProcess): Promise<number> {
   const t0 = Date.now();
   let done = 0;
@@ -51,11 +57,11 @@ async function sendAll(ng: NodegateProcess): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  let ng = await startNodegate({ config, env, cwd: CHECKOUT, dataDir: process.env.DATA_DIR, timeoutMs: 600_000 });
+  let ng = await startNodegate({ config, env, cwd: CHECKOUT, dataDir: process.env.DATA_DIR, key: process.env.DATA_DIR && 'ngk_not_used', timeoutMs: 600_000 });
   const { dataDir, key } = ng;
   if (process.env.DATA_DIR) {
     // A data directory of an earlier run: its chain is started again as it is.
-    console.log(`start 0 on ${dataDir}: banner after ${ng.startMs} ms; head ${Number(await ng.call('eth_blockNumber'))}`);
+    console.log(`start 0 on ${dataDir}: banner after ${ng.startMs} ms; head ${await headOf(dataDir)}`);
     await new Promise((r) => setTimeout(r, 3000));
     await ng.stop('SIGTERM', { timeoutMs: 600_000 });
     return restarts(dataDir, key);
@@ -95,7 +101,7 @@ async function restarts(dataDir: string, key: string): Promise<void> {
     ng = await startNodegate({ dataDir, key, config, env, cwd: CHECKOUT, timeoutMs: 600_000 });
     const up = ng.logs().find((l) => l.msg === 'embedded chain up' && l.network === 'mainnet');
     const rebuilt = ng.logs().find((l) => l.msg === 'chain rebuilt from its journal' && l.network === 'mainnet');
-    console.log(`start ${i}: banner after ${ng.startMs} ms; head ${Number(await ng.call('eth_blockNumber'))}; checkpoint at ${up?.checkpoint ?? 'none'}; `
+    console.log(`start ${i}: banner after ${ng.startMs} ms; head ${await headOf(dataDir)}; checkpoint at ${up?.checkpoint ?? 'none'}; `
       + `replayed ${rebuilt?.blocks ?? 0} blocks in ${rebuilt?.ms ?? 0} ms`);
     await ng.stop('SIGTERM', { timeoutMs: 600_000 });
   }

@@ -6,10 +6,12 @@
 // imports node:test fails it here.
 // Run: node scripts/build.mjs [outDir]   (dist by default)
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 
 const outDir = resolve(process.argv[2] ?? 'dist');
+// Built afresh: a file an earlier build left (a module since moved or removed) would otherwise ship with this one.
+rmSync(outDir, { recursive: true, force: true });
 const steps = [
   [resolve('node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', outDir],
   ['scripts/copy-assets.mjs', outDir],

@@ -127,10 +127,10 @@ const embeddedSchema = section({
   /** Deprecated, read by nothing: the chain journal replaced snapshots; accepted so older configuration files load. */
   snapshotIntervalMs: int('ms', { minimum: 50, maximum: 1000, default: 500, deprecated: true }),
   /**
-   * A checkpoint (anvil's dump of the chain) is taken once this many blocks were journaled after the last one, so a
-   * start replays at most about this many blocks (~6 ms each) after loading it.
+   * A checkpoint (anvil's dump of the chain) is taken once this many blocks were journaled after the last one (and at
+   * a stop past half of it), so a start replays at most about twice this many blocks (6-10 ms each) after loading it.
    */
-  checkpointBlocks: int('blocks', { minimum: 10, default: 250 }),
+  checkpointBlocks: int('blocks', { minimum: 10, default: 100 }),
   /** Re-arm automine when transactions wait and no block came for this long (foundry-rs/foundry#10122). */
   automineWatchdogMs: int('ms', { minimum: 20, default: 200 }),
   /**

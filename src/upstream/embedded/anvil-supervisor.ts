@@ -525,6 +525,15 @@ export class AnvilSupervisor implements Upstream {
       } catch (err) {
         this.log.error({ network: this.network, err: (err as Error).message }, 'the last blocks could not be journaled; their transactions are mined again at the next start');
       }
+      // Half an interval's blocks or more since the last checkpoint: one now, so the next start replays none. A short
+      // chain keeps replaying from genesis, which gives back the state at every one of its blocks.
+      const since = this.journal.lastBlock - (this.journal.checkpoint?.block ?? 0);
+      if (since * 2 >= this.cfg.checkpointBlocks && this.journal.lastBlock >= this.cfg.checkpointBlocks) {
+        const recorder = this.recorder;
+        await this.checkpoints.take(this.internal, this.cfg, (on) => this.watchdog?.hold(on), () => recorder.toHead(), false)
+          .then((taken) => taken && this.log.info({ network: this.network, block: this.journal.checkpoint?.block }, 'chain checkpoint written at the stop'),
+            (err) => this.log.warn({ network: this.network, err: (err as Error).message }, 'no checkpoint at the stop; the next start replays from the last one'));
+      }
     }
     if (child && child.exitCode === null) {
       const gone = new Promise((r) => child.once('exit', r));

@@ -41,7 +41,7 @@ export class ChainCheckpoints {
    * taken), the journal brought up to the head, the dump taken, mining let go. Throws when the head could not be
    * journaled or the file written (a full disk): a later head tries again.
    */
-  async take(node: Upstream, mode: MiningMode, hold: (on: boolean) => void, journalToHead: () => Promise<void>): Promise<boolean> {
+  async take(node: Upstream, mode: MiningMode, hold: (on: boolean) => void, journalToHead: () => Promise<void>, resumeMining = true): Promise<boolean> {
     if (this.taking) return false;
     this.taking = true;
     let tmp: string | undefined;
@@ -64,8 +64,9 @@ export class ChainCheckpoints {
         const next = this.journal.lastBlock + 1;
         if (await call('eth_getBlockByNumber', [`0x${next.toString(16)}`, false]) !== null) return false;
       } finally {
-        if (mode.mining === 'interval') await call('evm_setIntervalMining', [mode.blockTimeSeconds]).catch(() => undefined);
-        else await call('evm_setAutomine', [true]).catch(() => undefined);
+        // At a stop, mining stays off: anvil is stopped next.
+        if (resumeMining && mode.mining === 'interval') await call('evm_setIntervalMining', [mode.blockTimeSeconds]).catch(() => undefined);
+        else if (resumeMining) await call('evm_setAutomine', [true]).catch(() => undefined);
         hold(false);
       }
       if (typeof dump !== 'string' || !dump.startsWith('0x')) throw new Error('anvil_dumpState gave no dump');
