@@ -14,7 +14,7 @@ const LOAD_FILE = 'checkpoint-load.json';
 
 /**
  * Checkpoints bound an embedded chain's start: anvil's own dump of the chain (`anvil_dumpState`: every block,
- * transaction and receipt, and the state at the last block; 7.7 MB gzipped at 50,000 blocks) taken at a quiet moment,
+ * transaction and receipt, and the state at the last block; 7.7-9.7 MB gzipped at 50,000 blocks) taken at a quiet moment,
  * so that a start loads it (0.6 s at 50,000 blocks) and replays only the journal's blocks after it. A checkpoint is
  * written to a temporary file, synced and renamed, and only then recorded in the journal; the one before it is kept
  * until the next is recorded, and older ones removed. The dump is taken with mining held and the journal at anvil's
