@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { privateKeyToAccount } from 'viem/accounts';
 import { startAnvil, type TestAnvil } from '../helpers/anvil.ts';
+import { sendAndReceipt } from '../helpers/send-and-receipt.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { startLaggingNode, type LaggingNode } from '../helpers/lagging-node.ts';
@@ -50,20 +51,7 @@ describe('a node kept 3 blocks behind another on the same chain', { timeout: 180
     const seen = (what: string, ok: boolean, detail: () => string) => { if (!ok) violations.push(`${what}: ${detail()}`); };
     let laggingAnswered = 0;
     for (let nonce = 0; nonce < ROUNDS; nonce++) {
-      const raw = await account.signTransaction({
-        chainId: 1, type: 'eip1559', nonce, gas: 21_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n,
-        to: '0x00000000000000000000000000000000000000b0', value: 1n,
-      });
-      const sent = await call('eth_sendRawTransaction', [raw]);
-      assert.ok(sent.result, `round ${nonce}: sent ${sent.error}`);
-      const hash = sent.result as string;
-      let receipt: any;
-      for (let i = 0; !receipt; i++) {
-        const r = await call('eth_getTransactionReceipt', [hash]);
-        assert.ok(!r.error, `round ${nonce}: receipt ${r.error}`);
-        receipt = r.result;
-        assert.ok(i < 500, `round ${nonce}: never mined`);
-      }
+      const { hash, receipt } = await sendAndReceipt(call, account, nonce);
       const block = Number(receipt.blockNumber);
       // Everything after the receipt was seen must agree with it.
       const again = await call('eth_getTransactionReceipt', [hash]);

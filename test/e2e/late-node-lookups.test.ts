@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { privateKeyToAccount } from 'viem/accounts';
 import { startAnvil, type TestAnvil } from '../helpers/anvil.ts';
+import { sendAndReceipt } from '../helpers/send-and-receipt.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { startLaggingNode, type LaggingNode } from '../helpers/lagging-node.ts';
@@ -50,20 +51,7 @@ describe('a late node in front of the node at the head: lookups by hash', { time
     await eventually(() => g.gw.networks.get('late')!.chain.status().every((s) => s.state === 'up'), 10_000, 'both nodes up');
     const breaks: string[] = [];
     for (let nonce = 0; nonce < ROUNDS; nonce++) {
-      const raw = await account.signTransaction({
-        chainId: 1, type: 'eip1559', nonce, gas: 21_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n,
-        to: '0x00000000000000000000000000000000000000b0', value: 1n,
-      });
-      const sent = await call('eth_sendRawTransaction', [raw]);
-      assert.ok(sent.result, `round ${nonce}: sent ${sent.error}`);
-      const hash = sent.result as string;
-      let receipt: any;
-      for (let i = 0; !receipt; i++) {
-        const r = await call('eth_getTransactionReceipt', [hash]);
-        assert.ok(!r.error, `round ${nonce}: receipt ${r.error}`);
-        receipt = r.result;
-        assert.ok(i < 500, `round ${nonce}: never mined`);
-      }
+      const { hash, receipt } = await sendAndReceipt(call, account, nonce);
       const [again, tx, block] = await Promise.all([
         call('eth_getTransactionReceipt', [hash]),
         call('eth_getTransactionByHash', [hash]),
