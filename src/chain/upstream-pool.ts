@@ -289,7 +289,7 @@ export class UpstreamPool implements Upstream {
   private async afterConfirmed(m: UpstreamMember, spec: MethodFacts, params: unknown[], timeoutMs: number, signal: CallSignal | undefined): Promise<UpstreamAnswer> {
     if (!m.refused) await this.confirm?.(m);
     if (m.unconfirmed) {
-      throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: m.refused ? (m.lastError ?? 'it serves another chain') : 'its chain id is not confirmed' });
+      throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: m.refused ? (m.lastError ?? 'it serves another chain') : 'the node has not answered its chain id' });
     }
     return this.sent(m, spec, params, timeoutMs, signal);
   }
@@ -341,7 +341,7 @@ export class UpstreamPool implements Upstream {
 
   private async onceConfirmed(m: UpstreamMember, got: Attempt): Promise<Attempt> {
     if (!m.refused) await this.confirm?.(m);
-    if (m.unconfirmed) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: m.refused ? (m.lastError ?? 'it serves another chain') : 'its chain id is not confirmed' });
+    if (m.unconfirmed) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: m.refused ? (m.lastError ?? 'it serves another chain') : 'the node has not answered its chain id' });
     return got;
   }
 

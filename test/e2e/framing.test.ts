@@ -294,7 +294,8 @@ describe('JSON-RPC framing and the error catalogue on the wire', () => {
     const r = await g.rpc(call('eth_blockNumber', [], 12), { network: 'deadnet' });
     assert.equal(r.status, 503);
     assert.equal(r.body.error.code, -32002);
-    assert.equal(r.body.error.message, 'resource unavailable');
+    // Before a node serves, its chain id is read; one that never answered it is said so.
+    assert.equal(r.body.error.message, 'resource unavailable: the node has not answered its chain id');
     const b = await g.rpc([call('eth_blockNumber', [], 1), call('getBalance', [], 2)], { network: 'deadnet' });
     assert.equal(b.status, 200);
     assert.equal(b.body[0].error.code, -32002);

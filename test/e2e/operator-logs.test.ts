@@ -68,10 +68,14 @@ describe('log lines for the operator', { timeout: 60_000 }, () => {
   });
 
   test('an upstream that stops answering is a warning line naming it', async () => {
+    // Up first (its chain id confirmed by the checks), so that the line says what it went down from.
+    await eventually(() => g.gw.networks.get('pool')!.chain.status().every((u) => u.state === 'up'), 20_000, 'both nodes up');
     nodes[1].stop();
     await eventually(() => lines.some((l) => l.msg === 'upstream state changed' && l.upstream?.includes(nodes[1].url) && l.to === 'down'), 20_000, 'a line saying the node is down');
     const down = lines.find((l) => l.msg === 'upstream state changed' && l.to === 'down')!;
-    assert.deepEqual([down.level, down.from], [40, 'up']);
+    // From `up`, or from `unknown`: a node whose connection closed is asked its chain id again before it serves.
+    assert.equal(down.level, 40);
+    assert.ok(['up', 'unknown'].includes(down.from), `from ${down.from}`);
     console.log(`upstream: ${JSON.stringify({ upstream: down.upstream, from: down.from, to: down.to, error: down.error })}`);
   });
 });

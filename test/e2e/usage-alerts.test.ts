@@ -11,6 +11,7 @@ import { AlertChecker } from '../../src/alerts/alert-checker.ts';
 import type { MailQueue, OutgoingMail } from '../../src/mail/mail-queue.ts';
 import { sqlitePath } from '../../src/store/open-store.ts';
 import { SqliteStore } from '../../src/store/sqlite.ts';
+import { startAnvil } from '../helpers/anvil.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { freshDatabase, postgresSkipReason } from '../helpers/postgres.ts';
@@ -283,11 +284,14 @@ describe('usage you can filter, refusals counted, CSV, alerts', { timeout: 180_0
 describe('usage alerts with two gateways on one PostgreSQL', { timeout: 180_000, skip: noPostgres }, () => {
   test('each gateway checks, the alert goes out once: one mail, one usage.threshold event, not again after more usage', async () => {
     const url = await freshDatabase();
-    const config = { database: { url }, analytics: { flushMs: 100 }, limits: { usageFlushMs: 100 }, alerts: { checkMs: 50 } };
+    // Instances that share a store share each chain: both front one node by URL (an embedded chain is one instance's).
+    const node = await startAnvil();
+    // A configuration each: the loader fills in what it reads.
+    const config = () => ({ database: { url }, networks: { mainnet: { chainId: 1, upstream: node.url } }, analytics: { flushMs: 100 }, limits: { usageFlushMs: 100 }, alerts: { checkMs: 50 } });
     const mailA = recordingMail();
     const mailB = recordingMail();
-    const a = await startTestGateway(config, { mail: mailA });
-    const b = await startTestGateway(config, { mail: mailB });
+    const a = await startTestGateway(config(), { mail: mailA });
+    const b = await startTestGateway(config(), { mail: mailB });
     try {
       await a.gw.accounts.createPlan({ id: 'tiny', name: 'Tiny', cuPerSecond: 100_000, cuPerMonth: 1000, maxBatchSize: 100, debugMethods: false, maxFilters: 10 });
       const acc = await a.gw.accounts.createAccount({ name: 'pg-alerts', email: 'pg-alerts@example.com', planId: 'tiny' });
@@ -312,6 +316,7 @@ describe('usage alerts with two gateways on one PostgreSQL', { timeout: 180_000,
     } finally {
       await b.close();
       await a.close();
+      node.stop();
     }
   });
 });
