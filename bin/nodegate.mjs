@@ -3,11 +3,26 @@
 // runs as `prepare`), so a start does not transpile TypeScript; runs the TypeScript source through tsx (a development
 // dependency) when there is no build, or when a file under src/ is newer than the build (an edited checkout never runs
 // stale code).
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+
+// Node.js 22 or later runs Nodegate (its native modules are built for it). On a machine whose `node` is older, the
+// Node.js 22 that scripts/use-node22.sh put in .tmp/node22 runs it, signals passed on; without one, say what to do.
+if (Number(process.versions.node.split('.')[0]) < 22) {
+  const node22 = join(root, '.tmp/node22/package/bin/node');
+  if (!existsSync(node22)) {
+    process.stderr.write(`nodegate: Node.js 22 or later is needed (this is ${process.version}): run \`. scripts/use-node22.sh\` and \`npm ci\` (README, Quick start)\n`);
+    process.exit(1);
+  }
+  const child = spawn(node22, [...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 : 1)));
+  await new Promise(() => {});
+}
 const compiled = join(root, 'dist/cli/main.js');
 const stamp = join(root, 'dist/.built');
 
