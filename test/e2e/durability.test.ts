@@ -15,7 +15,9 @@ import {
 import { sized } from '../helpers/soak.ts';
 
 // These tests are about the chains, not the plans: no per-second limits (the burst alone is up to 2,000 requests).
-const startNodegate = (opts: StartOptions = {}) => startProcess({ config: { limits: { enabled: false } }, ...opts });
+// They are about the journal's replay too: no checkpoints, so that a restart replays every block and the state at
+// old blocks comes back with them (after a checkpoint, only blocks after it are replayed: chain-faults.test.ts).
+const startNodegate = (opts: StartOptions = {}) => startProcess({ config: { limits: { enabled: false }, embedded: { checkpointBlocks: 100_000 } }, ...opts });
 
 const MNEMONIC = 'test test test test test test test test test test test junk';
 const CHAIN_ID = 1; // mainnet, the default embedded network
