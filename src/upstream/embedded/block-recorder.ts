@@ -76,8 +76,10 @@ export class BlockRecorder {
 
   /** Journals every block the node holds and resolves when done (a graceful stop); rejects if the node did not answer. */
   async flush(): Promise<void> {
-    await this.running;
-    await recordBlocks(this.node, this.journal);
+    // Through the one catch-up loop: a second recordBlocks beside it would journal the same block twice.
+    this.catchUp();
+    while (this.running) await this.running;
+    if (this.lastError) throw this.lastError;
   }
 
   /** Journals every block the node holds, in the background (after a replay mined the trailing transactions). */
