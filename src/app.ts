@@ -13,7 +13,7 @@ import { QuotaTracker } from './limits/quota.ts';
 import { openStore } from './store/open-store.ts';
 import { claimChains, type ChainClaim } from './store/embedded-chain-claim.ts';
 import { StoreOutage } from './store/outage.ts';
-import type { Store } from './store/store.ts';
+import type { Stores } from './store/stores.ts';
 import { Networks } from './networks/networks.ts';
 import { ClusterHeads, type HeadsHub } from './chain/cluster-head.ts';
 import type { FilterStore } from './filters/filter-store.ts';
@@ -39,7 +39,7 @@ import { turnNow } from './background/turn-clock.ts';
 export interface Gateway {
   config: Readonly<Config>;
   app: FastifyInstance;
-  store: Store;
+  store: Stores;
   networks: Networks;
   keys: KeyResolver;
   accounts: AccountsService;

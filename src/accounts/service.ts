@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { parseAllowlist } from '../auth/ip-allowlist.ts';
-import { DEFAULT_MAX_KEYS, StoreConflictError, type AccountPatch, type ApiKeyPatch, type NewPlan, type PlanPatch, type Store } from '../store/store.ts';
+import { DEFAULT_MAX_KEYS, type NewPlan, type PlanPatch } from '../store/plans/plan-store.ts';
+import { StoreConflictError } from '../store/store-errors.ts';
+import type { AccountPatch } from '../store/accounts/account-store.ts';
+import type { ApiKeyPatch } from '../store/keys/key-store.ts';
+import type { Stores } from '../store/stores.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 import { newKeyMaterial } from '../auth/key-value.ts';
 import { PLAN_LIMITS, planLimitProblem } from '../config/plan-limits.ts';
@@ -42,44 +46,44 @@ export interface Catalogue {
  * `ownerId` scopes key operations to one account: another account's key is NotFound, never visible.
  */
 export class AccountsService {
-  constructor(readonly store: Store, private readonly catalogue: Catalogue, private readonly onChange: () => void = () => {}) {}
+  constructor(readonly store: Stores, private readonly catalogue: Catalogue, private readonly onChange: () => void = () => {}) {}
 
   // Plans ------------------------------------------------------------------------------------------------------
 
   listPlans(): Promise<Plan[]> {
-    return this.store.listPlans();
+    return this.store.plans.listPlans();
   }
 
   async getPlan(id: string): Promise<Plan> {
-    return (await this.store.getPlan(id)) ?? notFound('plan');
+    return (await this.store.plans.getPlan(id)) ?? notFound('plan');
   }
 
   async createPlan(input: PlanInput): Promise<Plan> {
     if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(input.id ?? '')) throw new ValidationError('id', 'lowercase letters, digits and dashes, at most 63');
     if (!input.name?.trim()) throw new ValidationError('name', 'must not be empty');
     checkPlanNumbers(input);
-    return this.changed(await this.store.createPlan(input));
+    return this.changed(await this.store.plans.createPlan(input));
   }
 
   async updatePlan(id: string, patch: PlanPatch): Promise<Plan> {
     if (patch.name !== undefined && !patch.name.trim()) throw new ValidationError('name', 'must not be empty');
     checkPlanNumbers(patch);
-    return this.changed((await this.store.updatePlan(id, patch)) ?? notFound('plan'));
+    return this.changed((await this.store.plans.updatePlan(id, patch)) ?? notFound('plan'));
   }
 
   async deletePlan(id: string): Promise<void> {
-    if (!(await this.store.deletePlan(id))) notFound('plan');
+    if (!(await this.store.plans.deletePlan(id))) notFound('plan');
     this.onChange();
   }
 
   // Accounts ---------------------------------------------------------------------------------------------------
 
   listAccounts(): Promise<Account[]> {
-    return this.store.listAccounts();
+    return this.store.accounts.listAccounts();
   }
 
   async getAccount(id: string): Promise<Account> {
-    return (await this.store.getAccount(id)) ?? notFound('account');
+    return (await this.store.accounts.getAccount(id)) ?? notFound('account');
   }
 
   async createAccount(input: NewAccountInput): Promise<Account> {
@@ -89,9 +93,9 @@ export class AccountsService {
     if (input.role !== undefined && !ROLES.includes(input.role)) throw new ValidationError('role', `one of ${ROLES.join(', ')}`);
     if (input.password !== undefined && input.password.length < 12) throw new ValidationError('password', 'must be at least 12 characters');
     const planId = input.planId ?? this.catalogue.defaultPlan;
-    if (!(await this.store.getPlan(planId))) throw new ValidationError('planId', `no plan ${planId}`);
+    if (!(await this.store.plans.getPlan(planId))) throw new ValidationError('planId', `no plan ${planId}`);
     await this.refuseMemberEmail(email);
-    const account = await this.store.createAccount({
+    const account = await this.store.accounts.createAccount({
       id: randomUUID(),
       name: input.name.trim(),
       email,
@@ -110,16 +114,16 @@ export class AccountsService {
     if (rest.email !== undefined && !EMAIL.test(rest.email.trim())) throw new ValidationError('email', 'must be an email address');
     if (rest.role !== undefined && !ROLES.includes(rest.role)) throw new ValidationError('role', `one of ${ROLES.join(', ')}`);
     if (rest.status !== undefined && !['active', 'suspended'].includes(rest.status)) throw new ValidationError('status', 'one of active, suspended');
-    if (rest.planId !== undefined && !(await this.store.getPlan(rest.planId))) throw new ValidationError('planId', `no plan ${rest.planId}`);
+    if (rest.planId !== undefined && !(await this.store.plans.getPlan(rest.planId))) throw new ValidationError('planId', `no plan ${rest.planId}`);
     if (rest.email !== undefined) await this.refuseMemberEmail(rest.email.trim());
     if (password !== undefined) {
       if (password.length < 12) throw new ValidationError('password', 'must be at least 12 characters');
       p.passwordHash = await hashPassword(password);
     }
-    const updated = (await this.store.updateAccount(id, p)) ?? notFound('account');
+    const updated = (await this.store.accounts.updateAccount(id, p)) ?? notFound('account');
     // Suspension ends the account's dashboard sessions: an old cookie must not work again after
     // reactivation. Deleted in the store, so on every instance at once.
-    if (p.status === 'suspended') await this.store.deleteSessionsOf(id);
+    if (p.status === 'suspended') await this.store.sessions.deleteSessionsOf(id);
     return this.changed(updated);
   }
 
@@ -134,7 +138,7 @@ export class AccountsService {
   // Keys -------------------------------------------------------------------------------------------------------
 
   async listKeys(accountId: string): Promise<ApiKey[]> {
-    return this.store.listKeys(accountId);
+    return this.store.keys.listKeys(accountId);
   }
 
   /**
@@ -148,7 +152,7 @@ export class AccountsService {
       if (!createdAt || !id || Number.isNaN(Date.parse(createdAt))) throw new ValidationError('cursor', 'not a cursor this API gave');
       after = { createdAt, id };
     }
-    const keys = await this.store.listKeys(accountId, { limit: limit + 1, after });
+    const keys = await this.store.keys.listKeys(accountId, { limit: limit + 1, after });
     const more = keys.length > limit;
     if (more) keys.length = limit;
     const last = keys.at(-1);
@@ -157,7 +161,7 @@ export class AccountsService {
 
   /** The key, if it exists and (with `ownerId`) belongs to that account. */
   async getKey(id: string, ownerId?: string): Promise<ApiKey> {
-    const key = await this.store.getKey(id);
+    const key = await this.store.keys.getKey(id);
     if (!key || (ownerId !== undefined && key.accountId !== ownerId)) notFound('key');
     return key!;
   }
@@ -184,12 +188,12 @@ export class AccountsService {
     const lists = this.checkRestrictions(input);
     // Keys are free to make: without a cap, one account could make thousands (each a lookup entry, a row, a list,
     // and a per-second bucket of its own). The plan says how many.
-    const max = (await this.store.getPlan(account.planId))?.maxKeys ?? DEFAULT_MAX_KEYS;
-    if ((await this.store.countActiveKeys(accountId)) >= max) {
+    const max = (await this.store.plans.getPlan(account.planId))?.maxKeys ?? DEFAULT_MAX_KEYS;
+    if ((await this.store.keys.countActiveKeys(accountId)) >= max) {
       throw new StoreConflictError(`the account already has ${max} keys that are not revoked (the most its plan allows); revoke one first`);
     }
     const { value, key } = newKeyMaterial(name);
-    const created = await this.store.insertKey({
+    const created = await this.store.keys.insertKey({
       ...key,
       accountId,
       type,
@@ -209,17 +213,17 @@ export class AccountsService {
     await this.getKey(id, ownerId);
     if (patch.name !== undefined && !patch.name.trim()) throw new ValidationError('name', 'must not be empty');
     const checked = { ...patch, ...this.checkRestrictions(patch) };
-    return this.changed((await this.store.updateKey(id, checked)) ?? notFound('key'));
+    return this.changed((await this.store.keys.updateKey(id, checked)) ?? notFound('key'));
   }
 
   async revokeKey(id: string, ownerId?: string): Promise<ApiKey> {
     await this.getKey(id, ownerId);
-    return this.changed((await this.store.revokeKey(id)) ?? notFound('key'));
+    return this.changed((await this.store.keys.revokeKey(id)) ?? notFound('key'));
   }
 
   /** Revokes the keys a member made (the member is leaving the account): they stop working on the next request. */
   async revokeKeysMadeBy(memberId: string): Promise<number> {
-    return this.changed(await this.store.revokeKeysMadeBy(memberId));
+    return this.changed(await this.store.keys.revokeKeysMadeBy(memberId));
   }
 
   private checkRestrictions(input: ApiKeyPatch): ApiKeyPatch {
@@ -256,7 +260,7 @@ export class AccountsService {
 
   /** An email is one login: an account cannot take the email of another account's member. */
   private async refuseMemberEmail(email: string): Promise<void> {
-    if (await this.store.getMemberByEmail(email)) throw new StoreConflictError(`a login with email ${email} already exists`);
+    if (await this.store.members.getMemberByEmail(email)) throw new StoreConflictError(`a login with email ${email} already exists`);
   }
 
   private changed<T>(x: T): T {

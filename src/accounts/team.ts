@@ -2,7 +2,9 @@ import type { Config } from '../config/schema.ts';
 import { randomUUID } from 'node:crypto';
 import type { MailQueue } from '../mail/mail-queue.ts';
 import { MEMBER_ROLES, type Account, type Member, type MemberRole } from '../store/model.ts';
-import { StoreConflictError, type AccountToken, type Store } from '../store/store.ts';
+import { StoreConflictError } from '../store/store-errors.ts';
+import type { AccountToken } from '../store/team/token-store.ts';
+import type { Stores } from '../store/stores.ts';
 import { NotFoundError, TooManyError, ValidationError } from './errors.ts';
 import type { InvitationBounds } from './invitation-bounds.ts';
 import { hashPassword } from './password.ts';
@@ -55,7 +57,7 @@ export const memberView = (m: Member): MemberView => ({ id: m.id, email: m.email
 export class TeamService {
   private readonly now: () => number;
 
-  constructor(private readonly store: Store, private readonly accounts: AccountsService, private readonly mail: MailQueue, private readonly opts: TeamOptions) {
+  constructor(private readonly store: Stores, private readonly accounts: AccountsService, private readonly mail: MailQueue, private readonly opts: TeamOptions) {
     this.now = opts.now ?? Date.now;
   }
 
@@ -66,7 +68,7 @@ export class TeamService {
   /** The account's own login, its members and its pending invitations. */
   async team(accountId: string): Promise<{ owner: { email: string; name: string }; members: MemberView[]; invitations: InvitationView[] }> {
     const account = await this.accounts.getAccount(accountId);
-    const [members, invitations] = await Promise.all([this.store.listMembers(accountId), this.store.listInvitations(accountId, this.iso())]);
+    const [members, invitations] = await Promise.all([this.store.members.listMembers(accountId), this.store.tokens.listInvitations(accountId, this.iso())]);
     return { owner: { email: account.email, name: account.name }, members: members.map(memberView), invitations: invitations.map(invitationView) };
   }
 
@@ -90,7 +92,7 @@ export class TeamService {
       idHash: hash, id: randomUUID(), kind: 'invite', accountId, memberId: null, email: address, role,
       createdAt: new Date(now).toISOString(), expiresAt: new Date(now + this.opts.inviteHours * 3_600_000).toISOString(), usedAt: null,
     };
-    await this.store.createAccountToken(token);
+    await this.store.tokens.createAccountToken(token);
     const url = this.link('accept', value);
     // Past the recipient's budget the mail is quietly not sent (invitation-bounds.ts): the answer stays the same.
     if (this.mail.configured && (await bounds?.perRecipient.spend(address.toLowerCase())) === undefined) {
@@ -106,17 +108,17 @@ export class TeamService {
   }
 
   async withdrawInvitation(accountId: string, id: string): Promise<void> {
-    if (!(await this.store.deleteInvitation(accountId, id))) throw new NotFoundError('invitation');
+    if (!(await this.store.tokens.deleteInvitation(accountId, id))) throw new NotFoundError('invitation');
   }
 
   /** Changes a member's role; the keys they made with more than the new role may grant are revoked. */
   async changeRole(accountId: string, memberId: string, role: MemberRole): Promise<MemberView> {
     checkRole(role);
     await this.memberOf(accountId, memberId);
-    const changed = memberView((await this.store.updateMember(memberId, { role }))!);
+    const changed = memberView((await this.store.members.updateMember(memberId, { role }))!);
     const account = await this.accounts.getAccount(accountId);
     const limit = { role, person: true, accountRole: account.role };
-    for (const key of await this.store.listKeys(accountId)) {
+    for (const key of await this.store.keys.listKeys(accountId)) {
       if (key.createdBy === memberId && !key.revokedAt && grantRefusal(limit, key.permissions)) await this.accounts.revokeKey(key.id, accountId);
     }
     return changed;
@@ -129,19 +131,19 @@ export class TeamService {
   async remove(accountId: string, memberId: string): Promise<void> {
     await this.memberOf(accountId, memberId);
     await this.accounts.revokeKeysMadeBy(memberId);
-    await this.store.deleteMember(memberId);
+    await this.store.members.deleteMember(memberId);
   }
 
   /** A new member from an invitation's token: the token is spent only by a valid name and password. */
   async accept(token: string, name: string, password: string): Promise<Login> {
     const display = checkName(name);
     await checkPassword(password);
-    const used = await this.store.consumeAccountToken(tokenHash(token ?? ''), 'invite', this.iso());
+    const used = await this.store.tokens.consumeAccountToken(tokenHash(token ?? ''), 'invite', this.iso());
     if (!used) throw new ValidationError('token', BAD_LINK);
-    const account = await this.store.getAccount(used.accountId);
+    const account = await this.store.accounts.getAccount(used.accountId);
     if (!account || account.status !== 'active') throw new ValidationError('token', BAD_LINK);
     await this.refuseTaken(used.email);
-    const member = await this.store.createMember({
+    const member = await this.store.members.createMember({
       id: randomUUID(), accountId: account.id, email: used.email, name: display, passwordHash: await hashPassword(password), role: used.role ?? 'viewer',
     });
     return { account, member };
@@ -177,35 +179,35 @@ export class TeamService {
   /** Sets the password of the token's login and ends every session of that login. */
   async completeReset(token: string, password: string): Promise<Login> {
     await checkPassword(password);
-    const used = await this.store.consumeAccountToken(tokenHash(token ?? ''), 'reset', this.iso());
+    const used = await this.store.tokens.consumeAccountToken(tokenHash(token ?? ''), 'reset', this.iso());
     if (!used) throw new ValidationError('token', BAD_LINK);
-    const account = await this.store.getAccount(used.accountId);
+    const account = await this.store.accounts.getAccount(used.accountId);
     if (!account || account.status !== 'active') throw new ValidationError('token', BAD_LINK);
     if (used.memberId) {
-      const member = await this.store.updateMember(used.memberId, { passwordHash: await hashPassword(password) });
+      const member = await this.store.members.updateMember(used.memberId, { passwordHash: await hashPassword(password) });
       if (!member) throw new ValidationError('token', BAD_LINK);
-      await this.store.deleteSessionsOf(account.id, member.id);
+      await this.store.sessions.deleteSessionsOf(account.id, member.id);
       return { account, member };
     }
     const updated = await this.accounts.updateAccount(account.id, { password });
-    await this.store.deleteSessionsOf(account.id, null);
+    await this.store.sessions.deleteSessionsOf(account.id, null);
     return { account: updated };
   }
 
   /** Sets a member's own password (the member's password change); ends that member's sessions. */
   async setMemberPassword(member: Member, password: string): Promise<Member> {
     await checkPassword(password);
-    const updated = (await this.store.updateMember(member.id, { passwordHash: await hashPassword(password) }))!;
-    await this.store.deleteSessionsOf(member.accountId, member.id);
+    const updated = (await this.store.members.updateMember(member.id, { passwordHash: await hashPassword(password) }))!;
+    await this.store.sessions.deleteSessionsOf(member.accountId, member.id);
     return updated;
   }
 
   /** The login whose email this is: an account's own, or a member's (with its account). */
   async loginByEmail(email: string): Promise<Login | undefined> {
-    const account = await this.store.getAccountByEmail(email);
+    const account = await this.store.accounts.getAccountByEmail(email);
     if (account) return { account };
-    const member = await this.store.getMemberByEmail(email);
-    const of = member && (await this.store.getAccount(member.accountId));
+    const member = await this.store.members.getMemberByEmail(email);
+    const of = member && (await this.store.accounts.getAccount(member.accountId));
     return of ? { account: of, member } : undefined;
   }
 
@@ -213,7 +215,7 @@ export class TeamService {
     const { value, hash } = newToken();
     const now = this.now();
     const expiresAt = new Date(now + this.opts.resetMinutes * 60_000).toISOString();
-    await this.store.createAccountToken({
+    await this.store.tokens.createAccountToken({
       idHash: hash, id: randomUUID(), kind: 'reset', accountId: login.account.id, memberId: login.member?.id ?? null,
       email: login.member?.email ?? login.account.email, role: null, createdAt: new Date(now).toISOString(), expiresAt, usedAt: null,
     });
@@ -225,7 +227,7 @@ export class TeamService {
   }
 
   private async memberOf(accountId: string, memberId: string): Promise<Member> {
-    const m = await this.store.getMember(memberId);
+    const m = await this.store.members.getMember(memberId);
     if (!m || m.accountId !== accountId) throw new NotFoundError('member');
     return m;
   }
@@ -236,7 +238,7 @@ export class TeamService {
   }
 
   private async taken(email: string): Promise<boolean> {
-    return Boolean((await this.store.getAccountByEmail(email)) || (await this.store.getMemberByEmail(email)));
+    return Boolean((await this.store.accounts.getAccountByEmail(email)) || (await this.store.members.getMemberByEmail(email)));
   }
 
   private iso(): string {

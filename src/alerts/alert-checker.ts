@@ -3,7 +3,8 @@ import { monthOf } from '../limits/quota.ts';
 import type { MailQueue } from '../mail/mail-queue.ts';
 import { minuteOf } from '../store/minute.ts';
 import type { Account } from '../store/model.ts';
-import type { AlertSettings, FiredAlert, Store } from '../store/store.ts';
+import type { AlertSettings, FiredAlert } from '../store/alerts/alert-store.ts';
+import type { Stores } from '../store/stores.ts';
 import { alertRecipients, sendAlert, type Recipients } from './alert-notify.ts';
 
 export interface AlertCheckerOptions {
@@ -35,7 +36,7 @@ export class AlertChecker {
   private readonly now: () => number;
   private readonly recipients: Recipients;
 
-  constructor(private readonly store: Store, private readonly log: Logger, private readonly opts: AlertCheckerOptions) {
+  constructor(private readonly store: Stores, private readonly log: Logger, private readonly opts: AlertCheckerOptions) {
     this.now = opts.now ?? Date.now;
     this.recipients = opts.recipients ?? alertRecipients(store);
   }
@@ -52,11 +53,11 @@ export class AlertChecker {
   }
 
   private async round(): Promise<void> {
-    for (const { accountId, settings } of await this.store.listAlertSettings()) {
+    for (const { accountId, settings } of await this.store.alerts.listAlertSettings()) {
       if (this.closed) return;
       // One account at a time between callers' turns: SQLite answers without yielding, and a round covers every account.
       await new Promise(setImmediate);
-      const account = await this.store.getAccount(accountId);
+      const account = await this.store.accounts.getAccount(accountId);
       if (!account || account.status !== 'active') continue;
       await this.quota(account, settings);
       await this.errorRate(account, settings);
@@ -65,11 +66,11 @@ export class AlertChecker {
 
   private async quota(account: Account, settings: AlertSettings): Promise<void> {
     if (settings.quotaPercents.length === 0) return;
-    const plan = await this.store.getPlan(account.planId);
+    const plan = await this.store.plans.getPlan(account.planId);
     if (!plan || plan.cuPerMonth <= 0) return;
     const now = this.now();
     const month = monthOf(now);
-    const percent = ((await this.store.getUsage(account.id, month)) * 100) / plan.cuPerMonth;
+    const percent = ((await this.store.usage.getUsage(account.id, month)) * 100) / plan.cuPerMonth;
     for (const threshold of settings.quotaPercents) {
       if (percent < threshold) break; // increasing order (normalizeAlertSettings)
       await this.fire(account, settings, { accountId: account.id, kind: 'quota', threshold, period: month, firedAt: new Date(now).toISOString(), value: rounded(percent) });
@@ -81,19 +82,19 @@ export class AlertChecker {
     if (!rule) return;
     const now = this.now();
     // The last `minutes` whole minutes and the current one: rows are kept by minute.
-    const sums = await this.store.sumUsageMinutes({ accountId: account.id, from: minuteOf(now - rule.minutes * 60_000), to: minuteOf(now + 60_000) });
+    const sums = await this.store.usage.sumUsageMinutes({ accountId: account.id, from: minuteOf(now - rule.minutes * 60_000), to: minuteOf(now + 60_000) });
     // Too few calls say nothing of a rate: the alert neither fires nor re-arms on them.
     if (sums.requests < rule.minRequests) return;
     const percent = (sums.errors * 100) / sums.requests;
     if (percent >= rule.percent) {
       await this.fire(account, settings, { accountId: account.id, kind: 'errorRate', threshold: rule.percent, period: 'open', firedAt: new Date(now).toISOString(), value: rounded(percent) });
-    } else if (await this.store.closeAlert(account.id, 'errorRate', rule.percent)) {
+    } else if (await this.store.alerts.closeAlert(account.id, 'errorRate', rule.percent)) {
       this.log.info({ accountId: account.id, threshold: rule.percent, measured: rounded(percent) }, 'error-rate alert re-armed: the rate is back under its threshold');
     }
   }
 
   private async fire(account: Account, settings: AlertSettings, alert: FiredAlert): Promise<void> {
-    if (!(await this.store.claimAlert(alert))) return; // fired already (here or by another instance)
+    if (!(await this.store.alerts.claimAlert(alert))) return; // fired already (here or by another instance)
     try {
       const events = await sendAlert({ store: this.store, mail: this.opts.mail, recipients: this.recipients, log: this.log }, account, settings, alert);
       if (events > 0) this.opts.written?.();

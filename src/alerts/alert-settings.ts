@@ -1,4 +1,4 @@
-import type { AlertSettings } from '../store/store.ts';
+import type { AlertSettings } from '../store/alerts/alert-store.ts';
 
 /** What an account that never set its alerts has: no quota thresholds, no error-rate alert, mail on. */
 export const DEFAULT_ALERT_SETTINGS: AlertSettings = { quotaPercents: [], errorRate: null, email: true };

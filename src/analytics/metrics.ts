@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Networks } from '../networks/networks.ts';
-import type { WebhookStats } from '../store/store.ts';
+import type { WebhookStats } from '../store/webhooks/webhook-event-store.ts';
 import { ScrapeHistogram, type Series } from './scrape-histogram.ts';
 import { NOTIFICATION_METHOD, type UsageRecorder } from './usage-recorder.ts';
 

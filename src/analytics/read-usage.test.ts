@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { SqliteStore } from '../store/sqlite.ts';
-import type { UsageMinute } from '../store/store.ts';
+import { sqliteStores } from '../store/open-store.ts';
+import type { UsageMinute } from '../store/usage/usage-store.ts';
 import { readUsageRows, TooManyUsageRowsError, UsageReadGate } from './read-usage.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ng-read-usage-'));
@@ -16,14 +16,14 @@ const row = (m: number, keyId: string): UsageMinute => ({
 });
 
 test('a range of maxRows rows is answered whole; one row more is refused before any row is read', async () => {
-  const store = new SqliteStore(join(dir, 'usage.db'));
+  const store = sqliteStores(join(dir, 'usage.db'));
   const rows: UsageMinute[] = [];
   for (let m = 0; m < 10; m++) for (let k = 0; k < 100; k++) rows.push(row(m, `key-${k}`));
-  await store.addUsageMinutes(rows);
+  await store.usage.addUsageMinutes(rows);
   // Pages read, seen from the store: a refusal that read its way to the limit cost a page per 500 rows.
   let pages = 0;
-  const list = store.listUsageMinutes.bind(store);
-  store.listUsageMinutes = (q) => { pages++; return list(q); };
+  const list = store.usage.listUsageMinutes.bind(store.usage);
+  store.usage.listUsageMinutes = (q) => { pages++; return list(q); };
   const q = { from: '2026-03-01T10:00', to: '2026-03-01T11:00', accountId: 'acc-1' };
   const opts = () => ({ maxRows: 1000, gate: new UsageReadGate(), deadline: performance.now() + 30_000 });
 
@@ -33,7 +33,7 @@ test('a range of maxRows rows is answered whole; one row more is refused before 
   assert.equal(pages, 3, 'read in pages of 500 (the last one short)');
 
   pages = 0;
-  await store.addUsageMinutes([row(10, 'key-0')]);
+  await store.usage.addUsageMinutes([row(10, 'key-0')]);
   await assert.rejects(readUsageRows(store, q, opts(), () => {}), (err) => err instanceof TooManyUsageRowsError && /more than 1000 usage rows/.test(err.message));
   assert.equal(pages, 0, 'refused by the count alone');
   await store.close();

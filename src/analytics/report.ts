@@ -1,4 +1,4 @@
-import { LATENCY_BUCKETS_MS, type UsageMinute } from '../store/store.ts';
+import { LATENCY_BUCKETS_MS, type UsageMinute } from '../store/usage/usage-store.ts';
 
 export type Bucket = 'minute' | 'hour' | 'day';
 

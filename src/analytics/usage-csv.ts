@@ -1,4 +1,4 @@
-import type { UsageMinute } from '../store/store.ts';
+import type { UsageMinute } from '../store/usage/usage-store.ts';
 import { bucketOf, shownKey, timed, type Bucket } from './report.ts';
 
 /** The CSV export's columns (docs/api.md), in order. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { groupKeyId, LATENCY_BUCKETS_MS, type Store, type UsageMinute } from '../store/store.ts';
+import { groupKeyId, LATENCY_BUCKETS_MS, type UsageMinute } from '../store/usage/usage-store.ts';
+import type { Stores } from '../store/stores.ts';
 import { minuteOf } from '../store/minute.ts';
 import { NOTIFICATION_METHOD } from '../methods/named.ts';
 
@@ -65,7 +66,7 @@ export class UsageRecorder {
   private count = new Map<string, Made>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Stores,
     private readonly flushMs: number,
     private readonly maxCellsPerAccountMinute: number,
     private readonly maxKeysPerAccountMinute: number,
@@ -193,7 +194,7 @@ export class UsageRecorder {
   /**
    * Writes the rows not yet confirmed, if any, then the current cells. A write that failed for this instance (a
    * time-out while the database was hung) may have been applied all the same: its rows are sent again as they were,
-   * under the same batch id, so that the store counts them once (Store.addUsageMinutes' `batchId`). Analytics are
+   * under the same batch id, so that the store counts them once (Stores.usage.addUsageMinutes' `batchId`). Analytics are
    * late, not lost, while the store is unreachable, and never counted twice.
    */
   private async write(): Promise<void> {
@@ -213,7 +214,7 @@ export class UsageRecorder {
         batch = { id: randomUUID(), rows };
       }
       try {
-        await this.store.addUsageMinutes(batch.rows, batch.id);
+        await this.store.usage.addUsageMinutes(batch.rows, batch.id);
       } catch (err) {
         this.unwritten = batch;
         this.log.warn({ err: (err as Error).message, rows: batch.rows.length }, 'usage not written; will retry');

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { AccountsService, NewKeyInput } from '../accounts/service.ts';
-import type { ApiKeyPatch } from '../store/store.ts';
+import type { ApiKeyPatch } from '../store/keys/key-store.ts';
 import { errorResponses, idParams, keyPatchBody, newKeyBody, pageOf, pageQuery, ref } from './schemas.ts';
 import { makerOf, requireGrant, requireRole } from './auth.ts';
 import { permissionsFor } from '../store/model.ts';

@@ -7,7 +7,8 @@ import { UsageCsv } from '../analytics/usage-csv.ts';
 import { readUsageRows, TooManyUsageRowsError, UsageReadGate, UsageReadTimeoutError } from '../analytics/read-usage.ts';
 import type { Networks } from '../networks/networks.ts';
 import { monthOf } from '../limits/quota.ts';
-import type { Store, UsageMinute, UsageStatus } from '../store/store.ts';
+import type { Stores } from '../store/stores.ts';
+import type { UsageMinute, UsageStatus } from '../store/usage/usage-store.ts';
 import { ApiError } from './errors.ts';
 import { errorResponses } from './schemas.ts';
 
@@ -65,7 +66,7 @@ function statusOf(v: string | undefined): UsageStatus | undefined {
 const csvName = (from: string, to: string) => `nodegate-usage-${from.replace(/:/g, '')}-${to.replace(/:/g, '')}.csv`;
 
 interface Opts {
-  store: Store;
+  store: Stores;
   accounts: AccountsService;
   networks: Networks;
   usage: UsageRecorder | undefined;
@@ -120,7 +121,7 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
     await readRows(q, accountId, (row) => out.add(row));
     const names = new Map<string, string>();
     for (const id of out.keyIds()) {
-      const k = id.startsWith('(') ? undefined : await store.getKey(id);
+      const k = id.startsWith('(') ? undefined : await store.keys.getKey(id);
       if (k && (accountId === undefined || k.accountId === accountId)) names.set(id, k.name);
     }
     return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${csvName(r.from, r.to)}"`).send(out.text(names));
@@ -130,11 +131,11 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
     const plan = await accounts.getPlan(account.planId);
     const month = monthOf(Date.now());
     await opts.flushQuota();
-    return { month, used: await store.getUsage(accountId, month), limit: plan.cuPerMonth, plan: plan.id };
+    return { month, used: await store.usage.getUsage(accountId, month), limit: plan.cuPerMonth, plan: plan.id };
   };
   // Webhooks in numbers: each webhook with its outbox's counts (all instances: the outbox is the store's).
   const webhookReport = async (accountId: string | undefined) => {
-    const [hooks, stats] = await Promise.all([store.listWebhooks(accountId), store.webhookStats(accountId)]);
+    const [hooks, stats] = await Promise.all([store.webhooks.listWebhooks(accountId), store.webhookEvents.webhookStats(accountId)]);
     const by = new Map(stats.map((x) => [x.webhookId, x]));
     return {
       webhooks: hooks.map((w) => ({

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import '@fastify/cookie';
 import type { Account, Member, MemberRole, Permission } from '../store/model.ts';
-import type { Store } from '../store/store.ts';
+import type { Stores } from '../store/stores.ts';
 import { refusal, type Action } from '../accounts/roles.ts';
 import { grantRefusal } from '../accounts/key-grants.ts';
 import { ipAllowed } from '../auth/ip-allowlist.ts';
@@ -47,7 +47,7 @@ const LOGIN_FAILED = 'wrong email or password';
  * no guessing keys or passwords at speed; it also keeps one client from holding the few scrypt slots), while a
  * valid admin key from it still passes.
  */
-export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard, rate: { perSecond: number; burst: number }, sessions: Sessions, store: Pick<Store, 'getAccount' | 'getMember'>, shared?: BudgetLimiter) {
+export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard, rate: { perSecond: number; burst: number }, sessions: Sessions, store: Pick<Stores, 'accounts' | 'members'>, shared?: BudgetLimiter) {
   // Across instances in cluster mode: an account's calls spread over N instances get the rate once.
   const perAccount = eventBudget('mgmt', rate, shared);
 
@@ -61,10 +61,10 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
     if (!value) return undefined;
     const session = await sessions.find(value);
     if (!session) throw unauthorized('the session has ended; log in again', BEARER);
-    const account = await store.getAccount(session.accountId);
+    const account = await store.accounts.getAccount(session.accountId);
     if (!account || account.status !== 'active') throw unauthorized('the session has ended; log in again', BEARER);
     // A member's session: the member must still be one of the account's (removal also deletes the session).
-    const member = session.memberId ? await store.getMember(session.memberId) : undefined;
+    const member = session.memberId ? await store.members.getMember(session.memberId) : undefined;
     if (session.memberId && (!member || member.accountId !== account.id)) throw unauthorized('the session has ended; log in again', BEARER);
     if (req.method !== 'GET' && req.method !== 'HEAD' && !csrfMatches(req.headers['x-csrf-token'], session.csrf)) {
       throw forbidden('a change made with the dashboard session needs its CSRF token in X-CSRF-Token');

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { NotFoundError, TooManyError, ValidationError } from '../accounts/errors.ts';
-import { StoreConflictError } from '../store/store.ts';
+import { StoreConflictError } from '../store/store-errors.ts';
 import { driverCause, writeFaultError, writeFaultOf } from '../store/write-fault.ts';
 
 /** The `error.code` values of the management API (docs/api.md lists when each happens). */

@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 
 import type { AccountsService, NewAccountInput, NewKeyInput, PlanInput } from '../accounts/service.ts';
 import type { TeamService } from '../accounts/team.ts';
 import type { MemberRole } from '../store/model.ts';
-import type { AccountPatch, PlanPatch } from '../store/store.ts';
+import type { AccountPatch } from '../store/accounts/account-store.ts';
+import type { PlanPatch } from '../store/plans/plan-store.ts';
 import { ApiError } from './errors.ts';
 import { requireGrant } from './auth.ts';
 import { permissionsFor } from '../store/model.ts';
@@ -60,7 +61,7 @@ export async function operatorRoutes(api: FastifyInstance, opts: { accounts: Acc
       if (req.body.role === 'operator') inPerson(req, 'make an account an operator');
       const updated = await accounts.updateAccount(req.params.id, req.body);
       // A password set by the operator ends the sessions of the account's own login; its members' stay.
-      if (req.body.password !== undefined) await accounts.store.deleteSessionsOf(req.params.id, null);
+      if (req.body.password !== undefined) await accounts.store.sessions.deleteSessionsOf(req.params.id, null);
       return updated;
     });
 

@@ -18,7 +18,7 @@ function fixture(opts: { ttlMs?: number; concurrency?: number; delayMs?: number 
     running--;
     return stored === `H${password.at(-1)}` && password.startsWith('pw');
   };
-  const logins = new PasswordLogins({ getAccountByEmail: async (e) => accounts.get(e) }, { ttlMs: opts.ttlMs, concurrency: opts.concurrency, verify });
+  const logins = new PasswordLogins({ accounts: { getAccountByEmail: async (e) => accounts.get(e) } }, { ttlMs: opts.ttlMs, concurrency: opts.concurrency, verify });
   return { logins, accounts, calls, peak: () => peak };
 }
 
@@ -74,7 +74,7 @@ describe('PasswordLogins', () => {
 describe('PasswordLogins under attack', () => {
   test('at most maxWaiting checks wait for a slot; the rest are refused at once, unchecked', async () => {
     const f = fixture({ concurrency: 2, delayMs: 30 });
-    const logins = new PasswordLogins({ getAccountByEmail: async (e) => f.accounts.get(e) }, { concurrency: 2, maxWaiting: 8, freeFailures: 1000, verify: async () => { await new Promise((r) => setTimeout(r, 30)); return false; } });
+    const logins = new PasswordLogins({ accounts: { getAccountByEmail: async (e) => f.accounts.get(e) } }, { concurrency: 2, maxWaiting: 8, freeFailures: 1000, verify: async () => { await new Promise((r) => setTimeout(r, 30)); return false; } });
     const outcomes = await Promise.all(Array.from({ length: 150 }, (_, i) => logins.login(`guess${i}@x`, 'nope', `10.${i}.0.1`).then(() => 'checked', (e) => (e instanceof PasswordCheckRefused ? e.reason : 'error'))));
     assert.equal(outcomes.filter((o) => o === 'checked').length, 10, '2 running and 8 waiting');
     assert.equal(outcomes.filter((o) => o === 'busy').length, 140);
@@ -83,7 +83,7 @@ describe('PasswordLogins under attack', () => {
   test('an email that failed 3 times in a row backs off, doubling; the right password after the wait clears it', async () => {
     let now = 1_000_000;
     const f = fixture();
-    const logins = new PasswordLogins({ getAccountByEmail: async (e) => f.accounts.get(e) }, { verify: async (p, stored) => stored === `H${p.at(-1)}` && p.startsWith('pw'), now: () => now });
+    const logins = new PasswordLogins({ accounts: { getAccountByEmail: async (e) => f.accounts.get(e) } }, { verify: async (p, stored) => stored === `H${p.at(-1)}` && p.startsWith('pw'), now: () => now });
     for (let i = 0; i < 3; i++) assert.equal(await logins.login('op@x', 'wrong', '10.0.0.1'), undefined);
     await assert.rejects(logins.login('op@x', 'pw1', '10.0.0.1'), (e: any) => e instanceof PasswordCheckRefused && e.reason === 'backoff' && e.retryAfterSeconds === 1, 'even the right password waits');
     await assert.rejects(logins.login('OP@x', 'pw1', '10.0.0.1'), PasswordCheckRefused, 'whatever the case of the email');
@@ -99,7 +99,7 @@ describe('PasswordLogins under attack', () => {
   test('an address that has not failed gets the right password checked while another keeps the email backing off', async () => {
     let now = 1_000_000;
     const f = fixture();
-    const logins = new PasswordLogins({ getAccountByEmail: async (e) => f.accounts.get(e) }, { verify: async (p, stored) => stored === `H${p.at(-1)}` && p.startsWith('pw'), now: () => now });
+    const logins = new PasswordLogins({ accounts: { getAccountByEmail: async (e) => f.accounts.get(e) } }, { verify: async (p, stored) => stored === `H${p.at(-1)}` && p.startsWith('pw'), now: () => now });
     for (let i = 0; i < 3; i++) await logins.login('op@x', 'wrong', '10.9.9.9');
     await assert.rejects(logins.login('op@x', 'pw1', '10.9.9.9'), (e: any) => e.reason === 'backoff', 'the failing address waits');
     assert.equal((await logins.login('op@x', 'pw1', '10.1.1.1'))?.id, 'a1', 'a clean address is checked');
@@ -111,7 +111,7 @@ describe('PasswordLogins under attack', () => {
   });
 
   test('addresses that failed: one check at a time per address, two per /24, the rest refused; identical credentials share one check', async () => {
-    const logins = new PasswordLogins({ getAccountByEmail: async () => undefined }, { freeFailures: 1000, verify: async () => { await new Promise((r) => setTimeout(r, 20)); return false; } });
+    const logins = new PasswordLogins({ accounts: { getAccountByEmail: async () => undefined } }, { freeFailures: 1000, verify: async () => { await new Promise((r) => setTimeout(r, 20)); return false; } });
     const outcome = (email: string, ip: string, pw = 'nope') => logins.login(email, pw, ip).then(() => 'checked', (e) => e.reason);
     for (const ip of ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.1.1']) assert.equal(await outcome('z@x', ip), 'checked');
     const same = await Promise.all([outcome('a@x', '10.0.0.1'), outcome('b@x', '10.0.0.1'), outcome('c@x', '10.0.0.2'), outcome('d@x', '10.0.0.3'), outcome('e@x', '10.0.1.1')]);
@@ -125,7 +125,7 @@ describe('PasswordLogins under attack', () => {
     let peak = 0;
     const t = '2026-01-01T00:00:00.000Z';
     const account = (i: number): Account => ({ id: `a${i}`, name: 'M', email: `m${i}@x`, passwordHash: 'H', status: 'active', role: 'member', planId: 'free', createdAt: t, updatedAt: t });
-    const logins = new PasswordLogins({ getAccountByEmail: async (e) => account(Number(e.slice(1, -2))) }, {
+    const logins = new PasswordLogins({ accounts: { getAccountByEmail: async (e) => account(Number(e.slice(1, -2))) } }, {
       concurrency: 8,
       verify: async () => { peak = Math.max(peak, ++running); await new Promise((r) => setTimeout(r, 30)); running--; return true; },
     });
@@ -138,7 +138,7 @@ describe('PasswordLogins under attack', () => {
 
   test('an address has a budget of failures; past it no check runs', async () => {
     let calls = 0;
-    const logins = new PasswordLogins({ getAccountByEmail: async () => undefined }, { freeFailures: 1000, failureBurst: 4, failuresPerMinute: 6, verify: async () => { calls++; return false; } });
+    const logins = new PasswordLogins({ accounts: { getAccountByEmail: async () => undefined } }, { freeFailures: 1000, failureBurst: 4, failuresPerMinute: 6, verify: async () => { calls++; return false; } });
     const out: string[] = [];
     for (let i = 0; i < 10; i++) out.push(await logins.login(`g${i}@x`, 'nope', '10.0.0.1').then(() => 'checked', (e) => e.reason));
     assert.deepEqual(out, [...Array(4).fill('checked'), ...Array(6).fill('address')]);
@@ -156,7 +156,7 @@ describe('PasswordLogins under attack', () => {
 
   test("a clean address's check waits ahead of those of addresses that failed", async () => {
     const order: string[] = [];
-    const logins = new PasswordLogins({ getAccountByEmail: async () => undefined }, {
+    const logins = new PasswordLogins({ accounts: { getAccountByEmail: async () => undefined } }, {
       concurrency: 1, freeFailures: 1000,
       verify: async (p) => { await new Promise((r) => setTimeout(r, 10)); order.push(p); return false; },
     });
@@ -172,7 +172,7 @@ describe('PasswordLogins under attack', () => {
     let running = 0;
     let peak = 0;
     const started: string[] = [];
-    const logins = new PasswordLogins({ getAccountByEmail: async () => undefined }, {
+    const logins = new PasswordLogins({ accounts: { getAccountByEmail: async () => undefined } }, {
       concurrency: 2, freeFailures: 1000,
       verify: async (p) => { started.push(p); peak = Math.max(peak, ++running); await gate; running--; return false; },
     });

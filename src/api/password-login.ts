@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Account } from '../store/model.ts';
 import { hashPassword, verifyPassword } from '../accounts/password.ts';
-import type { Store } from '../store/store.ts';
+import type { AccountStore } from '../store/accounts/account-store.ts';
+import type { MemberStore } from '../store/team/member-store.ts';
 import type { Login } from '../accounts/team.ts';
 import { AddressBounds } from './address-bounds.ts';
 import { LoginBackoff, type BackoffOptions, type LoginBackoffStore } from './login-backoff.ts';
@@ -64,6 +65,12 @@ export class PasswordCheckRefused extends Error {
  * kept per email and per email and address (src/api/login-backoff.ts), so an address that has not failed is never
  * refused the right password. The current password of a password change goes through the same bound and counts.
  */
+/** Where logins are found: accounts by email; members too when `members` is given. */
+export interface LoginStores {
+  accounts: Pick<AccountStore, 'getAccountByEmail'> & Partial<Pick<AccountStore, 'getAccount'>>;
+  members?: Pick<MemberStore, 'getMemberByEmail'>;
+}
+
 export class PasswordLogins {
   private readonly verified = new Map<string, Verified>();
   /** Checks waiting for a slot: those of clean addresses first (see `bounded`), each queue up to `maxWaiting`. */
@@ -86,7 +93,7 @@ export class PasswordLogins {
   private readonly addresses: AddressBounds;
 
   /** Members log in too when the store can find them (`getMemberByEmail` and `getAccount`). */
-  constructor(private readonly store: Pick<Store, 'getAccountByEmail'> & Partial<Pick<Store, 'getMemberByEmail' | 'getAccount'>>, opts: PasswordLoginOptions = {}) {
+  constructor(private readonly store: LoginStores, opts: PasswordLoginOptions = {}) {
     this.ttlMs = opts.ttlMs ?? 60_000;
     this.concurrency = opts.concurrency ?? 2;
     this.maxEntries = opts.maxEntries ?? 1000;
@@ -145,10 +152,10 @@ export class PasswordLogins {
 
   /** The login of this email with what its password is checked against: the account's own, else a member's. */
   private async find(email: string): Promise<{ login: Login; id: string; passwordHash: string | null; updatedAt: string } | undefined> {
-    const account = await this.store.getAccountByEmail(email);
+    const account = await this.store.accounts.getAccountByEmail(email);
     if (account) return { login: { account }, id: account.id, passwordHash: account.passwordHash, updatedAt: account.updatedAt };
-    const member = await this.store.getMemberByEmail?.(email);
-    const of = member && (await this.store.getAccount?.(member.accountId));
+    const member = await this.store.members?.getMemberByEmail(email);
+    const of = member && (await this.store.accounts.getAccount?.(member.accountId));
     return of ? { login: { account: of, member }, id: member.id, passwordHash: member.passwordHash, updatedAt: member.updatedAt } : undefined;
   }
 

@@ -4,7 +4,7 @@ import type { AccountsService } from '../accounts/service.ts';
 import type { KeyResolver } from '../auth/key-resolver.ts';
 import { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
 import type { Config } from '../config/schema.ts';
-import type { Store } from '../store/store.ts';
+import type { Stores } from '../store/stores.ts';
 import { accountRoutes } from './account-routes.ts';
 import { alertRoutes } from './alert-routes.ts';
 import { apiAuthentication } from './auth.ts';
@@ -36,7 +36,7 @@ export const API_PREFIX = '/api/v1';
  * error shape and 404, and an OpenAPI document of exactly these routes (the JSON-RPC endpoint is outside this
  * context, so it is not in it). See docs/api.md.
  */
-export function registerApi(app: FastifyInstance, deps: { config: Readonly<Config>; accounts: AccountsService; team: TeamService; keys: KeyResolver; store: Store; networks: Networks; usage?: UsageRecorder; limits?: Limits; rateLimiter?: BudgetLimiter; webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> }; loginBackoff?: LoginBackoffShare }): void {
+export function registerApi(app: FastifyInstance, deps: { config: Readonly<Config>; accounts: AccountsService; team: TeamService; keys: KeyResolver; store: Stores; networks: Networks; usage?: UsageRecorder; limits?: Limits; rateLimiter?: BudgetLimiter; webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> }; loginBackoff?: LoginBackoffShare }): void {
   app.register(async (api) => {
     await registerOpenApi(api);
     for (const schema of SHARED_SCHEMAS) api.addSchema(schema);

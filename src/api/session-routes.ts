@@ -99,7 +99,7 @@ export async function sessionRoutes(api: FastifyInstance, opts: Opts) {
     const s = await sessions.find(req.cookies[SESSION_COOKIE]);
     const account = s && (await accounts.getAccount(s.accountId).catch(() => undefined));
     if (!s || !account || account.status !== 'active') throw new ApiError(401, 'unauthorized', 'not logged in');
-    const member = s.memberId ? await accounts.store.getMember(s.memberId) : undefined;
+    const member = s.memberId ? await accounts.store.members.getMember(s.memberId) : undefined;
     if (s.memberId && member?.accountId !== account.id) throw new ApiError(401, 'unauthorized', 'not logged in');
     return sessionAnswer({ account, member }, s);
   });

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, mock, test } from 'node:test';
-import { SqliteStore } from '../store/sqlite.ts';
+import { sqliteStores } from '../store/open-store.ts';
 import { freePlan, newAccount } from '../store/store.contract.ts';
 import { Sessions } from './sessions.ts';
 
@@ -11,10 +11,10 @@ const dir = mkdtempSync(join(tmpdir(), 'ng-sessions-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('logins in the same millisecond still end the oldest sessions first, never a newer one', async () => {
-  const store = new SqliteStore(join(dir, 'sessions.db'));
+  const store = sqliteStores(join(dir, 'sessions.db'));
   try {
-    await store.createPlan(freePlan);
-    const account = await store.createAccount(newAccount());
+    await store.plans.createPlan(freePlan);
+    const account = await store.accounts.createAccount(newAccount());
     const sessions = new Sessions(store, 3_600_000, 20);
     // 25 logins in one millisecond (the clock held still): a tie on created_at used to end a random one.
     const values: string[] = [];

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Account } from '../store/model.ts';
-import type { Session, Store } from '../store/store.ts';
+import type { Session } from '../store/sessions/session-store.ts';
+import type { Stores } from '../store/stores.ts';
 
 /** The session cookie: HttpOnly (scripts never see it), SameSite=Strict, Secure when served over TLS. */
 export const SESSION_COOKIE = 'nodegate_session';
@@ -24,7 +25,7 @@ function creationMs(): number {
  */
 export class Sessions {
   /** `maxPerAccount`: live sessions an account keeps; a login past it ends the oldest (rows bounded). */
-  constructor(private readonly store: Store, private readonly ttlMs: number, private readonly maxPerAccount = 20) {}
+  constructor(private readonly store: Stores, private readonly ttlMs: number, private readonly maxPerAccount = 20) {}
 
   /** A new session: the cookie's value (shown to the browser only) and the session; the oldest past the cap end. */
   async create(account: Account, memberId: string | null = null): Promise<{ value: string; session: Session }> {
@@ -34,20 +35,20 @@ export class Sessions {
       idHash: sha256(value), accountId: account.id, memberId, csrf: randomBytes(24).toString('base64url'),
       createdAt: new Date(now).toISOString(), expiresAt: new Date(now + this.ttlMs).toISOString(),
     };
-    await this.store.createSession(session);
+    await this.store.sessions.createSession(session);
     // Also deletes the account's expired sessions: logins in a loop leave at most `maxPerAccount` rows behind.
-    await this.store.trimSessions(account.id, this.maxPerAccount);
+    await this.store.sessions.trimSessions(account.id, this.maxPerAccount);
     return { value, session };
   }
 
   /** The live session of a cookie value, or undefined. */
   async find(value: string | undefined): Promise<Session | undefined> {
     if (!value || value.length > 100) return undefined;
-    return this.store.getSession(sha256(value));
+    return this.store.sessions.getSession(sha256(value));
   }
 
   async end(value: string): Promise<void> {
-    await this.store.deleteSession(sha256(value));
+    await this.store.sessions.deleteSession(sha256(value));
   }
 
   /**
@@ -55,7 +56,7 @@ export class Sessions {
    * login's (its password changed or reset).
    */
   async endAll(accountId: string, memberId?: string | null): Promise<void> {
-    await this.store.deleteSessionsOf(accountId, memberId);
+    await this.store.sessions.deleteSessionsOf(accountId, memberId);
   }
 
   get maxAgeSeconds(): number {

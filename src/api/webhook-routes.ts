@@ -1,7 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { Networks } from '../networks/networks.ts';
-import { DEFAULT_MAX_WEBHOOKS, type Store, type Webhook, type WebhookEvent } from '../store/store.ts';
+import { DEFAULT_MAX_WEBHOOKS } from '../store/plans/plan-store.ts';
+import type { Stores } from '../store/stores.ts';
+import type { Webhook } from '../store/webhooks/webhook-store.ts';
+import type { WebhookEvent } from '../store/webhooks/webhook-event-store.ts';
 import { ACCOUNT_KINDS, WEBHOOK_KINDS } from '../webhooks/producer.ts';
 import { checkOptions } from '../webhooks/webhook-options.ts';
 import { checkTarget, TargetRefused, type Resolve } from '../webhooks/target-guard.ts';
@@ -14,7 +17,7 @@ const tags = ['webhooks'];
 const security: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }];
 
 interface Opts {
-  store: Store;
+  store: Stores;
   networks: Networks;
   authenticate: onRequestAsyncHookHandler;
   allowPrivateTargets: boolean;
@@ -79,7 +82,7 @@ export async function webhookRoutes(api: FastifyInstance, opts: Opts) {
   // Roles (accounts/roles.ts): the "developer or owner" check for every change below (create, patch, pause,
   // resume, delete, secret, test, redeliver) belongs here, as one preHandler on the non-GET routes of this plugin.
   const mine = async (req: FastifyRequest<Id>) => {
-    const w = await store.getWebhook(req.params.id);
+    const w = await store.webhooks.getWebhook(req.params.id);
     if (!w || w.accountId !== req.principal!.account.id) throw new ApiError(404, 'not_found', 'webhook not found');
     return w;
   };
@@ -109,18 +112,18 @@ export async function webhookRoutes(api: FastifyInstance, opts: Opts) {
     const account = req.principal!.account;
     const checked = await target(url);
     const w = await oneAtATime(account.id, async () => {
-      const max = (await store.getPlan(account.planId))?.maxWebhooks ?? DEFAULT_MAX_WEBHOOKS;
-      if ((await store.listWebhooks(account.id)).length >= max) {
+      const max = (await store.plans.getPlan(account.planId))?.maxWebhooks ?? DEFAULT_MAX_WEBHOOKS;
+      if ((await store.webhooks.listWebhooks(account.id)).length >= max) {
         throw new ApiError(409, 'conflict', `the account already has ${max} webhooks (the most its plan allows); delete one first`);
       }
-      return store.createWebhook({ id: randomUUID(), accountId: account.id, network: net?.name ?? '', kind, url: checked, options, secret: newSecret(), status: 'active' });
+      return store.webhooks.createWebhook({ id: randomUUID(), accountId: account.id, network: net?.name ?? '', kind, url: checked, options, secret: newSecret(), status: 'active' });
     });
     await opts.changed(); // listening to the network's chain before the answer: no block after it is missed
     return reply.code(201).send({ ...shown(w), secret: w.secret });
   });
 
   api.get('/webhooks', { schema: { summary: "The account's webhooks", tags, security, response: errorResponses(401, 403) } },
-    async (req) => ({ webhooks: (await store.listWebhooks(req.principal!.account.id)).map(shown) }));
+    async (req) => ({ webhooks: (await store.webhooks.listWebhooks(req.principal!.account.id)).map(shown) }));
   api.get<Id>('/webhooks/:id', { schema: { summary: 'One webhook', tags, security, response: errorResponses(401, 403, 404) } }, async (req) => shown(await mine(req)));
   api.patch<Id & { Body: { url?: string; options?: Record<string, unknown> } }>('/webhooks/:id', {
     schema: { summary: "Change a webhook's target or options", tags, security, body, response: errorResponses(400, 401, 403, 404) },
@@ -128,25 +131,25 @@ export async function webhookRoutes(api: FastifyInstance, opts: Opts) {
     const { kind } = await mine(req);
     const options = req.body.options === undefined ? undefined : validOptions(kind, req.body.options);
     const url = req.body.url === undefined ? undefined : await target(req.body.url);
-    const w = (await store.updateWebhook(req.params.id, { url, options }))!;
+    const w = (await store.webhooks.updateWebhook(req.params.id, { url, options }))!;
     await opts.changed(); // the producer's list of webhooks is read again: the next block uses the new options
     return shown(w);
   });
   api.post<Id>('/webhooks/:id/pause', { schema: { summary: 'Pause deliveries (events are kept)', tags, security, response: errorResponses(401, 403, 404) } },
-    async (req) => { await mine(req); return shown((await store.updateWebhook(req.params.id, { status: 'paused' }))!); });
+    async (req) => { await mine(req); return shown((await store.webhooks.updateWebhook(req.params.id, { status: 'paused' }))!); });
   api.post<Id>('/webhooks/:id/resume', { schema: { summary: 'Resume deliveries (also of a disabled webhook)', tags, security, response: errorResponses(401, 403, 404) } },
-    async (req) => { await mine(req); const w = await store.updateWebhook(req.params.id, { status: 'active', disabledReason: null }); opts.written(); await opts.changed(); return shown(w!); });
+    async (req) => { await mine(req); const w = await store.webhooks.updateWebhook(req.params.id, { status: 'active', disabledReason: null }); opts.written(); await opts.changed(); return shown(w!); });
   api.post<Id>('/webhooks/:id/rotate-secret', { schema: { summary: 'A new signing secret, shown in this response only (with the webhook)', tags, security, response: errorResponses(401, 403, 404) } },
-    async (req) => { await mine(req); const w = (await store.updateWebhook(req.params.id, { secret: newSecret() }))!; return { ...shown(w), secret: w.secret }; });
+    async (req) => { await mine(req); const w = (await store.webhooks.updateWebhook(req.params.id, { secret: newSecret() }))!; return { ...shown(w), secret: w.secret }; });
   // Issue 22's route for the same: the answer is the secret alone. Each attempt reads the webhook's secret as it
   // starts, so every attempt after this answer is signed with the new one and none with the old.
   api.post<Id>('/webhooks/:id/secret', { schema: { summary: 'A new signing secret, shown in this response only; the old one signs nothing more', tags, security, response: errorResponses(401, 403, 404) } },
-    async (req) => { await mine(req); return { secret: (await store.updateWebhook(req.params.id, { secret: newSecret() }))!.secret }; });
+    async (req) => { await mine(req); return { secret: (await store.webhooks.updateWebhook(req.params.id, { secret: newSecret() }))!.secret }; });
   api.post<Id>('/webhooks/:id/test', { schema: { summary: 'Send a test event', tags, security, response: errorResponses(401, 403, 404) } }, async (req, reply) => {
     const w = await mine(req);
     const id = `evt_test_${randomUUID().replace(/-/g, '')}`;
     const createdAt = new Date().toISOString();
-    await store.addWebhookEvents([{ id, webhookId: w.id, type: 'webhook.test', createdAt, body: JSON.stringify({ id, webhookId: w.id, type: 'webhook.test', network: w.network || null, createdAt, event: {} }) }]);
+    await store.webhookEvents.addWebhookEvents([{ id, webhookId: w.id, type: 'webhook.test', createdAt, body: JSON.stringify({ id, webhookId: w.id, type: 'webhook.test', network: w.network || null, createdAt, event: {} }) }]);
     opts.written();
     return reply.code(202).send({ id });
   });
@@ -155,21 +158,21 @@ export async function webhookRoutes(api: FastifyInstance, opts: Opts) {
   }, async (req) => {
     await mine(req);
     const limit = Math.min(DELIVERIES_MAX, Math.max(1, Number(req.query.limit ?? 100) || 100));
-    return { deliveries: (await store.listWebhookEvents(req.params.id, limit)).map(delivery) };
+    return { deliveries: (await store.webhookEvents.listWebhookEvents(req.params.id, limit)).map(delivery) };
   });
   api.post<EventOf>('/webhooks/:id/deliveries/:eventId/redeliver', {
     schema: { summary: 'Send an event again: a new copy queued after the webhook\'s other events (the old record stays)', tags, security, response: errorResponses(401, 403, 404) },
   }, async (req, reply) => {
     const w = await mine(req);
-    const [e] = await store.getWebhookEvents([req.params.eventId]);
+    const [e] = await store.webhookEvents.getWebhookEvents([req.params.eventId]);
     if (!e || e.webhookId !== w.id) throw new ApiError(404, 'not_found', 'event not found (delivered events leave after webhooks.retentionDays)');
     // The same body (its `id` is the event's, for receivers that deduplicate); the copy has an id of its own, sent
     // as Nodegate-Event-Id, and is written now (its 24 hours of retries count from the redelivery).
     const eventId = `evt_re_${randomUUID().replace(/-/g, '')}`;
-    await store.addWebhookEvents([{ id: eventId, webhookId: w.id, type: e.type, createdAt: new Date().toISOString(), body: e.body }]);
+    await store.webhookEvents.addWebhookEvents([{ id: eventId, webhookId: w.id, type: e.type, createdAt: new Date().toISOString(), body: e.body }]);
     opts.written();
     return reply.code(202).send({ eventId });
   });
   api.delete<Id>('/webhooks/:id', { schema: { summary: 'Delete a webhook and its undelivered events', tags, security, response: errorResponses(401, 403, 404) } },
-    async (req, reply) => { await mine(req); await store.deleteWebhook(req.params.id); await opts.changed(); return reply.code(204).send(); });
+    async (req, reply) => { await mine(req); await store.webhooks.deleteWebhook(req.params.id); await opts.changed(); return reply.code(204).send(); });
 }

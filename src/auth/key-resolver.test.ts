@@ -2,16 +2,16 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newKeyMaterial } from './key-value.ts';
 import { KeyResolver, type ResolvedKey } from './key-resolver.ts';
-import { SqliteStore } from '../store/sqlite.ts';
+import { sqliteStores } from '../store/open-store.ts';
 import { freePlan, newAccount, newKey } from '../store/store.contract.ts';
 
 /** A resolver over a real SQLite store, its clock in the test's hands, a key of the free plan. */
 async function setUp() {
-  const store = new SqliteStore(':memory:');
-  await store.createPlan(freePlan);
-  const account = await store.createAccount(newAccount());
+  const store = sqliteStores(':memory:');
+  await store.plans.createPlan(freePlan);
+  const account = await store.accounts.createAccount(newAccount());
   const material = newKeyMaterial('k');
-  const key = await store.insertKey(newKey(account.id, material.key));
+  const key = await store.keys.insertKey(newKey(account.id, material.key));
   let now = 1_000_000;
   const keys = new KeyResolver(store, 1000, 0, undefined, {}, () => now);
   const resolve = async () => (await keys.resolve(material.value)) as ResolvedKey;
@@ -22,7 +22,7 @@ test('a key the store says the same of, asked again after its ttl, is the same r
   const { store, key, keys, resolve, later } = await setUp();
   const first = await resolve();
   // Its last use written meanwhile (as flushLastUsed does every 10 s) is no change to what the hot path reads.
-  await store.touchKeys(new Map([[key.id, new Date().toISOString()]]));
+  await store.keys.touchKeys(new Map([[key.id, new Date().toISOString()]]));
   later(1500);
   const again = await resolve();
   assert.equal(again, first, 'the objects the hot path holds stay the same while the key does');
@@ -35,8 +35,8 @@ test('a change made elsewhere (another instance, the CLI) is seen after the ttl,
   const first = await resolve();
   assert.equal(first.plan.cuPerSecond, freePlan.cuPerSecond);
   // Not through this resolver (no invalidate): only the ttl bounds how long the old plan is served.
-  await store.updatePlan(freePlan.id, { cuPerSecond: 7 });
-  await store.updateKey(key.id, { methodAllowlist: ['eth_chainId'] });
+  await store.plans.updatePlan(freePlan.id, { cuPerSecond: 7 });
+  await store.keys.updateKey(key.id, { methodAllowlist: ['eth_chainId'] });
   assert.equal((await resolve()).plan.cuPerSecond, freePlan.cuPerSecond, 'within the ttl: as resolved');
   later(1500);
   const changed = await resolve();
@@ -44,7 +44,7 @@ test('a change made elsewhere (another instance, the CLI) is seen after the ttl,
   assert.equal(changed.plan.cuPerSecond, 7);
   assert.deepEqual([...changed.methods!], ['eth_chainId']);
   // Suspended: refused after the ttl.
-  await store.updateAccount(account.id, { status: 'suspended' });
+  await store.accounts.updateAccount(account.id, { status: 'suspended' });
   later(1500);
   await assert.rejects(async () => resolve(), /suspended/);
   await keys.close();

@@ -4,7 +4,7 @@ import type { KeyContext } from '../store/model.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { bounded } from '../store/bounded.ts';
 import { StoreOutage } from '../store/outage.ts';
-import type { Store } from '../store/store.ts';
+import type { Stores } from '../store/stores.ts';
 import { parseAllowlist } from './ip-allowlist.ts';
 
 /** Shape a key value must have before it is worth hashing: `ngk_` + base62 (anything else is unknown). */
@@ -61,7 +61,7 @@ export class KeyResolver {
   readonly failStatic: FailStatic;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Stores,
     private readonly ttlMs = 1000,
     flushMs = 10_000,
     private readonly maxEntries = 100_000,
@@ -122,7 +122,7 @@ export class KeyResolver {
       return this.fromMemory(usable ? stale : undefined);
     }
     try {
-      const ctx = await bounded(this.store.findKeyByHash(hashKey(value)), storeWaitMs);
+      const ctx = await bounded(this.store.keys.findKeyByHash(hashKey(value)), storeWaitMs);
       outage.answered();
       return this.put(value, ctx, now, stale);
     } catch (err) {
@@ -163,7 +163,7 @@ export class KeyResolver {
     this.probing = true;
     this.lastProbe = now;
     const { outage, storeWaitMs } = this.failStatic;
-    bounded(this.store.findKeyByHash(hashKey(value)), storeWaitMs).then(
+    bounded(this.store.keys.findKeyByHash(hashKey(value)), storeWaitMs).then(
       (ctx) => {
         outage.answered();
         this.put(value, ctx, this.now());
@@ -182,7 +182,7 @@ export class KeyResolver {
     const batch = new Map<string, string>();
     for (const [id, ms] of this.lastUsed) batch.set(id, new Date(ms).toISOString());
     this.lastUsed.clear();
-    await this.store.touchKeys(batch);
+    await this.store.keys.touchKeys(batch);
   }
 
   async close(): Promise<void> {

@@ -3,13 +3,13 @@ import type { Account } from '../store/model.ts';
 import type { AccountsService } from '../accounts/service.ts';
 import type { Config } from '../config/schema.ts';
 import { describeStore, refuseStrayStore } from './store-guard.ts';
-import type { Store } from '../store/store.ts';
+import type { Stores } from '../store/stores.ts';
 import type { Output, Values } from './command.ts';
 
 /** What a management command works on: the store the gateway uses (SQLite in dataDir, or DATABASE_URL). */
 export interface Context {
   config: Readonly<Config>;
-  store: Store;
+  store: Stores;
   accounts: AccountsService;
 }
 
@@ -47,7 +47,7 @@ export const isId = (s: string) => UUID.test(s);
 
 /** An account by id or email (emails contain `@`; compared case-insensitively). */
 export async function findAccount(cx: Context, ref: string): Promise<Account> {
-  const account = ref.includes('@') ? await cx.store.getAccountByEmail(ref) : isId(ref) ? await cx.store.getAccount(ref) : undefined;
+  const account = ref.includes('@') ? await cx.store.accounts.getAccountByEmail(ref) : isId(ref) ? await cx.store.accounts.getAccount(ref) : undefined;
   if (!account) throw new NotFoundError(`account ${ref}`);
   return account;
 }

@@ -1,6 +1,6 @@
 import { NotFoundError, ValidationError } from '../accounts/errors.ts';
 import { ConfigError } from '../config/config-error.ts';
-import { StoreConflictError } from '../store/store.ts';
+import { StoreConflictError } from '../store/store-errors.ts';
 import { driverCause, writeFaultError } from '../store/write-fault.ts';
 
 /** The command line itself is wrong (unknown command or flag, missing argument): exit 2, with the usage. */

@@ -11,7 +11,7 @@ import { configSchema } from './schema.ts';
 import { registerDashboard } from '../http/dashboard-route.ts';
 import { postgresMigrations } from '../store/postgres-migrations.ts';
 import { sqliteMigrations } from '../store/sqlite-migrations.ts';
-import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS } from '../store/store.ts';
+import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS } from '../store/plans/plan-store.ts';
 import { PLAN_LIMITS, REQUIRED_PLAN_LIMITS, type PlanLimitName } from './plan-limits.ts';
 
 /**

@@ -9,7 +9,7 @@ import type { Limits } from '../limits/limits.ts';
 import type { OpenedRateLimiter } from '../limits/open-rate-limiter.ts';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { Store } from '../store/store.ts';
+import type { Stores } from '../store/stores.ts';
 import type { Networks } from '../networks/networks.ts';
 import { clientErrorHandler, frameworkErrors } from './client-errors.ts';
 import { capConnections } from './connection-caps.ts';
@@ -37,7 +37,7 @@ export interface ServerDeps {
   log: Logger;
   networks: Networks;
   keys: KeyResolver;
-  store: Store;
+  store: Stores;
   accounts: AccountsService;
   /** Members, invitations, sign-up and resets. */
   team: TeamService;

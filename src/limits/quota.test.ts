@@ -1,32 +1,32 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pino from 'pino';
-import { SqliteStore } from '../store/sqlite.ts';
-import type { Store } from '../store/store.ts';
+import { sqliteStores } from '../store/open-store.ts';
+import type { Stores } from '../store/stores.ts';
 import { freePlan, newAccount } from '../store/store.contract.ts';
 import { monthOf, QuotaTracker } from './quota.ts';
 
 test('a usage write that fails for the gateway but reached the store is sent again once and counted once', async () => {
-  const store = new SqliteStore(':memory:');
-  await store.createPlan(freePlan);
-  const account = (await store.createAccount(newAccount())).id;
+  const store = sqliteStores(':memory:');
+  await store.plans.createPlan(freePlan);
+  const account = (await store.accounts.createAccount(newAccount())).id;
   // The first write is applied, then its answer is lost (a time-out while the database commits it).
   let lose = true;
   const flaky = Object.create(store, {
     addUsage: {
       value: async (month: string, batch: ReadonlyMap<string, number>, id?: string) => {
-        await store.addUsage(month, batch, id);
+        await store.usage.addUsage(month, batch, id);
         if (lose) { lose = false; throw new Error('query timed out'); }
       },
     },
-  }) as Store;
+  }) as Stores;
   const quota = new QuotaTracker(flaky, 60_000, pino({ level: 'silent' }));
   quota.add(account, 30);
   await quota.flush(); // applied, but the gateway saw it fail
   quota.add(account, 7);
   await quota.flush(); // the same batch again, then the 7 that waited behind it
   const month = monthOf(Date.now());
-  assert.equal(await store.getUsage(account, month), 37, 'the 30 once, and the 7');
+  assert.equal(await store.usage.getUsage(account, month), 37, 'the 30 once, and the 7');
   assert.equal(quota.usedBy(account), 37);
   await quota.close();
   await store.close();

@@ -4,7 +4,8 @@ import pg from 'pg';
 import { newKeyMaterial } from '../auth/key-value.ts';
 import { freshDatabase, postgresReachable, postgresWhere } from '../../test/helpers/postgres.ts';
 import { openStore } from './open-store.ts';
-import { PostgresStore } from './postgres.ts';
+import { postgresStores } from './open-store.ts';
+import type { Stores } from './stores.ts';
 import { postgresMigrations } from './postgres-migrations.ts';
 import { freePlan, newAccount, newKey, storeContract } from './store.contract.ts';
 
@@ -25,9 +26,9 @@ async function sql(url: string, text: string, values: unknown[] = []): Promise<p
 let contractDb: Promise<string> | undefined;
 /** The contract's stores share one database per run, emptied before each test (a database per test is slow). */
 const sharedUrl = () => (contractDb ??= freshDatabase());
-async function emptyStore(): Promise<PostgresStore> {
+async function emptyStore(): Promise<Stores> {
   const url = await sharedUrl();
-  const store = await PostgresStore.open(url);
+  const store = await postgresStores(url);
   // DELETE, children first: on these few rows ~2 ms, where TRUNCATE (new files for every table) took ~300 ms a test.
   const tables = ['usage', 'usage_minutes', 'sessions', 'account_tokens', 'members', 'mail_outbox', 'webhook_events', 'webhook_counters', 'webhooks', 'api_keys', 'accounts', 'plans', 'meta'];
   await sql(url, `BEGIN; ${tables.map((t) => `DELETE FROM ${t};`).join(' ')} COMMIT`);
@@ -42,43 +43,43 @@ if (!up && process.env.CI) {
 } else {
   const skip = up ? undefined : `PostgreSQL not reachable at ${where}`;
   if (skip) console.warn(`postgres store suite skipped: ${skip} (set CI to make this a failure)`);
-  storeContract('postgres', emptyStore, { skip, sameDatabase: async () => PostgresStore.open(await sharedUrl()) });
+  storeContract('postgres', emptyStore, { skip, sameDatabase: async () => postgresStores(await sharedUrl()) });
 
   describe('postgres store, specifically', { skip }, () => {
     test('several instances starting at once apply each migration exactly once', async () => {
       const url = await freshDatabase();
-      const stores = await Promise.all(Array.from({ length: 6 }, () => PostgresStore.open(url)));
+      const stores = await Promise.all(Array.from({ length: 6 }, () => postgresStores(url)));
       const { rows } = await sql(url, 'SELECT version FROM schema_migrations ORDER BY version');
       assert.deepEqual(rows.map((r) => r.version), postgresMigrations.map((_, i) => i + 1));
-      await stores[0].createPlan(freePlan);
-      assert.equal((await stores[5].getPlan('free'))!.id, 'free');
+      await stores[0].plans.createPlan(freePlan);
+      assert.equal((await stores[5].plans.getPlan('free'))!.id, 'free');
       await Promise.all(stores.map((s) => s.close()));
     });
 
     test('keeps everything across a restart, without migrating again', async () => {
       const url = await sharedUrl();
       const first = await emptyStore();
-      await first.createPlan(freePlan);
+      await first.plans.createPlan(freePlan);
       await first.close();
-      const second = await PostgresStore.open(url);
-      assert.equal((await second.getPlan('free'))!.name, 'Free');
+      const second = await postgresStores(url);
+      assert.equal((await second.plans.getPlan('free'))!.name, 'Free');
       await second.close();
     });
 
     test('refuses a database written by a newer Nodegate', async () => {
       const url = await freshDatabase();
-      await (await PostgresStore.open(url)).close();
+      await (await postgresStores(url)).close();
       await sql(url, 'INSERT INTO schema_migrations (version) VALUES ($1)', [postgresMigrations.length + 1]);
-      await assert.rejects(PostgresStore.open(url), /newer than this Nodegate knows/);
+      await assert.rejects(postgresStores(url), /newer than this Nodegate knows/);
     });
 
     test("a key's value never reaches the database: only its hash", async () => {
       const store = await emptyStore();
-      await store.createPlan(freePlan);
-      const account = await store.createAccount(newAccount());
+      await store.plans.createPlan(freePlan);
+      const account = await store.accounts.createAccount(newAccount());
       const { value, key } = newKeyMaterial('secret');
-      await store.insertKey(newKey(account.id, key));
-      await store.touchKeys(new Map([[key.id, new Date().toISOString()]]));
+      await store.keys.insertKey(newKey(account.id, key));
+      await store.keys.touchKeys(new Map([[key.id, new Date().toISOString()]]));
       await store.close();
       const url = await sharedUrl();
       const { rows } = await sql(url, `SELECT t::text AS row FROM api_keys t UNION ALL SELECT t::text FROM accounts t

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { Account, ApiKey, KeyContext, Member, Plan } from './model.ts';
-import { accountConflict, keyConflict, memberConflict, planConflict, rethrowConflict, type Violation } from './conflict.ts';
+import type { Account, ApiKey, KeyContext, Member } from './model.ts';
+import { accountConflict, keyConflict, memberConflict, rethrowConflict, type Violation } from './conflict.ts';
 import { migratePostgres } from './postgres-migrations.ts';
+import { SqlDb } from './sql/sql-db.ts';
 import {
-  ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime,
+  ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, accountFromRow, given, isoTime,
   keyFromRow, normalizeEmail, planFromRow, selectList, memberFromRow, tokenFromRow, mailFromRow, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row, usageSumSql, firedAlertFromRow,
 } from './rows.ts';
-import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats, AlertKind, AlertSettings, FiredAlert, UsageSums } from './store.ts';
-import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS, DEFAULT_SUBSCRIPTIONS_PER_ACCOUNT, DEFAULT_SUBSCRIPTIONS_PER_KEY, groupKeyId } from './store.ts';
+import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats, AlertKind, AlertSettings, FiredAlert, UsageSums } from './store.ts';
+import { groupKeyId } from './store.ts';
 
 const codec: Codec = {
   bool: (v) => v === true,
@@ -154,6 +155,11 @@ export class PostgresStore implements Store {
     return new PostgresStore(pool);
   }
 
+  /** The same pool as a Kysely database, for the stores that have moved to their domain. */
+  sqlDb(): SqlDb {
+    return SqlDb.postgres(this.pool);
+  }
+
   private async rows(name: keyof typeof Q, values: unknown[] = []): Promise<Row[]> {
     return (await this.pool.query<Row>({ name, text: Q[name], values })).rows;
   }
@@ -177,35 +183,10 @@ export class PostgresStore implements Store {
     }
   }
 
-  async listPlans(): Promise<Plan[]> {
-    return (await this.rows('listPlans')).map((r) => planFromRow(r, codec));
-  }
 
-  async getPlan(id: string): Promise<Plan | undefined> {
-    const [row] = await this.rows('plan', [id]);
-    return row && planFromRow(row, codec);
-  }
 
-  async createPlan(p: NewPlan): Promise<Plan> {
-    const now = new Date().toISOString();
-    const values = [p.id, p.name, p.cuPerSecond, p.cuPerMonth, p.maxBatchSize, p.debugMethods, p.maxFilters, p.maxKeys ?? DEFAULT_MAX_KEYS, p.maxWebhooks ?? DEFAULT_MAX_WEBHOOKS,
-      p.subscriptionsPerKey ?? DEFAULT_SUBSCRIPTIONS_PER_KEY, p.subscriptionsPerAccount ?? DEFAULT_SUBSCRIPTIONS_PER_ACCOUNT, now, now];
-    return planFromRow((await this.write('insertPlan', values, planConflict(p.id)))[0], codec);
-  }
 
-  async updatePlan(id: string, patch: PlanPatch): Promise<Plan | undefined> {
-    const set = Object.entries(given(patch, PLAN_FIELDS)).map(([f, v]): [string, unknown] => [PLAN_FIELDS[f as keyof PlanPatch], v]);
-    const row = await this.update('plans', id, [...set, ['updated_at', new Date().toISOString()]]);
-    return row && planFromRow(row, codec);
-  }
 
-  async deletePlan(id: string): Promise<boolean> {
-    try {
-      return ((await this.pool.query({ name: 'deletePlan', text: Q.deletePlan, values: [id] })).rowCount ?? 0) > 0;
-    } catch (err) {
-      return rethrowConflict(err, violationOf(err), planConflict(id));
-    }
-  }
 
   async listAccounts(): Promise<Account[]> {
     return (await this.rows('listAccounts')).map((r) => accountFromRow(r, codec));

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { minuteOf } from './minute.ts';
 import type { Pacer } from '../background/pacer.ts';
-import type { Store } from './store.ts';
+import type { Stores } from './stores.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -37,7 +37,7 @@ export class Retention {
   /** Hours before this one are rolled up already (by this process; at start, every hour is looked at once). */
   private rolledUntil = '';
 
-  constructor(private readonly store: Store, private readonly opts: RetentionOptions, private readonly log: Logger, private readonly pacer: Pacer) {}
+  constructor(private readonly store: Stores, private readonly opts: RetentionOptions, private readonly log: Logger, private readonly pacer: Pacer) {}
 
   start(): void {
     this.poke();
@@ -56,26 +56,26 @@ export class Retention {
   async run(now = Date.now()): Promise<RetentionRun> {
     const o = this.opts;
     const out: RetentionRun = { sessions: 0, testEvents: 0, revokedKeys: 0, hoursRolledUp: 0, usageRowsRolledUp: 0 };
-    out.sessions = await this.step(() => this.store.pruneSessions(new Date(now).toISOString()));
-    if (o.testEventHours > 0) out.testEvents = await this.step(() => this.store.pruneWebhookTestEvents(new Date(now - o.testEventHours * HOUR).toISOString()));
+    out.sessions = await this.step(() => this.store.sessions.pruneSessions(new Date(now).toISOString()));
+    if (o.testEventHours > 0) out.testEvents = await this.step(() => this.store.webhookEvents.pruneWebhookTestEvents(new Date(now - o.testEventHours * HOUR).toISOString()));
     if (o.revokedKeyDays > 0) {
       const before = new Date(now - o.revokedKeyDays * DAY).toISOString();
-      for (let n = KEYS_PER_STEP; n === KEYS_PER_STEP;) out.revokedKeys += n = await this.step(() => this.store.pruneRevokedKeys(before, KEYS_PER_STEP));
+      for (let n = KEYS_PER_STEP; n === KEYS_PER_STEP;) out.revokedKeys += n = await this.step(() => this.store.keys.pruneRevokedKeys(before, KEYS_PER_STEP));
     }
     // Whole hours only: the hour that holds the cutoff is rolled up at the next run.
     const cutoff = `${minuteOf(now - o.rollupAfterHours * HOUR).slice(0, 13)}:00`;
     for (;;) {
-      const r = await this.step(() => this.store.rollupUsageHour(this.rolledUntil, cutoff));
+      const r = await this.step(() => this.store.usage.rollupUsageHour(this.rolledUntil, cutoff));
       if (!r) break;
       out.hoursRolledUp++;
       out.usageRowsRolledUp += r.removed;
       this.rolledUntil = minuteOf(Date.parse(`${r.hour}Z`) + HOUR);
     }
-    if (o.retentionDays > 0) await this.step(() => this.store.pruneUsageMinutes(minuteOf(now - o.retentionDays * DAY)));
+    if (o.retentionDays > 0) await this.step(() => this.store.usage.pruneUsageMinutes(minuteOf(now - o.retentionDays * DAY)));
     // Issue 22: invitation and reset tokens a day after they expired or were used; mail a week after it was sent
     // (or given up: its body is empty then, only the record of it stays).
-    await this.step(() => this.store.pruneAccountTokens(new Date(now - DAY).toISOString()));
-    await this.step(() => this.store.pruneMail(new Date(now - 7 * DAY).toISOString()));
+    await this.step(() => this.store.tokens.pruneAccountTokens(new Date(now - DAY).toISOString()));
+    await this.step(() => this.store.mail.pruneMail(new Date(now - 7 * DAY).toISOString()));
     if (out.sessions + out.testEvents + out.revokedKeys + out.usageRowsRolledUp > 0) this.log.info(out, 'store retention');
     return out;
   }

@@ -7,7 +7,7 @@ import { after, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { newKeyMaterial } from '../auth/key-value.ts';
 import { openStore } from './open-store.ts';
-import { SqliteStore } from './sqlite.ts';
+import { sqliteStores } from './open-store.ts';
 import { sqliteMigrations } from './sqlite-migrations.ts';
 import { freePlan, newAccount, newKey, storeContract } from './store.contract.ts';
 
@@ -16,7 +16,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 const freshFile = () => join(dir, `${randomUUID()}.db`);
 
 let lastFile = '';
-storeContract('sqlite', async () => new SqliteStore((lastFile = freshFile())), { sameDatabase: async () => new SqliteStore(lastFile) });
+storeContract('sqlite', async () => sqliteStores((lastFile = freshFile())), { sameDatabase: async () => sqliteStores(lastFile) });
 
 /** A store file as Nodegate 0.1 left it: migration 1 only, with keys that clients already hold. */
 function releasedV1Store(file: string, keys: { id: string; name: string; prefix: string; hash: string }[], revoked?: string) {
@@ -32,13 +32,13 @@ function releasedV1Store(file: string, keys: { id: string; name: string; prefix:
 describe('sqlite store, specifically', () => {
   test('keeps everything across a restart', async () => {
     const file = freshFile();
-    const first = new SqliteStore(file);
-    await first.createPlan(freePlan);
-    const account = await first.createAccount(newAccount());
-    const key = await first.insertKey(newKey(account.id));
+    const first = sqliteStores(file);
+    await first.plans.createPlan(freePlan);
+    const account = await first.accounts.createAccount(newAccount());
+    const key = await first.keys.insertKey(newKey(account.id));
     await first.close();
-    const second = new SqliteStore(file);
-    assert.deepEqual((await second.findKeyByHash(key.hash))!.key, key);
+    const second = sqliteStores(file);
+    assert.deepEqual((await second.keys.findKeyByHash(key.hash))!.key, key);
     await second.close();
   });
 
@@ -47,8 +47,8 @@ describe('sqlite store, specifically', () => {
     const demo = newKeyMaterial('demo').key;
     const old = newKeyMaterial('old').key;
     releasedV1Store(file, [demo, old], old.id);
-    const store = new SqliteStore(file);
-    const ctx = (await store.findKeyByHash(demo.hash))!;
+    const store = sqliteStores(file);
+    const ctx = (await store.keys.findKeyByHash(demo.hash))!;
     assert.deepEqual(ctx.key, {
       ...demo, accountId: 'legacy', type: 'Standard', permissions: ['rpc', 'webhooks', 'analytics'], ipAllowlist: [],
       originAllowlist: [], networkAllowlist: [], methodAllowlist: [], expiresAt: null, createdBy: null, createdAt: '2025-06-01T12:00:00.000Z',
@@ -57,21 +57,21 @@ describe('sqlite store, specifically', () => {
     assert.equal(ctx.account.passwordHash, null);
     assert.equal(ctx.account.status, 'active');
     assert.equal(ctx.plan.id, 'legacy');
-    assert.equal((await store.getKey(old.id))!.revokedAt, '2025-06-02T00:00:00.000Z');
-    assert.equal(await store.getMeta('bootstrapped'), '2025-06-01T12:00:00.000Z');
+    assert.equal((await store.keys.getKey(old.id))!.revokedAt, '2025-06-02T00:00:00.000Z');
+    assert.equal(await store.meta.getMeta('bootstrapped'), '2025-06-01T12:00:00.000Z');
     // The operator can move the account elsewhere and drop the legacy plan.
-    await store.createPlan(freePlan);
-    await store.updateAccount('legacy', { planId: 'free' });
-    assert.equal(await store.deletePlan('legacy'), true);
+    await store.plans.createPlan(freePlan);
+    await store.accounts.updateAccount('legacy', { planId: 'free' });
+    assert.equal(await store.plans.deletePlan('legacy'), true);
     await store.close();
   });
 
   test('an upgraded store that had no keys gets no legacy account or plan', async () => {
     const file = freshFile();
     releasedV1Store(file, []);
-    const store = new SqliteStore(file);
-    assert.deepEqual(await store.listAccounts(), []);
-    assert.deepEqual(await store.listPlans(), []);
+    const store = sqliteStores(file);
+    assert.deepEqual(await store.accounts.listAccounts(), []);
+    assert.deepEqual(await store.plans.listPlans(), []);
     await store.close();
   });
 
@@ -80,17 +80,17 @@ describe('sqlite store, specifically', () => {
     const db = new Database(file);
     db.pragma(`user_version = ${sqliteMigrations.length + 1}`);
     db.close();
-    assert.throws(() => new SqliteStore(file), /newer than this Nodegate knows/);
+    assert.throws(() => sqliteStores(file), /newer than this Nodegate knows/);
   });
 
   test("a key's value never reaches the file: only its hash", async () => {
     const file = freshFile();
-    const store = new SqliteStore(file);
-    await store.createPlan(freePlan);
-    const account = await store.createAccount(newAccount());
+    const store = sqliteStores(file);
+    await store.plans.createPlan(freePlan);
+    const account = await store.accounts.createAccount(newAccount());
     const { value, key } = newKeyMaterial('secret');
-    await store.insertKey(newKey(account.id, key));
-    await store.revokeKey(key.id);
+    await store.keys.insertKey(newKey(account.id, key));
+    await store.keys.revokeKey(key.id);
     const bytes = Buffer.concat(['', '-wal', '-shm'].filter((s) => existsSync(file + s)).map((s) => readFileSync(file + s)));
     assert.ok(bytes.includes(key.hash), 'the hash is there (the search sees the records)');
     assert.ok(!bytes.includes(value), 'the value is not');
@@ -110,16 +110,16 @@ describe('sqlite store, specifically', () => {
 
 test("a sent message's body leaves the SQLite file, not only its row: a reset link in it is gone once checkpointed", async () => {
   const file = freshFile();
-  const store = new SqliteStore(file);
+  const store = sqliteStores(file);
   const link = `https://gateway.example/dashboard/#/reset?token=${randomUUID()}`;
-  await store.enqueueMail({ id: randomUUID(), to: 'a@example.com', subject: 'Reset your Nodegate password', body: `Open ${link}`, createdAt: new Date().toISOString() });
+  await store.mail.enqueueMail({ id: randomUUID(), to: 'a@example.com', subject: 'Reset your Nodegate password', body: `Open ${link}`, createdAt: new Date().toISOString() });
   // Checkpointed while waiting (as SQLite does every 1,000 pages): the link is in the file itself, not only the log.
   const waiting = new Database(file);
   waiting.pragma('wal_checkpoint(TRUNCATE)');
   waiting.close();
   assert.equal(readFileSync(file).includes(Buffer.from(link)), true, 'the waiting message is in the file');
-  const [mail] = await store.claimMail('me', new Date().toISOString(), new Date(Date.now() + 60_000).toISOString(), 10);
-  await store.recordMailAttempt(mail.id, 'me', { sent: true, error: null, at: new Date().toISOString(), nextAttemptAt: new Date().toISOString() });
+  const [mail] = await store.mail.claimMail('me', new Date().toISOString(), new Date(Date.now() + 60_000).toISOString(), 10);
+  await store.mail.recordMailAttempt(mail.id, 'me', { sent: true, error: null, at: new Date().toISOString(), nextAttemptAt: new Date().toISOString() });
   await store.close();
   // The write-ahead log folded into the file and emptied, as SQLite's checkpoints do: what is left is the file.
   const db = new Database(file);

@@ -1,14 +1,14 @@
 import type Database from 'better-sqlite3';
-import type { Account, ApiKey, KeyContext, Member, Plan } from './model.ts';
-import { accountConflict, keyConflict, memberConflict, planConflict, rethrowConflict, type Violation } from './conflict.ts';
+import type { Account, ApiKey, KeyContext, Member } from './model.ts';
+import { accountConflict, keyConflict, memberConflict, rethrowConflict, type Violation } from './conflict.ts';
 import {
-  ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, PLAN_FIELDS, accountFromRow, given, isoTime, keyFromRow, normalizeEmail, planFromRow,
+  ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, accountFromRow, given, isoTime, keyFromRow, normalizeEmail, planFromRow,
   selectList, memberFromRow, tokenFromRow, mailFromRow, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, WEBHOOK_COLUMNS, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row, usageSumSql, firedAlertFromRow,
 } from './rows.ts';
 import { openSqlite } from './sqlite-open.ts';
+import { SqlDb } from './sql/sql-db.ts';
 import { groupKeyId } from './store.ts';
-import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, NewPlan, PlanPatch, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats, AlertKind, AlertSettings, FiredAlert, UsageSums } from './store.ts';
-import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS, DEFAULT_SUBSCRIPTIONS_PER_ACCOUNT, DEFAULT_SUBSCRIPTIONS_PER_KEY } from './store.ts';
+import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats, AlertKind, AlertSettings, FiredAlert, UsageSums } from './store.ts';
 
 const codec: Codec = {
   bool: (v) => v === 1,
@@ -17,11 +17,6 @@ const codec: Codec = {
   bigint: (v) => Number(v),
 };
 
-const planParams = (p: Plan) => ({
-  id: p.id, name: p.name, cu_per_second: p.cuPerSecond, cu_per_month: p.cuPerMonth, max_batch_size: p.maxBatchSize,
-  debug_methods: p.debugMethods ? 1 : 0, max_filters: p.maxFilters, max_keys: p.maxKeys, max_webhooks: p.maxWebhooks,
-  subscriptions_per_key: p.subscriptionsPerKey, subscriptions_per_account: p.subscriptionsPerAccount, created_at: p.createdAt, updated_at: p.updatedAt,
-});
 const webhookParams = (w: Webhook) => ({
   id: w.id, account_id: w.accountId, network: w.network, kind: w.kind, url: w.url, options: JSON.stringify(w.options), secret: w.secret,
   status: w.status, disabled_reason: w.disabledReason, created_at: w.createdAt, updated_at: w.updatedAt,
@@ -190,12 +185,6 @@ export class SqliteStore implements Store {
     // (the CLI while the server runs), and one prepared statement per table whatever the patch.
     const now = () => new Date().toISOString();
     this.updates = {
-      plan: db.transaction((id: string, patch: PlanPatch): Plan | undefined => {
-        const row = stmts.plan.get(id);
-        if (!row) return undefined;
-        stmts.updatePlan.run(planParams({ ...planFromRow(row, codec), ...given(patch, PLAN_FIELDS), updatedAt: now() }));
-        return planFromRow(stmts.plan.get(id)!, codec);
-      }),
       account: db.transaction((id: string, patch: AccountPatch): Account | undefined => {
         const row = stmts.account.get(id);
         if (!row) return undefined;
@@ -221,31 +210,10 @@ export class SqliteStore implements Store {
     }
   }
 
-  async listPlans(): Promise<Plan[]> {
-    return this.stmts.listPlans.all().map((r) => planFromRow(r, codec));
-  }
 
-  async getPlan(id: string): Promise<Plan | undefined> {
-    const row = this.stmts.plan.get(id);
-    return row && planFromRow(row, codec);
-  }
 
-  async createPlan(plan: NewPlan): Promise<Plan> {
-    const now = new Date().toISOString();
-    this.write(() => this.stmts.insertPlan.run(planParams({
-      ...plan, maxKeys: plan.maxKeys ?? DEFAULT_MAX_KEYS, maxWebhooks: plan.maxWebhooks ?? DEFAULT_MAX_WEBHOOKS,
-      subscriptionsPerKey: plan.subscriptionsPerKey ?? DEFAULT_SUBSCRIPTIONS_PER_KEY, subscriptionsPerAccount: plan.subscriptionsPerAccount ?? DEFAULT_SUBSCRIPTIONS_PER_ACCOUNT, createdAt: now, updatedAt: now,
-    })), planConflict(plan.id));
-    return (await this.getPlan(plan.id))!;
-  }
 
-  async updatePlan(id: string, patch: PlanPatch): Promise<Plan | undefined> {
-    return this.updates.plan.immediate(id, patch);
-  }
 
-  async deletePlan(id: string): Promise<boolean> {
-    return this.write(() => this.stmts.deletePlan.run(id).changes > 0, planConflict(id));
-  }
 
   async listAccounts(): Promise<Account[]> {
     return this.stmts.listAccounts.all().map((r) => accountFromRow(r, codec));
@@ -623,6 +591,11 @@ export class SqliteStore implements Store {
 
   async ping(): Promise<void> {
     this.stmts.ping.get();
+  }
+
+  /** The same connection as a Kysely database, for the stores that have moved to their domain. */
+  sqlDb(): SqlDb {
+    return SqlDb.sqlite(this.db);
   }
 
   async close(): Promise<void> {

@@ -15,12 +15,14 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { freshDatabase, postgresSkipReason } from '../../test/helpers/postgres.ts';
 import { SOAK, sized } from '../../test/helpers/soak.ts';
-import { PostgresStore, WEBHOOK_STATS_SQL as PG_STATS_SQL } from './postgres.ts';
+import { WEBHOOK_STATS_SQL as PG_STATS_SQL } from './postgres.ts';
+import { postgresStores, sqliteStores } from './open-store.ts';
 import { postgresMigrations } from './postgres-migrations.ts';
-import { SqliteStore, WEBHOOK_STATS_SQL as SQLITE_STATS_SQL } from './sqlite.ts';
+import { WEBHOOK_STATS_SQL as SQLITE_STATS_SQL } from './sqlite.ts';
 import { sqliteMigrations } from './sqlite-migrations.ts';
 import { freePlan, newAccount } from './store.contract.ts';
-import type { Store, WebhookStats } from './store.ts';
+import type { Stores } from './stores.ts';
+import type { WebhookStats } from './webhooks/webhook-event-store.ts';
 
 // Asked before any suite is registered: a suite registered after a top-level await may never run.
 const skip = await postgresSkipReason('webhook outbox numbers on PostgreSQL');
@@ -42,14 +44,14 @@ function expectedTotals(from: number, to: number): { events: number; pending: nu
 }
 
 /** Tenants and their webhooks, through the store. */
-async function tenants(store: Store): Promise<string[]> {
-  await store.createPlan(freePlan);
+async function tenants(store: Stores): Promise<string[]> {
+  await store.plans.createPlan(freePlan);
   const accounts: string[] = [];
   for (let t = 0; t < TENANTS; t++) {
-    const acct = (await store.createAccount(newAccount())).id;
+    const acct = (await store.accounts.createAccount(newAccount())).id;
     accounts.push(acct);
     for (let h = 0; h < HOOKS_PER_TENANT; h++) {
-      await store.createWebhook({ id: `wh${t + TENANTS * h}`, accountId: acct, network: 'mainnet', kind: 'block.mined', url: 'https://example.com/h', options: {}, secret: 's', status: 'active' });
+      await store.webhooks.createWebhook({ id: `wh${t + TENANTS * h}`, accountId: acct, network: 'mainnet', kind: 'block.mined', url: 'https://example.com/h', options: {}, secret: 's', status: 'active' });
     }
   }
   return accounts;
@@ -82,7 +84,7 @@ async function timed(read: () => Promise<unknown>, n = 7): Promise<number> {
 const sum = (stats: WebhookStats[], f: (s: WebhookStats) => number) => stats.reduce((t, s) => t + f(s), 0);
 
 interface Backend {
-  store: Store;
+  store: Stores;
   bulk(from: number, to: number): Promise<void>;
   /** The plan's lines (SQLite) or nodes (PostgreSQL) of the read of everyone's numbers. */
   plan(): Promise<string[]>;
@@ -91,12 +93,12 @@ interface Backend {
 
 async function scales(name: string, b: Backend, accounts: string[]): Promise<void> {
   await b.bulk(0, SMALL);
-  const small = { all: await timed(() => b.store.webhookStats()), one: await timed(() => b.store.webhookStats(accounts[7])) };
+  const small = { all: await timed(() => b.store.webhookEvents.webhookStats()), one: await timed(() => b.store.webhookEvents.webhookStats(accounts[7])) };
   const t0 = performance.now();
   await b.bulk(SMALL, SMALL + BIG);
   const insertMs = performance.now() - t0;
-  const big = { all: await timed(() => b.store.webhookStats()), one: await timed(() => b.store.webhookStats(accounts[7])) };
-  const stats = await b.store.webhookStats();
+  const big = { all: await timed(() => b.store.webhookEvents.webhookStats()), one: await timed(() => b.store.webhookEvents.webhookStats(accounts[7])) };
+  const stats = await b.store.webhookEvents.webhookStats();
   const want = expectedTotals(0, SMALL + BIG);
   console.log(`${name} outbox numbers: ${SMALL} events: all tenants ${small.all.toFixed(1)} ms, one ${small.one.toFixed(1)} ms; ` +
     `${SMALL + BIG} events (${BIG} written in one transaction in ${Math.round(insertMs)} ms): all tenants ${big.all.toFixed(1)} ms, one ${big.one.toFixed(1)} ms`);
@@ -133,9 +135,9 @@ describe('webhook outbox numbers at scale, SQLite', { timeout: 240_000 }, () => 
         ('e2', 'w', 2, 'block.mined', '{}', '2026-01-01T00:00:02.000Z', 'delivered', 1, '2026-01-01T00:00:02.000Z', '2026-01-01T00:00:03.000Z'),
         ('e3', 'w', 3, 'block.mined', '{}', '2026-01-01T00:00:04.000Z', 'pending', 2, '2026-01-01T00:00:09.000Z', NULL);`);
     seed.close();
-    const store = new SqliteStore(file);
+    const store = sqliteStores(file);
     try {
-      assert.deepEqual(await store.webhookStats(), [{ webhookId: 'w', events: 3, delivered: 2, pending: 1, attempts: 6, failedAttempts: 4, oldestPendingAt: '2026-01-01T00:00:04.000Z', meanDeliveryMs: 1500 }]);
+      assert.deepEqual(await store.webhookEvents.webhookStats(), [{ webhookId: 'w', events: 3, delivered: 2, pending: 1, attempts: 6, failedAttempts: 4, oldestPendingAt: '2026-01-01T00:00:04.000Z', meanDeliveryMs: 1500 }]);
     } finally {
       await store.close();
     }
@@ -143,7 +145,7 @@ describe('webhook outbox numbers at scale, SQLite', { timeout: 240_000 }, () => 
 
   test(`every tenant's numbers at ${SMALL + BIG} events are right and read by index, with no scan of the events${SOAK ? ', as fast as at ' + SMALL : ''}`, async () => {
     const file = join(dir, 'scale.db');
-    const store = new SqliteStore(file);
+    const store = sqliteStores(file);
     const bulkDb = new Database(file);
     const bulk = bulkDb.prepare(SQLITE_BULK);
     try {
@@ -189,9 +191,9 @@ describe('webhook outbox numbers at scale, PostgreSQL', { skip, timeout: 300_000
     } finally {
       await client.end();
     }
-    const store = await PostgresStore.open(url);
+    const store = await postgresStores(url);
     try {
-      assert.deepEqual(await store.webhookStats(), [{ webhookId: 'w', events: 3, delivered: 2, pending: 1, attempts: 6, failedAttempts: 4, oldestPendingAt: '2026-01-01T00:00:04.000Z', meanDeliveryMs: 1500 }]);
+      assert.deepEqual(await store.webhookEvents.webhookStats(), [{ webhookId: 'w', events: 3, delivered: 2, pending: 1, attempts: 6, failedAttempts: 4, oldestPendingAt: '2026-01-01T00:00:04.000Z', meanDeliveryMs: 1500 }]);
     } finally {
       await store.close();
     }
@@ -199,7 +201,7 @@ describe('webhook outbox numbers at scale, PostgreSQL', { skip, timeout: 300_000
 
   test(`every tenant's numbers at ${SMALL + BIG} events are right and read from the counters and by index${SOAK ? ', as fast as at ' + SMALL : ''}`, async () => {
     const url = await freshDatabase();
-    const store = await PostgresStore.open(url);
+    const store = await postgresStores(url);
     const client = new pg.Client(url);
     await client.connect();
     try {

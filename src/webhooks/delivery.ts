@@ -3,7 +3,8 @@ import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { Agent, buildConnector } from 'undici';
 import type { Config } from '../config/schema.ts';
-import type { Store, WebhookEvent, WebhookStats } from '../store/store.ts';
+import type { Stores } from '../store/stores.ts';
+import type { WebhookEvent, WebhookStats } from '../store/webhooks/webhook-event-store.ts';
 import { Pacer } from '../background/pacer.ts';
 import { signature } from './signature.ts';
 import { addressesOf, systemResolve, type Resolve } from './target-guard.ts';
@@ -76,7 +77,7 @@ export class WebhookDelivery {
   /** Told of each attempt as it ends (/metrics' latency histogram). */
   attemptListener?: (delivered: boolean, seconds: number) => void;
 
-  constructor(private readonly store: Store, private readonly opts: DeliveryOptions, private readonly log: Logger, private readonly pacer = new Pacer()) {
+  constructor(private readonly store: Stores, private readonly opts: DeliveryOptions, private readonly log: Logger, private readonly pacer = new Pacer()) {
     this.resolve = opts.resolve ?? systemResolve;
     // Not max(leaseMs, timeoutMs + margin): a long receiver time-out would make every lease long, and a
     // dead instance's events would wait that long for another. The heartbeat keeps an attempt's lease while it runs.
@@ -108,7 +109,7 @@ export class WebhookDelivery {
 
   private async prune(): Promise<void> {
     try {
-      const dropped = await this.store.pruneWebhookEvents(new Date(Date.now() - this.opts.retentionDays * 86_400_000).toISOString());
+      const dropped = await this.store.webhookEvents.pruneWebhookEvents(new Date(Date.now() - this.opts.retentionDays * 86_400_000).toISOString());
       if (dropped > 0) this.log.info({ dropped, retentionDays: this.opts.retentionDays }, 'delivered webhook events past their retention dropped');
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, 'webhook events not pruned; next hour');
@@ -133,7 +134,7 @@ export class WebhookDelivery {
           await this.pacer.turn();
           const now = Date.now();
           const limit = Math.min(free, this.pacer.busy() ? BUSY_BATCH : BATCH);
-          const due = (await this.store.claimWebhookEvents(this.owner, new Date(now).toISOString(), this.heartbeat.leaseUntil(now), limit)).map(outgoing);
+          const due = (await this.store.webhookEvents.claimWebhookEvents(this.owner, new Date(now).toISOString(), this.heartbeat.leaseUntil(now), limit)).map(outgoing);
           this.pacer.charge(Date.now() - now);
           const notSent = due.filter((e) => !this.launch(e));
           // Claimed but not sent (stopping, or its webhook's previous attempt not yet out of its slot): let go now,
@@ -171,7 +172,7 @@ export class WebhookDelivery {
   }
 
   private async deliver(e: Outgoing): Promise<void> {
-    const hook = await this.store.getWebhook(e.webhookId);
+    const hook = await this.store.webhooks.getWebhook(e.webhookId);
     if (!hook) return;
     const at = new Date();
     const headers = { 'content-type': 'application/json', 'user-agent': 'Nodegate-Webhooks/1', 'nodegate-signature': signature(hook.secret, e.body, Math.floor(at.getTime() / 1000)), 'nodegate-event-id': e.id };
@@ -183,10 +184,10 @@ export class WebhookDelivery {
     this.attemptListener?.(delivered, durationMs / 1000);
     const started = Date.now();
     const backoff = Math.min(3_600_000, this.opts.retryBaseMs * 2 ** e.attempts) * (0.5 + Math.random());
-    await this.store.recordWebhookAttempt(e.id, this.owner, { delivered, status, error, at: at.toISOString(), nextAttemptAt: new Date(at.getTime() + backoff).toISOString(), durationMs, responseBody });
+    await this.store.webhookEvents.recordWebhookAttempt(e.id, this.owner, { delivered, status, error, at: at.toISOString(), nextAttemptAt: new Date(at.getTime() + backoff).toISOString(), durationMs, responseBody });
     if (!delivered && at.getTime() - Date.parse(e.createdAt) > this.opts.giveUpAfterMs) {
       const reason = `an event could not be delivered for ${Math.round(this.opts.giveUpAfterMs / 3_600_000)} h: ${error}`;
-      await this.store.updateWebhook(hook.id, { status: 'disabled', disabledReason: reason });
+      await this.store.webhooks.updateWebhook(hook.id, { status: 'disabled', disabledReason: reason });
       this.log.warn({ webhookId: hook.id, reason }, 'webhook disabled');
     }
     // The gateway's own time went into the store writes; the wait on the receiver is not its time.
@@ -195,7 +196,7 @@ export class WebhookDelivery {
 
   /** The outbox in numbers (all instances), for /metrics. */
   stats(): Promise<WebhookStats[]> {
-    return this.store.webhookStats();
+    return this.store.webhookEvents.webhookStats();
   }
 
   /** Stops claiming and lets the attempts in flight end (each within webhooks.timeoutMs) and be recorded. */

@@ -1,4 +1,5 @@
-import type { NewWebhookEvent, Store } from '../store/store.ts';
+import type { NewWebhookEvent } from '../store/webhooks/webhook-event-store.ts';
+import type { Stores } from '../store/stores.ts';
 
 /** Bytes of event bodies held before they are written (an event of a block of heavy logs is written alone). */
 const WRITE_BYTES = 1024 * 1024;
@@ -16,7 +17,7 @@ export class EventBatches {
   /** Events written so far. */
   written = 0;
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: Stores) {}
 
   /** Adds an event, writing what is held once it reaches WRITE_BYTES. */
   async add(e: NewWebhookEvent): Promise<void> {
@@ -29,6 +30,6 @@ export class EventBatches {
   async flush(): Promise<void> {
     this.written += this.held.length;
     this.bytes = 0;
-    await this.store.addWebhookEvents(this.held.splice(0));
+    await this.store.webhookEvents.addWebhookEvents(this.held.splice(0));
   }
 }

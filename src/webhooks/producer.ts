@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { BlockRef, Chain } from '../chain/chain.ts';
 import type { ReorgChange } from '../chain/chain-window.ts';
 import type { Networks } from '../networks/networks.ts';
-import type { Store, Webhook } from '../store/store.ts';
+import type { Stores } from '../store/stores.ts';
+import type { Webhook } from '../store/webhooks/webhook-store.ts';
 import { Pacer } from '../background/pacer.ts';
 import { driverCause, writeFaultOf } from '../store/write-fault.ts';
 import { EventBatches } from './event-batches.ts';
@@ -67,7 +68,7 @@ export class WebhookProducer {
   private readonly listening = new Map<string, { block: (b: BlockRef) => void; reorg: (r: ReorgChange) => void }>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Stores,
     private readonly networks: Networks,
     private readonly log: Logger,
     private readonly written: () => void,
@@ -81,7 +82,7 @@ export class WebhookProducer {
   /** The chain webhooks that are not disabled (cached; see `hooks`). */
   private async live(): Promise<Webhook[]> {
     if (!this.hooks || Date.now() - this.hooks.at > HOOKS_TTL_MS) {
-      const list = (await this.store.listWebhooks()).filter((w) => w.status !== 'disabled' && !ACCOUNT_KINDS.has(w.kind));
+      const list = (await this.store.webhooks.listWebhooks()).filter((w) => w.status !== 'disabled' && !ACCOUNT_KINDS.has(w.kind));
       this.hooks = { list, at: Date.now() };
       this.kept.retain(new Set(list.map((w) => w.id))); // a deleted or disabled webhook's blocks are freed
     }
@@ -113,7 +114,7 @@ export class WebhookProducer {
         this.listening.delete(n.name);
         // No webhook left here: the next one starts from its own creation, not from where the last one stopped.
         await this.queue;
-        await this.store.setMeta(followedKey(n.name), '');
+        await this.store.meta.setMeta(followedKey(n.name), '');
         this.marks.delete(n.name);
         this.stalled.delete(n.name);
       }
@@ -126,7 +127,7 @@ export class WebhookProducer {
    */
   async init(): Promise<void> {
     for (const n of this.networks.list) {
-      const at = await this.store.getMeta(followedKey(n.name));
+      const at = await this.store.meta.getMeta(followedKey(n.name));
       if (!at) continue;
       const mark = JSON.parse(at) as BlockRef;
       this.marks.set(n.name, mark);
@@ -260,7 +261,7 @@ export class WebhookProducer {
     const ids = w.kind === 'logs' ? [eventId(w.id, `logs|${blockHash}|false`)]
       : w.kind === 'address.activity' ? [eventId(w.id, `activity|${blockHash}|false`)]
         : listOf((w.options as { hashes?: unknown }).hashes).map((h) => eventId(w.id, `tx|${h}|${blockHash}|false`));
-    const events = await this.store.getWebhookEvents(ids);
+    const events = await this.store.webhookEvents.getWebhookEvents(ids);
     return events.flatMap((e) => {
       const event = (JSON.parse(e.body) as { event: { logs?: unknown[]; activity?: unknown[]; transaction?: unknown } }).event;
       return event.logs ?? event.activity ?? (event.transaction ? [event.transaction] : []);
@@ -271,7 +272,7 @@ export class WebhookProducer {
   private async followed(network: string, b: BlockRef, removed: boolean): Promise<void> {
     const at = removed ? { number: b.number - 1, hash: b.parentHash ?? '' } : b;
     if (removed && !b.parentHash) return;
-    await this.store.setMeta(followedKey(network), JSON.stringify(at));
+    await this.store.meta.setMeta(followedKey(network), JSON.stringify(at));
     this.marks.set(network, at);
   }
 }

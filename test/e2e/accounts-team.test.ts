@@ -199,7 +199,7 @@ describe('accounts for teams: members, invitations, password reset', { timeout: 
     assert.equal(known.status, 202);
     await eventually(() => mailTo('forgetful@example.com').some((x) => /reset/i.test(x.subject)), 10_000, 'the reset mail arrives');
     // Requests are handled in order after their answers: the unknown one's turn came first, and wrote nothing.
-    const outbox = await g.gw.store.listMail(100);
+    const outbox = await g.gw.store.mail.listMail(100);
     assert.ok(outbox.some((x) => x.to === 'forgetful@example.com'));
     assert.ok(!outbox.some((x) => x.to === 'nobody-here@example.com'), 'no mail written for an unknown email');
     assert.ok(!inbox.some((x) => x.to === 'nobody-here@example.com'));
@@ -219,10 +219,10 @@ describe('accounts for teams: members, invitations, password reset', { timeout: 
     const twice = await call('POST', '/api/v1/password-reset/complete', { token: tokenOf(url), password: 'yet another password' });
     assert.deepEqual([twice.status, twice.body.error.field], [400, 'token'], 'a reset link works once');
     // Once sent, the outbox no longer holds the link (recorded just after the server took it).
-    let kept = (await g.gw.store.listMail(100)).find((x) => x.id === sent.id)!;
+    let kept = (await g.gw.store.mail.listMail(100)).find((x) => x.id === sent.id)!;
     for (let i = 0; i < 500 && !kept.sentAt; i++) {
       await new Promise((r) => setTimeout(r, 10));
-      kept = (await g.gw.store.listMail(100)).find((x) => x.id === sent.id)!;
+      kept = (await g.gw.store.mail.listMail(100)).find((x) => x.id === sent.id)!;
     }
     assert.ok(kept.sentAt, 'recorded as sent');
     assert.equal(kept.body, '', 'the body (with its token) is gone once sent');
@@ -358,6 +358,6 @@ describe('open sign-up, and a gateway without mail', { timeout: 120_000 }, () =>
     const reset = await post('/api/v1/password-reset', { email: 'demo@localhost' });
     assert.equal(reset.status, 202);
     assert.equal(g.gw.mail.configured, false);
-    assert.deepEqual(await g.gw.store.listMail(10), []);
+    assert.deepEqual(await g.gw.store.mail.listMail(10), []);
   });
 });

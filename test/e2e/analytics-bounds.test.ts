@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { minuteOf } from '../../src/store/minute.ts';
-import type { UsageMinute } from '../../src/store/store.ts';
+import type { UsageMinute } from '../../src/store/usage/usage-store.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const HOUR = 3_600_000;
@@ -46,7 +46,7 @@ describe('analytics bounds', { timeout: 240_000 }, () => {
       for (let k = 0; k < 100; k++) for (let x = 0; x < ROWS / 6000; x++) rows.push(usageRow(attacker.id, minute, `churned-${k}`, `method_${x}`));
     }
     const t0 = performance.now();
-    await g.gw.store.addUsageMinutes(rows);
+    await g.gw.store.usage.addUsageMinutes(rows);
     console.log(`${rows.length} usage rows written in ${Math.round(performance.now() - t0)} ms`);
   });
   after(async () => { await g?.close(); });
@@ -130,14 +130,14 @@ describe('usage roll-up and store retention', { timeout: 180_000 }, () => {
     const start = Math.floor((Date.now() - 2 * DAY) / HOUR) * HOUR;
     const rows: UsageMinute[] = [];
     for (let m = 0; m < 180; m++) for (let c = 0; c < 10; c++) rows.push(usageRow(a.id, minuteOf(start + m * 60_000), `k-${c % 2}`, `method_${c}`));
-    await g.gw.store.addUsageMinutes(rows);
+    await g.gw.store.usage.addUsageMinutes(rows);
     const range = { from: minuteOf(start), to: minuteOf(start + 3 * HOUR) };
     const q = `/analytics?from=${new Date(start).toISOString()}&to=${new Date(start + 3 * HOUR).toISOString()}&bucket=hour`;
     const bearer = { authorization: `Bearer ${key}` };
     const before = await get(g, q, bearer);
-    const rowsBefore = (await g.gw.store.listUsageMinutes({ ...range, accountId: a.id })).length;
+    const rowsBefore = (await g.gw.store.usage.listUsageMinutes({ ...range, accountId: a.id })).length;
     const run = await g.gw.retention.run();
-    const rowsAfter = (await g.gw.store.listUsageMinutes({ ...range, accountId: a.id })).length;
+    const rowsAfter = (await g.gw.store.usage.listUsageMinutes({ ...range, accountId: a.id })).length;
     const afterRollup = await get(g, q, bearer);
     console.log(`roll-up: ${rowsBefore} rows -> ${rowsAfter} rows (${run.hoursRolledUp} hours, ${run.usageRowsRolledUp} rows folded); requests ${before.body.totals.requests} -> ${afterRollup.body.totals.requests}`);
     assert.equal(rowsBefore, 1800);
@@ -168,7 +168,7 @@ describe('usage roll-up and store retention', { timeout: 180_000 }, () => {
     assert.equal(hook.status, 201);
     const hookId = ((await hook.json()) as any).id as string;
     assert.equal((await fetch(`${g.url}/api/v1/webhooks/${hookId}/test`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer } })).status, 202);
-    assert.equal((await g.gw.store.listWebhookEvents(hookId, 10)).length, 1);
+    assert.equal((await g.gw.store.webhookEvents.listWebhookEvents(hookId, 10)).length, 1);
 
     // An hour on: nothing is old enough yet but nothing else goes either.
     const early = await g.gw.retention.run(Date.now() + HOUR);
@@ -179,11 +179,11 @@ describe('usage roll-up and store retention', { timeout: 180_000 }, () => {
     assert.equal(later.revokedKeys, 1);
     assert.ok(later.sessions >= 1);
     assert.equal(later.testEvents, 1);
-    assert.equal(await g.gw.store.getKey(churned.key.id), undefined, 'the revoked key is gone');
-    assert.ok(await g.gw.store.getKey(keep.key.id), 'the live key stays');
+    assert.equal(await g.gw.store.keys.getKey(churned.key.id), undefined, 'the revoked key is gone');
+    assert.ok(await g.gw.store.keys.getKey(keep.key.id), 'the live key stays');
     assert.equal((await get(g, '/keys', cookie)).status, 401, 'the expired session is gone');
-    assert.equal((await g.gw.store.listWebhookEvents(hookId, 10)).length, 0, 'the test event is gone');
-    assert.ok(await g.gw.store.getWebhook(hookId), 'the webhook stays');
+    assert.equal((await g.gw.store.webhookEvents.listWebhookEvents(hookId, 10)).length, 0, 'the test event is gone');
+    assert.ok(await g.gw.store.webhooks.getWebhook(hookId), 'the webhook stays');
     const usageAfter = await get(g, '/analytics', bearer);
     assert.deepEqual(usageAfter.body.totals, usageBefore.body.totals, 'no call is lost from the totals');
     const byKey = Object.fromEntries(usageAfter.body.byKey.map((k: any) => [k.keyId, k.requests]));

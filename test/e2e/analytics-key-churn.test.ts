@@ -38,7 +38,7 @@ describe('usage rows under key churn', { timeout: 180_000 }, () => {
     }
     const seconds = (performance.now() - t0) / 1000;
     // Flushed every 200 ms: read until every call is in.
-    const read = () => g.gw.store.listUsageMinutes({ from, to: new Date(Date.now() + 60_000).toISOString(), accountId: account.id });
+    const read = () => g.gw.store.usage.listUsageMinutes({ from, to: new Date(Date.now() + 60_000).toISOString(), accountId: account.id });
     let rows = await read();
     for (let i = 0; i < 50 && rows.reduce((n, r) => n + r.requests, 0) < KEYS * METHODS.length; i++) {
       await new Promise((r) => setTimeout(r, 200));

@@ -182,5 +182,5 @@ describe('who may call the JSON-RPC endpoint', () => {
 });
 
 async function demoAccount(g: TestGateway): Promise<string> {
-  return (await g.gw.store.getAccountByEmail('demo@localhost'))!.id;
+  return (await g.gw.store.accounts.getAccountByEmail('demo@localhost'))!.id;
 }

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { sqliteStores } from '../../src/store/open-store.ts';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,11 +68,11 @@ describe('nodegate plans|accounts|keys on the local store', () => {
 
   test('usage show: what the gateway flushed, by method, for one account or all', async () => {
     await json(['plans', 'list']); // the store exists, with the configured plans
-    const store = new SqliteStore(join(dataDir, 'nodegate.db'));
-    const acct = await store.createAccount({ id: '7d0c6a52-1b1e-4c3e-9a55-3a3f0e0e0c11', name: 'U', email: 'usage@example.com', passwordHash: null, status: 'active', role: 'member', planId: 'free' });
+    const store = sqliteStores(join(dataDir, 'nodegate.db'));
+    const acct = await store.accounts.createAccount({ id: '7d0c6a52-1b1e-4c3e-9a55-3a3f0e0e0c11', name: 'U', email: 'usage@example.com', passwordHash: null, status: 'active', role: 'member', planId: 'free' });
     const minute = new Date().toISOString().slice(0, 16);
     const row = { minute, accountId: acct.id, keyId: 'key-cli', network: 'mainnet', computeUnits: 10, latencyMsSum: 4, latency: [2, 0, 0, 0, 0, 0] };
-    await store.addUsageMinutes([{ ...row, method: 'eth_call', code: 0, requests: 2 }, { ...row, method: 'eth_getLogs', code: -32005, requests: 1, computeUnits: 0 }]);
+    await store.usage.addUsageMinutes([{ ...row, method: 'eth_call', code: 0, requests: 2 }, { ...row, method: 'eth_getLogs', code: -32005, requests: 1, computeUnits: 0 }]);
     await store.close();
     const all = await json(['usage', 'show']);
     assert.deepEqual([all.totals.requests, all.totals.errors, all.totals.computeUnits], [3, 1, 10]);
@@ -89,10 +89,10 @@ describe('nodegate plans|accounts|keys on the local store', () => {
 
   test('webhooks list and deliveries: what the store holds, never the secret', async () => {
     await json(['plans', 'list']); // the store exists, with the configured plans
-    const store = new SqliteStore(join(dataDir, 'nodegate.db'));
-    const acct = (await store.listAccounts())[0] ?? (await store.createAccount({ id: 'acc-wh', name: 'W', email: 'w@example.com', passwordHash: null, status: 'active', role: 'member', planId: 'free' }));
-    await store.createWebhook({ id: 'wh-cli', accountId: acct.id, network: 'mainnet', kind: 'block.mined', url: 'https://hooks.example.com/x', options: {}, secret: 'whsec_never_shown', status: 'active' });
-    await store.addWebhookEvents([{ id: 'evt-cli', webhookId: 'wh-cli', type: 'block.mined', body: '{}', createdAt: new Date().toISOString() }]);
+    const store = sqliteStores(join(dataDir, 'nodegate.db'));
+    const acct = (await store.accounts.listAccounts())[0] ?? (await store.accounts.createAccount({ id: 'acc-wh', name: 'W', email: 'w@example.com', passwordHash: null, status: 'active', role: 'member', planId: 'free' }));
+    await store.webhooks.createWebhook({ id: 'wh-cli', accountId: acct.id, network: 'mainnet', kind: 'block.mined', url: 'https://hooks.example.com/x', options: {}, secret: 'whsec_never_shown', status: 'active' });
+    await store.webhookEvents.addWebhookEvents([{ id: 'evt-cli', webhookId: 'wh-cli', type: 'block.mined', body: '{}', createdAt: new Date().toISOString() }]);
     await store.close();
     const list = await cli(['webhooks', 'list']);
     assert.equal(list.code, 0, list.stderr);

@@ -34,7 +34,7 @@ async function exercise(database: string | undefined) {
   };
   let value: string;
   try {
-    const demo = (await gw.store.getAccountByEmail('demo@localhost'))!;
+    const demo = (await gw.store.accounts.getAccountByEmail('demo@localhost'))!;
     // The one response that may hold it.
     const created = await api('POST', `/api/v1/operator/accounts/${demo.id}/keys`, { name: 'secret', type: 'Restricted', permissions: ['rpc', 'admin'] });
     assert.equal(created.status, 201, created.text);

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
 import { monthOf } from '../../src/limits/quota.ts';
-import { PostgresStore } from '../../src/store/postgres.ts';
+import { postgresStores } from '../../src/store/open-store.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { startInstantNode } from '../helpers/instant-node.ts';
 import { ADMIN_URL, freshDatabase, postgresSkipReason } from '../helpers/postgres.ts';
@@ -177,10 +177,10 @@ describe('a lost store is not an outage: PostgreSQL stopped, then hung, under ca
     assert.equal((await readyz()).status, 'ready');
     await g.close();
     closed = true;
-    const store = await PostgresStore.open(url);
+    const store = await postgresStores(url);
     try {
       // eth_chainId costs 5 units; readyz and the refused call cost nothing.
-      assert.equal(await store.getUsage(accountId, monthOf(Date.now())), ok * 5);
+      assert.equal(await store.usage.getUsage(accountId, monthOf(Date.now())), ok * 5);
     } finally {
       await store.close();
     }

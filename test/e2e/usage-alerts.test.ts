@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { AlertChecker } from '../../src/alerts/alert-checker.ts';
 import type { MailQueue, OutgoingMail } from '../../src/mail/mail-queue.ts';
 import { sqlitePath } from '../../src/store/open-store.ts';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { sqliteStores } from '../../src/store/open-store.ts';
 import { startAnvil } from '../helpers/anvil.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -58,7 +58,7 @@ describe('usage you can filter, refusals counted, CSV, alerts', { timeout: 180_0
     for (const [i, k] of keys.entries()) made.push(await g.gw.accounts.createKey(a.id, { name: `${name} key ${i}`, ...k }));
     return { id: a.id, admin, keys: made.map((m) => ({ id: m.key.id, value: m.value })) };
   };
-  const lastUsed = async (keyId: string) => { await g.gw.keys.flushLastUsed(); return (await g.gw.store.getKey(keyId))!.lastUsedAt; };
+  const lastUsed = async (keyId: string) => { await g.gw.keys.flushLastUsed(); return (await g.gw.store.keys.getKey(keyId))!.lastUsedAt; };
   const cost = (method: string) => g.gw.networks.get('mainnet')!.methods.get(method)!.cost;
 
   before(async () => {
@@ -208,12 +208,12 @@ describe('usage you can filter, refusals counted, CSV, alerts', { timeout: 180_0
 
   test('a quota alert at 75% goes out once, by mail and as one usage.threshold webhook event, with two checkers on one store, and not again after more usage', async () => {
     const a = await account('quota-alerts', 'tiny');
-    const acc = await g.gw.store.getAccount(a.id);
-    const hook = await g.gw.store.createWebhook({ id: 'wh-usage-1', accountId: a.id, network: '', kind: 'usage.threshold', url: receiverUrl, options: {}, secret: 'whsec_test', status: 'active' });
+    const acc = await g.gw.store.accounts.getAccount(a.id);
+    const hook = await g.gw.store.webhooks.createWebhook({ id: 'wh-usage-1', accountId: a.id, network: '', kind: 'usage.threshold', url: receiverUrl, options: {}, secret: 'whsec_test', status: 'active' });
     assert.equal((await api('PUT', '/account/alerts', a.admin, { quotaPercents: [75, 100] })).status, 200);
     // A second instance's checker: its own connection to the same SQLite file, its own mail queue.
     const otherMail = recordingMail();
-    const otherStore = new SqliteStore(sqlitePath(g.gw.config));
+    const otherStore = sqliteStores(sqlitePath(g.gw.config));
     const other = new AlertChecker(otherStore, pino({ level: 'silent' }), { checkMs: 50, mail: otherMail });
     other.start();
     const mailsTo = () => [...mail.sent, ...otherMail.sent].filter((m) => m.to === acc!.email);
@@ -229,15 +229,15 @@ describe('usage you can filter, refusals counted, CSV, alerts', { timeout: 180_0
       const spent = 760 + 3 * unit;
       // Rounds of both checkers until the store has the new usage (limits.usageFlushMs), and three more after.
       // (Each step lets the timers run: the SQLite store answers without ever yielding to them.)
-      for (let i = 0; i < 2000 && (await otherStore.getUsage(a.id, month)) < spent; i++) {
+      for (let i = 0; i < 2000 && (await otherStore.usage.getUsage(a.id, month)) < spent; i++) {
         await Promise.all([g.gw.alerts!.check(), other.check()]);
         await new Promise(setImmediate);
       }
-      assert.ok((await otherStore.getUsage(a.id, month)) >= spent);
+      assert.ok((await otherStore.usage.getUsage(a.id, month)) >= spent);
       for (let round = 0; round < 3; round++) await Promise.all([g.gw.alerts!.check(), other.check()]);
       assert.equal(mailsTo().length, 1, 'one mail for one crossing, whichever instance sent it');
       assert.match(mailsTo()[0].subject, /75% of the monthly quota/);
-      const events = await g.gw.store.listWebhookEvents(hook.id, 10);
+      const events = await g.gw.store.webhookEvents.listWebhookEvents(hook.id, 10);
       assert.equal(events.length, 1, 'one event in the outbox');
       assert.equal(events[0].type, 'usage.threshold');
       const payload = JSON.parse(events[0].body).event;
@@ -257,7 +257,7 @@ describe('usage you can filter, refusals counted, CSV, alerts', { timeout: 180_0
 
   test('an error-rate alert fires, re-arms once the rate is back under its threshold, and fires again', async () => {
     const a = await account('error-alerts');
-    const acc = await g.gw.store.getAccount(a.id);
+    const acc = await g.gw.store.accounts.getAccount(a.id);
     assert.equal((await api('PUT', '/account/alerts', a.admin, { errorRate: { percent: 50, minutes: 5, minRequests: 4 }, email: true })).status, 200);
     const mails = () => mail.sent.filter((m) => m.to === acc!.email);
     const bad = () => g.rpc(call('eth_getBalance', ['not an address', 'latest']), { key: a.keys[0].value });
@@ -296,7 +296,7 @@ describe('usage alerts with two gateways on one PostgreSQL', { timeout: 180_000,
       await a.gw.accounts.createPlan({ id: 'tiny', name: 'Tiny', cuPerSecond: 100_000, cuPerMonth: 1000, maxBatchSize: 100, debugMethods: false, maxFilters: 10 });
       const acc = await a.gw.accounts.createAccount({ name: 'pg-alerts', email: 'pg-alerts@example.com', planId: 'tiny' });
       const key = (await a.gw.accounts.createKey(acc.id, { name: 'k' })).value;
-      const hook = await a.gw.store.createWebhook({ id: 'wh-pg-usage', accountId: acc.id, network: '', kind: 'usage.threshold', url: 'https://alerts.example/hook', options: {}, secret: 'whsec_test', status: 'active' });
+      const hook = await a.gw.store.webhooks.createWebhook({ id: 'wh-pg-usage', accountId: acc.id, network: '', kind: 'usage.threshold', url: 'https://alerts.example/hook', options: {}, secret: 'whsec_test', status: 'active' });
       // Set through B, used through A: the settings are the store's, not an instance's.
       const put = (bearer: string) => fetch(`${b.url}/api/v1/account/alerts`, { method: 'PUT', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify({ quotaPercents: [50] }) });
       assert.equal((await put(key)).status, 403, 'a Standard key (no admin permission) changes nothing');
@@ -307,10 +307,10 @@ describe('usage alerts with two gateways on one PostgreSQL', { timeout: 180_000,
       await eventually(() => sent().length > 0, 15_000, 'the alert mail from either gateway');
       for (let i = 0; i < 10; i++) await a.rpc(call('eth_blockNumber'), { key });
       const month = new Date().toISOString().slice(0, 7);
-      for (let i = 0; i < 2000 && (await b.gw.store.getUsage(acc.id, month)) < 650; i++) await Promise.all([a.gw.alerts!.check(), b.gw.alerts!.check()]);
+      for (let i = 0; i < 2000 && (await b.gw.store.usage.getUsage(acc.id, month)) < 650; i++) await Promise.all([a.gw.alerts!.check(), b.gw.alerts!.check()]);
       for (let round = 0; round < 3; round++) await Promise.all([a.gw.alerts!.check(), b.gw.alerts!.check()]);
       assert.equal(sent().length, 1, `one mail (gateway A sent ${mailA.sent.length}, B ${mailB.sent.length})`);
-      const events = await b.gw.store.listWebhookEvents(hook.id, 10);
+      const events = await b.gw.store.webhookEvents.listWebhookEvents(hook.id, 10);
       assert.equal(events.length, 1);
       assert.equal(JSON.parse(events[0].body).event.threshold, 50);
     } finally {

@@ -41,11 +41,11 @@ describe('webhook outbox numbers at scale, through the wire', { timeout: 240_000
   before(async () => {
     // Paused webhooks: this gateway's deliverer leaves the events as the test wrote them; no retention prune.
     g = await startTestGateway({ networks: { mainnet: { chainId: 1 } }, webhooks: { allowPrivateTargets: true, pollMs: 60_000, retentionDays: 0 } });
-    const { id: demo, planId: plan } = (await g.gw.store.getAccountByEmail('demo@localhost'))!;
+    const { id: demo, planId: plan } = (await g.gw.store.accounts.getAccountByEmail('demo@localhost'))!;
     for (let t = 0; t < TENANTS; t++) {
-      const accountId = t === 0 ? demo : (await g.gw.store.createAccount({ id: `tenant-${t}`, name: `T${t}`, email: `t${t}@example.com`, passwordHash: null, status: 'active', role: 'member', planId: plan })).id;
+      const accountId = t === 0 ? demo : (await g.gw.store.accounts.createAccount({ id: `tenant-${t}`, name: `T${t}`, email: `t${t}@example.com`, passwordHash: null, status: 'active', role: 'member', planId: plan })).id;
       for (const id of [`wh${t}`, `wh${t + TENANTS}`]) {
-        await g.gw.store.createWebhook({ id, accountId, network: 'mainnet', kind: 'block.mined', url: 'http://127.0.0.1:9/hook', options: {}, secret: 's', status: 'paused' });
+        await g.gw.store.webhooks.createWebhook({ id, accountId, network: 'mainnet', kind: 'block.mined', url: 'http://127.0.0.1:9/hook', options: {}, secret: 's', status: 'paused' });
       }
     }
     db = new Database(join(g.dataDir, 'nodegate.db'));

@@ -319,11 +319,11 @@ describe('webhooks on the embedded chain', { timeout: 120_000 }, () => {
     const made = (await api(first, 'POST', '/webhooks', { network: 'mainnet', kind: 'block.mined', url: 'http://127.0.0.1:9/hook' })).body;
     const daysAgo = (d: number) => new Date(Date.now() - d * 86_400_000).toISOString();
     const store = first.gw.store;
-    await store.addWebhookEvents(['old', 'recent', 'waiting'].map((id, i) => ({ id, webhookId: made.id, type: 'block.mined', body: '{}', createdAt: daysAgo(3 - i) })));
+    await store.webhookEvents.addWebhookEvents(['old', 'recent', 'waiting'].map((id, i) => ({ id, webhookId: made.id, type: 'block.mined', body: '{}', createdAt: daysAgo(3 - i) })));
     for (const [id, at] of [['old', daysAgo(2)], ['recent', daysAgo(0.5)]]) {
-      const [e] = await store.claimWebhookEvents('test', new Date().toISOString(), daysAgo(-1), 1);
+      const [e] = await store.webhookEvents.claimWebhookEvents('test', new Date().toISOString(), daysAgo(-1), 1);
       assert.equal(e.id, id);
-      await store.recordWebhookAttempt(id, 'test', { delivered: true, status: 200, error: null, at, nextAttemptAt: at });
+      await store.webhookEvents.recordWebhookAttempt(id, 'test', { delivered: true, status: 200, error: null, at, nextAttemptAt: at });
     }
     await first.close();
     const again = await startTestGateway(cfg);
@@ -354,7 +354,7 @@ describe('webhooks on the embedded chain', { timeout: 120_000 }, () => {
     await back.start();
     const again = await startTestGateway(cfg);
     try {
-      await again.gw.store.updateWebhook(made.id, { url: back.url });
+      await again.gw.store.webhooks.updateWebhook(made.id, { url: back.url });
       again.gw.webhooks!.delivery.poke();
       await back.until(() => blocks.every((h) => back.got.some((d) => d.json.event?.hash === h)));
       const ids = back.got.map((d) => d.json.id);

@@ -10,7 +10,7 @@ import { openStore } from '../../src/store/open-store.ts';
 const config = loadConfig(process.env.NODEGATE_CONFIG);
 const store = await openStore(config);
 const accounts = new AccountsService(store, accountsCatalogue(config));
-const demo = await store.getAccountByEmail('demo@localhost');
+const demo = await store.accounts.getAccountByEmail('demo@localhost');
 if (!demo) throw new Error('no demo account: start the gateway once first');
 for (let i = 0; ; i++) {
   const { value } = await accounts.createKey(demo.id, { name: `writer-${i}` });

@@ -23,7 +23,7 @@ async function password(v: Values): Promise<string | undefined> {
 const row = (a: Account) => [a.id, a.email, a.name, a.role, a.status, a.planId, a.createdAt];
 
 async function details(cx: Context, a: Account): Promise<string> {
-  const keys = await cx.store.listKeys(a.id);
+  const keys = await cx.store.keys.listKeys(a.id);
   return fields([
     ['id', a.id], ['name', a.name], ['email', a.email], ['role', a.role], ['status', a.status], ['plan', a.planId],
     ['dashboard login', a.passwordHash ? 'yes (has a password)' : 'no (no password)'],

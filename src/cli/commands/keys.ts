@@ -1,7 +1,7 @@
 import { NotFoundError } from '../../accounts/errors.ts';
 import { KEY_TYPES, type Account, type ApiKey, type Permission } from '../../store/model.ts';
 import type { Config } from '../../config/schema.ts';
-import type { ApiKeyPatch } from '../../store/store.ts';
+import type { ApiKeyPatch } from '../../store/keys/key-store.ts';
 import { JSON_FLAG, type Options, type Subcommand, type Values } from '../command.ts';
 import { findAccount, isId, named, withStore, type Context } from '../context.ts';
 import { EXAMPLE_METHOD } from '../../methods/named.ts';
@@ -32,14 +32,14 @@ function restrictions(v: Values): ApiKeyPatch {
 async function accountOf(cx: Context, v: Values, create: boolean): Promise<Account> {
   const ref = str(v, 'account');
   if (ref !== undefined) return findAccount(cx, ref);
-  const demo = await cx.store.getAccountByEmail(DEMO);
+  const demo = await cx.store.accounts.getAccountByEmail(DEMO);
   if (demo) return demo;
   if (!create) throw new NotFoundError(`account ${DEMO} (the default of --account)`);
   return cx.accounts.createAccount({ name: 'Demo', email: DEMO });
 }
 
 async function findKey(cx: Context, id: string): Promise<ApiKey> {
-  const key = isId(id) ? await cx.store.getKey(id) : undefined;
+  const key = isId(id) ? await cx.store.keys.getKey(id) : undefined;
   if (!key) throw new NotFoundError(`key ${id}`);
   return key;
 }
@@ -83,7 +83,7 @@ export const KEY_COMMANDS: Record<string, Subcommand> = {
     args: ['KEY_ID'],
     run: withStore(async (cx, _v, [id]) => {
       const key = await findKey(cx, id);
-      return { json: publicKey(key), text: details(key, await cx.store.getAccount(key.accountId)) };
+      return { json: publicKey(key), text: details(key, await cx.store.accounts.getAccount(key.accountId)) };
     }),
   },
   create: {
@@ -117,7 +117,7 @@ export const KEY_COMMANDS: Record<string, Subcommand> = {
       await findKey(cx, id);
       const defined = Object.fromEntries(Object.entries(patch).filter(([, x]) => x !== undefined));
       const key = await named(cx.accounts.updateKey(id, defined), `key ${id}`);
-      return { json: publicKey(key), text: `Updated key ${key.name}.\n${details(key, await cx.store.getAccount(key.accountId))}` };
+      return { json: publicKey(key), text: `Updated key ${key.name}.\n${details(key, await cx.store.accounts.getAccount(key.accountId))}` };
     }),
   },
   revoke: {

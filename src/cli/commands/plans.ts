@@ -1,6 +1,7 @@
 import type { Plan } from '../../store/model.ts';
 import { PLAN_LIMIT_DEFAULTS, PLAN_LIMITS, REQUIRED_PLAN_LIMITS, type PlanLimit } from '../../config/plan-limits.ts';
-import { StoreConflictError, type PlanPatch } from '../../store/store.ts';
+import { StoreConflictError } from '../../store/store-errors.ts';
+import type { PlanPatch } from '../../store/plans/plan-store.ts';
 import { JSON_FLAG, type Options, type Subcommand, type Values } from '../command.ts';
 import { named, withStore } from '../context.ts';
 import { integer, nonEmpty, required, someChange, str, toggle } from '../flags.ts';

@@ -27,10 +27,10 @@ export const USAGE_COMMANDS: Record<string, Subcommand> = {
       const s = str(v, 'status');
       if (s !== undefined && !/^(ok|error|-?\d{1,6})$/.test(s)) throw new UsageError('--status must be ok, error, or an error code such as -32005');
       const status = s === undefined || s === 'ok' || s === 'error' ? s : Number(s);
-      const rows = await cx.store.listUsageMinutes({ from, to, accountId, keyId: str(v, 'key'), network: str(v, 'network'), method: str(v, 'method'), status });
+      const rows = await cx.store.usage.listUsageMinutes({ from, to, accountId, keyId: str(v, 'key'), network: str(v, 'network'), method: str(v, 'method'), status });
       const r = report(rows, from, to, hours <= 3 ? 'minute' : hours <= 72 ? 'hour' : 'day');
       const month = monthOf(now);
-      const quota = accountId ? { month, used: await cx.store.getUsage(accountId, month) } : undefined;
+      const quota = accountId ? { month, used: await cx.store.usage.getUsage(accountId, month) } : undefined;
       const text = [
         fields([['range', `${from} to ${to} UTC`], ['requests', String(r.totals.requests)], ['compute units', String(r.totals.computeUnits)], ['errors', String(r.totals.errors)],
           ['average latency', `${r.latency.avgMs} ms`], ...(quota ? [['quota used this month', `${quota.used} compute units (${month})`] as [string, string]] : [])]),
