@@ -1,5 +1,4 @@
-import type { NewWebhookEvent } from '../store/webhooks/webhook-event-store.ts';
-import type { Stores } from '../store/stores.ts';
+import type { NewWebhookEvent, WebhookEventStore } from '../store/webhooks/webhook-event-store.ts';
 
 /** Bytes of event bodies held before they are written (an event of a block of heavy logs is written alone). */
 const WRITE_BYTES = 1024 * 1024;
@@ -17,7 +16,7 @@ export class EventBatches {
   /** Events written so far. */
   written = 0;
 
-  constructor(private readonly store: Stores) {}
+  constructor(private readonly events: Pick<WebhookEventStore, 'addWebhookEvents'>) {}
 
   /** Adds an event, writing what is held once it reaches WRITE_BYTES. */
   async add(e: NewWebhookEvent): Promise<void> {
@@ -30,6 +29,6 @@ export class EventBatches {
   async flush(): Promise<void> {
     this.written += this.held.length;
     this.bytes = 0;
-    await this.store.webhookEvents.addWebhookEvents(this.held.splice(0));
+    await this.events.addWebhookEvents(this.held.splice(0));
   }
 }

@@ -212,7 +212,7 @@ export class WebhookProducer {
   private async writeBlock(network: string, chain: Chain, b: BlockRef, removed: boolean): Promise<void> {
     const hooks = (await this.live()).filter((w) => w.network === network);
     if (hooks.length === 0) return void (await this.followed(network, b, removed));
-    const out = new EventBatches(this.store);
+    const out = new EventBatches(this.store.webhookEvents);
     const createdAt = new Date().toISOString();
     /** An event whose `event` is given as JSON text (a block's logs are serialised once, not once per use). */
     const add = async (w: Webhook, type: string, what: string, eventJson: string) => {

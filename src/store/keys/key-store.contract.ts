@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import { bigPlan, conflict, freePlan, isIso, newAccount, newKey, tick, type StoreContract } from '../contract-fixtures.ts';
+import type { Stores } from '../stores.ts';
+
+/** The keys part of the store contract (contract-fixtures.ts), run on SQLite and PostgreSQL. */
+export function keyStoreContract(c: StoreContract): void {
+  describe('key store', () => {
+    let store: Stores;
+    beforeEach(async () => {
+      store = await c.make();
+    });
+    afterEach(() => store.close());
+
+    describe('keys', () => {
+      let account: string;
+      beforeEach(async () => {
+        await store.plans.createPlan(freePlan);
+        account = (await store.accounts.createAccount(newAccount())).id;
+      });
+
+      test('keeps a key with its type, permissions and restrictions', async () => {
+        const input = newKey(account, {
+          type: 'Restricted', permissions: ['rpc', 'admin'], ipAllowlist: ['10.0.0.0/8', '2001:db8::1'],
+          originAllowlist: ['https://app.example'], networkAllowlist: ['mainnet'], methodAllowlist: ['eth_call', 'eth_chainId'],
+          expiresAt: '2030-01-01T00:00:00Z',
+        });
+        const created = await store.keys.insertKey(input);
+        assert.deepEqual(created, { ...input, expiresAt: '2030-01-01T00:00:00.000Z', createdBy: null, createdAt: created.createdAt, lastUsedAt: null, revokedAt: null });
+        isIso(created.createdAt);
+        assert.deepEqual(await store.keys.getKey(input.id), created);
+        assert.equal(await store.keys.getKey('nope'), undefined);
+      });
+
+      test('refuses a key for an unknown account', async () => {
+        await assert.rejects(store.keys.insertKey(newKey('ghost')), conflict(/unknown account "ghost"/));
+      });
+
+      test('refuses a second key with the same hash', async () => {
+        const k = await store.keys.insertKey(newKey(account));
+        await assert.rejects(store.keys.insertKey(newKey(account, { hash: k.hash })), conflict(/already exists/));
+      });
+
+      test("lists only the account's own keys", async () => {
+        const other = (await store.accounts.createAccount(newAccount())).id;
+        const mine = [await store.keys.insertKey(newKey(account)), await store.keys.insertKey(newKey(account))];
+        await store.keys.insertKey(newKey(other));
+        assert.deepEqual((await store.keys.listKeys(account)).map((k) => k.id).sort(), mine.map((k) => k.id).sort());
+        assert.deepEqual(await store.keys.listKeys('nobody'), []);
+      });
+
+      test('lists keys in pages, oldest first, each after the last of the one before; counts the active ones', async () => {
+        const acct = (await store.accounts.createAccount(newAccount())).id;
+        const made = [];
+        for (let i = 0; i < 5; i++) made.push(await store.keys.insertKey(newKey(acct)));
+        const all = await store.keys.listKeys(acct);
+        const pages = [];
+        let after: { createdAt: string; id: string } | undefined;
+        for (;;) {
+          const page = await store.keys.listKeys(acct, { limit: 2, after });
+          if (page.length === 0) break;
+          pages.push(page.map((k) => k.id));
+          after = { createdAt: page.at(-1)!.createdAt, id: page.at(-1)!.id };
+        }
+        assert.deepEqual(pages.map((p) => p.length), [2, 2, 1]);
+        assert.deepEqual(pages.flat(), all.map((k) => k.id));
+        assert.equal(await store.keys.countActiveKeys(acct), 5);
+        await store.keys.revokeKey(made[0].id);
+        assert.equal(await store.keys.countActiveKeys(acct), 4);
+      });
+
+      test('finds a key by its hash together with its account and plan', async () => {
+        const key = await store.keys.insertKey(newKey(account));
+        const ctx = await store.keys.findKeyByHash(key.hash);
+        assert.deepEqual(ctx, { key, account: await store.accounts.getAccount(account), plan: await store.plans.getPlan('free') });
+        assert.equal(await store.keys.findKeyByHash('0'.repeat(64)), undefined);
+      });
+
+      test("the key lookup reflects the account's current plan and status", async () => {
+        await store.plans.createPlan(bigPlan);
+        const key = await store.keys.insertKey(newKey(account));
+        await store.accounts.updateAccount(account, { planId: 'enterprise', status: 'suspended' });
+        const ctx = (await store.keys.findKeyByHash(key.hash))!;
+        assert.equal(ctx.plan.cuPerMonth, 10_000_000_000);
+        assert.equal(ctx.account.status, 'suspended');
+      });
+
+      test('updates a key name and restrictions, and can clear its expiry', async () => {
+        const key = await store.keys.insertKey(newKey(account, { expiresAt: '2030-01-01T00:00:00.000Z' }));
+        const patch = { name: 'renamed', ipAllowlist: ['192.0.2.1'], originAllowlist: [], networkAllowlist: ['testnet'], methodAllowlist: ['eth_blockNumber'], expiresAt: null };
+        const updated = await store.keys.updateKey(key.id, patch);
+        assert.deepEqual(updated, { ...key, ...patch });
+        assert.deepEqual((await store.keys.findKeyByHash(key.hash))!.key, updated);
+        assert.equal(await store.keys.updateKey('nope', { name: 'x' }), undefined);
+      });
+
+      test('revokes a key once: a second revocation keeps the first time', async () => {
+        const key = await store.keys.insertKey(newKey(account));
+        const first = await store.keys.revokeKey(key.id);
+        isIso(first!.revokedAt!);
+        await tick();
+        const second = await store.keys.revokeKey(key.id);
+        assert.equal(second!.revokedAt, first!.revokedAt);
+        assert.equal(await store.keys.revokeKey('nope'), undefined);
+      });
+
+      test('still finds a revoked key by hash, with its revocation time, so the resolver can refuse it', async () => {
+        const key = await store.keys.insertKey(newKey(account));
+        const revoked = await store.keys.revokeKey(key.id);
+        assert.equal((await store.keys.findKeyByHash(key.hash))!.key.revokedAt, revoked!.revokedAt);
+      });
+
+      test('records the last use of many keys in one call, ignoring keys that are gone', async () => {
+        const [a, b, c] = [await store.keys.insertKey(newKey(account)), await store.keys.insertKey(newKey(account)), await store.keys.insertKey(newKey(account))];
+        await store.keys.touchKeys(new Map([[a.id, '2026-01-01T10:00:00.000Z'], [b.id, '2026-01-01T11:00:00Z'], ['gone', '2026-01-01T12:00:00.000Z']]));
+        await store.keys.touchKeys(new Map());
+        assert.equal((await store.keys.getKey(a.id))!.lastUsedAt, '2026-01-01T10:00:00.000Z');
+        assert.equal((await store.keys.getKey(b.id))!.lastUsedAt, '2026-01-01T11:00:00.000Z');
+        assert.equal((await store.keys.getKey(c.id))!.lastUsedAt, null);
+      });
+
+      test('never moves a last use backwards (instances flush in any order)', async () => {
+        const key = await store.keys.insertKey(newKey(account));
+        await store.keys.touchKeys(new Map([[key.id, '2026-01-01T10:00:00.000Z']]));
+        await store.keys.touchKeys(new Map([[key.id, '2026-01-01T09:00:00.000Z']]));
+        assert.equal((await store.keys.getKey(key.id))!.lastUsedAt, '2026-01-01T10:00:00.000Z');
+      });
+    });
+
+  });
+}

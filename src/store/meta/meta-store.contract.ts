@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import { type StoreContract } from '../contract-fixtures.ts';
+import type { Stores } from '../stores.ts';
+
+/** The meta part of the store contract (contract-fixtures.ts), run on SQLite and PostgreSQL. */
+export function metaStoreContract(c: StoreContract): void {
+  describe('meta store', () => {
+    let store: Stores;
+    beforeEach(async () => {
+      store = await c.make();
+    });
+    afterEach(() => store.close());
+
+    describe('meta and health', () => {
+      test('keeps and overwrites meta values', async () => {
+        assert.equal(await store.meta.getMeta('bootstrapped'), undefined);
+        await store.meta.setMeta('bootstrapped', 'a');
+        await store.meta.setMeta('bootstrapped', 'b');
+        assert.equal(await store.meta.getMeta('bootstrapped'), 'b');
+      });
+
+      test('answers a ping, and closing twice is harmless', async () => {
+        await store.ping();
+        await store.close();
+        await store.close();
+      });
+    });
+  });
+}

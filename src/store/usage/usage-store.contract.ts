@@ -1,0 +1,350 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import { freePlan, newAccount, newKey, tick, type StoreContract } from '../contract-fixtures.ts';
+import type { Stores } from '../stores.ts';
+import type { UsageMinute, UsageQuery } from './usage-store.ts';
+import type { FiredAlert } from '../alerts/alert-store.ts';
+
+/** The usage part of the store contract (contract-fixtures.ts), run on SQLite and PostgreSQL. */
+export function usageStoreContract(c: StoreContract): void {
+  describe('usage store', () => {
+    let store: Stores;
+    beforeEach(async () => {
+      store = await c.make();
+    });
+    afterEach(() => store.close());
+
+    describe('usage', () => {
+      let a: string;
+      let b: string;
+      beforeEach(async () => {
+        await store.plans.createPlan(freePlan);
+        a = (await store.accounts.createAccount(newAccount())).id;
+        b = (await store.accounts.createAccount(newAccount())).id;
+      });
+
+      test('adds up the compute units of several flushes, per account', async () => {
+        await store.usage.addUsage('2026-03', new Map([[a, 120], [b, 7]]));
+        await store.usage.addUsage('2026-03', new Map([[a, 30]]));
+        await store.usage.addUsage('2026-03', new Map());
+        assert.equal(await store.usage.getUsage(a, '2026-03'), 150);
+        assert.equal(await store.usage.getUsage(b, '2026-03'), 7);
+      });
+
+      test('keeps each month apart, so a new month starts from zero', async () => {
+        await store.usage.addUsage('2026-03', new Map([[a, 500]]));
+        await store.usage.addUsage('2026-04', new Map([[a, 1]]));
+        assert.equal(await store.usage.getUsage(a, '2026-03'), 500);
+        assert.equal(await store.usage.getUsage(a, '2026-04'), 1);
+        assert.equal(await store.usage.getUsage(a, '2026-05'), 0);
+      });
+
+      test('a batch sent again under its id counts once (a write that timed out for its sender, then retried)', async () => {
+        await store.usage.addUsage('2026-03', new Map([[a, 40], [b, 2]]), 'batch-1');
+        await store.usage.addUsage('2026-03', new Map([[a, 40], [b, 2]]), 'batch-1');
+        await store.usage.addUsage('2026-03', new Map([[a, 5]]), 'batch-2');
+        assert.equal(await store.usage.getUsage(a, '2026-03'), 45);
+        assert.equal(await store.usage.getUsage(b, '2026-03'), 2);
+      });
+
+      test('answers 0 for an account with no usage or no account at all', async () => {
+        assert.equal(await store.usage.getUsage(a, '2026-03'), 0);
+        assert.equal(await store.usage.getUsage('nope', '2026-03'), 0);
+      });
+
+      test('skips accounts that are gone without losing the rest of the batch', async () => {
+        await store.usage.addUsage('2026-03', new Map([['gone', 10], [a, 20]]));
+        assert.equal(await store.usage.getUsage(a, '2026-03'), 20);
+        assert.equal(await store.usage.getUsage('gone', '2026-03'), 0);
+      });
+
+      test('keeps totals beyond 32 bits exactly, as numbers', async () => {
+        await store.usage.addUsage('2026-03', new Map([[a, 3_000_000_000]]));
+        await store.usage.addUsage('2026-03', new Map([[a, 3_000_000_001]]));
+        const used = await store.usage.getUsage(a, '2026-03');
+        assert.equal(typeof used, 'number');
+        assert.equal(used, 6_000_000_001);
+      });
+
+      test('refuses a malformed month or fractional units before writing anything', async () => {
+        await assert.rejects(store.usage.addUsage('2026-3', new Map([[a, 1]])), TypeError);
+        await assert.rejects(store.usage.addUsage('2026-13', new Map([[a, 1]])), TypeError);
+        await assert.rejects(store.usage.addUsage('2026-03', new Map([[a, 1], [b, 1.5]])), TypeError);
+        assert.equal(await store.usage.getUsage(a, '2026-03'), 0);
+      });
+
+      test('counts every unit when two instances flush overlapping batches at the same time', async () => {
+        const other = await c.sameDatabase();
+        try {
+          const accounts = [a, b];
+          for (let i = 0; i < 4; i++) accounts.push((await store.accounts.createAccount(newAccount())).id);
+          // Each flush names the accounts in its own order: the store must not deadlock on shared rows.
+          const batch = (i: number) => new Map(accounts.map((id, j) => [accounts[(i + j) % accounts.length], j + 1] as const));
+          await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? other : store).usage.addUsage('2026-03', batch(i))));
+          const perFlush = accounts.length * (accounts.length + 1) / 2;
+          const totals = await Promise.all(accounts.map((id) => other.usage.getUsage(id, '2026-03')));
+          assert.equal(totals.reduce((x, y) => x + y, 0), 20 * perFlush);
+        } finally {
+          await other.close();
+        }
+      });
+    });
+
+    describe('usage minutes and sessions', () => {
+      const row = (over: Partial<UsageMinute> = {}): UsageMinute => ({
+        minute: '2026-03-01T10:00', accountId: 'acc-1', keyId: 'key-1', network: 'mainnet', method: 'eth_call', code: 0,
+        requests: 2, computeUnits: 52, latencyMsSum: 9, latency: [1, 1, 0, 0, 0, 0], ...over,
+      });
+
+      test('adds flushes of the same minute, key, network, method and outcome together; keeps the others apart', async () => {
+        await store.usage.addUsageMinutes([row(), row({ code: -32602, computeUnits: 0 }), row({ minute: '2026-03-01T10:01' })]);
+        await store.usage.addUsageMinutes([row({ requests: 3, computeUnits: 78, latencyMsSum: 1000, latency: [0, 0, 0, 1, 2, 0] })]);
+        await store.usage.addUsageMinutes([]);
+        const rows = await store.usage.listUsageMinutes({ from: '2026-03-01T10:00', to: '2026-03-01T10:01' });
+        assert.deepEqual(rows, [
+          row({ code: -32602, computeUnits: 0 }),
+          row({ requests: 5, computeUnits: 130, latencyMsSum: 1009, latency: [1, 1, 0, 1, 2, 0] }),
+        ]);
+        assert.equal((await store.usage.listUsageMinutes({ from: '2026-03-01T00:00', to: '2026-03-02T00:00', keyId: 'key-1', network: 'mainnet' })).length, 3);
+        assert.equal((await store.usage.listUsageMinutes({ from: '2026-03-01T00:00', to: '2026-03-02T00:00', accountId: 'other' })).length, 0);
+        await store.usage.pruneUsageMinutes('2026-03-01T10:01');
+        assert.deepEqual((await store.usage.listUsageMinutes({ from: '2026-01-01T00:00', to: '2027-01-01T00:00' })).map((r) => r.minute), ['2026-03-01T10:01']);
+      });
+
+      test('rows sent again under their batch id count once', async () => {
+        await store.usage.addUsageMinutes([row()], 'rows-1');
+        await store.usage.addUsageMinutes([row()], 'rows-1');
+        await store.usage.addUsageMinutes([row({ requests: 1, computeUnits: 26, latencyMsSum: 1, latency: [1, 0, 0, 0, 0, 0] })], 'rows-2');
+        const rows = await store.usage.listUsageMinutes({ from: '2026-03-01T10:00', to: '2026-03-01T10:01' });
+        assert.deepEqual(rows, [row({ requests: 3, computeUnits: 78, latencyMsSum: 10, latency: [2, 1, 0, 0, 0, 0] })]);
+      });
+
+      test('a session is found by its hash until it expires or is deleted; all of an account\'s end together', async () => {
+        await store.plans.createPlan(freePlan);
+        const acct = (await store.accounts.createAccount(newAccount())).id;
+        const soon = new Date(Date.now() + 60_000).toISOString();
+        await store.sessions.createSession({ idHash: 'h1', accountId: acct, csrf: 'c1', createdAt: new Date().toISOString(), expiresAt: soon });
+        await store.sessions.createSession({ idHash: 'h2', accountId: acct, csrf: 'c2', createdAt: new Date().toISOString(), expiresAt: soon });
+        await store.sessions.createSession({ idHash: 'old', accountId: acct, csrf: 'c3', createdAt: '2020-01-01T00:00:00.000Z', expiresAt: '2020-01-02T00:00:00.000Z' });
+        assert.equal((await store.sessions.getSession('h1'))?.csrf, 'c1');
+        assert.equal(await store.sessions.getSession('old'), undefined, 'expired');
+        await store.sessions.deleteSession('h1');
+        assert.equal(await store.sessions.getSession('h1'), undefined);
+        await store.sessions.deleteSessionsOf(acct);
+        assert.equal(await store.sessions.getSession('h2'), undefined);
+      });
+
+      test("trimSessions keeps an account's newest sessions and deletes the older ones, not another account's", async () => {
+        await store.plans.createPlan(freePlan);
+        const acct = (await store.accounts.createAccount(newAccount())).id;
+        const other = (await store.accounts.createAccount(newAccount({ email: 'other-trim@example.com' }))).id;
+        const soon = new Date(Date.now() + 60_000).toISOString();
+        for (let i = 1; i <= 4; i++) await store.sessions.createSession({ idHash: `t${i}`, accountId: acct, csrf: 'c', createdAt: `2026-01-01T00:00:0${i}.000Z`, expiresAt: soon });
+        await store.sessions.createSession({ idHash: 'o1', accountId: other, csrf: 'c', createdAt: '2026-01-01T00:00:00.000Z', expiresAt: soon });
+        await store.sessions.trimSessions(acct, 2);
+        const live = await Promise.all(['t1', 't2', 't3', 't4', 'o1'].map(async (h) => (await store.sessions.getSession(h)) !== undefined));
+        assert.deepEqual(live, [false, false, true, true, true]);
+      });
+    });
+
+    // Issue 22: members, tokens, mail outbox
+    describe('usage roll-up, paging and retention', () => {
+      const row = (over: Partial<UsageMinute> = {}): UsageMinute => ({
+        minute: '2026-03-01T10:00', accountId: 'acc-1', keyId: 'key-1', network: 'mainnet', method: 'eth_call', code: 0,
+        requests: 1, computeUnits: 26, latencyMsSum: 3, latency: [1, 0, 0, 0, 0, 0], ...over,
+      });
+      const all = () => store.usage.listUsageMinutes({ from: '2026-01-01T00:00', to: '2027-01-01T00:00' });
+      const sum = (rows: UsageMinute[]) => rows.reduce((t, r) => ({ requests: t.requests + r.requests, computeUnits: t.computeUnits + r.computeUnits, latencyMsSum: t.latencyMsSum + r.latencyMsSum, l0: t.l0 + r.latency[0] }), { requests: 0, computeUnits: 0, latencyMsSum: 0, l0: 0 });
+
+      test('rolls up one hour at a time into one row per cell at its first minute: fewer rows, the same totals', async () => {
+        const rows: UsageMinute[] = [];
+        for (let m = 0; m < 60; m++) {
+          const minute = `2026-03-01T10:${String(m).padStart(2, '0')}`;
+          rows.push(row({ minute }), row({ minute, method: 'eth_chainId', computeUnits: 0 }), row({ minute, keyId: 'key-2', accountId: 'acc-2' }));
+        }
+        rows.push(row({ minute: '2026-03-01T11:05' }), row({ minute: '2026-03-01T12:00' }));
+        await store.usage.addUsageMinutes(rows);
+        const before = sum(await all());
+        const first = await store.usage.rollupUsageHour('2026-01-01T00:00', '2026-03-01T12:00');
+        assert.deepEqual(first, { hour: '2026-03-01T10:00', removed: 177 });
+        const second = await store.usage.rollupUsageHour('2026-03-01T11:00', '2026-03-01T12:00');
+        assert.deepEqual(second, { hour: '2026-03-01T11:00', removed: 1 });
+        assert.equal(await store.usage.rollupUsageHour('2026-03-01T12:00', '2026-03-01T12:00'), undefined, 'the hour not yet due stays');
+        const after = await all();
+        console.log(`usage roll-up: ${rows.length} rows -> ${after.length} rows, ${before.requests} requests before and after`);
+        assert.equal(after.length, 5);
+        assert.deepEqual(sum(after), before);
+        assert.deepEqual(after.find((r) => r.minute === '2026-03-01T10:00' && r.keyId === 'key-1' && r.method === 'eth_call'), row({ requests: 60, computeUnits: 1560, latencyMsSum: 180, latency: [60, 0, 0, 0, 0, 0] }));
+        await store.usage.addUsageMinutes([row({ minute: '2026-03-01T10:30' })]);
+        assert.equal((await store.usage.rollupUsageHour('2026-01-01T00:00', '2026-03-01T12:00'))?.removed, 1, 'a late flush into a rolled hour is rolled up again');
+        assert.equal(sum(await all()).requests, before.requests + 1);
+      });
+
+      test('reads rows in pages, each after the last of the one before, as one read would', async () => {
+        const rows: UsageMinute[] = [];
+        for (let m = 0; m < 7; m++) for (const keyId of ['k-a', 'k-b']) for (const code of [0, 3]) rows.push(row({ minute: `2026-03-01T10:0${m}`, keyId, code }));
+        rows.push(row({ accountId: 'acc-2', keyId: 'k-z' }));
+        await store.usage.addUsageMinutes(rows);
+        const q = { from: '2026-03-01T00:00', to: '2026-03-02T00:00', accountId: 'acc-1' };
+        const whole = await store.usage.listUsageMinutes(q);
+        const paged: UsageMinute[] = [];
+        for (let page = await store.usage.listUsageMinutes({ ...q, limit: 5 }); page.length > 0;) {
+          assert.ok(page.length <= 5);
+          paged.push(...page);
+          const last = page[page.length - 1];
+          page = await store.usage.listUsageMinutes({ ...q, limit: 5, after: last });
+        }
+        assert.equal(whole.length, 28);
+        assert.deepEqual(paged, whole);
+      });
+
+      test('counts the rows a read would answer, no further than a cap', async () => {
+        const rows: UsageMinute[] = [];
+        for (let m = 0; m < 5; m++) for (const keyId of ['k-a', 'k-b']) for (const network of ['mainnet', 'sepolia']) rows.push(row({ minute: `2026-03-01T10:0${m}`, keyId, network }));
+        rows.push(row({ accountId: 'acc-2', keyId: 'k-z' }), row({ minute: '2026-03-01T10:05' }));
+        await store.usage.addUsageMinutes(rows);
+        const q = { from: '2026-03-01T10:00', to: '2026-03-01T10:05', accountId: 'acc-1' };
+        for (const f of [q, { ...q, keyId: 'k-a' }, { ...q, network: 'sepolia' }, { ...q, keyId: 'k-b', network: 'mainnet' }, { ...q, accountId: 'acc-2' }, { ...q, accountId: undefined }]) {
+          const n = (await store.usage.listUsageMinutes(f)).length;
+          assert.equal(await store.usage.countUsageMinutes(f, 1000), n, `as many as the read of ${JSON.stringify(f)}`);
+          assert.equal(await store.usage.countUsageMinutes(f, 3), Math.min(n, 3), `up to the cap for ${JSON.stringify(f)}`);
+        }
+        assert.equal(await store.usage.countUsageMinutes(q, 1000), 20, 'the end of the range is left out, and the other account');
+        assert.equal(await store.usage.countUsageMinutes(q, 21), 20);
+        assert.equal(await store.usage.countUsageMinutes(q, 20), 20);
+        assert.equal(await store.usage.countUsageMinutes(q, 19), 19);
+        assert.equal(await store.usage.countUsageMinutes({ ...q, from: '2026-03-02T00:00', to: '2026-03-03T00:00' }, 1000), 0);
+      });
+
+      test('prunes keys revoked before a time: their usage folded into the account\'s (revoked) rows; other keys kept', async () => {
+        await store.plans.createPlan(freePlan);
+        const a = (await store.accounts.createAccount(newAccount())).id;
+        const b = (await store.accounts.createAccount(newAccount())).id;
+        const oldA = await store.keys.insertKey(newKey(a));
+        const oldB = await store.keys.insertKey(newKey(b));
+        const live = await store.keys.insertKey(newKey(a));
+        const recent = await store.keys.insertKey(newKey(a));
+        await store.keys.revokeKey(oldA.id);
+        await store.keys.revokeKey(oldB.id);
+        await tick();
+        const cutoff = new Date().toISOString();
+        await tick();
+        await store.keys.revokeKey(recent.id);
+        const use = (accountId: string, keyId: string, minute = '2026-03-01T10:00') => row({ accountId, keyId, minute });
+        await store.usage.addUsageMinutes([use(a, oldA.id), use(a, oldA.id, '2026-03-01T10:01'), use(b, oldB.id), use(a, live.id), use(a, recent.id)]);
+        const before = sum(await all());
+        assert.equal(await store.keys.pruneRevokedKeys(cutoff, 1), 1, 'at most `limit` keys a call');
+        assert.equal(await store.keys.pruneRevokedKeys(cutoff, 100), 1);
+        assert.equal(await store.keys.pruneRevokedKeys(cutoff, 100), 0);
+        assert.equal(await store.keys.getKey(oldA.id), undefined);
+        assert.equal(await store.keys.getKey(oldB.id), undefined);
+        assert.ok(await store.keys.getKey(live.id), 'a live key stays');
+        assert.ok(await store.keys.getKey(recent.id), 'a key revoked after the cutoff stays');
+        const after = await all();
+        assert.deepEqual(sum(after), before, 'no call is lost');
+        assert.deepEqual(after.map((r) => `${r.minute} ${r.keyId} ${r.requests}`).sort(), [
+          `2026-03-01T10:00 (revoked):${a} 1`, `2026-03-01T10:00 (revoked):${b} 1`, `2026-03-01T10:00 ${live.id} 1`,
+          `2026-03-01T10:00 ${recent.id} 1`, `2026-03-01T10:01 (revoked):${a} 1`,
+        ].sort());
+        assert.ok(after.filter((r) => r.keyId === `(revoked):${b}`).every((r) => r.accountId === b), 'each account keeps its own');
+      });
+
+      test('prunes expired sessions and nothing else', async () => {
+        await store.plans.createPlan(freePlan);
+        const acct = (await store.accounts.createAccount(newAccount())).id;
+        const now = new Date();
+        const at = (ms: number) => new Date(now.getTime() + ms).toISOString();
+        await store.sessions.createSession({ idHash: 'gone-1', accountId: acct, csrf: 'c', createdAt: at(-7_200_000), expiresAt: at(-3_600_000) });
+        await store.sessions.createSession({ idHash: 'gone-2', accountId: acct, csrf: 'c', createdAt: at(-7_200_000), expiresAt: at(-1) });
+        await store.sessions.createSession({ idHash: 'live', accountId: acct, csrf: 'c', createdAt: at(0), expiresAt: at(3_600_000) });
+        assert.equal(await store.sessions.pruneSessions(now.toISOString()), 2);
+        assert.equal(await store.sessions.pruneSessions(now.toISOString()), 0);
+        assert.equal((await store.sessions.getSession('live'))?.csrf, 'c');
+      });
+
+      test('prunes webhook test events written before a time, delivered or not; other events stay', async () => {
+        await store.plans.createPlan(freePlan);
+        const acct = (await store.accounts.createAccount(newAccount())).id;
+        await store.webhooks.createWebhook({ id: 'wt', accountId: acct, network: 'mainnet', kind: 'block.mined', url: 'https://example.com/h', options: {}, secret: 's', status: 'active' });
+        const T = (h: number) => new Date(Date.UTC(2026, 10, 23, h)).toISOString();
+        const ev = (id: string, type: string, h: number) => ({ id, webhookId: 'wt', type, body: '{}', createdAt: T(h) });
+        await store.webhookEvents.addWebhookEvents([ev('t-old', 'webhook.test', 1), ev('b-old', 'block.mined', 1), ev('t-new', 'webhook.test', 5)]);
+        assert.equal(await store.webhookEvents.pruneWebhookTestEvents(T(3)), 1);
+        assert.deepEqual((await store.webhookEvents.listWebhookEvents('wt', 10)).map((e) => e.id).sort(), ['b-old', 't-new']);
+      });
+    });
+
+    describe('usage filters and alerts', () => {
+      const row = (over: Partial<UsageMinute> = {}): UsageMinute => ({
+        minute: '2026-03-01T10:00', accountId: 'acc-1', keyId: 'key-1', network: 'mainnet', method: 'eth_call', code: 0,
+        requests: 1, computeUnits: 26, latencyMsSum: 3, latency: [1, 0, 0, 0, 0, 0], ...over,
+      });
+
+      test('filters usage by method and by outcome (results, errors, one code), in reads, counts and sums alike', async () => {
+        await store.usage.addUsageMinutes([
+          row(), row({ method: 'eth_chainId', requests: 4, computeUnits: 0 }), row({ code: -32005, requests: 2, computeUnits: 0 }),
+          row({ code: -32010, method: '(refused)', requests: 3, computeUnits: 0 }), row({ accountId: 'acc-2', keyId: 'key-9', code: -32005 }),
+        ]);
+        const q = { from: '2026-03-01T00:00', to: '2026-03-02T00:00', accountId: 'acc-1' };
+        const cases: Array<[Partial<UsageQuery>, number, number, number]> = [
+          [{}, 10, 5, 26], [{ method: 'eth_call' }, 3, 2, 26], [{ status: 'ok' }, 5, 0, 26], [{ status: 'error' }, 5, 5, 0],
+          [{ status: -32005 }, 2, 2, 0], [{ status: -32010, method: '(refused)' }, 3, 3, 0], [{ method: 'eth_call', status: 'ok' }, 1, 0, 26],
+        ];
+        for (const [f, requests, errors, computeUnits] of cases) {
+          const rows = await store.usage.listUsageMinutes({ ...q, ...f });
+          assert.equal(rows.reduce((n, r) => n + r.requests, 0), requests, `read of ${JSON.stringify(f)}`);
+          assert.equal(await store.usage.countUsageMinutes({ ...q, ...f }, 100), rows.length, `count of ${JSON.stringify(f)}`);
+          assert.deepEqual(await store.usage.sumUsageMinutes({ ...q, ...f }), { requests, errors, computeUnits }, `sums of ${JSON.stringify(f)}`);
+        }
+        assert.deepEqual(await store.usage.sumUsageMinutes({ ...q, from: '2026-04-01T00:00', to: '2026-04-02T00:00' }), { requests: 0, errors: 0, computeUnits: 0 });
+      });
+
+      test('keeps alert settings per account: none, then written, then replaced; listed for the checker', async () => {
+        await store.plans.createPlan(freePlan);
+        const a = await store.accounts.createAccount(newAccount());
+        const b = await store.accounts.createAccount(newAccount());
+        assert.equal(await store.alerts.getAlertSettings(a.id), undefined);
+        const first = { quotaPercents: [75, 90, 100], errorRate: { percent: 5, minutes: 15, minRequests: 20 }, email: true };
+        await store.alerts.putAlertSettings(a.id, first, new Date().toISOString());
+        assert.deepEqual(await store.alerts.getAlertSettings(a.id), first);
+        const second = { quotaPercents: [50], errorRate: null, email: false };
+        await store.alerts.putAlertSettings(a.id, second, new Date().toISOString());
+        await store.alerts.putAlertSettings(b.id, first, new Date().toISOString());
+        assert.deepEqual(await store.alerts.getAlertSettings(a.id), second);
+        assert.deepEqual((await store.alerts.listAlertSettings()).sort((x, y) => x.accountId.localeCompare(y.accountId)),
+          [{ accountId: a.id, settings: second }, { accountId: b.id, settings: first }].sort((x, y) => x.accountId.localeCompare(y.accountId)));
+      });
+
+      test('an alert is claimed once per account, kind, threshold and period, also by two instances at once; an open one re-arms', async () => {
+        await store.plans.createPlan(freePlan);
+        const a = await store.accounts.createAccount(newAccount());
+        const other = await c.sameDatabase();
+        try {
+          const fired = (over: Partial<FiredAlert> = {}): FiredAlert => ({ accountId: a.id, kind: 'quota', threshold: 75, period: '2026-03', firedAt: '2026-03-20T10:00:00.000Z', value: 76.5, ...over });
+          const claims = await Promise.all([store.alerts.claimAlert(fired()), other.alerts.claimAlert(fired()), store.alerts.claimAlert(fired()), other.alerts.claimAlert(fired())]);
+          assert.equal(claims.filter(Boolean).length, 1, 'exactly one of four concurrent claims wins');
+          assert.equal(await store.alerts.claimAlert(fired({ threshold: 90, value: 91 })), true, 'another threshold is another alert');
+          assert.equal(await store.alerts.claimAlert(fired({ period: '2026-04', firedAt: '2026-04-02T10:00:00.000Z' })), true, 'a new month re-arms a quota alert');
+          const open = fired({ kind: 'errorRate', threshold: 5, period: 'open', firedAt: '2026-03-20T11:00:00.000Z', value: 12.5 });
+          assert.equal(await store.alerts.claimAlert(open), true);
+          assert.equal(await other.alerts.claimAlert({ ...open, firedAt: '2026-03-20T11:01:00.000Z' }), false, 'still open: not again');
+          assert.equal(await store.alerts.closeAlert(a.id, 'errorRate', 5), true);
+          assert.equal(await other.alerts.closeAlert(a.id, 'errorRate', 5), false, 'closed once');
+          assert.equal(await other.alerts.claimAlert({ ...open, firedAt: '2026-03-20T12:00:00.000Z' }), true, 're-armed: fires again');
+          const recent = await store.alerts.listFiredAlerts(a.id, 10);
+          assert.deepEqual(recent.map((r) => [r.kind, r.threshold, r.period, r.firedAt, r.value]), [
+            ['quota', 75, '2026-04', '2026-04-02T10:00:00.000Z', 76.5],
+            ['errorRate', 5, 'open', '2026-03-20T12:00:00.000Z', 12.5],
+            ['errorRate', 5, '2026-03-20T11:00:00.000Z', '2026-03-20T11:00:00.000Z', 12.5],
+            ['quota', 75, '2026-03', '2026-03-20T10:00:00.000Z', 76.5],
+            ['quota', 90, '2026-03', '2026-03-20T10:00:00.000Z', 91],
+          ]);
+          assert.equal((await store.alerts.listFiredAlerts(a.id, 2)).length, 2);
+        } finally {
+          await other.close();
+        }
+      });
+    });
+
+  });
+}
