@@ -139,9 +139,9 @@ export async function startGateway(config: Readonly<Config>, opts: {
   }, turnNow);
   const accounts = new AccountsService(store, accountsCatalogue(config), () => keys.invalidate());
   const rateLimiter = worker?.rateLimiter ?? await openRateLimiter({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log, now: turnNow });
-  const quota = new QuotaTracker(store, config.limits.usageFlushMs, log, turnNow);
+  const quota = new QuotaTracker(store.usage, config.limits.usageFlushMs, log, turnNow);
   const limits = config.limits.enabled ? new Limits(config, rateLimiter, quota) : undefined;
-  const usage = config.analytics.enabled ? new UsageRecorder(store, config.analytics.flushMs, config.analytics.maxCellsPerAccountMinute, config.analytics.maxKeysPerAccountMinute, log, turnNow) : undefined;
+  const usage = config.analytics.enabled ? new UsageRecorder(store.usage, config.analytics.flushMs, config.analytics.maxCellsPerAccountMinute, config.analytics.maxKeysPerAccountMinute, log, turnNow) : undefined;
   const refusals = new RefusalLog(log);
   const resolve = opts.webhookNet?.resolve ?? systemResolve;
   // Background work shares one pacer: together it takes a bounded share of the time while callers need it.
@@ -155,9 +155,9 @@ export async function startGateway(config: Readonly<Config>, opts: {
   // Mail: written to the outbox, sent by every instance's sender (leases: each message once).
   const mailConfigured = Boolean(config.mail.smtp.host);
   const sender = mailConfigured
-    ? new MailSender(store, opts.mailTransport ?? smtpTransport(config.mail), { from: config.mail.from, pollMs: config.mail.pollMs, timeoutMs: config.mail.smtp.timeoutMs }, log.child({ part: 'mail' }))
+    ? new MailSender(store.mail, opts.mailTransport ?? smtpTransport(config.mail), { from: config.mail.from, pollMs: config.mail.pollMs, timeoutMs: config.mail.smtp.timeoutMs }, log.child({ part: 'mail' }))
     : undefined;
-  const mail: MailQueue = opts.mail ?? new MailOutbox(store, mailConfigured, log.child({ part: 'mail' }), () => sender?.poke());
+  const mail: MailQueue = opts.mail ?? new MailOutbox(store.mail, mailConfigured, log.child({ part: 'mail' }), () => sender?.poke());
   const alerts = config.alerts.enabled ? new AlertChecker(store, log.child({ part: 'alerts' }), { checkMs: config.alerts.checkMs, mail, written: () => delivery?.poke() }) : undefined;
   // Links in mail name the configured public origin, else the address listened on (known once listening): never a
   // request's Host header, which a caller chooses.

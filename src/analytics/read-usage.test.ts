@@ -28,13 +28,13 @@ test('a range of maxRows rows is answered whole; one row more is refused before 
   const opts = () => ({ maxRows: 1000, gate: new UsageReadGate(), deadline: performance.now() + 30_000 });
 
   let requests = 0;
-  await readUsageRows(store, q, opts(), (r) => { requests += r.requests; });
+  await readUsageRows(store.usage, q, opts(), (r) => { requests += r.requests; });
   assert.equal(requests, 1000, 'exactly maxRows rows: answered, every row counted');
   assert.equal(pages, 3, 'read in pages of 500 (the last one short)');
 
   pages = 0;
   await store.usage.addUsageMinutes([row(10, 'key-0')]);
-  await assert.rejects(readUsageRows(store, q, opts(), () => {}), (err) => err instanceof TooManyUsageRowsError && /more than 1000 usage rows/.test(err.message));
+  await assert.rejects(readUsageRows(store.usage, q, opts(), () => {}), (err) => err instanceof TooManyUsageRowsError && /more than 1000 usage rows/.test(err.message));
   assert.equal(pages, 0, 'refused by the count alone');
   await store.close();
 });

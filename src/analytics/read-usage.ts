@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Stores } from '../store/stores.ts';
-import type { UsageMinute, UsageQuery } from '../store/usage/usage-store.ts';
+import type { UsageMinute, UsageQuery, UsageStore } from '../store/usage/usage-store.ts';
 
 /** Rows read per page: a page takes about a millisecond, so a caller's turn waits at most that long behind one. */
 const PAGE_ROWS = 500;
@@ -60,11 +59,11 @@ export interface ReadUsageOptions {
  * report and the CSV export fold them their own way): bounded in rows (past `maxRows`, TooManyUsageRowsError) and in
  * the event loop's time, and never holding more than one page of rows.
  */
-export async function readUsageRows(store: Stores, q: Omit<UsageQuery, 'limit' | 'after'>, opts: ReadUsageOptions, add: (r: UsageMinute) => void): Promise<void> {
+export async function readUsageRows(usage: UsageStore, q: Omit<UsageQuery, 'limit' | 'after'>, opts: ReadUsageOptions, add: (r: UsageMinute) => void): Promise<void> {
   // Counted first, up to one row past the bound, and refused before any page: a refusal found by reading cost
   // ~200 pages and 100,000 rows added up for nothing, as often as a caller asked. The count waits its turn at the
   // gate like a page and is charged the same, so repeated refusals too keep to analytics' share of the event loop.
-  const counted = await opts.gate.run(() => store.usage.countUsageMinutes(q, opts.maxRows + 1));
+  const counted = await opts.gate.run(() => usage.countUsageMinutes(q, opts.maxRows + 1));
   if (counted > opts.maxRows) throw new TooManyUsageRowsError(opts.maxRows);
   let read = 0;
   let after: UsageQuery['after'];
@@ -72,7 +71,7 @@ export async function readUsageRows(store: Stores, q: Omit<UsageQuery, 'limit' |
     if (performance.now() > opts.deadline) throw new UsageReadTimeoutError('analytics are busy: try again shortly');
     const limit = Math.min(PAGE_ROWS, opts.maxRows + 1 - read);
     const page = await opts.gate.run(async () => {
-      const rows = await store.usage.listUsageMinutes({ ...q, limit, after });
+      const rows = await usage.listUsageMinutes({ ...q, limit, after });
       for (const r of rows) add(r);
       return rows;
     });

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { groupKeyId, LATENCY_BUCKETS_MS, type UsageMinute } from '../store/usage/usage-store.ts';
-import type { Stores } from '../store/stores.ts';
+import { groupKeyId, LATENCY_BUCKETS_MS, type UsageMinute, type UsageStore } from '../store/usage/usage-store.ts';
 import { minuteOf } from '../store/minute.ts';
 import { NOTIFICATION_METHOD } from '../methods/named.ts';
 
@@ -66,7 +65,7 @@ export class UsageRecorder {
   private count = new Map<string, Made>();
 
   constructor(
-    private readonly store: Stores,
+    private readonly usage: UsageStore,
     private readonly flushMs: number,
     private readonly maxCellsPerAccountMinute: number,
     private readonly maxKeysPerAccountMinute: number,
@@ -214,7 +213,7 @@ export class UsageRecorder {
         batch = { id: randomUUID(), rows };
       }
       try {
-        await this.store.usage.addUsageMinutes(batch.rows, batch.id);
+        await this.usage.addUsageMinutes(batch.rows, batch.id);
       } catch (err) {
         this.unwritten = batch;
         this.log.warn({ err: (err as Error).message, rows: batch.rows.length }, 'usage not written; will retry');

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { alertSettingsBody, DEFAULT_ALERT_SETTINGS, normalizeAlertSettings } from '../alerts/alert-settings.ts';
-import type { AlertSettings } from '../store/alerts/alert-store.ts';
-import type { Stores } from '../store/stores.ts';
+import type { AlertSettings, AlertStore } from '../store/alerts/alert-store.ts';
 import { requireRole } from './auth.ts';
 import { errorResponses } from './schemas.ts';
 
@@ -34,13 +33,13 @@ const answer = {
  * The account's usage alerts: `GET /account/alerts` the settings and what fired lately, `PUT` to change
  * them. The checker (alerts/alert-checker.ts) reads the settings from the store on its next round.
  */
-export async function alertRoutes(api: FastifyInstance, opts: { store: Stores; authenticate: onRequestAsyncHookHandler }) {
-  const { store } = opts;
+export async function alertRoutes(api: FastifyInstance, opts: { alerts: AlertStore; authenticate: onRequestAsyncHookHandler }) {
+  const { alerts } = opts;
   api.addHook('onRequest', opts.authenticate);
   const me = (req: FastifyRequest) => req.principal!.account.id;
   const view = async (accountId: string) => ({
-    settings: (await store.alerts.getAlertSettings(accountId)) ?? DEFAULT_ALERT_SETTINGS,
-    recent: (await store.alerts.listFiredAlerts(accountId, RECENT)).map(({ kind, threshold, period, firedAt, value }) => ({ kind, threshold, period, firedAt, value })),
+    settings: (await alerts.getAlertSettings(accountId)) ?? DEFAULT_ALERT_SETTINGS,
+    recent: (await alerts.listFiredAlerts(accountId, RECENT)).map(({ kind, threshold, period, firedAt, value }) => ({ kind, threshold, period, firedAt, value })),
   });
 
   api.get('/account/alerts', {
@@ -55,7 +54,7 @@ export async function alertRoutes(api: FastifyInstance, opts: { store: Stores; a
     },
   }, async (req) => {
     requireRole(req, 'changeAlerts');
-    await store.alerts.putAlertSettings(me(req), normalizeAlertSettings(req.body), new Date().toISOString());
+    await alerts.putAlertSettings(me(req), normalizeAlertSettings(req.body), new Date().toISOString());
     return view(me(req));
   });
 }

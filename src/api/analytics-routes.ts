@@ -100,7 +100,7 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
     await usage?.flush();
     try {
       const query = { from: r.from, to: r.to, accountId, keyId: q.keyId, network: q.network, method: q.method, status };
-      await readUsageRows(store, query, { maxRows: opts.bounds.maxRowsPerQuery, gate, deadline: performance.now() + QUERY_DEADLINE_MS }, add);
+      await readUsageRows(store.usage, query, { maxRows: opts.bounds.maxRowsPerQuery, gate, deadline: performance.now() + QUERY_DEADLINE_MS }, add);
       return r;
     } catch (err) {
       if (err instanceof TooManyUsageRowsError) throw new ApiError(400, 'validation_failed', err.message, 'from');

@@ -80,7 +80,7 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
     await api.register(accountRoutes, { accounts: deps.accounts, authenticate: auth.account });
     await api.register(teamRoutes, { team: deps.team, authenticate: auth.account });
     await api.register(publicAccountRoutes, { team: deps.team, sessions, guard, shared, log: api.log });
-    await api.register(alertRoutes, { store: deps.store, authenticate: auth.account });
+    await api.register(alertRoutes, { alerts: deps.store.alerts, authenticate: auth.account });
     if (deps.webhooks) {
       await api.register(webhookRoutes, {
         store: deps.store, networks: deps.networks, authenticate: auth.webhooks, allowPrivateTargets: deps.config.webhooks.allowPrivateTargets,

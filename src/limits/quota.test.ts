@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pino from 'pino';
 import { sqliteStores } from '../store/open-store.ts';
-import type { Stores } from '../store/stores.ts';
+import type { UsageStore } from '../store/usage/usage-store.ts';
 import { freePlan, newAccount } from '../store/store.contract.ts';
 import { monthOf, QuotaTracker } from './quota.ts';
 
@@ -12,14 +12,14 @@ test('a usage write that fails for the gateway but reached the store is sent aga
   const account = (await store.accounts.createAccount(newAccount())).id;
   // The first write is applied, then its answer is lost (a time-out while the database commits it).
   let lose = true;
-  const flaky = Object.create(store, {
+  const flaky = Object.create(store.usage, {
     addUsage: {
       value: async (month: string, batch: ReadonlyMap<string, number>, id?: string) => {
         await store.usage.addUsage(month, batch, id);
         if (lose) { lose = false; throw new Error('query timed out'); }
       },
     },
-  }) as Stores;
+  }) as UsageStore;
   const quota = new QuotaTracker(flaky, 60_000, pino({ level: 'silent' }));
   quota.add(account, 30);
   await quota.flush(); // applied, but the gateway saw it fail

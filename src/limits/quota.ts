@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { UsageStore } from '../store/usage/usage-store.ts';
 import type { Logger } from 'pino';
-import type { Stores } from '../store/stores.ts';
 
 /** `YYYY-MM` of a time, UTC: quotas are per calendar month. */
 export const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
@@ -40,7 +40,7 @@ export class QuotaTracker {
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> | undefined;
 
-  constructor(private readonly store: Stores, flushMs: number, private readonly log: Logger, private readonly now: () => number = Date.now) {
+  constructor(private readonly usage: UsageStore, flushMs: number, private readonly log: Logger, private readonly now: () => number = Date.now) {
     const t = now();
     this.month = monthOf(t);
     [this.monthStart, this.monthEnd] = monthBounds(t);
@@ -58,7 +58,7 @@ export class QuotaTracker {
     if (known !== undefined) return known;
     let p = this.loading.get(accountId);
     if (!p) {
-      p = Promise.resolve().then(() => this.store.usage.getUsage(accountId, this.month)).then((n) => {
+      p = Promise.resolve().then(() => this.usage.getUsage(accountId, this.month)).then((n) => {
         this.loading.delete(accountId);
         const total = n + (this.pending.get(accountId) ?? 0);
         this.used.set(accountId, total);
@@ -104,7 +104,7 @@ export class QuotaTracker {
         this.pending.clear();
       }
       try {
-        await this.store.usage.addUsage(sent.month, sent.batch, sent.id);
+        await this.usage.addUsage(sent.month, sent.batch, sent.id);
       } catch (err) {
         this.unconfirmed = sent; // sent again as it is, same id, at the next flush
         this.log.warn({ err: (err as Error).message }, 'could not write usage; will retry');
@@ -120,7 +120,7 @@ export class QuotaTracker {
   private async reread(month: string, batch: ReadonlyMap<string, number>): Promise<void> {
     if (month !== this.month) return;
     await Promise.all([...batch.keys()].map(async (a) => {
-      const stored = await this.store.usage.getUsage(a, month).catch(() => undefined);
+      const stored = await this.usage.getUsage(a, month).catch(() => undefined);
       if (stored !== undefined) this.used.set(a, stored + (this.pending.get(a) ?? 0));
     }));
   }
@@ -137,7 +137,7 @@ export class QuotaTracker {
     this.month = m;
     this.pending.clear();
     this.used.clear();
-    if (oldPending.size) void this.store.usage.addUsage(old, oldPending).catch((err) => this.log.warn({ err: (err as Error).message }, 'could not write last month\'s usage'));
+    if (oldPending.size) void this.usage.addUsage(old, oldPending).catch((err) => this.log.warn({ err: (err as Error).message }, 'could not write last month\'s usage'));
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { MailStore } from '../store/mail/mail-store.ts';
 import type { Logger } from 'pino';
-import type { Stores } from '../store/stores.ts';
 import type { MailQueue, OutgoingMail } from './mail-queue.ts';
 
 /**
@@ -11,7 +11,7 @@ import type { MailQueue, OutgoingMail } from './mail-queue.ts';
 export class MailOutbox implements MailQueue {
   private saidUnconfigured = false;
 
-  constructor(private readonly store: Pick<Stores, 'mail'>, readonly configured: boolean, private readonly log: Logger, private readonly written: () => void = () => {}) {}
+  constructor(private readonly mail: MailStore, readonly configured: boolean, private readonly log: Logger, private readonly written: () => void = () => {}) {}
 
   async enqueue(mail: OutgoingMail): Promise<void> {
     if (!this.configured) {
@@ -19,7 +19,7 @@ export class MailOutbox implements MailQueue {
       this.saidUnconfigured = true;
       return;
     }
-    await this.store.mail.enqueueMail({ id: randomUUID(), to: mail.to, subject: mail.subject, body: mail.text, createdAt: new Date().toISOString() });
+    await this.mail.enqueueMail({ id: randomUUID(), to: mail.to, subject: mail.subject, body: mail.text, createdAt: new Date().toISOString() });
     this.written();
   }
 }

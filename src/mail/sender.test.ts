@@ -28,7 +28,7 @@ function transport(failures: number): MailTransport & { sent: { to: string; text
 
 /** Sends what is due, once, with a sender of its own (as another instance would). */
 async function drainOnce(store: Stores, t: MailTransport): Promise<void> {
-  const sender = new MailSender(store, t, { from: 'Nodegate <n@localhost>', pollMs: 600_000, timeoutMs: 1000 }, log);
+  const sender = new MailSender(store.mail, t, { from: 'Nodegate <n@localhost>', pollMs: 600_000, timeoutMs: 1000 }, log);
   await sender.flush();
   await sender.close();
 }
@@ -36,9 +36,9 @@ async function drainOnce(store: Stores, t: MailTransport): Promise<void> {
 test('a message is sent once, its body emptied; without SMTP nothing is written', async () => {
   const store = sqliteStores(':memory:');
   try {
-    await new MailOutbox(store, false, log).enqueue({ to: 'a@example.com', subject: 's', text: 'token=abc' });
+    await new MailOutbox(store.mail, false, log).enqueue({ to: 'a@example.com', subject: 's', text: 'token=abc' });
     assert.deepEqual(await store.mail.listMail(10), [], 'not configured: nothing in the outbox');
-    await new MailOutbox(store, true, log).enqueue({ to: 'a@example.com', subject: 's', text: 'token=abc' });
+    await new MailOutbox(store.mail, true, log).enqueue({ to: 'a@example.com', subject: 's', text: 'token=abc' });
     const t = transport(0);
     await drainOnce(store, t);
     await drainOnce(store, t);
@@ -56,7 +56,7 @@ test('a failed send waits its back-off before the next try; after the last attem
   const store = sqliteStores(join(dir, 'n.db'));
   const db = new Database(join(dir, 'n.db'));
   try {
-    await new MailOutbox(store, true, log).enqueue({ to: 'b@example.com', subject: 's', text: 'token=def' });
+    await new MailOutbox(store.mail, true, log).enqueue({ to: 'b@example.com', subject: 's', text: 'token=def' });
     const t = transport(Infinity);
     await drainOnce(store, t);
     let [m] = await store.mail.listMail(10);

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
-import type { OutboxMail } from '../store/mail/mail-store.ts';
-import type { Stores } from '../store/stores.ts';
+import type { OutboxMail, MailStore } from '../store/mail/mail-store.ts';
 
 /** Messages one claim takes; each is sent in turn, on one SMTP connection at a time. */
 const BATCH = 10;
@@ -49,7 +48,7 @@ export class MailSender {
   private stopped = false;
   private readonly leaseMs: number;
 
-  constructor(private readonly store: Stores, private readonly transport: MailTransport, private readonly opts: { from: string; pollMs: number; timeoutMs: number }, private readonly log: Logger) {
+  constructor(private readonly mail: MailStore, private readonly transport: MailTransport, private readonly opts: { from: string; pollMs: number; timeoutMs: number }, private readonly log: Logger) {
     // A send is connect + greeting + a few commands, each bounded by timeoutMs: the lease outlives a whole batch.
     this.leaseMs = BATCH * 6 * opts.timeoutMs;
   }
@@ -86,7 +85,7 @@ export class MailSender {
     try {
       for (;;) {
         const now = Date.now();
-        const batch = await this.store.mail.claimMail(this.owner, new Date(now).toISOString(), new Date(now + this.leaseMs).toISOString(), BATCH);
+        const batch = await this.mail.claimMail(this.owner, new Date(now).toISOString(), new Date(now + this.leaseMs).toISOString(), BATCH);
         for (const m of batch) {
           if (this.stopped) return;
           await this.attempt(m);
@@ -108,7 +107,7 @@ export class MailSender {
     const at = new Date();
     const attempts = m.attempts + 1;
     const giveUp = error !== null && attempts >= MAX_MAIL_ATTEMPTS;
-    await this.store.mail.recordMailAttempt(m.id, this.owner, {
+    await this.mail.recordMailAttempt(m.id, this.owner, {
       sent: error === null, error, at: at.toISOString(), giveUp,
       nextAttemptAt: new Date(at.getTime() + (error === null ? 0 : mailBackoffMs(attempts))).toISOString(),
     });

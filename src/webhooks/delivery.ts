@@ -81,7 +81,7 @@ export class WebhookDelivery {
     this.resolve = opts.resolve ?? systemResolve;
     // Not max(leaseMs, timeoutMs + margin): a long receiver time-out would make every lease long, and a
     // dead instance's events would wait that long for another. The heartbeat keeps an attempt's lease while it runs.
-    this.heartbeat = new LeaseHeartbeat(store, this.owner, opts.leaseMs, opts.leaseRenewMs, log);
+    this.heartbeat = new LeaseHeartbeat(store.webhookEvents, this.owner, opts.leaseMs, opts.leaseRenewMs, log);
     const guard = (this.guard = { allowPrivate: opts.allowPrivateTargets, resolve: this.resolve });
     const base = buildConnector({ timeout: opts.timeoutMs });
     this.agent = new Agent({

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Stores } from '../store/stores.ts';
+import type { WebhookEventStore } from '../store/webhooks/webhook-event-store.ts';
 
 /**
  * Keeps the leases of the webhook events this instance is delivering alive: a lease is short
@@ -23,7 +23,7 @@ export class LeaseHeartbeat {
   failures = 0;
 
   constructor(
-    private readonly store: Stores,
+    private readonly webhookEvents: WebhookEventStore,
     private readonly owner: string,
     private readonly leaseMs: number,
     private readonly renewMs: number,
@@ -58,7 +58,7 @@ export class LeaseHeartbeat {
   async letGo(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
     try {
-      await this.store.webhookEvents.renewWebhookLeases(this.owner, ids, new Date().toISOString());
+      await this.webhookEvents.renewWebhookLeases(this.owner, ids, new Date().toISOString());
     } catch (err) {
       this.log.warn({ err: (err as Error).message, events: ids.length }, 'webhook leases not let go; they run out after webhooks.leaseMs');
     }
@@ -67,7 +67,7 @@ export class LeaseHeartbeat {
   private beat(): void {
     if (this.beating || this.held.size === 0) return;
     const ids = [...this.held];
-    this.beating = this.store.webhookEvents.renewWebhookLeases(this.owner, ids, this.leaseUntil())
+    this.beating = this.webhookEvents.renewWebhookLeases(this.owner, ids, this.leaseUntil())
       .then(() => undefined, (err: Error) => {
         this.failures++;
         this.log.warn({ err: err.message, events: ids.length }, 'webhook leases not renewed; tried again in webhooks.leaseRenewMs');

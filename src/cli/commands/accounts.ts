@@ -137,6 +137,6 @@ export const ACCOUNT_COMMANDS: Record<string, Subcommand> = {
 async function teamOf(cx: Context): Promise<TeamService> {
   const [{ TeamService, teamOptions }, { MailOutbox }, { pino }] = await Promise.all([import('../../accounts/team.ts'), import('../../mail/outbox.ts'), import('pino')]);
   const { config } = cx;
-  const mail = new MailOutbox(cx.store, Boolean(config.mail.smtp.host), pino({ level: 'warn' }, pino.destination(2)));
+  const mail = new MailOutbox(cx.store.mail, Boolean(config.mail.smtp.host), pino({ level: 'warn' }, pino.destination(2)));
   return new TeamService(cx.store, cx.accounts, mail, teamOptions(config, () => gatewayUrl(config)));
 }
