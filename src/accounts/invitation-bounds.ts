@@ -1,5 +1,5 @@
-import type { BudgetLimiter, EventBudget } from '../limits/event-budget.ts';
-import { eventBudget } from '../limits/shared-event-budget.ts';
+import type { BudgetLimiter, EventBudget } from '../shared-state/event-budget/event-budget.ts';
+import { eventBudget } from '../shared-state/event-budget/shared-event-budget.ts';
 
 /**
  * Invitation mails to one address: 3, then one every 8 hours (3 a day), whoever sends them. An invitation is mail

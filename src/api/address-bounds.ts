@@ -1,5 +1,5 @@
-import type { BudgetLimiter, EventBudget } from '../limits/event-budget.ts';
-import { eventBudget } from '../limits/shared-event-budget.ts';
+import type { BudgetLimiter, EventBudget } from '../shared-state/event-budget/event-budget.ts';
+import { eventBudget } from '../shared-state/event-budget/shared-event-budget.ts';
 import { addressAndSubnet } from '../limits/subnet.ts';
 
 export interface AddressBoundsOptions {

@@ -4,9 +4,9 @@ import { hashPassword, verifyPassword } from '../accounts/password.ts';
 import type { Store } from '../store/store.ts';
 import type { Login } from '../accounts/team.ts';
 import { AddressBounds } from './address-bounds.ts';
-import { LoginBackoff, type BackoffOptions, type LoginBackoffStore } from './login-backoff.ts';
+import { LoginBackoff, type BackoffOptions, type LoginBackoffStore } from '../shared-state/login-backoff/login-backoff.ts';
 import { addressAndSubnet } from '../limits/subnet.ts';
-import type { BudgetLimiter } from '../limits/event-budget.ts';
+import type { BudgetLimiter } from '../shared-state/event-budget/event-budget.ts';
 
 interface Verified { loginId: string; passwordHash: string; updatedAt: string; expires: number }
 

@@ -4,7 +4,7 @@ import { believableUpTo, type HeadBound } from './agreed-head.ts';
 import { blockSeenIn } from './block-seen.ts';
 import type { MethodSpec } from '../methods/method-spec.ts';
 import { describe } from '../methods/specs.ts';
-import type { SharedHead } from './cluster-head.ts';
+import type { SharedHead } from '../shared-state/heads/heads-hub.ts';
 
 /** What the head tells the chain module, which turns it into events (chain/chain.ts). */
 export interface HeadListener {

@@ -1,8 +1,9 @@
 import { createLogger, startGateway } from '../app.ts';
 import { banner } from './banner.ts';
 import { chainAuthorization } from '../workers/chain-secret.ts';
-import { PrimaryClient, type Channel } from '../workers/ipc.ts';
-import { RemoteFilterStore, RemoteHeads, RemoteLoginBackoff, RemoteRateLimiter, type ToPrimary } from '../workers/remote-state.ts';
+import { PrimaryClient, type Channel } from '../shared-state/ipc.ts';
+import { RemoteFilterStore, RemoteHeads, RemoteLoginBackoff, RemoteRateLimiter } from '../shared-state/rate-limiter/remote-rate-limiter.ts';
+import type { ToPrimary } from '../workers/protocol.ts';
 
 /**
  * One worker of `nodegate start --workers N` (the entry of a process workers/primary.ts starts): a whole gateway on the shared port, whose

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { FilterStore } from './filter-store.ts';
-import { MemoryFilterStore } from './memory-filter-store.ts';
-import { RedisFilterStore } from './redis-filter-store.ts';
+import type { FilterStore } from '../shared-state/filter-store/filter-store.ts';
+import { MemoryFilterStore } from '../shared-state/filter-store/memory-filter-store.ts';
+import { RedisFilterStore } from '../shared-state/filter-store/redis-filter-store.ts';
 
 export interface OpenFilterStoreOptions {
   /** `limits.redisUrl` (REDIS_URL): cluster mode, filters in Redis; absent: in this process's memory. */

@@ -6,7 +6,7 @@ import type { AccountsService } from '../accounts/service.ts';
 import { API_PREFIX, registerApi } from '../api/register.ts';
 import type { KeyResolver } from '../auth/key-resolver.ts';
 import type { Limits } from '../limits/limits.ts';
-import type { OpenedRateLimiter } from '../limits/open-rate-limiter.ts';
+import type { OpenedRateLimiter } from '../shared-state/open-shared-state.ts';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Store } from '../store/store.ts';
@@ -29,7 +29,7 @@ import type { RefusalLog } from '../analytics/refusal-log.ts';
 import type { UsageRecorder } from '../analytics/usage-recorder.ts';
 import type { Resolve } from '../webhooks/target-guard.ts';
 import { sendError } from './send-error.ts';
-import type { LoginBackoffShare } from '../api/shared-login-backoff.ts';
+import type { LoginBackoffShare } from '../shared-state/login-backoff/shared-login-backoff.ts';
 import type { TeamService } from '../accounts/team.ts';
 
 export interface ServerDeps {

@@ -1,6 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { BudgetLimiter, EventBudget } from './event-budget.ts';
-import { eventBudget } from './shared-event-budget.ts';
+import type { BudgetLimiter, EventBudget } from '../shared-state/event-budget/event-budget.ts';
+import { eventBudget } from '../shared-state/event-budget/shared-event-budget.ts';
 
 /**
  * Limits failed authentications per client IP (docs/decisions.md §7): each failure spends one unit of the IP's bucket, and

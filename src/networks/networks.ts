@@ -11,7 +11,7 @@ import { HttpUpstream } from '../upstream/http-upstream.ts';
 import { HEAD_BOUND } from '../chain/agreed-head.ts';
 import { Chain } from '../chain/chain.ts';
 import type { ChainHead } from '../chain/chain-head.ts';
-import type { HeadsHub } from '../chain/cluster-head.ts';
+import type { HeadsHub } from '../shared-state/heads/heads-hub.ts';
 import type { Upstream } from '../upstream/upstream.ts';
 import { UpstreamMember } from '../chain/upstream-member.ts';
 

@@ -3,7 +3,7 @@ import type { RefusalLog } from '../analytics/refusal-log.ts';
 import type { UsageRecorder } from '../analytics/usage-recorder.ts';
 import type { KeyResolver } from '../auth/key-resolver.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
-import type { BudgetLimiter } from '../limits/event-budget.ts';
+import type { BudgetLimiter } from '../shared-state/event-budget/event-budget.ts';
 import type { Networks } from '../networks/networks.ts';
 import type { Config } from '../config/schema.ts';
 import type { Limits } from '../limits/limits.ts';

@@ -1,5 +1,5 @@
 import type { ChainHead } from '../../chain/chain-head.ts';
-import type { SharedHead } from '../../chain/cluster-head.ts';
+import type { SharedHead } from '../../shared-state/heads/heads-hub.ts';
 import type { Stage } from '../call.ts';
 
 /**

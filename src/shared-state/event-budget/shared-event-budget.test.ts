@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { eventBudgetContract } from './event-budget.contract.ts';
-import { RedisRateLimiter } from './redis-rate-limiter.ts';
-import { ResilientRateLimiter } from './resilient-rate-limiter.ts';
+import { RedisRateLimiter } from '../rate-limiter/redis-rate-limiter.ts';
+import { ResilientRateLimiter } from '../fallback.ts';
 import { SharedEventBudget } from './shared-event-budget.ts';
-import { REDIS_URL, redisSkipReason, removeKeys, testPrefix } from '../../test/helpers/redis.ts';
+import { REDIS_URL, redisSkipReason, removeKeys, testPrefix } from '../../../test/helpers/redis.ts';
 
 const skip = await redisSkipReason('shared event budget suite');
 const prefix = testPrefix();

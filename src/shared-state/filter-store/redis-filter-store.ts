@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
-import { closeConnection, commandConnection, redisWhere } from '../redis/connections.ts';
-import { GatewayError } from '../errors/gateway-error.ts';
+import { closeConnection, commandConnection, redisWhere } from '../redis-connections.ts';
+import { GatewayError } from '../../errors/gateway-error.ts';
 import { MAX_SENT_TRANSACTIONS, type FilterState, type FilterStore } from './filter-store.ts';
 import { ADD_LUA, NOTE_LUA, REMOVE_LUA, SINCE_LUA, UPDATE_LUA } from './redis-filter-scripts.ts';
 

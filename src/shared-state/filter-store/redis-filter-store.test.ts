@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
-import { REDIS_URL, rawRedis, redisSkipReason, removeKeys, testPrefix } from '../../test/helpers/redis.ts';
+import { REDIS_URL, rawRedis, redisSkipReason, removeKeys, testPrefix } from '../../../test/helpers/redis.ts';
 import type { FilterState } from './filter-store.ts';
 import { filterStoreContract } from './filter-store.contract.ts';
 import { RedisFilterStore } from './redis-filter-store.ts';

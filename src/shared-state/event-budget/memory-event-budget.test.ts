@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { eventBudgetContract } from './event-budget.contract.ts';
 import { MemoryEventBudget } from './memory-event-budget.ts';
 import { eventBudget } from './shared-event-budget.ts';
-import { MemoryRateLimiter } from './memory-rate-limiter.ts';
+import { MemoryRateLimiter } from '../rate-limiter/memory-rate-limiter.ts';
 
 eventBudgetContract('memory', (shape) => new MemoryEventBudget(shape));
 

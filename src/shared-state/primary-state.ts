@@ -1,14 +1,14 @@
-import { LoginBackoff, type BackoffOptions } from '../api/login-backoff.ts';
-import type { NodesReport } from '../chain/cluster-head.ts';
-import { MemoryFilterStore } from '../filters/memory-filter-store.ts';
-import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
+import { LoginBackoff, type BackoffOptions } from './login-backoff/login-backoff.ts';
+import type { NodesReport } from './heads/heads-hub.ts';
+import { MemoryFilterStore } from './filter-store/memory-filter-store.ts';
+import { MemoryRateLimiter } from './rate-limiter/memory-rate-limiter.ts';
 import type { PrimaryServer } from './ipc.ts';
-import type { PrimaryEvents, PrimaryProtocol } from './protocol.ts';
+import type { SharedStateEvents, SharedStateProtocol } from './protocol.ts';
 
 /** The primary's side of the protocol. */
-export type ForWorkers = PrimaryServer<PrimaryProtocol>;
+export type ForWorkers = PrimaryServer<SharedStateProtocol>;
 /** Tells every worker but `except` of an event. */
-export type Broadcast = <T extends keyof PrimaryEvents & string>(topic: T, data: PrimaryEvents[T], except?: number) => void;
+export type Broadcast = (...event: { [T in keyof SharedStateEvents]: [topic: T, data: SharedStateEvents[T], except?: number] }[keyof SharedStateEvents]) => void;
 
 /**
  * What the workers of one machine share, kept in the primary (`--workers N`): what Redis keeps for

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import { rateLimiterContract } from './rate-limiter.contract.ts';
 import { RedisRateLimiter } from './redis-rate-limiter.ts';
-import { REDIS_URL, rawRedis, redisSkipReason, removeKeys, testPrefix } from '../../test/helpers/redis.ts';
+import { REDIS_URL, rawRedis, redisSkipReason, removeKeys, testPrefix } from '../../../test/helpers/redis.ts';
 
 const skip = await redisSkipReason('redis rate limiter suite');
 const prefix = testPrefix();

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
-import { redisSkipReason, REDIS_URL } from '../../test/helpers/redis.ts';
-import { ClusterHeads } from './cluster-head.ts';
+import { redisSkipReason, REDIS_URL } from '../../../test/helpers/redis.ts';
+import { ClusterHeads } from './heads-hub.ts';
 import { headsHubContract } from './heads-hub.contract.ts';
 
 const skip = await redisSkipReason('shared head suite');

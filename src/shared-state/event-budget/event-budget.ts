@@ -1,4 +1,4 @@
-import type { RateDecision } from './rate-limiter.ts';
+import type { RateDecision } from '../rate-limiter/rate-limiter.ts';
 
 /**
  * A budget of events per subject (failed authentications per client address, new sessions per address, management

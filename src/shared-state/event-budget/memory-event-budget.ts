@@ -1,5 +1,5 @@
 import type { BudgetShape, EventBudget } from './event-budget.ts';
-import { MemoryRateLimiter } from './memory-rate-limiter.ts';
+import { MemoryRateLimiter } from '../rate-limiter/memory-rate-limiter.ts';
 
 /**
  * The budget of one instance alone, decided at once (no promise): the default, and the local bucket of the shared

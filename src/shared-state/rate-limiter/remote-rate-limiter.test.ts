@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
-import { loginBackoffContract } from '../api/login-backoff.contract.ts';
-import { headsHubContract } from '../chain/heads-hub.contract.ts';
-import type { GatewayError } from '../errors/gateway-error.ts';
-import { filterStoreContract } from '../filters/filter-store.contract.ts';
-import { eventBudgetContract } from '../limits/event-budget.contract.ts';
-import { rateLimiterContract } from '../limits/rate-limiter.contract.ts';
-import { SharedEventBudget } from '../limits/shared-event-budget.ts';
-import { primaryWithWorkers } from '../../test/helpers/primary-workers.ts';
-import { PrimaryClient, type Channel } from './ipc.ts';
-import { RemoteFilterStore, RemoteHeads, RemoteLoginBackoff, RemoteRateLimiter } from './remote-state.ts';
+import { loginBackoffContract } from '../login-backoff/login-backoff.contract.ts';
+import { headsHubContract } from '../heads/heads-hub.contract.ts';
+import type { GatewayError } from '../../errors/gateway-error.ts';
+import { filterStoreContract } from '../filter-store/filter-store.contract.ts';
+import { eventBudgetContract } from '../event-budget/event-budget.contract.ts';
+import { rateLimiterContract } from './rate-limiter.contract.ts';
+import { SharedEventBudget } from '../event-budget/shared-event-budget.ts';
+import { primaryWithWorkers } from '../../../test/helpers/primary-workers.ts';
+import { PrimaryClient, type Channel } from '../ipc.ts';
+import { RemoteFilterStore, RemoteHeads, RemoteLoginBackoff, RemoteRateLimiter } from './remote-rate-limiter.ts';
 
 /**
  * The workers' view of the primary's state keeps the contract of each kind (STYLE principle 6), each call crossing

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { closeConnection, commandConnection, redisWhere } from '../redis/connections.ts';
+import { closeConnection, commandConnection, redisWhere } from '../redis-connections.ts';
 import { bucketShape, MICRO, tokenBucket, type RateDecision, type RateLimiter } from './rate-limiter.ts';
 
 /**

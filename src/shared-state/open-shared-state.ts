@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import { MemoryRateLimiter } from './memory-rate-limiter.ts';
-import type { RateLimiter } from './rate-limiter.ts';
-import { RedisRateLimiter } from './redis-rate-limiter.ts';
-import { ResilientRateLimiter, type RateLimiterStatus } from './resilient-rate-limiter.ts';
+import { MemoryRateLimiter } from './rate-limiter/memory-rate-limiter.ts';
+import type { RateLimiter } from './rate-limiter/rate-limiter.ts';
+import { RedisRateLimiter } from './rate-limiter/redis-rate-limiter.ts';
+import { ResilientRateLimiter, type RateLimiterStatus } from './fallback.ts';
 
 /**
  * A limiter that can say where it keeps its buckets (for /readyz): in memory by configuration, in the primary (a

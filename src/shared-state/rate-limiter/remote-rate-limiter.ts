@@ -1,15 +1,15 @@
-import type { LoginBackoffStore } from '../api/login-backoff.ts';
-import { headKey, TurnReads, type HeadsHub, type SharedHead } from '../chain/cluster-head.ts';
-import { GatewayError } from '../errors/gateway-error.ts';
-import type { FilterState, FilterStore } from '../filters/filter-store.ts';
-import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
-import type { OpenedRateLimiter } from '../limits/open-rate-limiter.ts';
-import type { RateDecision } from '../limits/rate-limiter.ts';
-import type { ArgsOf, PrimaryClient, ResultOf } from './ipc.ts';
-import type { PrimaryEvents, PrimaryProtocol } from './protocol.ts';
+import type { LoginBackoffStore } from '../login-backoff/login-backoff.ts';
+import { headKey, TurnReads, type HeadsHub, type SharedHead } from '../heads/heads-hub.ts';
+import { GatewayError } from '../../errors/gateway-error.ts';
+import type { FilterState, FilterStore } from '../filter-store/filter-store.ts';
+import { MemoryRateLimiter } from './memory-rate-limiter.ts';
+import type { OpenedRateLimiter } from '../open-shared-state.ts';
+import type { RateDecision } from './rate-limiter.ts';
+import type { ArgsOf, ResultOf } from '../ipc.ts';
+import type { SharedStateClient, SharedStateProtocol } from '../protocol.ts';
 
 /** A worker's client of its primary, typed by the protocol. */
-export type ToPrimary = PrimaryClient<PrimaryProtocol, PrimaryEvents>;
+export type ToPrimary = SharedStateClient;
 
 /**
  * A worker's view of the state the primary keeps (primary-state.ts): the same interfaces as the memory and Redis
@@ -51,7 +51,7 @@ export class RemoteFilterStore implements FilterStore {
 
   constructor(private readonly primary: ToPrimary) {}
 
-  private ask<M extends keyof PrimaryProtocol['filters'] & string>(method: M, args: ArgsOf<PrimaryProtocol, 'filters', M>): Promise<ResultOf<PrimaryProtocol, 'filters', M>> {
+  private ask<M extends keyof SharedStateProtocol['filters'] & string>(method: M, args: ArgsOf<SharedStateProtocol, 'filters', M>): Promise<ResultOf<SharedStateProtocol, 'filters', M>> {
     return this.primary.call('filters', method, args).catch((err: unknown) => {
       throw new GatewayError('FILTERS_UNAVAILABLE', {}, { cause: err });
     });

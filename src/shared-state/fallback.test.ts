@@ -5,11 +5,11 @@ import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import pino from 'pino';
-import { MemoryRateLimiter } from './memory-rate-limiter.ts';
-import { openRateLimiter } from './open-rate-limiter.ts';
-import type { RateDecision } from './rate-limiter.ts';
-import { RedisRateLimiter } from './redis-rate-limiter.ts';
-import { ResilientRateLimiter, type SharedRateLimiter } from './resilient-rate-limiter.ts';
+import { MemoryRateLimiter } from './rate-limiter/memory-rate-limiter.ts';
+import { openRateLimiter } from './open-shared-state.ts';
+import type { RateDecision } from './rate-limiter/rate-limiter.ts';
+import { RedisRateLimiter } from './rate-limiter/redis-rate-limiter.ts';
+import { ResilientRateLimiter, type SharedRateLimiter } from './fallback.ts';
 import { REDIS_URL, rawRedis, redisSkipReason, removeKeys, testPrefix } from '../../test/helpers/redis.ts';
 import { eventually } from '../../test/helpers/eventually.ts';
 

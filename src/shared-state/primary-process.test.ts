@@ -1,17 +1,18 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, before } from 'node:test';
-import { loginBackoffContract } from '../api/login-backoff.contract.ts';
-import { rateLimiterContract } from '../limits/rate-limiter.contract.ts';
+import { loginBackoffContract } from './login-backoff/login-backoff.contract.ts';
+import { rateLimiterContract } from './rate-limiter/rate-limiter.contract.ts';
 import { PrimaryClient, type Channel } from './ipc.ts';
-import { RemoteLoginBackoff, RemoteRateLimiter, type ToPrimary } from './remote-state.ts';
+import { RemoteLoginBackoff, RemoteRateLimiter } from './rate-limiter/remote-rate-limiter.ts';
+import type { SharedStateEvents, SharedStateProtocol } from './protocol.ts';
 
 /**
  * The contracts a single worker can show, over node's real IPC channel to a primary in another process
  * (test/helpers/primary-process.ts): the pipe, its framing and its JSON, as `--workers N` has them.
  */
 let child: ChildProcess;
-let primary: ToPrimary;
+let primary: PrimaryClient<SharedStateProtocol, SharedStateEvents>;
 before(async () => {
   child = fork(fileURLToPath(new URL('../../test/helpers/primary-process.ts', import.meta.url)), { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
   await new Promise<void>((resolve, reject) => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { closeConnection, commandConnection, redisWhere } from '../redis/connections.ts';
+import { closeConnection, commandConnection, redisWhere } from '../redis-connections.ts';
 import { backoffWait, type BackoffOptions, type LoginBackoffStore, type Streak } from './login-backoff.ts';
 
 /**

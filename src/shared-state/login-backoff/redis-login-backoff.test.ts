@@ -6,7 +6,7 @@ import { CONTRACT_BACKOFF, loginBackoffContract } from './login-backoff.contract
 import { LoginBackoff } from './login-backoff.ts';
 import { RedisLoginBackoff } from './redis-login-backoff.ts';
 import { SharedLoginBackoff } from './shared-login-backoff.ts';
-import { rawRedis, REDIS_URL, redisSkipReason, removeKeys, testPrefix } from '../../test/helpers/redis.ts';
+import { rawRedis, REDIS_URL, redisSkipReason, removeKeys, testPrefix } from '../../../test/helpers/redis.ts';
 
 const skip = await redisSkipReason('redis login backoff suite');
 const prefix = testPrefix();

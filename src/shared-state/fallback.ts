@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { MemoryRateLimiter } from './memory-rate-limiter.ts';
-import type { RateDecision, RateLimiter } from './rate-limiter.ts';
+import { MemoryRateLimiter } from './rate-limiter/memory-rate-limiter.ts';
+import type { RateDecision, RateLimiter } from './rate-limiter/rate-limiter.ts';
 
 /** Where per-second limits are being kept: shared in Redis, or per instance in memory while Redis is away. */
 export type RateLimiterStatus = 'redis' | 'degraded';

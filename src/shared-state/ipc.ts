@@ -52,11 +52,20 @@ export interface Channel {
 }
 
 /**
+ * What a worker asks of its primary, in protocol `P` with events `E`: a narrower protocol's view of a client of a
+ * wider one (the shared state's variants take the client of the workers' whole protocol).
+ */
+export interface Asks<P extends Services<P>, E = Record<never, never>> {
+  call<S extends keyof P & string, M extends keyof P[S] & string>(svc: S, method: M, args: ArgsOf<P, S, M>): Promise<ResultOf<P, S, M>>;
+  on<T extends keyof E>(topic: T, fn: (data: E[T]) => void): void;
+}
+
+/**
  * The worker's side: `call` sends and resolves with the primary's answer, `on` hears the primary's events. Every
  * call has a time-out: a primary that does not answer (it is the process that owns the chains; if it hangs, so does
  * the service) fails the call instead of holding the caller forever.
  */
-export class PrimaryClient<P extends Services<P>, E = Record<never, never>> {
+export class PrimaryClient<P extends Services<P>, E = Record<never, never>> implements Asks<P, E> {
   private next = 1;
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private readonly topics = new Map<keyof E, Array<(data: never) => void>>();

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
-import { closeConnection, commandConnection, subscriberConnection } from '../redis/connections.ts';
+import { closeConnection, commandConnection, subscriberConnection } from '../redis-connections.ts';
 
 /**
  * One head for every instance (cluster mode): behind a load balancer, instance B answered a nonce older

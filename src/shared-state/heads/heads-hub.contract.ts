@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
-import type { HeadsHub, NodesReport } from './cluster-head.ts';
+import type { HeadsHub, NodesReport } from './heads-hub.ts';
 
 /**
  * The behaviour every HeadsHub must have (STYLE principle 6): run by cluster-head.test.ts (Redis, for instances)
