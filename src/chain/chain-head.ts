@@ -69,7 +69,7 @@ export class ChainHead {
   }
 
   /**
-   * Cluster mode (chain/cluster-head.ts): the head every instance shares. A block this instance takes as existing is
+   * Cluster mode (shared-state/heads/): the head every instance shares. A block this instance takes as existing is
    * published, and `announced` holds the answers that show it until Redis has it.
    */
   shared: SharedHead | undefined;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { OpenedRateLimiter } from '../shared-state/open-shared-state.ts';
+import type { OpenedRateLimiter } from '../shared-state/rate-limiter/rate-limiter.ts';
 import { bounded } from '../store/bounded.ts';
 import type { StoreOutage } from '../store/outage.ts';
 import type { Store } from '../store/store.ts';

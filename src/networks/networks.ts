@@ -80,7 +80,7 @@ export class Networks {
       // are held to the head bound (agreed-head.ts).
       const chain = new Chain(name, net.chainId, members, policy, depth, config.upstreams.checkIntervalMs, nlog, kind === 'embedded' ? undefined : HEAD_BOUND);
       chains.set(name, chain);
-      // Cluster mode: instances in front of the same nodes share one head (chain/cluster-head.ts). An embedded
+      // Cluster mode: instances in front of the same nodes share one head (shared-state/heads/). An embedded
       // chain is this process's own: nothing to share.
       if (cluster && (kind === 'upstream' || cluster.embeddedToo)) {
         chain.head.shared = cluster.network(net.chainId, net.upstreams.map((u) => u.url), (n) => chain.head.advance(n, true));

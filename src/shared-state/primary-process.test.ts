@@ -4,7 +4,8 @@ import { after, before } from 'node:test';
 import { loginBackoffContract } from './login-backoff/login-backoff.contract.ts';
 import { rateLimiterContract } from './rate-limiter/rate-limiter.contract.ts';
 import { PrimaryClient, type Channel } from './ipc.ts';
-import { RemoteLoginBackoff, RemoteRateLimiter } from './rate-limiter/remote-rate-limiter.ts';
+import { RemoteLoginBackoff } from './login-backoff/remote-login-backoff.ts';
+import { RemoteRateLimiter } from './rate-limiter/remote-rate-limiter.ts';
 import type { SharedStateEvents, SharedStateProtocol } from './protocol.ts';
 
 /**
@@ -27,6 +28,6 @@ after(() => {
   child?.disconnect();
 });
 
-rateLimiterContract('worker (a primary process, over node IPC)', async () => new RemoteRateLimiter(primary, () => {}));
+rateLimiterContract('worker (a primary process, over node IPC)', async () => new RemoteRateLimiter(primary));
 
 loginBackoffContract('worker (a primary process, over node IPC)', () => new RemoteLoginBackoff(primary));

@@ -1,6 +1,7 @@
 import type { LoginBackoffStore } from './login-backoff/login-backoff.ts';
 import type { NodesReport } from './heads/heads-hub.ts';
 import type { FilterStore } from './filter-store/filter-store.ts';
+import type { Leases } from './leases/leases.ts';
 import type { RateLimiter } from './rate-limiter/rate-limiter.ts';
 import type { Asks } from './ipc.ts';
 
@@ -22,7 +23,11 @@ export interface SharedStateProtocol {
     size(): number;
   };
   heads: HeadsCalls;
+  /** The calling worker holds the lease: the primary knows it by its channel. */
+  leases: Pick<Leases, 'take'>;
   backoff: LoginBackoffStore;
+  /** One round trip: whether the primary answers (fallback.ts asks it while a kind is degraded). */
+  shared: { ping(): void };
 }
 
 /** A network's shared head in the primary, by its `headKey`: SharedHead's methods, for any network. */
@@ -31,7 +36,6 @@ export interface HeadsCalls {
   lower(key: string, n: number): void;
   /** The heads of `keys`, in order; null where none is known. */
   read(keys: string[]): Array<number | null>;
-  leads(key: string, ttlMs: number): boolean;
   report(key: string, report: NodesReport, ttlMs: number): void;
   lastReport(key: string): NodesReport | null;
 }

@@ -1,10 +1,11 @@
 import { Redis } from 'ioredis';
 
 /**
- * The Redis connections of cluster mode, made one way for every part that keeps something there: the
- * per-second limits and the guards on them, filters, the shared head and node checks, the login back-off. Each part
- * decides what a failed command means (local limits, FILTERS_UNAVAILABLE, the instance's own head); none may wait on
- * Redis, so a command connection fails fast rather than queue.
+ * The Redis connections of cluster mode, made one way for every kind that keeps something there: the per-second
+ * limits and the guards on them, filters, the shared head, leases, the login back-off. A failed command rejects, and
+ * the shared state's fallback (fallback.ts) answers from the kind's local stand-in (local limits,
+ * FILTERS_UNAVAILABLE, the instance's own head); none may wait on Redis, so a command connection fails fast rather
+ * than queue.
  */
 
 /** Reconnecting, in the background: sooner after a blip, every 2 s at most during an outage. */

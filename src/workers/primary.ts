@@ -32,7 +32,7 @@ export function workerCount(config: Readonly<Config>): number {
  * `nodegate start --workers N`: one port served by N processes. The primary serves no request itself: it
  * makes the store ready (migrations, first-start accounts and key, whose secrets one worker prints once), runs the
  * embedded chains (their anvils and journals, served to the workers by chain-server.ts), keeps the state the
- * workers share (primary-state.ts: limits, filters, heads, login back-off, as Redis does for instances), starts the
+ * workers share (shared-state/primary-state.ts: limits, filters, heads, leases, login back-off, as Redis does for instances), starts the
  * workers, starts again one that dies, and stops them all, then the chains, on SIGTERM/SIGINT/SIGHUP.
  * Each worker is a whole gateway on the shared port (node's cluster module hands it connections).
  */

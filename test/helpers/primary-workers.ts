@@ -9,7 +9,7 @@ import type { PrimaryEvents, PrimaryProtocol, ToPrimary } from '../../src/worker
 const overTheWire = <T>(m: T): unknown => JSON.parse(JSON.stringify(m));
 
 /**
- * A primary's shared state (workers/primary-state.ts) and the workers that ask it, in this process: each message
+ * A primary's shared state (shared-state/primary-state.ts) and the workers that ask it, in this process: each message
  * goes through JSON and arrives in a later turn, as over the cluster's channel, and each worker has an id of its own
  * (heads' leases and events are per worker), as workers/primary.ts wires them.
  */

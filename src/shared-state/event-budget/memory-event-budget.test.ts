@@ -1,17 +1,18 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { pino } from 'pino';
 import { eventBudgetContract } from './event-budget.contract.ts';
 import { MemoryEventBudget } from './memory-event-budget.ts';
-import { eventBudget } from './shared-event-budget.ts';
-import { MemoryRateLimiter } from '../rate-limiter/memory-rate-limiter.ts';
+import { CONTRACT_BACKOFF } from '../login-backoff/login-backoff.contract.ts';
+import { openSharedState } from '../open-shared-state.ts';
 
 eventBudgetContract('memory', (shape) => new MemoryEventBudget(shape));
 
-test('without Redis the budget is this instance\'s, and answers at once (no promise)', async () => {
-  const limiter = Object.assign(new MemoryRateLimiter(), { status: () => 'memory' as const });
-  const b = eventBudget('t', { perSecond: 1, burst: 1 }, limiter);
+test('without Redis or a primary the budget is this process\'s, and answers at once (no promise)', async () => {
+  const shared = await openSharedState({ redisTimeoutMs: 200, backoff: CONTRACT_BACKOFF, log: pino({ level: 'silent' }) });
+  const b = shared.eventBudgets('t', { perSecond: 1, burst: 1 });
   assert.ok(b instanceof MemoryEventBudget);
   assert.equal(b.spend('x'), undefined);
   assert.equal(b.exhausted('x'), true);
-  await Promise.all([b.close(), limiter.close()]);
+  await Promise.all([b.close(), shared.close()]);
 });

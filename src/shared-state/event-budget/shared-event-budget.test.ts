@@ -3,9 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { eventBudgetContract } from './event-budget.contract.ts';
-import { RedisRateLimiter } from '../rate-limiter/redis-rate-limiter.ts';
-import { ResilientRateLimiter } from '../fallback.ts';
+import { UNREACHABLE } from '../fallback.ts';
+import { CONTRACT_BACKOFF } from '../login-backoff/login-backoff.contract.ts';
+import { openSharedState, type SharedState } from '../open-shared-state.ts';
+import type { OpenedRateLimiter } from '../rate-limiter/rate-limiter.ts';
 import { SharedEventBudget } from './shared-event-budget.ts';
+import { primaryWithWorkers } from '../../../test/helpers/primary-workers.ts';
 import { REDIS_URL, redisSkipReason, removeKeys, testPrefix } from '../../../test/helpers/redis.ts';
 
 const skip = await redisSkipReason('shared event budget suite');
@@ -13,24 +16,37 @@ const prefix = testPrefix();
 after(() => (skip ? undefined : removeKeys(prefix)));
 const quiet = pino({ level: 'silent' });
 
-/** The gateway's limiter as one instance in cluster mode has it: Redis, falling back to memory. */
-async function instanceLimiter(url = REDIS_URL, log = quiet): Promise<ResilientRateLimiter> {
-  const shared = new RedisRateLimiter({ url, prefix });
-  const degraded = await shared.connect().then(() => false, () => true);
-  return new ResilientRateLimiter({ shared, log, degraded });
-}
+const opened: SharedState[] = [];
+after(() => Promise.all(opened.map((s) => s.close())));
 
-const limiters: ResilientRateLimiter[] = [];
-after(() => Promise.all(limiters.map((l) => l.close())));
+/** The shared state as one instance in cluster mode opens it: Redis, each kind falling back to memory. */
+async function instance(url = REDIS_URL, log = quiet): Promise<SharedState> {
+  const shared = await openSharedState({ redisUrl: url, redisTimeoutMs: 2000, redisPrefix: prefix, backoff: CONTRACT_BACKOFF, log });
+  opened.push(shared);
+  return shared;
+}
+/** Its limiter, where the shared budgets keep their buckets. */
+const instanceLimiter = async (url = REDIS_URL, log = quiet): Promise<OpenedRateLimiter> => (await instance(url, log)).rateLimiter;
+
 const limiter = skip ? undefined : await instanceLimiter();
-if (limiter) limiters.push(limiter);
 
 eventBudgetContract('shared (Redis)', (shape) => new SharedEventBudget(`contract:${randomUUID()}`, shape, limiter!), { skip });
+
+/** A worker's budgets, as the shared state opens them: in the primary, over IPC (two workers, taken in turn). */
+const workers = primaryWithWorkers();
+after(() => workers.close());
+const two = await Promise.all([1, 2].map(() => openSharedState({ primary: workers.worker(), redisTimeoutMs: 200, backoff: CONTRACT_BACKOFF, log: quiet })));
+opened.push(...two);
+let turn = 0;
+eventBudgetContract('shared (the primary, over IPC)', (shape) => {
+  const name = `contract:${randomUUID()}`;
+  const budgets = two.map((s) => s.eventBudgets(name, shape));
+  return { spend: (subject) => budgets[turn++ % 2].spend(subject), exhausted: (subject) => budgets[turn++ % 2].exhausted(subject), close: async () => {} };
+});
 
 describe('shared event budget, specifically', { skip }, () => {
   test('three instances spending round-robin get the burst once in all, not three times', async () => {
     const three = [limiter!, await instanceLimiter(), await instanceLimiter()];
-    limiters.push(three[1], three[2]);
     const name = `spread:${randomUUID()}`;
     const budgets = three.map((l) => new SharedEventBudget(name, { perSecond: 0.1, burst: 6 }, l));
     const answers = [];
@@ -55,14 +71,13 @@ describe('shared event budget, specifically', { skip }, () => {
     const lines: string[] = [];
     const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(l) });
     const down = await instanceLimiter('redis://127.0.0.1:1', log);
-    limiters.push(down);
     const b = new SharedEventBudget(`down:${randomUUID()}`, { perSecond: 0.1, burst: 3 }, down);
     const answers = [];
     for (let i = 0; i < 20; i++) answers.push(await b.spend('10.8.8.8'));
     assert.equal(answers.filter((a) => a === undefined).length, 3);
     assert.equal(await b.exhausted('10.8.8.8'), true);
-    const warnings = lines.filter((l) => l.includes('Redis unreachable'));
+    const warnings = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === UNREACHABLE && l.shared === 'per-second limits and failure guards');
     assert.equal(warnings.length, 1, lines.join(''));
-    assert.ok(!warnings[0].includes('redis://'), 'the URL (it may hold a password) is not logged');
+    assert.ok(!lines.join('').includes('redis://'), 'the URL (it may hold a password) is not logged');
   });
 });

@@ -1,14 +1,14 @@
-import type { BudgetLimiter, BudgetShape, EventBudget } from './event-budget.ts';
+import type { BudgetLimiter, BudgetShape, EventBudget, EventBudgets } from './event-budget.ts';
 import { MemoryEventBudget } from './memory-event-budget.ts';
 
 /**
- * A budget held across gateway instances (cluster mode): Redis keeps the shared truth, so N instances
- * give a subject the burst once, not N times. The instance's own bucket answers first: it counts this instance's
- * events, which are part of the subject's, so when it is empty the shared one is too and no round trip is made
- * (an attacker flooding one instance is refused from memory past the burst). Only events and the `exhausted`
- * question (asked before dear work) reach Redis, never a request that causes no event. While Redis is away (the
- * gateway's ResilientRateLimiter says 'degraded', logs it once per outage, and checks for its return off the
- * request path) the local bucket alone decides, as on a single instance.
+ * A budget held across processes (instances through Redis, workers through their primary): the shared limiter keeps
+ * the shared truth, so N processes give a subject the burst once, not N times. The process's own bucket answers
+ * first: it counts this process's events, which are part of the subject's, so when it is empty the shared one is
+ * too and no round trip is made (an attacker flooding one instance is refused from memory past the burst). Only
+ * events and the `exhausted` question (asked before dear work) reach the shared limiter, never a request that causes
+ * no event. While its store is away (the limiter says 'degraded': the shared state's fallback logs it once per
+ * outage, and checks for its return off the request path) the local bucket alone decides, as on a single process.
  */
 export class SharedEventBudget implements EventBudget {
   private readonly local: MemoryEventBudget;
@@ -48,10 +48,7 @@ function sharing(limiter: BudgetLimiter): boolean {
   return s === 'redis' || s === 'primary';
 }
 
-/**
- * The budget `name` as configured: shared through `limiter` when it keeps its buckets in Redis (cluster mode), else
- * this instance's alone (decided at once).
- */
-export function eventBudget(name: string, shape: BudgetShape, limiter?: BudgetLimiter, now?: () => number): MemoryEventBudget | SharedEventBudget {
-  return limiter && limiter.status() !== 'memory' ? new SharedEventBudget(name, shape, limiter, now) : new MemoryEventBudget(shape, now);
+/** Budgets shared through `limiter` (the shared state's, when it is Redis or the workers' primary). */
+export function sharedEventBudgets(limiter: BudgetLimiter): EventBudgets {
+  return (name, shape, now) => new SharedEventBudget(name, shape, limiter, now);
 }

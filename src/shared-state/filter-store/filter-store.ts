@@ -51,9 +51,11 @@ export interface FilterState {
 export const MAX_SENT_TRANSACTIONS = 10_000;
 
 /**
- * Where filters live: memory on one instance (memory-filter-store.ts); Redis behind several (redis-filter-store.ts),
- * so that a filter made on one instance polls on any other and survives a restart. Both keep the contract of
- * filter-store.contract.ts. A shared store that fails rejects with a GatewayError (FILTERS_UNAVAILABLE).
+ * Where filters live: memory on one process (memory-filter-store.ts); Redis behind several instances
+ * (redis-filter-store.ts), so that a filter made on one instance polls on any other and survives a restart; the
+ * primary for the workers of `--workers N` (remote-filter-store.ts). Each keeps the contract of
+ * filter-store.contract.ts. While a shared store fails, filter calls answer FILTERS_UNAVAILABLE
+ * (unavailable-filter-store.ts, through the shared state's fallback).
  */
 export interface FilterStore {
   /** Adds `filter` unless its key, or its account, already has `max` live filters; false if so. */

@@ -1,7 +1,5 @@
-import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
-import { closeConnection, commandConnection, redisWhere } from '../redis-connections.ts';
-import { GatewayError } from '../../errors/gateway-error.ts';
+import { closeConnection, commandConnection } from '../redis-connections.ts';
 import { MAX_SENT_TRANSACTIONS, type FilterState, type FilterStore } from './filter-store.ts';
 import { ADD_LUA, NOTE_LUA, REMOVE_LUA, SINCE_LUA, UPDATE_LUA } from './redis-filter-scripts.ts';
 
@@ -16,8 +14,6 @@ export interface RedisFilterStoreOptions {
   connectTimeoutMs?: number;
   /** The clock expiries are judged by (tests move it). */
   now?: () => number;
-  /** Told once per outage that Redis failed (never its URL: it may hold a password). */
-  log?: Logger;
 }
 
 type Scripts = Redis & {
@@ -42,25 +38,20 @@ const SIZE_EVERY_MS = 15_000;
  * plan's cap. A save is a compare-and-set on the version, and never writes a filter that is gone. What one filter
  * holds is bounded by the Filters' own bounds (filters.maxKeptBytes of logs, 1,000 pending hashes, 128 blocks).
  *
- * Every command has a time-out and none waits for a connection (no offline queue): when Redis fails, filter calls
- * answer FILTERS_UNAVAILABLE at once and nothing else of the gateway waits on it. Expiry is judged by the
- * instance's clock against `expiresAt` (Redis's TTL only frees the memory), as the memory store does.
+ * Every command has a time-out and none waits for a connection (no offline queue): a call rejects as soon as Redis
+ * fails (the shared state's fallback then answers FILTERS_UNAVAILABLE). Expiry is judged by the instance's clock
+ * against `expiresAt` (Redis's TTL only frees the memory), as the memory store does.
  */
 export class RedisFilterStore implements FilterStore {
   private readonly redis: Scripts;
   private readonly prefix: string;
   private readonly now: () => number;
-  private readonly log?: Logger;
-  private readonly where: string;
-  private failing = false;
   private live = 0;
   private readonly counter: NodeJS.Timeout;
 
   constructor(options: RedisFilterStoreOptions) {
     this.prefix = options.prefix ?? 'ng:f:';
     this.now = options.now ?? Date.now;
-    this.log = options.log;
-    this.where = redisWhere(options.url);
     const redis = commandConnection(options.url, { commandTimeoutMs: options.commandTimeoutMs, connectTimeoutMs: options.connectTimeoutMs });
     redis.defineCommand('ngFilterAdd', { numberOfKeys: 4, lua: ADD_LUA });
     redis.defineCommand('ngFilterUpdate', { numberOfKeys: 4, lua: UPDATE_LUA });
@@ -72,14 +63,15 @@ export class RedisFilterStore implements FilterStore {
     this.counter.unref();
   }
 
-  /** Makes the first connection; a failure is logged and the gateway starts anyway (filter calls fail until Redis answers). */
+  /** Makes the first connection (rejects when Redis is unreachable; reconnection continues in the background). */
   async connect(): Promise<void> {
-    try {
-      if (this.redis.status === 'wait') await this.redis.connect();
-      this.failing = false;
-    } catch (err) {
-      this.trouble(err);
-    }
+    if (this.redis.status === 'wait') await this.redis.connect();
+    else await this.ping();
+  }
+
+  /** One round trip; rejects while Redis is unreachable. */
+  async ping(): Promise<void> {
+    await this.redis.ping();
   }
 
   get size(): number {
@@ -89,20 +81,20 @@ export class RedisFilterStore implements FilterStore {
   async add(filter: FilterState, max: number): Promise<boolean> {
     const now = this.now();
     const { version: _, ...state } = filter;
-    const done = await this.run(() => this.redis.ngFilterAdd(
+    const done = await this.redis.ngFilterAdd(
       this.key(filter.id), this.byKey(filter.keyId), this.byAccount(filter.accountId), this.prefix + 'all',
       now, max, JSON.stringify(state), filter.expiresAt, ttl(filter.expiresAt, now), filter.id, filter.keyId, filter.accountId,
-    ));
+    );
     return done === 1;
   }
 
   async get(id: string): Promise<FilterState | undefined> {
-    const [s, v, e] = await this.run(() => this.redis.hmget(this.key(id), 's', 'v', 'e'));
+    const [s, v, e] = await this.redis.hmget(this.key(id), 's', 'v', 'e');
     if (s === null) return undefined;
     const now = this.now();
     if (Number(e) <= now) {
       // Dropped when met expired, as the memory store does: a copy read before cannot save it again.
-      await this.run(() => this.redis.ngFilterRemove(this.key(id), this.prefix + 'all', now, id, this.prefix, 'expired'));
+      await this.redis.ngFilterRemove(this.key(id), this.prefix + 'all', now, id, this.prefix, 'expired');
       return undefined;
     }
     return { ...(JSON.parse(s) as FilterState), version: Number(v) };
@@ -111,23 +103,23 @@ export class RedisFilterStore implements FilterStore {
   async update(filter: FilterState): Promise<boolean> {
     const now = this.now();
     const { version, ...state } = filter;
-    const done = await this.run(() => this.redis.ngFilterUpdate(
+    const done = await this.redis.ngFilterUpdate(
       this.key(filter.id), this.byKey(filter.keyId), this.byAccount(filter.accountId), this.prefix + 'all',
       now, version ?? -1, JSON.stringify(state), filter.expiresAt, ttl(filter.expiresAt, now), filter.id,
-    ));
+    );
     return done === 1;
   }
 
   async remove(id: string): Promise<boolean> {
-    return (await this.run(() => this.redis.ngFilterRemove(this.key(id), this.prefix + 'all', this.now(), id, this.prefix, ''))) === 1;
+    return (await this.redis.ngFilterRemove(this.key(id), this.prefix + 'all', this.now(), id, this.prefix, '')) === 1;
   }
 
   async noteSent(network: string, hash: string): Promise<void> {
-    await this.run(() => this.redis.ngSentNote(this.prefix + `seq:${network}`, this.prefix + `sent:${network}`, hash, MAX_SENT_TRANSACTIONS, SENT_TTL_MS));
+    await this.redis.ngSentNote(this.prefix + `seq:${network}`, this.prefix + `sent:${network}`, hash, MAX_SENT_TRANSACTIONS, SENT_TTL_MS);
   }
 
   async sentSince(network: string, after?: number): Promise<{ seq: number; hashes: string[] }> {
-    const [seq, ...hashes] = await this.run(() => this.redis.ngSentSince(this.prefix + `seq:${network}`, this.prefix + `sent:${network}`, after === undefined ? '' : String(after)));
+    const [seq, ...hashes] = await this.redis.ngSentSince(this.prefix + `seq:${network}`, this.prefix + `sent:${network}`, after === undefined ? '' : String(after));
     return { seq: Number(seq), hashes };
   }
 
@@ -151,28 +143,10 @@ export class RedisFilterStore implements FilterStore {
   /** Counts the live filters of every instance now (`size` is the last count; expired members are dropped first). */
   async count(): Promise<number> {
     const all = this.prefix + 'all';
-    const replies = await this.run(() => this.redis.multi().zremrangebyscore(all, '-inf', this.now()).zcard(all).exec());
+    const replies = await this.redis.multi().zremrangebyscore(all, '-inf', this.now()).zcard(all).exec();
     const n = Number(replies?.[1]?.[1] ?? 0);
     this.live = n;
     return n;
-  }
-
-  /** One Redis call; a failure becomes FILTERS_UNAVAILABLE for the caller, and one warning per outage. */
-  private async run<T>(call: () => Promise<T>): Promise<T> {
-    try {
-      const out = await call();
-      this.failing = false;
-      return out;
-    } catch (err) {
-      this.trouble(err);
-      throw new GatewayError('FILTERS_UNAVAILABLE', { detail: 'the shared filter store (Redis) did not answer' }, { cause: err });
-    }
-  }
-
-  private trouble(err: unknown): void {
-    if (this.failing) return;
-    this.failing = true;
-    this.log?.warn({ err: (err as Error).message, redis: this.where }, 'Redis unreachable: filter calls answer -32002 filters_unavailable until it answers again');
   }
 }
 

@@ -1,4 +1,4 @@
 import { loginBackoffContract, CONTRACT_BACKOFF } from './login-backoff.contract.ts';
-import { LoginBackoff } from './login-backoff.ts';
+import { MemoryLoginBackoff } from './memory-login-backoff.ts';
 
-loginBackoffContract('memory', () => new LoginBackoff(CONTRACT_BACKOFF));
+loginBackoffContract('memory', () => new MemoryLoginBackoff(CONTRACT_BACKOFF));

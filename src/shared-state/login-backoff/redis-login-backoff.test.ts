@@ -3,14 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { CONTRACT_BACKOFF, loginBackoffContract } from './login-backoff.contract.ts';
-import { LoginBackoff } from './login-backoff.ts';
 import { RedisLoginBackoff } from './redis-login-backoff.ts';
-import { SharedLoginBackoff } from './shared-login-backoff.ts';
+import { UNREACHABLE } from '../fallback.ts';
+import { openSharedState, type SharedState } from '../open-shared-state.ts';
 import { rawRedis, REDIS_URL, redisSkipReason, removeKeys, testPrefix } from '../../../test/helpers/redis.ts';
 
 const skip = await redisSkipReason('redis login backoff suite');
 const prefix = testPrefix();
-const opened: RedisLoginBackoff[] = [];
+const opened: Array<{ close(): Promise<void> }> = [];
 after(async () => {
   await Promise.all(opened.map((r) => r.close()));
   if (!skip) await removeKeys(prefix);
@@ -28,10 +28,11 @@ loginBackoffContract('redis', () => connected!, { skip });
 
 describe('login backoff shared by instances, specifically', { skip }, () => {
   const quiet = pino({ level: 'silent' });
-  const instance = async (log = quiet, url = REDIS_URL) => {
-    const r = redis(url);
-    const degraded = await r.connect().then(() => false, () => true);
-    return new SharedLoginBackoff(new LoginBackoff(CONTRACT_BACKOFF), r, log, { degraded });
+  /** The login back-off as one instance in cluster mode has it (open-shared-state.ts): Redis and its own memory. */
+  const instance = async (log = quiet, url = REDIS_URL): Promise<SharedState['loginBackoff']> => {
+    const shared = await openSharedState({ redisUrl: url, redisTimeoutMs: 1000, redisPrefix: prefix, backoff: CONTRACT_BACKOFF, log });
+    opened.push(shared);
+    return shared.loginBackoff;
   };
 
   test('failures spread over three instances back off as on one', async () => {
@@ -50,7 +51,7 @@ describe('login backoff shared by instances, specifically', { skip }, () => {
     await b.failed(e, '10.2.2.2', Date.now());
     const raw = rawRedis();
     try {
-      const keys = await raw.keys(`${prefix}*`);
+      const keys = await raw.keys(`${prefix}lb:*`);
       assert.ok(keys.length >= 3);
       assert.ok(keys.every((k) => !k.includes('@') && !k.includes('10.2.2.2')), keys.join(' '));
     } finally {
@@ -66,6 +67,7 @@ describe('login backoff shared by instances, specifically', { skip }, () => {
     for (let i = 0; i < 3; i++) await b.failed(e, a, now);
     assert.equal(await b.waitSeconds(e, a, now), 2);
     assert.equal(await b.waitSeconds(`${randomUUID()}@example.com`, a, now), 0);
-    assert.equal(lines.filter((l) => l.includes('Redis unreachable')).length, 1, lines.join(''));
+    const said = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === UNREACHABLE && l.shared === 'login back-off');
+    assert.equal(said.length, 1, lines.join(''));
   });
 });

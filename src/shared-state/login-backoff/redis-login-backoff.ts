@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { closeConnection, commandConnection, redisWhere } from '../redis-connections.ts';
+import { closeConnection, commandConnection } from '../redis-connections.ts';
 import { backoffWait, type BackoffOptions, type LoginBackoffStore, type Streak } from './login-backoff.ts';
 
 /**
  * Bumps the streaks of one failure (KEYS: the email's, the email-and-address pair's, the address's last failure),
- * atomically across instances: a streak older than `cleanAfterMs` starts again, as in memory (LoginBackoff). Each
+ * atomically across instances: a streak older than `cleanAfterMs` starts again, as in memory (MemoryLoginBackoff). Each
  * key expires once it can no longer hold anything back. Times are the instances' own clocks (ARGV[1]), as a streak
  * in memory uses them; `%.17g` writes ms in full (Lua's tostring keeps 14 digits).
  */
@@ -30,7 +30,7 @@ export interface RedisLoginBackoffOptions extends BackoffOptions {
   url: string;
   /** Prepended to every key. Default `ng:lb:`. */
   prefix?: string;
-  /** A slower command fails (the shared backoff then keeps to memory). */
+  /** A slower command fails (the shared back-off then keeps to memory). */
   commandTimeoutMs: number;
 }
 
@@ -39,19 +39,16 @@ type WithFailed = Redis & { nodegateLoginFailed(email: string, pair: string, dir
 /**
  * The login backoff kept in Redis, so that an email's streak and an address's failures hold on every
  * instance. Keys name a SHA-256 of the email and address, never the email itself. Fails fast (no offline queue, no
- * retry, a command time-out); shared-login-backoff.ts decides what to do then.
+ * retry, a command time-out); the shared state's fallback decides what to do then.
  */
 export class RedisLoginBackoff implements LoginBackoffStore {
   private readonly redis: WithFailed;
   private readonly prefix: string;
   private readonly ttl: string;
-  /** host:port, for logs (never the URL: it may hold a password). */
-  readonly where: string;
 
   constructor(private readonly o: RedisLoginBackoffOptions) {
     this.prefix = o.prefix ?? 'ng:lb:';
     this.ttl = String(Math.max(o.cleanAfterMs, o.maxBackoffMs));
-    this.where = redisWhere(o.url);
     const redis = commandConnection(o.url, { commandTimeoutMs: o.commandTimeoutMs });
     redis.defineCommand('nodegateLoginFailed', { numberOfKeys: 3, lua: FAILED_LUA });
     this.redis = redis as WithFailed;

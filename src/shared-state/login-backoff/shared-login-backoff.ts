@@ -1,95 +1,46 @@
-import type { Logger } from 'pino';
-import { LoginBackoff, type BackoffOptions, type LoginBackoffStore } from './login-backoff.ts';
-import { RedisLoginBackoff } from './redis-login-backoff.ts';
-
-/** Where the shared login back-off is kept: Redis (instances) or the primary (workers of one machine). */
-export type LoginBackoffShare = Pick<RedisLoginBackoff, keyof LoginBackoffStore | 'ping' | 'where'>;
+import type { LoginBackoffStore } from './login-backoff.ts';
+import type { MemoryLoginBackoff } from './memory-login-backoff.ts';
 
 /**
- * The login backoff in cluster mode: Redis is the shared truth (an email guessed through three instances
- * backs off as through one), this instance's memory the fallback, and the longer of the two waits holds.
- * Failures and successes are written to both, and awaited: the next try may reach another instance at once. While
- * Redis fails or times out, memory alone decides, as on one instance, with one warning per outage; at most every
- * `recheckMs` a ping, off the login's path, finds out whether it is back.
+ * What the shared part of the login back-off answers while its store (Redis, the workers' primary) does not: no wait,
+ * nothing kept. The process's own memory, which SharedLoginBackoff always keeps, then decides alone.
+ */
+export const NOTHING_SHARED: LoginBackoffStore = {
+  waitSeconds: () => 0,
+  failed: () => {},
+  succeeded: () => {},
+};
+
+/**
+ * The login backoff shared by processes: the shared store (Redis for instances, the primary for workers) is the
+ * shared truth (an email guessed through three instances backs off as through one), this process's memory the
+ * fallback, and the longer of the two waits holds. Failures and successes are written to both, and awaited: the next
+ * try may reach another process at once. `shared` comes through the shared state's fallback: while its store fails
+ * or times out it answers NOTHING_SHARED at once, and memory alone decides, as on one process.
  */
 export class SharedLoginBackoff implements LoginBackoffStore {
-  private up: boolean;
-  private nextCheck = 0;
-  private checking = false;
-
-  constructor(
-    private readonly local: LoginBackoff,
-    private readonly redis: LoginBackoffShare,
-    private readonly log: Logger,
-    private readonly opts: { degraded?: boolean; recheckMs?: number; now?: () => number } = {},
-  ) {
-    this.up = true;
-    if (opts.degraded) this.down(new Error('not reachable at start'));
-  }
+  constructor(private readonly local: MemoryLoginBackoff, private readonly shared: LoginBackoffStore) {}
 
   waitSeconds(email: string, address: string, now: number): number | Promise<number> {
     const local = this.local.waitSeconds(email, address, now);
-    if (!this.shared()) return local;
-    // Asked even when memory already says wait: Redis may know a longer one (failures made elsewhere), and a
-    // login is dear enough that a round trip before it costs nothing to speak of.
-    return this.redis.waitSeconds(email, address, now).then((shared) => Math.max(local, shared), (err: unknown) => {
-      this.down(err);
-      return local;
-    });
+    // Asked even when memory already says wait: the shared store may know a longer one (failures made elsewhere),
+    // and a login is dear enough that a round trip before it costs nothing to speak of.
+    const shared = this.shared.waitSeconds(email, address, now);
+    return typeof shared === 'number' ? Math.max(local, shared) : shared.then((s) => Math.max(local, s));
   }
 
   failed(email: string, address: string, now: number): void | Promise<void> {
     this.local.failed(email, address, now);
-    if (this.shared()) return this.redis.failed(email, address, now).catch((err: unknown) => this.down(err));
+    return this.shared.failed(email, address, now);
   }
 
   succeeded(email: string, address: string): void | Promise<void> {
     this.local.succeeded(email, address);
-    if (this.shared()) return this.redis.succeeded(email, address).catch((err: unknown) => this.down(err));
+    return this.shared.succeeded(email, address);
   }
 
   /** Whether `address` has not failed lately here, or logged in to `email` before: its checks go first (local slots). */
   trusted(email: string, address: string, now: number): boolean {
     return this.local.trusted(email, address, now);
   }
-
-  /** Whether Redis is answering; while not, starts the (rate-limited, background) check for its return. */
-  shared(): boolean {
-    if (this.up) return true;
-    const now = (this.opts.now ?? Date.now)();
-    if (!this.checking && now >= this.nextCheck) {
-      this.checking = true;
-      this.redis.ping().then(() => {
-        if (this.up) return;
-        this.up = true;
-        this.log.info({ redis: this.redis.where }, 'Redis answers again: the login backoff is shared again');
-      }, () => {}).finally(() => {
-        this.checking = false;
-        this.nextCheck = (this.opts.now ?? Date.now)() + (this.opts.recheckMs ?? 3000);
-      });
-    }
-    return false;
-  }
-
-  private down(err: unknown): void {
-    if (!this.up) return; // logins failing together: one warning
-    this.up = false;
-    this.nextCheck = (this.opts.now ?? Date.now)() + (this.opts.recheckMs ?? 3000);
-    this.log.warn({ err: (err as Error).message, redis: this.redis.where }, 'Redis unreachable: the login backoff is kept in memory, per instance, until it answers again');
-  }
-}
-
-/**
- * The login backoff as configured: with `limits.redisUrl` (cluster mode) kept in Redis too, waiting for the first
- * connection at most its connect time-out (the gateway starts anyway, memory alone until Redis answers); without,
- * this instance's memory. `close` ends the Redis connection.
- */
-export async function openLoginBackoff(o: { options: BackoffOptions; shared?: LoginBackoffShare; redisUrl?: string; timeoutMs: number; log: Logger }): Promise<{ backoff: LoginBackoffStore & Pick<LoginBackoff, 'trusted'>; close(): Promise<void> }> {
-  const local = new LoginBackoff(o.options);
-  // A worker of `--workers N`: the primary is the shared truth, as Redis is for instances.
-  if (o.shared) return { backoff: new SharedLoginBackoff(local, o.shared, o.log), close: async () => {} };
-  if (!o.redisUrl) return { backoff: local, close: async () => {} };
-  const redis = new RedisLoginBackoff({ ...o.options, url: o.redisUrl, commandTimeoutMs: o.timeoutMs });
-  const degraded = await redis.connect().then(() => false, () => true);
-  return { backoff: new SharedLoginBackoff(local, redis, o.log, { degraded }), close: () => redis.close() };
 }

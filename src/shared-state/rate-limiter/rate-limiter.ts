@@ -3,8 +3,8 @@
  * refuse what the rules admit (a double GCRA step refused a 1,000-unit trace on a full 660-unit bucket for ever).
  * A bucket holds `level` micro-units (10^-6 of a unit) as of `at` (ms); it refills at `rate` units per second, that
  * is `rate * 1000` micro-units per ms, up to `burst` units. Every quantity is an integer below 2^53, so the memory
- * limiter (JavaScript) and the Redis one (Lua) compute exactly the same thing. Memory and Redis implement the one
- * interface below; `rate-limiter.contract.ts` runs against both.
+ * limiter (JavaScript) and the Redis one (Lua) compute exactly the same thing. Memory, Redis and the workers' primary
+ * (over IPC) implement the one interface below; `rate-limiter.contract.ts` runs against each.
  */
 export interface RateDecision {
   allowed: boolean;
@@ -32,6 +32,14 @@ export interface RateLimiter {
    */
   consume(bucket: string, cost: number, ratePerSecond: number, burst: number, credit?: number): RateDecision | Promise<RateDecision>;
   close(): Promise<void>;
+}
+
+/** Where the buckets are kept: this process alone, Redis, the workers' primary, or this process while those fail. */
+export type RateLimiterStatus = 'memory' | 'redis' | 'primary' | 'degraded';
+
+/** The gateway's limiter, as the shared state opens it: it says where it keeps its buckets (for /readyz). */
+export interface OpenedRateLimiter extends RateLimiter {
+  status(): RateLimiterStatus;
 }
 
 /** Micro-units per unit: rates are exact to 0.001 unit per second. */

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { closeConnection, commandConnection, redisWhere } from '../redis-connections.ts';
+import { closeConnection, commandConnection } from '../redis-connections.ts';
 import { bucketShape, MICRO, tokenBucket, type RateDecision, type RateLimiter } from './rate-limiter.ts';
 
 /**
@@ -41,7 +41,7 @@ export interface RedisRateLimiterOptions {
   url: string;
   /** Prepended to every bucket key, so deployments (and test runs) can share one Redis. Default `ng:rl:`. */
   prefix?: string;
-  /** A command slower than this fails (and the resilient limiter answers from memory). Default 200 ms. */
+  /** A command slower than this fails (and the shared state's fallback answers from memory). Default 200 ms. */
   commandTimeoutMs?: number;
   /** Giving up on a connection attempt. Default 1000 ms. */
   connectTimeoutMs?: number;
@@ -52,17 +52,14 @@ type WithBucket = Redis & { nodegateBucket(key: string, want: string, cap: strin
 /**
  * Per-second limits shared by several gateway instances through Redis. Fails fast rather than queueing: no
  * offline queue, no per-command retry, a short command timeout; a caller that must keep answering while Redis is
- * away wraps it in `ResilientRateLimiter`. ioredis keeps reconnecting in the background (every 2 s at most).
+ * away gets it through the shared state's fallback (fallback.ts). ioredis keeps reconnecting in the background (every 2 s at most).
  */
 export class RedisRateLimiter implements RateLimiter {
   readonly prefix: string;
-  /** host:port, for logs (never the URL: it may hold a password). */
-  readonly where: string;
   private readonly redis: WithBucket;
 
   constructor(options: RedisRateLimiterOptions) {
     this.prefix = options.prefix ?? 'ng:rl:';
-    this.where = redisWhere(options.url);
     const redis = commandConnection(options.url, { commandTimeoutMs: options.commandTimeoutMs ?? 200, connectTimeoutMs: options.connectTimeoutMs });
     // EVALSHA, falling back to EVAL (which caches it) when the server does not know the script yet.
     redis.defineCommand('nodegateBucket', { numberOfKeys: 1, lua: BUCKET_LUA });
