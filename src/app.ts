@@ -8,18 +8,15 @@ import { buildServer } from './http/server.ts';
 import { AccountsService } from './accounts/service.ts';
 import { accountsCatalogue } from './accounts/catalogue.ts';
 import { Limits } from './limits/limits.ts';
-import { openRateLimiter, type OpenedRateLimiter } from './limits/open-rate-limiter.ts';
+import { openSharedState, type SharedState } from './shared-state/open-shared-state.ts';
+import type { OpenedRateLimiter } from './shared-state/rate-limiter/rate-limiter.ts';
 import { QuotaTracker } from './limits/quota.ts';
 import { openStore } from './store/open-store.ts';
 import { claimChains, type ChainClaim } from './store/embedded-chain-claim.ts';
 import { StoreOutage } from './store/outage.ts';
 import type { Stores } from './store/stores.ts';
 import { Networks } from './networks/networks.ts';
-import { ClusterHeads, type HeadsHub } from './chain/cluster-head.ts';
-import type { FilterStore } from './filters/filter-store.ts';
-import type { LoginBackoffShare } from './api/shared-login-backoff.ts';
 import { Filters } from './filters/filters.ts';
-import { openFilterStore } from './filters/open-filter-store.ts';
 import { Metrics } from './analytics/metrics.ts';
 import { RefusalLog } from './analytics/refusal-log.ts';
 import { UsageRecorder } from './analytics/usage-recorder.ts';
@@ -35,6 +32,7 @@ import { TeamService, teamOptions } from './accounts/team.ts';
 import { invitationBounds } from './accounts/invitation-bounds.ts';
 import { AlertChecker } from './alerts/alert-checker.ts';
 import { turnNow } from './background/turn-clock.ts';
+import { loginBackoffOptions } from './api/password-login.ts';
 
 export interface Gateway {
   config: Readonly<Config>;
@@ -85,10 +83,8 @@ export interface Gateway {
 export interface EmbeddedAt { url: string; headers: Readonly<Record<string, string>> }
 
 export interface WorkerShare {
-  filters: FilterStore;
-  heads: HeadsHub;
-  rateLimiter: OpenedRateLimiter;
-  loginBackoff: LoginBackoffShare;
+  /** The state the workers share, kept by the primary (openSharedState with the worker's client of it). */
+  shared: SharedState;
   /** Where the primary serves an embedded chain, and the headers its chain server asks of each call (its secret). */
   embeddedAt(network: string): EmbeddedAt;
 }
@@ -120,16 +116,11 @@ export async function startGateway(config: Readonly<Config>, opts: {
 } = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config);
   const store = await openStore(config, log);
-  // Cluster mode (a Redis URL): filters are shared by the instances, in Redis (filters/redis-filter-store.ts).
+  // What this process shares with the others (limits, budgets, filters, heads, leases, login back-off): in a worker,
+  // its primary's; else Redis in cluster mode (a Redis URL), or this process's memory (shared-state/).
   const worker = opts.worker;
-  const filterStore = worker?.filters ?? await openFilterStore({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log });
-  // Cluster mode (a Redis URL): the instances share each network's head (chain/cluster-head.ts); workers through the primary.
-  let heads: HeadsHub | undefined = worker?.heads;
-  if (!heads && config.limits.redisUrl) {
-    const cluster = new ClusterHeads({ url: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log });
-    await cluster.connect();
-    heads = cluster;
-  }
+  const shared = worker?.shared ?? await openSharedState({ redisUrl: config.limits.redisUrl, redisTimeoutMs: config.limits.redisTimeoutMs, backoff: loginBackoffOptions(), log, now: turnNow });
+  const { rateLimiter, filters: filterStore, heads } = shared;
   const filters = new Filters(filterStore, config.filters.idleTimeoutMs, Date.now, config.filters.maxKeptBytes);
   const networks = new Networks(config, log, filters, heads, worker ? (name) => worker.embeddedAt(name) : undefined);
   const keys = new KeyResolver(store, config.auth.keyCacheTtlMs, config.auth.lastUsedFlushMs, undefined, {
@@ -138,7 +129,6 @@ export async function startGateway(config: Readonly<Config>, opts: {
     outage: new StoreOutage(log),
   }, turnNow);
   const accounts = new AccountsService(store, accountsCatalogue(config), () => keys.invalidate());
-  const rateLimiter = worker?.rateLimiter ?? await openRateLimiter({ redisUrl: config.limits.redisUrl, timeoutMs: config.limits.redisTimeoutMs, log, now: turnNow });
   const quota = new QuotaTracker(store.usage, config.limits.usageFlushMs, log, turnNow);
   const limits = config.limits.enabled ? new Limits(config, rateLimiter, quota) : undefined;
   const usage = config.analytics.enabled ? new UsageRecorder(store.usage, config.analytics.flushMs, config.analytics.maxCellsPerAccountMinute, config.analytics.maxKeysPerAccountMinute, log, turnNow) : undefined;
@@ -162,7 +152,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
   // Links in mail name the configured public origin, else the address listened on (known once listening): never a
   // request's Host header, which a caller chooses.
   let listening = '';
-  const team = new TeamService(store, accounts, mail, { ...teamOptions(config, () => listening), invitations: invitationBounds(rateLimiter) });
+  const team = new TeamService(store, accounts, mail, { ...teamOptions(config, () => listening), invitations: invitationBounds(shared.eventBudgets) });
   let app: FastifyInstance | undefined;
   let chainClaim: ChainClaim | undefined;
   try {
@@ -171,7 +161,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
     if (!worker) chainClaim = await claimChains(config);
     await networks.start();
     const secrets = await bootstrap(store, accounts, config);
-    const built = buildServer({ config, log, networks, keys, store, accounts, team, limits, rateLimiter, usage, metrics, refusals, webhooks, loginBackoff: worker?.loginBackoff });
+    const built = buildServer({ config, log, networks, keys, store, accounts, team, limits, rateLimiter, usage, metrics, refusals, webhooks, shared });
     app = built.app;
     // Background work yields to callers (background/pacer.ts): it looks at how many requests were served.
     if (delivery) {
@@ -204,11 +194,9 @@ export async function startGateway(config: Readonly<Config>, opts: {
       await usage?.close();
       await retention.close();
       refusals.close();
-      await rateLimiter.close();
       await networks.close();
       await chainClaim?.release();
-      await heads?.close();
-      await filterStore.close();
+      await shared.close();
       await store.close();
     })());
     return { config, app, store, networks, keys, accounts, team, mail, rateLimiter, log, secrets, url, stopAccepting, close, refusals, retention, alerts, webhooks: producer && delivery ? { producer, delivery } : undefined };
@@ -222,11 +210,9 @@ export async function startGateway(config: Readonly<Config>, opts: {
     refusals.close();
     await keys.close();
     await quota.close().catch(() => {});
-    await rateLimiter.close();
     await networks.close().catch(() => {});
     await chainClaim?.release();
-    await heads?.close();
-    await filterStore.close();
+    await shared.close();
     await store.close();
     throw err;
   }

@@ -5,7 +5,9 @@
  *      upstream/upstream.ts);
  *   3. the upstream clients import nothing above them;
  *   4. no module but the chain module asks a node for the head;
- *   5. method facts only in src/methods: no module outside it decides anything by a method's name.
+ *   5. method facts only in src/methods: no module outside it decides anything by a method's name;
+ *   6. the variants of the shared state kept elsewhere (Redis, the workers' primary) are chosen and built in one
+ *      place, src/shared-state/open-shared-state.ts.
  *
  * The graph is read here rather than with dependency-cruiser or madge: both parse TypeScript through the
  * `typescript` package's JavaScript API, which TypeScript 7 (this project's compiler) no longer has, and the
@@ -185,4 +187,34 @@ test('method facts only in src/methods: no module outside it decides by a method
   // And it lets calls by name through: a node's own method, asked of it.
   assert.deepEqual(namesDecidedOn("await node.call('evm_setAutomine', [false], 5000);\nawait client.call('eth_sendRawTransaction', params, ms);"), []);
   assert.deepEqual(namesDecidedOn("this.pool.probe(m, 'eth_chainId', [], 1000); next('eth_getLogs', [query]); // 'debug_' in a comment"), []);
+});
+
+/** A variant of a shared kind kept outside the process: src/shared-state/<kind>/redis-*.ts or remote-*.ts. */
+const isRemoteVariant = (f: string) => /^src\/shared-state\/[^/]+\/(redis|remote)-[^/]+\.ts$/.test(f);
+const OPEN_SHARED_STATE = 'src/shared-state/open-shared-state.ts';
+
+/** Imports of a Redis or IPC variant from anywhere but open-shared-state.ts (or that variant's own parts, beside it). */
+function variantsBuiltElsewhere(g: Map<string, string[]>): string[] {
+  return [...g].flatMap(([f, deps]) => deps
+    .filter((d) => isRemoteVariant(d) && f !== OPEN_SHARED_STATE && !(isRemoteVariant(f) && dirname(f) === dirname(d)))
+    .map((d) => `${f} → ${d}`));
+}
+
+test('the shared state\'s Redis and IPC variants are chosen and built in one place, open-shared-state.ts', () => {
+  const g = graph();
+  assert.ok([...g.keys()].filter(isRemoteVariant).length >= 10, 'the variants are where the rule looks for them');
+  assert.deepEqual(variantsBuiltElsewhere(g), []);
+  // The rule bites: the shapes the code had before (the composition root, a worker's entry and an opener per kind
+  // each building a variant), while a variant's own parts beside it stay allowed.
+  assert.deepEqual(variantsBuiltElsewhere(new Map([
+    ['src/app.ts', ['src/shared-state/heads/redis-heads.ts']],
+    ['src/cli/worker.ts', ['src/shared-state/rate-limiter/remote-rate-limiter.ts']],
+    ['src/api/register.ts', ['src/shared-state/login-backoff/redis-login-backoff.ts']],
+    ['src/shared-state/filter-store/redis-filter-store.ts', ['src/shared-state/filter-store/redis-filter-scripts.ts']],
+    [OPEN_SHARED_STATE, ['src/shared-state/filter-store/redis-filter-store.ts']],
+  ])), [
+    'src/app.ts → src/shared-state/heads/redis-heads.ts',
+    'src/cli/worker.ts → src/shared-state/rate-limiter/remote-rate-limiter.ts',
+    'src/api/register.ts → src/shared-state/login-backoff/redis-login-backoff.ts',
+  ]);
 });

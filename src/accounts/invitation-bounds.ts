@@ -1,5 +1,5 @@
-import type { BudgetLimiter, EventBudget } from '../limits/event-budget.ts';
-import { eventBudget } from '../limits/shared-event-budget.ts';
+import type { EventBudget, EventBudgets } from '../shared-state/event-budget/event-budget.ts';
+import { eventBudget } from '../shared-state/event-budget/event-budgets.ts';
 
 /**
  * Invitation mails to one address: 3, then one every 8 hours (3 a day), whoever sends them. An invitation is mail
@@ -15,13 +15,13 @@ export const MAILS_PER_RECIPIENT = { perSecond: 3 / 86_400, burst: 3 };
  */
 export const INVITATIONS_PER_ACCOUNT = { perSecond: 20 / 3_600, burst: 20 };
 
-/** The two budgets, kept across instances with the gateway's Redis limiter in cluster mode. */
+/** The two budgets, kept across processes when the shared state is (Redis, the workers' primary). */
 export interface InvitationBounds {
   perRecipient: EventBudget;
   perAccount: EventBudget;
 }
 
-export function invitationBounds(shared?: BudgetLimiter, now?: () => number): InvitationBounds {
+export function invitationBounds(shared?: EventBudgets, now?: () => number): InvitationBounds {
   return {
     perRecipient: eventBudget('invite-mail', MAILS_PER_RECIPIENT, shared, now),
     perAccount: eventBudget('invitations', INVITATIONS_PER_ACCOUNT, shared, now),

@@ -1,5 +1,5 @@
-import type { BudgetLimiter, EventBudget } from '../limits/event-budget.ts';
-import { eventBudget } from '../limits/shared-event-budget.ts';
+import type { EventBudget, EventBudgets } from '../shared-state/event-budget/event-budget.ts';
+import { eventBudget } from '../shared-state/event-budget/event-budgets.ts';
 import { addressAndSubnet } from '../limits/subnet.ts';
 
 export interface AddressBoundsOptions {
@@ -9,8 +9,8 @@ export interface AddressBoundsOptions {
   failuresPerMinute: number;
   failureBurst: number;
   now?: () => number;
-  /** Cluster mode: the failure budgets are kept in the gateway's Redis limiter too. */
-  shared?: BudgetLimiter;
+  /** The shared state's budgets (Redis, the workers' primary): the failure budgets hold across processes. */
+  shared?: EventBudgets;
 }
 
 /** Why a check from an address was not even started. */

@@ -8,8 +8,8 @@ import { ipAllowed } from '../auth/ip-allowlist.ts';
 import type { KeyResolver, ResolvedKey } from '../auth/key-resolver.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { BudgetLimiter } from '../limits/event-budget.ts';
-import { eventBudget } from '../limits/shared-event-budget.ts';
+import type { EventBudgets } from '../shared-state/event-budget/event-budget.ts';
+import { eventBudget } from '../shared-state/event-budget/event-budgets.ts';
 import { ApiError } from './errors.ts';
 import { PasswordCheckRefused, type PasswordLogins } from './password-login.ts';
 import { csrfMatches, SESSION_COOKIE, type Sessions } from './sessions.ts';
@@ -47,7 +47,7 @@ const LOGIN_FAILED = 'wrong email or password';
  * no guessing keys or passwords at speed; it also keeps one client from holding the few scrypt slots), while a
  * valid admin key from it still passes.
  */
-export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard, rate: { perSecond: number; burst: number }, sessions: Sessions, store: Pick<Stores, 'accounts' | 'members'>, shared?: BudgetLimiter) {
+export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard, rate: { perSecond: number; burst: number }, sessions: Sessions, store: Pick<Stores, 'accounts' | 'members'>, shared?: EventBudgets) {
   // Across instances in cluster mode: an account's calls spread over N instances get the rate once.
   const perAccount = eventBudget('mgmt', rate, shared);
 

@@ -5,9 +5,10 @@ import type { AccountStore } from '../store/accounts/account-store.ts';
 import type { MemberStore } from '../store/team/member-store.ts';
 import type { Login } from '../accounts/team.ts';
 import { AddressBounds } from './address-bounds.ts';
-import { LoginBackoff, type BackoffOptions, type LoginBackoffStore } from './login-backoff.ts';
+import type { BackoffOptions, LoginBackoffStore } from '../shared-state/login-backoff/login-backoff.ts';
+import { MemoryLoginBackoff } from '../shared-state/login-backoff/memory-login-backoff.ts';
 import { addressAndSubnet } from '../limits/subnet.ts';
-import type { BudgetLimiter } from '../limits/event-budget.ts';
+import type { EventBudgets } from '../shared-state/event-budget/event-budget.ts';
 
 interface Verified { loginId: string; passwordHash: string; updatedAt: string; expires: number }
 
@@ -31,10 +32,10 @@ export interface PasswordLoginOptions {
   failureBurst?: number;
   verify?: typeof verifyPassword;
   now?: () => number;
-  /** Cluster mode: the gateway's Redis limiter, where the address budgets are kept too. */
-  sharedLimiter?: BudgetLimiter;
-  /** Cluster mode: the backoff kept in Redis too (shared-login-backoff.ts); default this instance's memory. */
-  backoff?: LoginBackoffStore & Pick<LoginBackoff, 'trusted'>;
+  /** The shared state's budgets, where the address budgets are kept (across processes when it is shared). */
+  sharedBudgets?: EventBudgets;
+  /** The shared state's login back-off (shared-login-backoff.ts when shared); default this process's memory. */
+  backoff?: LoginBackoffStore & Pick<MemoryLoginBackoff, 'trusted'>;
 }
 
 /** The backoff's options from the logins' (defaults: 3 free failures, then 1 s doubling up to 60 s; clean after 15 min). */
@@ -62,7 +63,7 @@ export class PasswordCheckRefused extends Error {
  *
  * Issue 17: before a check takes one of the global slots, the client's address must have none running and failures
  * left (src/api/address-bounds.ts), so a few addresses cannot fill the slots; and the backoff after failures is
- * kept per email and per email and address (src/api/login-backoff.ts), so an address that has not failed is never
+ * kept per email and per email and address (src/shared-state/login-backoff/), so an address that has not failed is never
  * refused the right password. The current password of a password change goes through the same bound and counts.
  */
 /** Where logins are found: accounts by email; members too when `members` is given. */
@@ -89,7 +90,7 @@ export class PasswordLogins {
   private readonly maxWaiting: number;
   private readonly now: () => number;
   /** Per email (lowercased, existing or not: no enumeration) and per email and address: failures in a row. */
-  private readonly backoff: LoginBackoffStore & Pick<LoginBackoff, 'trusted'>;
+  private readonly backoff: LoginBackoffStore & Pick<MemoryLoginBackoff, 'trusted'>;
   private readonly addresses: AddressBounds;
 
   /** Members log in too when the store can find them (`getMemberByEmail` and `getAccount`). */
@@ -100,10 +101,10 @@ export class PasswordLogins {
     this.verify = opts.verify ?? verifyPassword;
     this.maxWaiting = opts.maxWaiting ?? 8;
     this.now = opts.now ?? Date.now;
-    this.backoff = opts.backoff ?? new LoginBackoff(loginBackoffOptions(opts));
+    this.backoff = opts.backoff ?? new MemoryLoginBackoff(loginBackoffOptions(opts));
     this.addresses = new AddressBounds({
       checksPerSubnet: opts.checksPerSubnet ?? 2, failuresPerMinute: opts.failuresPerMinute ?? 6, failureBurst: opts.failureBurst ?? 10, now: this.now,
-      shared: opts.sharedLimiter,
+      shared: opts.sharedBudgets,
     });
   }
 

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import type { Logger } from 'pino';
 import type { AccountsService } from '../accounts/service.ts';
 import type { KeyResolver } from '../auth/key-resolver.ts';
 import { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
@@ -14,9 +13,8 @@ import { describeStore } from '../store/open-store.ts';
 import { openApiRoute, registerOpenApi } from './openapi.ts';
 import { operatorRoutes } from './operator-routes.ts';
 import cookie from '@fastify/cookie';
-import { loginBackoffOptions, PasswordLogins } from './password-login.ts';
-import { openLoginBackoff, type LoginBackoffShare } from './shared-login-backoff.ts';
-import type { BudgetLimiter } from '../limits/event-budget.ts';
+import { PasswordLogins } from './password-login.ts';
+import type { SharedState } from '../shared-state/open-shared-state.ts';
 import { sessionRoutes } from './session-routes.ts';
 import { analyticsRoutes } from './analytics-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
@@ -36,7 +34,7 @@ export const API_PREFIX = '/api/v1';
  * error shape and 404, and an OpenAPI document of exactly these routes (the JSON-RPC endpoint is outside this
  * context, so it is not in it). See docs/api.md.
  */
-export function registerApi(app: FastifyInstance, deps: { config: Readonly<Config>; accounts: AccountsService; team: TeamService; keys: KeyResolver; store: Stores; networks: Networks; usage?: UsageRecorder; limits?: Limits; rateLimiter?: BudgetLimiter; webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> }; loginBackoff?: LoginBackoffShare }): void {
+export function registerApi(app: FastifyInstance, deps: { config: Readonly<Config>; accounts: AccountsService; team: TeamService; keys: KeyResolver; store: Stores; networks: Networks; usage?: UsageRecorder; limits?: Limits; webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> }; shared?: Pick<SharedState, 'eventBudgets' | 'loginBackoff'> }): void {
   app.register(async (api) => {
     await registerOpenApi(api);
     for (const schema of SHARED_SCHEMAS) api.addSchema(schema);
@@ -66,13 +64,12 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
 
     await api.register(cookie);
     const { perSecond, burst } = deps.config.limits.unknownKeys;
-    // Cluster mode: failures, login backoff, new sessions and calls per account count across instances.
-    const shared = deps.rateLimiter;
+    // Shared state (Redis, the workers' primary): failures, login backoff, new sessions and calls per account count
+    // across processes.
+    const shared = deps.shared?.eventBudgets;
     const guard = new UnknownKeyGuard(perSecond, burst, shared, 'uk:api');
     const { failuresPerMinute, failureBurst, checksPerSubnet, sessionsPerMinute, sessionBurst } = deps.config.limits.logins;
-    const { backoff, close } = await openLoginBackoff({ options: loginBackoffOptions(), shared: deps.loginBackoff, redisUrl: deps.config.limits.redisUrl, timeoutMs: deps.config.limits.redisTimeoutMs, log: api.log as unknown as Logger });
-    api.addHook('onClose', close);
-    const logins = new PasswordLogins(deps.store, { failuresPerMinute, failureBurst, checksPerSubnet, sharedLimiter: shared, backoff });
+    const logins = new PasswordLogins(deps.store, { failuresPerMinute, failureBurst, checksPerSubnet, sharedBudgets: shared, backoff: deps.shared?.loginBackoff });
     const sessions = new Sessions(deps.store, deps.config.dashboard.sessionHours * 3_600_000, deps.config.dashboard.maxSessionsPerAccount);
     const auth = apiAuthentication(deps.keys, logins, guard, deps.config.limits.managementApi, sessions, deps.store, shared);
     openApiRoute(api);

@@ -4,8 +4,8 @@ import type { AccountsService } from '../accounts/service.ts';
 import type { Login, TeamService } from '../accounts/team.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
 import { addressAndSubnet } from '../limits/subnet.ts';
-import type { BudgetLimiter } from '../limits/event-budget.ts';
-import { eventBudget } from '../limits/shared-event-budget.ts';
+import type { EventBudgets } from '../shared-state/event-budget/event-budget.ts';
+import { eventBudget } from '../shared-state/event-budget/event-budgets.ts';
 import { ApiError } from './errors.ts';
 import { errorResponses } from './schemas.ts';
 import { PasswordCheckRefused, type PasswordLogins } from './password-login.ts';
@@ -24,8 +24,8 @@ interface Opts {
   authenticate: onRequestAsyncHookHandler;
   /** Successful logins (new sessions) per client address: a rate per minute and a burst. */
   sessionsPerAddress: { perMinute: number; burst: number };
-  /** Cluster mode: the gateway's Redis limiter, where new sessions per address are counted too. */
-  shared?: BudgetLimiter;
+  /** The shared state's budgets: new sessions per address are counted across processes (Redis, the workers' primary). */
+  shared?: EventBudgets;
 }
 
 const who = (a: Account) => ({ id: a.id, name: a.name, email: a.email, role: a.role, planId: a.planId });

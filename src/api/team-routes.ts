@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 
 import type { MemberRole } from '../store/model.ts';
 import { BAD_LINK, type TeamService } from '../accounts/team.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
-import type { BudgetLimiter, EventBudget } from '../limits/event-budget.ts';
-import { eventBudget } from '../limits/shared-event-budget.ts';
+import type { EventBudget, EventBudgets } from '../shared-state/event-budget/event-budget.ts';
+import { eventBudget } from '../shared-state/event-budget/event-budgets.ts';
 import { addressAndSubnet } from '../limits/subnet.ts';
 import { requireRole } from './auth.ts';
 import { ApiError, toApiError } from './errors.ts';
@@ -81,7 +81,7 @@ interface PublicOpts {
   team: TeamService;
   sessions: Sessions;
   guard: UnknownKeyGuard;
-  shared?: BudgetLimiter;
+  shared?: EventBudgets;
   log: { warn(obj: object, msg: string): void };
 }
 

@@ -4,7 +4,7 @@ import { believableUpTo, type HeadBound } from './agreed-head.ts';
 import { blockSeenIn } from './block-seen.ts';
 import type { MethodSpec } from '../methods/method-spec.ts';
 import { describe } from '../methods/specs.ts';
-import type { SharedHead } from './cluster-head.ts';
+import type { SharedHead } from '../shared-state/heads/heads-hub.ts';
 
 /** What the head tells the chain module, which turns it into events (chain/chain.ts). */
 export interface HeadListener {
@@ -69,7 +69,7 @@ export class ChainHead {
   }
 
   /**
-   * Cluster mode (chain/cluster-head.ts): the head every instance shares. A block this instance takes as existing is
+   * Cluster mode (shared-state/heads/): the head every instance shares. A block this instance takes as existing is
    * published, and `announced` holds the answers that show it until Redis has it.
    */
   shared: SharedHead | undefined;

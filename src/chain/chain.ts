@@ -6,7 +6,7 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
 import { agreedHead, HEAD_BOUND, quorumHead, type HeadBound, type HeadClaim } from './agreed-head.ts';
 import { ChainHead } from './chain-head.ts';
-import type { NodesReport } from './cluster-head.ts';
+import type { NodesReport } from '../shared-state/heads/heads-hub.ts';
 import { ChainWindow, type BlockRef, type ReorgChange } from './chain-window.ts';
 import type { MethodFacts } from '../methods/method-spec.ts';
 import { describe } from '../methods/specs.ts';

@@ -1,8 +1,10 @@
 import { createLogger, startGateway } from '../app.ts';
 import { banner } from './banner.ts';
 import { chainAuthorization } from '../workers/chain-secret.ts';
-import { PrimaryClient, type Channel } from '../workers/ipc.ts';
-import { RemoteFilterStore, RemoteHeads, RemoteLoginBackoff, RemoteRateLimiter, type ToPrimary } from '../workers/remote-state.ts';
+import { loginBackoffOptions } from '../api/password-login.ts';
+import { PrimaryClient, type Channel } from '../shared-state/ipc.ts';
+import { openSharedState } from '../shared-state/open-shared-state.ts';
+import type { ToPrimary } from '../workers/protocol.ts';
 
 /**
  * One worker of `nodegate start --workers N` (the entry of a process workers/primary.ts starts): a whole gateway on the shared port, whose
@@ -14,13 +16,11 @@ async function main(): Promise<void> {
   const start = await primary.call('primary', 'start', []);
   const config = start.config;
   const log = createLogger(config).child({ worker: start.index });
+  const shared = await openSharedState({ primary, redisTimeoutMs: config.limits.redisTimeoutMs, backoff: loginBackoffOptions(), log });
   const gw = await startGateway(config, {
     log,
     worker: {
-      filters: new RemoteFilterStore(primary),
-      heads: new RemoteHeads(primary),
-      rateLimiter: new RemoteRateLimiter(primary, (msg) => log.warn(msg)),
-      loginBackoff: new RemoteLoginBackoff(primary),
+      shared,
       embeddedAt: (network) => ({ url: `${start.chains}/chain/${encodeURIComponent(network)}`, headers: { authorization: chainAuthorization(start.chainSecret) } }),
     },
   });

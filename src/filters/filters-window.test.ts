@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { ChainWindow, type BlockRef } from '../chain/chain-window.ts';
 import type { Next } from '../methods/adapters/adapter.ts';
 import { Filters, type FilterContext } from './filters.ts';
-import { MemoryFilterStore } from './memory-filter-store.ts';
+import { MemoryFilterStore } from '../shared-state/filter-store/memory-filter-store.ts';
 
 /** A chain the test rewrites (`hashes[n]`: block n's hash, parents follow), with one log per block; counts reads. */
 class Node {

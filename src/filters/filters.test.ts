@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Next } from '../methods/adapters/adapter.ts';
 import { Filters, type FilterContext } from './filters.ts';
-import { MemoryFilterStore } from './memory-filter-store.ts';
+import { MemoryFilterStore } from '../shared-state/filter-store/memory-filter-store.ts';
 import { getLogsBounds } from '../methods/get-logs-bounds.ts';
 
 /** A chain of `head` blocks whose hashes are their numbers; answers after a turn of the event loop, as a node does. */

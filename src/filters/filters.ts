@@ -3,7 +3,7 @@ import { CHAIN_WINDOW_BLOCKS } from '../chain/chain-window.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Adapter, Next } from '../methods/adapters/adapter.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
-import type { FilterKind, FilterState, FilterStore, SeenBlock } from './filter-store.ts';
+import type { FilterKind, FilterState, FilterStore, SeenBlock } from '../shared-state/filter-store/filter-store.ts';
 
 /**
  * What a filter method needs of the request: who asks, and the network (its name, its eth_getLogs with bounds,

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { OpenedRateLimiter } from '../limits/open-rate-limiter.ts';
+import type { OpenedRateLimiter } from '../shared-state/rate-limiter/rate-limiter.ts';
 import { bounded } from '../store/bounded.ts';
 import type { StoreOutage } from '../store/outage.ts';
 import type { Stores } from '../store/stores.ts';

@@ -6,7 +6,7 @@ import type { AccountsService } from '../accounts/service.ts';
 import { API_PREFIX, registerApi } from '../api/register.ts';
 import type { KeyResolver } from '../auth/key-resolver.ts';
 import type { Limits } from '../limits/limits.ts';
-import type { OpenedRateLimiter } from '../limits/open-rate-limiter.ts';
+import type { OpenedRateLimiter } from '../shared-state/rate-limiter/rate-limiter.ts';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Stores } from '../store/stores.ts';
@@ -29,7 +29,7 @@ import type { RefusalLog } from '../analytics/refusal-log.ts';
 import type { UsageRecorder } from '../analytics/usage-recorder.ts';
 import type { Resolve } from '../webhooks/target-guard.ts';
 import { sendError } from './send-error.ts';
-import type { LoginBackoffShare } from '../api/shared-login-backoff.ts';
+import type { SharedState } from '../shared-state/open-shared-state.ts';
 import type { TeamService } from '../accounts/team.ts';
 
 export interface ServerDeps {
@@ -47,8 +47,8 @@ export interface ServerDeps {
   webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> };
   metrics?: Metrics;
   refusals?: RefusalLog;
-  /** A worker's login back-off shared through the primary (`--workers N`); else memory or Redis as configured. */
-  loginBackoff?: LoginBackoffShare;
+  /** The shared state's budgets and login back-off (open-shared-state.ts); absent: this process's memory. */
+  shared?: Pick<SharedState, 'eventBudgets' | 'loginBackoff'>;
 }
 
 /** The HTTP server, and how it lets go of its connections as it stops (drain.ts: `drain.start()` before `app.close()`). */

@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { RateDecision } from './rate-limiter.ts';
+import type { RateDecision } from '../shared-state/rate-limiter/rate-limiter.ts';
 
 /**
  * A 429 of the limits (-32005 limit_exceeded), with the bucket's decision when the per-second bucket refused: the

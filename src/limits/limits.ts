@@ -2,7 +2,7 @@ import type { Config } from '../config/schema.ts';
 import type { KeyContext } from '../store/model.ts';
 import { decisionOf, LimitRefusal } from './limit-refusal.ts';
 import { secondsToNextMonth, type QuotaTracker } from './quota.ts';
-import type { RateDecision, RateLimiter } from './rate-limiter.ts';
+import type { RateDecision, RateLimiter } from '../shared-state/rate-limiter/rate-limiter.ts';
 
 /**
  * The `limit` stage (docs/decisions.md §7): a request's compute units against the account's per-second bucket (its keys

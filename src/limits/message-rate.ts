@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.ts';
-import { tokenBucket, type BucketState } from './rate-limiter.ts';
+import { tokenBucket, type BucketState } from '../shared-state/rate-limiter/rate-limiter.ts';
 
 /** A message refused for its socket's rate: the error to answer, and whether the socket is flooding (close it). */
 export interface MessageRefusal {

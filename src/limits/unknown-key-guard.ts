@@ -1,6 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.ts';
-import type { BudgetLimiter, EventBudget } from './event-budget.ts';
-import { eventBudget } from './shared-event-budget.ts';
+import type { EventBudget, EventBudgets } from '../shared-state/event-budget/event-budget.ts';
+import { eventBudget } from '../shared-state/event-budget/event-budgets.ts';
 
 /**
  * Limits failed authentications per client IP (docs/decisions.md §7): each failure spends one unit of the IP's bucket, and
@@ -15,7 +15,7 @@ export class UnknownKeyGuard {
   private readonly budget: EventBudget;
 
   /** `name` keeps this guard's buckets apart from another's (the JSON-RPC endpoint's and the management API's). */
-  constructor(private readonly perSecond: number, burst: number, shared?: BudgetLimiter, name = 'uk') {
+  constructor(private readonly perSecond: number, burst: number, shared?: EventBudgets, name = 'uk') {
     this.budget = eventBudget(name, { perSecond, burst }, shared);
   }
 

@@ -11,7 +11,7 @@ import { HttpUpstream } from '../upstream/http-upstream.ts';
 import { HEAD_BOUND } from '../chain/agreed-head.ts';
 import { Chain } from '../chain/chain.ts';
 import type { ChainHead } from '../chain/chain-head.ts';
-import type { HeadsHub } from '../chain/cluster-head.ts';
+import type { HeadsHub } from '../shared-state/heads/heads-hub.ts';
 import type { Upstream } from '../upstream/upstream.ts';
 import { UpstreamMember } from '../chain/upstream-member.ts';
 
@@ -80,7 +80,7 @@ export class Networks {
       // are held to the head bound (agreed-head.ts).
       const chain = new Chain(name, net.chainId, members, policy, depth, config.upstreams.checkIntervalMs, nlog, kind === 'embedded' ? undefined : HEAD_BOUND);
       chains.set(name, chain);
-      // Cluster mode: instances in front of the same nodes share one head (chain/cluster-head.ts). An embedded
+      // Cluster mode: instances in front of the same nodes share one head (shared-state/heads/). An embedded
       // chain is this process's own: nothing to share.
       if (cluster && (kind === 'upstream' || cluster.embeddedToo)) {
         chain.head.shared = cluster.network(net.chainId, net.upstreams.map((u) => u.url), (n) => chain.head.advance(n, true));

@@ -6,7 +6,7 @@ import { UNKNOWN_NETWORK } from '../analytics/usage-recorder.ts';
 import type { Network } from '../networks/networks.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { decisionOf } from '../limits/limit-refusal.ts';
-import type { RateDecision } from '../limits/rate-limiter.ts';
+import type { RateDecision } from '../shared-state/rate-limiter/rate-limiter.ts';
 import type { EndpointDeps } from './endpoint-deps.ts';
 import type { RpcId } from './framing.ts';
 

@@ -3,7 +3,7 @@ import type { RefusalLog } from '../analytics/refusal-log.ts';
 import type { UsageRecorder } from '../analytics/usage-recorder.ts';
 import type { KeyResolver } from '../auth/key-resolver.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
-import type { BudgetLimiter } from '../limits/event-budget.ts';
+import type { SharedState } from '../shared-state/open-shared-state.ts';
 import type { Networks } from '../networks/networks.ts';
 import type { Config } from '../config/schema.ts';
 import type { Limits } from '../limits/limits.ts';
@@ -20,8 +20,8 @@ export interface EndpointDeps {
   metrics?: Metrics;
   refusals?: RefusalLog;
   guard: UnknownKeyGuard;
-  /** The gateway's per-second limiter: in cluster mode the unknown-key guard counts failures in it too. */
-  rateLimiter?: BudgetLimiter;
+  /** The shared state's budgets: the unknown-key guard counts failures across processes when it is shared. */
+  shared?: Pick<SharedState, 'eventBudgets'>;
   responses: ResponseBudget;
   /** What reading and framing a body of `bytes` costs: the least any request costs. */
   framingCost: (bytes: number) => number;

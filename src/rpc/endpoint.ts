@@ -29,7 +29,7 @@ export function createRpcEndpoint(deps: Omit<EndpointDeps, 'guard' | 'responses'
   const bytesPerUnit = config.limits.bodyBytesPerUnit;
   const all: EndpointDeps = {
     ...deps,
-    guard: new UnknownKeyGuard(config.limits.unknownKeys.perSecond, config.limits.unknownKeys.burst, deps.rateLimiter, 'uk:rpc'),
+    guard: new UnknownKeyGuard(config.limits.unknownKeys.perSecond, config.limits.unknownKeys.burst, deps.shared?.eventBudgets, 'uk:rpc'),
     responses: new ResponseBudget(config.rpc.maxResponseBytes, config.rpc.maxResponseBytesInFlight, config.rpc.responseShare),
     framingCost: (bytes) => invalidCost + Math.floor(bytes / bytesPerUnit),
   };

@@ -1,4 +1,4 @@
-import type { RateDecision } from '../limits/rate-limiter.ts';
+import type { RateDecision } from '../shared-state/rate-limiter/rate-limiter.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { decisionOf } from '../limits/limit-refusal.ts';
 import { asGatewayError, type Admitted, type Arrival, type Refusal } from './admit.ts';

@@ -8,10 +8,10 @@ import { bootstrap, type BootstrapSecrets } from '../accounts/bootstrap.ts';
 import { accountsCatalogue } from '../accounts/catalogue.ts';
 import { AccountsService } from '../accounts/service.ts';
 import { loginBackoffOptions } from '../api/password-login.ts';
-import { headKey } from '../chain/cluster-head.ts';
+import { headKey } from '../shared-state/heads/heads-hub.ts';
 import type { Config } from '../config/schema.ts';
 import { Filters } from '../filters/filters.ts';
-import { MemoryFilterStore } from '../filters/memory-filter-store.ts';
+import { MemoryFilterStore } from '../shared-state/filter-store/memory-filter-store.ts';
 import { Networks } from '../networks/networks.ts';
 import { openStore } from '../store/open-store.ts';
 import { ChainServer } from './chain-server.ts';
@@ -19,8 +19,8 @@ import { newChainSecret } from './chain-secret.ts';
 import { keepServingOnFaults } from './primary-faults.ts';
 import { PortClosing } from './port-closing.ts';
 import { RestartDelay } from './restart-delay.ts';
-import { eventMessage, PrimaryServer } from './ipc.ts';
-import { PrimaryState, type Broadcast } from './primary-state.ts';
+import { eventMessage, PrimaryServer } from '../shared-state/ipc.ts';
+import { PrimaryState } from '../shared-state/primary-state.ts';
 import type { PrimaryEvents, PrimaryProtocol } from './protocol.ts';
 
 /** `server.workers` as a number of processes: 0 is one per core. */
@@ -32,7 +32,7 @@ export function workerCount(config: Readonly<Config>): number {
  * `nodegate start --workers N`: one port served by N processes. The primary serves no request itself: it
  * makes the store ready (migrations, first-start accounts and key, whose secrets one worker prints once), runs the
  * embedded chains (their anvils and journals, served to the workers by chain-server.ts), keeps the state the
- * workers share (primary-state.ts: limits, filters, heads, login back-off, as Redis does for instances), starts the
+ * workers share (shared-state/primary-state.ts: limits, filters, heads, leases, login back-off, as Redis does for instances), starts the
  * workers, starts again one that dies, and stops them all, then the chains, on SIGTERM/SIGINT/SIGHUP.
  * Each worker is a whole gateway on the shared port (node's cluster module hands it connections).
  */
@@ -52,7 +52,7 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
   const networks = new Networks({ ...config, networks: embedded }, log, new Filters(new MemoryFilterStore(), config.filters.idleTimeoutMs));
   const server = new PrimaryServer<PrimaryProtocol>();
   const workers = new Map<number, Worker>();
-  const broadcast: Broadcast = (topic, data, except) => {
+  const broadcast = <T extends keyof PrimaryEvents & string>(topic: T, data: PrimaryEvents[T], except?: number) => {
     for (const [id, w] of workers) if (id !== except && w.isConnected()) w.send(eventMessage<PrimaryEvents, typeof topic>(topic, data));
   };
   // A head a worker showed: the primary's chain hears of it, so the journal records the block at once.

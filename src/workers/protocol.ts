@@ -1,39 +1,15 @@
-import type { LoginBackoffStore } from '../api/login-backoff.ts';
 import type { BootstrapSecrets } from '../accounts/bootstrap.ts';
-import type { NodesReport } from '../chain/cluster-head.ts';
-import type { FilterStore } from '../filters/filter-store.ts';
-import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { Config } from '../config/schema.ts';
+import type { PrimaryClient } from '../shared-state/ipc.ts';
+import type { SharedStateEvents, SharedStateProtocol } from '../shared-state/protocol.ts';
 
 /**
- * Everything a worker may ask the primary (`nodegate start --workers N`), service by service: the one definition
- * both sides are typed from. The worker's `PrimaryClient.call` takes a service, a method and its arguments from
- * here and resolves with its result; the primary's `PrimaryServer.offer` takes, for a service, one handler per
- * method with the same arguments and result. A method renamed or changed here fails the type check on both sides.
- *
- * The shared kinds are the interfaces their memory and Redis variants implement, so that the primary answers with
- * the memory variant itself; arguments and results are plain data (the channel is JSON, as Redis is strings).
+ * Everything a worker may ask the primary (`nodegate start --workers N`): the shared state (shared-state/protocol.ts)
+ * and the worker's start and stop. The one definition both sides are typed from: `PrimaryClient<PrimaryProtocol>`
+ * in the worker, `PrimaryServer<PrimaryProtocol>` in the primary (protocol.type-test.ts beside this file).
  */
-export interface PrimaryProtocol {
-  limiter: Pick<RateLimiter, 'consume'>;
-  filters: Pick<FilterStore, 'add' | 'get' | 'update' | 'remove' | 'noteSent' | 'sentSince'> & {
-    /** Every worker's filters (FilterStore's `size`, as a call). */
-    size(): number;
-  };
-  heads: HeadsCalls;
-  backoff: LoginBackoffStore;
+export interface PrimaryProtocol extends SharedStateProtocol {
   primary: LifecycleCalls;
-}
-
-/** A network's shared head in the primary, by its `headKey`: SharedHead's methods, for any network. */
-export interface HeadsCalls {
-  publish(key: string, n: number): void;
-  lower(key: string, n: number): void;
-  /** The heads of `keys`, in order; null where none is known. */
-  read(keys: string[]): Array<number | null>;
-  leads(key: string, ttlMs: number): boolean;
-  report(key: string, report: NodesReport, ttlMs: number): void;
-  lastReport(key: string): NodesReport | null;
 }
 
 /** What the primary tells a worker it starts (the `primary.start` call). */
@@ -58,9 +34,7 @@ export interface LifecycleCalls {
 }
 
 /** What the primary tells the workers unasked, by topic. */
-export interface PrimaryEvents {
-  /** A worker published a head (`up`) or saw the chain go back (`down`). */
-  head: { key: string; n: number; mode: 'up' | 'down' };
+export interface PrimaryEvents extends SharedStateEvents {
   /** The embedded chain of this network restarted from its journal. */
   reset: string;
   /** Every worker listens: the first prints the banner, with the first start's secrets. */
@@ -68,3 +42,6 @@ export interface PrimaryEvents {
   /** Stop, for this signal. */
   shutdown: string;
 }
+
+/** A worker's client of its primary. */
+export type ToPrimary = PrimaryClient<PrimaryProtocol, PrimaryEvents>;

@@ -1,48 +1,31 @@
-import type { RateDecision } from '../limits/rate-limiter.ts';
-import { MemoryRateLimiter } from '../limits/memory-rate-limiter.ts';
-import { PrimaryServer } from './ipc.ts';
-import type { Broadcast } from './primary-state.ts';
-import type { ToPrimary } from './remote-state.ts';
-import type { PrimaryProtocol } from './protocol.ts';
+import { PrimaryServer } from '../shared-state/ipc.ts';
+import type { SharedStateClient } from '../shared-state/protocol.ts';
+import type { PrimaryProtocol, ToPrimary, WorkerStart } from './protocol.ts';
 
 /**
- * The protocol's types hold on both sides: `npm run typecheck` fails if a line marked `@ts-expect-error` is
- * accepted. Never run (nothing calls these functions); compiled only.
+ * The workers' whole protocol holds on both sides, its shared-state part included (that part's own cases are in
+ * shared-state/protocol.type-test.ts): `npm run typecheck` fails if a line marked `@ts-expect-error` is accepted.
+ * Never run (nothing calls these functions); compiled only.
  */
 
 export async function workerSide(primary: ToPrimary): Promise<void> {
-  const decision: RateDecision = await primary.call('limiter', 'consume', ['bucket', 1, 10, 10]);
-  void decision;
-  // @ts-expect-error a method the protocol does not have
-  void primary.call('limiter', 'spend', ['bucket', 1, 10, 10]);
-  // @ts-expect-error a service the protocol does not have
-  void primary.call('cache', 'get', ['k']);
-  // @ts-expect-error an argument of the wrong type
-  void primary.call('limiter', 'consume', ['bucket', '1', 10, 10]);
-  // @ts-expect-error an argument missing
-  void primary.call('filters', 'add', [{ id: '0x1' }]);
-  // @ts-expect-error the result is what the method answers (a boolean), not anything
-  const wrong: string = await primary.call('filters', 'add', [{ id: '0x1', keyId: 'k', accountId: 'a', network: 'n', kind: 'blocks', cursor: { number: 1, hash: '0x1' }, origin: 1, recent: [], expiresAt: 0 }, 1]);
-  void wrong;
+  const start: WorkerStart = await primary.call('primary', 'start', []);
+  void start;
+  // The shared state's variants take the worker's client of the whole protocol.
+  const shared: SharedStateClient = primary;
+  void shared;
+  // @ts-expect-error a lifecycle method the protocol does not have
+  void primary.call('primary', 'begin', []);
+  // @ts-expect-error the shared state's view has no lifecycle calls
+  void shared.call('primary', 'start', []);
   // @ts-expect-error an event's data is its topic's
-  primary.on('head', (d) => d.block);
-  // @ts-expect-error a topic the protocol does not have
-  primary.on('heads', () => {});
+  primary.on('reset', (network: number) => network);
 }
 
-export function primarySide(server: PrimaryServer<PrimaryProtocol>, broadcast: Broadcast): void {
-  const l = new MemoryRateLimiter();
-  server.offer('limiter', { consume: ([bucket, cost, rate, burst, credit]) => l.consume(bucket, cost, rate, burst, credit) });
-  // @ts-expect-error a method missing
-  server.offer('limiter', {});
-  // @ts-expect-error a method the protocol does not have
-  server.offer('limiter', { consume: () => l.consume('b', 1, 1, 1), spend: () => 0 });
-  // @ts-expect-error an argument taken as another type than the protocol's
-  server.offer('limiter', { consume: ([bucket]: [number, number, number, number, number?]) => l.consume(String(bucket), 1, 1, 1) });
+export function primarySide(server: PrimaryServer<PrimaryProtocol>, start: WorkerStart): void {
+  server.offer('primary', { start: () => start, ready: () => {}, stoppedAccepting: () => {} });
+  // @ts-expect-error a lifecycle method missing
+  server.offer('primary', { start: () => start, ready: () => {} });
   // @ts-expect-error an answer of another type than the protocol's
-  server.offer('backoff', { waitSeconds: () => 'soon', failed: () => {}, succeeded: () => {} });
-  // @ts-expect-error a service the protocol does not have
-  server.offer('cache', {});
-  // @ts-expect-error an event's data of another shape than its topic's
-  broadcast('head', { key: 'k', n: 1 });
+  server.offer('primary', { start: () => 'now', ready: () => {}, stoppedAccepting: () => {} });
 }

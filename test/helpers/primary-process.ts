@@ -1,6 +1,6 @@
-import { CONTRACT_BACKOFF } from '../../src/api/login-backoff.contract.ts';
-import { eventMessage, PrimaryServer } from '../../src/workers/ipc.ts';
-import { PrimaryState, type Broadcast } from '../../src/workers/primary-state.ts';
+import { CONTRACT_BACKOFF } from '../../src/shared-state/login-backoff/login-backoff.contract.ts';
+import { eventMessage, PrimaryServer } from '../../src/shared-state/ipc.ts';
+import { PrimaryState } from '../../src/shared-state/primary-state.ts';
 import type { PrimaryEvents, PrimaryProtocol } from '../../src/workers/protocol.ts';
 
 /**
@@ -9,7 +9,7 @@ import type { PrimaryEvents, PrimaryProtocol } from '../../src/workers/protocol.
  */
 const send = (m: unknown) => void process.send?.(m);
 const server = new PrimaryServer<PrimaryProtocol>();
-const broadcast: Broadcast = (topic, data) => send(eventMessage<PrimaryEvents, typeof topic>(topic, data));
+const broadcast = <T extends keyof PrimaryEvents & string>(topic: T, data: PrimaryEvents[T]) => send(eventMessage<PrimaryEvents, typeof topic>(topic, data));
 const state = new PrimaryState(server, broadcast, CONTRACT_BACKOFF, () => {});
 process.on('message', (m: unknown) => server.handle(m, 1, send));
 process.on('disconnect', () => void state.close().then(() => process.exit(0)));

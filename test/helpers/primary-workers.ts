@@ -1,16 +1,15 @@
 import { EventEmitter } from 'node:events';
-import { CONTRACT_BACKOFF } from '../../src/api/login-backoff.contract.ts';
-import type { BackoffOptions } from '../../src/api/login-backoff.ts';
-import { eventMessage, PrimaryClient, PrimaryServer, type Channel } from '../../src/workers/ipc.ts';
-import { PrimaryState, type Broadcast } from '../../src/workers/primary-state.ts';
-import type { PrimaryEvents, PrimaryProtocol } from '../../src/workers/protocol.ts';
-import type { ToPrimary } from '../../src/workers/remote-state.ts';
+import { CONTRACT_BACKOFF } from '../../src/shared-state/login-backoff/login-backoff.contract.ts';
+import type { BackoffOptions } from '../../src/shared-state/login-backoff/login-backoff.ts';
+import { eventMessage, PrimaryClient, PrimaryServer, type Channel } from '../../src/shared-state/ipc.ts';
+import { PrimaryState } from '../../src/shared-state/primary-state.ts';
+import type { PrimaryEvents, PrimaryProtocol, ToPrimary } from '../../src/workers/protocol.ts';
 
 /** What crosses a cluster's IPC channel: its default serialisation is JSON (undefined dropped, no classes). */
 const overTheWire = <T>(m: T): unknown => JSON.parse(JSON.stringify(m));
 
 /**
- * A primary's shared state (workers/primary-state.ts) and the workers that ask it, in this process: each message
+ * A primary's shared state (shared-state/primary-state.ts) and the workers that ask it, in this process: each message
  * goes through JSON and arrives in a later turn, as over the cluster's channel, and each worker has an id of its own
  * (heads' leases and events are per worker), as workers/primary.ts wires them.
  */
@@ -21,7 +20,7 @@ export function primaryWithWorkers(options: { backoff?: BackoffOptions; now?: ()
     const copy = overTheWire(m);
     setImmediate(() => to.emit('message', copy));
   };
-  const broadcast: Broadcast = (topic, data, except) => {
+  const broadcast = <T extends keyof PrimaryEvents & string>(topic: T, data: PrimaryEvents[T], except?: number) => {
     for (const [id, inbox] of inboxes) if (id !== except) deliver(inbox, eventMessage<PrimaryEvents, typeof topic>(topic, data));
   };
   const seen: Array<{ key: string; n: number }> = [];

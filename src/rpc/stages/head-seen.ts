@@ -5,7 +5,7 @@ import type { Stage } from '../call.ts';
  * Stage `head` (read-your-writes, docs/decisions.md §9): the network's head learns of any block the answer shows,
  * so that the caller's next `eth_blockNumber` is never below it; the call keeps that block (`seenBlock`) for the
  * transport, which may hold it as the floor of the caller's later reads (a socket's session). In cluster mode the
- * answer waits until the block it shows, or the head it is tied to, is published (chain/cluster-head.ts).
+ * answer waits until the block it shows, or the head it is tied to, is published (shared-state/heads/).
  */
 export const headSeenStage: Stage = (call, next) =>
   next(call).then((a) => {
