@@ -21,7 +21,8 @@ import { sqliteMigrations } from './sqlite-migrations.ts';
 import { SqlDb } from './sql/sql-db.ts';
 import { freePlan, newAccount } from './store.contract.ts';
 import type { Stores } from './stores.ts';
-import { webhookStatsQuery, type WebhookStats } from './webhooks/webhook-event-store.ts';
+import type { WebhookStats } from './webhooks/webhook-event-store.ts';
+import { webhookStatsQuery } from './webhooks/webhook-stats.ts';
 
 // Asked before any suite is registered: a suite registered after a top-level await may never run.
 const skip = await postgresSkipReason('webhook outbox numbers on PostgreSQL');

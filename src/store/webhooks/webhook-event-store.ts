@@ -1,8 +1,9 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { anyOf } from '../sql/any-of.ts';
 import { isoTime, timeOrNull, type Codec } from '../sql/codec.ts';
 import { SqlDb } from '../sql/sql-db.ts';
-import type { Tables, WebhookEventsTable } from '../sql/tables.ts';
+import type { WebhookEventsTable } from '../sql/tables.ts';
+import { webhookStats } from './webhook-stats.ts';
 
 /** One event in a webhook's outbox, with its delivery so far. */
 export interface WebhookEvent {
@@ -102,28 +103,6 @@ function webhookEventFromRow(r: WebhookEventsTable, c: Codec): WebhookEvent {
   };
 }
 
-/**
- * Each webhook's outbox in numbers, an account's only with `accountId`: its row of counters (kept by the triggers of
- * the migration that made `webhook_counters`, in the transaction of every write to its events) and, of a webhook with
- * events waiting, the oldest one, the first entry of the index `webhook_events_waiting`. No other event is read, so
- * the read costs the same at any size of outbox (webhook-stats.test.ts reads its plan).
- */
-export function webhookStatsQuery(k: Kysely<Tables>, accountId?: string) {
-  let q = k.selectFrom('webhook_counters as c').innerJoin('webhooks as w', 'w.id', 'c.webhook_id')
-    .select((eb) => [
-      'c.webhook_id', 'c.events', 'c.delivered', 'c.attempts', 'c.delivery_ms_sum',
-      eb.case().when('c.events', '>', eb.ref('c.delivered')).then(
-        eb.selectFrom('webhook_events as e').select('e.created_at')
-          .whereRef('e.webhook_id', '=', 'c.webhook_id').where('e.status', '=', sql.lit('pending')).orderBy('e.created_at').limit(1),
-      ).end().as('oldest_pending'),
-    ]);
-  if (accountId !== undefined) q = q.where('w.account_id', '=', accountId);
-  return q.where('c.events', '>', 0).orderBy('c.webhook_id');
-}
-
-// Constants are written as literals, not parameters: SQLite uses a partial index (`webhook_events_test`) only for a
-// query whose terms say its condition in so many words.
-
 /** Events in the order their webhooks' rows are locked in: by webhook id, bytewise (each webhook's keep theirs). */
 const byWebhook = (a: { webhookId: string }, b: { webhookId: string }) => (a.webhookId < b.webhookId ? -1 : a.webhookId > b.webhookId ? 1 : 0);
 
@@ -192,21 +171,12 @@ export function webhookEventStore(db: SqlDb): WebhookEventStore {
         ...(a.delivered ? { status: 'delivered', delivered_at: at } : {}),
       })).where('id', '=', id).where('lease_owner', '=', owner).execute();
     },
-    async webhookStats(accountId) {
-      return (await webhookStatsQuery(k, accountId).execute()).map((r) => {
-        const delivered = codec.big(r.delivered);
-        const attempts = codec.big(r.attempts);
-        const events = codec.big(r.events);
-        return {
-          webhookId: r.webhook_id, events, delivered, pending: events - delivered, attempts, failedAttempts: attempts - delivered,
-          oldestPendingAt: timeOrNull(codec, r.oldest_pending),
-          meanDeliveryMs: delivered > 0 ? Math.round(codec.big(r.delivery_ms_sum) / delivered) : null,
-        };
-      });
-    },
+    webhookStats: (accountId) => webhookStats(db, accountId),
     async pruneWebhookEvents(before) {
       return SqlDb.changed(await k.deleteFrom('webhook_events').where('status', '=', sql.lit('delivered')).where('delivered_at', '<', isoTime(before)).executeTakeFirst());
     },
+    // The type as a literal, not a parameter: SQLite uses the partial index `webhook_events_test` only for a query that
+    // states its condition.
     async pruneWebhookTestEvents(before) {
       return SqlDb.changed(await k.deleteFrom('webhook_events').where('type', '=', sql.lit('webhook.test')).where('created_at', '<', isoTime(before)).executeTakeFirst());
     },
