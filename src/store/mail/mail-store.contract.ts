@@ -34,5 +34,18 @@ export function mailStoreContract(c: StoreContract): void {
       assert.equal(await store.mail.pruneMail(T(10)), 2, 'sent and given up go; one waiting stays');
       assert.deepEqual((await store.mail.listMail(10)).map((m) => m.id), ['m3']);
     });
+
+    test('two instances claiming at the same moment lease each message to one of them only', async () => {
+      const other = await c.sameDatabase();
+      try {
+        for (let i = 0; i < 8; i++) await store.mail.enqueueMail({ id: `m${i}`, to: 'a@example.com', subject: 's', body: 'b', createdAt: T(i) });
+        const [a, b] = await Promise.all([store.mail.claimMail('x', T(10), T(20), 5), other.mail.claimMail('y', T(10), T(20), 5)]);
+        const ids = [...a, ...b].map((m) => m.id).sort();
+        assert.equal(new Set(ids).size, ids.length, `no message leased twice: ${ids.join(', ')}`);
+        assert.equal(ids.length, 8, 'the second instance takes what the first left');
+      } finally {
+        await other.close();
+      }
+    });
   });
 }
