@@ -3,9 +3,12 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
 import { redactUrl } from '../errors/redact.ts';
 import type { Stores } from './stores.ts';
+import { mailStore } from './mail/mail-store.ts';
 import { planStore } from './plans/plan-store.ts';
 import type { PostgresStore } from './postgres.ts';
 import { SqliteStore } from './sqlite.ts';
+import { webhookEventStore } from './webhooks/webhook-event-store.ts';
+import { webhookStore } from './webhooks/webhook-store.ts';
 
 /** The SQLite file of a configuration without a database URL. */
 export const sqlitePath = (config: Pick<Config, 'dataDir'>) => join(config.dataDir, 'nodegate.db');
@@ -39,7 +42,7 @@ export function byDomain(legacy: SqliteStore | PostgresStore): Stores {
   const db = legacy.sqlDb();
   return {
     kind: legacy.kind, plans: planStore(db), accounts: legacy, keys: legacy, usage: legacy, alerts: legacy, sessions: legacy,
-    members: legacy, tokens: legacy, mail: legacy, webhooks: legacy, webhookEvents: legacy, meta: legacy,
+    members: legacy, tokens: legacy, mail: mailStore(db), webhooks: webhookStore(db), webhookEvents: webhookEventStore(db), meta: legacy,
     ping: () => legacy.ping(), close: () => legacy.close(),
   };
 }

@@ -6,9 +6,9 @@ import { migratePostgres } from './postgres-migrations.ts';
 import { SqlDb } from './sql/sql-db.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, accountFromRow, given, isoTime,
-  keyFromRow, normalizeEmail, planFromRow, selectList, memberFromRow, tokenFromRow, mailFromRow, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row, usageSumSql, firedAlertFromRow,
+  keyFromRow, normalizeEmail, planFromRow, selectList, memberFromRow, tokenFromRow, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, type Codec, type Row, usageSumSql, firedAlertFromRow,
 } from './rows.ts';
-import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats, AlertKind, AlertSettings, FiredAlert, UsageSums } from './store.ts';
+import type { AccountToken, MemberPatch, NewMember, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, Session, Store, UsageMinute, UsageQuery, AlertKind, AlertSettings, FiredAlert, UsageSums } from './store.ts';
 import { groupKeyId } from './store.ts';
 
 const codec: Codec = {
@@ -28,12 +28,6 @@ function violationOf(err: unknown): Violation | undefined {
 
 const insertSql = (table: string, cols: readonly string[]) =>
   `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING *`;
-
-/** A webhook's counters, its backlog's oldest event (first in the index webhook_events_waiting) and mean delivery time. */
-export const WEBHOOK_STATS_SQL = `SELECT c.webhook_id, c.events, c.delivered, c.events - c.delivered AS pending, c.attempts,
-    CASE WHEN c.events > c.delivered THEN (SELECT e.created_at FROM webhook_events e WHERE e.webhook_id = c.webhook_id AND e.status = 'pending' ORDER BY e.created_at LIMIT 1) END AS oldest_pending,
-    CASE WHEN c.delivered > 0 THEN c.delivery_ms_sum::float8 / c.delivered END AS mean_ms
-  FROM webhook_counters c JOIN webhooks w ON w.id = c.webhook_id`;
 
 // Static statements are named: `pg` prepares each once per connection (the key lookup is on the hot path).
 const Q = {
@@ -92,40 +86,6 @@ const Q = {
   deleteSessionsOf: 'DELETE FROM sessions WHERE account_id = $1',
   trimSessions: `DELETE FROM sessions WHERE account_id = $1 AND (expires_at <= now() OR id_hash NOT IN
     (SELECT id_hash FROM sessions WHERE account_id = $1 AND expires_at > now() ORDER BY created_at DESC, id_hash DESC LIMIT $2))`,
-  insertWebhook: `INSERT INTO webhooks (${['id', 'account_id', 'network', 'kind', 'url', 'options', 'secret', 'status', 'disabled_reason', 'created_at', 'updated_at'].join(', ')})
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, now(), now()) RETURNING *`,
-  webhook: 'SELECT * FROM webhooks WHERE id = $1',
-  webhooksOf: 'SELECT * FROM webhooks WHERE account_id = $1 ORDER BY created_at, id',
-  allWebhooks: 'SELECT * FROM webhooks ORDER BY created_at, id',
-  updateWebhook: `UPDATE webhooks SET url = coalesce($2, url), options = coalesce($3, options), secret = coalesce($4, secret),
-    status = coalesce($5, status), disabled_reason = CASE WHEN $6::boolean THEN $7 ELSE disabled_reason END, updated_at = now() WHERE id = $1 RETURNING *`,
-  deleteWebhook: 'DELETE FROM webhooks WHERE id = $1',
-  // One event at a time, its webhook's row locked: the seq of two instances' concurrent adds cannot collide.
-  addWebhookEvent: `WITH w AS (SELECT id FROM webhooks WHERE id = $2 FOR UPDATE)
-    INSERT INTO webhook_events (id, webhook_id, seq, type, body, created_at, status, attempts, next_attempt_at)
-    SELECT $1, w.id, coalesce((SELECT max(seq) FROM webhook_events WHERE webhook_id = w.id), 0) + 1, $3, $4, $5::timestamptz, 'pending', 0, $5::timestamptz FROM w
-    ON CONFLICT (id) DO NOTHING`,
-  // Leases the due heads of the active webhooks; SKIP LOCKED: another instance claiming at the same moment takes others.
-  claimWebhookEvents: `WITH due AS (
-      SELECT e.id FROM webhooks w
-      JOIN webhook_events e ON e.id = (SELECT p.id FROM webhook_events p WHERE p.webhook_id = w.id AND p.status = 'pending' ORDER BY p.seq LIMIT 1)
-      WHERE w.status = 'active' AND e.next_attempt_at <= $2::timestamptz
-        AND (e.lease_until IS NULL OR e.lease_until <= $2::timestamptz)
-      ORDER BY e.next_attempt_at, e.webhook_id LIMIT $4 FOR UPDATE OF e SKIP LOCKED)
-    UPDATE webhook_events SET lease_owner = $1, lease_until = $3::timestamptz FROM due WHERE webhook_events.id = due.id RETURNING webhook_events.*`,
-  renewWebhookLeases: `UPDATE webhook_events SET lease_until = $3::timestamptz
-    WHERE id = ANY($2::text[]) AND lease_owner = $1 AND status = 'pending'`,
-  recordWebhookAttempt: `UPDATE webhook_events SET attempts = attempts + 1, last_status = $3, last_error = $4,
-    last_attempt_at = $6::timestamptz, last_duration_ms = $8, last_response = $9,
-    status = CASE WHEN $5::boolean THEN 'delivered' ELSE status END, delivered_at = CASE WHEN $5::boolean THEN $6::timestamptz ELSE delivered_at END,
-    next_attempt_at = $7::timestamptz, lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
-  webhookEvents: 'SELECT * FROM webhook_events WHERE webhook_id = $1 ORDER BY seq DESC LIMIT $2',
-  pruneWebhookEvents: "DELETE FROM webhook_events WHERE status = 'delivered' AND delivered_at < $1",
-  webhookEventsById: 'SELECT * FROM webhook_events WHERE id = ANY($1::text[]) ORDER BY webhook_id, seq',
-  // The maintained counters (migration 9), one row per webhook: nothing here reads the events but the first waiting
-  // one of a webhook that has any, by index (this counted every tenant's events).
-  webhookStats: `${WEBHOOK_STATS_SQL} WHERE c.events > 0 ORDER BY c.webhook_id`,
-  webhookStatsOf: `${WEBHOOK_STATS_SQL} WHERE w.account_id = $1 AND c.events > 0 ORDER BY c.webhook_id`,
 } as const;
 
 /** The store for several instances sharing one database (`DATABASE_URL`). */
@@ -474,113 +434,6 @@ export class PostgresStore implements Store {
 
   async pruneAccountTokens(before: string): Promise<number> {
     return (await this.pool.query('DELETE FROM account_tokens WHERE expires_at < $1 OR used_at < $1', [before])).rowCount ?? 0;
-  }
-
-  async enqueueMail(m: NewOutboxMail): Promise<void> {
-    await this.pool.query(`INSERT INTO mail_outbox (id, to_addr, subject, body, created_at, next_attempt_at, attempts)
-      VALUES ($1, $2, $3, $4, $5, $5, 0)`, [m.id, m.to, m.subject, m.body, m.createdAt]);
-  }
-
-  async claimMail(owner: string, now: string, leaseUntil: string, limit: number): Promise<OutboxMail[]> {
-    // SKIP LOCKED: another instance claiming at the same moment takes other messages.
-    const { rows } = await this.pool.query<Row>(`WITH due AS (
-        SELECT id FROM mail_outbox WHERE sent_at IS NULL AND body <> '' AND next_attempt_at <= $2::timestamptz
-          AND (lease_until IS NULL OR lease_until <= $2::timestamptz)
-        ORDER BY next_attempt_at, id LIMIT $4 FOR UPDATE SKIP LOCKED)
-      UPDATE mail_outbox m SET lease_owner = $1, lease_until = $3::timestamptz FROM due WHERE m.id = due.id RETURNING m.*`, [owner, now, leaseUntil, limit]);
-    return rows.map((r) => mailFromRow(r, codec)).sort((a, b) => a.nextAttemptAt.localeCompare(b.nextAttemptAt));
-  }
-
-  async recordMailAttempt(id: string, owner: string, a: MailAttempt): Promise<void> {
-    await this.pool.query(`UPDATE mail_outbox SET attempts = attempts + 1, last_error = $3,
-        sent_at = CASE WHEN $4::boolean THEN $5::timestamptz ELSE sent_at END,
-        body = CASE WHEN $4::boolean OR $6::boolean THEN '' ELSE body END,
-        next_attempt_at = $7::timestamptz, lease_owner = NULL, lease_until = NULL
-      WHERE id = $1 AND lease_owner = $2`, [id, owner, a.error, a.sent, a.at, a.giveUp ?? false, a.nextAttemptAt]);
-  }
-
-  async listMail(limit: number): Promise<OutboxMail[]> {
-    return (await this.pool.query<Row>('SELECT * FROM mail_outbox ORDER BY created_at DESC, id DESC LIMIT $1', [limit])).rows.map((r) => mailFromRow(r, codec));
-  }
-
-  async pruneMail(before: string): Promise<number> {
-    return (await this.pool.query("DELETE FROM mail_outbox WHERE created_at < $1 AND (sent_at IS NOT NULL OR body = '')", [before])).rowCount ?? 0;
-  }
-
-  async createWebhook(w: NewWebhook): Promise<Webhook> {
-    const [r] = await this.rows('insertWebhook', [w.id, w.accountId, w.network, w.kind, w.url, JSON.stringify(w.options), w.secret, w.status]);
-    return webhookFromRow(r, codec);
-  }
-
-  async getWebhook(id: string): Promise<Webhook | undefined> {
-    const [r] = await this.rows('webhook', [id]);
-    return r && webhookFromRow(r, codec);
-  }
-
-  async listWebhooks(accountId?: string): Promise<Webhook[]> {
-    const rows = accountId === undefined ? await this.rows('allWebhooks') : await this.rows('webhooksOf', [accountId]);
-    return rows.map((r) => webhookFromRow(r, codec));
-  }
-
-  async updateWebhook(id: string, p: WebhookPatch): Promise<Webhook | undefined> {
-    const [r] = await this.rows('updateWebhook', [id, p.url ?? null, p.options ? JSON.stringify(p.options) : null, p.secret ?? null, p.status ?? null, p.disabledReason !== undefined, p.disabledReason ?? null]);
-    return r && webhookFromRow(r, codec);
-  }
-
-  async deleteWebhook(id: string): Promise<boolean> {
-    return ((await this.pool.query({ name: 'deleteWebhook', text: Q.deleteWebhook, values: [id] })).rowCount ?? 0) > 0;
-  }
-
-  async addWebhookEvents(events: readonly NewWebhookEvent[]): Promise<void> {
-    if (events.length === 0) return;
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      // In webhook id order (stable: each webhook's events keep theirs), so webhook rows and their counters are locked in
-      // the order the counters' trigger and the prunes lock them (migration 9): concurrent writers cannot deadlock.
-      const ordered = [...events].sort((a, b) => (a.webhookId < b.webhookId ? -1 : a.webhookId > b.webhookId ? 1 : 0));
-      for (const e of ordered) await client.query({ name: 'addWebhookEvent', text: Q.addWebhookEvent, values: [e.id, e.webhookId, e.type, e.body, e.createdAt] });
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
-  }
-
-  async claimWebhookEvents(owner: string, now: string, leaseUntil: string, limit: number): Promise<WebhookEvent[]> {
-    return (await this.rows('claimWebhookEvents', [owner, now, leaseUntil, limit])).map((r) => webhookEventFromRow(r, codec)).sort((a, b) => (a.nextAttemptAt < b.nextAttemptAt ? -1 : 1));
-  }
-
-  async renewWebhookLeases(owner: string, ids: readonly string[], leaseUntil: string): Promise<number> {
-    if (ids.length === 0) return 0;
-    return (await this.pool.query({ name: 'renewWebhookLeases', text: Q.renewWebhookLeases, values: [owner, ids, leaseUntil] })).rowCount ?? 0;
-  }
-
-  async recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<void> {
-    await this.rows('recordWebhookAttempt', [id, owner, a.status, a.error, a.delivered, a.at, a.nextAttemptAt, a.durationMs ?? null, a.responseBody ?? null]);
-  }
-
-  async listWebhookEvents(webhookId: string, limit: number): Promise<WebhookEvent[]> {
-    return (await this.rows('webhookEvents', [webhookId, limit])).map((r) => webhookEventFromRow(r, codec));
-  }
-
-  async pruneWebhookEvents(before: string): Promise<number> {
-    return (await this.pool.query({ name: 'pruneWebhookEvents', text: Q.pruneWebhookEvents, values: [before] })).rowCount ?? 0;
-  }
-
-  async pruneWebhookTestEvents(before: string): Promise<number> {
-    return (await this.pool.query("DELETE FROM webhook_events WHERE type = 'webhook.test' AND created_at < $1", [before])).rowCount ?? 0;
-  }
-
-  async getWebhookEvents(ids: readonly string[]): Promise<WebhookEvent[]> {
-    return ids.length === 0 ? [] : (await this.rows('webhookEventsById', [ids])).map((r) => webhookEventFromRow(r, codec));
-  }
-
-  async webhookStats(accountId?: string): Promise<WebhookStats[]> {
-    const rows = accountId === undefined ? await this.rows('webhookStats') : await this.rows('webhookStatsOf', [accountId]);
-    return rows.map((r) => webhookStatsFromRow(r, codec));
   }
 
   async getMeta(name: string): Promise<string | undefined> {

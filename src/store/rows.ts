@@ -1,5 +1,5 @@
 import type { Account, ApiKey, KeyType, Member, MemberRole, Permission, Plan } from './model.ts';
-import type { AccountToken, FiredAlert, OutboxMail, UsageMinute, UsageQuery, Webhook, WebhookEvent, WebhookStats, WebhookStatus } from './store.ts';
+import type { AccountToken, FiredAlert, UsageMinute, UsageQuery } from './store.ts';
 
 /**
  * Columns and row-to-model mapping shared by both stores. The tables have the same columns on SQLite and
@@ -270,38 +270,6 @@ export function hourOf(minute: string): { hour: string; next: string } {
   return { hour: `${minute.slice(0, 13)}:00`, next: new Date(t + 3_600_000).toISOString().slice(0, 16) };
 }
 
-export const WEBHOOK_COLUMNS = ['id', 'account_id', 'network', 'kind', 'url', 'options', 'secret', 'status', 'disabled_reason', 'created_at', 'updated_at'] as const;
-
-export function webhookFromRow(r: Row, c: Codec): Webhook {
-  return {
-    id: r.id as string, accountId: r.account_id as string, network: r.network as string, kind: r.kind as string, url: r.url as string,
-    options: JSON.parse(r.options as string) as Record<string, unknown>, secret: r.secret as string, status: r.status as WebhookStatus,
-    disabledReason: (r.disabled_reason as string | null) ?? null, createdAt: c.time(r.created_at), updatedAt: c.time(r.updated_at),
-  };
-}
-
-export function webhookEventFromRow(r: Row, c: Codec): WebhookEvent {
-  return {
-    id: r.id as string, webhookId: r.webhook_id as string, seq: Number(r.seq), type: r.type as string, body: r.body as string,
-    createdAt: c.time(r.created_at), status: r.status as WebhookEvent['status'], attempts: Number(r.attempts),
-    nextAttemptAt: c.time(r.next_attempt_at), lastStatus: r.last_status === null || r.last_status === undefined ? null : Number(r.last_status),
-    lastError: (r.last_error as string | null) ?? null, deliveredAt: r.delivered_at ? c.time(r.delivered_at) : null,
-    lastAttemptAt: r.last_attempt_at ? c.time(r.last_attempt_at) : null,
-    lastDurationMs: r.last_duration_ms === null || r.last_duration_ms === undefined ? null : Number(r.last_duration_ms),
-    lastResponse: (r.last_response as string | null) ?? null,
-  };
-}
-
-export function webhookStatsFromRow(r: Row, c: Codec): WebhookStats {
-  const delivered = Number(r.delivered ?? 0);
-  const attempts = Number(r.attempts ?? 0);
-  return {
-    webhookId: r.webhook_id as string, events: Number(r.events), delivered, pending: Number(r.pending ?? 0), attempts,
-    failedAttempts: attempts - delivered, oldestPendingAt: r.oldest_pending ? c.time(r.oldest_pending) : null,
-    meanDeliveryMs: r.mean_ms === null || r.mean_ms === undefined ? null : Math.round(Number(r.mean_ms)),
-  };
-}
-
 const timeOrNull = (v: unknown, c: Codec): string | null => (v === null || v === undefined ? null : c.time(v));
 
 export function memberFromRow(r: Row, c: Codec): Member {
@@ -316,12 +284,5 @@ export function tokenFromRow(r: Row, c: Codec): AccountToken {
     idHash: r.id_hash as string, id: r.id as string, kind: r.kind as AccountToken['kind'], accountId: r.account_id as string,
     memberId: (r.member_id as string | null) ?? null, email: r.email as string, role: (r.role as MemberRole | null) ?? null,
     createdAt: c.time(r.created_at), expiresAt: c.time(r.expires_at), usedAt: timeOrNull(r.used_at, c),
-  };
-}
-
-export function mailFromRow(r: Row, c: Codec): OutboxMail {
-  return {
-    id: r.id as string, to: r.to_addr as string, subject: r.subject as string, body: r.body as string, createdAt: c.time(r.created_at),
-    nextAttemptAt: c.time(r.next_attempt_at), attempts: Number(r.attempts), sentAt: timeOrNull(r.sent_at, c), lastError: (r.last_error as string | null) ?? null,
   };
 }

@@ -3,12 +3,12 @@ import type { Account, ApiKey, KeyContext, Member } from './model.ts';
 import { accountConflict, keyConflict, memberConflict, rethrowConflict, type Violation } from './conflict.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, accountFromRow, given, isoTime, keyFromRow, normalizeEmail, planFromRow,
-  selectList, memberFromRow, tokenFromRow, mailFromRow, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, WEBHOOK_COLUMNS, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row, usageSumSql, firedAlertFromRow,
+  selectList, memberFromRow, tokenFromRow, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, type Codec, type Row, usageSumSql, firedAlertFromRow,
 } from './rows.ts';
 import { openSqlite } from './sqlite-open.ts';
 import { SqlDb } from './sql/sql-db.ts';
 import { groupKeyId } from './store.ts';
-import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats, AlertKind, AlertSettings, FiredAlert, UsageSums } from './store.ts';
+import type { AccountToken, MemberPatch, NewMember, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, Session, Store, UsageMinute, UsageQuery, AlertKind, AlertSettings, FiredAlert, UsageSums } from './store.ts';
 
 const codec: Codec = {
   bool: (v) => v === 1,
@@ -17,10 +17,6 @@ const codec: Codec = {
   bigint: (v) => Number(v),
 };
 
-const webhookParams = (w: Webhook) => ({
-  id: w.id, account_id: w.accountId, network: w.network, kind: w.kind, url: w.url, options: JSON.stringify(w.options), secret: w.secret,
-  status: w.status, disabled_reason: w.disabledReason, created_at: w.createdAt, updated_at: w.updatedAt,
-});
 const accountParams = (a: Account) => ({
   id: a.id, name: a.name, email: a.email, email_normalized: normalizeEmail(a.email), password_hash: a.passwordHash,
   status: a.status, role: a.role, plan_id: a.planId, created_at: a.createdAt, updated_at: a.updatedAt,
@@ -37,12 +33,6 @@ const insertSql = (table: string, cols: readonly string[]) =>
   `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => '@' + c).join(', ')})`;
 const updateSql = (table: string, cols: readonly string[]) =>
   `UPDATE ${table} SET ${cols.filter((c) => c !== 'id').map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`;
-
-/** A webhook's counters, its backlog's oldest event (first in the index webhook_events_waiting) and mean delivery time. */
-export const WEBHOOK_STATS_SQL = `SELECT c.webhook_id, c.events, c.delivered, c.events - c.delivered AS pending, c.attempts,
-    CASE WHEN c.events > c.delivered THEN (SELECT e.created_at FROM webhook_events e WHERE e.webhook_id = c.webhook_id AND e.status = 'pending' ORDER BY e.created_at LIMIT 1) END AS oldest_pending,
-    CASE WHEN c.delivered > 0 THEN c.delivery_ms_sum * 1.0 / c.delivered END AS mean_ms
-  FROM webhook_counters c JOIN webhooks w ON w.id = c.webhook_id`;
 
 /** better-sqlite3 reports constraint failures by code, and names the column in the message. */
 function violationOf(err: unknown): Violation | undefined {
@@ -62,8 +52,6 @@ export class SqliteStore implements Store {
   private readonly touchAll;
   private readonly addUsageAll;
   private readonly addUsageMinutesAll;
-  private readonly addWebhookEventsAll;
-  private readonly claimAll;
   private readonly updates;
 
   constructor(file: string) {
@@ -119,46 +107,6 @@ export class SqliteStore implements Store {
       deleteSessionsOf: db.prepare<[string]>('DELETE FROM sessions WHERE account_id = ?'),
       trimSessions: db.prepare<[string, string, string, string, number]>(`DELETE FROM sessions WHERE account_id = ? AND (expires_at <= ? OR id_hash NOT IN
         (SELECT id_hash FROM sessions WHERE account_id = ? AND expires_at > ? ORDER BY created_at DESC, id_hash DESC LIMIT ?))`),
-      insertWebhook: db.prepare(insertSql('webhooks', WEBHOOK_COLUMNS)),
-      webhook: db.prepare<[string], Row>('SELECT * FROM webhooks WHERE id = ?'),
-      webhooksOf: db.prepare<[string], Row>('SELECT * FROM webhooks WHERE account_id = ? ORDER BY created_at, id'),
-      allWebhooks: db.prepare<[], Row>('SELECT * FROM webhooks ORDER BY created_at, id'),
-      deleteWebhook: db.prepare<[string]>('DELETE FROM webhooks WHERE id = ?'),
-      addWebhookEvent: db.prepare(
-        `INSERT INTO webhook_events (id, webhook_id, seq, type, body, created_at, status, attempts, next_attempt_at)
-         SELECT @id, @webhookId, coalesce(max(seq), 0) + 1, @type, @body, @createdAt, 'pending', 0, @createdAt
-         FROM webhook_events WHERE webhook_id = @webhookId HAVING EXISTS (SELECT 1 FROM webhooks WHERE id = @webhookId)
-         ON CONFLICT (id) DO NOTHING`,
-      ),
-      dueWebhookEvents: db.prepare<{ now: string; limit: number }, Row>(
-        // Per active webhook, its oldest pending event (by index), if due and not leased (also not by this owner: an
-        // event leased is in flight, and a claim must not hand it out twice nor spend its limit on it).
-        `SELECT e.* FROM webhooks w
-         JOIN webhook_events e ON e.id = (SELECT p.id FROM webhook_events p WHERE p.webhook_id = w.id AND p.status = 'pending' ORDER BY p.seq LIMIT 1)
-         WHERE w.status = 'active' AND e.next_attempt_at <= @now
-           AND (e.lease_until IS NULL OR e.lease_until <= @now)
-         ORDER BY e.next_attempt_at, e.webhook_id LIMIT @limit`,
-      ),
-      leaseWebhookEvent: db.prepare('UPDATE webhook_events SET lease_owner = ?, lease_until = ? WHERE id = ?'),
-      renewWebhookLeases: db.prepare<{ owner: string; ids: string; leaseUntil: string }>(
-        `UPDATE webhook_events SET lease_until = @leaseUntil
-         WHERE id IN (SELECT value FROM json_each(@ids)) AND lease_owner = @owner AND status = 'pending'`,
-      ),
-      recordWebhookAttempt: db.prepare(
-        `UPDATE webhook_events SET attempts = attempts + 1, last_status = @status, last_error = @error,
-           last_attempt_at = @at, last_duration_ms = @durationMs, last_response = @responseBody,
-           status = CASE WHEN @delivered = 1 THEN 'delivered' ELSE status END,
-           delivered_at = CASE WHEN @delivered = 1 THEN @at ELSE delivered_at END,
-           next_attempt_at = @nextAttemptAt, lease_owner = NULL, lease_until = NULL
-         WHERE id = @id AND lease_owner = @owner`,
-      ),
-      webhookEvents: db.prepare<[string, number], Row>('SELECT * FROM webhook_events WHERE webhook_id = ? ORDER BY seq DESC LIMIT ?'),
-      pruneWebhookEvents: db.prepare<[string]>("DELETE FROM webhook_events WHERE status = 'delivered' AND delivered_at < ?"),
-      webhookEventsById: db.prepare<[string], Row>('SELECT * FROM webhook_events WHERE id IN (SELECT value FROM json_each(?)) ORDER BY webhook_id, seq'),
-      // The maintained counters (migration 10), one row per webhook: nothing here reads the events but the first
-      // waiting one of a webhook that has any, by index (this counted every tenant's events).
-      webhookStats: db.prepare<[], Row>(`${WEBHOOK_STATS_SQL} WHERE c.events > 0 ORDER BY c.webhook_id`),
-      webhookStatsOf: db.prepare<[string], Row>(`${WEBHOOK_STATS_SQL} WHERE w.account_id = ? AND c.events > 0 ORDER BY c.webhook_id`),
     };
     const { stmts } = this;
     this.touchAll = db.transaction((lastUsed: ReadonlyMap<string, string>) => {
@@ -167,14 +115,6 @@ export class SqliteStore implements Store {
     this.addUsageMinutesAll = db.transaction((rows: readonly UsageMinute[], batchId?: string) => {
       if (batchId !== undefined && !this.firstTime(batchId)) return;
       for (const r of rows) stmts.addUsageMinute.run(...usageMinuteValues(r));
-    });
-    this.addWebhookEventsAll = db.transaction((events: readonly NewWebhookEvent[]) => {
-      for (const e of events) stmts.addWebhookEvent.run(e);
-    });
-    this.claimAll = db.transaction((owner: string, now: string, leaseUntil: string, limit: number) => {
-      const rows = stmts.dueWebhookEvents.all({ now, limit });
-      for (const r of rows) stmts.leaseWebhookEvent.run(owner, leaseUntil, r.id);
-      return rows.map((r) => webhookEventFromRow({ ...r, lease_owner: owner, lease_until: leaseUntil }, codec));
     });
     // With a batch id, once: a batch whose id is already there adds nothing (see postgres.ts addUsage).
     this.addUsageAll = db.transaction((month: string, ids: string[], units: number[], batchId?: string) => {
@@ -477,108 +417,6 @@ export class SqliteStore implements Store {
   async pruneAccountTokens(before: string): Promise<number> {
     const t = isoTime(before);
     return this.db.prepare<[string, string]>('DELETE FROM account_tokens WHERE expires_at < ? OR used_at < ?').run(t, t).changes;
-  }
-
-  async enqueueMail(m: NewOutboxMail): Promise<void> {
-    const at = isoTime(m.createdAt);
-    this.db.prepare(`INSERT INTO mail_outbox (id, to_addr, subject, body, created_at, next_attempt_at, attempts)
-      VALUES (?, ?, ?, ?, ?, ?, 0)`).run(m.id, m.to, m.subject, m.body, at, at);
-  }
-
-  async claimMail(owner: string, now: string, leaseUntil: string, limit: number): Promise<OutboxMail[]> {
-    const t = isoTime(now);
-    const claim = this.db.transaction(() => {
-      const rows = this.db.prepare<[string, string, number], Row>(`SELECT * FROM mail_outbox WHERE sent_at IS NULL AND body <> '' AND next_attempt_at <= ?
-        AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at, id LIMIT ?`).all(t, t, limit);
-      const lease = this.db.prepare<[string, string, string]>('UPDATE mail_outbox SET lease_owner = ?, lease_until = ? WHERE id = ?');
-      for (const r of rows) lease.run(owner, isoTime(leaseUntil), r.id as string);
-      return rows.map((r) => mailFromRow(r, codec));
-    });
-    return claim.immediate();
-  }
-
-  async recordMailAttempt(id: string, owner: string, a: MailAttempt): Promise<void> {
-    this.db.prepare(`UPDATE mail_outbox SET attempts = attempts + 1, last_error = @error,
-        sent_at = CASE WHEN @sent = 1 THEN @at ELSE sent_at END,
-        body = CASE WHEN @sent = 1 OR @giveUp = 1 THEN '' ELSE body END,
-        next_attempt_at = @next, lease_owner = NULL, lease_until = NULL
-      WHERE id = @id AND lease_owner = @owner`).run({ id, owner, error: a.error, sent: a.sent ? 1 : 0, giveUp: a.giveUp ? 1 : 0, at: isoTime(a.at), next: isoTime(a.nextAttemptAt) });
-  }
-
-  async listMail(limit: number): Promise<OutboxMail[]> {
-    return this.db.prepare<[number], Row>('SELECT * FROM mail_outbox ORDER BY created_at DESC, id DESC LIMIT ?').all(limit).map((r) => mailFromRow(r, codec));
-  }
-
-  async pruneMail(before: string): Promise<number> {
-    return this.db.prepare<[string]>("DELETE FROM mail_outbox WHERE created_at < ? AND (sent_at IS NOT NULL OR body = '')").run(isoTime(before)).changes;
-  }
-
-  async createWebhook(w: NewWebhook): Promise<Webhook> {
-    const now = new Date().toISOString();
-    this.stmts.insertWebhook.run(webhookParams({ ...w, disabledReason: null, createdAt: now, updatedAt: now }));
-    return (await this.getWebhook(w.id))!;
-  }
-
-  async getWebhook(id: string): Promise<Webhook | undefined> {
-    const r = this.stmts.webhook.get(id);
-    return r && webhookFromRow(r, codec);
-  }
-
-  async listWebhooks(accountId?: string): Promise<Webhook[]> {
-    const rows = accountId === undefined ? this.stmts.allWebhooks.all() : this.stmts.webhooksOf.all(accountId);
-    return rows.map((r) => webhookFromRow(r, codec));
-  }
-
-  async updateWebhook(id: string, patch: WebhookPatch): Promise<Webhook | undefined> {
-    const current = await this.getWebhook(id);
-    if (!current) return undefined;
-    const next = { ...current, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)), updatedAt: new Date().toISOString() };
-    this.db.prepare(`UPDATE webhooks SET url = @url, options = @options, secret = @secret, status = @status, disabled_reason = @disabled_reason, updated_at = @updated_at WHERE id = @id`).run(webhookParams(next));
-    return this.getWebhook(id);
-  }
-
-  async deleteWebhook(id: string): Promise<boolean> {
-    return this.stmts.deleteWebhook.run(id).changes > 0;
-  }
-
-  async addWebhookEvents(events: readonly NewWebhookEvent[]): Promise<void> {
-    if (events.length > 0) this.addWebhookEventsAll.immediate(events);
-  }
-
-  async claimWebhookEvents(owner: string, now: string, leaseUntil: string, limit: number): Promise<WebhookEvent[]> {
-    return this.claimAll.immediate(owner, now, leaseUntil, limit);
-  }
-
-  async renewWebhookLeases(owner: string, ids: readonly string[], leaseUntil: string): Promise<number> {
-    return ids.length === 0 ? 0 : this.stmts.renewWebhookLeases.run({ owner, ids: JSON.stringify(ids), leaseUntil }).changes;
-  }
-
-  async recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<void> {
-    this.stmts.recordWebhookAttempt.run({
-      id, owner, delivered: a.delivered ? 1 : 0, status: a.status, error: a.error, at: a.at, nextAttemptAt: a.nextAttemptAt,
-      durationMs: a.durationMs ?? null, responseBody: a.responseBody ?? null,
-    });
-  }
-
-  async listWebhookEvents(webhookId: string, limit: number): Promise<WebhookEvent[]> {
-    return this.stmts.webhookEvents.all(webhookId, limit).map((r) => webhookEventFromRow(r, codec));
-  }
-
-  async pruneWebhookEvents(before: string): Promise<number> {
-    return this.stmts.pruneWebhookEvents.run(isoTime(before)).changes;
-  }
-
-  async pruneWebhookTestEvents(before: string): Promise<number> {
-    return this.db.prepare<[string]>("DELETE FROM webhook_events WHERE type = 'webhook.test' AND created_at < ?").run(isoTime(before)).changes;
-  }
-
-  async getWebhookEvents(ids: readonly string[]): Promise<WebhookEvent[]> {
-    return ids.length === 0 ? [] : this.stmts.webhookEventsById.all(JSON.stringify(ids)).map((r) => webhookEventFromRow(r, codec));
-  }
-
-  async webhookStats(accountId?: string): Promise<WebhookStats[]> {
-    const rows = accountId === undefined ? this.stmts.webhookStats.all() : this.stmts.webhookStatsOf.all(accountId);
-    return rows.map((r) => webhookStatsFromRow(r, codec));
   }
 
   async getMeta(name: string): Promise<string | undefined> {

@@ -15,14 +15,14 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { freshDatabase, postgresSkipReason } from '../../test/helpers/postgres.ts';
 import { SOAK, sized } from '../../test/helpers/soak.ts';
-import { WEBHOOK_STATS_SQL as PG_STATS_SQL } from './postgres.ts';
 import { postgresStores, sqliteStores } from './open-store.ts';
 import { postgresMigrations } from './postgres-migrations.ts';
-import { WEBHOOK_STATS_SQL as SQLITE_STATS_SQL } from './sqlite.ts';
 import { sqliteMigrations } from './sqlite-migrations.ts';
+import { SqlDb } from './sql/sql-db.ts';
 import { freePlan, newAccount } from './store.contract.ts';
 import type { Stores } from './stores.ts';
 import type { WebhookStats } from './webhooks/webhook-event-store.ts';
+import { webhookStatsQuery } from './webhooks/webhook-stats.ts';
 
 // Asked before any suite is registered: a suite registered after a top-level await may never run.
 const skip = await postgresSkipReason('webhook outbox numbers on PostgreSQL');
@@ -70,6 +70,9 @@ const PG_BULK = `INSERT INTO webhook_events (id, webhook_id, seq, type, body, cr
     CASE WHEN i % 7 = 0 THEN 'pending' ELSE 'delivered' END, CASE WHEN i % 7 = 0 THEN 0 ELSE 1 END, t,
     CASE WHEN i % 7 = 0 THEN NULL ELSE t + interval '1 day' END
   FROM generate_series($1::int, $2::int - 1) AS i, LATERAL (SELECT timestamptz '2026-11-01T00:00:00Z' + i * interval '1 ms' AS t) x`;
+
+/** The read of everyone's numbers, or of one account's, as the store sends it to this database (its plan is read here). */
+const statsQuery = (db: SqlDb, accountId?: string) => webhookStatsQuery(db.k, accountId).compile();
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 async function timed(read: () => Promise<unknown>, n = 7): Promise<number> {
@@ -148,16 +151,22 @@ describe('webhook outbox numbers at scale, SQLite', { timeout: 240_000 }, () => 
     const store = sqliteStores(file);
     const bulkDb = new Database(file);
     const bulk = bulkDb.prepare(SQLITE_BULK);
+    // Only compiles: the store's query, with its parameters, for EXPLAIN on the same file.
+    const sqlDb = SqlDb.sqlite(bulkDb);
+    const planOf = (accountId?: string) => {
+      const q = statsQuery(sqlDb, accountId);
+      return (bulkDb.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...q.parameters) as { detail: string }[]).map((r) => r.detail);
+    };
     try {
       const accounts = await tenants(store);
       await scales('sqlite', {
         store,
         bulk: async (from, to) => void bulk.run(from, to),
-        plan: async () => (bulkDb.prepare(`EXPLAIN QUERY PLAN ${SQLITE_STATS_SQL} WHERE c.events > 0 ORDER BY c.webhook_id`).all() as { detail: string }[]).map((r) => r.detail),
+        plan: async () => planOf(),
         close: async () => {},
       }, accounts);
-      const plan = (bulkDb.prepare(`EXPLAIN QUERY PLAN ${SQLITE_STATS_SQL} WHERE w.account_id = ? AND c.events > 0 ORDER BY c.webhook_id`).all('x') as { detail: string }[]).map((r) => r.detail);
-      const all = (bulkDb.prepare(`EXPLAIN QUERY PLAN ${SQLITE_STATS_SQL} WHERE c.events > 0 ORDER BY c.webhook_id`).all() as { detail: string }[]).map((r) => r.detail);
+      const plan = planOf('x');
+      const all = planOf();
       for (const lines of [all, plan]) {
         assert.ok(!lines.some((l) => /^SCAN e\b/.test(l)), `no scan of webhook_events: ${lines.join(' | ')}`);
         assert.ok(lines.some((l) => /^SEARCH e USING (COVERING )?INDEX webhook_events_waiting/.test(l)), `the oldest waiting event by index: ${lines.join(' | ')}`);
@@ -204,10 +213,14 @@ describe('webhook outbox numbers at scale, PostgreSQL', { skip, timeout: 300_000
     const store = await postgresStores(url);
     const client = new pg.Client(url);
     await client.connect();
+    // Only compiles (its pool never connects): the store's query, with its parameters, for EXPLAIN.
+    const pool = new pg.Pool({ connectionString: url });
+    const sqlDb = SqlDb.postgres(pool);
     try {
       const accounts = await tenants(store);
-      const planOf = async (sql: string, values: unknown[] = []) => {
-        const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${sql}`, values);
+      const planOf = async (accountId?: string) => {
+        const q = statsQuery(sqlDb, accountId);
+        const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${q.sql}`, [...q.parameters]);
         const nodes: { type: string; relation?: string; index?: string }[] = [];
         const walk = (n: any) => {
           nodes.push({ type: n['Node Type'], relation: n['Relation Name'], index: n['Index Name'] });
@@ -223,15 +236,16 @@ describe('webhook outbox numbers at scale, PostgreSQL', { skip, timeout: 300_000
           await client.query(PG_BULK, [from, to]);
           await client.query('ANALYZE webhook_events');
         },
-        plan: async () => show(await planOf(`${PG_STATS_SQL} WHERE c.events > 0 ORDER BY c.webhook_id`)),
+        plan: async () => show(await planOf()),
         close: async () => {},
       }, accounts);
-      for (const nodes of [await planOf(`${PG_STATS_SQL} WHERE c.events > 0 ORDER BY c.webhook_id`), await planOf(`${PG_STATS_SQL} WHERE w.account_id = $1 AND c.events > 0 ORDER BY c.webhook_id`, [accounts[3]])]) {
+      for (const nodes of [await planOf(), await planOf(accounts[3])]) {
         assert.ok(!nodes.some((n) => n.relation === 'webhook_events' && /Seq Scan|Bitmap Heap Scan/.test(n.type)), `no scan of webhook_events: ${show(nodes).join(' | ')}`);
         assert.ok(nodes.some((n) => n.relation === 'webhook_events' && n.index === 'webhook_events_waiting'), `the oldest waiting event by index: ${show(nodes).join(' | ')}`);
         assert.ok(nodes.some((n) => n.relation === 'webhook_counters'), `read from the counters: ${show(nodes).join(' | ')}`);
       }
     } finally {
+      await pool.end();
       await client.end();
       await store.close();
     }

@@ -116,6 +116,25 @@ export function webhookStoreContract(c: StoreContract): void {
         assert.deepEqual((await store.webhookEvents.claimWebhookEvents('A', T(22), T(26), 10)).map((e) => e.id), ['b1'], 'let go by B at 21 s, taken by A at 22 s (a2 renewed by B)');
       });
 
+      test('two instances claiming at the same moment lease each due head to one of them only', async () => {
+        const other = await c.sameDatabase();
+        try {
+          await store.plans.createPlan(freePlan);
+          const acct = (await store.accounts.createAccount(newAccount())).id;
+          const hooks = ['h0', 'h1', 'h2', 'h3', 'h4', 'h5'];
+          for (const id of hooks) await store.webhooks.createWebhook({ id, accountId: acct, network: 'mainnet', kind: 'block.mined', url: 'https://example.com/h', options: {}, secret: 's', status: 'active' });
+          await store.webhookEvents.addWebhookEvents(hooks.flatMap((h) => [1, 2].map((n) => ({ id: `${h}-${n}`, webhookId: h, type: 'block.mined', body: '{}', createdAt: T(n) }))));
+          const [a, b] = await Promise.all([
+            store.webhookEvents.claimWebhookEvents('A', T(10), T(40), 10),
+            other.webhookEvents.claimWebhookEvents('B', T(10), T(40), 10),
+          ]);
+          assert.deepEqual([...a, ...b].map((e) => e.id).sort(), hooks.map((h) => `${h}-1`), 'each head once, and no second event of a webhook');
+          assert.deepEqual(await other.webhookEvents.claimWebhookEvents('B', T(11), T(41), 10), [], 'all leased');
+        } finally {
+          await other.close();
+        }
+      });
+
       test('the outbox in numbers equals a recount of its events after every kind of write (counters, not scans)', async () => {
         await store.plans.createPlan(freePlan);
         const a = (await store.accounts.createAccount(newAccount())).id;

@@ -1,7 +1,8 @@
 // @ts-check
 // The shapes the dashboard reads from the API, as JSDoc types. Where the server has the type, it is imported from
-// the server's own module (src/store/model.ts, src/store/store.ts, src/dashboard/facts.ts); the shapes of the team,
-// alert and delivery routes that other modules are adding are written from the shared contract (/api/v1, docs/api.md).
+// the server's own module (src/store/model.ts, src/store/webhooks/webhook-store.ts, src/dashboard/facts.ts); the
+// shapes of the team, alert and delivery routes that other modules are adding are written from the shared contract
+// (/api/v1, docs/api.md).
 
 /** @typedef {import('../../facts.ts').DashboardFacts} Facts */
 /** @typedef {import('../../../store/model.ts').Plan} Plan */
@@ -10,7 +11,7 @@
 /** @typedef {Omit<import('../../../store/model.ts').Account, 'passwordHash'>} Account */
 /** @typedef {Omit<import('../../../store/model.ts').ApiKey, 'hash'>} ApiKey */
 /** @typedef {ApiKey & { value: string }} CreatedKey */
-/** @typedef {Omit<import('../../../store/store.ts').Webhook, 'secret'>} Webhook */
+/** @typedef {Omit<import('../../../store/webhooks/webhook-store.ts').Webhook, 'secret'>} Webhook */
 /** @typedef {'owner' | 'developer' | 'viewer'} MemberRole */
 
 /**
