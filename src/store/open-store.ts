@@ -3,7 +3,10 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
 import { redactUrl } from '../errors/redact.ts';
 import type { Stores } from './stores.ts';
+import { alertStore } from './alerts/alert-store.ts';
+import { metaStore } from './meta/meta-store.ts';
 import { planStore } from './plans/plan-store.ts';
+import { usageStore } from './usage/usage-store.ts';
 import type { PostgresStore } from './postgres.ts';
 import { SqliteStore } from './sqlite.ts';
 
@@ -38,9 +41,9 @@ export async function openStore(config: { dataDir: string; database: Partial<Con
 export function byDomain(legacy: SqliteStore | PostgresStore): Stores {
   const db = legacy.sqlDb();
   return {
-    kind: legacy.kind, plans: planStore(db), accounts: legacy, keys: legacy, usage: legacy, alerts: legacy, sessions: legacy,
-    members: legacy, tokens: legacy, mail: legacy, webhooks: legacy, webhookEvents: legacy, meta: legacy,
-    ping: () => legacy.ping(), close: () => legacy.close(),
+    kind: legacy.kind, plans: planStore(db), accounts: legacy, keys: legacy, usage: usageStore(db), alerts: alertStore(db), sessions: legacy,
+    members: legacy, tokens: legacy, mail: legacy, webhooks: legacy, webhookEvents: legacy, meta: metaStore(db),
+    ping: () => db.ping(), close: () => legacy.close(),
   };
 }
 

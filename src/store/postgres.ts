@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Account, ApiKey, KeyContext, Member } from './model.ts';
 import { accountConflict, keyConflict, memberConflict, rethrowConflict, type Violation } from './conflict.ts';
@@ -6,9 +5,9 @@ import { migratePostgres } from './postgres-migrations.ts';
 import { SqlDb } from './sql/sql-db.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, accountFromRow, given, isoTime,
-  keyFromRow, normalizeEmail, planFromRow, selectList, memberFromRow, tokenFromRow, mailFromRow, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row, usageSumSql, firedAlertFromRow,
+  keyFromRow, normalizeEmail, planFromRow, selectList, memberFromRow, tokenFromRow, mailFromRow, revokedUsageSql, byAccount, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
 } from './rows.ts';
-import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats, AlertKind, AlertSettings, FiredAlert, UsageSums } from './store.ts';
+import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, Session, Store, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats } from './store.ts';
 import { groupKeyId } from './store.ts';
 
 const codec: Codec = {
@@ -56,36 +55,6 @@ const Q = {
   // One statement for the whole batch; several instances may flush in any order, so last use only moves forward.
   touchKeys: `UPDATE api_keys k SET last_used_at = v.t FROM unnest($1::text[], $2::timestamptz[]) AS v (id, t)
     WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.t)`,
-  // One statement for the whole batch, so it is one transaction; rows in account order (usageBatch sorts them,
-  // ORDER BY keeps it through the join) so that concurrent flushes lock rows in the same order and never deadlock.
-  // Accounts that are gone are skipped (as touchKeys skips keys): one stale entry must not lose the batch.
-  // Once per batch id: the batch's id is inserted in the same statement, and a batch already applied (its id there)
-  // adds nothing; a retry racing the original waits on the id's row, then adds nothing. Ids older than a day go in
-  // the same statement.
-  addUsage: `WITH old AS (DELETE FROM usage_batches WHERE at < now() - interval '1 day'),
-    fresh AS (INSERT INTO usage_batches (id) VALUES ($4) ON CONFLICT (id) DO NOTHING RETURNING id)
-    INSERT INTO usage (account_id, month, compute_units)
-    SELECT v.id, $1, v.units FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS v (id, units, n)
-    JOIN accounts a ON a.id = v.id WHERE EXISTS (SELECT 1 FROM fresh) ORDER BY v.n
-    ON CONFLICT (account_id, month) DO UPDATE SET compute_units = usage.compute_units + excluded.compute_units`,
-  usage: 'SELECT compute_units FROM usage WHERE account_id = $1 AND month = $2',
-  getMeta: 'SELECT value FROM meta WHERE name = $1',
-  setMeta: 'INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
-  ping: 'SELECT 1',
-  // One statement per batch: unnest of one array per column, added to what other instances flushed; once per batch
-  // id, as addUsage.
-  addUsageMinutes: `WITH old AS (DELETE FROM usage_batches WHERE at < now() - interval '1 day'),
-    fresh AS (INSERT INTO usage_batches (id) VALUES ($16) ON CONFLICT (id) DO NOTHING RETURNING id)
-    INSERT INTO usage_minutes (${USAGE_MINUTE_COLUMNS.join(', ')})
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::bigint[],
-      $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[])
-    WHERE EXISTS (SELECT 1 FROM fresh)
-    ON CONFLICT (minute, key_id, network, method, code) DO UPDATE SET
-      requests = usage_minutes.requests + excluded.requests, compute_units = usage_minutes.compute_units + excluded.compute_units,
-      latency_ms_sum = usage_minutes.latency_ms_sum + excluded.latency_ms_sum,
-      l0 = usage_minutes.l0 + excluded.l0, l1 = usage_minutes.l1 + excluded.l1, l2 = usage_minutes.l2 + excluded.l2,
-      l3 = usage_minutes.l3 + excluded.l3, l4 = usage_minutes.l4 + excluded.l4, l5 = usage_minutes.l5 + excluded.l5`,
-  pruneUsageMinutes: 'DELETE FROM usage_minutes WHERE minute < $1',
   createSession: 'INSERT INTO sessions (id_hash, account_id, member_id, csrf, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)',
   session: 'SELECT * FROM sessions WHERE id_hash = $1 AND expires_at > now()',
   deleteSession: 'DELETE FROM sessions WHERE id_hash = $1',
@@ -265,80 +234,6 @@ export class PostgresStore implements Store {
     await this.rows('touchKeys', [[...lastUsed.keys()], [...lastUsed.values()].map(isoTime)]);
   }
 
-  async addUsage(month: string, byAccount: ReadonlyMap<string, number>, batchId?: string): Promise<void> {
-    const { ids, units } = usageBatch(month, byAccount);
-    if (ids.length === 0) return;
-    await this.rows('addUsage', [month, ids, units, batchId ?? randomUUID()]);
-  }
-
-  async getUsage(accountId: string, month: string): Promise<number> {
-    const [row] = await this.rows('usage', [accountId, month]);
-    return row ? codec.bigint(row.compute_units) : 0;
-  }
-
-  async addUsageMinutes(rows: readonly UsageMinute[], batchId?: string): Promise<void> {
-    if (rows.length === 0) return;
-    const columns = USAGE_MINUTE_COLUMNS.map(() => [] as unknown[]);
-    for (const r of rows) usageMinuteValues(r).forEach((v, i) => columns[i].push(v));
-    await this.rows('addUsageMinutes', [...columns, batchId ?? randomUUID()]);
-  }
-
-  async listUsageMinutes(q: UsageQuery): Promise<UsageMinute[]> {
-    const where = usageWhere(q, (i) => `$${i}`);
-    const res = await this.pool.query<Row>(`SELECT * FROM usage_minutes WHERE ${where.sql}`, where.values);
-    return res.rows.map(usageMinuteFromRow);
-  }
-
-  async countUsageMinutes(q: Omit<UsageQuery, 'limit' | 'after'>, cap: number): Promise<number> {
-    const count = usageCountSql(q, cap, (i) => `$${i}`);
-    const res = await this.pool.query<{ n: string }>(count.sql, count.values);
-    return Number(res.rows[0].n);
-  }
-
-  async pruneUsageMinutes(before: string): Promise<void> {
-    await this.rows('pruneUsageMinutes', [before]);
-  }
-
-  // Issue 22: usage filters, alerts
-  async sumUsageMinutes(q: Omit<UsageQuery, 'limit' | 'after'>): Promise<UsageSums> {
-    const sum = usageSumSql(q, (i) => `$${i}`);
-    const r = (await this.pool.query<Row>(sum.sql, sum.values)).rows[0];
-    return { requests: Number(r.requests), errors: Number(r.errors), computeUnits: Number(r.compute_units) };
-  }
-
-  async getAlertSettings(accountId: string): Promise<AlertSettings | undefined> {
-    const r = (await this.pool.query<{ settings: AlertSettings }>('SELECT settings FROM alert_settings WHERE account_id = $1', [accountId])).rows[0];
-    return r?.settings;
-  }
-
-  async putAlertSettings(accountId: string, settings: AlertSettings, updatedAt: string): Promise<void> {
-    await this.pool.query(`INSERT INTO alert_settings (account_id, settings, updated_at) VALUES ($1, $2, $3)
-      ON CONFLICT (account_id) DO UPDATE SET settings = excluded.settings, updated_at = excluded.updated_at`, [accountId, JSON.stringify(settings), updatedAt]);
-  }
-
-  async listAlertSettings(): Promise<Array<{ accountId: string; settings: AlertSettings }>> {
-    const { rows } = await this.pool.query<{ account_id: string; settings: AlertSettings }>('SELECT account_id, settings FROM alert_settings ORDER BY account_id');
-    return rows.map((r) => ({ accountId: r.account_id, settings: r.settings }));
-  }
-
-  async claimAlert(a: FiredAlert): Promise<boolean> {
-    const res = await this.pool.query(`INSERT INTO alerts_fired (account_id, kind, threshold, period, fired_at, value) VALUES ($1, $2, $3, $4, $5, $6)
-      ON CONFLICT DO NOTHING`, [a.accountId, a.kind, a.threshold, a.period, a.firedAt, a.value]);
-    return res.rowCount === 1;
-  }
-
-  async closeAlert(accountId: string, kind: AlertKind, threshold: number): Promise<boolean> {
-    // The period a closed alert keeps is its firing time in the same text form as SQLite's (toISOString).
-    const res = await this.pool.query(`UPDATE alerts_fired SET period = to_char(fired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-      WHERE account_id = $1 AND kind = $2 AND threshold = $3 AND period = 'open'`, [accountId, kind, threshold]);
-    return (res.rowCount ?? 0) > 0;
-  }
-
-  async listFiredAlerts(accountId: string, limit: number): Promise<FiredAlert[]> {
-    const { rows } = await this.pool.query<Row>('SELECT * FROM alerts_fired WHERE account_id = $1 ORDER BY fired_at DESC, kind, threshold LIMIT $2', [accountId, limit]);
-    return rows.map((r) => firedAlertFromRow(r, codec));
-  }
-
   /** Runs `work` in one transaction with a statement time-out (retention's statements must not hold locks for ever). */
   private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
@@ -354,18 +249,6 @@ export class PostgresStore implements Store {
     } finally {
       client.release();
     }
-  }
-
-  async rollupUsageHour(from: string, before: string): Promise<{ hour: string; removed: number } | undefined> {
-    const first = (await this.pool.query<{ minute: string }>('SELECT minute FROM usage_minutes WHERE minute >= $1 AND minute < $2 ORDER BY minute LIMIT 1', [from, before])).rows[0];
-    if (!first) return undefined;
-    const { hour, next } = hourOf(first.minute);
-    const sql = usageRollupSql('$1::text', '$2::text');
-    const removed = await this.transaction(async (c) => {
-      await c.query(sql.fold, [hour, next]);
-      return (await c.query(sql.drop, [hour, next])).rowCount ?? 0;
-    });
-    return { hour, removed };
   }
 
   async pruneRevokedKeys(revokedBefore: string, limit: number): Promise<number> {
@@ -581,19 +464,6 @@ export class PostgresStore implements Store {
   async webhookStats(accountId?: string): Promise<WebhookStats[]> {
     const rows = accountId === undefined ? await this.rows('webhookStats') : await this.rows('webhookStatsOf', [accountId]);
     return rows.map((r) => webhookStatsFromRow(r, codec));
-  }
-
-  async getMeta(name: string): Promise<string | undefined> {
-    const [row] = await this.rows('getMeta', [name]);
-    return row?.value as string | undefined;
-  }
-
-  async setMeta(name: string, value: string): Promise<void> {
-    await this.rows('setMeta', [name, value]);
-  }
-
-  async ping(): Promise<void> {
-    await this.rows('ping');
   }
 
   async close(): Promise<void> {

@@ -3,12 +3,12 @@ import type { Account, ApiKey, KeyContext, Member } from './model.ts';
 import { accountConflict, keyConflict, memberConflict, rethrowConflict, type Violation } from './conflict.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, accountFromRow, given, isoTime, keyFromRow, normalizeEmail, planFromRow,
-  selectList, memberFromRow, tokenFromRow, mailFromRow, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, WEBHOOK_COLUMNS, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row, usageSumSql, firedAlertFromRow,
+  selectList, memberFromRow, tokenFromRow, mailFromRow, revokedUsageSql, byAccount, WEBHOOK_COLUMNS, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row,
 } from './rows.ts';
 import { openSqlite } from './sqlite-open.ts';
 import { SqlDb } from './sql/sql-db.ts';
 import { groupKeyId } from './store.ts';
-import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats, AlertKind, AlertSettings, FiredAlert, UsageSums } from './store.ts';
+import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, Session, Store, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats } from './store.ts';
 
 const codec: Codec = {
   bool: (v) => v === 1,
@@ -60,8 +60,6 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly stmts;
   private readonly touchAll;
-  private readonly addUsageAll;
-  private readonly addUsageMinutesAll;
   private readonly addWebhookEventsAll;
   private readonly claimAll;
   private readonly updates;
@@ -94,25 +92,6 @@ export class SqliteStore implements Store {
       revokeKey: db.prepare<[string, string], Row>('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? RETURNING *'),
       // Several instances may flush in any order: last use only moves forward.
       touchKey: db.prepare('UPDATE api_keys SET last_used_at = @t WHERE id = @id AND (last_used_at IS NULL OR last_used_at < @t)'),
-      // Accounts that are gone are skipped (as touchKeys skips keys): one stale entry must not lose the batch.
-      addUsage: db.prepare(
-        `INSERT INTO usage (account_id, month, compute_units) SELECT id, @month, @units FROM accounts WHERE id = @id
-         ON CONFLICT (account_id, month) DO UPDATE SET compute_units = usage.compute_units + excluded.compute_units`,
-      ),
-      addUsageBatch: db.prepare('INSERT OR IGNORE INTO usage_batches (id, at) VALUES (?, ?)'),
-      pruneUsageBatches: db.prepare('DELETE FROM usage_batches WHERE at < ?'),
-      usage: db.prepare<[string, string], { compute_units: number }>('SELECT compute_units FROM usage WHERE account_id = ? AND month = ?'),
-      getMeta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE name = ?'),
-      setMeta: db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
-      ping: db.prepare('SELECT 1'),
-      addUsageMinute: db.prepare(
-        `INSERT INTO usage_minutes (${USAGE_MINUTE_COLUMNS.join(', ')}) VALUES (${USAGE_MINUTE_COLUMNS.map(() => '?').join(', ')})
-         ON CONFLICT (minute, key_id, network, method, code) DO UPDATE SET
-           requests = requests + excluded.requests, compute_units = compute_units + excluded.compute_units,
-           latency_ms_sum = latency_ms_sum + excluded.latency_ms_sum, l0 = l0 + excluded.l0, l1 = l1 + excluded.l1,
-           l2 = l2 + excluded.l2, l3 = l3 + excluded.l3, l4 = l4 + excluded.l4, l5 = l5 + excluded.l5`,
-      ),
-      pruneUsageMinutes: db.prepare<[string]>('DELETE FROM usage_minutes WHERE minute < ?'),
       createSession: db.prepare('INSERT INTO sessions (id_hash, account_id, member_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)'),
       session: db.prepare<[string, string], Row>('SELECT * FROM sessions WHERE id_hash = ? AND expires_at > ?'),
       deleteSession: db.prepare<[string]>('DELETE FROM sessions WHERE id_hash = ?'),
@@ -164,10 +143,6 @@ export class SqliteStore implements Store {
     this.touchAll = db.transaction((lastUsed: ReadonlyMap<string, string>) => {
       for (const [id, t] of lastUsed) stmts.touchKey.run({ id, t: isoTime(t) });
     });
-    this.addUsageMinutesAll = db.transaction((rows: readonly UsageMinute[], batchId?: string) => {
-      if (batchId !== undefined && !this.firstTime(batchId)) return;
-      for (const r of rows) stmts.addUsageMinute.run(...usageMinuteValues(r));
-    });
     this.addWebhookEventsAll = db.transaction((events: readonly NewWebhookEvent[]) => {
       for (const e of events) stmts.addWebhookEvent.run(e);
     });
@@ -175,11 +150,6 @@ export class SqliteStore implements Store {
       const rows = stmts.dueWebhookEvents.all({ now, limit });
       for (const r of rows) stmts.leaseWebhookEvent.run(owner, leaseUntil, r.id);
       return rows.map((r) => webhookEventFromRow({ ...r, lease_owner: owner, lease_until: leaseUntil }, codec));
-    });
-    // With a batch id, once: a batch whose id is already there adds nothing (see postgres.ts addUsage).
-    this.addUsageAll = db.transaction((month: string, ids: string[], units: number[], batchId?: string) => {
-      if (batchId !== undefined && !this.firstTime(batchId)) return;
-      ids.forEach((id, i) => stmts.addUsage.run({ id, month, units: units[i] }));
     });
     // Read, merge, write in one IMMEDIATE transaction: no lost update against another writer of the file
     // (the CLI while the server runs), and one prepared statement per table whatever the patch.
@@ -279,92 +249,6 @@ export class SqliteStore implements Store {
 
   async touchKeys(lastUsed: ReadonlyMap<string, string>): Promise<void> {
     if (lastUsed.size > 0) this.touchAll(lastUsed);
-  }
-
-  async addUsage(month: string, byAccount: ReadonlyMap<string, number>, batchId?: string): Promise<void> {
-    const { ids, units } = usageBatch(month, byAccount);
-    // IMMEDIATE: takes the write lock first, so another instance on the file waits (busy_timeout) rather than failing.
-    if (ids.length > 0) this.addUsageAll.immediate(month, ids, units, batchId);
-  }
-
-  async getUsage(accountId: string, month: string): Promise<number> {
-    return this.stmts.usage.get(accountId, month)?.compute_units ?? 0;
-  }
-
-  async addUsageMinutes(rows: readonly UsageMinute[], batchId?: string): Promise<void> {
-    if (rows.length > 0) this.addUsageMinutesAll.immediate(rows, batchId);
-  }
-
-  /**
-   * Whether a usage batch of this id is new (then it is recorded as applied, inside the caller's transaction); ids
-   * older than a day go. See postgres.ts addUsage.
-   */
-  private firstTime(batchId: string): boolean {
-    const at = new Date();
-    this.stmts.pruneUsageBatches.run(new Date(at.getTime() - 86_400_000).toISOString());
-    return this.stmts.addUsageBatch.run(batchId, at.toISOString()).changes > 0;
-  }
-
-  async listUsageMinutes(q: UsageQuery): Promise<UsageMinute[]> {
-    const where = usageWhere(q, () => '?');
-    return this.db.prepare<unknown[], Row>(`SELECT * FROM usage_minutes WHERE ${where.sql}`).all(...where.values).map(usageMinuteFromRow);
-  }
-
-  async countUsageMinutes(q: Omit<UsageQuery, 'limit' | 'after'>, cap: number): Promise<number> {
-    const count = usageCountSql(q, cap, () => '?');
-    return Number(this.db.prepare<unknown[], { n: number }>(count.sql).get(...count.values)!.n);
-  }
-
-  async pruneUsageMinutes(before: string): Promise<void> {
-    this.stmts.pruneUsageMinutes.run(before);
-  }
-
-  // Issue 22: usage filters, alerts
-  async sumUsageMinutes(q: Omit<UsageQuery, 'limit' | 'after'>): Promise<UsageSums> {
-    const sum = usageSumSql(q, () => '?');
-    const r = this.db.prepare<unknown[], Row>(sum.sql).get(...sum.values)!;
-    return { requests: Number(r.requests), errors: Number(r.errors), computeUnits: Number(r.compute_units) };
-  }
-
-  async getAlertSettings(accountId: string): Promise<AlertSettings | undefined> {
-    const r = this.db.prepare<[string], { settings: string }>('SELECT settings FROM alert_settings WHERE account_id = ?').get(accountId);
-    return r ? (JSON.parse(r.settings) as AlertSettings) : undefined;
-  }
-
-  async putAlertSettings(accountId: string, settings: AlertSettings, updatedAt: string): Promise<void> {
-    this.db.prepare(`INSERT INTO alert_settings (account_id, settings, updated_at) VALUES (?, ?, ?)
-      ON CONFLICT (account_id) DO UPDATE SET settings = excluded.settings, updated_at = excluded.updated_at`).run(accountId, JSON.stringify(settings), isoTime(updatedAt));
-  }
-
-  async listAlertSettings(): Promise<Array<{ accountId: string; settings: AlertSettings }>> {
-    return this.db.prepare<[], { account_id: string; settings: string }>('SELECT account_id, settings FROM alert_settings ORDER BY account_id').all()
-      .map((r) => ({ accountId: r.account_id, settings: JSON.parse(r.settings) as AlertSettings }));
-  }
-
-  async claimAlert(a: FiredAlert): Promise<boolean> {
-    return this.db.prepare(`INSERT INTO alerts_fired (account_id, kind, threshold, period, fired_at, value) VALUES (?, ?, ?, ?, ?, ?)
-      ON CONFLICT DO NOTHING`).run(a.accountId, a.kind, a.threshold, a.period, isoTime(a.firedAt), a.value).changes === 1;
-  }
-
-  async closeAlert(accountId: string, kind: AlertKind, threshold: number): Promise<boolean> {
-    return this.db.prepare(`UPDATE alerts_fired SET period = fired_at WHERE account_id = ? AND kind = ? AND threshold = ? AND period = 'open'`)
-      .run(accountId, kind, threshold).changes > 0;
-  }
-
-  async listFiredAlerts(accountId: string, limit: number): Promise<FiredAlert[]> {
-    return this.db.prepare<[string, number], Row>('SELECT * FROM alerts_fired WHERE account_id = ? ORDER BY fired_at DESC, kind, threshold LIMIT ?')
-      .all(accountId, limit).map((r) => firedAlertFromRow(r, codec));
-  }
-
-  async rollupUsageHour(from: string, before: string): Promise<{ hour: string; removed: number } | undefined> {
-    const first = this.db.prepare<[string, string], { minute: string }>('SELECT minute FROM usage_minutes WHERE minute >= ? AND minute < ? ORDER BY minute LIMIT 1').get(from, before);
-    if (!first) return undefined;
-    const { hour, next } = hourOf(first.minute);
-    const sql = usageRollupSql('@h', '@n');
-    const fold = this.db.prepare(sql.fold);
-    const drop = this.db.prepare(sql.drop);
-    const removed = this.db.transaction(() => { fold.run({ h: hour, n: next }); return drop.run({ h: hour, n: next }).changes; }).immediate();
-    return { hour, removed };
   }
 
   async pruneRevokedKeys(revokedBefore: string, limit: number): Promise<number> {
@@ -579,18 +463,6 @@ export class SqliteStore implements Store {
   async webhookStats(accountId?: string): Promise<WebhookStats[]> {
     const rows = accountId === undefined ? this.stmts.webhookStats.all() : this.stmts.webhookStatsOf.all(accountId);
     return rows.map((r) => webhookStatsFromRow(r, codec));
-  }
-
-  async getMeta(name: string): Promise<string | undefined> {
-    return this.stmts.getMeta.get(name)?.value;
-  }
-
-  async setMeta(name: string, value: string): Promise<void> {
-    this.stmts.setMeta.run(name, value);
-  }
-
-  async ping(): Promise<void> {
-    this.stmts.ping.get();
   }
 
   /** The same connection as a Kysely database, for the stores that have moved to their domain. */

@@ -1,8 +1,9 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { StoreConflictError } from '../store-errors.ts';
 import { postgresCodec, sqliteCodec, type Codec } from './codec.ts';
+import { FileSqliteDialect } from './sqlite-dialect.ts';
 import type { Q, Tables } from './tables.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -24,7 +25,7 @@ export class SqlDb {
   ) {}
 
   static sqlite(database: BetterSqlite3.Database): SqlDb {
-    return new SqlDb('sqlite', new Kysely<Tables>({ dialect: new SqliteDialect({ database }) }), sqliteCodec, sqliteViolation);
+    return new SqlDb('sqlite', new Kysely<Tables>({ dialect: new FileSqliteDialect(database) }), sqliteCodec, sqliteViolation);
   }
 
   static postgres(pool: pg.Pool): SqlDb {
@@ -69,6 +70,11 @@ export class SqlDb {
   static changed(result: { numUpdatedRows?: bigint; numDeletedRows?: bigint; numInsertedOrUpdatedRows?: bigint } | readonly { numUpdatedRows?: bigint; numDeletedRows?: bigint; numInsertedOrUpdatedRows?: bigint }[]): number {
     const one = Array.isArray(result) ? result[0] : result;
     return Number(one?.numUpdatedRows ?? one?.numDeletedRows ?? one?.numInsertedOrUpdatedRows ?? 0n);
+  }
+
+  /** A round trip to the database (/readyz): answers once it answered. */
+  async ping(): Promise<void> {
+    await sql`SELECT 1`.execute(this.k);
   }
 
   async close(): Promise<void> {
