@@ -29,6 +29,11 @@ export class SqlDb {
   }
 
   static postgres(pool: pg.Pool): SqlDb {
+    // A connection lost while Kysely holds its client (between a transaction's statements, or a server stopped
+    // mid-query) is an 'error' event on that client, which `pg` leaves to whoever checked it out; unheard, it ends the
+    // process. The statement running reports the loss itself, and the pool drops the client when it is given back.
+    pool.on('acquire', (client) => client.on('error', ignore));
+    pool.on('release', (_err, client) => client.removeListener('error', ignore));
     return new SqlDb('postgres', new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) }), postgresCodec, postgresViolation);
   }
 
@@ -81,6 +86,8 @@ export class SqlDb {
     await this.k.destroy();
   }
 }
+
+const ignore = () => {};
 
 /** better-sqlite3 reports constraint failures by code, and names the column in the message. */
 function sqliteViolation(err: unknown): Violation | undefined {
