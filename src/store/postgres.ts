@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { Account, ApiKey, KeyContext, Member } from './model.ts';
 import { accountConflict, keyConflict, memberConflict, rethrowConflict, type Violation } from './conflict.ts';
-import { migratePostgres } from './postgres-migrations.ts';
+import { migratePostgres } from './migrations/migrate-postgres.ts';
 import { SqlDb } from './sql/sql-db.ts';
 import {
   ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, accountFromRow, given, isoTime,

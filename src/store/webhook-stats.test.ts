@@ -17,9 +17,8 @@ import { freshDatabase, postgresSkipReason } from '../../test/helpers/postgres.t
 import { SOAK, sized } from '../../test/helpers/soak.ts';
 import { WEBHOOK_STATS_SQL as PG_STATS_SQL } from './postgres.ts';
 import { postgresStores, sqliteStores } from './open-store.ts';
-import { postgresMigrations } from './postgres-migrations.ts';
+import { migrationsOf } from './migrations/index.ts';
 import { WEBHOOK_STATS_SQL as SQLITE_STATS_SQL } from './sqlite.ts';
-import { sqliteMigrations } from './sqlite-migrations.ts';
 import { freePlan, newAccount } from './store.contract.ts';
 import type { Stores } from './stores.ts';
 import type { WebhookStats } from './webhooks/webhook-event-store.ts';
@@ -122,7 +121,7 @@ describe('webhook outbox numbers at scale, SQLite', { timeout: 240_000 }, () => 
     const file = join(dir, 'backfill.db');
     const db = new Database(file);
     db.pragma('foreign_keys = ON');
-    for (const m of sqliteMigrations.slice(0, 9)) db.exec(m);
+    for (const m of migrationsOf('sqlite').slice(0, 9)) db.exec(m);
     db.pragma('user_version = 9');
     db.close();
     // Rows written as the version before wrote them: through SQL on the 9-migration schema.
@@ -177,7 +176,7 @@ describe('webhook outbox numbers at scale, PostgreSQL', { skip, timeout: 300_000
     await client.connect();
     try {
       await client.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-      for (const [i, m] of postgresMigrations.slice(0, 8).entries()) {
+      for (const [i, m] of migrationsOf('postgres').slice(0, 8).entries()) {
         await client.query(m);
         await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [i + 1]);
       }
