@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Expression, type OnConflictBuilder, type QueryCreator } from 'kysely';
-import type { SqlDb } from '../sql/sql-db.ts';
+import { SqlDb } from '../sql/sql-db.ts';
 import type { Q, Tables, Time } from '../sql/tables.ts';
 import { addUpUsage, USAGE_COLUMNS, usageMinuteRow } from './usage-rows.ts';
 import type { UsageMinute } from './usage-minute.ts';
@@ -54,14 +54,16 @@ function postgresBatches({ k }: SqlDb): UsageBatches {
       const v = sql<{ id: string; units: string; n: string }>`unnest(${ids}::text[], ${units}::bigint[]) WITH ORDINALITY`.as<'v'>(sql`v (id, units, n)`);
       await once(batchId).insertInto('usage').columns(['account_id', 'month', 'compute_units'])
         .expression((eb) => eb.selectFrom(v).innerJoin('accounts as a', 'a.id', 'v.id')
-          .select(['v.id', eb.cast<string>(eb.val(month), 'text').as('month'), 'v.units']) // typed: a bare parameter in a select list is not
+          // The month typed: PostgreSQL cannot tell a bare parameter's type in a select list.
+          .select(['v.id', eb.cast<string>(eb.val(month), 'text').as('month'), 'v.units'])
           .where(({ exists, selectFrom }) => exists(selectFrom('fresh').select('fresh.id')))
           .orderBy('v.n'))
         .onConflict(addUnits)
         .execute();
     },
     async addUsageMinutes(rows, batchId) {
-      const arrays = USAGE_COLUMNS.map((col) => sql`${rows.map((r) => usageMinuteRow(r)[col])}::${sql.raw(PG_TYPES[col])}[]`);
+      const table = rows.map(usageMinuteRow);
+      const arrays = USAGE_COLUMNS.map((col) => sql`${table.map((r) => r[col])}::${sql.raw(PG_TYPES[col])}[]`);
       const v = sql<Record<(typeof USAGE_COLUMNS)[number], string>>`unnest(${sql.join(arrays)})`.as<'v'>(sql`v (${sql.join(USAGE_COLUMNS.map((c) => sql.ref(c)))})`);
       await once(batchId).insertInto('usage_minutes').columns(USAGE_COLUMNS)
         .expression((eb) => eb.selectFrom(v).selectAll('v').where(({ exists, selectFrom }) => exists(selectFrom('fresh').select('fresh.id'))))
@@ -78,7 +80,7 @@ function sqliteBatches(db: SqlDb): UsageBatches {
     const at = Date.now();
     await forgetOldBatches(q, new Date(at - DAY).toISOString()).execute();
     const claimed = await claimBatch(q, batchId, new Date(at).toISOString()).executeTakeFirst();
-    return Number(claimed.numInsertedOrUpdatedRows ?? 0n) > 0;
+    return SqlDb.changed(claimed) > 0;
   };
   return {
     addUsage: (month, ids, units, batchId) => db.write(async (q) => {
