@@ -9,8 +9,7 @@ import { newPlanBody, planPatchBody, PlanSchema } from '../api/schemas.ts';
 import { PLAN_FLAGS } from '../cli/commands/plans.ts';
 import { configSchema } from './schema.ts';
 import { registerDashboard } from '../http/dashboard-route.ts';
-import { postgresMigrations } from '../store/postgres-migrations.ts';
-import { sqliteMigrations } from '../store/sqlite-migrations.ts';
+import { migrationsOf } from '../store/migrations/index.ts';
 import { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS } from '../store/plans/plan-store.ts';
 import { PLAN_LIMITS, REQUIRED_PLAN_LIMITS, type PlanLimitName } from './plan-limits.ts';
 
@@ -102,7 +101,8 @@ test('the dashboard is served the definition its plan form and table are made of
 });
 
 test("the store's migrations have a column for every limit, with the definition's default and floor where they write one", () => {
-  for (const [store, migrations] of [['sqlite', sqliteMigrations], ['postgres', postgresMigrations]] as const) {
+  for (const store of ['sqlite', 'postgres'] as const) {
+    const migrations = migrationsOf(store);
     const sql = migrations.join('\n');
     for (const l of PLAN_LIMITS) {
       const column = l.name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);

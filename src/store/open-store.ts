@@ -4,7 +4,10 @@ import type { Config } from '../config/schema.ts';
 import { redactUrl } from '../errors/redact.ts';
 import type { Stores } from './stores.ts';
 import { mailStore } from './mail/mail-store.ts';
+import { alertStore } from './alerts/alert-store.ts';
+import { metaStore } from './meta/meta-store.ts';
 import { planStore } from './plans/plan-store.ts';
+import { usageStore } from './usage/usage-store.ts';
 import type { PostgresStore } from './postgres.ts';
 import { SqliteStore } from './sqlite.ts';
 import { webhookEventStore } from './webhooks/webhook-event-store.ts';
@@ -41,9 +44,9 @@ export async function openStore(config: { dataDir: string; database: Partial<Con
 export function byDomain(legacy: SqliteStore | PostgresStore): Stores {
   const db = legacy.sqlDb();
   return {
-    kind: legacy.kind, plans: planStore(db), accounts: legacy, keys: legacy, usage: legacy, alerts: legacy, sessions: legacy,
-    members: legacy, tokens: legacy, mail: mailStore(db), webhooks: webhookStore(db), webhookEvents: webhookEventStore(db), meta: legacy,
-    ping: () => legacy.ping(), close: () => legacy.close(),
+    kind: legacy.kind, plans: planStore(db), accounts: legacy, keys: legacy, usage: usageStore(db), alerts: alertStore(db), sessions: legacy,
+    members: legacy, tokens: legacy, mail: mailStore(db), webhooks: webhookStore(db), webhookEvents: webhookEventStore(db), meta: metaStore(db),
+    ping: () => db.ping(), close: () => legacy.close(),
   };
 }
 

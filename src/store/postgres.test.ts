@@ -6,7 +6,7 @@ import { freshDatabase, postgresReachable, postgresWhere } from '../../test/help
 import { openStore } from './open-store.ts';
 import { postgresStores } from './open-store.ts';
 import type { Stores } from './stores.ts';
-import { postgresMigrations } from './postgres-migrations.ts';
+import { migrationsOf } from './migrations/index.ts';
 import { freePlan, newAccount, newKey, storeContract } from './store.contract.ts';
 
 const where = postgresWhere;
@@ -50,7 +50,7 @@ if (!up && process.env.CI) {
       const url = await freshDatabase();
       const stores = await Promise.all(Array.from({ length: 6 }, () => postgresStores(url)));
       const { rows } = await sql(url, 'SELECT version FROM schema_migrations ORDER BY version');
-      assert.deepEqual(rows.map((r) => r.version), postgresMigrations.map((_, i) => i + 1));
+      assert.deepEqual(rows.map((r) => r.version), migrationsOf('postgres').map((_, i) => i + 1));
       await stores[0].plans.createPlan(freePlan);
       assert.equal((await stores[5].plans.getPlan('free'))!.id, 'free');
       await Promise.all(stores.map((s) => s.close()));
@@ -69,7 +69,7 @@ if (!up && process.env.CI) {
     test('refuses a database written by a newer Nodegate', async () => {
       const url = await freshDatabase();
       await (await postgresStores(url)).close();
-      await sql(url, 'INSERT INTO schema_migrations (version) VALUES ($1)', [postgresMigrations.length + 1]);
+      await sql(url, 'INSERT INTO schema_migrations (version) VALUES ($1)', [migrationsOf('postgres').length + 1]);
       await assert.rejects(postgresStores(url), /newer than this Nodegate knows/);
     });
 

@@ -1,7 +1,7 @@
 import { accessSync, constants, existsSync, mkdirSync, statfsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { migrateSqlite } from './sqlite-migrations.ts';
+import { migrateSqlite } from './migrations/migrate-sqlite.ts';
 import { driverCause, writeFaultOf } from './write-fault.ts';
 
 /**

@@ -8,7 +8,9 @@ import Database from 'better-sqlite3';
 import { newKeyMaterial } from '../auth/key-value.ts';
 import { openStore } from './open-store.ts';
 import { sqliteStores } from './open-store.ts';
-import { sqliteMigrations } from './sqlite-migrations.ts';
+import { migrationsOf } from './migrations/index.ts';
+
+const sqliteMigrations = migrationsOf('sqlite');
 import { freePlan, newAccount, newKey, storeContract } from './store.contract.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ng-sqlite-'));

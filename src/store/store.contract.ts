@@ -1,5 +1,6 @@
 import { describe } from 'node:test';
 import { accountStoreContract } from './accounts/account-store.contract.ts';
+import { alertStoreContract } from './alerts/alert-store.contract.ts';
 import type { StoreContract } from './contract-fixtures.ts';
 import { keyStoreContract } from './keys/key-store.contract.ts';
 import { mailStoreContract } from './mail/mail-store.contract.ts';
@@ -18,6 +19,6 @@ export { bigPlan, freePlan, newAccount, newKey } from './contract-fixtures.ts';
 export function storeContract(name: string, make: () => Promise<import('./stores.ts').Stores>, options: Omit<StoreContract, 'make'> & { skip?: string }): void {
   const c: StoreContract = { make, sameDatabase: options.sameDatabase };
   describe(`${name} store`, { skip: options.skip }, () => {
-    for (const part of [planStoreContract, accountStoreContract, keyStoreContract, usageStoreContract, teamStoreContract, mailStoreContract, webhookStoreContract, metaStoreContract]) part(c);
+    for (const part of [planStoreContract, accountStoreContract, keyStoreContract, usageStoreContract, alertStoreContract, teamStoreContract, mailStoreContract, webhookStoreContract, metaStoreContract]) part(c);
   });
 }

@@ -16,8 +16,7 @@ import pg from 'pg';
 import { freshDatabase, postgresSkipReason } from '../../test/helpers/postgres.ts';
 import { SOAK, sized } from '../../test/helpers/soak.ts';
 import { postgresStores, sqliteStores } from './open-store.ts';
-import { postgresMigrations } from './postgres-migrations.ts';
-import { sqliteMigrations } from './sqlite-migrations.ts';
+import { migrationsOf } from './migrations/index.ts';
 import { SqlDb } from './sql/sql-db.ts';
 import { freePlan, newAccount } from './store.contract.ts';
 import type { Stores } from './stores.ts';
@@ -125,7 +124,7 @@ describe('webhook outbox numbers at scale, SQLite', { timeout: 240_000 }, () => 
     const file = join(dir, 'backfill.db');
     const db = new Database(file);
     db.pragma('foreign_keys = ON');
-    for (const m of sqliteMigrations.slice(0, 9)) db.exec(m);
+    for (const m of migrationsOf('sqlite').slice(0, 9)) db.exec(m);
     db.pragma('user_version = 9');
     db.close();
     // Rows written as the version before wrote them: through SQL on the 9-migration schema.
@@ -186,7 +185,7 @@ describe('webhook outbox numbers at scale, PostgreSQL', { skip, timeout: 300_000
     await client.connect();
     try {
       await client.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-      for (const [i, m] of postgresMigrations.slice(0, 8).entries()) {
+      for (const [i, m] of migrationsOf('postgres').slice(0, 8).entries()) {
         await client.query(m);
         await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [i + 1]);
       }

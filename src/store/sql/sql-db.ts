@@ -1,8 +1,9 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { StoreConflictError } from '../store-errors.ts';
 import { postgresCodec, sqliteCodec, type Codec } from './codec.ts';
+import { FileSqliteDialect } from './sqlite-dialect.ts';
 import type { Q, Tables } from './tables.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -24,10 +25,15 @@ export class SqlDb {
   ) {}
 
   static sqlite(database: BetterSqlite3.Database): SqlDb {
-    return new SqlDb('sqlite', new Kysely<Tables>({ dialect: new SqliteDialect({ database }) }), sqliteCodec, sqliteViolation);
+    return new SqlDb('sqlite', new Kysely<Tables>({ dialect: new FileSqliteDialect(database) }), sqliteCodec, sqliteViolation);
   }
 
   static postgres(pool: pg.Pool): SqlDb {
+    // A connection lost while Kysely holds its client (between a transaction's statements, or a server stopped
+    // mid-query) is an 'error' event on that client, which `pg` leaves to whoever checked it out; unheard, it ends the
+    // process. The statement running reports the loss itself, and the pool drops the client when it is given back.
+    pool.on('acquire', (client) => client.on('error', ignore));
+    pool.on('release', (_err, client) => client.removeListener('error', ignore));
     return new SqlDb('postgres', new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) }), postgresCodec, postgresViolation);
   }
 
@@ -71,10 +77,17 @@ export class SqlDb {
     return Number(one?.numUpdatedRows ?? one?.numDeletedRows ?? one?.numInsertedOrUpdatedRows ?? 0n);
   }
 
+  /** A round trip to the database (/readyz): answers once it answered. */
+  async ping(): Promise<void> {
+    await sql`SELECT 1`.execute(this.k);
+  }
+
   async close(): Promise<void> {
     await this.k.destroy();
   }
 }
+
+const ignore = () => {};
 
 /** better-sqlite3 reports constraint failures by code, and names the column in the message. */
 function sqliteViolation(err: unknown): Violation | undefined {

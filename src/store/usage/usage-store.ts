@@ -1,54 +1,12 @@
-/** Latency buckets of usage rows, ms: a call counts in the first bucket its time fits; the last is "above". */
-export const LATENCY_BUCKETS_MS = [5, 25, 100, 500, 2500] as const;
+import { sql } from 'kysely';
+import { maintenanceWrite } from '../sql/maintenance.ts';
+import { SqlDb } from '../sql/sql-db.ts';
+import { usageBatches } from './usage-batches.ts';
+import type { UsageMinute, UsageQuery, UsageSums } from './usage-minute.ts';
+import { addUpUsage, hourOf, USAGE_CELL, USAGE_COLUMNS, USAGE_SUMMED, usageBatch, usageFilter, usageMinuteFromRow } from './usage-rows.ts';
 
-/** One minute of one key's calls of one method on one network with one outcome (docs/decisions.md §10: usage analytics). */
-export interface UsageMinute {
-  /** UTC minute, `YYYY-MM-DDTHH:MM`. */
-  minute: string;
-  accountId: string;
-  keyId: string;
-  network: string;
-  method: string;
-  /** 0: answered with a result; else the JSON-RPC error code of the answer. */
-  code: number;
-  requests: number;
-  computeUnits: number;
-  latencyMsSum: number;
-  /** Calls per bucket of LATENCY_BUCKETS_MS, and one more for the slower ones. */
-  latency: number[];
-}
-
-/** Usage rows of minutes in [from, to), optionally of one account, key, network, method or outcome. */
-export interface UsageQuery {
-  from: string;
-  to: string;
-  accountId?: string;
-  keyId?: string;
-  network?: string;
-  /** One method (as recorded: `(invalid)`, `(refused)`, `(other)` included). */
-  method?: string;
-  /** Answered with a result (`ok`, code 0), with any error (`error`), or with this code. */
-  status?: UsageStatus;
-  /** A page (analytics read in bounded pages): at most `limit` rows, in row order, after the row `after`. */
-  limit?: number;
-  after?: UsageCursor;
-}
-
-/** An outcome filter of usage: results, errors, or one code (JSON-RPC error codes are what rows keep). */
-export type UsageStatus = 'ok' | 'error' | number;
-
-/** Requests, errors and units of a range of usage rows, added up (the alert checker's error rate). */
-export interface UsageSums { requests: number; errors: number; computeUnits: number }
-
-/** Where a page of usage rows ended: the last row's identity (rows are ordered by these). */
-export type UsageCursor = Pick<UsageMinute, 'minute' | 'keyId' | 'network' | 'method' | 'code'>;
-
-/**
- * Usage kept under no real key: of keys pruned after their revocation (`(revoked)`), and of calls past
- * the recorder's cells per account and minute (`(other)`). The account is part of the id because rows are keyed by
- * key id (two accounts' `(revoked)` rows must not add up); reports show the part before the colon.
- */
-export const groupKeyId = (group: '(revoked)' | '(other)', accountId: string) => `${group}:${accountId}`;
+export { groupKeyId, LATENCY_BUCKETS_MS } from './usage-minute.ts';
+export type { UsageCursor, UsageMinute, UsageQuery, UsageStatus, UsageSums } from './usage-minute.ts';
 
 /** Usage: compute units per account and month (the quota), and per-minute rows (analytics). */
 export interface UsageStore {
@@ -82,4 +40,73 @@ export interface UsageStore {
    * went, or undefined when no such hour has rows. Adds stay exact: a late flush into a rolled hour is a minute row again.
    */
   rollupUsageHour(from: string, before: string): Promise<{ hour: string; removed: number } | undefined>;
+}
+
+/** The usage store on a database. */
+export function usageStore(db: SqlDb): UsageStore {
+  const { k, codec } = db;
+  const batches = usageBatches(db);
+  return {
+    async addUsage(month, byAccount, batchId) {
+      const { ids, units } = usageBatch(month, byAccount);
+      if (ids.length > 0) await batches.addUsage(month, ids, units, batchId);
+    },
+    async getUsage(accountId, month) {
+      const row = await k.selectFrom('usage').select('compute_units').where('account_id', '=', accountId).where('month', '=', month).executeTakeFirst();
+      return row ? codec.big(row.compute_units) : 0;
+    },
+    async addUsageMinutes(rows, batchId) {
+      if (rows.length > 0) await batches.addUsageMinutes(rows, batchId);
+    },
+    async listUsageMinutes(q) {
+      // In row order, the order the cursor of a page is compared in.
+      let read = k.selectFrom('usage_minutes').selectAll().where(usageFilter(q));
+      for (const col of USAGE_CELL) read = read.orderBy(col);
+      if (q.limit !== undefined) read = read.limit(q.limit);
+      return (await read.execute()).map((r) => usageMinuteFromRow(r, codec));
+    },
+    async countUsageMinutes(q, cap) {
+      // The inner LIMIT stops the scan at `cap` rows: a refused analytics query costs one bounded count, not a read.
+      // The same filters as the read, unordered (a count needs no order), so the same index answers it.
+      const capped = k.selectFrom('usage_minutes').select(sql.lit(1).as('one')).where(usageFilter({ ...q, after: undefined })).limit(cap);
+      const row = await k.selectFrom(capped.as('capped')).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+    async sumUsageMinutes(q) {
+      const row = await k.selectFrom('usage_minutes')
+        .select((eb) => [
+          eb.fn.coalesce(eb.fn.sum('requests'), eb.lit(0)).as('requests'),
+          eb.fn.coalesce(eb.fn.sum(eb.case().when('code', '<>', eb.lit(0)).then(eb.ref('requests')).else(eb.lit(0)).end()), eb.lit(0)).as('errors'),
+          eb.fn.coalesce(eb.fn.sum('compute_units'), eb.lit(0)).as('compute_units'),
+        ])
+        .where(usageFilter({ ...q, after: undefined }))
+        .executeTakeFirstOrThrow();
+      return { requests: Number(row.requests), errors: Number(row.errors), computeUnits: Number(row.compute_units) };
+    },
+    async pruneUsageMinutes(before) {
+      await k.deleteFrom('usage_minutes').where('minute', '<', before).execute();
+    },
+    async rollupUsageHour(from, before) {
+      const first = await k.selectFrom('usage_minutes').select('minute').where('minute', '>=', from).where('minute', '<', before)
+        .orderBy('minute').limit(1).executeTakeFirst();
+      if (!first) return undefined;
+      const { hour, next } = hourOf(first.minute);
+      // The minutes after `HH:00` folded into the `HH:00` row of their cell, then deleted, in one transaction.
+      const removed = await maintenanceWrite(db, async (q) => {
+        await q.insertInto('usage_minutes').columns(USAGE_COLUMNS)
+          .expression((eb) => eb.selectFrom('usage_minutes')
+            .select([
+              // Typed: PostgreSQL cannot tell a bare parameter's type in a select list.
+              eb.cast<string>(eb.val(hour), 'text').as('minute'), 'account_id', 'key_id', 'network', 'method', 'code',
+              ...USAGE_SUMMED.map((col) => eb.fn.sum<number>(col).as(col)),
+            ])
+            .where('minute', '>', hour).where('minute', '<', next)
+            .groupBy(['account_id', 'key_id', 'network', 'method', 'code']))
+          .onConflict(addUpUsage)
+          .execute();
+        return SqlDb.changed(await q.deleteFrom('usage_minutes').where('minute', '>', hour).where('minute', '<', next).execute());
+      });
+      return { hour, removed };
+    },
+  };
 }

@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type Expression, type OnConflictBuilder, type QueryCreator } from 'kysely';
+import { SqlDb } from '../sql/sql-db.ts';
+import type { Q, Tables, Time } from '../sql/tables.ts';
+import { addUpUsage, USAGE_COLUMNS, usageMinuteRow } from './usage-rows.ts';
+import type { UsageMinute } from './usage-minute.ts';
+
+/**
+ * The usage flushes, the one place the dialects write differently. On PostgreSQL a batch is one statement (`unnest`
+ * of one array per column): one round trip and one transaction whatever its size, its batch id claimed in the same
+ * statement. SQLite has neither arrays nor data-modifying CTEs: there a batch is a loop in one write transaction
+ * (BEGIN IMMEDIATE), its batch id claimed first, and the loop costs no round trip on an embedded database.
+ */
+export interface UsageBatches {
+  addUsage(month: string, ids: readonly string[], units: readonly number[], batchId?: string): Promise<void>;
+  addUsageMinutes(rows: readonly UsageMinute[], batchId?: string): Promise<void>;
+}
+
+const DAY = 86_400_000;
+/** SQLite rows per INSERT: 15 values a row, far below its 32,766 variables a statement. */
+const ROWS_PER_INSERT = 500;
+/** The element type of each usage column's array in PostgreSQL's `unnest`. */
+const PG_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
+  minute: 'text', account_id: 'text', key_id: 'text', network: 'text', method: 'text', code: 'int',
+  requests: 'bigint', compute_units: 'bigint', latency_ms_sum: 'bigint', l0: 'bigint', l1: 'bigint', l2: 'bigint', l3: 'bigint', l4: 'bigint', l5: 'bigint',
+};
+
+/** Batch ids older than a day go: a retry comes within seconds. */
+const forgetOldBatches = (q: QueryCreator<Tables>, cutoff: Expression<Time> | string) => q.deleteFrom('usage_batches').where('at', '<', cutoff);
+/** Records a batch id unless it is there: whoever inserts it applies the batch. */
+const claimBatch = (q: QueryCreator<Tables>, id: string, at: Expression<Time> | string) =>
+  q.insertInto('usage_batches').values({ id, at }).onConflict((oc) => oc.column('id').doNothing());
+
+/** Adds an account's units of a month to what is there. */
+const addUnits = (oc: OnConflictBuilder<Tables, 'usage'>) =>
+  oc.columns(['account_id', 'month']).doUpdateSet((eb) => ({ compute_units: eb('usage.compute_units', '+', eb.ref('excluded.compute_units')) }));
+
+export function usageBatches(db: SqlDb): UsageBatches {
+  return db.dialect === 'postgres' ? postgresBatches(db) : sqliteBatches(db);
+}
+
+function postgresBatches({ k }: SqlDb): UsageBatches {
+  // Once per batch id: the id is inserted by the statement that applies the batch, and a batch already applied (its
+  // id there) adds nothing; a retry racing the original waits on the id's row, then adds nothing. A batch without an
+  // id gets one, so every batch takes the same path. Ids older than a day go in the same statement, by the server's clock.
+  const once = (batchId: string | undefined) => k
+    .with('old', (w) => forgetOldBatches(w, sql<Time>`now() - interval '1 day'`))
+    .with('fresh', (w) => claimBatch(w, batchId ?? randomUUID(), sql<Time>`now()`).returning('id'));
+  return {
+    async addUsage(month, ids, units, batchId) {
+      // Rows in account order (usageBatch sorts them, ORDER BY keeps it through the join) so that concurrent flushes
+      // lock rows in the same order and never deadlock. Accounts that are gone are skipped (as touchKeys skips keys):
+      // one stale entry must not lose the batch.
+      const v = sql<{ id: string; units: string; n: string }>`unnest(${ids}::text[], ${units}::bigint[]) WITH ORDINALITY`.as<'v'>(sql`v (id, units, n)`);
+      await once(batchId).insertInto('usage').columns(['account_id', 'month', 'compute_units'])
+        .expression((eb) => eb.selectFrom(v).innerJoin('accounts as a', 'a.id', 'v.id')
+          // The month typed: PostgreSQL cannot tell a bare parameter's type in a select list.
+          .select(['v.id', eb.cast<string>(eb.val(month), 'text').as('month'), 'v.units'])
+          .where(({ exists, selectFrom }) => exists(selectFrom('fresh').select('fresh.id')))
+          .orderBy('v.n'))
+        .onConflict(addUnits)
+        .execute();
+    },
+    async addUsageMinutes(rows, batchId) {
+      const table = rows.map(usageMinuteRow);
+      const arrays = USAGE_COLUMNS.map((col) => sql`${table.map((r) => r[col])}::${sql.raw(PG_TYPES[col])}[]`);
+      const v = sql<Record<(typeof USAGE_COLUMNS)[number], string>>`unnest(${sql.join(arrays)})`.as<'v'>(sql`v (${sql.join(USAGE_COLUMNS.map((c) => sql.ref(c)))})`);
+      await once(batchId).insertInto('usage_minutes').columns(USAGE_COLUMNS)
+        .expression((eb) => eb.selectFrom(v).selectAll('v').where(({ exists, selectFrom }) => exists(selectFrom('fresh').select('fresh.id'))))
+        .onConflict(addUpUsage)
+        .execute();
+    },
+  };
+}
+
+function sqliteBatches(db: SqlDb): UsageBatches {
+  /** Whether the batch is new: then its id is recorded, inside the caller's transaction, and it is to be applied. */
+  const firstTime = async (q: Q, batchId: string | undefined) => {
+    if (batchId === undefined) return true;
+    const at = Date.now();
+    await forgetOldBatches(q, new Date(at - DAY).toISOString()).execute();
+    const claimed = await claimBatch(q, batchId, new Date(at).toISOString()).executeTakeFirst();
+    return SqlDb.changed(claimed) > 0;
+  };
+  return {
+    addUsage: (month, ids, units, batchId) => db.write(async (q) => {
+      if (!(await firstTime(q, batchId))) return;
+      // Accounts that are gone are skipped: one stale entry must not lose the batch.
+      for (const [i, id] of ids.entries()) {
+        await q.insertInto('usage').columns(['account_id', 'month', 'compute_units'])
+          .expression((eb) => eb.selectFrom('accounts').select(['id', eb.val(month).as('month'), eb.val(units[i]).as('units')]).where('id', '=', id))
+          .onConflict(addUnits)
+          .execute();
+      }
+    }),
+    addUsageMinutes: (rows, batchId) => db.write(async (q) => {
+      if (!(await firstTime(q, batchId))) return;
+      for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+        await q.insertInto('usage_minutes').values(rows.slice(i, i + ROWS_PER_INSERT).map(usageMinuteRow)).onConflict(addUpUsage).execute();
+      }
+    }),
+  };
+}

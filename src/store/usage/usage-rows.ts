@@ -1,0 +1,82 @@
+import type { ExpressionBuilder, Expression, OnConflictBuilder, SqlBool } from 'kysely';
+import type { Codec } from '../sql/codec.ts';
+import type { Tables, UsageMinutesTable } from '../sql/tables.ts';
+import type { UsageMinute, UsageQuery } from './usage-minute.ts';
+
+/** The columns of a usage row, in the order an INSERT names them. */
+export const USAGE_COLUMNS = [
+  'minute', 'account_id', 'key_id', 'network', 'method', 'code', 'requests', 'compute_units', 'latency_ms_sum',
+  'l0', 'l1', 'l2', 'l3', 'l4', 'l5',
+] as const satisfies readonly (keyof UsageMinutesTable)[];
+
+/** A row's identity, its primary key: the order rows are read and paged in. */
+export const USAGE_CELL = ['minute', 'key_id', 'network', 'method', 'code'] as const;
+
+/** The columns that add up: a flush, a roll-up and a fold all sum them. */
+export const USAGE_SUMMED = ['requests', 'compute_units', 'latency_ms_sum', 'l0', 'l1', 'l2', 'l3', 'l4', 'l5'] as const;
+
+export function usageMinuteRow(u: UsageMinute): UsageMinutesTable {
+  const [l0, l1, l2, l3, l4, l5] = u.latency;
+  return {
+    minute: u.minute, account_id: u.accountId, key_id: u.keyId, network: u.network, method: u.method, code: u.code,
+    requests: u.requests, compute_units: u.computeUnits, latency_ms_sum: u.latencyMsSum, l0, l1, l2, l3, l4, l5,
+  };
+}
+
+export function usageMinuteFromRow(r: UsageMinutesTable, c: Codec): UsageMinute {
+  return {
+    minute: r.minute, accountId: r.account_id, keyId: r.key_id, network: r.network, method: r.method, code: Number(r.code),
+    requests: c.big(r.requests), computeUnits: c.big(r.compute_units), latencyMsSum: c.big(r.latency_ms_sum),
+    latency: [r.l0, r.l1, r.l2, r.l3, r.l4, r.l5].map(c.big),
+  };
+}
+
+/**
+ * A usage batch as both dialects write it: whole, positive units only (a zero adds nothing; anything else is a
+ * caller's bug, refused before it reaches the database), ordered by account id so that concurrent batches lock rows
+ * in one order (PostgreSQL would otherwise deadlock two flushes that share accounts).
+ */
+export function usageBatch(month: string, byAccount: ReadonlyMap<string, number>): { ids: string[]; units: number[] } {
+  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new TypeError(`usage month must be YYYY-MM, not "${month}"`);
+  const entries = [...byAccount].filter(([, units]) => units !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [id, units] of entries) {
+    if (!Number.isSafeInteger(units) || units < 0) throw new TypeError(`usage of account "${id}" must be whole compute units, not ${units}`);
+  }
+  return { ids: entries.map(([id]) => id), units: entries.map(([, units]) => units) };
+}
+
+/** Adds an INSERT's usage rows to those already there (flushes and roll-ups add up; nothing is overwritten). */
+export function addUpUsage(oc: OnConflictBuilder<Tables, 'usage_minutes'>) {
+  return oc.columns(USAGE_CELL).doUpdateSet((eb) => Object.fromEntries(
+    USAGE_SUMMED.map((col) => [col, eb(`usage_minutes.${col}`, '+', eb.ref(`excluded.${col}`))]),
+  ));
+}
+
+/** The conditions of a usage query: its range (or, after a page, its cursor), account, key, network, method, outcome. */
+export function usageFilter(q: UsageQuery) {
+  return (eb: ExpressionBuilder<Tables, 'usage_minutes'>): Expression<SqlBool> => {
+    // After a page, the cursor replaces the lower bound (it is past it): with both, SQLite seeks by the minute alone
+    // and reads every row before the cursor again, page after page.
+    const parts = q.after ? [eb('minute', '<', q.to)] : [eb('minute', '>=', q.from), eb('minute', '<', q.to)];
+    if (q.accountId !== undefined) parts.push(eb('account_id', '=', q.accountId));
+    if (q.keyId !== undefined) parts.push(eb('key_id', '=', q.keyId));
+    if (q.network !== undefined) parts.push(eb('network', '=', q.network));
+    if (q.method !== undefined) parts.push(eb('method', '=', q.method));
+    // By outcome: rows keep the answer's code, 0 for a result, else the error's.
+    if (q.status === 'ok') parts.push(eb('code', '=', eb.lit(0)));
+    else if (q.status === 'error') parts.push(eb('code', '<>', eb.lit(0)));
+    else if (q.status !== undefined) parts.push(eb('code', '=', q.status));
+    if (q.after) {
+      // Keyset paging in row order: a seek in the index, whatever page it is (an OFFSET would read the pages before).
+      const a = q.after;
+      parts.push(eb(eb.refTuple(...USAGE_CELL), '>', eb.tuple(a.minute, a.keyId, a.network, a.method, a.code)));
+    }
+    return eb.and(parts);
+  };
+}
+
+/** The hour `YYYY-MM-DDTHH:00` of a minute, and the next one. */
+export function hourOf(minute: string): { hour: string; next: string } {
+  const t = Date.parse(`${minute.slice(0, 13)}:00Z`);
+  return { hour: `${minute.slice(0, 13)}:00`, next: new Date(t + 3_600_000).toISOString().slice(0, 16) };
+}
