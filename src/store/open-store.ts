@@ -3,7 +3,12 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
 import { redactUrl } from '../errors/redact.ts';
 import type { Stores } from './stores.ts';
+import { accountStore } from './accounts/account-store.ts';
+import { keyStore } from './keys/key-store.ts';
 import { planStore } from './plans/plan-store.ts';
+import { sessionStore } from './sessions/session-store.ts';
+import { memberStore } from './team/member-store.ts';
+import { tokenStore } from './team/token-store.ts';
 import type { PostgresStore } from './postgres.ts';
 import { SqliteStore } from './sqlite.ts';
 
@@ -38,8 +43,8 @@ export async function openStore(config: { dataDir: string; database: Partial<Con
 export function byDomain(legacy: SqliteStore | PostgresStore): Stores {
   const db = legacy.sqlDb();
   return {
-    kind: legacy.kind, plans: planStore(db), accounts: legacy, keys: legacy, usage: legacy, alerts: legacy, sessions: legacy,
-    members: legacy, tokens: legacy, mail: legacy, webhooks: legacy, webhookEvents: legacy, meta: legacy,
+    kind: legacy.kind, plans: planStore(db), accounts: accountStore(db), keys: keyStore(db), usage: legacy, alerts: legacy,
+    sessions: sessionStore(db), members: memberStore(db), tokens: tokenStore(db), mail: legacy, webhooks: legacy, webhookEvents: legacy, meta: legacy,
     ping: () => legacy.ping(), close: () => legacy.close(),
   };
 }
