@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { Account, ApiKey, KeyContext, Member } from './model.ts';
-import { accountConflict, keyConflict, memberConflict, rethrowConflict, type Violation } from './conflict.ts';
 import { migratePostgres } from './postgres-migrations.ts';
 import { SqlDb } from './sql/sql-db.ts';
 import {
-  ACCOUNT_COLUMNS, ACCOUNT_FIELDS, KEY_COLUMNS, KEY_FIELDS, PLAN_COLUMNS, accountFromRow, given, isoTime,
-  keyFromRow, normalizeEmail, planFromRow, selectList, memberFromRow, tokenFromRow, mailFromRow, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, revokedUsageSql, byAccount, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row, usageSumSql, firedAlertFromRow,
+  PLAN_COLUMNS,
+  mailFromRow, usageBatch, usageMinuteFromRow, usageMinuteValues, usageWhere, usageCountSql, USAGE_MINUTE_COLUMNS, hourOf, usageRollupSql, webhookEventFromRow, webhookFromRow, webhookStatsFromRow, type Codec, type Row, usageSumSql, firedAlertFromRow,
 } from './rows.ts';
-import type { AccountToken, MailAttempt, MemberPatch, NewMember, NewOutboxMail, OutboxMail, AccountPatch, ApiKeyPatch, KeyPage, NewAccount, NewApiKey, Session, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats, AlertKind, AlertSettings, FiredAlert, UsageSums } from './store.ts';
-import { groupKeyId } from './store.ts';
+import type { MailAttempt, NewOutboxMail, OutboxMail, Store, UsageMinute, UsageQuery, NewWebhook, NewWebhookEvent, Webhook, WebhookAttempt, WebhookEvent, WebhookPatch, WebhookStats, AlertKind, AlertSettings, FiredAlert, UsageSums } from './store.ts';
 
 const codec: Codec = {
   bool: (v) => v === true,
@@ -17,14 +14,6 @@ const codec: Codec = {
   time: (v) => (v instanceof Date ? v : new Date(v as string)).toISOString(),
   bigint: (v) => Number(v), // `pg` answers int8 as a string; quotas and usage stay far below 2^53.
 };
-
-/** PostgreSQL names the violated column in `detail`: `Key (email_normalized)=(...) already exists.` */
-function violationOf(err: unknown): Violation | undefined {
-  const { code, detail } = err as { code?: string; detail?: string };
-  if (code === '23503') return { kind: 'reference' };
-  if (code === '23505') return { kind: 'unique', column: /Key \((\w+)\)/.exec(detail ?? '')?.[1] ?? '' };
-  return undefined;
-}
 
 const insertSql = (table: string, cols: readonly string[]) =>
   `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING *`;
@@ -35,27 +24,12 @@ export const WEBHOOK_STATS_SQL = `SELECT c.webhook_id, c.events, c.delivered, c.
     CASE WHEN c.delivered > 0 THEN c.delivery_ms_sum::float8 / c.delivered END AS mean_ms
   FROM webhook_counters c JOIN webhooks w ON w.id = c.webhook_id`;
 
-// Static statements are named: `pg` prepares each once per connection (the key lookup is on the hot path).
+// Static statements are named: `pg` prepares each once per connection.
 const Q = {
   listPlans: 'SELECT * FROM plans ORDER BY cu_per_month, cu_per_second, id',
   plan: 'SELECT * FROM plans WHERE id = $1',
   insertPlan: insertSql('plans', PLAN_COLUMNS),
   deletePlan: 'DELETE FROM plans WHERE id = $1',
-  listAccounts: 'SELECT * FROM accounts ORDER BY created_at, id',
-  account: 'SELECT * FROM accounts WHERE id = $1',
-  accountByEmail: 'SELECT * FROM accounts WHERE email_normalized = $1',
-  insertAccount: insertSql('accounts', [...ACCOUNT_COLUMNS, 'email_normalized']),
-  key: 'SELECT * FROM api_keys WHERE id = $1',
-  keysOf: 'SELECT * FROM api_keys WHERE account_id = $1 ORDER BY created_at, id',
-  keysPage: 'SELECT * FROM api_keys WHERE account_id = $1 AND (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT $4',
-  activeKeys: 'SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL',
-  keyContext: `SELECT ${selectList(KEY_COLUMNS, 'k', 'k_')}, ${selectList(ACCOUNT_COLUMNS, 'a', 'a_')}, ${selectList(PLAN_COLUMNS, 'p', 'p_')}
-    FROM api_keys k JOIN accounts a ON a.id = k.account_id JOIN plans p ON p.id = a.plan_id WHERE k.hash = $1`,
-  insertKey: insertSql('api_keys', KEY_COLUMNS),
-  revokeKey: 'UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING *',
-  // One statement for the whole batch; several instances may flush in any order, so last use only moves forward.
-  touchKeys: `UPDATE api_keys k SET last_used_at = v.t FROM unnest($1::text[], $2::timestamptz[]) AS v (id, t)
-    WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.t)`,
   // One statement for the whole batch, so it is one transaction; rows in account order (usageBatch sorts them,
   // ORDER BY keeps it through the join) so that concurrent flushes lock rows in the same order and never deadlock.
   // Accounts that are gone are skipped (as touchKeys skips keys): one stale entry must not lose the batch.
@@ -86,12 +60,6 @@ const Q = {
       l0 = usage_minutes.l0 + excluded.l0, l1 = usage_minutes.l1 + excluded.l1, l2 = usage_minutes.l2 + excluded.l2,
       l3 = usage_minutes.l3 + excluded.l3, l4 = usage_minutes.l4 + excluded.l4, l5 = usage_minutes.l5 + excluded.l5`,
   pruneUsageMinutes: 'DELETE FROM usage_minutes WHERE minute < $1',
-  createSession: 'INSERT INTO sessions (id_hash, account_id, member_id, csrf, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)',
-  session: 'SELECT * FROM sessions WHERE id_hash = $1 AND expires_at > now()',
-  deleteSession: 'DELETE FROM sessions WHERE id_hash = $1',
-  deleteSessionsOf: 'DELETE FROM sessions WHERE account_id = $1',
-  trimSessions: `DELETE FROM sessions WHERE account_id = $1 AND (expires_at <= now() OR id_hash NOT IN
-    (SELECT id_hash FROM sessions WHERE account_id = $1 AND expires_at > now() ORDER BY created_at DESC, id_hash DESC LIMIT $2))`,
   insertWebhook: `INSERT INTO webhooks (${['id', 'account_id', 'network', 'kind', 'url', 'options', 'secret', 'status', 'disabled_reason', 'created_at', 'updated_at'].join(', ')})
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, now(), now()) RETURNING *`,
   webhook: 'SELECT * FROM webhooks WHERE id = $1',
@@ -164,106 +132,10 @@ export class PostgresStore implements Store {
     return (await this.pool.query<Row>({ name, text: Q[name], values })).rows;
   }
 
-  private async write(name: keyof typeof Q, values: unknown[], message: (v: Violation) => string): Promise<Row[]> {
-    try {
-      return await this.rows(name, values);
-    } catch (err) {
-      return rethrowConflict(err, violationOf(err), message);
-    }
-  }
-
-  /** `UPDATE ... SET` only the given fields (column names come from the field maps, never from input). */
-  private async update(table: string, id: string, set: [string, unknown][], message?: (v: Violation) => string): Promise<Row | undefined> {
-    const text = `UPDATE ${table} SET ${set.map(([c], i) => `${c} = $${i + 2}`).join(', ')} WHERE id = $1 RETURNING *`;
-    try {
-      return (await this.pool.query<Row>(text, [id, ...set.map(([, v]) => v)])).rows[0];
-    } catch (err) {
-      if (!message) throw err;
-      return rethrowConflict(err, violationOf(err), message);
-    }
-  }
 
 
 
 
-
-
-  async listAccounts(): Promise<Account[]> {
-    return (await this.rows('listAccounts')).map((r) => accountFromRow(r, codec));
-  }
-
-  async getAccount(id: string): Promise<Account | undefined> {
-    const [row] = await this.rows('account', [id]);
-    return row && accountFromRow(row, codec);
-  }
-
-  async getAccountByEmail(email: string): Promise<Account | undefined> {
-    const [row] = await this.rows('accountByEmail', [normalizeEmail(email)]);
-    return row && accountFromRow(row, codec);
-  }
-
-  async createAccount(a: NewAccount): Promise<Account> {
-    const now = new Date().toISOString();
-    const values = [a.id, a.name, a.email, a.passwordHash, a.status, a.role, a.planId, now, now, normalizeEmail(a.email)];
-    return accountFromRow((await this.write('insertAccount', values, accountConflict(a)))[0], codec);
-  }
-
-  async updateAccount(id: string, patch: AccountPatch): Promise<Account | undefined> {
-    const fields = given(patch, ACCOUNT_FIELDS);
-    const set = Object.entries(fields).map(([f, v]): [string, unknown] => [ACCOUNT_FIELDS[f as keyof AccountPatch], v]);
-    if (fields.email !== undefined) set.push(['email_normalized', normalizeEmail(fields.email)]);
-    const row = await this.update('accounts', id, [...set, ['updated_at', new Date().toISOString()]], accountConflict({ ...patch, id }));
-    return row && accountFromRow(row, codec);
-  }
-
-  async insertKey(k: NewApiKey): Promise<ApiKey> {
-    const values = [
-      k.id, k.accountId, k.name, k.type, k.permissions, k.prefix, k.hash, k.ipAllowlist, k.originAllowlist,
-      k.networkAllowlist, k.methodAllowlist, k.expiresAt && isoTime(k.expiresAt), new Date().toISOString(), null, null, k.createdBy ?? null,
-    ];
-    return keyFromRow((await this.write('insertKey', values, keyConflict(k)))[0], codec);
-  }
-
-  async getKey(id: string): Promise<ApiKey | undefined> {
-    const [row] = await this.rows('key', [id]);
-    return row && keyFromRow(row, codec);
-  }
-
-  async listKeys(accountId: string, page?: KeyPage): Promise<ApiKey[]> {
-    const rows = page
-      ? await this.rows('keysPage', [accountId, page.after?.createdAt ?? '-infinity', page.after?.id ?? '', page.limit])
-      : await this.rows('keysOf', [accountId]);
-    return rows.map((r) => keyFromRow(r, codec));
-  }
-
-  async countActiveKeys(accountId: string): Promise<number> {
-    return (await this.rows('activeKeys', [accountId]))[0].n as number;
-  }
-
-  async findKeyByHash(hash: string): Promise<KeyContext | undefined> {
-    const [row] = await this.rows('keyContext', [hash]);
-    if (!row) return undefined;
-    return { key: keyFromRow(row, codec, 'k_'), account: accountFromRow(row, codec, 'a_'), plan: planFromRow(row, codec, 'p_') };
-  }
-
-  async updateKey(id: string, patch: ApiKeyPatch): Promise<ApiKey | undefined> {
-    const fields = given(patch, KEY_FIELDS);
-    if (fields.expiresAt) fields.expiresAt = isoTime(fields.expiresAt);
-    const set = Object.entries(fields).map(([f, v]): [string, unknown] => [KEY_FIELDS[f as keyof ApiKeyPatch], v]);
-    if (set.length === 0) return this.getKey(id);
-    const row = await this.update('api_keys', id, set);
-    return row && keyFromRow(row, codec);
-  }
-
-  async revokeKey(id: string): Promise<ApiKey | undefined> {
-    const [row] = await this.rows('revokeKey', [id, new Date().toISOString()]);
-    return row && keyFromRow(row, codec);
-  }
-
-  async touchKeys(lastUsed: ReadonlyMap<string, string>): Promise<void> {
-    if (lastUsed.size === 0) return;
-    await this.rows('touchKeys', [[...lastUsed.keys()], [...lastUsed.values()].map(isoTime)]);
-  }
 
   async addUsage(month: string, byAccount: ReadonlyMap<string, number>, batchId?: string): Promise<void> {
     const { ids, units } = usageBatch(month, byAccount);
@@ -368,113 +240,7 @@ export class PostgresStore implements Store {
     return { hour, removed };
   }
 
-  async pruneRevokedKeys(revokedBefore: string, limit: number): Promise<number> {
-    const keys = (await this.pool.query<{ id: string; account_id: string }>(
-      'SELECT id, account_id FROM api_keys WHERE revoked_at IS NOT NULL AND revoked_at < $1 ORDER BY revoked_at LIMIT $2', [revokedBefore, limit])).rows;
-    if (keys.length === 0) return 0;
-    const sql = revokedUsageSql('$1::text', 'key_id = ANY($2::text[])', '$3::text');
-    await this.transaction(async (c) => {
-      for (const [a, ids] of byAccount(keys)) {
-        await c.query(sql.fold, [a, ids, groupKeyId('(revoked)', a)]);
-        await c.query(sql.drop, [a, ids]);
-      }
-      await c.query('DELETE FROM api_keys WHERE id = ANY($1::text[])', [keys.map((k) => k.id)]);
-    });
-    return keys.length;
-  }
-
-  async pruneSessions(now: string): Promise<number> {
-    return (await this.pool.query('DELETE FROM sessions WHERE expires_at <= $1', [now])).rowCount ?? 0;
-  }
-
-  async createSession(s: Session): Promise<void> {
-    await this.rows('createSession', [s.idHash, s.accountId, s.memberId ?? null, s.csrf, s.createdAt, s.expiresAt]);
-  }
-
-  async getSession(idHash: string): Promise<Session | undefined> {
-    const [r] = await this.rows('session', [idHash]);
-    return r && { idHash: r.id_hash as string, accountId: r.account_id as string, memberId: (r.member_id as string | null) ?? null, csrf: r.csrf as string, createdAt: codec.time(r.created_at), expiresAt: codec.time(r.expires_at) };
-  }
-
-  async deleteSession(idHash: string): Promise<void> {
-    await this.rows('deleteSession', [idHash]);
-  }
-
-  async deleteSessionsOf(accountId: string, memberId?: string | null): Promise<void> {
-    if (memberId === undefined) await this.rows('deleteSessionsOf', [accountId]);
-    else if (memberId === null) await this.pool.query('DELETE FROM sessions WHERE account_id = $1 AND member_id IS NULL', [accountId]);
-    else await this.pool.query('DELETE FROM sessions WHERE account_id = $1 AND member_id = $2', [accountId, memberId]);
-  }
-
-  async trimSessions(accountId: string, keep: number): Promise<void> {
-    await this.rows('trimSessions', [accountId, keep]);
-  }
-
   // Issue 22: members, tokens, mail outbox
-
-  async createMember(m: NewMember): Promise<Member> {
-    const now = new Date().toISOString();
-    try {
-      const { rows } = await this.pool.query<Row>(`INSERT INTO members (id, account_id, email, email_normalized, name, password_hash, role, created_at, updated_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`, [m.id, m.accountId, m.email, normalizeEmail(m.email), m.name, m.passwordHash, m.role, now]);
-      return memberFromRow(rows[0], codec);
-    } catch (err) {
-      return rethrowConflict(err, violationOf(err), memberConflict(m));
-    }
-  }
-
-  async getMember(id: string): Promise<Member | undefined> {
-    const [r] = (await this.pool.query<Row>('SELECT * FROM members WHERE id = $1', [id])).rows;
-    return r && memberFromRow(r, codec);
-  }
-
-  async getMemberByEmail(email: string): Promise<Member | undefined> {
-    const [r] = (await this.pool.query<Row>('SELECT * FROM members WHERE email_normalized = $1', [normalizeEmail(email)])).rows;
-    return r && memberFromRow(r, codec);
-  }
-
-  async listMembers(accountId: string): Promise<Member[]> {
-    return (await this.pool.query<Row>('SELECT * FROM members WHERE account_id = $1 ORDER BY created_at, id', [accountId])).rows.map((r) => memberFromRow(r, codec));
-  }
-
-  async updateMember(id: string, p: MemberPatch): Promise<Member | undefined> {
-    const [r] = (await this.pool.query<Row>(`UPDATE members SET name = coalesce($2, name), role = coalesce($3, role),
-      password_hash = CASE WHEN $4::boolean THEN $5 ELSE password_hash END, updated_at = now() WHERE id = $1 RETURNING *`,
-    [id, p.name ?? null, p.role ?? null, p.passwordHash !== undefined, p.passwordHash ?? null])).rows;
-    return r && memberFromRow(r, codec);
-  }
-
-  async deleteMember(id: string): Promise<boolean> {
-    return ((await this.pool.query('DELETE FROM members WHERE id = $1', [id])).rowCount ?? 0) > 0;
-  }
-
-  async revokeKeysMadeBy(memberId: string): Promise<number> {
-    return (await this.pool.query('UPDATE api_keys SET revoked_at = now() WHERE created_by = $1 AND revoked_at IS NULL', [memberId])).rowCount ?? 0;
-  }
-
-  async createAccountToken(t: AccountToken): Promise<void> {
-    await this.pool.query(`INSERT INTO account_tokens (id_hash, id, kind, account_id, member_id, email, role, created_at, expires_at, used_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, [t.idHash, t.id, t.kind, t.accountId, t.memberId, t.email, t.role, t.createdAt, t.expiresAt, t.usedAt]);
-  }
-
-  async consumeAccountToken(idHash: string, kind: AccountToken['kind'], now: string): Promise<AccountToken | undefined> {
-    const [r] = (await this.pool.query<Row>(`UPDATE account_tokens SET used_at = $3::timestamptz
-      WHERE id_hash = $1 AND kind = $2 AND used_at IS NULL AND expires_at > $3::timestamptz RETURNING *`, [idHash, kind, now])).rows;
-    return r && tokenFromRow(r, codec);
-  }
-
-  async listInvitations(accountId: string, now: string): Promise<AccountToken[]> {
-    return (await this.pool.query<Row>(`SELECT * FROM account_tokens WHERE account_id = $1 AND kind = 'invite' AND used_at IS NULL AND expires_at > $2::timestamptz
-      ORDER BY created_at, id`, [accountId, now])).rows.map((r) => tokenFromRow(r, codec));
-  }
-
-  async deleteInvitation(accountId: string, id: string): Promise<boolean> {
-    return ((await this.pool.query("DELETE FROM account_tokens WHERE account_id = $1 AND id = $2 AND kind = 'invite' AND used_at IS NULL", [accountId, id])).rowCount ?? 0) > 0;
-  }
-
-  async pruneAccountTokens(before: string): Promise<number> {
-    return (await this.pool.query('DELETE FROM account_tokens WHERE expires_at < $1 OR used_at < $1', [before])).rowCount ?? 0;
-  }
 
   async enqueueMail(m: NewOutboxMail): Promise<void> {
     await this.pool.query(`INSERT INTO mail_outbox (id, to_addr, subject, body, created_at, next_attempt_at, attempts)

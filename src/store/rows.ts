@@ -1,5 +1,4 @@
-import type { Account, ApiKey, KeyType, Member, MemberRole, Permission, Plan } from './model.ts';
-import type { AccountToken, FiredAlert, OutboxMail, UsageMinute, UsageQuery, Webhook, WebhookEvent, WebhookStats, WebhookStatus } from './store.ts';
+import type { FiredAlert, OutboxMail, UsageMinute, UsageQuery, Webhook, WebhookEvent, WebhookStats, WebhookStatus } from './store.ts';
 
 /**
  * Columns and row-to-model mapping shared by both stores. The tables have the same columns on SQLite and
@@ -18,13 +17,6 @@ export type Row = Record<string, unknown>;
 export const PLAN_COLUMNS = [
   'id', 'name', 'cu_per_second', 'cu_per_month', 'max_batch_size', 'debug_methods', 'max_filters', 'max_keys', 'max_webhooks', 'subscriptions_per_key', 'subscriptions_per_account', 'created_at', 'updated_at',
 ] as const;
-export const ACCOUNT_COLUMNS = [
-  'id', 'name', 'email', 'password_hash', 'status', 'role', 'plan_id', 'created_at', 'updated_at',
-] as const;
-export const KEY_COLUMNS = [
-  'id', 'account_id', 'name', 'type', 'permissions', 'prefix', 'hash', 'ip_allowlist', 'origin_allowlist',
-  'network_allowlist', 'method_allowlist', 'expires_at', 'created_at', 'last_used_at', 'revoked_at', 'created_by',
-] as const;
 
 /** The model fields an update may set, with their columns (identical on both stores). */
 export const PLAN_FIELDS = {
@@ -32,90 +24,10 @@ export const PLAN_FIELDS = {
   debugMethods: 'debug_methods', maxFilters: 'max_filters', maxKeys: 'max_keys', maxWebhooks: 'max_webhooks',
   subscriptionsPerKey: 'subscriptions_per_key', subscriptionsPerAccount: 'subscriptions_per_account',
 } as const;
-export const ACCOUNT_FIELDS = {
-  name: 'name', email: 'email', passwordHash: 'password_hash', status: 'status', role: 'role', planId: 'plan_id',
-} as const;
-export const KEY_FIELDS = {
-  name: 'name', ipAllowlist: 'ip_allowlist', originAllowlist: 'origin_allowlist', networkAllowlist: 'network_allowlist',
-  methodAllowlist: 'method_allowlist', expiresAt: 'expires_at',
-} as const;
-
-/** `t.col AS <prefix>col, ...`: lets one joined query carry the key, its account and its plan. */
-export function selectList(columns: readonly string[], table: string, prefix = ''): string {
-  return columns.map((c) => `${table}.${c} AS ${prefix}${c}`).join(', ');
-}
-
-/** Emails are unique whatever their case: the store keeps a lower-cased copy, folded the same way on both stores. */
-export function normalizeEmail(email: string): string {
-  return email.toLowerCase();
-}
 
 /** Timestamps are kept in one form (`toISOString`), so they compare as strings and read back identically. */
 export function isoTime(value: string): string {
   return new Date(value).toISOString();
-}
-
-/**
- * The patch's updatable entries: those named in `fields` (never `id` or a timestamp, whatever reaches us at run
- * time) and not `undefined` (a `Partial` may spell "not given" either way).
- */
-export function given<T extends object>(patch: T, fields: Readonly<Record<string, string>>): Partial<T> {
-  return Object.fromEntries(Object.entries(patch).filter(([f, v]) => v !== undefined && Object.hasOwn(fields, f))) as Partial<T>;
-}
-
-const nullableTime = (c: Codec, v: unknown) => (v === null || v === undefined ? null : c.time(v));
-
-export function planFromRow(r: Row, c: Codec, p = ''): Plan {
-  return {
-    id: r[p + 'id'] as string,
-    name: r[p + 'name'] as string,
-    cuPerSecond: Number(r[p + 'cu_per_second']),
-    cuPerMonth: c.bigint(r[p + 'cu_per_month']),
-    maxBatchSize: Number(r[p + 'max_batch_size']),
-    debugMethods: c.bool(r[p + 'debug_methods']),
-    maxFilters: Number(r[p + 'max_filters']),
-    maxKeys: Number(r[p + 'max_keys']),
-    maxWebhooks: Number(r[p + 'max_webhooks']),
-    subscriptionsPerKey: Number(r[p + 'subscriptions_per_key']),
-    subscriptionsPerAccount: Number(r[p + 'subscriptions_per_account']),
-    createdAt: c.time(r[p + 'created_at']),
-    updatedAt: c.time(r[p + 'updated_at']),
-  };
-}
-
-export function accountFromRow(r: Row, c: Codec, p = ''): Account {
-  return {
-    id: r[p + 'id'] as string,
-    name: r[p + 'name'] as string,
-    email: r[p + 'email'] as string,
-    passwordHash: (r[p + 'password_hash'] as string | null) ?? null,
-    status: r[p + 'status'] as Account['status'],
-    role: r[p + 'role'] as Account['role'],
-    planId: r[p + 'plan_id'] as string,
-    createdAt: c.time(r[p + 'created_at']),
-    updatedAt: c.time(r[p + 'updated_at']),
-  };
-}
-
-export function keyFromRow(r: Row, c: Codec, p = ''): ApiKey {
-  return {
-    id: r[p + 'id'] as string,
-    accountId: r[p + 'account_id'] as string,
-    name: r[p + 'name'] as string,
-    type: r[p + 'type'] as KeyType,
-    permissions: c.list(r[p + 'permissions']) as Permission[],
-    prefix: r[p + 'prefix'] as string,
-    hash: r[p + 'hash'] as string,
-    ipAllowlist: c.list(r[p + 'ip_allowlist']),
-    originAllowlist: c.list(r[p + 'origin_allowlist']),
-    networkAllowlist: c.list(r[p + 'network_allowlist']),
-    methodAllowlist: c.list(r[p + 'method_allowlist']),
-    expiresAt: nullableTime(c, r[p + 'expires_at']),
-    createdBy: (r[p + 'created_by'] as string | null | undefined) ?? null,
-    createdAt: c.time(r[p + 'created_at']),
-    lastUsedAt: nullableTime(c, r[p + 'last_used_at']),
-    revokedAt: nullableTime(c, r[p + 'revoked_at']),
-  };
 }
 
 /**
@@ -241,29 +153,6 @@ export function usageRollupSql(h: string, n: string): { fold: string; drop: stri
   };
 }
 
-/**
- * Usage of pruned revoked keys, as both stores run it with the account `$a` and a key-id list condition:
- * folded into the account's `(revoked)` rows, then deleted.
- */
-export function revokedUsageSql(a: string, keys: string, group: string): { fold: string; drop: string } {
-  return {
-    fold: `INSERT INTO usage_minutes (${USAGE_MINUTE_COLUMNS.join(', ')})
-      SELECT minute, account_id, ${group}, network, method, code, ${USAGE_SUMS} FROM usage_minutes
-      WHERE account_id = ${a} AND ${keys} GROUP BY minute, account_id, network, method, code ${USAGE_UPSERT}`,
-    drop: `DELETE FROM usage_minutes WHERE account_id = ${a} AND ${keys}`,
-  };
-}
-
-/** Keys grouped by their account (the usage of keys is folded account by account). */
-export function byAccount(keys: readonly { id: string; account_id: string }[]): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const k of keys) {
-    const list = out.get(k.account_id);
-    if (list) list.push(k.id); else out.set(k.account_id, [k.id]);
-  }
-  return out;
-}
-
 /** The hour `YYYY-MM-DDTHH:00` of a minute, and the next one. */
 export function hourOf(minute: string): { hour: string; next: string } {
   const t = Date.parse(`${minute.slice(0, 13)}:00Z`);
@@ -303,21 +192,6 @@ export function webhookStatsFromRow(r: Row, c: Codec): WebhookStats {
 }
 
 const timeOrNull = (v: unknown, c: Codec): string | null => (v === null || v === undefined ? null : c.time(v));
-
-export function memberFromRow(r: Row, c: Codec): Member {
-  return {
-    id: r.id as string, accountId: r.account_id as string, email: r.email as string, name: r.name as string,
-    passwordHash: (r.password_hash as string | null) ?? null, role: r.role as MemberRole, createdAt: c.time(r.created_at), updatedAt: c.time(r.updated_at),
-  };
-}
-
-export function tokenFromRow(r: Row, c: Codec): AccountToken {
-  return {
-    idHash: r.id_hash as string, id: r.id as string, kind: r.kind as AccountToken['kind'], accountId: r.account_id as string,
-    memberId: (r.member_id as string | null) ?? null, email: r.email as string, role: (r.role as MemberRole | null) ?? null,
-    createdAt: c.time(r.created_at), expiresAt: c.time(r.expires_at), usedAt: timeOrNull(r.used_at, c),
-  };
-}
 
 export function mailFromRow(r: Row, c: Codec): OutboxMail {
   return {

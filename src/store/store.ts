@@ -1,23 +1,13 @@
 // Transitional: the one-interface store the SQL of sqlite.ts and postgres.ts implements while the domains move to their own stores.
-import type { AccountStore } from './accounts/account-store.ts';
 import type { AlertStore } from './alerts/alert-store.ts';
-import type { KeyStore } from './keys/key-store.ts';
 import type { MailStore } from './mail/mail-store.ts';
 import type { MetaStore } from './meta/meta-store.ts';
-import type { SessionStore } from './sessions/session-store.ts';
-import type { MemberStore } from './team/member-store.ts';
-import type { TokenStore } from './team/token-store.ts';
 import type { UsageStore } from './usage/usage-store.ts';
 import type { WebhookEventStore } from './webhooks/webhook-event-store.ts';
 import type { WebhookStore } from './webhooks/webhook-store.ts';
 
-export type * from './accounts/account-store.ts';
 export type * from './alerts/alert-store.ts';
-export type * from './keys/key-store.ts';
 export type * from './mail/mail-store.ts';
-export type * from './sessions/session-store.ts';
-export type * from './team/member-store.ts';
-export type * from './team/token-store.ts';
 export type * from './usage/usage-store.ts';
 export type * from './webhooks/webhook-event-store.ts';
 export type * from './webhooks/webhook-store.ts';
@@ -26,7 +16,7 @@ export { DEFAULT_MAX_KEYS, DEFAULT_MAX_WEBHOOKS, DEFAULT_SUBSCRIPTIONS_PER_ACCOU
 export { groupKeyId, LATENCY_BUCKETS_MS } from './usage/usage-store.ts';
 export { StoreConflictError } from './store-errors.ts';
 
-export interface Store extends AccountStore, KeyStore, UsageStore, AlertStore, SessionStore, MemberStore, TokenStore, MailStore, WebhookStore, WebhookEventStore, MetaStore {
+export interface Store extends UsageStore, AlertStore, MailStore, WebhookStore, WebhookEventStore, MetaStore {
   readonly kind: 'sqlite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;
