@@ -184,6 +184,22 @@ export function keyStoreContract(c: StoreContract): void {
           `2026-03-01T10:00 (revoked):${a} 2 52 2`, `2026-03-01T10:01 (revoked):${a} 1 26 1`,
         ]);
       });
+
+      test('prunes running at once (every instance runs retention) fold each key once', async () => {
+        await store.plans.createPlan(freePlan);
+        const accounts = [(await store.accounts.createAccount(newAccount())).id, (await store.accounts.createAccount(newAccount())).id];
+        const keys = [];
+        for (let i = 0; i < 20; i++) keys.push(await store.keys.insertKey(newKey(accounts[i % 2])));
+        for (const key of keys) await store.keys.revokeKey(key.id);
+        await tick();
+        const cutoff = new Date().toISOString();
+        await store.usage.addUsageMinutes(keys.map((key) => row(key.accountId, key.id)));
+        // On PostgreSQL each call takes a connection of its own: the prunes overlap as two instances' would.
+        const pruned = await Promise.all(Array.from({ length: 6 }, () => store.keys.pruneRevokedKeys(cutoff, 4)));
+        const rest = await store.keys.pruneRevokedKeys(cutoff, 100);
+        assert.equal(pruned.reduce((x, y) => x + y, 0) + rest, 20, 'each key pruned once');
+        assert.deepEqual((await all()).map((r) => `${r.keyId} ${r.requests}`).sort(), accounts.map((a) => `(revoked):${a} 10`).sort(), 'each call counted once');
+      });
     });
   });
 }

@@ -92,6 +92,7 @@ const USAGE_CELL = ['minute', 'key_id', 'network', 'method', 'code'] as const;
 export function keyStore(db: SqlDb): KeyStore {
   const { k, codec } = db;
   const one = (row: object | undefined) => row && keyFromRow(row as Record<string, unknown>, codec);
+  const getKey = async (id: string) => one(await k.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst());
   // The hot path's read, built once: the key, its account and its plan in one statement, each column under its
   // table's prefix. Only the hash changes from one lookup to the next.
   const lookup = k.selectFrom('api_keys as k')
@@ -116,7 +117,7 @@ export function keyStore(db: SqlDb): KeyStore {
       };
       return one(await db.guard(() => k.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow(), conflict(key)))!;
     },
-    getKey: async (id) => one(await k.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst()),
+    getKey,
     async listKeys(accountId, page) {
       let q = k.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id');
       if (page?.after) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(page.after!.createdAt, page.after!.id)));
@@ -141,7 +142,7 @@ export function keyStore(db: SqlDb): KeyStore {
         if (fields[f] !== undefined) set[KEY_FIELDS[f]] = codec.toList(fields[f]);
       }
       if (fields.expiresAt !== undefined) set.expires_at = fields.expiresAt && isoTime(fields.expiresAt);
-      if (Object.keys(set).length === 0) return this.getKey(id);
+      if (Object.keys(set).length === 0) return getKey(id);
       return one(await k.updateTable('api_keys').set(set).where('id', '=', id).returningAll().executeTakeFirst());
     },
     async revokeKey(id) {
@@ -172,10 +173,14 @@ export function keyStore(db: SqlDb): KeyStore {
       });
     },
     pruneRevokedKeys: (revokedBefore, limit) => db.write(async (q) => {
-      // Retention's statements must not hold locks for ever; SQLite has no statement time-out (nor other sessions to block).
+      // Retention must not hold PostgreSQL's row locks for ever: a time-out for this transaction's statements (SQLite has none).
       if (db.dialect === 'postgres') await sql`SET LOCAL statement_timeout = '30s'`.execute(q);
-      const keys = await q.selectFrom('api_keys').select(['id', 'account_id']).where('revoked_at', 'is not', null)
-        .where('revoked_at', '<', isoTime(revokedBefore)).orderBy('revoked_at').limit(limit).execute();
+      let due = q.selectFrom('api_keys').select(['id', 'account_id']).where('revoked_at', 'is not', null)
+        .where('revoked_at', '<', isoTime(revokedBefore)).orderBy('revoked_at').limit(limit);
+      // Every instance runs retention: on PostgreSQL, keys another instance is pruning are locked by it and skipped here,
+      // or their usage would be folded twice. SQLite's write transaction already holds the one write lock of the file.
+      if (db.dialect === 'postgres') due = due.forUpdate().skipLocked();
+      const keys = await due.execute();
       if (keys.length === 0) return 0;
       for (const [accountId, ids] of byAccount(keys)) await foldUsage(q, accountId, ids);
       await q.deleteFrom('api_keys').where('id', 'in', keys.map((key) => key.id)).execute();

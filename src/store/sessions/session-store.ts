@@ -36,8 +36,8 @@ const sessionFromRow = (r: SessionsTable, c: Codec): Session => ({
 });
 
 /**
- * The session store on a database. "Now" is this process's clock on both databases (not PostgreSQL's `now()`), so
- * that a session expires at the same moment whichever store keeps it.
+ * The session store on a database. Expiry is judged by the gateway's clock on both databases (not PostgreSQL's
+ * `now()`): the one clock that also set `expiresAt`.
  */
 export function sessionStore(db: SqlDb): SessionStore {
   const { k, codec } = db;
@@ -68,8 +68,8 @@ export function sessionStore(db: SqlDb): SessionStore {
           .orderBy('created_at', 'desc').orderBy('id_hash', 'desc').limit(keep)),
       ])).execute();
     },
-    async pruneSessions(before) {
-      return SqlDb.changed(await k.deleteFrom('sessions').where('expires_at', '<=', isoTime(before)).executeTakeFirst());
+    async pruneSessions(at) {
+      return SqlDb.changed(await k.deleteFrom('sessions').where('expires_at', '<=', isoTime(at)).executeTakeFirst());
     },
   };
 }
