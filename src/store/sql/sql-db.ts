@@ -28,7 +28,20 @@ export class SqlDb {
   }
 
   static postgres(pool: pg.Pool): SqlDb {
-    return new SqlDb('postgres', new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) }), postgresCodec, postgresViolation);
+    // pg-pool hears the errors of idle clients only. A connection lost while Kysely holds its client (a query in
+    // flight, a transaction open: the store stopped or cut off) emits 'error' on the client, and unheard that is an
+    // uncaught exception: the gateway would crash where it is meant to serve from memory. Heard, the query fails as
+    // any query does, and the pool drops the client when it comes back.
+    const heard = {
+      async connect() {
+        const client = await pool.connect();
+        if (client.listenerCount('error') === 0) client.on('error', () => {});
+        return client;
+      },
+      end: () => pool.end(),
+      options: pool.options,
+    };
+    return new SqlDb('postgres', new Kysely<Tables>({ dialect: new PostgresDialect({ pool: heard }) }), postgresCodec, postgresViolation);
   }
 
   /**
