@@ -57,7 +57,7 @@ export const memberView = (m: Member): MemberView => ({ id: m.id, email: m.email
 export class TeamService {
   private readonly now: () => number;
 
-  constructor(private readonly store: Stores, private readonly accounts: AccountsService, private readonly mail: MailQueue, private readonly opts: TeamOptions) {
+  constructor(private readonly store: Pick<Stores, 'accounts' | 'keys' | 'sessions' | 'members' | 'tokens'>, private readonly accounts: AccountsService, private readonly mail: MailQueue, private readonly opts: TeamOptions) {
     this.now = opts.now ?? Date.now;
   }
 

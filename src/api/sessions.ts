@@ -25,7 +25,7 @@ function creationMs(): number {
  */
 export class Sessions {
   /** `maxPerAccount`: live sessions an account keeps; a login past it ends the oldest (rows bounded). */
-  constructor(private readonly store: Stores, private readonly ttlMs: number, private readonly maxPerAccount = 20) {}
+  constructor(private readonly store: Pick<Stores, 'sessions'>, private readonly ttlMs: number, private readonly maxPerAccount = 20) {}
 
   /** A new session: the cookie's value (shown to the browser only) and the session; the oldest past the cap end. */
   async create(account: Account, memberId: string | null = null): Promise<{ value: string; session: Session }> {

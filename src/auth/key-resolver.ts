@@ -61,7 +61,7 @@ export class KeyResolver {
   readonly failStatic: FailStatic;
 
   constructor(
-    private readonly store: Stores,
+    private readonly store: Pick<Stores, 'keys'>,
     private readonly ttlMs = 1000,
     flushMs = 10_000,
     private readonly maxEntries = 100_000,

@@ -2,14 +2,19 @@ import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
 import { redactUrl } from '../errors/redact.ts';
-import type { Stores } from './stores.ts';
-import { mailStore } from './mail/mail-store.ts';
+import { openSqlite } from './sqlite-open.ts';
+import { accountStore } from './accounts/account-store.ts';
 import { alertStore } from './alerts/alert-store.ts';
+import { keyStore } from './keys/key-store.ts';
+import { mailStore } from './mail/mail-store.ts';
 import { metaStore } from './meta/meta-store.ts';
 import { planStore } from './plans/plan-store.ts';
+import { sessionStore } from './sessions/session-store.ts';
+import { SqlDb } from './sql/sql-db.ts';
+import type { Stores } from './stores.ts';
+import { memberStore } from './team/member-store.ts';
+import { tokenStore } from './team/token-store.ts';
 import { usageStore } from './usage/usage-store.ts';
-import type { PostgresStore } from './postgres.ts';
-import { SqliteStore } from './sqlite.ts';
 import { webhookEventStore } from './webhooks/webhook-event-store.ts';
 import { webhookStore } from './webhooks/webhook-store.ts';
 
@@ -29,34 +34,48 @@ export function describeStore(config: { dataDir: string; database: Partial<Confi
  */
 export async function openStore(config: { dataDir: string; database: Partial<Config['database']> }, log?: Logger): Promise<Stores> {
   const db = config.database;
-  // Only the store in use is loaded: a CLI command on SQLite never pays for pg's modules, nor PostgreSQL for SQLite's.
+  // pg is loaded only when it is used: a CLI command on SQLite never pays for its modules.
   if (db.url) {
-    const [{ PostgresStore }, { waitForPostgres }] = await Promise.all([import('./postgres.ts'), import('./postgres-start.ts')]);
+    const { waitForPostgres } = await import('./postgres-start.ts');
     const bounds = { connectTimeoutMs: db.connectTimeoutMs, queryTimeoutMs: db.queryTimeoutMs };
-    const open = async () => byDomain(await PostgresStore.open(db.url!, bounds));
+    const open = () => postgresStores(db.url!, bounds);
     return log ? waitForPostgres(open, { waitMs: db.startWaitMs ?? 60_000, where: describeStore(config), log }) : open();
   }
-  const { SqliteStore } = await import('./sqlite.ts');
-  return byDomain(new SqliteStore(sqlitePath(config)));
+  return sqliteStores(sqlitePath(config));
 }
 
-/** The domain stores over one opened database. */
-export function byDomain(legacy: SqliteStore | PostgresStore): Stores {
-  const db = legacy.sqlDb();
+/** The domain stores over one opened, migrated database. */
+export function byDomain(db: SqlDb): Stores {
+  let closing: Promise<void> | undefined;
   return {
-    kind: legacy.kind, plans: planStore(db), accounts: legacy, keys: legacy, usage: usageStore(db), alerts: alertStore(db), sessions: legacy,
-    members: legacy, tokens: legacy, mail: mailStore(db), webhooks: webhookStore(db), webhookEvents: webhookEventStore(db), meta: metaStore(db),
-    ping: () => db.ping(), close: () => legacy.close(),
+    kind: db.dialect, plans: planStore(db), accounts: accountStore(db), keys: keyStore(db), usage: usageStore(db),
+    alerts: alertStore(db), sessions: sessionStore(db), members: memberStore(db), tokens: tokenStore(db), mail: mailStore(db),
+    webhooks: webhookStore(db), webhookEvents: webhookEventStore(db), meta: metaStore(db),
+    ping: () => db.ping(),
+    close: () => (closing ??= db.close()),
   };
 }
 
 /** The SQLite store of this file, opened and migrated now (tests and tools that hold a file of their own). */
 export function sqliteStores(file: string): Stores {
-  return byDomain(new SqliteStore(file));
+  return byDomain(SqlDb.sqlite(openSqlite(file)));
 }
 
-/** The PostgreSQL store at this URL, connected and migrated (tests and tools). */
+/**
+ * The PostgreSQL store at this URL, connected and migrated (safe when several instances start at once). Every I/O is
+ * bounded: a server that is down or hung (SIGSTOP, a lost network) fails a connect within connectTimeoutMs and a query
+ * within queryTimeoutMs, instead of holding its callers for ever.
+ */
 export async function postgresStores(url: string, bounds: { connectTimeoutMs?: number; queryTimeoutMs?: number } = {}): Promise<Stores> {
-  const { PostgresStore } = await import('./postgres.ts');
-  return byDomain(await PostgresStore.open(url, bounds));
+  const [{ default: pg }, { migratePostgres }] = await Promise.all([import('pg'), import('./migrations/migrate-postgres.ts')]);
+  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: bounds.connectTimeoutMs ?? 3000, query_timeout: bounds.queryTimeoutMs ?? 30_000 });
+  // An idle connection dropped by the server must not crash the process; the next query reports the failure.
+  pool.on('error', () => {});
+  try {
+    await migratePostgres(pool);
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  return byDomain(SqlDb.postgres(pool));
 }

@@ -6,6 +6,7 @@ import { keyStoreContract } from './keys/key-store.contract.ts';
 import { mailStoreContract } from './mail/mail-store.contract.ts';
 import { metaStoreContract } from './meta/meta-store.contract.ts';
 import { planStoreContract } from './plans/plan-store.contract.ts';
+import { sessionStoreContract } from './sessions/session-store.contract.ts';
 import { teamStoreContract } from './team/team-store.contract.ts';
 import { usageStoreContract } from './usage/usage-store.contract.ts';
 import { webhookStoreContract } from './webhooks/webhook-store.contract.ts';
@@ -19,6 +20,6 @@ export { bigPlan, freePlan, newAccount, newKey } from './contract-fixtures.ts';
 export function storeContract(name: string, make: () => Promise<import('./stores.ts').Stores>, options: Omit<StoreContract, 'make'> & { skip?: string }): void {
   const c: StoreContract = { make, sameDatabase: options.sameDatabase };
   describe(`${name} store`, { skip: options.skip }, () => {
-    for (const part of [planStoreContract, accountStoreContract, keyStoreContract, usageStoreContract, alertStoreContract, teamStoreContract, mailStoreContract, webhookStoreContract, metaStoreContract]) part(c);
+    for (const part of [planStoreContract, accountStoreContract, keyStoreContract, sessionStoreContract, usageStoreContract, alertStoreContract, teamStoreContract, mailStoreContract, webhookStoreContract, metaStoreContract]) part(c);
   });
 }

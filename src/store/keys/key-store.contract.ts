@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { bigPlan, conflict, freePlan, isIso, newAccount, newKey, tick, type StoreContract } from '../contract-fixtures.ts';
 import type { Stores } from '../stores.ts';
+import type { UsageMinute } from '../usage/usage-store.ts';
 
 /** The keys part of the store contract (contract-fixtures.ts), run on SQLite and PostgreSQL. */
 export function keyStoreContract(c: StoreContract): void {
@@ -127,5 +128,78 @@ export function keyStoreContract(c: StoreContract): void {
       });
     });
 
+    describe('retention', () => {
+      const row = (accountId: string, keyId: string, minute = '2026-03-01T10:00'): UsageMinute => ({
+        minute, accountId, keyId, network: 'mainnet', method: 'eth_call', code: 0, requests: 1, computeUnits: 26, latencyMsSum: 3, latency: [1, 0, 0, 0, 0, 0],
+      });
+      const all = () => store.usage.listUsageMinutes({ from: '2026-01-01T00:00', to: '2027-01-01T00:00' });
+      const sum = (rows: UsageMinute[]) => rows.reduce((t, r) => ({ requests: t.requests + r.requests, computeUnits: t.computeUnits + r.computeUnits, latencyMsSum: t.latencyMsSum + r.latencyMsSum, l0: t.l0 + r.latency[0] }), { requests: 0, computeUnits: 0, latencyMsSum: 0, l0: 0 });
+
+      test('prunes keys revoked before a time: their usage folded into the account\'s (revoked) rows; other keys kept', async () => {
+        await store.plans.createPlan(freePlan);
+        const a = (await store.accounts.createAccount(newAccount())).id;
+        const b = (await store.accounts.createAccount(newAccount())).id;
+        const oldA = await store.keys.insertKey(newKey(a));
+        const oldB = await store.keys.insertKey(newKey(b));
+        const live = await store.keys.insertKey(newKey(a));
+        const recent = await store.keys.insertKey(newKey(a));
+        await store.keys.revokeKey(oldA.id);
+        await store.keys.revokeKey(oldB.id);
+        await tick();
+        const cutoff = new Date().toISOString();
+        await tick();
+        await store.keys.revokeKey(recent.id);
+        await store.usage.addUsageMinutes([row(a, oldA.id), row(a, oldA.id, '2026-03-01T10:01'), row(b, oldB.id), row(a, live.id), row(a, recent.id)]);
+        const before = sum(await all());
+        assert.equal(await store.keys.pruneRevokedKeys(cutoff, 1), 1, 'at most `limit` keys a call');
+        assert.equal(await store.keys.pruneRevokedKeys(cutoff, 100), 1);
+        assert.equal(await store.keys.pruneRevokedKeys(cutoff, 100), 0);
+        assert.equal(await store.keys.getKey(oldA.id), undefined);
+        assert.equal(await store.keys.getKey(oldB.id), undefined);
+        assert.ok(await store.keys.getKey(live.id), 'a live key stays');
+        assert.ok(await store.keys.getKey(recent.id), 'a key revoked after the cutoff stays');
+        const after = await all();
+        assert.deepEqual(sum(after), before, 'no call is lost');
+        assert.deepEqual(after.map((r) => `${r.minute} ${r.keyId} ${r.requests}`).sort(), [
+          `2026-03-01T10:00 (revoked):${a} 1`, `2026-03-01T10:00 (revoked):${b} 1`, `2026-03-01T10:00 ${live.id} 1`,
+          `2026-03-01T10:00 ${recent.id} 1`, `2026-03-01T10:01 (revoked):${a} 1`,
+        ].sort());
+        assert.ok(after.filter((r) => r.keyId === `(revoked):${b}`).every((r) => r.accountId === b), 'each account keeps its own');
+      });
+
+      test("a key pruned later adds its usage to the account's (revoked) rows already there", async () => {
+        await store.plans.createPlan(freePlan);
+        const a = (await store.accounts.createAccount(newAccount())).id;
+        const first = await store.keys.insertKey(newKey(a));
+        const second = await store.keys.insertKey(newKey(a));
+        await store.keys.revokeKey(first.id);
+        await tick();
+        await store.keys.revokeKey(second.id);
+        await tick();
+        const cutoff = new Date().toISOString();
+        await store.usage.addUsageMinutes([row(a, first.id), row(a, second.id), row(a, second.id, '2026-03-01T10:01')]);
+        assert.equal(await store.keys.pruneRevokedKeys(cutoff, 1), 1);
+        assert.equal(await store.keys.pruneRevokedKeys(cutoff, 1), 1);
+        assert.deepEqual((await all()).map((r) => `${r.minute} ${r.keyId} ${r.requests} ${r.computeUnits} ${r.latency[0]}`), [
+          `2026-03-01T10:00 (revoked):${a} 2 52 2`, `2026-03-01T10:01 (revoked):${a} 1 26 1`,
+        ]);
+      });
+
+      test('prunes running at once (every instance runs retention) fold each key once', async () => {
+        await store.plans.createPlan(freePlan);
+        const accounts = [(await store.accounts.createAccount(newAccount())).id, (await store.accounts.createAccount(newAccount())).id];
+        const keys = [];
+        for (let i = 0; i < 20; i++) keys.push(await store.keys.insertKey(newKey(accounts[i % 2])));
+        for (const key of keys) await store.keys.revokeKey(key.id);
+        await tick();
+        const cutoff = new Date().toISOString();
+        await store.usage.addUsageMinutes(keys.map((key) => row(key.accountId, key.id)));
+        // On PostgreSQL each call takes a connection of its own: the prunes overlap as two instances' would.
+        const pruned = await Promise.all(Array.from({ length: 6 }, () => store.keys.pruneRevokedKeys(cutoff, 4)));
+        const rest = await store.keys.pruneRevokedKeys(cutoff, 100);
+        assert.equal(pruned.reduce((x, y) => x + y, 0) + rest, 20, 'each key pruned once');
+        assert.deepEqual((await all()).map((r) => `${r.keyId} ${r.requests}`).sort(), accounts.map((a) => `(revoked):${a} 10`).sort(), 'each call counted once');
+      });
+    });
   });
 }

@@ -1,4 +1,12 @@
-import type { ApiKey, KeyContext } from '../model.ts';
+import { sql } from 'kysely';
+import { ACCOUNT_COLUMNS, accountFromRow } from '../accounts/account-store.ts';
+import type { ApiKey, KeyContext, KeyType, Permission } from '../model.ts';
+import { PLAN_COLUMNS, planFromRow } from '../plans/plan-store.ts';
+import { isoTime, timeOrNull, type Codec } from '../sql/codec.ts';
+import { given } from '../sql/patch.ts';
+import { SqlDb, type Violation } from '../sql/sql-db.ts';
+import type { ApiKeysTable, List, Q, Time } from '../sql/tables.ts';
+import { groupKeyId } from '../usage/usage-store.ts';
 
 export type NewApiKey = Omit<ApiKey, 'createdAt' | 'lastUsedAt' | 'revokedAt' | 'createdBy'> & { createdBy?: string | null };
 export type ApiKeyPatch = Partial<Pick<ApiKey, 'name' | 'ipAllowlist' | 'originAllowlist' | 'networkAllowlist' | 'methodAllowlist' | 'expiresAt'>>;
@@ -35,4 +43,178 @@ export interface KeyStore {
    * the account's `(revoked)` rows (usage-store's groupKeyId), then the key rows deleted. Answers how many keys went.
    */
   pruneRevokedKeys(revokedBefore: string, limit: number): Promise<number>;
+}
+
+/** Every column of a key row. */
+export const KEY_COLUMNS = [
+  'id', 'account_id', 'name', 'type', 'permissions', 'prefix', 'hash', 'ip_allowlist', 'origin_allowlist',
+  'network_allowlist', 'method_allowlist', 'expires_at', 'created_at', 'last_used_at', 'revoked_at', 'created_by',
+] as const satisfies readonly (keyof ApiKeysTable)[];
+
+/** A key from its row; `p`: the prefix of its columns in a joined row (the key lookup). */
+export function keyFromRow(r: Record<string, unknown>, c: Codec, p = ''): ApiKey {
+  const list = (col: string) => c.list(r[p + col] as List);
+  const time = (col: string) => timeOrNull(c, r[p + col] as Time | null);
+  return {
+    id: r[p + 'id'] as string,
+    accountId: r[p + 'account_id'] as string,
+    name: r[p + 'name'] as string,
+    type: r[p + 'type'] as KeyType,
+    permissions: list('permissions') as Permission[],
+    prefix: r[p + 'prefix'] as string,
+    hash: r[p + 'hash'] as string,
+    ipAllowlist: list('ip_allowlist'),
+    originAllowlist: list('origin_allowlist'),
+    networkAllowlist: list('network_allowlist'),
+    methodAllowlist: list('method_allowlist'),
+    expiresAt: time('expires_at'),
+    createdBy: (r[p + 'created_by'] as string | null | undefined) ?? null,
+    createdAt: c.time(r[p + 'created_at'] as Time),
+    lastUsedAt: time('last_used_at'),
+    revokedAt: time('revoked_at'),
+  };
+}
+
+/** What an update may set, by field, with its column. */
+const KEY_FIELDS = {
+  name: 'name', ipAllowlist: 'ip_allowlist', originAllowlist: 'origin_allowlist', networkAllowlist: 'network_allowlist',
+  methodAllowlist: 'method_allowlist', expiresAt: 'expires_at',
+} as const satisfies Record<keyof ApiKeyPatch, keyof ApiKeysTable>;
+
+const conflict = (key: { id: string; accountId: string }) => (v: Violation) =>
+  v.kind === 'reference' ? `unknown account "${key.accountId}"` : `a key with this ${v.column === 'id' ? `id (${key.id})` : 'value'} already exists`;
+
+/** The usage columns a fold adds up, and how: its rows' sums, added to a row already there. */
+const USAGE_SUMS = ['requests', 'compute_units', 'latency_ms_sum', 'l0', 'l1', 'l2', 'l3', 'l4', 'l5'] as const;
+const USAGE_CELL = ['minute', 'key_id', 'network', 'method', 'code'] as const;
+
+/** The key store on a database. */
+export function keyStore(db: SqlDb): KeyStore {
+  const { k, codec } = db;
+  const one = (row: object | undefined) => row && keyFromRow(row as Record<string, unknown>, codec);
+  const getKey = async (id: string) => one(await k.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst());
+  // The hot path's read, built once: the key, its account and its plan in one statement, each column under its
+  // table's prefix. Only the hash changes from one lookup to the next.
+  const lookup = k.selectFrom('api_keys as k')
+    .innerJoin('accounts as a', 'a.id', 'k.account_id')
+    .innerJoin('plans as p', 'p.id', 'a.plan_id')
+    .select([
+      ...KEY_COLUMNS.map((col) => sql.ref(`k.${col}`).as(`k_${col}`)),
+      ...ACCOUNT_COLUMNS.map((col) => sql.ref(`a.${col}`).as(`a_${col}`)),
+      ...PLAN_COLUMNS.map((col) => sql.ref(`p.${col}`).as(`p_${col}`)),
+    ])
+    .where('k.hash', '=', '')
+    .compile();
+
+  return {
+    async insertKey(key) {
+      const row: ApiKeysTable = {
+        id: key.id, account_id: key.accountId, name: key.name, type: key.type, permissions: codec.toList(key.permissions),
+        prefix: key.prefix, hash: key.hash, ip_allowlist: codec.toList(key.ipAllowlist), origin_allowlist: codec.toList(key.originAllowlist),
+        network_allowlist: codec.toList(key.networkAllowlist), method_allowlist: codec.toList(key.methodAllowlist),
+        expires_at: key.expiresAt && isoTime(key.expiresAt), created_at: new Date().toISOString(), last_used_at: null, revoked_at: null,
+        created_by: key.createdBy ?? null,
+      };
+      return one(await db.guard(() => k.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow(), conflict(key)))!;
+    },
+    getKey,
+    async listKeys(accountId, page) {
+      let q = k.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id');
+      if (page?.after) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(page.after!.createdAt, page.after!.id)));
+      if (page) q = q.limit(page.limit);
+      return (await q.execute()).map((r) => keyFromRow(r as Record<string, unknown>, codec));
+    },
+    async countActiveKeys(accountId) {
+      const { n } = await k.selectFrom('api_keys').select((eb) => eb.fn.countAll().as('n'))
+        .where('account_id', '=', accountId).where('revoked_at', 'is', null).executeTakeFirstOrThrow();
+      return Number(n);
+    },
+    async findKeyByHash(hash) {
+      const [row] = (await k.executeQuery<Record<string, unknown>>({ ...lookup, parameters: [hash] })).rows;
+      if (!row) return undefined;
+      return { key: keyFromRow(row, codec, 'k_'), account: accountFromRow(row, codec, 'a_'), plan: planFromRow(row, codec, 'p_') };
+    },
+    async updateKey(id, patch) {
+      const fields = given(patch, Object.keys(KEY_FIELDS));
+      const set: Partial<ApiKeysTable> = {};
+      if (fields.name !== undefined) set.name = fields.name;
+      for (const f of ['ipAllowlist', 'originAllowlist', 'networkAllowlist', 'methodAllowlist'] as const) {
+        if (fields[f] !== undefined) set[KEY_FIELDS[f]] = codec.toList(fields[f]);
+      }
+      if (fields.expiresAt !== undefined) set.expires_at = fields.expiresAt && isoTime(fields.expiresAt);
+      if (Object.keys(set).length === 0) return getKey(id);
+      return one(await k.updateTable('api_keys').set(set).where('id', '=', id).returningAll().executeTakeFirst());
+    },
+    async revokeKey(id) {
+      const revokedAt = sql<Time>`coalesce(revoked_at, ${new Date().toISOString()})`;
+      return one(await k.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', id).returningAll().executeTakeFirst());
+    },
+    async revokeKeysMadeBy(memberId) {
+      const result = await k.updateTable('api_keys').set({ revoked_at: new Date().toISOString() })
+        .where('created_by', '=', memberId).where('revoked_at', 'is', null).executeTakeFirst();
+      return SqlDb.changed(result);
+    },
+    async touchKeys(lastUsed) {
+      if (lastUsed.size === 0) return;
+      // Several instances flush in any order: last use only moves forward. PostgreSQL takes the batch in one
+      // statement (one round trip, one transaction); SQLite, in process, pays no round trip per statement, and has no
+      // arrays to unnest, so there it is one update per key in one transaction.
+      if (db.dialect === 'postgres') {
+        await sql`UPDATE api_keys k SET last_used_at = v.t FROM unnest(${[...lastUsed.keys()]}::text[], ${[...lastUsed.values()].map(isoTime)}::timestamptz[]) AS v (id, t)
+          WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.t)`.execute(k);
+        return;
+      }
+      await db.write(async (q) => {
+        for (const [id, at] of lastUsed) {
+          const t = isoTime(at);
+          await q.updateTable('api_keys').set({ last_used_at: t }).where('id', '=', id)
+            .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', t)])).execute();
+        }
+      });
+    },
+    pruneRevokedKeys: (revokedBefore, limit) => db.write(async (q) => {
+      // Retention must not hold PostgreSQL's row locks for ever: a time-out for this transaction's statements (SQLite has none).
+      if (db.dialect === 'postgres') await sql`SET LOCAL statement_timeout = '30s'`.execute(q);
+      let due = q.selectFrom('api_keys').select(['id', 'account_id']).where('revoked_at', 'is not', null)
+        .where('revoked_at', '<', isoTime(revokedBefore)).orderBy('revoked_at').limit(limit);
+      // Every instance runs retention: on PostgreSQL, keys another instance is pruning are locked by it and skipped here,
+      // or their usage would be folded twice. SQLite's write transaction already holds the one write lock of the file.
+      if (db.dialect === 'postgres') due = due.forUpdate().skipLocked();
+      const keys = await due.execute();
+      if (keys.length === 0) return 0;
+      for (const [accountId, ids] of byAccount(keys)) await foldUsage(q, accountId, ids);
+      await q.deleteFrom('api_keys').where('id', 'in', keys.map((key) => key.id)).execute();
+      return keys.length;
+    }),
+  };
+}
+
+/** Keys grouped by their account (their usage is folded account by account). */
+function byAccount(keys: readonly { id: string; account_id: string }[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const key of keys) {
+    const list = out.get(key.account_id);
+    if (list) list.push(key.id); else out.set(key.account_id, [key.id]);
+  }
+  return out;
+}
+
+/**
+ * The usage rows of an account's keys that leave the store: added into the account's `(revoked)` rows (one per
+ * minute, network, method and outcome; to those already there), then deleted. No call is lost from the totals.
+ */
+async function foldUsage(q: Q, accountId: string, keyIds: string[]): Promise<void> {
+  const group = groupKeyId('(revoked)', accountId);
+  await q.insertInto('usage_minutes')
+    .columns(['minute', 'account_id', 'key_id', 'network', 'method', 'code', ...USAGE_SUMS])
+    .expression((eb) => eb.selectFrom('usage_minutes')
+      // A cast, so that PostgreSQL knows the parameter's type in a select list.
+      .select(['minute', 'account_id', sql<string>`cast(${group} as text)`.as('key_id'), 'network', 'method', 'code'])
+      .select((s) => USAGE_SUMS.map((col) => s.fn.sum(col).as(col)))
+      .where('account_id', '=', accountId).where('key_id', 'in', keyIds)
+      .groupBy(['minute', 'account_id', 'network', 'method', 'code']))
+    .onConflict((oc) => oc.columns(USAGE_CELL).doUpdateSet((eb) =>
+      Object.fromEntries(USAGE_SUMS.map((col) => [col, eb(eb.ref(`usage_minutes.${col}`), '+', eb.ref(`excluded.${col}`))]))))
+    .execute();
+  await q.deleteFrom('usage_minutes').where('account_id', '=', accountId).where('key_id', 'in', keyIds).execute();
 }

@@ -12,12 +12,6 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-/**
- * LEGACY, to be deleted with the two files: the one-interface store's hand-written SQL, one copy per dialect by
- * design. Until every domain has left them they are not read; once they are gone, this list goes too.
- */
-const LEGACY = ['src/store/sqlite.ts', 'src/store/postgres.ts'];
-
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 
 /** Source files under `dir` (relative to the root), tests and contracts excluded. */
@@ -125,7 +119,7 @@ const sqlElsewhere = (files: ReadonlyMap<string, string>) =>
 const read = (files: string[]) => new Map(files.map((f) => [f, readFileSync(join(root, f), 'utf8')]));
 
 test('no SQL statement is written twice in src/store', () => {
-  const store = sources('src/store').filter((f) => !f.startsWith('src/store/migrations/') && !LEGACY.includes(f));
+  const store = sources('src/store').filter((f) => !f.startsWith('src/store/migrations/'));
   assert.ok(store.length > 20, `${store.length} store modules`);
   assert.deepEqual(writtenTwice(read(store)), []);
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { freePlan, newAccount, newKey, tick, type StoreContract } from '../contract-fixtures.ts';
+import { freePlan, newAccount, type StoreContract } from '../contract-fixtures.ts';
 import type { Stores } from '../stores.ts';
 import type { UsageMinute, UsageQuery } from './usage-store.ts';
 
@@ -89,7 +89,7 @@ export function usageStoreContract(c: StoreContract): void {
       });
     });
 
-    describe('usage minutes and sessions', () => {
+    describe('usage minutes', () => {
       const row = (over: Partial<UsageMinute> = {}): UsageMinute => ({
         minute: '2026-03-01T10:00', accountId: 'acc-1', keyId: 'key-1', network: 'mainnet', method: 'eth_call', code: 0,
         requests: 2, computeUnits: 52, latencyMsSum: 9, latency: [1, 1, 0, 0, 0, 0], ...over,
@@ -116,33 +116,6 @@ export function usageStoreContract(c: StoreContract): void {
         await store.usage.addUsageMinutes([row({ requests: 1, computeUnits: 26, latencyMsSum: 1, latency: [1, 0, 0, 0, 0, 0] })], 'rows-2');
         const rows = await store.usage.listUsageMinutes({ from: '2026-03-01T10:00', to: '2026-03-01T10:01' });
         assert.deepEqual(rows, [row({ requests: 3, computeUnits: 78, latencyMsSum: 10, latency: [2, 1, 0, 0, 0, 0] })]);
-      });
-
-      test('a session is found by its hash until it expires or is deleted; all of an account\'s end together', async () => {
-        await store.plans.createPlan(freePlan);
-        const acct = (await store.accounts.createAccount(newAccount())).id;
-        const soon = new Date(Date.now() + 60_000).toISOString();
-        await store.sessions.createSession({ idHash: 'h1', accountId: acct, csrf: 'c1', createdAt: new Date().toISOString(), expiresAt: soon });
-        await store.sessions.createSession({ idHash: 'h2', accountId: acct, csrf: 'c2', createdAt: new Date().toISOString(), expiresAt: soon });
-        await store.sessions.createSession({ idHash: 'old', accountId: acct, csrf: 'c3', createdAt: '2020-01-01T00:00:00.000Z', expiresAt: '2020-01-02T00:00:00.000Z' });
-        assert.equal((await store.sessions.getSession('h1'))?.csrf, 'c1');
-        assert.equal(await store.sessions.getSession('old'), undefined, 'expired');
-        await store.sessions.deleteSession('h1');
-        assert.equal(await store.sessions.getSession('h1'), undefined);
-        await store.sessions.deleteSessionsOf(acct);
-        assert.equal(await store.sessions.getSession('h2'), undefined);
-      });
-
-      test("trimSessions keeps an account's newest sessions and deletes the older ones, not another account's", async () => {
-        await store.plans.createPlan(freePlan);
-        const acct = (await store.accounts.createAccount(newAccount())).id;
-        const other = (await store.accounts.createAccount(newAccount({ email: 'other-trim@example.com' }))).id;
-        const soon = new Date(Date.now() + 60_000).toISOString();
-        for (let i = 1; i <= 4; i++) await store.sessions.createSession({ idHash: `t${i}`, accountId: acct, csrf: 'c', createdAt: `2026-01-01T00:00:0${i}.000Z`, expiresAt: soon });
-        await store.sessions.createSession({ idHash: 'o1', accountId: other, csrf: 'c', createdAt: '2026-01-01T00:00:00.000Z', expiresAt: soon });
-        await store.sessions.trimSessions(acct, 2);
-        const live = await Promise.all(['t1', 't2', 't3', 't4', 'o1'].map(async (h) => (await store.sessions.getSession(h)) !== undefined));
-        assert.deepEqual(live, [false, false, true, true, true]);
       });
     });
 
@@ -212,52 +185,6 @@ export function usageStoreContract(c: StoreContract): void {
         assert.equal(await store.usage.countUsageMinutes(q, 20), 20);
         assert.equal(await store.usage.countUsageMinutes(q, 19), 19);
         assert.equal(await store.usage.countUsageMinutes({ ...q, from: '2026-03-02T00:00', to: '2026-03-03T00:00' }, 1000), 0);
-      });
-
-      test('prunes keys revoked before a time: their usage folded into the account\'s (revoked) rows; other keys kept', async () => {
-        await store.plans.createPlan(freePlan);
-        const a = (await store.accounts.createAccount(newAccount())).id;
-        const b = (await store.accounts.createAccount(newAccount())).id;
-        const oldA = await store.keys.insertKey(newKey(a));
-        const oldB = await store.keys.insertKey(newKey(b));
-        const live = await store.keys.insertKey(newKey(a));
-        const recent = await store.keys.insertKey(newKey(a));
-        await store.keys.revokeKey(oldA.id);
-        await store.keys.revokeKey(oldB.id);
-        await tick();
-        const cutoff = new Date().toISOString();
-        await tick();
-        await store.keys.revokeKey(recent.id);
-        const use = (accountId: string, keyId: string, minute = '2026-03-01T10:00') => row({ accountId, keyId, minute });
-        await store.usage.addUsageMinutes([use(a, oldA.id), use(a, oldA.id, '2026-03-01T10:01'), use(b, oldB.id), use(a, live.id), use(a, recent.id)]);
-        const before = sum(await all());
-        assert.equal(await store.keys.pruneRevokedKeys(cutoff, 1), 1, 'at most `limit` keys a call');
-        assert.equal(await store.keys.pruneRevokedKeys(cutoff, 100), 1);
-        assert.equal(await store.keys.pruneRevokedKeys(cutoff, 100), 0);
-        assert.equal(await store.keys.getKey(oldA.id), undefined);
-        assert.equal(await store.keys.getKey(oldB.id), undefined);
-        assert.ok(await store.keys.getKey(live.id), 'a live key stays');
-        assert.ok(await store.keys.getKey(recent.id), 'a key revoked after the cutoff stays');
-        const after = await all();
-        assert.deepEqual(sum(after), before, 'no call is lost');
-        assert.deepEqual(after.map((r) => `${r.minute} ${r.keyId} ${r.requests}`).sort(), [
-          `2026-03-01T10:00 (revoked):${a} 1`, `2026-03-01T10:00 (revoked):${b} 1`, `2026-03-01T10:00 ${live.id} 1`,
-          `2026-03-01T10:00 ${recent.id} 1`, `2026-03-01T10:01 (revoked):${a} 1`,
-        ].sort());
-        assert.ok(after.filter((r) => r.keyId === `(revoked):${b}`).every((r) => r.accountId === b), 'each account keeps its own');
-      });
-
-      test('prunes expired sessions and nothing else', async () => {
-        await store.plans.createPlan(freePlan);
-        const acct = (await store.accounts.createAccount(newAccount())).id;
-        const now = new Date();
-        const at = (ms: number) => new Date(now.getTime() + ms).toISOString();
-        await store.sessions.createSession({ idHash: 'gone-1', accountId: acct, csrf: 'c', createdAt: at(-7_200_000), expiresAt: at(-3_600_000) });
-        await store.sessions.createSession({ idHash: 'gone-2', accountId: acct, csrf: 'c', createdAt: at(-7_200_000), expiresAt: at(-1) });
-        await store.sessions.createSession({ idHash: 'live', accountId: acct, csrf: 'c', createdAt: at(0), expiresAt: at(3_600_000) });
-        assert.equal(await store.sessions.pruneSessions(now.toISOString()), 2);
-        assert.equal(await store.sessions.pruneSessions(now.toISOString()), 0);
-        assert.equal((await store.sessions.getSession('live'))?.csrf, 'c');
       });
 
       test('prunes webhook test events written before a time, delivered or not; other events stay', async () => {
