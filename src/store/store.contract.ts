@@ -1,7 +1,7 @@
 import { describe } from 'node:test';
 import { accountStoreContract } from './accounts/account-store.contract.ts';
 import { alertStoreContract } from './alerts/alert-store.contract.ts';
-import type { StoreContract } from './contract-fixtures.ts';
+import type { StoreContract } from './fixtures.contract.ts';
 import { keyStoreContract } from './keys/key-store.contract.ts';
 import { mailStoreContract } from './mail/mail-store.contract.ts';
 import { metaStoreContract } from './meta/meta-store.contract.ts';
@@ -11,7 +11,7 @@ import { teamStoreContract } from './team/team-store.contract.ts';
 import { usageStoreContract } from './usage/usage-store.contract.ts';
 import { webhookStoreContract } from './webhooks/webhook-store.contract.ts';
 
-export { bigPlan, freePlan, newAccount, newKey } from './contract-fixtures.ts';
+export { bigPlan, freePlan, newAccount, newKey } from './fixtures.contract.ts';
 
 /**
  * The behaviour every variant of the store must have (STYLE principle 6), domain by domain: run by sqlite.test.ts and

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { bigPlan, conflict, freePlan, isIso, newAccount, tick, type StoreContract } from '../contract-fixtures.ts';
+import { bigPlan, conflict, freePlan, isIso, newAccount, tick, type StoreContract } from '../fixtures.contract.ts';
 import type { Stores } from '../stores.ts';
 
-/** The accounts part of the store contract (contract-fixtures.ts), run on SQLite and PostgreSQL. */
+/** The accounts part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function accountStoreContract(c: StoreContract): void {
   describe('account store', () => {
     let store: Stores;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { bigPlan, conflict, freePlan, isIso, newAccount, newKey, tick, type StoreContract } from '../contract-fixtures.ts';
+import { bigPlan, conflict, freePlan, isIso, newAccount, newKey, tick, type StoreContract } from '../fixtures.contract.ts';
 import type { Stores } from '../stores.ts';
 import type { UsageMinute } from '../usage/usage-store.ts';
 
-/** The keys part of the store contract (contract-fixtures.ts), run on SQLite and PostgreSQL. */
+/** The keys part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function keyStoreContract(c: StoreContract): void {
   describe('key store', () => {
     let store: Stores;

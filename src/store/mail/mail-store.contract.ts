@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import type { StoreContract } from '../contract-fixtures.ts';
+import type { StoreContract } from '../fixtures.contract.ts';
 import type { Stores } from '../stores.ts';
 
-/** The mail outbox part of the store contract (contract-fixtures.ts), run on SQLite and PostgreSQL. */
+/** The mail outbox part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function mailStoreContract(c: StoreContract): void {
   describe('mail store', () => {
     let store: Stores;

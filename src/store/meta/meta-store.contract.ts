@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { type StoreContract } from '../contract-fixtures.ts';
+import { type StoreContract } from '../fixtures.contract.ts';
 import type { Stores } from '../stores.ts';
 
-/** The meta part of the store contract (contract-fixtures.ts), run on SQLite and PostgreSQL. */
+/** The meta part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function metaStoreContract(c: StoreContract): void {
   describe('meta store', () => {
     let store: Stores;

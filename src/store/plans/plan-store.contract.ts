@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { bigPlan, conflict, freePlan, isIso, newAccount, newKey, tick, type StoreContract } from '../contract-fixtures.ts';
+import { bigPlan, conflict, freePlan, isIso, newAccount, newKey, tick, type StoreContract } from '../fixtures.contract.ts';
 import type { Stores } from '../stores.ts';
 import { PLAN_LIMITS } from '../../config/plan-limits.ts';
 import type { NewPlan } from './plan-store.ts';
 
-/** The plans part of the store contract (contract-fixtures.ts), run on SQLite and PostgreSQL. */
+/** The plans part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function planStoreContract(c: StoreContract): void {
   describe('plan store', () => {
     let store: Stores;

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { conflict, freePlan, isIso, newAccount, newKey, tick, type StoreContract } from '../contract-fixtures.ts';
+import { conflict, freePlan, isIso, newAccount, newKey, tick, type StoreContract } from '../fixtures.contract.ts';
 import type { Stores } from '../stores.ts';
 import type { NewMember } from './member-store.ts';
 import type { AccountToken } from './token-store.ts';
 
-/** The team part of the store contract (contract-fixtures.ts), run on SQLite and PostgreSQL. */
+/** The team part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function teamStoreContract(c: StoreContract): void {
   describe('team store', () => {
     let store: Stores;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { freePlan, newAccount, type StoreContract } from '../contract-fixtures.ts';
+import { freePlan, newAccount, type StoreContract } from '../fixtures.contract.ts';
 import type { Stores } from '../stores.ts';
 import type { UsageMinute, UsageQuery } from './usage-store.ts';
 
-/** The usage part of the store contract (contract-fixtures.ts), run on SQLite and PostgreSQL. */
+/** The usage part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function usageStoreContract(c: StoreContract): void {
   describe('usage store', () => {
     let store: Stores;

@@ -3,7 +3,9 @@ import { anyOf } from '../sql/any-of.ts';
 import { isoTime, timeOrNull, type Codec } from '../sql/codec.ts';
 import { SqlDb } from '../sql/sql-db.ts';
 import type { WebhookEventsTable } from '../sql/tables.ts';
-import { webhookStats } from './webhook-stats.ts';
+import { webhookStats, type WebhookStats } from './webhook-stats.ts';
+
+export type { WebhookStats } from './webhook-stats.ts';
 
 /** One event in a webhook's outbox, with its delivery so far. */
 export interface WebhookEvent {
@@ -31,21 +33,6 @@ export interface WebhookEvent {
 }
 export type NewWebhookEvent = Pick<WebhookEvent, 'id' | 'webhookId' | 'type' | 'body' | 'createdAt'>;
 
-/** A webhook's outbox in numbers (analytics and /metrics): its events, how many were delivered, are waiting, were tried. */
-export interface WebhookStats {
-  webhookId: string;
-  events: number;
-  delivered: number;
-  /** The backlog: events not yet acknowledged. */
-  pending: number;
-  /** Every attempt, the successful ones included. */
-  attempts: number;
-  failedAttempts: number;
-  /** When the oldest waiting event was written (null: none waits). */
-  oldestPendingAt: string | null;
-  /** Mean time from an event being written to its acknowledgement, of the delivered ones. */
-  meanDeliveryMs: number | null;
-}
 
 /** What one delivery attempt of a leased event came to. */
 export interface WebhookAttempt {

@@ -2,7 +2,22 @@ import { sql, type Kysely } from 'kysely';
 import { timeOrNull } from '../sql/codec.ts';
 import type { SqlDb } from '../sql/sql-db.ts';
 import type { Tables } from '../sql/tables.ts';
-import type { WebhookStats } from './webhook-event-store.ts';
+
+/** A webhook's outbox in numbers (analytics and /metrics): its events, how many were delivered, are waiting, were tried. */
+export interface WebhookStats {
+  webhookId: string;
+  events: number;
+  delivered: number;
+  /** The backlog: events not yet acknowledged. */
+  pending: number;
+  /** Every attempt, the successful ones included. */
+  attempts: number;
+  failedAttempts: number;
+  /** When the oldest waiting event was written (null: none waits). */
+  oldestPendingAt: string | null;
+  /** Mean time from an event being written to its acknowledgement, of the delivered ones. */
+  meanDeliveryMs: number | null;
+}
 
 /**
  * The read behind `webhookStats`: each webhook's row of counters (kept by the triggers of the migration that made

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { freePlan, newAccount, type StoreContract } from '../contract-fixtures.ts';
+import { freePlan, newAccount, type StoreContract } from '../fixtures.contract.ts';
 import type { Stores } from '../stores.ts';
 
-/** The webhooks part of the store contract (contract-fixtures.ts), run on SQLite and PostgreSQL. */
+/** The webhooks part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function webhookStoreContract(c: StoreContract): void {
   describe('webhook store', () => {
     let store: Stores;
