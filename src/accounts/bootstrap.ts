@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/schema.ts';
-import type { Stores } from '../store/stores.ts';
 import type { AccountsService } from './service.ts';
+import type { PlanStore } from '../store/plans/plan-store.ts';
+import type { AccountStore } from '../store/accounts/account-store.ts';
+import type { MetaStore } from '../store/meta/meta-store.ts';
 
 /** Secrets made on first start, to show once and never again. */
 export interface BootstrapSecrets {
@@ -17,7 +19,7 @@ export interface BootstrapSecrets {
 const DEMO_EMAIL = 'demo@localhost';
 
 /** Creates the configured plans the store does not have yet; existing plans are the operator's and stay as edited. */
-export async function seedPlans(store: Stores, plans: Config['plans']): Promise<void> {
+export async function seedPlans(store: { plans: PlanStore; accounts: AccountStore; meta: MetaStore }, plans: Config['plans']): Promise<void> {
   for (const [id, p] of Object.entries(plans)) {
     if (!(await store.plans.getPlan(id))) await store.plans.createPlan({ id, ...p });
   }
@@ -27,7 +29,7 @@ export async function seedPlans(store: Stores, plans: Config['plans']): Promise<
  * First start (docs/decisions.md §6): an operator login and a demo account on the default plan with one Standard key,
  * returned to be printed once. Recorded in the store's meta table (`accounts_bootstrapped`; a 0.1 store's `bootstrapped` predates accounts) so it happens exactly once per store.
  */
-export async function bootstrap(store: Stores, accounts: AccountsService, config: Readonly<Config>, env: NodeJS.ProcessEnv = process.env): Promise<BootstrapSecrets> {
+export async function bootstrap(store: { plans: PlanStore; accounts: AccountStore; meta: MetaStore }, accounts: AccountsService, config: Readonly<Config>, env: NodeJS.ProcessEnv = process.env): Promise<BootstrapSecrets> {
   await seedPlans(store, config.plans);
   if (await store.meta.getMeta('accounts_bootstrapped')) {
     await moveDemoToDeveloperPlan(store, accounts, config);
@@ -61,7 +63,7 @@ export async function bootstrap(store: Stores, accounts: AccountsService, config
  * demo account moves to the configured default plan if it is still on that old default; an operator's own choice
  * (any other plan) is kept.
  */
-async function moveDemoToDeveloperPlan(store: Stores, accounts: AccountsService, config: Readonly<Config>): Promise<void> {
+async function moveDemoToDeveloperPlan(store: { plans: PlanStore; accounts: AccountStore; meta: MetaStore }, accounts: AccountsService, config: Readonly<Config>): Promise<void> {
   if (config.accounts.defaultPlan !== 'developer' || (await store.meta.getMeta('demo_plan_developer'))) return;
   const demo = await store.accounts.getAccountByEmail('demo@localhost');
   if (demo?.planId === 'growth' && (await store.plans.getPlan('developer'))) await accounts.updateAccount(demo.id, { planId: 'developer' });

@@ -1,4 +1,6 @@
-import type { MemberRole, Permission, Role } from '../store/model.ts';
+import type { MemberRole } from '../store/team/member.ts';
+import type { Permission } from '../store/keys/api-key.ts';
+import type { Role } from '../store/accounts/account.ts';
 
 /** Who makes or changes a key: their role in the account, whether they came in person, and the account's role. */
 export interface Grantor {

@@ -1,4 +1,4 @@
-import type { MemberRole } from '../store/model.ts';
+import type { MemberRole } from '../store/team/member.ts';
 
 /**
  * What each role of an account's logins may do, in one place. Reading is everyone's; a viewer changes

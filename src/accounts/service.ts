@@ -8,7 +8,9 @@ import type { Stores } from '../store/stores.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 import { newKeyMaterial } from '../auth/key-value.ts';
 import { PLAN_LIMITS, planLimitProblem } from '../config/plan-limits.ts';
-import { KEY_TYPES, PERMISSIONS, permissionsFor, type Account, type ApiKey, type KeyType, type Permission, type Plan, type Role } from '../store/model.ts';
+import { KEY_TYPES, PERMISSIONS, permissionsFor, type ApiKey, type KeyType, type Permission } from '../store/keys/api-key.ts';
+import type { Account, Role } from '../store/accounts/account.ts';
+import type { Plan } from '../store/plans/plan.ts';
 import { hashPassword } from './password.ts';
 
 export interface NewKeyInput {

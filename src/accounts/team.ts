@@ -1,16 +1,20 @@
 import type { Config } from '../config/schema.ts';
 import { randomUUID } from 'node:crypto';
 import type { MailQueue } from '../mail/mail-queue.ts';
-import { MEMBER_ROLES, type Account, type Member, type MemberRole } from '../store/model.ts';
+import { MEMBER_ROLES, type Member, type MemberRole } from '../store/team/member.ts';
+import type { Account } from '../store/accounts/account.ts';
 import { StoreConflictError } from '../store/store-errors.ts';
-import type { AccountToken } from '../store/team/token-store.ts';
-import type { Stores } from '../store/stores.ts';
+import type { AccountToken, TokenStore } from '../store/team/token-store.ts';
 import { NotFoundError, TooManyError, ValidationError } from './errors.ts';
 import type { InvitationBounds } from './invitation-bounds.ts';
 import { hashPassword } from './password.ts';
 import type { AccountsService } from './service.ts';
 import { newToken, tokenHash } from './tokens.ts';
 import { grantRefusal } from './key-grants.ts';
+import type { AccountStore } from '../store/accounts/account-store.ts';
+import type { KeyStore } from '../store/keys/key-store.ts';
+import type { SessionStore } from '../store/sessions/session-store.ts';
+import type { MemberStore } from '../store/team/member-store.ts';
 
 export interface TeamOptions {
   inviteHours: number;
@@ -57,7 +61,7 @@ export const memberView = (m: Member): MemberView => ({ id: m.id, email: m.email
 export class TeamService {
   private readonly now: () => number;
 
-  constructor(private readonly store: Pick<Stores, 'accounts' | 'keys' | 'sessions' | 'members' | 'tokens'>, private readonly accounts: AccountsService, private readonly mail: MailQueue, private readonly opts: TeamOptions) {
+  constructor(private readonly store: { accounts: AccountStore; keys: KeyStore; sessions: SessionStore; members: MemberStore; tokens: TokenStore }, private readonly accounts: AccountsService, private readonly mail: MailQueue, private readonly opts: TeamOptions) {
     this.now = opts.now ?? Date.now;
   }
 

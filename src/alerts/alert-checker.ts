@@ -2,10 +2,15 @@ import type { Logger } from 'pino';
 import { monthOf } from '../limits/quota.ts';
 import type { MailQueue } from '../mail/mail-queue.ts';
 import { minuteOf } from '../store/minute.ts';
-import type { Account } from '../store/model.ts';
-import type { AlertSettings, FiredAlert } from '../store/alerts/alert-store.ts';
-import type { Stores } from '../store/stores.ts';
+import type { Account } from '../store/accounts/account.ts';
+import type { AlertSettings, FiredAlert, AlertStore } from '../store/alerts/alert-store.ts';
 import { alertRecipients, sendAlert, type Recipients } from './alert-notify.ts';
+import type { MemberStore } from '../store/team/member-store.ts';
+import type { WebhookStore } from '../store/webhooks/webhook-store.ts';
+import type { WebhookEventStore } from '../store/webhooks/webhook-event-store.ts';
+import type { PlanStore } from '../store/plans/plan-store.ts';
+import type { AccountStore } from '../store/accounts/account-store.ts';
+import type { UsageStore } from '../store/usage/usage-store.ts';
 
 export interface AlertCheckerOptions {
   /** How often a round runs (alerts.checkMs). */
@@ -36,7 +41,7 @@ export class AlertChecker {
   private readonly now: () => number;
   private readonly recipients: Recipients;
 
-  constructor(private readonly store: Stores, private readonly log: Logger, private readonly opts: AlertCheckerOptions) {
+  constructor(private readonly store: { plans: PlanStore; accounts: AccountStore; usage: UsageStore; alerts: AlertStore; members: MemberStore; webhooks: WebhookStore; webhookEvents: WebhookEventStore }, private readonly log: Logger, private readonly opts: AlertCheckerOptions) {
     this.now = opts.now ?? Date.now;
     this.recipients = opts.recipients ?? alertRecipients(store);
   }

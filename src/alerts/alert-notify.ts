@@ -2,9 +2,11 @@ import type { Logger } from 'pino';
 import { can } from '../accounts/roles.ts';
 import type { MailQueue } from '../mail/mail-queue.ts';
 import { writeAccountEvent } from '../webhooks/account-events.ts';
-import type { Account } from '../store/model.ts';
+import type { Account } from '../store/accounts/account.ts';
 import type { AlertSettings, FiredAlert } from '../store/alerts/alert-store.ts';
-import type { Stores } from '../store/stores.ts';
+import type { WebhookStore } from '../store/webhooks/webhook-store.ts';
+import type { WebhookEventStore } from '../store/webhooks/webhook-event-store.ts';
+import type { MemberStore } from '../store/team/member-store.ts';
 
 /** The webhook kind alerts are sent to (the webhooks API lists it among its kinds). */
 export const USAGE_THRESHOLD_KIND = 'usage.threshold';
@@ -26,7 +28,7 @@ export type Recipients = (account: Account) => Promise<string[]>;
  * The account's own login and its members who can act on an alert (owners and developers, accounts/roles.ts
  * `changeAlerts`); a viewer reads alerts on the dashboard but is not mailed.
  */
-export const alertRecipients = (store: Pick<Stores, 'members'>): Recipients => async (account) => {
+export const alertRecipients = (store: { members: MemberStore }): Recipients => async (account) => {
   const members = await store.members.listMembers(account.id);
   return [...new Set([account.email, ...members.filter((m) => can(m.role, 'changeAlerts')).map((m) => m.email)])];
 };
@@ -36,7 +38,7 @@ export const alertRecipients = (store: Pick<Stores, 'members'>): Recipients => a
  * mail, and an event in the outbox of each of the account's `usage.threshold` webhooks (webhooks/account-events.ts:
  * a paused one keeps it for its resume). Answers how many events were written.
  */
-export async function sendAlert(deps: { store: Stores; mail: MailQueue; recipients: Recipients; log: Logger }, account: Account, settings: AlertSettings, alert: FiredAlert): Promise<number> {
+export async function sendAlert(deps: { store: { webhooks: WebhookStore; webhookEvents: WebhookEventStore }; mail: MailQueue; recipients: Recipients; log: Logger }, account: Account, settings: AlertSettings, alert: FiredAlert): Promise<number> {
   const { store, mail, log } = deps;
   const payload: UsageThresholdPayload = { kind: alert.kind, threshold: alert.threshold, value: alert.value, period: alert.period, accountId: account.id, at: alert.firedAt };
   // One event per crossing (its firing time in it: an error-rate alert that re-arms and fires again is a new one).

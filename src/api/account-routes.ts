@@ -3,7 +3,7 @@ import type { AccountsService, NewKeyInput } from '../accounts/service.ts';
 import type { ApiKeyPatch } from '../store/keys/key-store.ts';
 import { errorResponses, idParams, keyPatchBody, newKeyBody, pageOf, pageQuery, ref } from './schemas.ts';
 import { makerOf, requireGrant, requireRole } from './auth.ts';
-import { permissionsFor } from '../store/model.ts';
+import { permissionsFor } from '../store/keys/api-key.ts';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }];
 const tags = ['account'];

@@ -7,10 +7,12 @@ import { UsageCsv } from '../analytics/usage-csv.ts';
 import { readUsageRows, TooManyUsageRowsError, UsageReadGate, UsageReadTimeoutError } from '../analytics/read-usage.ts';
 import type { Networks } from '../networks/networks.ts';
 import { monthOf } from '../limits/quota.ts';
-import type { Stores } from '../store/stores.ts';
-import type { UsageMinute, UsageStatus } from '../store/usage/usage-store.ts';
+import type { UsageMinute, UsageStatus, UsageStore } from '../store/usage/usage-store.ts';
 import { ApiError } from './errors.ts';
 import { errorResponses } from './schemas.ts';
+import type { KeyStore } from '../store/keys/key-store.ts';
+import type { WebhookStore } from '../store/webhooks/webhook-store.ts';
+import type { WebhookEventStore } from '../store/webhooks/webhook-event-store.ts';
 
 const member: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }];
 const operator: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }, { operatorPassword: [] }];
@@ -66,7 +68,7 @@ function statusOf(v: string | undefined): UsageStatus | undefined {
 const csvName = (from: string, to: string) => `nodegate-usage-${from.replace(/:/g, '')}-${to.replace(/:/g, '')}.csv`;
 
 interface Opts {
-  store: Stores;
+  store: { keys: KeyStore; usage: UsageStore; webhooks: WebhookStore; webhookEvents: WebhookEventStore };
   accounts: AccountsService;
   networks: Networks;
   usage: UsageRecorder | undefined;

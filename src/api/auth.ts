@@ -1,7 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import '@fastify/cookie';
-import type { Account, Member, MemberRole, Permission } from '../store/model.ts';
-import type { Stores } from '../store/stores.ts';
+import type { Account } from '../store/accounts/account.ts';
+import type { Member, MemberRole } from '../store/team/member.ts';
+import type { Permission } from '../store/keys/api-key.ts';
 import { refusal, type Action } from '../accounts/roles.ts';
 import { grantRefusal } from '../accounts/key-grants.ts';
 import { ipAllowed } from '../auth/ip-allowlist.ts';
@@ -13,6 +14,8 @@ import { eventBudget } from '../shared-state/event-budget/event-budgets.ts';
 import { ApiError } from './errors.ts';
 import { PasswordCheckRefused, type PasswordLogins } from './password-login.ts';
 import { csrfMatches, SESSION_COOKIE, type Sessions } from './sessions.ts';
+import type { AccountStore } from '../store/accounts/account-store.ts';
+import type { MemberStore } from '../store/team/member-store.ts';
 
 /** Who is calling: the account, and the key when it came with one (Bearer), or the dashboard session it used. */
 export interface Principal {
@@ -47,7 +50,7 @@ const LOGIN_FAILED = 'wrong email or password';
  * no guessing keys or passwords at speed; it also keeps one client from holding the few scrypt slots), while a
  * valid admin key from it still passes.
  */
-export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard, rate: { perSecond: number; burst: number }, sessions: Sessions, store: Pick<Stores, 'accounts' | 'members'>, shared?: EventBudgets) {
+export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, guard: UnknownKeyGuard, rate: { perSecond: number; burst: number }, sessions: Sessions, store: { accounts: AccountStore; members: MemberStore }, shared?: EventBudgets) {
   // Across instances in cluster mode: an account's calls spread over N instances get the rate once.
   const perAccount = eventBudget('mgmt', rate, shared);
 

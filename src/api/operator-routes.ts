@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { AccountsService, NewAccountInput, NewKeyInput, PlanInput } from '../accounts/service.ts';
 import type { TeamService } from '../accounts/team.ts';
-import type { MemberRole } from '../store/model.ts';
+import type { MemberRole } from '../store/team/member.ts';
 import type { AccountPatch } from '../store/accounts/account-store.ts';
 import type { PlanPatch } from '../store/plans/plan-store.ts';
 import { ApiError } from './errors.ts';
 import { requireGrant } from './auth.ts';
-import { permissionsFor } from '../store/model.ts';
+import { permissionsFor } from '../store/keys/api-key.ts';
 import { accountPatchBody, errorResponses, idParams, listOf, newAccountBody, newKeyBody, newPlanBody, pageOf, pageQuery, planPatchBody, ref } from './schemas.ts';
 
 const security: Record<string, string[]>[] = [{ operatorPassword: [] }, { apiKey: [] }];

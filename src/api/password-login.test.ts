@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { Account } from '../store/model.ts';
+import type { Account } from '../store/accounts/account.ts';
 import { eventually } from '../../test/helpers/eventually.ts';
 import { PasswordCheckRefused, PasswordLogins } from './password-login.ts';
 

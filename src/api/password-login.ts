@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Account } from '../store/model.ts';
+import type { Account } from '../store/accounts/account.ts';
 import { hashPassword, verifyPassword } from '../accounts/password.ts';
 import type { AccountStore } from '../store/accounts/account-store.ts';
 import type { MemberStore } from '../store/team/member-store.ts';

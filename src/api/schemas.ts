@@ -1,4 +1,4 @@
-import { KEY_TYPES, PERMISSIONS } from '../store/model.ts';
+import { KEY_TYPES, PERMISSIONS } from '../store/keys/api-key.ts';
 import { PLAN_LIMITS, REQUIRED_PLAN_LIMITS, planLimitProperties } from '../config/plan-limits.ts';
 
 /**

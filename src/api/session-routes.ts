@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { Account, Member } from '../store/model.ts';
+import type { Account } from '../store/accounts/account.ts';
+import type { Member } from '../store/team/member.ts';
 import type { AccountsService } from '../accounts/service.ts';
 import type { Login, TeamService } from '../accounts/team.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';

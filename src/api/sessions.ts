@@ -1,7 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Account } from '../store/model.ts';
-import type { Session } from '../store/sessions/session-store.ts';
-import type { Stores } from '../store/stores.ts';
+import type { Account } from '../store/accounts/account.ts';
+import type { Session, SessionStore } from '../store/sessions/session-store.ts';
 
 /** The session cookie: HttpOnly (scripts never see it), SameSite=Strict, Secure when served over TLS. */
 export const SESSION_COOKIE = 'nodegate_session';
@@ -25,7 +24,7 @@ function creationMs(): number {
  */
 export class Sessions {
   /** `maxPerAccount`: live sessions an account keeps; a login past it ends the oldest (rows bounded). */
-  constructor(private readonly store: Pick<Stores, 'sessions'>, private readonly ttlMs: number, private readonly maxPerAccount = 20) {}
+  constructor(private readonly store: { sessions: SessionStore }, private readonly ttlMs: number, private readonly maxPerAccount = 20) {}
 
   /** A new session: the cookie's value (shown to the browser only) and the session; the oldest past the cap end. */
   async create(account: Account, memberId: string | null = null): Promise<{ value: string; session: Session }> {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { MemberRole } from '../store/model.ts';
+import type { MemberRole } from '../store/team/member.ts';
 import { BAD_LINK, type TeamService } from '../accounts/team.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
 import type { EventBudget, EventBudgets } from '../shared-state/event-budget/event-budget.ts';

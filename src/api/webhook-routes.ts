@@ -1,10 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { Networks } from '../networks/networks.ts';
-import { DEFAULT_MAX_WEBHOOKS } from '../store/plans/plan-store.ts';
-import type { Stores } from '../store/stores.ts';
-import type { Webhook } from '../store/webhooks/webhook-store.ts';
-import type { WebhookEvent } from '../store/webhooks/webhook-event-store.ts';
+import { DEFAULT_MAX_WEBHOOKS, type PlanStore } from '../store/plans/plan-store.ts';
+import type { Webhook, WebhookStore } from '../store/webhooks/webhook-store.ts';
+import type { WebhookEvent, WebhookEventStore } from '../store/webhooks/webhook-event-store.ts';
 import { ACCOUNT_KINDS, WEBHOOK_KINDS } from '../webhooks/producer.ts';
 import { checkOptions } from '../webhooks/webhook-options.ts';
 import { checkTarget, TargetRefused, type Resolve } from '../webhooks/target-guard.ts';
@@ -17,7 +16,7 @@ const tags = ['webhooks'];
 const security: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }];
 
 interface Opts {
-  store: Stores;
+  store: { plans: PlanStore; webhooks: WebhookStore; webhookEvents: WebhookEventStore };
   networks: Networks;
   authenticate: onRequestAsyncHookHandler;
   allowPrivateTargets: boolean;

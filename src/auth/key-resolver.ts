@@ -1,11 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import { hashKey } from './key-value.ts';
-import type { KeyContext } from '../store/model.ts';
+import type { KeyContext } from '../store/keys/api-key.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { bounded } from '../store/bounded.ts';
 import { StoreOutage } from '../store/outage.ts';
-import type { Stores } from '../store/stores.ts';
 import { parseAllowlist } from './ip-allowlist.ts';
+import type { KeyStore } from '../store/keys/key-store.ts';
 
 /** Shape a key value must have before it is worth hashing: `ngk_` + base62 (anything else is unknown). */
 const KEY_SHAPE = /^ngk_[0-9A-Za-z]{20,64}$/;
@@ -61,7 +61,7 @@ export class KeyResolver {
   readonly failStatic: FailStatic;
 
   constructor(
-    private readonly store: Pick<Stores, 'keys'>,
+    private readonly store: { keys: KeyStore },
     private readonly ttlMs = 1000,
     flushMs = 10_000,
     private readonly maxEntries = 100_000,

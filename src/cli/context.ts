@@ -1,5 +1,5 @@
 import { NotFoundError } from '../accounts/errors.ts';
-import type { Account } from '../store/model.ts';
+import type { Account } from '../store/accounts/account.ts';
 import type { AccountsService } from '../accounts/service.ts';
 import type { Config } from '../config/schema.ts';
 import { describeStore, refuseStrayStore } from './store-guard.ts';

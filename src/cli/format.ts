@@ -1,4 +1,5 @@
-import type { Account, ApiKey } from '../store/model.ts';
+import type { Account } from '../store/accounts/account.ts';
+import type { ApiKey } from '../store/keys/api-key.ts';
 
 /**
  * Human output: aligned columns, and never a secret (no key value, key hash or password hash). `--json` prints the

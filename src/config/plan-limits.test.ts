@@ -20,7 +20,7 @@ import { PLAN_LIMITS, REQUIRED_PLAN_LIMITS, type PlanLimitName } from './plan-li
  * against the migrations' defaults and floors (a migration is written once and cannot be derived).
  */
 
-// Compile-time: exactly the limits of the Plan record (model.ts); a field added to Plan must be added here and there.
+// Compile-time: exactly the limits of the Plan record (store/plans/plan.ts); a field added to Plan must be added here and there.
 const everyLimit: Record<PlanLimitName, true> = { cuPerSecond: true, cuPerMonth: true, maxBatchSize: true, debugMethods: true, maxFilters: true, maxKeys: true, maxWebhooks: true, subscriptionsPerKey: true, subscriptionsPerAccount: true };
 
 const bounds = (s: Record<string, unknown>) => ({ type: s.type, minimum: s.minimum, maximum: s.maximum });

@@ -2,7 +2,7 @@
  * The one definition of a plan's limits (they were written seven times): for each, its JSON Schema keywords
  * (type, bounds, default, description) and beside them how people see and set it (`title`: the dashboard's label and
  * the CLI's details; `column`: a table's head; `flag`: the CLI's `--<flag>`; `unit`). The configuration's plans
- * (config/schema.ts wraps these keywords for TypeBox), the plan record (accounts/model.ts), the management API's plan
+ * (config/schema.ts wraps these keywords for TypeBox), the plan record (store/plans/plan.ts), the management API's plan
  * schemas (api/schemas.ts), the service's checks (accounts/service.ts), the CLI (cli/commands/plans.ts) and the
  * dashboard (/dashboard/facts.json) are made from it; the store's columns are checked against it by the store
  * contract, since a migration cannot be derived.

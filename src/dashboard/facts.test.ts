@@ -7,7 +7,7 @@ import Fastify from 'fastify';
 import { PLAN_LIMITS } from '../config/plan-limits.ts';
 import { catalogue } from '../errors/catalogue.ts';
 import { registerDashboard } from '../http/dashboard-route.ts';
-import { KEY_TYPES, PERMISSIONS } from '../store/model.ts';
+import { KEY_TYPES, PERMISSIONS } from '../store/keys/api-key.ts';
 import { WEBHOOK_KINDS } from '../webhooks/producer.ts';
 
 test('the dashboard is served its domain facts from the modules that define them', async () => {

@@ -1,9 +1,9 @@
 import { ACTIONS, can, type Action } from '../accounts/roles.ts';
 import { grantable } from '../accounts/key-grants.ts';
-import type { MemberRole } from '../store/model.ts';
+import type { MemberRole } from '../store/team/member.ts';
 import { PLAN_LIMITS, type PlanLimit } from '../config/plan-limits.ts';
 import { errorFacts, type ErrorFact } from '../errors/catalogue.ts';
-import { DEFAULT_PERMISSIONS, KEY_TYPES, PERMISSIONS, type KeyType, type Permission } from '../store/model.ts';
+import { DEFAULT_PERMISSIONS, KEY_TYPES, PERMISSIONS, type KeyType, type Permission } from '../store/keys/api-key.ts';
 import { WEBHOOK_KINDS } from '../webhooks/producer.ts';
 
 /**

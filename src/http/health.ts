@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { OpenedRateLimiter } from '../shared-state/rate-limiter/rate-limiter.ts';
 import { bounded } from '../store/bounded.ts';
 import type { StoreOutage } from '../store/outage.ts';
-import type { Stores } from '../store/stores.ts';
 import type { Networks } from '../networks/networks.ts';
 
 /**
@@ -13,7 +12,7 @@ import type { Networks } from '../networks/networks.ts';
  * upstreams are listed as its chain module sees them (state, chain id, head, lag, breaker). It also says where
  * the per-second limits are kept (`memory`, `redis`, or `degraded`).
  */
-export function registerHealthRoutes(app: FastifyInstance, deps: { networks: Networks; store: Stores; rateLimiter: OpenedRateLimiter; keys: { failStatic: { outage: StoreOutage } } }) {
+export function registerHealthRoutes(app: FastifyInstance, deps: { networks: Networks; store: { ping(): Promise<void> }; rateLimiter: OpenedRateLimiter; keys: { failStatic: { outage: StoreOutage } } }) {
   // `service` lets the CLI tell a Nodegate gateway from anything else on its port (src/cli/store-guard.ts).
   app.get('/healthz', async () => ({ status: 'ok', service: 'nodegate' }));
   app.get('/readyz', async (_req, reply) => {

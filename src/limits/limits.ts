@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.ts';
-import type { KeyContext } from '../store/model.ts';
+import type { KeyContext } from '../store/keys/api-key.ts';
 import { decisionOf, LimitRefusal } from './limit-refusal.ts';
 import { secondsToNextMonth, type QuotaTracker } from './quota.ts';
 import type { RateDecision, RateLimiter } from '../shared-state/rate-limiter/rate-limiter.ts';

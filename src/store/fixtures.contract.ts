@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_PERMISSIONS } from './model.ts';
+import { afterEach, beforeEach } from 'node:test';
+import { DEFAULT_PERMISSIONS } from './keys/api-key.ts';
 import { newKeyMaterial } from '../auth/key-value.ts';
 import { StoreConflictError } from './store-errors.ts';
 import type { NewAccount } from './accounts/account-store.ts';
@@ -33,4 +34,22 @@ export interface StoreContract {
   make: () => Promise<Stores>;
   /** Opens another instance on the database of the store `make` answered last, without emptying it. */
   sameDatabase: () => Promise<Stores>;
+}
+
+/**
+ * The store a contract part's tests run on: a fresh one for each test (made before it, closed after it), reached
+ * through this one object, so that a part reads as plain calls on `store`.
+ */
+export function storePerTest(c: StoreContract): Stores {
+  let current: Stores | undefined;
+  beforeEach(async () => {
+    current = await c.make();
+  });
+  afterEach(() => current?.close());
+  return new Proxy({} as Stores, {
+    get: (_, name) => {
+      const value: unknown = Reflect.get(current!, name);
+      return typeof value === 'function' ? value.bind(current) : value;
+    },
+  });
 }

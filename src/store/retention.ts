@@ -1,7 +1,12 @@
 import type { Logger } from 'pino';
 import { minuteOf } from './minute.ts';
 import type { Pacer } from '../background/pacer.ts';
-import type { Stores } from './stores.ts';
+import type { KeyStore } from './keys/key-store.ts';
+import type { UsageStore } from './usage/usage-store.ts';
+import type { SessionStore } from './sessions/session-store.ts';
+import type { TokenStore } from './team/token-store.ts';
+import type { MailStore } from './mail/mail-store.ts';
+import type { WebhookEventStore } from './webhooks/webhook-event-store.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -37,7 +42,7 @@ export class Retention {
   /** Hours before this one are rolled up already (by this process; at start, every hour is looked at once). */
   private rolledUntil = '';
 
-  constructor(private readonly store: Stores, private readonly opts: RetentionOptions, private readonly log: Logger, private readonly pacer: Pacer) {}
+  constructor(private readonly store: { keys: KeyStore; usage: UsageStore; sessions: SessionStore; tokens: TokenStore; mail: MailStore; webhookEvents: WebhookEventStore }, private readonly opts: RetentionOptions, private readonly log: Logger, private readonly pacer: Pacer) {}
 
   start(): void {
     this.poke();

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { NewWebhookEvent } from '../store/webhooks/webhook-event-store.ts';
-import type { Stores } from '../store/stores.ts';
+import type { NewWebhookEvent, WebhookEventStore } from '../store/webhooks/webhook-event-store.ts';
+import type { WebhookStore } from '../store/webhooks/webhook-store.ts';
 
 /**
  * Writes an account-level event (kind `usage.threshold`: the usage alerts) to the outbox of each of the account's
@@ -8,7 +8,7 @@ import type { Stores } from '../store/stores.ts';
  * webhooks (an event already there is not written twice). `what` fixes the event's id (e.g. `quota|90|2026-11`): several instances writing the same crossing write
  * it once. Delivery then sends it like any other event; the body has the usual shape, with `network: null`.
  */
-export async function writeAccountEvent(store: Stores, accountId: string, type: string, what: string, event: unknown, createdAt = new Date().toISOString()): Promise<number> {
+export async function writeAccountEvent(store: { webhooks: WebhookStore; webhookEvents: WebhookEventStore }, accountId: string, type: string, what: string, event: unknown, createdAt = new Date().toISOString()): Promise<number> {
   if (!accountId) throw new Error('an account event needs its account'); // listWebhooks(undefined) is everyone's
   const hooks = (await store.webhooks.listWebhooks(accountId)).filter((w) => w.kind === type && w.status !== 'disabled');
   const events: NewWebhookEvent[] = hooks.map((w) => {

@@ -3,13 +3,13 @@ import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { Agent, buildConnector } from 'undici';
 import type { Config } from '../config/schema.ts';
-import type { Stores } from '../store/stores.ts';
-import type { WebhookEvent, WebhookStats } from '../store/webhooks/webhook-event-store.ts';
+import type { WebhookEvent, WebhookStats, WebhookEventStore } from '../store/webhooks/webhook-event-store.ts';
 import { Pacer } from '../background/pacer.ts';
 import { signature } from './signature.ts';
 import { addressesOf, systemResolve, type Resolve } from './target-guard.ts';
 import { attemptDelivery } from './attempt.ts';
 import { LeaseHeartbeat } from './lease-heartbeat.ts';
+import type { WebhookStore } from '../store/webhooks/webhook-store.ts';
 
 /** The `webhooks` configuration (docs/configuration.md), and the network as tests see it. */
 export type DeliveryOptions = Omit<Config['webhooks'], 'enabled'> & {
@@ -77,7 +77,7 @@ export class WebhookDelivery {
   /** Told of each attempt as it ends (/metrics' latency histogram). */
   attemptListener?: (delivered: boolean, seconds: number) => void;
 
-  constructor(private readonly store: Stores, private readonly opts: DeliveryOptions, private readonly log: Logger, private readonly pacer = new Pacer()) {
+  constructor(private readonly store: { webhooks: WebhookStore; webhookEvents: WebhookEventStore }, private readonly opts: DeliveryOptions, private readonly log: Logger, private readonly pacer = new Pacer()) {
     this.resolve = opts.resolve ?? systemResolve;
     // Not max(leaseMs, timeoutMs + margin): a long receiver time-out would make every lease long, and a
     // dead instance's events would wait that long for another. The heartbeat keeps an attempt's lease while it runs.

@@ -3,12 +3,13 @@ import type { Logger } from 'pino';
 import type { BlockRef, Chain } from '../chain/chain.ts';
 import type { ReorgChange } from '../chain/chain-window.ts';
 import type { Networks } from '../networks/networks.ts';
-import type { Stores } from '../store/stores.ts';
-import type { Webhook } from '../store/webhooks/webhook-store.ts';
+import type { Webhook, WebhookStore } from '../store/webhooks/webhook-store.ts';
 import { Pacer } from '../background/pacer.ts';
 import { driverCause, writeFaultOf } from '../store/write-fault.ts';
 import { EventBatches } from './event-batches.ts';
 import { KeptEvents, type KeptBudget } from './kept-events.ts';
+import type { WebhookEventStore } from '../store/webhooks/webhook-event-store.ts';
+import type { MetaStore } from '../store/meta/meta-store.ts';
 
 /** The kinds of webhooks (docs/decisions.md §10; `usage.threshold`: the usage alerts). */
 export const WEBHOOK_KINDS = ['block.mined', 'logs', 'address.activity', 'transaction.mined', 'usage.threshold'] as const;
@@ -68,7 +69,7 @@ export class WebhookProducer {
   private readonly listening = new Map<string, { block: (b: BlockRef) => void; reorg: (r: ReorgChange) => void }>();
 
   constructor(
-    private readonly store: Stores,
+    private readonly store: { webhooks: WebhookStore; webhookEvents: WebhookEventStore; meta: MetaStore },
     private readonly networks: Networks,
     private readonly log: Logger,
     private readonly written: () => void,

@@ -1,6 +1,7 @@
 import { ValidationError } from '../../accounts/errors.ts';
 import type { TeamService } from '../../accounts/team.ts';
-import { MEMBER_ROLES, type Account, type Role } from '../../store/model.ts';
+import { MEMBER_ROLES } from '../../store/team/member.ts';
+import type { Account, Role } from '../../store/accounts/account.ts';
 import { JSON_FLAG, type Subcommand, type Values } from '../command.ts';
 import { findAccount, withStore, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';

@@ -1,5 +1,6 @@
 import { NotFoundError } from '../../accounts/errors.ts';
-import { KEY_TYPES, type Account, type ApiKey, type Permission } from '../../store/model.ts';
+import { KEY_TYPES, type ApiKey, type Permission } from '../../store/keys/api-key.ts';
+import type { Account } from '../../store/accounts/account.ts';
 import type { Config } from '../../config/schema.ts';
 import type { ApiKeyPatch } from '../../store/keys/key-store.ts';
 import { JSON_FLAG, type Options, type Subcommand, type Values } from '../command.ts';

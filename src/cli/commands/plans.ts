@@ -1,4 +1,4 @@
-import type { Plan } from '../../store/model.ts';
+import type { Plan } from '../../store/plans/plan.ts';
 import { PLAN_LIMIT_DEFAULTS, PLAN_LIMITS, REQUIRED_PLAN_LIMITS, type PlanLimit } from '../../config/plan-limits.ts';
 import { StoreConflictError } from '../../store/store-errors.ts';
 import type { PlanPatch } from '../../store/plans/plan-store.ts';

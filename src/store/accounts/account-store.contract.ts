@@ -1,16 +1,11 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, test } from 'node:test';
-import { bigPlan, conflict, freePlan, isIso, newAccount, tick, type StoreContract } from '../fixtures.contract.ts';
-import type { Stores } from '../stores.ts';
+import { beforeEach, describe, test } from 'node:test';
+import { bigPlan, conflict, freePlan, isIso, newAccount, tick, storePerTest, type StoreContract } from '../fixtures.contract.ts';
 
 /** The accounts part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function accountStoreContract(c: StoreContract): void {
   describe('account store', () => {
-    let store: Stores;
-    beforeEach(async () => {
-      store = await c.make();
-    });
-    afterEach(() => store.close());
+    const store = storePerTest(c);
 
     describe('accounts', () => {
       beforeEach(async () => {

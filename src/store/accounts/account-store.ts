@@ -1,4 +1,4 @@
-import type { Account } from '../model.ts';
+import type { Account } from './account.ts';
 import type { Codec } from '../sql/codec.ts';
 import { given } from '../sql/patch.ts';
 import type { Violation, SqlDb } from '../sql/sql-db.ts';

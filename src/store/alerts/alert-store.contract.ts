@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, test } from 'node:test';
-import { freePlan, newAccount, type StoreContract } from '../fixtures.contract.ts';
-import type { Stores } from '../stores.ts';
+import { describe, test } from 'node:test';
+import { freePlan, newAccount, storePerTest, type StoreContract } from '../fixtures.contract.ts';
 import type { FiredAlert } from './alert-store.ts';
 
 /** The alerts part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function alertStoreContract(c: StoreContract): void {
   describe('alert store', () => {
-    let store: Stores;
-    beforeEach(async () => {
-      store = await c.make();
-    });
-    afterEach(() => store.close());
+    const store = storePerTest(c);
 
     describe('settings and fired alerts', () => {
       test('keeps alert settings per account: none, then written, then replaced; listed for the checker', async () => {

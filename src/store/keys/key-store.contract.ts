@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, test } from 'node:test';
-import { bigPlan, conflict, freePlan, isIso, newAccount, newKey, tick, type StoreContract } from '../fixtures.contract.ts';
-import type { Stores } from '../stores.ts';
+import { beforeEach, describe, test } from 'node:test';
+import { bigPlan, conflict, freePlan, isIso, newAccount, newKey, tick, storePerTest, type StoreContract } from '../fixtures.contract.ts';
 import type { UsageMinute } from '../usage/usage-store.ts';
 
 /** The keys part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function keyStoreContract(c: StoreContract): void {
   describe('key store', () => {
-    let store: Stores;
-    beforeEach(async () => {
-      store = await c.make();
-    });
-    afterEach(() => store.close());
+    const store = storePerTest(c);
 
     describe('keys', () => {
       let account: string;

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { ACCOUNT_COLUMNS, accountFromRow } from '../accounts/account-store.ts';
-import type { ApiKey, KeyContext, KeyType, Permission } from '../model.ts';
+import type { ApiKey, KeyContext, KeyType, Permission } from './api-key.ts';
 import { PLAN_COLUMNS, planFromRow } from '../plans/plan-store.ts';
 import { isoTime, timeOrNull, type Codec } from '../sql/codec.ts';
 import { given } from '../sql/patch.ts';

@@ -1,16 +1,11 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, test } from 'node:test';
-import type { StoreContract } from '../fixtures.contract.ts';
-import type { Stores } from '../stores.ts';
+import { describe, test } from 'node:test';
+import { storePerTest, type StoreContract } from '../fixtures.contract.ts';
 
 /** The mail outbox part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function mailStoreContract(c: StoreContract): void {
   describe('mail store', () => {
-    let store: Stores;
-    beforeEach(async () => {
-      store = await c.make();
-    });
-    afterEach(() => store.close());
+    const store = storePerTest(c);
 
     const T = (m: number) => new Date(Date.UTC(2026, 10, 24, 12, m)).toISOString();
 

@@ -1,4 +1,4 @@
-import type { Dialect } from '../sql/sql-db.ts';
+import type { Dialect } from '../sql/tables.ts';
 import { keyStore } from './01-key-store.ts';
 import { accounts } from './02-accounts.ts';
 import { usage } from './03-usage.ts';

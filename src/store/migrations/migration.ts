@@ -1,4 +1,4 @@
-import type { Dialect } from '../sql/sql-db.ts';
+import type { Dialect } from '../sql/tables.ts';
 
 /**
  * One step of the schema, in the one ordered list (index.ts), with its DDL on each dialect. A dialect without an

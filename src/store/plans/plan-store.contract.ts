@@ -1,18 +1,13 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, test } from 'node:test';
-import { bigPlan, conflict, freePlan, isIso, newAccount, newKey, tick, type StoreContract } from '../fixtures.contract.ts';
-import type { Stores } from '../stores.ts';
+import { describe, test } from 'node:test';
+import { bigPlan, conflict, freePlan, isIso, newAccount, newKey, tick, storePerTest, type StoreContract } from '../fixtures.contract.ts';
 import { PLAN_LIMITS } from '../../config/plan-limits.ts';
 import type { NewPlan } from './plan-store.ts';
 
 /** The plans part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function planStoreContract(c: StoreContract): void {
   describe('plan store', () => {
-    let store: Stores;
-    beforeEach(async () => {
-      store = await c.make();
-    });
-    afterEach(() => store.close());
+    const store = storePerTest(c);
 
     describe('plans', () => {
       test('keeps every field of a plan, with a monthly quota beyond 32 bits as a number', async () => {

@@ -1,5 +1,5 @@
 import { PLAN_LIMITS, PLAN_LIMIT_DEFAULTS, type PlanLimitName, type PlanLimits } from '../../config/plan-limits.ts';
-import type { Plan } from '../model.ts';
+import type { Plan } from './plan.ts';
 import type { Codec } from '../sql/codec.ts';
 import { SqlDb, type Violation } from '../sql/sql-db.ts';
 import { given } from '../sql/patch.ts';

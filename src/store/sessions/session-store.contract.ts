@@ -1,16 +1,11 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, test } from 'node:test';
-import { freePlan, newAccount, type StoreContract } from '../fixtures.contract.ts';
-import type { Stores } from '../stores.ts';
+import { describe, test } from 'node:test';
+import { freePlan, newAccount, storePerTest, type StoreContract } from '../fixtures.contract.ts';
 
 /** The sessions part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function sessionStoreContract(c: StoreContract): void {
   describe('session store', () => {
-    let store: Stores;
-    beforeEach(async () => {
-      store = await c.make();
-    });
-    afterEach(() => store.close());
+    const store = storePerTest(c);
 
     describe('sessions', () => {
       test('a session is found by its hash until it expires or is deleted; all of an account\'s end together', async () => {

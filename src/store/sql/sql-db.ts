@@ -4,9 +4,8 @@ import type pg from 'pg';
 import { StoreConflictError } from '../store-errors.ts';
 import { postgresCodec, sqliteCodec, type Codec } from './codec.ts';
 import { FileSqliteDialect } from './sqlite-dialect.ts';
-import type { Q, Tables } from './tables.ts';
+import type { Dialect, Q, Tables } from './tables.ts';
 
-export type Dialect = 'sqlite' | 'postgres';
 
 /** A broken uniqueness or reference rule, as each driver reports it, reduced to what a message needs. */
 export type Violation = { kind: 'unique'; column: string } | { kind: 'reference' };

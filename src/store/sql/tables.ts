@@ -5,6 +5,9 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 
+/** The two databases the store runs on. */
+export type Dialect = 'sqlite' | 'postgres';
+
 /** 0/1 on SQLite, boolean on PostgreSQL. */
 export type Bool = number | boolean;
 /** JSON text on SQLite, text[] on PostgreSQL. */

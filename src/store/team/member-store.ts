@@ -1,5 +1,5 @@
 import { normalizeEmail } from '../accounts/account-store.ts';
-import type { Member } from '../model.ts';
+import type { Member } from './member.ts';
 import type { Codec } from '../sql/codec.ts';
 import { given } from '../sql/patch.ts';
 import { SqlDb, type Violation } from '../sql/sql-db.ts';

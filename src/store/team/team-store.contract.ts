@@ -1,19 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, describe, test } from 'node:test';
-import { conflict, freePlan, isIso, newAccount, newKey, tick, type StoreContract } from '../fixtures.contract.ts';
-import type { Stores } from '../stores.ts';
+import { describe, test } from 'node:test';
+import { conflict, freePlan, isIso, newAccount, newKey, tick, storePerTest, type StoreContract } from '../fixtures.contract.ts';
 import type { NewMember } from './member-store.ts';
 import type { AccountToken } from './token-store.ts';
 
 /** The team part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function teamStoreContract(c: StoreContract): void {
   describe('team store', () => {
-    let store: Stores;
-    beforeEach(async () => {
-      store = await c.make();
-    });
-    afterEach(() => store.close());
+    const store = storePerTest(c);
 
     describe('members and tokens', () => {
       const T = (m: number) => new Date(Date.UTC(2026, 10, 24, 12, m)).toISOString();

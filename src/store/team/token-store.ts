@@ -1,4 +1,4 @@
-import type { MemberRole } from '../model.ts';
+import type { MemberRole } from './member.ts';
 import { isoTime, timeOrNull, type Codec } from '../sql/codec.ts';
 import { SqlDb } from '../sql/sql-db.ts';
 import type { AccountTokensTable } from '../sql/tables.ts';

@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, test } from 'node:test';
-import { freePlan, newAccount, type StoreContract } from '../fixtures.contract.ts';
-import type { Stores } from '../stores.ts';
+import { beforeEach, describe, test } from 'node:test';
+import { freePlan, newAccount, storePerTest, type StoreContract } from '../fixtures.contract.ts';
 import type { UsageMinute, UsageQuery } from './usage-store.ts';
 
 /** The usage part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function usageStoreContract(c: StoreContract): void {
   describe('usage store', () => {
-    let store: Stores;
-    beforeEach(async () => {
-      store = await c.make();
-    });
-    afterEach(() => store.close());
+    const store = storePerTest(c);
 
     describe('usage', () => {
       let a: string;

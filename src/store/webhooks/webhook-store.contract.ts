@@ -1,16 +1,11 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, test } from 'node:test';
-import { freePlan, newAccount, type StoreContract } from '../fixtures.contract.ts';
-import type { Stores } from '../stores.ts';
+import { describe, test } from 'node:test';
+import { freePlan, newAccount, storePerTest, type StoreContract } from '../fixtures.contract.ts';
 
 /** The webhooks part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function webhookStoreContract(c: StoreContract): void {
   describe('webhook store', () => {
-    let store: Stores;
-    beforeEach(async () => {
-      store = await c.make();
-    });
-    afterEach(() => store.close());
+    const store = storePerTest(c);
 
     describe('webhooks and their outbox', () => {
       const T = (s: number) => new Date(Date.UTC(2026, 10, 23, 12, 0, s)).toISOString();

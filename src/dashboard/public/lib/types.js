@@ -1,15 +1,15 @@
 // @ts-check
 // The shapes the dashboard reads from the API, as JSDoc types. Where the server has the type, it is imported from
-// the server's own module (src/store/model.ts, src/store/webhooks/webhook-store.ts, src/dashboard/facts.ts); the
+// the server's own module (src/store/accounts/account.ts, src/store/keys/api-key.ts, src/store/plans/plan.ts, src/store/team/member.ts, src/store/webhooks/webhook-store.ts, src/dashboard/facts.ts); the
 // shapes of the team, alert and delivery routes that other modules are adding are written from the shared contract
 // (/api/v1, docs/api.md).
 
 /** @typedef {import('../../facts.ts').DashboardFacts} Facts */
-/** @typedef {import('../../../store/model.ts').Plan} Plan */
-/** @typedef {import('../../../store/model.ts').KeyType} KeyType */
-/** @typedef {import('../../../store/model.ts').Permission} Permission */
-/** @typedef {Omit<import('../../../store/model.ts').Account, 'passwordHash'>} Account */
-/** @typedef {Omit<import('../../../store/model.ts').ApiKey, 'hash'>} ApiKey */
+/** @typedef {import('../../../store/plans/plan.ts').Plan} Plan */
+/** @typedef {import('../../../store/keys/api-key.ts').KeyType} KeyType */
+/** @typedef {import('../../../store/keys/api-key.ts').Permission} Permission */
+/** @typedef {Omit<import('../../../store/accounts/account.ts').Account, 'passwordHash'>} Account */
+/** @typedef {Omit<import('../../../store/keys/api-key.ts').ApiKey, 'hash'>} ApiKey */
 /** @typedef {ApiKey & { value: string }} CreatedKey */
 /** @typedef {Omit<import('../../../store/webhooks/webhook-store.ts').Webhook, 'secret'>} Webhook */
 /** @typedef {'owner' | 'developer' | 'viewer'} MemberRole */

@@ -1,8 +1,9 @@
 /**
- * The key model of docs/decisions.md §6 and §7: accounts have a plan and keys; keys have a type, permissions and
- * restrictions. Pure types and rules here; storage in store/, management in accounts/service.ts.
+ * The key model of docs/decisions.md §6 and §7: keys have a type, permissions and restrictions. Pure types and rules
+ * here; storage in key-store.ts, management in accounts/service.ts.
  */
-import type { PlanLimits } from '../config/plan-limits.ts';
+import type { Account } from '../accounts/account.ts';
+import type { Plan } from '../plans/plan.ts';
 
 /**
  * What a key may be used for. `admin`: the account's management routes, as its owner. `operator`: the operator's
@@ -16,50 +17,6 @@ export type KeyType = (typeof KEY_TYPES)[number];
 
 /** Standard and Dedicated keys carry these; `admin` is only ever given explicitly, to a Restricted key. */
 export const DEFAULT_PERMISSIONS: readonly Permission[] = ['rpc', 'webhooks', 'analytics'];
-
-export type AccountStatus = 'active' | 'suspended';
-export type Role = 'operator' | 'member';
-
-/**
- * What a login may do within its account: the account's own login is its `owner`; members are given one
- * of these. The rules are in accounts/roles.ts, in one place.
- */
-export const MEMBER_ROLES = ['owner', 'developer', 'viewer'] as const;
-export type MemberRole = (typeof MEMBER_ROLES)[number];
-
-/** A further login of an account (a team member): its own email and password, and a role. */
-export interface Member {
-  id: string;
-  accountId: string;
-  email: string;
-  name: string;
-  passwordHash: string | null;
-  role: MemberRole;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** A plan: its limits are defined once, with their bounds and defaults, in config/plan-limits.ts. */
-export interface Plan extends PlanLimits {
-  /** Slug, e.g. `free`; also the plan's name in configuration. */
-  id: string;
-  name: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface Account {
-  id: string;
-  name: string;
-  email: string;
-  /** scrypt hash (`scrypt$N$r$p$salt$hash`), or null for an account that cannot log in. */
-  passwordHash: string | null;
-  status: AccountStatus;
-  role: Role;
-  planId: string;
-  createdAt: string;
-  updatedAt: string;
-}
 
 export interface ApiKey {
   id: string;
