@@ -37,3 +37,11 @@ test('every section of docs/decisions.md the code and docs cite exists', () => {
   assert.deepEqual(missing, [], 'citations of sections docs/decisions.md does not have');
   assert.ok(cited > 50, `citations found: ${cited}`);
 });
+
+test('code and docs give reasons, not tracker numbers: no "issue N" in src, docs or the README', () => {
+  const number = /\bissue #?\d+/i;
+  assert.ok(number.test('see Issue 22') && !number.test('a known issue of geth'), 'the pattern finds a number and only a number');
+  const found = [...files('src'), ...files('docs'), 'README.md'].flatMap((f) =>
+    readFileSync(join(root, f), 'utf8').split('\n').flatMap((line, i) => (number.test(line) ? [`${f}:${i + 1}`] : [])));
+  assert.deepEqual(found, []);
+});

@@ -61,7 +61,7 @@ export class PasswordCheckRefused extends Error {
  * `updatedAt` and password hash are the ones it was made against: any change to the account, by this API, the
  * CLI or another instance, invalidates it at once.
  *
- * Issue 17: before a check takes one of the global slots, the client's address must have none running and failures
+ * Before a check takes one of the global slots, the client's address must have none running and failures
  * left (src/api/address-bounds.ts), so a few addresses cannot fill the slots; and the backoff after failures is
  * kept per email and per email and address (src/shared-state/login-backoff/), so an address that has not failed is never
  * refused the right password. The current password of a password change goes through the same bound and counts.

@@ -140,7 +140,7 @@ export async function webhookRoutes(api: FastifyInstance, opts: Opts) {
     async (req) => { await mine(req); const w = await store.webhooks.updateWebhook(req.params.id, { status: 'active', disabledReason: null }); opts.written(); await opts.changed(); return shown(w!); });
   api.post<Id>('/webhooks/:id/rotate-secret', { schema: { summary: 'A new signing secret, shown in this response only (with the webhook)', tags, security, response: errorResponses(401, 403, 404) } },
     async (req) => { await mine(req); const w = (await store.webhooks.updateWebhook(req.params.id, { secret: newSecret() }))!; return { ...shown(w), secret: w.secret }; });
-  // Issue 22's route for the same: the answer is the secret alone. Each attempt reads the webhook's secret as it
+  // The route that only rotates: the answer is the secret alone. Each attempt reads the webhook's secret as it
   // starts, so every attempt after this answer is signed with the new one and none with the old.
   api.post<Id>('/webhooks/:id/secret', { schema: { summary: 'A new signing secret, shown in this response only; the old one signs nothing more', tags, security, response: errorResponses(401, 403, 404) } },
     async (req) => { await mine(req); return { secret: (await store.webhooks.updateWebhook(req.params.id, { secret: newSecret() }))!.secret }; });

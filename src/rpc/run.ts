@@ -264,7 +264,7 @@ class RequestRun {
     const cache = this.f.batch ? undefined : this.calls[0]?.cache;
     if (cache) this.s.metrics?.cacheLookup(ctx.network.name, cache === 'MISS' ? 'MISS' : 'HIT');
     this.s.record(this.t0, ctx.network, ctx.key, items, answers, (i) => this.units(i));
-    // Issue 22: "last used" is the last success: a request with at least one item answered with a result.
+    // "Last used" is the last success: a request with at least one item answered with a result.
     for (let i = 0; i < items.length; i++) if (answers[i] && !answers[i]!.answer.error) { this.s.used(ctx.key.key.id); break; }
     return { answers: answers as Answer[], pieces: this.pieces, held: this.held, cache: cache && cacheHeader(cache) };
   }

@@ -77,7 +77,7 @@ export class Retention {
       this.rolledUntil = minuteOf(Date.parse(`${r.hour}Z`) + HOUR);
     }
     if (o.retentionDays > 0) await this.step(() => this.store.usage.pruneUsageMinutes(minuteOf(now - o.retentionDays * DAY)));
-    // Issue 22: invitation and reset tokens a day after they expired or were used; mail a week after it was sent
+    // Invitation and reset tokens go a day after they expired or were used; mail a week after it was sent
     // (or given up: its body is empty then, only the record of it stays).
     await this.step(() => this.store.tokens.pruneAccountTokens(new Date(now - DAY).toISOString()));
     await this.step(() => this.store.mail.pruneMail(new Date(now - 7 * DAY).toISOString()));
