@@ -3,8 +3,23 @@ import type { UpstreamAnswer } from '../../upstream/upstream.ts';
 import type { Next as NodeNext } from '../../methods/adapters/adapter.ts';
 import type { Call } from '../call.ts';
 
-/** Dedicated keys' calls go to the network's dedicated upstreams, where it has any; the call's deadline goes along. */
-export const routeOf = (call: Call): Route => (call.key.key.type === 'Dedicated' ? { dedicated: true, signal: call.signal } : { signal: call.signal });
+/**
+ * Dedicated keys' calls go to the network's dedicated upstreams, where it has any; the call's deadline goes along;
+ * a call whose range may be split (eth_getLogs) takes the way to charge its further pieces.
+ */
+export const routeOf = (call: Call): Route => {
+  const route: Route = call.key.key.type === 'Dedicated' ? { dedicated: true, signal: call.signal } : { signal: call.signal };
+  if (call.spec.splitsRange && call.charger) route.charge = (pieces) => charged(call, pieces);
+  return route;
+};
+
+/** `pieces` more node calls of the call's method, charged to its caller before they go, and counted in its cost. */
+function charged(call: Call, pieces: number): void | Promise<void> {
+  const units = pieces * call.spec.cost;
+  const paid = () => { call.cost += units; };
+  const d = call.charger!.charge(call.key, units);
+  return d instanceof Promise ? d.then(paid) : paid();
+}
 
 /** The network's chain module, with the method's budget and the call's deadline, for adapters and local methods. */
 export function nodeOf(call: Call): NodeNext {
