@@ -310,14 +310,15 @@ export class UpstreamPool implements Upstream, LogsPool {
     if (m.unconfirmed && !check) return this.afterConfirmed(m, spec, params, timeoutMs, signal);
     const now = this.now();
     m.starting(now);
+    // Counted against its own bounds (writes too, though only reads wait for room; checks against its rate only).
     const room = m.room;
-    // Counted against its own bounds (checks and writes too, though only reads wait for room).
-    room?.take(now);
+    const holds = room !== undefined && !check;
+    room?.take(now, holds);
     try {
       const sent = m.upstream.call(spec.name, params, check ? timeoutMs : m.timeoutFor(spec.trace, timeoutMs), optionsOf(m, spec, params, signal));
-      return room ? sent.finally(() => this.roomMade(room)) : sent;
+      return holds ? sent.finally(() => this.roomMade(room)) : sent;
     } catch (err) {
-      if (room) this.roomMade(room);
+      if (holds) this.roomMade(room);
       return Promise.reject(err);
     }
   }

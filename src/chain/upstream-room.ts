@@ -2,7 +2,7 @@
  * An upstream's own bounds, as a provider's plan sells them (upstreams[].rate, upstreams[].concurrency): calls a
  * second, as a bucket that holds one second of them and fills continuously, and calls in flight at once. Kept per
  * instance. Only reads wait for room (upstream-pool.ts); writes and the chain module's checks are counted but never
- * held, so the bucket may go below empty.
+ * wait, so the bucket may go below empty.
  */
 export class UpstreamRoom {
   private tokens: number;
@@ -40,11 +40,15 @@ export class UpstreamRoom {
     return this.rate === 0 || this.tokens >= 1;
   }
 
-  /** A call goes: one call of the second, one more in flight (until `release`). */
-  take(now: number): void {
+  /**
+   * A call goes: one call of the second, and, when it `holds` a slot, one more in flight until `release`. The chain
+   * module's checks (a chain id, a head: answered in microseconds) count against the rate but hold no slot, so that
+   * they never push a client's read past an upstream's concurrency to another.
+   */
+  take(now: number, holds = true): void {
     this.refill(now);
     if (this.rate !== 0) this.tokens -= 1;
-    this.inFlight++;
+    if (holds) this.inFlight++;
   }
 
   /** A call taken is over. */

@@ -32,7 +32,10 @@ export interface Provider {
   requests: ProviderRequest[];
   /** Every eth_getLogs range it was asked (blocks, resolved), and whether it refused it for its size. */
   logRanges: Array<{ from: number; to: number; refused: boolean }>;
-  /** JSON-RPC calls it got (items of batches counted), of `method` if given, at or after `since` (Date.now ms). */
+  /**
+   * JSON-RPC calls it got (items of batches counted; refused ones too: 401, 429), of `method` if given, arriving at
+   * or after `since` (Date.now ms).
+   */
   calls(method?: string, since?: number): number;
   /** The next `times` HTTP requests are answered 429 with `Retry-After: seconds`, as a provider over its rate. */
   throttle(times: number, seconds: number): void;
@@ -108,7 +111,6 @@ export async function startProvider(anvilUrl: string, o: ProviderOptions = {}): 
   const one = async (m: { id?: unknown; method?: string; params?: unknown[] }): Promise<object> => {
     const method = String(m.method);
     const params = m.params ?? [];
-    calls.push({ at: Date.now(), method });
     const reply = (a: { result?: unknown; error?: RpcError }) => ({ jsonrpc: '2.0', id: m.id ?? null, ...(a.error ? { error: a.error } : { result: a.result }) });
     if (o.lacks?.some((p) => method.startsWith(p))) return reply({ error: { code: -32601, message: `the method ${method} does not exist/is not available` } });
     if (o.pruneOlderThan !== undefined && method in STATE_BLOCK) {
@@ -155,6 +157,8 @@ export async function startProvider(anvilUrl: string, o: ProviderOptions = {}): 
         doc = undefined;
       }
       const items: any[] = Array.isArray(doc) ? doc : [doc];
+      const arrived = Date.now();
+      for (const m of items) calls.push({ at: arrived, method: String(m?.method) });
       const note = (status: number) => requests.push({ at: Date.now(), methods: items.map((m) => String(m?.method)), status });
       const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
         note(status);
