@@ -88,6 +88,7 @@ export class UpstreamPool implements Upstream, LogsPool {
     this.signers = members.filter((m) => m.config.signer !== undefined).sort((a, b) => a.config.signer! - b.config.signer!);
     this.bounded = members.some((m) => m.room !== undefined);
     this.lacking = members.some((m) => m.gapList(this.now()) !== undefined);
+    this.guarded = this.bounded || this.lacking;
     this.logsBounded = members.some((m) => m.logsRange !== undefined || m.logsCutAt !== undefined);
     this.logs = new LogsSplit(this, policy.logsPieces, policy.maxAnswerBytes);
   }
@@ -96,6 +97,8 @@ export class UpstreamPool implements Upstream, LogsPool {
   private readonly bounded: boolean;
   /** Some member lacks methods (configured, or learnt from its answers): reads skip it for those. */
   private lacking: boolean;
+  /** `bounded` or `lacking`: reads have something to heed beyond health (false: the path as without either). */
+  private guarded: boolean;
   /** Some member has a known eth_getLogs range, or a configured result bound: ranges are looked at before they go. */
   logsBounded: boolean;
   /** eth_getLogs over ranges wider than some members take (logs-split.ts). */
@@ -108,13 +111,15 @@ export class UpstreamPool implements Upstream, LogsPool {
 
   call(method: string, params: unknown[], timeoutMs: number, route: Route = {}, spec: MethodFacts = describe(method)): Promise<UpstreamAnswer> {
     if (spec.splitsRange) return this.logs.call(spec, params, timeoutMs, route);
+    // The usual case first, as it was before bounds and gaps: one member with nothing to heed.
+    if (this.members.length === 1 && !this.guarded) return this.sentVia(this.members[0], spec, params, timeoutMs, route.signal);
     return this.send(spec, params, timeoutMs, route);
   }
 
   /** A call as one (LogsPool): one member with nothing to heed goes straight to it; writes as they route; reads by `read`. */
   send(spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<UpstreamAnswer> {
     const signal = route.signal;
-    if (this.members.length === 1 && !this.bounded && !this.lacking) return this.sentVia(this.members[0], spec, params, timeoutMs, signal);
+    if (this.members.length === 1 && !this.guarded) return this.sentVia(this.members[0], spec, params, timeoutMs, signal);
     if (spec.route === 'broadcast') return this.broadcast(spec, params, timeoutMs, signal);
     if (spec.route === 'designated') return this.sentVia(this.designated(), spec, params, timeoutMs, signal);
     return this.read(spec, params, timeoutMs, route, signal);
@@ -308,12 +313,20 @@ export class UpstreamPool implements Upstream, LogsPool {
    */
   private sent(m: UpstreamMember, spec: MethodFacts, params: unknown[], timeoutMs: number, signal: CallSignal | undefined, check = false): Promise<UpstreamAnswer> {
     if (m.unconfirmed && !check) return this.afterConfirmed(m, spec, params, timeoutMs, signal);
+    const room = m.room;
+    if (room === undefined) {
+      m.starting(this.now());
+      try {
+        return m.upstream.call(spec.name, params, check ? timeoutMs : m.timeoutFor(spec.trace, timeoutMs), optionsOf(m, spec, params, signal));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
     const now = this.now();
     m.starting(now);
     // Counted against its own bounds (writes too, though only reads wait for room; checks against its rate only).
-    const room = m.room;
-    const holds = room !== undefined && !check;
-    room?.take(now, holds);
+    const holds = !check;
+    room.take(now, holds);
     try {
       const sent = m.upstream.call(spec.name, params, check ? timeoutMs : m.timeoutFor(spec.trace, timeoutMs), optionsOf(m, spec, params, signal));
       return holds ? sent.finally(() => this.roomMade(room)) : sent;
@@ -382,7 +395,7 @@ export class UpstreamPool implements Upstream, LogsPool {
     let last = m;
     for (let tries = 1; tries < this.members.length && !signal?.aborted; tries++) {
       last.learnGap(spec.name, this.now());
-      this.lacking = true;
+      this.lacking = this.guarded = true;
       const next = this.another(route, last, spec.name);
       if (next === undefined) return answer;
       const got = await this.attempt(next, spec, params, timeoutMs, signal);
@@ -540,7 +553,7 @@ export class UpstreamPool implements Upstream, LogsPool {
    * tries it): never undefined.
    */
   pick(route: Route, not?: UpstreamMember, method?: string): UpstreamMember {
-    const { usable, roomy, gap, now } = this.candidates(route, not, method);
+    const { usable, roomy, gap, now } = this.guarded ? this.candidates(route, not, method) : this.healthy(not);
     const has = (m: UpstreamMember) => route.minBlock === undefined || (m.head !== undefined && m.head >= route.minBlock);
     const tiers = tiersOf(route);
     const chosen = (roomy !== usable && byRole(roomy, tiers, route, has)) || byRole(usable, tiers, route, has);
@@ -553,6 +566,15 @@ export class UpstreamPool implements Upstream, LogsPool {
     // branch's; with only forked nodes answering, a dead node's failure (503 -32002) is the answer.
     const others = this.members.filter((m) => m !== not && !m.refused && !m.forked && (route.dedicated || m.config.role !== 'dedicated') && !gap?.(m));
     return others.find((m) => m.breaker(now) !== 'open') ?? others[0] ?? not ?? this.members.find((m) => !m.forked) ?? this.members[0];
+  }
+
+  /** The members that may take a read now but `not`, where none has bounds or gaps (`candidates` without them). */
+  private healthy(not: UpstreamMember | undefined): { usable: UpstreamMember[]; roomy: UpstreamMember[]; gap: undefined; now: number } {
+    const best = this.best();
+    const lagFrom = this.lagFrom?.() ?? best;
+    const now = this.now();
+    const usable = this.members.filter((m) => m !== not && m.usable(best, this.policy, now, lagFrom));
+    return { usable, roomy: usable, gap: undefined, now };
   }
 
   /** The members a read may go to now (but `not`, and those lacking `method`), and of them those with room. */
