@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
+import { WebSocketServer } from 'ws';
 import { after, before, describe, test } from 'node:test';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { responseJson } from '../rpc/respond.ts';
@@ -286,6 +287,30 @@ describe('HttpUpstream in front of a provider', () => {
     } finally {
       await up.close();
       await p.close();
+    }
+  });
+
+  test("the provider's headers go with its WebSocket's handshake too", async () => {
+    const seen: Array<string | undefined> = [];
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    wss.on('connection', (ws, req) => {
+      seen.push(req.headers['x-api-key'] as string | undefined);
+      ws.on('message', (m) => {
+        const doc = JSON.parse(String(m));
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id: doc.id, result: '0x2' }));
+      });
+    });
+    await new Promise((r) => wss.once('listening', r));
+    const p = await provider(100, 'batch too large');
+    const up = new HttpUpstream(`http://127.0.0.1:${p.port}`, UNBOUNDED_ANSWERS, 2, `ws://127.0.0.1:${(wss.address() as { port: number }).port}`, undefined, { 'x-api-key': 'k-ws' });
+    try {
+      for (let i = 0; i < 50 && up.socketState() !== 'open'; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(await up.call('eth_blockNumber', [], 1000, { light: true }), { result: '0x2', raw: '"0x2"' });
+      assert.deepEqual(seen, ['k-ws']);
+    } finally {
+      await up.close();
+      await p.close();
+      await new Promise((r) => wss.close(r));
     }
   });
 

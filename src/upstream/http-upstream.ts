@@ -92,6 +92,8 @@ export class HttpUpstream implements Upstream {
   private readonly pool: Pool;
   private readonly path: string;
   private readonly headers: Readonly<Record<string, string>>;
+  /** The headers given (a provider's key, a URL's credentials), for the node's WebSocket handshake too. */
+  private readonly own: Readonly<Record<string, string>> | undefined;
   /** The node's WebSocket for light reads, when it has one (upstream/ws-lane.ts); HTTP for everything else. */
   lane: WsLane | undefined;
   private nextId = 1;
@@ -117,8 +119,9 @@ export class HttpUpstream implements Upstream {
   constructor(readonly url: string, private readonly answers: AnswerBudget = UNBOUNDED_ANSWERS, connections = 64, wsUrl?: string, log?: Logger, headers?: Readonly<Record<string, string>>) {
     const u = new URL(url);
     const basic = basicAuthorization(u);
-    this.headers = headers === undefined && basic === undefined ? HEADERS
-      : { ...HEADERS, ...(basic && !hasHeader(headers, 'authorization') ? { authorization: basic } : {}), ...headers };
+    this.own = headers === undefined && basic === undefined ? undefined
+      : { ...(basic && !hasHeader(headers, 'authorization') ? { authorization: basic } : {}), ...headers };
+    this.headers = this.own === undefined ? HEADERS : { ...HEADERS, ...this.own };
     this.label = redactUrl(url);
     this.path = u.pathname + u.search;
     this.pool = new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
@@ -132,7 +135,7 @@ export class HttpUpstream implements Upstream {
 
   /** Light reads go over the node's WebSocket at `wsUrl` from now on, while it is open (upstream/ws-lane.ts). */
   openSocket(wsUrl: string, log?: Logger): void {
-    this.lane ??= new WsLane(wsUrl, this.answers, log);
+    this.lane ??= new WsLane(wsUrl, this.answers, log, this.own);
   }
 
   /** For `/readyz`: whether the node's WebSocket is open; undefined when it has none. */
