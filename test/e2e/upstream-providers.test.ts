@@ -97,6 +97,7 @@ describe('providers as the market sells them', { timeout: 180_000 }, () => {
     const page = await (await fetch(`${g.url}/api/v1/operator/networks`, { headers: { authorization: operator } })).text();
     assert.match(page, /keyed-down|127\.0\.0\.1:9/);
     const shown = [down.text, readyz, page, ...lines].join('\n');
+    console.log(`keys: looked for in ${lines.length} log lines (trace), the down provider's ${down.status}, /readyz and the operator's networks page`);
     assert.ok(lines.length > 50, `${lines.length} log lines`);
     for (const secret of [KEY, PASSWORD, Buffer.from(`nodegate:${PASSWORD}`).toString('base64')]) assert.ok(!shown.includes(secret), `${secret.slice(0, 4)}… is shown`);
   });
@@ -150,6 +151,7 @@ describe('providers as the market sells them', { timeout: 180_000 }, () => {
     const paidCalm = paid.calls('eth_getBalance', since);
     const ownCalm = own.calls;
     const busySince = Date.now();
+    const checksCalm = paid.requests.filter((r) => r.at >= since).length;
     const burst = await Promise.all(Array.from({ length: 64 }, () => balance('tiered')));
     const paidBusy = paid.calls('eth_getBalance', busySince);
     await own.close();
@@ -157,7 +159,7 @@ describe('providers as the market sells them', { timeout: 180_000 }, () => {
     const down = [];
     for (let i = 0; i < 20; i++) down.push(await balance('tiered'));
     const paidDown = paid.calls('eth_getBalance', downSince);
-    console.log(`tiers: calm 40 sequential reads: paid ${paidCalm} calls (own node ${ownCalm} requests, checks included); 64 at once: paid ${paidBusy}; own node down, 20 reads: paid ${paidDown}; failed ${failures([...calm, ...burst, ...down]).length}`);
+    console.log(`tiers: calm 40 sequential reads in ${busySince - since} ms: paid ${paidCalm} calls (its checks meanwhile: ${checksCalm} requests; own node ${ownCalm} requests since start, checks included); 64 at once: paid ${paidBusy}; own node down, 20 reads: paid ${paidDown}; failed ${failures([...calm, ...burst, ...down]).length}`);
     assert.equal(paidCalm, 0);
     assert.ok(paidBusy > 0, 'the overflow went to the paid provider');
     assert.ok(paidDown >= 19, 'with the own node down, the paid provider serves');
