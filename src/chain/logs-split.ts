@@ -81,6 +81,8 @@ export class LogsSplit {
       job.stop();
       if (err instanceof Refused) return err.answer;
       throw err;
+    } finally {
+      job.release();
     }
   }
 
@@ -133,8 +135,12 @@ class Job {
 
   /** A piece failed for good: the others are let go (as a caller gone: no node is to blame). */
   stop(): void {
-    this.off?.();
     this.abort.abort(new CallAborted('caller_gone'));
+  }
+
+  /** The call is over: the caller's deadline need not tell this job any more. */
+  release(): void {
+    this.off?.();
   }
 
   /**

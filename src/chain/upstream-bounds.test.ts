@@ -117,6 +117,7 @@ describe('UpstreamRoom', () => {
     assert.ok(r.has(0));
     r.take(0);
     assert.ok(!r.has(0));
+    assert.equal(r.msUntilRoom(0), Number.POSITIVE_INFINITY, 'only a call ending makes room');
     r.release();
     assert.ok(r.has(0));
   });

@@ -360,7 +360,7 @@ export class UpstreamPool implements Upstream, LogsPool {
       if (left <= 0) throw new GatewayError('UPSTREAMS_BUSY');
       // The soonest the rate lets one of the members it may use have room; a call ending wakes it sooner.
       let soonest = left;
-      for (const c of this.members) if (c.room && c.usable(this.best(), this.policy, now, this.lagFrom?.() ?? this.best())) soonest = Math.min(soonest, Math.max(1, c.room.msUntilRoom(now)));
+      for (const c of this.members) if (c.room && c.usable(this.best(), this.policy, now, this.lagFrom?.() ?? this.best())) soonest = Math.min(soonest, c.room.msUntilRoom(now));
       const wait = (this.roomWait ??= waiter());
       let timer: NodeJS.Timeout | undefined;
       let off: (() => void) | undefined;

@@ -56,10 +56,13 @@ export class UpstreamRoom {
     if (this.inFlight > 0) this.inFlight--;
   }
 
-  /** How long until the rate lets one more call go, ms (0: it does now); a call in flight ending may come sooner. */
+  /**
+   * How long until the rate lets one more call go, ms; Infinity when the rate is not what holds it (only a call in
+   * flight ending makes room then, and that wakes the waiting reads itself).
+   */
   msUntilRoom(now: number): number {
     this.refill(now);
-    return this.rate === 0 || this.tokens >= 1 ? 0 : Math.ceil(((1 - this.tokens) * 1000) / this.rate);
+    return this.rate === 0 || this.tokens >= 1 ? Number.POSITIVE_INFINITY : Math.ceil(((1 - this.tokens) * 1000) / this.rate);
   }
 
   /** Calls in flight now (for /readyz). */
