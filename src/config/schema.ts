@@ -63,7 +63,10 @@ const upstreamSchema = fields({
    * socket is down (docs/methods.md "Upstream batching"). The embedded chain has one without it.
    */
   ws: Type.Optional(Type.String({ pattern: '^wss?://.+$' })),
-  /** primary: takes reads by weight and every raw transaction; fallback: used when no primary is usable; dedicated: for Dedicated keys only. */
+  /**
+   * primary: takes reads by weight and every raw transaction; fallback: used when no primary is usable, or every usable
+   * one is at its own `rate` or `concurrency` (the overflow); dedicated: for Dedicated keys only.
+   */
   role: oneOf(['primary', 'fallback', 'dedicated'], { default: 'primary' }),
   weight: num('share', { exclusiveMinimum: 0, maximum: 1000, default: 1 }),
   /**
