@@ -203,7 +203,7 @@ class Job {
 
   private async charge(pieces: number): Promise<void> {
     if (this.abort.aborted) throw this.abort.reason;
-    if (pieces > 0 && this.route.charge) await this.route.charge(pieces);
+    if (pieces > 0 && this.route.charge) await this.route.charge(pieces, this.spec.cost);
   }
 
   /** A piece's answer counted against the bytes one node's answer may hold. */

@@ -14,8 +14,9 @@ export interface Route {
    */
   span?: number;
   /**
-   * The call is asked as `pieces` more node calls than one (a split eth_getLogs): charged before they go, as the
-   * calls they are (the request stages'; absent: not charged). Throws or rejects when the caller's plan cannot pay.
+   * The call is asked as `pieces` more node calls than one (a split eth_getLogs), each costing `units` (its method's
+   * declared cost): charged before they go, as the calls they are (the request stages'; absent: not charged). Throws
+   * or rejects when the caller's plan cannot pay.
    */
-  charge?: (pieces: number) => void | Promise<unknown>;
+  charge?: (pieces: number, units: number) => void | Promise<unknown>;
 }
