@@ -57,6 +57,8 @@ export interface UpstreamStatus {
   socket?: 'open' | 'down';
   /** The widest eth_getLogs range it takes, configured or learnt from its refusals; absent: none known. */
   getLogsRange?: number;
+  /** The most logs it answers, configured or as its refusals named; absent: none known. */
+  getLogsResults?: number;
   /** Methods it does not serve, configured or learnt from its answers (for a while); absent: none. */
   lacks?: string[];
   error?: string;
@@ -553,6 +555,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     return {
       network: this.network, upstream: m.label, role: m.config.role, state, chainId: m.chainId, head: m.head,
       lag: m.lag(best), breaker, ...(socket ? { socket } : {}), ...(m.logsRange !== undefined ? { getLogsRange: m.logsRange } : {}),
+      ...(m.logsResults !== undefined ? { getLogsResults: m.logsResults } : {}),
       ...(lacks ? { lacks } : {}), ...(error ? { error } : {}),
     };
   }

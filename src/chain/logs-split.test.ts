@@ -111,6 +111,7 @@ describe('eth_getLogs split to fit its upstreams', () => {
     const a = await getLogs(pool, { fromBlock: '0x0', toBlock: hex(4_999) });
     assert.deepEqual(a.result, logsOf(0, 4_999));
     assert.equal(members[0].logsRange, undefined, 'a result bound teaches no range');
+    assert.equal(members[0].logsResults, 1000, 'the count its words name, for /readyz');
     const dense = new LogsNode('dense', { maxResults: 0 });
     const { pool: p2 } = poolOf([dense]);
     const one = await getLogs(p2, { fromBlock: '0x5', toBlock: '0x6' });

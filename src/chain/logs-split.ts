@@ -243,7 +243,8 @@ function joined(answers: UpstreamAnswer[]): UpstreamAnswer {
 /**
  * What a member's refusal for size teaches of its range: the bound its words name, or, for a range refusal that
  * names none, half the range it refused; the narrowest so far stands. A refusal of its results teaches no range
- * (it depends on the logs, not the blocks), unless its words name a range it always takes (Alchemy's).
+ * (it depends on the logs, not the blocks), unless its words name a range it always takes (Alchemy's); the result
+ * count its words name is kept for /readyz.
  */
 export function learnRange(m: UpstreamMember, refusal: LogsRefusal | undefined, params: unknown[]): void {
   let blocks = refusal?.blocks;
@@ -254,4 +255,6 @@ export function learnRange(m: UpstreamMember, refusal: LogsRefusal | undefined, 
     if (from !== undefined && to !== undefined && to >= from) blocks = Math.max(1, Math.floor((to - from + 1) / 2));
   }
   if (blocks !== undefined && (m.logsRange === undefined || blocks < m.logsRange)) m.logsRange = blocks;
+  const results = refusal?.results;
+  if (results !== undefined && (m.logsResults === undefined || results < m.logsResults)) m.logsResults = results;
 }

@@ -110,6 +110,8 @@ export class UpstreamMember {
   logsRange: number | undefined;
   /** Its configured most logs in one answer: an answer of that many may be cut, and is asked again in halves. */
   readonly logsCutAt: number | undefined;
+  /** The most logs it answers, configured or as its refusals named (for /readyz: ranges are split on refusal). */
+  logsResults: number | undefined;
   /** Reached at least once since the last failure (for the banner and /readyz). */
   reachable = false;
   lastError: string | undefined;
@@ -132,6 +134,7 @@ export class UpstreamMember {
     if (config.lacks?.length) this.gaps = new MethodGaps(config.lacks);
     this.logsRange = config.getLogs?.maxBlockRange || undefined;
     this.logsCutAt = config.getLogs?.maxResults || undefined;
+    this.logsResults = this.logsCutAt;
   }
 
   /** It may take one more call now (not at its own rate or concurrency). */
