@@ -97,7 +97,7 @@ export class UpstreamPool implements Upstream, LogsPool {
   private readonly bounded: boolean;
   /** Some member lacks methods (configured, or learnt from its answers): reads skip it for those. */
   private lacking: boolean;
-  /** `bounded` or `lacking`: reads have something to heed beyond health (false: the path as without either). */
+  /** `bounded` or `lacking`: reads have something to heed beyond health (false: no work for either per call). */
   private guarded: boolean;
   /** Some member has a known eth_getLogs range, or a configured result bound: ranges are looked at before they go. */
   logsBounded: boolean;
@@ -111,7 +111,7 @@ export class UpstreamPool implements Upstream, LogsPool {
 
   call(method: string, params: unknown[], timeoutMs: number, route: Route = {}, spec: MethodFacts = describe(method)): Promise<UpstreamAnswer> {
     if (spec.splitsRange) return this.logs.call(spec, params, timeoutMs, route);
-    // The usual case first, as it was before bounds and gaps: one member with nothing to heed.
+    // The usual case first: one member with nothing to heed (no bounds, no gaps) goes straight to it.
     if (this.members.length === 1 && !this.guarded) return this.sentVia(this.members[0], spec, params, timeoutMs, route.signal);
     return this.send(spec, params, timeoutMs, route);
   }
