@@ -10,6 +10,8 @@ import { UpstreamPool } from './upstream-pool.ts';
 const log = pino({ level: 'silent' });
 const HEAD = 9_999;
 const hex = (n: number) => `0x${n.toString(16)}`;
+/** The blocks the tags name on this chain. */
+const TAGS: Record<string, number> = { latest: HEAD, pending: HEAD, safe: 6_000, finalized: 5_000, earliest: 0 };
 
 /** The archive answer: one log per block whose number is a multiple of `every`, in order. */
 const logsOf = (from: number, to: number, every = 1) => {
@@ -33,10 +35,12 @@ class LogsNode implements Upstream {
   }
   async call(method: string, params: unknown[]): Promise<UpstreamAnswer> {
     if (method === 'eth_chainId') return { result: '0x1' };
+    if (method === 'eth_getBlockByNumber') return { result: { number: hex(TAGS[params[0] as string]) } };
     const f = params[0] as { fromBlock?: string; toBlock?: string; blockHash?: string };
     if (f.blockHash) return { result: [{ blockHash: f.blockHash }] };
-    const from = Number(f.fromBlock);
-    const to = f.toBlock === undefined || f.toBlock === 'latest' ? HEAD : Number(f.toBlock);
+    const at = (b: string | undefined) => (b === undefined ? HEAD : b in TAGS ? TAGS[b] : Number(b));
+    const from = at(f.fromBlock);
+    const to = at(f.toBlock);
     this.asked.push([from, f.toBlock === undefined || !f.toBlock.startsWith('0x') ? String(f.toBlock) : to]);
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
@@ -138,6 +142,16 @@ describe('eth_getLogs split to fit its upstreams', () => {
     const a = await getLogs(pool, { fromBlock: hex(2_000) });
     assert.deepEqual(a.result, logsOf(2_000, HEAD));
     assert.deepEqual(node.asked.map(([f, t]) => `${f}-${t}`), ['2000-6999', '7000-undefined']);
+  });
+
+  test('earliest is 0; safe and finalized are the blocks a node names; pending ends at the node\'s own, as the caller asked', async () => {
+    const node = new LogsNode('p', { maxRange: 2000 });
+    const { pool } = poolOf([node], [{ getLogs: { maxBlockRange: 2000, maxResults: 0 } }]);
+    assert.deepEqual((await getLogs(pool, { fromBlock: 'earliest', toBlock: 'finalized' })).result, logsOf(0, 5_000));
+    assert.deepEqual(node.asked.map(([f, t]) => `${f}-${t}`), ['0-1999', '2000-3999', '4000-finalized']);
+    node.asked = [];
+    assert.deepEqual((await getLogs(pool, { fromBlock: 'safe', toBlock: 'pending' })).result, logsOf(6_000, HEAD));
+    assert.deepEqual(node.asked.map(([f, t]) => `${f}-${t}`), ['6000-7999', '8000-pending']);
   });
 
   test('a filter by blockHash, and a reversed range, go as they are', async () => {
