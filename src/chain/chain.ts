@@ -55,6 +55,12 @@ export interface UpstreamStatus {
   breaker: string;
   /** Its WebSocket for light reads (upstreams[].ws, the embedded chain's): open, or down (HTTP meanwhile). */
   socket?: 'open' | 'down';
+  /** The widest eth_getLogs range it takes, configured or learnt from its refusals; absent: none known. */
+  getLogsRange?: number;
+  /** The most logs it answers, configured or as its refusals named; absent: none known. */
+  getLogsResults?: number;
+  /** Methods it does not serve, configured or learnt from its answers (for a while); absent: none. */
+  lacks?: string[];
   error?: string;
 }
 
@@ -545,9 +551,12 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
       : state === 'forked' ? `its blocks are not those a quorum of nodes has (another branch); no calls until it agrees again`
       : state === 'unknown' && m.reachable ? 'its chain id is being read again; no calls until it is' : m.lastError;
     const socket = m.upstream.socketState?.();
+    const lacks = m.gapList(Date.now());
     return {
       network: this.network, upstream: m.label, role: m.config.role, state, chainId: m.chainId, head: m.head,
-      lag: m.lag(best), breaker, ...(socket ? { socket } : {}), ...(error ? { error } : {}),
+      lag: m.lag(best), breaker, ...(socket ? { socket } : {}), ...(m.logsRange !== undefined ? { getLogsRange: m.logsRange } : {}),
+      ...(m.logsResults !== undefined ? { getLogsResults: m.logsResults } : {}),
+      ...(lacks ? { lacks } : {}), ...(error ? { error } : {}),
     };
   }
 

@@ -1,4 +1,6 @@
 import type { Upstream } from '../upstream/upstream.ts';
+import { MethodGaps } from './method-gaps.ts';
+import { UpstreamRoom } from './upstream-room.ts';
 
 export type UpstreamRole = 'primary' | 'fallback' | 'dedicated';
 
@@ -15,6 +17,13 @@ export interface MemberConfig {
   signer?: number;
   /** Light reads of different callers may share one batch to it (absent: they may). */
   shareReads?: boolean;
+  /** Its own bounds, as a provider's plan sells them: calls a second and calls in flight (0 or absent: none). */
+  rate?: number;
+  concurrency?: number;
+  /** Its eth_getLogs bounds (0 or absent: none known). */
+  getLogs?: { maxBlockRange: number; maxResults: number };
+  /** Methods it does not serve: names, or a prefix and `*`. */
+  lacks?: readonly string[];
 }
 
 /** Breaker thresholds and lag bound (config `upstreams`). */
@@ -36,6 +45,12 @@ export interface HealthPolicy {
    * (agreed-head.ts `quorumHead`); 0: a majority of them; absent or 1: the highest believed head, as with one node.
    */
   quorum?: number;
+  /** How long a read waits for room at upstreams that are at their own bounds, ms (absent: 250). */
+  limitWaitMs?: number;
+  /** Pieces of one split eth_getLogs asked at once (absent: 4). */
+  logsPieces?: number;
+  /** The most bytes a split eth_getLogs's pieces may hold together (rpc.maxAnswerBytes; absent: no bound). */
+  maxAnswerBytes?: number;
 }
 
 /** Block hashes a member keeps to compare with the others' (agreed-head.ts `quorumHead`). */
@@ -84,6 +99,19 @@ export class UpstreamMember {
   unconfirmed = false;
   /** The read of its chain id under way, shared by the checks and the calls that wait for it. */
   confirming: Promise<void> | undefined;
+  /** Its own bounds (rate, concurrency); undefined when it has none: no work per call then. */
+  readonly room: UpstreamRoom | undefined;
+  /** Methods it does not serve, configured or learnt; undefined while there are none. */
+  private gaps: MethodGaps | undefined;
+  /**
+   * The widest eth_getLogs range it takes, in blocks: configured, or the narrowest its refusals named (or half a
+   * range it refused without naming one: chain/logs-split.ts); undefined: no bound known.
+   */
+  logsRange: number | undefined;
+  /** Its configured most logs in one answer: an answer of that many may be cut, and is asked again in halves. */
+  readonly logsCutAt: number | undefined;
+  /** The most logs it answers, configured or as its refusals named (for /readyz: ranges are split on refusal). */
+  logsResults: number | undefined;
   /** Reached at least once since the last failure (for the banner and /readyz). */
   reachable = false;
   lastError: string | undefined;
@@ -101,7 +129,34 @@ export class UpstreamMember {
     readonly config: MemberConfig,
     /** Position in the configuration: the first primary is the designated signer. */
     readonly index: number,
-  ) {}
+  ) {
+    this.room = UpstreamRoom.of(config.rate, config.concurrency, Date.now());
+    if (config.lacks?.length) this.gaps = new MethodGaps(config.lacks);
+    this.logsRange = config.getLogs?.maxBlockRange || undefined;
+    this.logsCutAt = config.getLogs?.maxResults || undefined;
+    this.logsResults = this.logsCutAt;
+  }
+
+  /** It may take one more call now (not at its own rate or concurrency). */
+  hasRoom(now: number): boolean {
+    return this.room === undefined || this.room.has(now);
+  }
+
+  /** It does not serve `method` (configured, or it said so lately). */
+  lacks(method: string, now: number): boolean {
+    return this.gaps !== undefined && this.gaps.lacks(method, now);
+  }
+
+  /** It answered that it does not serve `method`: not asked it again for a while, while another may have it. */
+  learnGap(method: string, now: number): void {
+    (this.gaps ??= new MethodGaps([])).learn(method, now);
+  }
+
+  /** What it lacks now, for /readyz; undefined when nothing. */
+  gapList(now: number): string[] | undefined {
+    const list = this.gaps?.list(now);
+    return list && list.length > 0 ? list : undefined;
+  }
 
   get label(): string {
     return this.upstream.label;

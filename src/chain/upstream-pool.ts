@@ -12,17 +12,11 @@ import { blockSeenIn } from './block-seen.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { MethodFacts } from '../methods/method-spec.ts';
 import { describe } from '../methods/specs.ts';
+import { learnRange, LogsSplit, type LogsPool, type Piece } from './logs-split.ts';
+import type { Route } from './route.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
 
-/** How a call is to be routed, decided by the chain module before it reaches the pool. */
-export interface Route {
-  /** The caller's key is Dedicated: its calls go to the network's dedicated upstreams when it has any. */
-  dedicated?: boolean;
-  /** The call names this block (a pinned `latest`): only upstreams that have it may answer. */
-  minBlock?: number;
-  /** The call's deadline (rpc/deadline.ts): once it aborts, the node request is aborted and no other node is asked. */
-  signal?: CallSignal;
-}
+export type { Route } from './route.ts';
 
 /**
  * An answer that may only say the node has not caught up (the method's spec says when, src/methods/specs.ts): a
@@ -59,7 +53,7 @@ const ALREADY_KNOWN = /already known|known transaction|already imported|transact
  * usable primary and the first acceptance wins; calls whose state lives in one node go to the designated one.
  * Every answer and failure feeds the member's breaker and head; the chain module's health checks do the rest.
  */
-export class UpstreamPool implements Upstream {
+export class UpstreamPool implements Upstream, LogsPool {
   readonly label: string;
   /** Told of every call to an upstream: its time and whether an answer came (metrics subscribe here). */
   onCall: ((upstream: string, seconds: number, answered: boolean) => void) | undefined;
@@ -92,17 +86,55 @@ export class UpstreamPool implements Upstream {
   ) {
     this.label = members.map((m) => m.label).join(', ');
     this.signers = members.filter((m) => m.config.signer !== undefined).sort((a, b) => a.config.signer! - b.config.signer!);
+    this.bounded = members.some((m) => m.room !== undefined);
+    this.lacking = members.some((m) => m.gapList(this.now()) !== undefined);
+    this.guarded = this.bounded || this.lacking;
+    this.logsBounded = members.some((m) => m.logsRange !== undefined || m.logsCutAt !== undefined);
+    this.logs = new LogsSplit(this, policy.logsPieces, policy.maxAnswerBytes);
   }
+
+  /** Some member has its own rate or concurrency (upstreams[].rate, .concurrency): reads look for room. */
+  private readonly bounded: boolean;
+  /** Some member lacks methods (configured, or learnt from its answers): reads skip it for those. */
+  private lacking: boolean;
+  /** `bounded` or `lacking`: reads have something to heed beyond health (false: no work for either per call). */
+  private guarded: boolean;
+  /** Some member has a known eth_getLogs range, or a configured result bound: ranges are looked at before they go. */
+  logsBounded: boolean;
+  /** eth_getLogs over ranges wider than some members take (logs-split.ts). */
+  private readonly logs: LogsSplit;
+  /** Reads waiting for room at members at their own bounds: woken when a call to such a member ends. */
+  private roomWait: { promise: Promise<void>; wake: () => void } | undefined;
 
   /** Upstreams that hold the same accounts, in the order designated calls try them (`signer`). */
   private readonly signers: readonly UpstreamMember[];
 
   call(method: string, params: unknown[], timeoutMs: number, route: Route = {}, spec: MethodFacts = describe(method)): Promise<UpstreamAnswer> {
+    if (spec.splitsRange) return this.logs.call(spec, params, timeoutMs, route);
+    // The usual case first: one member with nothing to heed (no bounds, no gaps) goes straight to it.
+    if (this.members.length === 1 && !this.guarded) return this.sentVia(this.members[0], spec, params, timeoutMs, route.signal);
+    return this.send(spec, params, timeoutMs, route);
+  }
+
+  /** A call as one (LogsPool): one member with nothing to heed goes straight to it; writes as they route; reads by `read`. */
+  send(spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<UpstreamAnswer> {
     const signal = route.signal;
-    if (this.members.length === 1) return this.sentVia(this.members[0], spec, params, timeoutMs, signal);
+    if (this.members.length === 1 && !this.guarded) return this.sentVia(this.members[0], spec, params, timeoutMs, signal);
     if (spec.route === 'broadcast') return this.broadcast(spec, params, timeoutMs, signal);
     if (spec.route === 'designated') return this.sentVia(this.designated(), spec, params, timeoutMs, signal);
     return this.read(spec, params, timeoutMs, route, signal);
+  }
+
+  /** The network's head, for a split eth_getLogs's `latest` (LogsPool). */
+  head(): number | undefined {
+    return this.seenHead?.() ?? this.best();
+  }
+
+  /** The number of the block `tag` names, as a node answers (LogsPool). */
+  async blockNumber(tag: string, timeoutMs: number, route: Route): Promise<number | undefined> {
+    const a = await this.call('eth_getBlockByNumber', [tag, false], timeoutMs, route);
+    const n = (a.result as { number?: unknown } | null | undefined)?.number;
+    return typeof n === 'string' && /^0x[0-9a-fA-F]{1,16}$/.test(n) ? Number.parseInt(n.slice(2), 16) : undefined;
   }
 
   /**
@@ -110,7 +142,9 @@ export class UpstreamPool implements Upstream {
    * member's answer; when the second gives none, the first's answer (a node's "missing data") or failure stands.
    */
   private async read(spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<UpstreamAnswer> {
-    let first = this.pick(route);
+    if (this.lacking && this.noneHas(spec.name)) return { error: new GatewayError('METHOD_NOT_FOUND', { method: spec.name }).toJSON() };
+    let first = this.pick(route, undefined, spec.name);
+    if (this.bounded && !first.hasRoom(this.now())) first = await this.roomFor(route, spec.name, signal);
     let answer: UpstreamAnswer;
     try {
       const hedge = this.policy.hedge;
@@ -119,16 +153,17 @@ export class UpstreamPool implements Upstream {
         : await this.attempt(first, spec, params, timeoutMs, signal);
       if (got.member) first = got.member;
       if (mayBeLag(spec, got.answer.result) && !signal?.aborted) return this.fromAhead(first, got.answer, spec, params, timeoutMs, route, signal);
+      if (got.outcome.kind === 'not-supported' && this.members.length > 1 && !signal?.aborted) return this.elsewhere(first, got.answer, spec, params, timeoutMs, route, signal);
       if (!got.outcome.retry || signal?.aborted) return got.answer;
       answer = got.answer;
     } catch (err) {
       if (!classifyFailure(err).retry || signal?.aborted) throw err; // out of time, or nobody waits: no other node
-      const second = this.pick(route, first);
-      if (second === first) throw err;
+      const second = this.another(route, first, spec.name);
+      if (second === undefined) throw err;
       return this.sentVia(second, spec, params, timeoutMs, signal);
     }
-    const second = this.pick(route, first);
-    if (second === first) return answer;
+    const second = this.another(route, first, spec.name);
+    if (second === undefined) return answer;
     try {
       return await this.sentVia(second, spec, params, timeoutMs, signal);
     } catch {
@@ -185,8 +220,8 @@ export class UpstreamPool implements Upstream {
           const best = this.best();
           const lagFrom = this.lagFrom?.() ?? best;
           const now = this.now();
-          const second = this.pick(route, first);
-          if (second === first || !second.usable(best, this.policy, now, lagFrom)) return;
+          const second = this.pick(route, first, spec.name);
+          if (second === first || !second.usable(best, this.policy, now, lagFrom) || !second.hasRoom(now)) return;
           running++;
           run(second);
         },
@@ -278,12 +313,148 @@ export class UpstreamPool implements Upstream {
    */
   private sent(m: UpstreamMember, spec: MethodFacts, params: unknown[], timeoutMs: number, signal: CallSignal | undefined, check = false): Promise<UpstreamAnswer> {
     if (m.unconfirmed && !check) return this.afterConfirmed(m, spec, params, timeoutMs, signal);
-    m.starting(this.now());
+    const room = m.room;
+    if (room === undefined) {
+      m.starting(this.now());
+      try {
+        return m.upstream.call(spec.name, params, check ? timeoutMs : m.timeoutFor(spec.trace, timeoutMs), optionsOf(m, spec, params, signal));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    const now = this.now();
+    m.starting(now);
+    // Counted against its own bounds (writes too, though only reads wait for room; checks against its rate only).
+    const holds = !check;
+    room.take(now, holds);
     try {
-      return m.upstream.call(spec.name, params, check ? timeoutMs : m.timeoutFor(spec.trace, timeoutMs), optionsOf(m, spec, params, signal));
+      const sent = m.upstream.call(spec.name, params, check ? timeoutMs : m.timeoutFor(spec.trace, timeoutMs), optionsOf(m, spec, params, signal));
+      return holds ? sent.finally(() => this.roomMade(room)) : sent;
     } catch (err) {
+      if (holds) this.roomMade(room);
       return Promise.reject(err);
     }
+  }
+
+  /** A call to a bounded member is over: its slot is free, and reads waiting for room look again. */
+  private roomMade(room: NonNullable<UpstreamMember['room']>): void {
+    room.release();
+    const waiting = this.roomWait;
+    this.roomWait = undefined;
+    waiting?.wake();
+  }
+
+  /**
+   * A member with room for a read, when the one picked is at its own bounds (and so is every other it may use):
+   * waits for a call to end or the rate to let one more go, at most `limitWaitMs` and never past the call's
+   * deadline; then 503 UPSTREAMS_BUSY. Only networks with bounded members come here.
+   */
+  private async roomFor(route: Route, method: string, signal: CallSignal | undefined): Promise<UpstreamMember> {
+    const until = performance.now() + (this.policy.limitWaitMs ?? 250);
+    for (;;) {
+      const now = this.now();
+      const m = this.pick(route, undefined, method);
+      if (m.hasRoom(now)) return m;
+      if (signal?.aborted) throw signal.reason;
+      const left = until - performance.now();
+      if (left <= 0) throw new GatewayError('UPSTREAMS_BUSY');
+      // The soonest the rate lets one of the members it may use have room; a call ending wakes it sooner.
+      let soonest = left;
+      for (const c of this.members) if (c.room && c.usable(this.best(), this.policy, now, this.lagFrom?.() ?? this.best())) soonest = Math.min(soonest, c.room.msUntilRoom(now));
+      const wait = (this.roomWait ??= waiter());
+      let timer: NodeJS.Timeout | undefined;
+      let off: (() => void) | undefined;
+      await new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, soonest);
+        off = signal?.onAbort(resolve);
+        void wait.promise.then(resolve);
+      });
+      clearTimeout(timer);
+      off?.();
+    }
+  }
+
+  /** Another member than `not` that may take the read now (usable, with room, not lacking it); undefined: none. */
+  private another(route: Route, not: UpstreamMember, method: string): UpstreamMember | undefined {
+    const m = this.pick(route, not, method);
+    return m === not || !m.hasRoom(this.now()) || (this.lacking && m.lacks(method, this.now())) ? undefined : m;
+  }
+
+  /** Every member that could serve the network lacks `method` (configured, or said so lately). */
+  private noneHas(method: string): boolean {
+    const now = this.now();
+    return this.members.every((m) => m.refused || m.lacks(method, now));
+  }
+
+  /**
+   * Member `m` answered that it lacks the method (-32601, "does not exist"): it is not asked it again for a while,
+   * and each other member that may have it is, in turn; the first that serves it answers. None: the last refusal,
+   * which adapters answer on (net_peerCount, eth_mining) as from a single node.
+   */
+  private async elsewhere(m: UpstreamMember, answer: UpstreamAnswer, spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<UpstreamAnswer> {
+    let last = m;
+    for (let tries = 1; tries < this.members.length && !signal?.aborted; tries++) {
+      last.learnGap(spec.name, this.now());
+      this.lacking = this.guarded = true;
+      const next = this.another(route, last, spec.name);
+      if (next === undefined) return answer;
+      const got = await this.attempt(next, spec, params, timeoutMs, signal);
+      if (got.outcome.kind !== 'not-supported') return got.answer;
+      answer = got.answer;
+      last = next;
+    }
+    last.learnGap(spec.name, this.now());
+    return answer;
+  }
+
+  /**
+   * One piece of a split eth_getLogs (logs-split.ts): a read as any other, sent once more to another member when
+   * retryable, with who answered and what the answer says. Not hedged: a piece is heavy, and each is a call a
+   * provider counts.
+   */
+  async piece(spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<Piece> {
+    const signal = route.signal;
+    let first = this.pick(route, undefined, spec.name);
+    if (this.bounded && !first.hasRoom(this.now())) first = await this.roomFor(route, spec.name, signal);
+    let got: Attempt;
+    try {
+      got = await this.attempt(first, spec, params, timeoutMs, signal);
+    } catch (err) {
+      if (!classifyFailure(err).retry || signal?.aborted) throw err;
+      const second = this.another(route, first, spec.name);
+      if (second === undefined) throw err;
+      return { ...(await this.attempt(second, spec, params, timeoutMs, signal)), member: second };
+    }
+    if (!got.outcome.retry || signal?.aborted) return { ...got, member: first };
+    const second = this.another(route, first, spec.name);
+    if (second === undefined) return { ...got, member: first };
+    try {
+      return { ...(await this.attempt(second, spec, params, timeoutMs, signal)), member: second };
+    } catch {
+      return { ...got, member: first };
+    }
+  }
+
+  /**
+   * The widest eth_getLogs range the members that would take `route` accept (LogsPool): those of the first role
+   * with a usable member (with room, when some have), the widest of theirs, undefined when one of them takes any.
+   */
+  rangeFor(route: Route, method: string): number | undefined {
+    const candidates = this.candidates(route, undefined, method);
+    const list = candidates.roomy.length > 0 ? candidates.roomy : candidates.usable;
+    for (const role of tiersOf(route)) {
+      let widest = 0;
+      for (const m of list) {
+        if (m.config.role !== role) continue;
+        if (m.logsRange === undefined) return undefined;
+        widest = Math.max(widest, m.logsRange);
+      }
+      if (widest > 0) return widest;
+    }
+    // None usable: the narrowest known of any, so that the least bad one is not sent more than it takes.
+    let narrowest: number | undefined;
+    for (const m of this.members) if (m.logsRange !== undefined && (narrowest === undefined || m.logsRange < narrowest)) narrowest = m.logsRange;
+    return narrowest;
   }
 
   private async afterConfirmed(m: UpstreamMember, spec: MethodFacts, params: unknown[], timeoutMs: number, signal: CallSignal | undefined): Promise<UpstreamAnswer> {
@@ -312,6 +483,10 @@ export class UpstreamPool implements Upstream {
     // Sent before its connections dropped, answered after (maybe by the node now behind its address): it stands
     // only once the member's chain id is confirmed.
     if (m.unconfirmed && !check) return this.onceConfirmed(m, { answer, outcome });
+    if (outcome.kind === 'too-wide' && spec.splitsRange) {
+      learnRange(m, outcome.refusal, params);
+      if (m.logsRange !== undefined) this.logsBounded = true;
+    }
     this.record(m, outcome, answer.error && `the node answered ${answer.error.code} ${String(answer.error.message).slice(0, 200)}`);
     if (answer.error === undefined) {
       const n = blockSeenIn(spec.name, params, answer.result);
@@ -371,30 +546,46 @@ export class UpstreamPool implements Upstream {
 
   /**
    * The member for the next read. Usable members first: dedicated ones for a dedicated key (if the network has
-   * any), else primaries by weight, then fallbacks; with `minBlock`, only those whose head has that block. When
-   * none is usable, the least bad one anyway (a network with one dead upstream still tries it): never undefined.
+   * any), else primaries by weight, then fallbacks; with `minBlock`, only those whose head has that block. Members at
+   * their own rate or concurrency come after those with room, so that a fallback takes the primaries' overflow;
+   * with `method`, members that lack it are left out; with `span`, members known to take that eth_getLogs range
+   * come first within a role. When none is usable, the least bad one anyway (a network with one dead upstream still
+   * tries it): never undefined.
    */
-  pick(route: Route, not?: UpstreamMember): UpstreamMember {
-    const best = this.best();
-    const lagFrom = this.lagFrom?.() ?? best;
-    const now = this.now();
-    const usable = this.members.filter((m) => m !== not && m.usable(best, this.policy, now, lagFrom));
+  pick(route: Route, not?: UpstreamMember, method?: string): UpstreamMember {
+    const { usable, roomy, gap, now } = this.guarded ? this.candidates(route, not, method) : this.healthy(not);
     const has = (m: UpstreamMember) => route.minBlock === undefined || (m.head !== undefined && m.head >= route.minBlock);
-    const tiers = route.dedicated ? (['dedicated', 'primary', 'fallback'] as const) : (['primary', 'fallback'] as const);
-    for (const role of tiers) {
-      const inRole = usable.filter((m) => m.config.role === role);
-      const withBlock = inRole.filter(has);
-      const choice = weighted(withBlock.length > 0 ? withBlock : route.minBlock === undefined ? inRole : []);
-      if (choice) return choice;
-    }
+    const tiers = tiersOf(route);
+    const chosen = (roomy !== usable && byRole(roomy, tiers, route, has)) || byRole(usable, tiers, route, has);
+    if (chosen) return chosen;
     // Usable, but none has the block yet: the one with the highest head.
     const highest = usable.filter((m) => route.dedicated || m.config.role !== 'dedicated').sort((a, b) => (b.head ?? -1) - (a.head ?? -1))[0];
     if (highest) return highest;
     // Dedicated upstreams are capacity paid for by Dedicated keys: others get them only when nothing else is left.
     // A forked node is not even the least bad: its state at a height it shares a number with is another
     // branch's; with only forked nodes answering, a dead node's failure (503 -32002) is the answer.
-    const others = this.members.filter((m) => m !== not && !m.refused && !m.forked && (route.dedicated || m.config.role !== 'dedicated'));
+    const others = this.members.filter((m) => m !== not && !m.refused && !m.forked && (route.dedicated || m.config.role !== 'dedicated') && !gap?.(m));
     return others.find((m) => m.breaker(now) !== 'open') ?? others[0] ?? not ?? this.members.find((m) => !m.forked) ?? this.members[0];
+  }
+
+  /** The members that may take a read now but `not`, where none has bounds or gaps (`candidates` without them). */
+  private healthy(not: UpstreamMember | undefined): { usable: UpstreamMember[]; roomy: UpstreamMember[]; gap: undefined; now: number } {
+    const best = this.best();
+    const lagFrom = this.lagFrom?.() ?? best;
+    const now = this.now();
+    const usable = this.members.filter((m) => m !== not && m.usable(best, this.policy, now, lagFrom));
+    return { usable, roomy: usable, gap: undefined, now };
+  }
+
+  /** The members a read may go to now (but `not`, and those lacking `method`), and of them those with room. */
+  private candidates(route: Route, not: UpstreamMember | undefined, method: string | undefined) {
+    const best = this.best();
+    const lagFrom = this.lagFrom?.() ?? best;
+    const now = this.now();
+    const gap = this.lacking && method !== undefined ? (m: UpstreamMember) => m.lacks(method, now) : undefined;
+    const usable = this.members.filter((m) => m !== not && m.usable(best, this.policy, now, lagFrom) && !gap?.(m));
+    const roomy = this.bounded ? usable.filter((m) => m.hasRoom(now)) : usable;
+    return { usable, roomy, gap, now };
   }
 
   /**
@@ -487,6 +678,37 @@ const reached = (m: UpstreamMember): number => Math.max(m.head ?? -1, m.shown ??
 
 /** An attempt's answer; an attempt still waiting on its member's chain id (a head jump), once that is read. */
 const answerOf = (got: Attempt | Promise<Attempt>): UpstreamAnswer | Promise<UpstreamAnswer> => (got instanceof Promise ? got.then((g) => g.answer) : got.answer);
+
+/** The roles a read tries, in order. */
+const DEDICATED_FIRST = ['dedicated', 'primary', 'fallback'] as const;
+const SHARED = ['primary', 'fallback'] as const;
+const tiersOf = (route: Route) => (route.dedicated ? DEDICATED_FIRST : SHARED);
+
+/**
+ * The first role of `tiers` with a member in `list`, one of them by weight: those that have `minBlock` (if any has
+ * it), and of those, for a piece of a split eth_getLogs (`span`), those known to take its range (if any does).
+ */
+function byRole(list: UpstreamMember[], tiers: readonly string[], route: Route, has: (m: UpstreamMember) => boolean): UpstreamMember | undefined {
+  for (const role of tiers) {
+    let inRole = list.filter((m) => m.config.role === role);
+    const span = route.span;
+    if (span !== undefined && inRole.length > 1) {
+      const fit = inRole.filter((m) => m.logsRange === undefined || m.logsRange >= span);
+      if (fit.length > 0) inRole = fit;
+    }
+    const withBlock = inRole.filter(has);
+    const choice = weighted(withBlock.length > 0 ? withBlock : route.minBlock === undefined ? inRole : []);
+    if (choice) return choice;
+  }
+  return undefined;
+}
+
+/** A promise that `wake` settles: how reads waiting for room hear that a call ended. */
+function waiter(): { promise: Promise<void>; wake: () => void } {
+  let wake!: () => void;
+  const promise = new Promise<void>((r) => { wake = r; });
+  return { promise, wake };
+}
 
 /** One of `members`, each as likely as its weight. */
 function weighted(members: UpstreamMember[]): UpstreamMember | undefined {

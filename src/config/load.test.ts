@@ -13,12 +13,15 @@ const file = (name: string, text: string) => {
   return p;
 };
 
+/** An upstream's fields after loading, every default filled. */
+const UPSTREAM = { role: 'primary', weight: 1, shareReads: true, headers: {}, rate: 0, concurrency: 0, getLogs: { maxBlockRange: 0, maxResults: 0 }, maxBatch: 100, lacks: [] };
+
 test('with no file, the defaults: embedded mainnet and testnet (devnet alias), 127.0.0.1:8545, ./data', () => {
   const c = loadConfig(undefined, {});
   assert.equal(c.server.host, '127.0.0.1');
   assert.equal(c.server.port, 8545);
   assert.equal(c.dataDir, './data');
-  const embedded = [{ url: 'embedded', role: 'primary', weight: 1, shareReads: true }];
+  const embedded = [{ url: 'embedded', ...UPSTREAM }];
   assert.deepEqual(c.networks.mainnet, { chainId: 1, upstreams: embedded, aliases: [] });
   assert.deepEqual(c.networks.testnet, { chainId: 11155111, upstreams: embedded, aliases: ['devnet'] });
   assert.equal(c.rpc.maxBatchSize, 1000);
@@ -41,7 +44,7 @@ test('a YAML file and environment overrides; the environment wins', () => {
   assert.equal(c.server.host, '0.0.0.0');
   assert.equal(c.dataDir, '/tmp/x');
   assert.equal(c.networks.mainnet.upstream, 'https://user:pw@node.example/rpc');
-  assert.deepEqual(c.networks.mainnet.upstreams, [{ url: 'https://user:pw@node.example/rpc', role: 'primary', weight: 1, shareReads: true }], 'the shorthand is one primary');
+  assert.deepEqual(c.networks.mainnet.upstreams, [{ url: 'https://user:pw@node.example/rpc', ...UPSTREAM }], 'the shorthand is one primary');
   assert.equal(c.networks.testnet, undefined);
   assert.equal(loadConfig(undefined, { PORT: '7000' }).server.port, 7000);
 });
@@ -97,11 +100,36 @@ test('a network of several upstreams: roles and weights kept; embedded alone; on
     '      - { url: "http://b.example", role: fallback, timeoutMs: 2000 }',
   ].join('\n'));
   assert.deepEqual(loadConfig(ok, {}).networks.mainnet.upstreams, [
-    { url: 'http://a.example', role: 'primary', weight: 2, shareReads: true },
-    { url: 'http://b.example', role: 'fallback', weight: 1, timeoutMs: 2000, shareReads: true },
+    { url: 'http://a.example', ...UPSTREAM, weight: 2 },
+    { url: 'http://b.example', ...UPSTREAM, role: 'fallback', timeoutMs: 2000 },
   ]);
   const bad = (yaml: string, message: RegExp) => assert.throws(() => loadConfig(file('bad-pool.yaml', yaml), {}), message);
   bad('networks:\n  mainnet:\n    chainId: 1\n    upstreams: [{ url: embedded }, { url: "http://a.example" }]\n', /embedded is a local chain of its own/);
   bad('networks:\n  mainnet:\n    chainId: 1\n    upstreams: [{ url: "http://a.example", role: fallback }]\n', /at least one upstream must be a primary/);
   bad('networks:\n  mainnet:\n    chainId: 1\n    upstream: embedded\n    upstreams: [{ url: "http://a.example" }]\n', /give upstream or upstreams, not both/);
+});
+
+test("an upstream's provider fields: headers as text or from the environment (unset: the field and the variable named, never a value), bounds, lacks", () => {
+  const p = file('provider.yaml', [
+    'networks:',
+    '  mainnet:',
+    '    chainId: 1',
+    '    upstreams:',
+    '      - { url: "http://own.example" }',
+    '      - url: "https://provider.example/v2"',
+    '        role: fallback',
+    '        headers: { x-api-key: { env: PROVIDER_KEY }, x-team: nodegate }',
+    '        rate: 25',
+    '        concurrency: 4',
+    '        getLogs: { maxBlockRange: 2000 }',
+    '        lacks: ["debug_*", eth_getProof]',
+  ].join('\n'));
+  const provider = loadConfig(p, { PROVIDER_KEY: 'k-123' }).networks.mainnet.upstreams[1];
+  assert.deepEqual(provider.headers, { 'x-api-key': { env: 'PROVIDER_KEY' }, 'x-team': 'nodegate' }, 'the configuration keeps the name, not the value');
+  assert.equal(provider.rate, 25);
+  assert.equal(provider.concurrency, 4);
+  assert.deepEqual(provider.getLogs, { maxBlockRange: 2000, maxResults: 0 });
+  assert.deepEqual(provider.lacks, ['debug_*', 'eth_getProof']);
+  assert.throws(() => loadConfig(p, {}), (err: Error) => /networks\.mainnet\.upstreams\[1\]\.headers\.x-api-key: the environment variable PROVIDER_KEY is not set/.test(err.message));
+  assert.throws(() => loadConfig(file('bad-lacks.yaml', 'networks:\n  mainnet:\n    chainId: 1\n    upstreams: [{ url: "http://a.example", lacks: ["debug_*_x"] }]\n'), {}), /lacks/);
 });

@@ -3,8 +3,9 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
-import type { Config } from './schema.ts';
+import type { Config, UpstreamConfig } from './schema.ts';
 import { ConfigError } from './config-error.ts';
+import { upstreamHeaders } from './upstream-headers.ts';
 
 export { ConfigError };
 
@@ -68,6 +69,11 @@ function readFile(file: string): Record<string, unknown> {
   return doc as Record<string, unknown>;
 }
 
+/** An upstream's fields as the schema's defaults fill them, for the one made of the `upstream` shorthand. */
+const upstreamDefaults = (): Omit<UpstreamConfig, 'url'> => ({
+  role: 'primary', weight: 1, shareReads: true, headers: {}, rate: 0, concurrency: 0, getLogs: { maxBlockRange: 0, maxResults: 0 }, maxBatch: 100, lacks: [],
+});
+
 /** Errors about a number's value, which read better with what it counts: `rpc.timeoutMs: must be >= 100 (ms)`. */
 const UNIT_KEYWORDS = new Set(['type', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']);
 
@@ -94,7 +100,7 @@ export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
     if (net.upstream !== undefined && net.upstreams !== undefined) {
       throw new ConfigError([`networks.${name}: give upstream or upstreams, not both`]);
     }
-    net.upstreams ??= [{ url: net.upstream ?? 'embedded', role: 'primary', weight: 1, shareReads: true }];
+    net.upstreams ??= [{ ...upstreamDefaults(), url: net.upstream ?? 'embedded' }];
     if (net.upstreams.length > 1 && net.upstreams.some((u) => u.url === 'embedded')) {
       throw new ConfigError([`networks.${name}.upstreams: embedded is a local chain of its own and must be the network's only upstream`]);
     }
@@ -129,7 +135,13 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
   const path = file ?? env.NODEGATE_CONFIG;
   const raw = path ? readFile(path) : {};
   applyEnv(raw, env);
-  return validateConfig(raw);
+  const config = validateConfig(raw);
+  // Headers read from the environment are read again where the upstreams are made; a variable not set is said here,
+  // under the field that names it, so that `config check` finds it too.
+  for (const [name, net] of Object.entries(config.networks)) {
+    net.upstreams.forEach((u, i) => upstreamHeaders(u.headers, `networks.${name}.upstreams[${i}].headers`, env));
+  }
+  return config;
 }
 
 function deepFreeze<T>(o: T): T {

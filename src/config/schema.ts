@@ -48,6 +48,10 @@ const rate = (unit: string, perSecond: number, burst: number) =>
 const NAME = '^[a-z0-9][a-z0-9-]{0,62}$';
 const NODE_URL = '^(embedded|https?://.+)$';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** An environment variable's name, as POSIX shells take it. */
+const ENV_NAME = '^[A-Za-z_][A-Za-z0-9_]*$';
+/** An HTTP header's name (RFC 9110 token). */
+const HEADER_NAME = "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$";
 
 /** One upstream of a network (docs/decisions.md §9). */
 const upstreamSchema = fields({
@@ -59,7 +63,10 @@ const upstreamSchema = fields({
    * socket is down (docs/methods.md "Upstream batching"). The embedded chain has one without it.
    */
   ws: Type.Optional(Type.String({ pattern: '^wss?://.+$' })),
-  /** primary: takes reads by weight and every raw transaction; fallback: used when no primary is usable; dedicated: for Dedicated keys only. */
+  /**
+   * primary: takes reads by weight and every raw transaction; fallback: used when no primary is usable, or every usable
+   * one is at its own `rate` or `concurrency` (the overflow); dedicated: for Dedicated keys only.
+   */
   role: oneOf(['primary', 'fallback', 'dedicated'], { default: 'primary' }),
   weight: num('share', { exclusiveMinimum: 0, maximum: 1000, default: 1 }),
   /**
@@ -76,6 +83,32 @@ const upstreamSchema = fields({
    * batch it would take as single calls).
    */
   shareReads: flag(true),
+  /**
+   * Headers sent with every request to this node: a provider's key (`x-api-key`, `Authorization: Bearer …`). A
+   * value is the header's text, or `{ env: NAME }`: the environment variable NAME, read at start (unset: the start
+   * fails, naming the field). Never shown: not in logs, errors, /readyz, the banner nor the dashboard. A URL's
+   * `user:password@` is sent as Basic `Authorization` the same way.
+   */
+  headers: map(Type.Union([Type.String(), fields({ env: Type.String({ pattern: ENV_NAME }) })]), { default: {}, propertyNames: { pattern: HEADER_NAME } }),
+  /**
+   * The node's own bounds, as a provider's plan sells them; 0: none. Calls past them wait for room (at most
+   * upstreams.limitWaitMs) or go to another upstream (a fallback takes the overflow). Counted per instance, in calls
+   * (a batch of ten is ten).
+   */
+  rate: num('calls / s', { minimum: 0, maximum: 1000000, default: 0 }),
+  concurrency: int('calls', { minimum: 0, maximum: 100000, default: 0 }),
+  /**
+   * Its eth_getLogs bounds: a range wider than `maxBlockRange` is split into pieces it takes, an answer of
+   * `maxResults` logs or more is taken as cut and asked again in halves; 0: none known (learnt from its refusals).
+   */
+  getLogs: section({
+    maxBlockRange: int('blocks', { minimum: 0, default: 0 }),
+    maxResults: int('logs', { minimum: 0, default: 0 }),
+  }),
+  /** Most calls one JSON-RPC batch to this node holds (a refusal of a batch for its size lowers it). */
+  maxBatch: int('calls', { minimum: 1, maximum: 1000, default: 100 }),
+  /** Methods it does not serve, by name or a prefix and `*` (`debug_*`): never sent to it (another upstream takes them). */
+  lacks: Type.Array(Type.String({ pattern: '^[A-Za-z0-9_]+\\*?$' }), { default: [] }),
 });
 
 const networkSchema = fields({
@@ -483,6 +516,13 @@ export const configSchema = section({
      */
     hedgeMinMs: int('ms', { minimum: 1, maximum: 60000, default: 50 }),
     hedgeMaxMs: int('ms', { minimum: 0, maximum: 60000, default: 500 }),
+    /**
+     * A read that finds every upstream it may use at its own `rate` or `concurrency` waits this long at most for room
+     * before it is refused (503 -32005 upstreams_busy); upstreams without bounds never make a call wait.
+     */
+    limitWaitMs: int('ms', { minimum: 0, maximum: 10000, default: 250 }),
+    /** Pieces of one eth_getLogs split to fit its upstreams' ranges (upstreams[].getLogs) asked at once. */
+    logsPieces: int('calls', { minimum: 1, maximum: 64, default: 4 }),
   }),
   /** Filters kept by the gateway (docs/decisions.md §8). */
   filters: section({

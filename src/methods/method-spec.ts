@@ -72,6 +72,11 @@ export interface DeclaredSpec {
    */
   readonly heavy?: true;
   /**
+   * Its block range (a log filter's `fromBlock`..`toBlock`) may be asked as several node calls, each over a part
+   * of it, to fit upstreams' range bounds (src/chain/logs-split.ts); each part is charged as the call it is.
+   */
+  readonly splitsRange?: true;
+  /**
    * Quick for the node but large: it reads much history or the whole pool (eth_feeHistory: up to 1,024 blocks;
    * eth_pendingTransactions: the whole pool). Short time-out, but not a light read.
    */

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Filters } from '../filters/filters.ts';
 import { NetworkCache, ResponseCache } from '../cache/response-cache.ts';
 import type { Config } from '../config/schema.ts';
+import { upstreamHeaders } from '../config/upstream-headers.ts';
 import { AnswerBudget } from '../limits/answer-budget.ts';
 import type { MethodEntry } from './method-table.ts';
 import { buildMethodTables } from './method-table.ts';
@@ -58,7 +59,12 @@ export class Networks {
       const nlog = log.child({ network: name });
       let supervisor: AnvilSupervisor | undefined;
       const members = net.upstreams.map((u, i) => {
-        if (u.url !== 'embedded') return new UpstreamMember(new HttpUpstream(u.url, budget, undefined, u.ws, nlog), u, i);
+        if (u.url !== 'embedded') {
+          const headers = upstreamHeaders(u.headers, `networks.${name}.upstreams[${i}].headers`);
+          const http = new HttpUpstream(u.url, budget, undefined, u.ws, nlog, Object.keys(headers).length > 0 ? headers : undefined);
+          http.maxBatch = u.maxBatch;
+          return new UpstreamMember(http, u, i);
+        }
         if (embeddedAt) {
           const at = embeddedAt(name);
           return new UpstreamMember(new HttpUpstream(at.url, budget, undefined, undefined, undefined, at.headers), u, i);
@@ -74,6 +80,9 @@ export class Networks {
         breakerFailures: config.upstreams.breakerFailures,
         breakerCooldownMs: config.upstreams.breakerCooldownMs,
         hedge: { minMs: config.upstreams.hedgeMinMs, maxMs: config.upstreams.hedgeMaxMs },
+        limitWaitMs: config.upstreams.limitWaitMs,
+        logsPieces: config.upstreams.logsPieces,
+        maxAnswerBytes: config.rpc.maxAnswerBytes,
       };
       const depth = net.finalityDepth ?? (kind === 'embedded' ? 0 : 64);
       // Nodegate's own anvil is believed whatever it mines at once (anvil_mine of 10,000 blocks); nodes by URL

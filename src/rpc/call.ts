@@ -19,8 +19,13 @@ export interface Call {
   readonly params: unknown[];
   /** The method's entry: its adapter, budget, cost, local handling. */
   readonly spec: MethodEntry;
-  /** Compute units it costs when it runs (the spec's). */
-  readonly cost: number;
+  /**
+   * Compute units it costs when it runs: the spec's, and more when it is asked as several node calls (a split
+   * eth_getLogs: each piece past the first is charged through `charger` and added here, so usage counts it too).
+   */
+  cost: number;
+  /** Charges further node calls to the caller's plan (the limit stage's); absent when limits are off. */
+  readonly charger: Charger | undefined;
   /** Its deadline (rpc/deadline.ts): aborted at its budget's end or when its caller is gone. */
   readonly signal: CallSignal;
   /** The caller's socket, for the subscription methods (absent over HTTP). */
@@ -40,3 +45,11 @@ export type Next = (call: Call) => Promise<UpstreamAnswer>;
 
 /** One stage, as fastify's hooks and undici's interceptors: it gets the call and the rest, and answers. */
 export type Stage = (call: Call, next: Next) => Promise<UpstreamAnswer>;
+
+/**
+ * Charges `units` more to the key's account, as the limit stage charges a request (its per-second bucket and its
+ * month); throws or rejects with the limit's 429 when they cannot be paid.
+ */
+export interface Charger {
+  charge(key: ResolvedKey, units: number): unknown;
+}

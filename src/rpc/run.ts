@@ -4,7 +4,7 @@ import { cacheHeader, hitFor } from '../cache/response-cache.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import { asGatewayError, type Arrival } from './admit.ts';
-import type { Call } from './call.ts';
+import type { Call, Charger } from './call.ts';
 import type { CallDeadline, RequestDeadline } from './deadline.ts';
 import type { EndpointDeps } from './endpoint-deps.ts';
 import { failed, type Framed, type Limited } from './frame-and-limit.ts';
@@ -40,7 +40,9 @@ export function runner(deps: EndpointDeps) {
   const record = recorder(deps);
   const pipelines = new Map(deps.networks.list.map((n) => [n, buildPipeline(n)]));
 
-  const shared: RunShared = { limits, metrics, invalidCost, record, responses, fit, concurrency: config.rpc.batchConcurrency, used: (id) => deps.keys.used(id) };
+  // A split eth_getLogs's further pieces are charged as the limit stage charges calls (chain/logs-split.ts).
+  const charger: Charger | undefined = limits && { charge: (key, units) => limits.admit(key, units) };
+  const shared: RunShared = { limits, metrics, invalidCost, record, responses, fit, charger, concurrency: config.rpc.batchConcurrency, used: (id) => deps.keys.used(id) };
   /** The request's answers: at once when every item was answered at once (a cache hit), else a promise of them. */
   return (f: Framed, l: Limited, deadline: RequestDeadline, t0: number, log: Arrival['log']): Ran | Promise<Ran> => {
     // One object per request with its steps as methods, not closures made per request.
@@ -82,6 +84,7 @@ interface RunShared {
   fit: (held: RequestBytes, item: FramedItem, answer: UpstreamAnswer, method: string, answers: Array<Answer | undefined>, i: number) => string | Buffer | undefined;
   /** The key's last use moves (on success only). */
   used: (keyId: string) => void;
+  charger: Charger | undefined;
 }
 
 /**
@@ -160,7 +163,7 @@ class RequestRun {
     // Written out, not spread from ctx: one shape for every Call, and no copying helper per call on the hot path.
     const call: Call = {
       network: ctx.network, key: ctx.key, requestId: ctx.requestId, session: ctx.session,
-      method, params: p.call.params, spec: p.entry, cost: p.entry.cost, signal,
+      method, params: p.call.params, spec: p.entry, cost: p.entry.cost, charger: this.s.charger, signal,
       looked, cache: hit ? hitFor(hit, ctx.key.account.id) : undefined, refusedByRules: undefined, seenBlock: undefined,
     };
     this.calls[i] = call;

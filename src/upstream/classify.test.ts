@@ -31,9 +31,13 @@ describe('upstream outcomes, classified once', () => {
     assert.equal(classifyAnswer(err(-32005, 'project ID request rate exceeded', { rate: { backoff_seconds: 30 } })).restMs, 30_000);
   });
 
-  test("an eth_getLogs -32005 'query returned more than 10000 results' is the caller's answer, not the node's capacity", () => {
-    assert.equal(classifyAnswer(err(-32005, 'query returned more than 10000 results')).kind, 'caller-error');
-    assert.equal(classifyAnswer(err(-32005, 'block range is too large')).kind, 'caller-error');
+  test("an eth_getLogs refusal for size (-32005 'query returned more than 10000 results', any code) is no capacity error: not retried as it is, the node is up", () => {
+    assert.equal(brief(classifyAnswer(err(-32005, 'query returned more than 10000 results'))), 'too-wide retry=false success');
+    assert.deepEqual(classifyAnswer(err(-32005, 'query returned more than 10000 results')).refusal, { of: 'results', results: 10000 });
+    assert.deepEqual(classifyAnswer(err(-32005, 'block range is too large')).refusal, { of: 'range' });
+    assert.deepEqual(classifyAnswer(err(-32000, 'exceed maximum block range: 2000')).refusal, { of: 'range', blocks: 2000 });
+    assert.deepEqual(classifyAnswer(err(-32614, 'eth_getLogs is limited to a 10,000 range')).refusal, { of: 'range', blocks: 10000 });
+    assert.equal(classifyAnswer(err(-32602, 'Log response size exceeded.')).kind, 'too-wide', 'before invalid params');
   });
 
   test('a node missing data (header not found, missing trie node, unknown block) is retried elsewhere; breaker neutral', () => {

@@ -1,4 +1,5 @@
 import { GatewayError, type RpcErrorObject } from '../errors/gateway-error.ts';
+import { logsRefusal, type LogsRefusal } from './size-refusals.ts';
 import { NodeHttpError, type UpstreamAnswer } from './upstream.ts';
 
 /**
@@ -10,6 +11,7 @@ export type OutcomeKind =
   | 'result' // an answer for the caller
   | 'caller-error' // a JSON-RPC error that is the caller's answer (a revert, invalid params): the same anywhere
   | 'not-supported' // the node lacks the method (an adapter may answer instead): the node is up
+  | 'too-wide' // an eth_getLogs range or answer over the node's bound: the caller's answer, unless the query is split
   | 'capacity' // the node's JSON-RPC "not now" (-32005 / 429 in the body): another node may answer
   | 'missing-data' // the node lacks the block or state (pruned, not synced yet): another node may have it
   | 'http-status' // HTTP 429 / 502 / 503 / 504 instead of JSON-RPC: a Retry-After is kept as a rest
@@ -27,6 +29,8 @@ export interface Outcome {
   breaker: BreakerVerdict;
   /** How long the node asked to be left alone, ms (HTTP Retry-After, or a capacity error's own hint). */
   restMs?: number;
+  /** `too-wide`: what the node refused (its range, or its results) and the bound it named, if any (size-refusals.ts). */
+  refusal?: LogsRefusal;
 }
 
 /** A node over its quota with no Retry-After: left alone this long before it is asked again. */
@@ -49,9 +53,6 @@ const MISSING_DATA = /header not found|missing trie node|unknown block|block not
 
 /** A block above the node's own head, in anvil's words (with invalid-params' code, so told before that). */
 const BEYOND_HEAD = /BlockOutOfRangeError|block height is \d+ but requested was \d+/;
-
-/** -32005 that is a caller's answer, not the node's capacity: an eth_getLogs range or result count over a node's bound. */
-const TOO_WIDE = /query returned more than|block range|range (is )?too (large|wide)|exceed(s|ed)? .*(range|results)|results? (limit|too many)/i;
 
 /** Capacity said in words by nodes and providers that use another code (-32000, -32603). */
 const CAPACITY_WORDS = /rate limit|too many requests|capacity exceeded|exceeded .*(quota|capacity|compute units)|request limit reached/i;
@@ -81,8 +82,11 @@ export function classifyAnswer(answer: UpstreamAnswer): Outcome {
   if (error === undefined) return RESULT;
   if (notSupported(error)) return NOT_SUPPORTED;
   const message = String(error.message ?? '');
+  // An eth_getLogs range or answer over the node's bound, whatever the code (-32005, -32000, -32602, -32614): not
+  // its capacity, and not to be asked of another node as it is; the pool splits the query (chain/logs-split.ts).
+  const refusal = logsRefusal(error);
+  if (refusal) return { kind: 'too-wide', retry: false, breaker: 'success', refusal };
   if (error.code === -32005 || error.code === 429) {
-    if (TOO_WIDE.test(message)) return CALLER;
     return { kind: 'capacity', retry: true, breaker: 'failure', restMs: restHint(error.data) ?? DEFAULT_REST_MS };
   }
   // anvil's "BlockOutOfRangeError: block height is 99 but requested was 711" comes as -32602: a node behind.

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
+import { WebSocketServer } from 'ws';
 import { after, before, describe, test } from 'node:test';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { responseJson } from '../rpc/respond.ts';
@@ -87,7 +88,8 @@ describe('HttpUpstream batching', () => {
   test('a node that refuses batches, or leaves a call out, gets those calls again one by one', async () => {
     const singles: string[] = [];
     answer = (id) => `{"jsonrpc":"2.0","id":${id},"result":"single"}`;
-    answerBatch = () => '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large"}}';
+    // Refused whatever its size (a batch refused for its size is below: it is sent again in smaller batches).
+    answerBatch = () => '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch requests are disabled"}}';
     const refused = await Promise.all([1, 2, 3].map((v) => node.call('eth_getBalance', [v], 1000)));
     assert.deepEqual(refused.map((a) => a.result), ['single', 'single', 'single']);
     answerBatch = () => '<html>400 batch requests are not supported</html>';
@@ -251,6 +253,95 @@ describe('the answers held for all calls at once are bounded (rpc.maxAnswerBytes
     } finally {
       await up.close();
       big.close();
+    }
+  });
+});
+
+describe('HttpUpstream in front of a provider', () => {
+  /** A provider that notes each request's headers and how many calls each batch held; batches over `max` refused. */
+  async function provider(max: number, refusal: string) {
+    const seen: Array<{ headers: Record<string, string | string[] | undefined>; calls: number }> = [];
+    const s = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => { body += c; });
+      req.on('end', () => {
+        const doc = JSON.parse(body);
+        const calls: Call[] = Array.isArray(doc) ? doc : [doc];
+        seen.push({ headers: req.headers, calls: calls.length });
+        if (calls.length > max) return void res.end(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":${JSON.stringify(refusal)}}}`);
+        res.end(Array.isArray(doc) ? geth(calls) : `{"jsonrpc":"2.0","id":${doc.id},"result":"0x1"}`);
+      });
+    });
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    return { seen, port: (s.address() as { port: number }).port, close: () => new Promise((r) => s.close(r)) };
+  }
+
+  test("a URL's user:password@ goes as Basic Authorization, never in the label; configured headers go with every request", async () => {
+    const p = await provider(100, 'batch too large');
+    const up = new HttpUpstream(`http://alice:s%40cret@127.0.0.1:${p.port}/rpc`, UNBOUNDED_ANSWERS, 2, undefined, undefined, { 'x-api-key': 'k-123' });
+    try {
+      await up.call('eth_blockNumber', [], 1000);
+      assert.equal(p.seen[0].headers.authorization, 'Basic ' + Buffer.from('alice:s@cret').toString('base64'));
+      assert.equal(p.seen[0].headers['x-api-key'], 'k-123');
+      assert.ok(!up.label.includes('alice') && !up.label.includes('cret'), up.label);
+    } finally {
+      await up.close();
+      await p.close();
+    }
+  });
+
+  test("the provider's headers go with its WebSocket's handshake too", async () => {
+    const seen: Array<string | undefined> = [];
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    wss.on('connection', (ws, req) => {
+      seen.push(req.headers['x-api-key'] as string | undefined);
+      ws.on('message', (m) => {
+        const doc = JSON.parse(String(m));
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id: doc.id, result: '0x2' }));
+      });
+    });
+    await new Promise((r) => wss.once('listening', r));
+    const p = await provider(100, 'batch too large');
+    const up = new HttpUpstream(`http://127.0.0.1:${p.port}`, UNBOUNDED_ANSWERS, 2, `ws://127.0.0.1:${(wss.address() as { port: number }).port}`, undefined, { 'x-api-key': 'k-ws' });
+    try {
+      for (let i = 0; i < 50 && up.socketState() !== 'open'; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(await up.call('eth_blockNumber', [], 1000, { light: true }), { result: '0x2', raw: '"0x2"' });
+      assert.deepEqual(seen, ['k-ws']);
+    } finally {
+      await up.close();
+      await p.close();
+      await new Promise((r) => wss.close(r));
+    }
+  });
+
+  test('a batch refused for its size ("maximum batch size is 10") is sent again in batches of 10, and later ones too', async () => {
+    const p = await provider(10, 'maximum batch size is 10');
+    const up = new HttpUpstream(`http://127.0.0.1:${p.port}`, UNBOUNDED_ANSWERS, 2);
+    try {
+      const answers = await Promise.all(Array.from({ length: 25 }, (_, i) => up.call('eth_getBalance', [`0x${i}`], 1000)));
+      assert.deepEqual(answers.map((a) => a.result), Array.from({ length: 25 }, (_, i) => `0x${i}`));
+      assert.equal(up.maxBatch, 10);
+      assert.deepEqual(p.seen.map((s) => s.calls), [25, 10, 10, 5]);
+      p.seen.length = 0;
+      await Promise.all(Array.from({ length: 12 }, (_, i) => up.call('eth_getBalance', [`0x${i}`], 1000)));
+      assert.deepEqual(p.seen.map((s) => s.calls), [10, 2], 'no batch over the size learnt');
+    } finally {
+      await up.close();
+      await p.close();
+    }
+  });
+
+  test('a refusal naming no size halves the batch', async () => {
+    const p = await provider(6, 'batch too large');
+    const up = new HttpUpstream(`http://127.0.0.1:${p.port}`, UNBOUNDED_ANSWERS, 2);
+    try {
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => up.call('eth_getBalance', [`0x${i}`], 1000)));
+      assert.equal(answers.length, 20);
+      assert.ok(up.maxBatch <= 6, `maxBatch ${up.maxBatch}`);
+      assert.ok(answers.every((a, i) => a.result === `0x${i}`));
+    } finally {
+      await up.close();
+      await p.close();
     }
   });
 });

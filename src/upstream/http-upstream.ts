@@ -1,18 +1,19 @@
 import { Buffer } from 'node:buffer'; // the global one is a getter on globalThis, called at each use
 import { Pool, type Dispatcher } from 'undici';
 import type { Logger } from 'pino';
-import { GatewayError } from '../errors/gateway-error.ts';
+import { GatewayError, type RpcErrorObject } from '../errors/gateway-error.ts';
 import { redactUrl } from '../errors/redact.ts';
 import { AnswerBudget, UNBOUNDED_ANSWERS } from '../limits/answer-budget.ts';
 import { MAX_ANSWER_DEPTH, nestedDeeperThan } from './answer-depth.ts';
 import { transportError } from './classify.ts';
+import { batchRefusal } from './size-refusals.ts';
 import type { CallSignal } from '../errors/on-abort.ts';
 import { abortedWithAll } from './aborted-with-all.ts';
 import { NodeHttpError, retryAfterMs, type CallOptions, type Upstream, type UpstreamAnswer } from './upstream.ts';
 import { garbledOverLane, LaneDropped, WsLane } from './ws-lane.ts';
 
 const HEADERS = { 'content-type': 'application/json' };
-/** Calls per upstream batch: well under what nodes accept (geth: 1,000) and what hosted nodes allow (100). */
+/** Calls per upstream batch unless configured (upstreams[].maxBatch): well under geth's 1,000 and what hosted nodes allow (100). */
 const MAX_UPSTREAM_BATCH = 100;
 /** How long light reads go alone to a node that refused a batch as a whole, before sharing is tried again. */
 const BATCHES_REFUSED_REST_MS = 60_000;
@@ -91,6 +92,8 @@ export class HttpUpstream implements Upstream {
   private readonly pool: Pool;
   private readonly path: string;
   private readonly headers: Readonly<Record<string, string>>;
+  /** The headers given (a provider's key, a URL's credentials), for the node's WebSocket handshake too. */
+  private readonly own: Readonly<Record<string, string>> | undefined;
   /** The node's WebSocket for light reads, when it has one (upstream/ws-lane.ts); HTTP for everything else. */
   lane: WsLane | undefined;
   private nextId = 1;
@@ -98,17 +101,27 @@ export class HttpUpstream implements Upstream {
   onDropped: (() => void) | undefined;
   /** `close` was called: its own closing is no drop. */
   private closing = false;
+  /**
+   * Most calls in one batch to the node (upstreams[].maxBatch); lowered when the node refuses a batch for its size
+   * (upstream/size-refusals.ts), to the size its words name or to half.
+   */
+  maxBatch = MAX_UPSTREAM_BATCH;
 
   /**
    * `answers`: the largest answer body read for one call (rpc.maxAnswerBytes) and the budget all answers share
    * (rpc.maxAnswerBytesInFlight); an answer past either is cut off as it streams, so that no node (nor callers
    * asking a node for 400 MB traces) can make the gateway hold it. `wsUrl`: the node's WebSocket address, when it
    * has one: its light reads go that way while the socket is open (upstream/ws-lane.ts); `log` hears when it stays down.
-   * `headers`: sent with every request besides the content type (a worker's secret for its primary's chain server).
+   * `headers`: sent with every request besides the content type (a provider's key; a worker's secret for its
+   * primary's chain server). A URL's `user:password@` goes as Basic `Authorization` (unless `headers` has one): undici
+   * sends only the origin, and the credentials are in no label, log or error (`redactUrl`).
    */
   constructor(readonly url: string, private readonly answers: AnswerBudget = UNBOUNDED_ANSWERS, connections = 64, wsUrl?: string, log?: Logger, headers?: Readonly<Record<string, string>>) {
     const u = new URL(url);
-    this.headers = headers === undefined ? HEADERS : { ...HEADERS, ...headers };
+    const basic = basicAuthorization(u);
+    this.own = headers === undefined && basic === undefined ? undefined
+      : { ...(basic && !hasHeader(headers, 'authorization') ? { authorization: basic } : {}), ...headers };
+    this.headers = this.own === undefined ? HEADERS : { ...HEADERS, ...this.own };
     this.label = redactUrl(url);
     this.path = u.pathname + u.search;
     this.pool = new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
@@ -122,7 +135,7 @@ export class HttpUpstream implements Upstream {
 
   /** Light reads go over the node's WebSocket at `wsUrl` from now on, while it is open (upstream/ws-lane.ts). */
   openSocket(wsUrl: string, log?: Logger): void {
-    this.lane ??= new WsLane(wsUrl, this.answers, log);
+    this.lane ??= new WsLane(wsUrl, this.answers, log, this.own);
   }
 
   /** For `/readyz`: whether the node's WebSocket is open; undefined when it has none. */
@@ -222,11 +235,17 @@ export class HttpUpstream implements Upstream {
       else groups.set(key, [p]);
     }
     for (const group of groups.values()) {
-      for (let i = 0; i < group.length; i += MAX_UPSTREAM_BATCH) {
-        const chunk = group.length <= MAX_UPSTREAM_BATCH ? group : group.slice(i, i + MAX_UPSTREAM_BATCH);
-        if (chunk.length === 1) void this.sendOne(chunk[0]);
-        else void this.sendBatch(chunk);
-      }
+      this.sendChunks(group);
+    }
+  }
+
+  /** `calls` as batches of at most `maxBatch` (a call alone: alone). */
+  private sendChunks(calls: Pending[]): void {
+    const max = this.maxBatch;
+    for (let i = 0; i < calls.length; i += max) {
+      const chunk = calls.length <= max ? calls : calls.slice(i, i + max);
+      if (chunk.length === 1) void this.sendOne(chunk[0]);
+      else void this.sendBatch(chunk);
     }
   }
 
@@ -335,8 +354,16 @@ export class HttpUpstream implements Upstream {
     } finally {
       this.answers.give(got.bytes);
     }
-    // Refused as a whole: light reads stop sharing node requests for a while (each would be sent twice).
-    if (!Array.isArray(msgs)) this.soloUntil = Date.now() + BATCHES_REFUSED_REST_MS;
+    if (!Array.isArray(msgs)) {
+      // Refused for its size (its words say so): batches are made smaller from now on, and these calls sent again so.
+      const size = batchRefusal((msgs as { error?: RpcErrorObject } | undefined)?.error);
+      if (size) {
+        this.maxBatch = Math.max(1, Math.min(size.calls ?? Math.floor(batch.length / 2), batch.length - 1));
+        return this.sendChunks(batch);
+      }
+      // Refused as a whole: light reads stop sharing node requests for a while (each would be sent twice).
+      this.soloUntil = Date.now() + BATCHES_REFUSED_REST_MS;
+    }
     // Too deep somewhere: each call is sent again alone, and the deep one fails alone.
     if (Array.isArray(msgs) && nestedDeeperThan(got.text, MAX_ANSWER_DEPTH + 1)) msgs = undefined;
     // Answers in any order, matched by id: the ids of a batch are consecutive (unless they wrapped), so an answer's
@@ -416,6 +443,16 @@ function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBu
     });
   });
 }
+
+/** A URL's `user:password@` as a Basic `Authorization` value (RFC 7617), decoded as URLs encode them; undefined without. */
+function basicAuthorization(u: URL): string | undefined {
+  if (!u.username && !u.password) return undefined;
+  const decode = (s: string) => { try { return decodeURIComponent(s); } catch { return s; } };
+  return 'Basic ' + Buffer.from(`${decode(u.username)}:${decode(u.password)}`).toString('base64');
+}
+
+const hasHeader = (headers: Readonly<Record<string, string>> | undefined, name: string) =>
+  headers !== undefined && Object.keys(headers).some((k) => k.toLowerCase() === name);
 
 /** An answer's chunks as they arrive, and the bytes of the budget they hold. */
 interface Held { chunks: Buffer[]; bytes: number; budget: AnswerBudget }

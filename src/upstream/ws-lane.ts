@@ -87,8 +87,11 @@ export class WsLane {
    */
   private bigUntil = 0;
 
-  /** `log`: where a socket that stays down (and comes back after) is told; nothing else is logged. */
-  constructor(private readonly url: string, private readonly budget: AnswerBudget, private readonly log?: Logger) {
+  /**
+   * `log`: where a socket that stays down (and comes back after) is told; nothing else is logged. `headers`: sent with
+   * the socket's handshake (a provider's key, as its HTTP requests carry it).
+   */
+  constructor(private readonly url: string, private readonly budget: AnswerBudget, private readonly log?: Logger, private readonly headers?: Readonly<Record<string, string>>) {
     this.connect();
   }
 
@@ -150,7 +153,7 @@ export class WsLane {
     if (this.closed) return;
     // No compression: answers are small and the socket is on a fast link; maxPayload bounds one answer as the
     // HTTP path's streaming cut-off does (a larger one closes the socket: its calls are asked again by HTTP).
-    const ws = new WebSocket(this.url, { perMessageDeflate: false, maxPayload: this.budget.maxAnswerBytes, handshakeTimeout: HANDSHAKE_TIMEOUT_MS, generateMask: zeroMask });
+    const ws = new WebSocket(this.url, { perMessageDeflate: false, maxPayload: this.budget.maxAnswerBytes, handshakeTimeout: HANDSHAKE_TIMEOUT_MS, generateMask: zeroMask, ...(this.headers ? { headers: { ...this.headers } } : {}) });
     this.ws = ws;
     ws.once('upgrade', (res) => {
       this.socket = res.socket;

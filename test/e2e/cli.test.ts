@@ -246,6 +246,25 @@ describe('nodegate plans|accounts|keys on the local store', () => {
     assert.equal(bad.stderr.trimEnd().split('\n').at(-1), 'configuration is invalid: 1 problem, nothing was started or changed');
   });
 
+  test("config check shows no provider's key: a header's value as ***, or the variable it is read from; URL credentials as ***@; an unset variable is named", async () => {
+    const file = join(dataDir, 'providers.yaml');
+    writeFileSync(file, [
+      'networks:',
+      '  mainnet:',
+      '    chainId: 1',
+      '    upstreams:',
+      '      - { url: "https://alice:pw-3f9a1c@node.example/rpc", ws: "wss://alice:pw-3f9a1c@node.example/ws", headers: { x-api-key: literal-key-77ab, authorization: { env: NG_TEST_KEY } } }',
+    ].join('\n'));
+    const ok = await cli(['config', 'check', '--config', file], { env: { NG_TEST_KEY: 'env-key-19cd' } });
+    assert.equal(ok.code, 0, ok.stderr);
+    for (const secret of ['pw-3f9a1c', 'literal-key-77ab', 'env-key-19cd', 'alice']) assert.ok(!(ok.stdout + ok.stderr).includes(secret), secret);
+    assert.match(ok.stdout, /"x-api-key": "\*\*\*"/);
+    assert.match(ok.stdout, /"env": "NG_TEST_KEY"/);
+    const unset = await cli(['config', 'check', '--config', file], { env: { NG_TEST_KEY: undefined } });
+    assert.equal(unset.code, 2);
+    assert.match(unset.stderr, /networks\.mainnet\.upstreams\[0\]\.headers\.authorization: the environment variable NG_TEST_KEY is not set/);
+  });
+
   test('changes made by the CLI take effect on a gateway running on the same store', async () => {
     let gateway: TestGateway | undefined;
     try {

@@ -6,13 +6,13 @@
 // `npm run soak -- heavy-events` the issue's 30 (test/helpers/soak.ts).
 // Run: node --import tsx --test test/e2e/heavy-events.test.ts
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test, type TestContext } from 'node:test';
 import { HDNodeWallet, Interface, Wallet } from 'ethers';
 import { killAll, readAnvilPid, sleep, startNodegate, type NodegateProcess } from '../helpers/process.ts';
 import { sized } from '../helpers/soak.ts';
+import { compileEmitter } from '../helpers/emitter.ts';
 
 const MNEMONIC = 'test test test test test test test test test test test junk';
 const LOGS = 3000;
@@ -21,20 +21,6 @@ const TXS = sized(4, 30);
 const READ_MS = 1000;
 /** A start replays 31 blocks of 3,000 logs (a few seconds; well under a minute on a busy 2-core machine). */
 const START_MS = 120_000;
-
-function compileEmitter(): { abi: any[]; bytecode: string } {
-  const solc = createRequire(import.meta.url)('solc') as { compile(input: string): string };
-  const content = readFileSync(new URL('../fixtures/Emitter.sol', import.meta.url), 'utf8');
-  const out = JSON.parse(solc.compile(JSON.stringify({
-    language: 'Solidity',
-    sources: { 'Emitter.sol': { content } },
-    settings: { evmVersion: 'cancun', optimizer: { enabled: true, runs: 200 }, outputSelection: { '*': { Emitter: ['abi', 'evm.bytecode.object'] } } },
-  })));
-  const errors = (out.errors ?? []).filter((e: { severity: string }) => e.severity === 'error');
-  if (errors.length) throw new Error(errors.map((e: { formattedMessage: string }) => e.formattedMessage).join('\n'));
-  const c = out.contracts['Emitter.sol'].Emitter;
-  return { abi: c.abi, bytecode: '0x' + c.evm.bytecode.object };
-}
 
 const hex = (n: number) => '0x' + n.toString(16);
 const note = (t: TestContext, msg: string) => { t.diagnostic(msg); console.log(`# ${msg}`); };

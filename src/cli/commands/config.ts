@@ -9,8 +9,11 @@ export const CONFIG_COMMANDS: Record<string, Subcommand> = {
       const { redactUrl } = await import('../../errors/redact.ts');
       // Upstream URLs often carry a hosted node's credentials: shown redacted, like in the banner.
       const shown = (url: string) => (url === 'embedded' ? url : redactUrl(url));
+      // A header's value is a provider's key: shown as ***, or as the environment variable it is read from.
+      const headers = (h: Record<string, string | { env: string }>) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k, typeof v === 'string' ? '***' : v]));
       const networks = Object.fromEntries(Object.entries(config.networks).map(([n, v]) => [n, {
-        ...v, ...(v.upstream ? { upstream: shown(v.upstream) } : {}), upstreams: v.upstreams.map((u) => ({ ...u, url: shown(u.url) })),
+        ...v, ...(v.upstream ? { upstream: shown(v.upstream) } : {}),
+        upstreams: v.upstreams.map((u) => ({ ...u, url: shown(u.url), ...(u.ws ? { ws: redactUrl(u.ws) } : {}), headers: headers(u.headers) })),
       }]));
       const database = config.database.url ? { url: redactUrl(config.database.url) } : config.database;
       process.stdout.write(JSON.stringify({ ...config, networks, database }, null, 2) + '\n');

@@ -3,8 +3,27 @@ import type { UpstreamAnswer } from '../../upstream/upstream.ts';
 import type { Next as NodeNext } from '../../methods/adapters/adapter.ts';
 import type { Call } from '../call.ts';
 
-/** Dedicated keys' calls go to the network's dedicated upstreams, where it has any; the call's deadline goes along. */
-export const routeOf = (call: Call): Route => (call.key.key.type === 'Dedicated' ? { dedicated: true, signal: call.signal } : { signal: call.signal });
+/**
+ * Dedicated keys' calls go to the network's dedicated upstreams, where it has any; the call's deadline goes along;
+ * a call whose range may be split (eth_getLogs), or that the gateway answers with node calls of its own (a filter's
+ * eth_getLogs), takes the way to charge further pieces.
+ */
+export const routeOf = (call: Call): Route => {
+  const route: Route = call.key.key.type === 'Dedicated' ? { dedicated: true, signal: call.signal } : { signal: call.signal };
+  if ((call.spec.splitsRange || call.spec.local) && call.charger) route.charge = (pieces, units) => charged(call, pieces, units);
+  return route;
+};
+
+/**
+ * `pieces` more node calls, charged to the caller before they go and counted in its cost: each at the call's own
+ * units when it is the method split (its configured cost, limits.costs), else at the split method's declared cost.
+ */
+function charged(call: Call, pieces: number, each: number): void | Promise<void> {
+  const units = pieces * (call.spec.splitsRange ? call.spec.cost : each);
+  const paid = () => { call.cost += units; };
+  const d = call.charger!.charge(call.key, units);
+  return d instanceof Promise ? d.then(paid) : paid();
+}
 
 /** The network's chain module, with the method's budget and the call's deadline, for adapters and local methods. */
 export function nodeOf(call: Call): NodeNext {
