@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
@@ -29,6 +30,8 @@ const MODELS: Record<string, { new (data: any): { validate(): void } }> = {
   'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
 };
 const rendered = Object.fromEntries(OVERLAYS.map((o) => [o, kustomize(`deploy/kubernetes/overlays/${o}`)]));
+/** The Secret's example: outside the kustomization, so that `kubectl apply -k` never overwrites the real Secret. */
+const secret = parse(readFileSync('deploy/kubernetes/secret.example.yaml', 'utf8')) as Manifest;
 const one = (docs: Manifest[], kind: string) => {
   const found = docs.filter((d) => d.kind === kind);
   assert.equal(found.length, 1, `one ${kind}`);
@@ -40,7 +43,7 @@ describe('the Kubernetes manifests', () => {
   for (const overlay of OVERLAYS) {
     test(`${overlay}: every object is valid against Kubernetes' schema, in the overlay's namespace`, () => {
       const docs = rendered[overlay];
-      assert.deepEqual(docs.map((d) => d.kind).sort(), ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Namespace', 'NetworkPolicy', 'PodDisruptionBudget', 'Secret', 'Service', 'ServiceMonitor']);
+      assert.deepEqual(docs.map((d) => d.kind).sort(), ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Namespace', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'ServiceMonitor']);
       const namespace = one(docs, 'Namespace').metadata.name;
       for (const d of docs) {
         const Model = MODELS[`${d.apiVersion}/${d.kind}`];
@@ -102,13 +105,18 @@ describe('the Kubernetes manifests', () => {
       // The alerts' job label is the Service's name (the ServiceMonitor's default job).
       assert.equal(service.metadata.name, 'nodegate');
       const env = deployment.spec.template.spec.containers[0].env as Array<{ name: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }>;
-      const secret = one(docs, 'Secret');
       for (const name of ['DATABASE_URL', 'REDIS_URL']) {
         const ref = env.find((e) => e.name === name)?.valueFrom?.secretKeyRef;
         assert.ok(ref && ref.name === secret.metadata.name && ref.key in secret.stringData, `${name} from the Secret`);
       }
     });
   }
+
+  test('the Secret\'s example is valid and holds what the pods read from it, as placeholders', () => {
+    assert.doesNotThrow(() => new Secret(secret as any).validate());
+    assert.deepEqual(Object.keys(secret.stringData).sort(), ['DATABASE_URL', 'REDIS_URL']);
+    for (const v of Object.values(secret.stringData)) assert.match(String(v), /REPLACE-ME/);
+  });
 
   test('production runs at least three pods', () => {
     assert.ok(one(rendered.production, 'HorizontalPodAutoscaler').spec.minReplicas >= 3);
