@@ -31,6 +31,7 @@ describe('the compose file', () => {
     assert.deepEqual(ng.depends_on.postgres, { condition: 'service_healthy' });
     assert.deepEqual(ng.depends_on.redis, { condition: 'service_healthy' });
     assert.deepEqual(compose.services.nginx.depends_on.nodegate, { condition: 'service_healthy' });
+    assert.ok(ng.healthcheck.test.join(' ').includes('/healthz'), 'nginx waits for Nodegate\'s /healthz, whatever the image\'s format');
     for (const s of ['postgres', 'redis']) assert.ok(compose.services[s].healthcheck, `${s} has a health check`);
     assert.match(ng.environment.DATABASE_URL, /^postgres:\/\/.*@postgres:5432\//);
     assert.match(ng.environment.REDIS_URL, /^redis:\/\/.*@redis:6379$/);
