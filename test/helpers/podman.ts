@@ -57,7 +57,8 @@ export async function podman(args: string[], timeoutMs?: number): Promise<string
  * Builds deploy/Containerfile into TEST_IMAGE on the stand-in base of deploy/local-base.sh (no image registry is
  * reached: the base is made from this machine's Debian mirror and Node.js, and kept by name between runs).
  * npm in the build reads this machine's npm cache first (mounted as an overlay, so the build never writes to it) and
- * trusts what this machine's Node.js trusts (NODE_EXTRA_CA_CERTS: a TLS-inspecting proxy's authority).
+ * trusts what this machine trusts (NODE_EXTRA_CA_CERTS, where a TLS-inspecting proxy's authority is added, else the
+ * system's bundle).
  * Returns the base's name and how long each part took.
  */
 export async function buildTestImage(): Promise<{ base: string; baseMs: number; buildMs: number }> {
@@ -74,8 +75,9 @@ export async function buildTestImage(): Promise<{ base: string; baseMs: number; 
   const npmFlags = ['--prefer-offline'];
   const volumes: string[] = [];
   if (npmCache && existsSync(npmCache)) volumes.push('-v', `${npmCache}:/root/.npm:O`);
-  const ca = process.env.NODE_EXTRA_CA_CERTS;
-  if (ca && existsSync(ca)) {
+  // What this machine's Node.js trusts (NODE_EXTRA_CA_CERTS), else its system's authorities.
+  const ca = [process.env.NODE_EXTRA_CA_CERTS, '/etc/ssl/certs/ca-certificates.crt'].find((f) => f && existsSync(f));
+  if (ca) {
     volumes.push('-v', `${ca}:/run/nodegate-build-ca.crt:ro`);
     npmFlags.push('--cafile=/run/nodegate-build-ca.crt');
   }
