@@ -2,7 +2,7 @@
 // The `nodegate` command (and `npm start`): runs the compiled CLI in dist/ (made by `npm run build`, which `npm ci`
 // runs as `prepare`), so a start does not transpile TypeScript; runs the TypeScript source through tsx (a development
 // dependency) when there is no build, or when a file under src/ is newer than the build (an edited checkout never runs
-// stale code).
+// stale code). An installation without src/ (the container image) runs its build.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,7 +36,8 @@ function changedSince(dir, since) {
 }
 
 const built = existsSync(compiled) && existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
-if (built > 0 && !changedSince(join(root, 'src'), built)) {
+const source = join(root, 'src');
+if (built > 0 && (!existsSync(source) || !changedSince(source, built))) {
   await import(new URL(`file://${compiled}`).href);
 } else {
   if (built > 0) process.stderr.write('nodegate: src/ changed since the last build (npm run build): running the TypeScript source\n');

@@ -4,6 +4,16 @@ import type { WebhookStats } from '../store/webhooks/webhook-event-store.ts';
 import { ScrapeHistogram, type Series } from './scrape-histogram.ts';
 import { NOTIFICATION_METHOD, type UsageRecorder } from './usage-recorder.ts';
 
+/**
+ * What /metrics reads of the shared state as the request path sees it: whether the store answers (its outage is open
+ * while key lookups fail), and where the per-second limits are kept (`degraded`: Redis, or the workers' primary, is
+ * unreachable and each process limits from its own memory).
+ */
+export interface SharedStateSource {
+  storeDown(): boolean;
+  limits(): string;
+}
+
 /** What /metrics reads of webhooks: this instance's attempts (and each as it ends), and the shared outbox. */
 export interface WebhookMetricsSource {
   counts: { delivered: number; failed: number };
@@ -14,7 +24,8 @@ export interface WebhookMetricsSource {
 /**
  * What `/metrics` shows the operator (docs/decisions.md §10), in Prometheus' text format through prom-client: requests,
  * latency, errors by code, limiter refusals, cache lookups, live filters, each upstream's state, head, lag and call
- * latency (from the chain modules), and the process. One registry per gateway, so that tests may run several.
+ * latency (from the chain modules), the store and the limits' fallback, and the process. One registry per gateway, so
+ * that tests may run several.
  */
 export class Metrics {
   readonly registry = new Registry();
@@ -29,7 +40,7 @@ export class Metrics {
    * With `usage` (analytics on), requests and compute units are read from the usage recorder at scrape time, and
    * the hot path records each item once; without it, `item` counts here.
    */
-  constructor(networks: Networks, liveFilters: () => number, private readonly usage?: UsageRecorder, webhooks?: WebhookMetricsSource) {
+  constructor(networks: Networks, liveFilters: () => number, private readonly usage?: UsageRecorder, webhooks?: WebhookMetricsSource, shared?: SharedStateSource) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'nodegate_' });
     const fromUsage = usage;
@@ -119,6 +130,10 @@ export class Metrics {
           this.set(oldest ? Math.max(0, (Date.now() - Date.parse(oldest)) / 1000) : 0);
         },
       });
+    }
+    if (shared) {
+      new Gauge({ name: 'nodegate_store_up', help: 'Whether the store answers the request path (0: an outage is open; keys seen within auth.failStaticMs are served from memory)', registers, collect() { this.set(shared.storeDown() ? 0 : 1); } });
+      new Gauge({ name: 'nodegate_limits_degraded', help: 'Whether the per-second limits fell back to this process\'s memory (1: Redis, or the workers\' primary, unreachable)', registers, collect() { this.set(shared.limits() === 'degraded' ? 1 : 0); } });
     }
     const statusGauge = (name: string, help: string, value: (s: ReturnType<Networks['list'][number]['chain']['status']>[number]) => number | undefined) =>
       new Gauge({

@@ -42,5 +42,5 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { networks: Net
 }
 
 /** How long `/readyz` waits for the store (a hung server must not hang the probe). */
-const STORE_PING_MS = 1000;
+export const STORE_PING_MS = 1000;
 
