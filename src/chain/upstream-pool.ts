@@ -13,6 +13,8 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { MethodFacts } from '../methods/method-spec.ts';
 import { describe } from '../methods/specs.ts';
 import { learnRange, LogsSplit, type LogsPool, type Piece } from './logs-split.ts';
+import { learnt, oldestHeld, type Holding } from './holdings.ts';
+import { notHeld } from './not-held.ts';
 import type { Route } from './route.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
 
@@ -91,6 +93,7 @@ export class UpstreamPool implements Upstream, LogsPool {
     this.guarded = this.bounded || this.lacking;
     this.logsBounded = members.some((m) => m.logsRange !== undefined || m.logsCutAt !== undefined);
     this.logs = new LogsSplit(this, policy.logsPieces, policy.maxAnswerBytes);
+    this.windowed = members.some((m) => Object.values(m.holding).some((h) => h.from > 0 || h.at !== undefined));
   }
 
   /** Some member has its own rate or concurrency (upstreams[].rate, .concurrency): reads look for room. */
@@ -108,8 +111,24 @@ export class UpstreamPool implements Upstream, LogsPool {
 
   /** Upstreams that hold the same accounts, in the order designated calls try them (`signer`). */
   private readonly signers: readonly UpstreamMember[];
+  /** The network's name, for the errors that name it (the chain module's). */
+  network = '';
+  /**
+   * Some member is known to hold less than every block's state or history (configured, probed or learnt:
+   * holdings.ts): calls at a block look at who holds it. False: no work per call for it.
+   */
+  windowed = false;
+  /** Calls sent since start: background probes skip a network nobody calls (chain/holdings-probe.ts). */
+  calls = 0;
+
+  /** What member `m` holds of `kind` is now `h` (a probe, an answer): routing heeds it from the next call. */
+  setHeld(m: UpstreamMember, kind: 'state' | 'history', h: Holding): void {
+    m.holding = { ...m.holding, [kind]: h };
+    if (h.from > 0 || h.at !== undefined) this.windowed = true;
+  }
 
   call(method: string, params: unknown[], timeoutMs: number, route: Route = {}, spec: MethodFacts = describe(method)): Promise<UpstreamAnswer> {
+    this.calls++;
     if (spec.splitsRange) return this.logs.call(spec, params, timeoutMs, route);
     // The usual case first: one member with nothing to heed (no bounds, no gaps) goes straight to it.
     if (this.members.length === 1 && !this.guarded) return this.sentVia(this.members[0], spec, params, timeoutMs, route.signal);
@@ -143,6 +162,7 @@ export class UpstreamPool implements Upstream, LogsPool {
    */
   private async read(spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<UpstreamAnswer> {
     if (this.lacking && this.noneHas(spec.name)) return { error: new GatewayError('METHOD_NOT_FOUND', { method: spec.name }).toJSON() };
+    if (this.windowed && route.needs !== undefined) this.heldByOne(route, spec.name);
     let first = this.pick(route, undefined, spec.name);
     if (this.bounded && !first.hasRoom(this.now())) first = await this.roomFor(route, spec.name, signal);
     let answer: UpstreamAnswer;
@@ -154,6 +174,7 @@ export class UpstreamPool implements Upstream, LogsPool {
       if (got.member) first = got.member;
       if (mayBeLag(spec, got.answer.result) && !signal?.aborted) return this.fromAhead(first, got.answer, spec, params, timeoutMs, route, signal);
       if (got.outcome.kind === 'not-supported' && this.members.length > 1 && !signal?.aborted) return this.elsewhere(first, got.answer, spec, params, timeoutMs, route, signal);
+      if (got.outcome.kind === 'missing-data' && route.needs !== undefined && !signal?.aborted) return (await this.heldElsewhere(first, got, spec, params, timeoutMs, route)).answer;
       if (!got.outcome.retry || signal?.aborted) return got.answer;
       answer = got.answer;
     } catch (err) {
@@ -246,12 +267,17 @@ export class UpstreamPool implements Upstream, LogsPool {
     const now = this.now();
     const seen = this.seenHead?.();
     const behindSeen = seen !== undefined && (first.head === undefined || first.head < seen);
+    // A node that holds less history than another (pruned receipts, EIP-4444) may lack an old block or transaction
+    // the other has: its null is asked of a node whose history reaches further back.
+    const head = this.head();
+    const history = (m: UpstreamMember) => (m.holding.history === undefined ? 0 : oldestHeld(m.holding.history, head));
+    const firstHistory = this.windowed ? history(first) : 0;
     let ahead: UpstreamMember | undefined;
     let open: UpstreamMember | undefined;
     for (const m of this.members) {
       const has = reached(m);
       if (m === first || m.unconfirmed || m.forked || has < 0 || m.resting(now)) continue;
-      if (!behindSeen && first.head !== undefined && has <= first.head) continue;
+      if (!behindSeen && first.head !== undefined && has <= first.head && !(firstHistory > 0 && history(m) < firstHistory)) continue;
       if (!route.dedicated && m.config.role === 'dedicated') continue;
       if (m.usable(best, this.policy, now, lagFrom)) {
         if (ahead === undefined || has > reached(ahead)) ahead = m;
@@ -414,6 +440,7 @@ export class UpstreamPool implements Upstream, LogsPool {
    */
   async piece(spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<Piece> {
     const signal = route.signal;
+    if (this.windowed && route.needs !== undefined) this.heldByOne(route, spec.name);
     let first = this.pick(route, undefined, spec.name);
     if (this.bounded && !first.hasRoom(this.now())) first = await this.roomFor(route, spec.name, signal);
     let got: Attempt;
@@ -425,6 +452,7 @@ export class UpstreamPool implements Upstream, LogsPool {
       if (second === undefined) throw err;
       return { ...(await this.attempt(second, spec, params, timeoutMs, signal)), member: second };
     }
+    if (got.outcome.kind === 'missing-data' && route.needs !== undefined && !signal?.aborted) return this.heldElsewhere(first, got, spec, params, timeoutMs, route);
     if (!got.outcome.retry || signal?.aborted) return { ...got, member: first };
     const second = this.another(route, first, spec.name);
     if (second === undefined) return { ...got, member: first };
@@ -554,7 +582,7 @@ export class UpstreamPool implements Upstream, LogsPool {
    */
   pick(route: Route, not?: UpstreamMember, method?: string): UpstreamMember {
     const { usable, roomy, gap, now } = this.guarded ? this.candidates(route, not, method) : this.healthy(not);
-    const has = (m: UpstreamMember) => route.minBlock === undefined || (m.head !== undefined && m.head >= route.minBlock);
+    const has = this.windowed && route.needs !== undefined ? this.holder(route) : (m: UpstreamMember) => route.minBlock === undefined || (m.head !== undefined && m.head >= route.minBlock);
     const tiers = tiersOf(route);
     const chosen = (roomy !== usable && byRole(roomy, tiers, route, has)) || byRole(usable, tiers, route, has);
     if (chosen) return chosen;
@@ -586,6 +614,81 @@ export class UpstreamPool implements Upstream, LogsPool {
     const usable = this.members.filter((m) => m !== not && m.usable(best, this.policy, now, lagFrom) && !gap?.(m));
     const roomy = this.bounded ? usable.filter((m) => m.hasRoom(now)) : usable;
     return { usable, roomy, gap, now };
+  }
+
+  /** Whether a member has the call's block and holds what the call needs at its oldest block (`route.needs`). */
+  private holder(route: Route): (m: UpstreamMember) => boolean {
+    const head = this.head();
+    const needs = route.needs!;
+    const n = route.oldest ?? route.minBlock;
+    return (m) => (route.minBlock === undefined || (m.head !== undefined && m.head >= route.minBlock)) && (n === undefined || m.holds(needs, n, head));
+  }
+
+  /**
+   * Throws the catalogue's BLOCK_NOT_HELD when no member the call may use now holds what it needs at its block
+   * (pruned nodes only, the archive node down): no node is asked what none holds.
+   */
+  private heldByOne(route: Route, method: string): void {
+    const n = route.oldest ?? route.minBlock;
+    if (n === undefined) return;
+    const { usable } = this.candidates(route, undefined, method);
+    const head = this.head();
+    const allowed = usable.filter((m) => route.dedicated || m.config.role !== 'dedicated');
+    if (allowed.some((m) => m.holds(route.needs!, n, head))) return;
+    if (allowed.length === 0) return; // nobody answers at all: the usual least bad node and its failure
+    throw notHeld(this.network, route.needs!, n, allowed, head);
+  }
+
+  /**
+   * Member `first` does not hold the call's block ("missing trie node", "pruned", "header not found" below its
+   * head): that is learnt, and each other member that may hold it is asked in turn; the first that answers with
+   * something else answers. None: BLOCK_NOT_HELD, never the node's words.
+   */
+  private async heldElsewhere(first: UpstreamMember, got: Attempt, spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<Piece> {
+    const tried = new Set<UpstreamMember>([first]);
+    let last: Piece = { ...got, member: first };
+    for (;;) {
+      this.learnNotHeld(last.member, route);
+      if (route.signal?.aborted) return last;
+      const next = this.untried(route, tried, spec.name);
+      if (next === undefined) break;
+      tried.add(next);
+      try {
+        const again = await this.attempt(next, spec, params, timeoutMs, route.signal);
+        last = { ...again, member: next };
+        if (again.outcome.kind !== 'missing-data') return last;
+      } catch (err) {
+        if (!classifyFailure(err).retry || route.signal?.aborted) throw err;
+      }
+    }
+    const n = route.oldest ?? route.minBlock;
+    const head = this.head();
+    if (n === undefined || head === undefined || n > head) return last; // a block not mined yet: the node's words
+    const { usable } = this.candidates(route, undefined, spec.name);
+    return { ...last, answer: { error: notHeld(this.network, route.needs!, n, usable, head).toJSON() } };
+  }
+
+  /** A member the call may use that holds its block and was not tried yet, by the usual order; undefined: none. */
+  private untried(route: Route, tried: ReadonlySet<UpstreamMember>, method: string): UpstreamMember | undefined {
+    const { usable } = this.candidates(route, undefined, method);
+    const left = usable.filter((m) => !tried.has(m) && (route.dedicated || m.config.role !== 'dedicated'));
+    const has = this.holder(route);
+    return byRole(left, tiersOf(route), route, has) ?? undefined;
+  }
+
+  /**
+   * Member `m` said it does not hold the call's oldest block: kept in its holding (sliding with the head) unless
+   * the block is near its head (a node a block behind says "header not found" too).
+   */
+  private learnNotHeld(m: UpstreamMember, route: Route): void {
+    const n = route.oldest ?? route.minBlock;
+    const kind = route.needs;
+    if (n === undefined || kind === undefined || m.head === undefined || n > m.head - NEAR_HEAD) return;
+    const h = learnt(m.holding[kind], n, false, this.head());
+    if (h) {
+      this.setHeld(m, kind, h);
+      this.log.info({ upstream: m.label, kind, block: n, from: oldestHeld(h, this.head()) }, 'upstream does not hold the block; calls at it go to the others');
+    }
   }
 
   /**
@@ -672,6 +775,9 @@ export class UpstreamPool implements Upstream, LogsPool {
 function txHash(raw: string): string {
   return '0x' + bytesToHex(keccak_256(hexToBytes(raw.startsWith('0x') ? raw.slice(2) : raw)));
 }
+
+/** Blocks below a member's head within which its "header not found" may only mean it is a moment behind. */
+const NEAR_HEAD = 8;
 
 /** The newest block a member is known to have: its head, or a newer block its answers showed. */
 const reached = (m: UpstreamMember): number => Math.max(m.head ?? -1, m.shown ?? -1);

@@ -89,6 +89,8 @@ export class Networks {
       // are held to the head bound (agreed-head.ts).
       const chain = new Chain(name, net.chainId, members, policy, depth, config.upstreams.checkIntervalMs, nlog, kind === 'embedded' ? undefined : HEAD_BOUND);
       chains.set(name, chain);
+      // What each node holds (pruned state, expired history) is probed for nodes by URL; an embedded chain holds all.
+      if (kind === 'upstream') chain.probeHoldings(config.upstreams.holdingsProbeMs);
       // Cluster mode: instances in front of the same nodes share one head (shared-state/heads/). An embedded
       // chain is this process's own: nothing to share.
       if (cluster && (kind === 'upstream' || cluster.embeddedToo)) {
