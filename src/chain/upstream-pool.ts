@@ -174,11 +174,13 @@ export class UpstreamPool implements Upstream, LogsPool {
       if (got.member) first = got.member;
       if (mayBeLag(spec, got.answer.result) && !signal?.aborted) return this.fromAhead(first, got.answer, spec, params, timeoutMs, route, signal);
       if (got.outcome.kind === 'not-supported' && this.members.length > 1 && !signal?.aborted) return this.elsewhere(first, got.answer, spec, params, timeoutMs, route, signal);
-      if (got.outcome.kind === 'missing-data' && route.needs !== undefined && !signal?.aborted) return (await this.heldElsewhere(first, got, spec, params, timeoutMs, route)).answer;
       if (!got.outcome.retry || signal?.aborted) return got.answer;
+      // A call at a block: asked of each other node that holds it, never answered with a node's "missing trie node".
+      if (route.needs !== undefined) return (await this.heldElsewhere(first, got, undefined, spec, params, timeoutMs, route)).answer;
       answer = got.answer;
     } catch (err) {
       if (!classifyFailure(err).retry || signal?.aborted) throw err; // out of time, or nobody waits: no other node
+      if (route.needs !== undefined) return (await this.heldElsewhere(first, undefined, err, spec, params, timeoutMs, route)).answer;
       const second = this.another(route, first, spec.name);
       if (second === undefined) throw err;
       return this.sentVia(second, spec, params, timeoutMs, signal);
@@ -448,12 +450,13 @@ export class UpstreamPool implements Upstream, LogsPool {
       got = await this.attempt(first, spec, params, timeoutMs, signal);
     } catch (err) {
       if (!classifyFailure(err).retry || signal?.aborted) throw err;
+      if (route.needs !== undefined) return this.heldElsewhere(first, undefined, err, spec, params, timeoutMs, route);
       const second = this.another(route, first, spec.name);
       if (second === undefined) throw err;
       return { ...(await this.attempt(second, spec, params, timeoutMs, signal)), member: second };
     }
-    if (got.outcome.kind === 'missing-data' && route.needs !== undefined && !signal?.aborted) return this.heldElsewhere(first, got, spec, params, timeoutMs, route);
     if (!got.outcome.retry || signal?.aborted) return { ...got, member: first };
+    if (route.needs !== undefined) return this.heldElsewhere(first, got, undefined, spec, params, timeoutMs, route);
     const second = this.another(route, first, spec.name);
     if (second === undefined) return { ...got, member: first };
     try {
@@ -640,32 +643,43 @@ export class UpstreamPool implements Upstream, LogsPool {
   }
 
   /**
-   * Member `first` does not hold the call's block ("missing trie node", "pruned", "header not found" below its
-   * head): that is learnt, and each other member that may hold it is asked in turn; the first that answers with
-   * something else answers. None: BLOCK_NOT_HELD, never the node's words.
+   * A call at a block whose first node gave no answer to pass on (`got`: "missing trie node", "pruned", a capacity
+   * error; `failure`: none at all): each other node that may hold the block is asked in turn (a node that says it
+   * does not hold it has that learnt), and the first real answer stands. When none is left: BLOCK_NOT_HELD if some
+   * node said it lacks the block or is known not to hold it (never the node's words), else the last outcome.
    */
-  private async heldElsewhere(first: UpstreamMember, got: Attempt, spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<Piece> {
+  private async heldElsewhere(first: UpstreamMember, got: Attempt | undefined, failure: unknown, spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<Piece> {
     const tried = new Set<UpstreamMember>([first]);
-    let last: Piece = { ...got, member: first };
+    let last: Piece | undefined = got && { ...got, member: first };
+    let missing = got?.outcome.kind === 'missing-data';
+    if (missing) this.learnNotHeld(first, route);
     for (;;) {
-      this.learnNotHeld(last.member, route);
-      if (route.signal?.aborted) return last;
+      if (route.signal?.aborted) break;
       const next = this.untried(route, tried, spec.name);
       if (next === undefined) break;
       tried.add(next);
       try {
         const again = await this.attempt(next, spec, params, timeoutMs, route.signal);
         last = { ...again, member: next };
-        if (again.outcome.kind !== 'missing-data') return last;
+        if (!again.outcome.retry) return last;
+        if (again.outcome.kind === 'missing-data') {
+          missing = true;
+          this.learnNotHeld(next, route);
+        }
       } catch (err) {
         if (!classifyFailure(err).retry || route.signal?.aborted) throw err;
+        failure = err;
       }
     }
     const n = route.oldest ?? route.minBlock;
     const head = this.head();
-    if (n === undefined || head === undefined || n > head) return last; // a block not mined yet: the node's words
-    const { usable } = this.candidates(route, undefined, spec.name);
-    return { ...last, answer: { error: notHeld(this.network, route.needs!, n, usable, head).toJSON() } };
+    const lacking = missing || (n !== undefined && this.members.some((m) => !m.holds(route.needs!, n, head)));
+    if (!route.signal?.aborted && lacking && n !== undefined && head !== undefined && n <= head) {
+      const { usable } = this.candidates(route, undefined, spec.name);
+      return { answer: { error: notHeld(this.network, route.needs!, n, usable, head).toJSON() }, outcome: GATEWAY_REFUSAL, member: last?.member ?? first };
+    }
+    if (last) return last;
+    throw failure;
   }
 
   /** A member the call may use that holds its block and was not tried yet, by the usual order; undefined: none. */
@@ -775,6 +789,9 @@ export class UpstreamPool implements Upstream, LogsPool {
 function txHash(raw: string): string {
   return '0x' + bytesToHex(keccak_256(hexToBytes(raw.startsWith('0x') ? raw.slice(2) : raw)));
 }
+
+/** The outcome of the gateway's own answer (BLOCK_NOT_HELD): nobody's fault, not retried. */
+const GATEWAY_REFUSAL: Outcome = { kind: 'gateway', retry: false, breaker: 'neutral' };
 
 /** Blocks below a member's head within which its "header not found" may only mean it is a moment behind. */
 const NEAR_HEAD = 8;
