@@ -13,6 +13,7 @@ import { describe } from '../methods/specs.ts';
 import { pinLatest } from './pin-latest.ts';
 import { HoldingsProbe } from './holdings-probe.ts';
 import { shownHolding } from './holdings.ts';
+import { Verifier } from './verify/verifier.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
 import { UpstreamPool, type Route } from './upstream-pool.ts';
 
@@ -148,6 +149,14 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     this.pool.confirm = (m) => this.confirm(m);
     this.pool.jumpBlocks = headBound?.slackBlocks;
     this.pool.network = network;
+    // Answers are checked on networks of several nodes (with one, there is no other node to ask).
+    if (policy.verify !== undefined && policy.verify !== 'off' && members.length > 1) {
+      this.pool.verifier = new Verifier(policy.verify, {
+        readBlock: (n, not, sound) => this.pool.readBlock(n, not, sound, BLOCK_READ_MS),
+        knownHash: (n) => (this.head.final(n) ? this.window.at(n)?.hash : undefined),
+        final: (n) => this.head.final(n),
+      });
+    }
     for (const m of members) {
       // No member serves before its chain id is read (start), nor after its connections all dropped.
       m.unconfirmed = true;
@@ -157,6 +166,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     this.window = new ChainWindow((n) => this.readFollowed(n));
     this.window.subscribe((c) => {
       if (c.type === 'block') return void this.emit('block', c.block);
+      this.pool.verifier?.clear();
       if (c.dropped.length > 0) this.log.warn({ from: c.from, to: c.to, depth: c.depth }, 'chain reorganised; cached answers of this network dropped');
       this.emit('reorg', c);
     });
@@ -642,6 +652,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   /** The chain was replaced (an embedded chain restarted: its anvil replaced, the journal replayed). */
   reset(): void {
     this.head.reset();
+    this.pool.verifier?.clear();
     this.emit('reset');
   }
 

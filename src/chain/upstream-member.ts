@@ -57,6 +57,8 @@ export interface HealthPolicy {
   logsPieces?: number;
   /** The most bytes a split eth_getLogs's pieces may hold together (rpc.maxAnswerBytes; absent: no bound). */
   maxAnswerBytes?: number;
+  /** What answers are checked for before they are passed on (networks.<n>.verify; absent: off). */
+  verify?: 'off' | 'cheap' | 'full';
 }
 
 /** Block hashes a member keeps to compare with the others' (agreed-head.ts `quorumHead`). */

@@ -5,7 +5,8 @@ import { coarseClock, type CoarseClock, type Due } from '../background/coarse-cl
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import type { Logger } from 'pino';
-import { classifyAnswer, classifyFailure, forCaller, type Outcome } from '../upstream/classify.ts';
+import { classifyAnswer, classifyFailure, forCaller, UNVERIFIED, type Outcome } from '../upstream/classify.ts';
+import type { Verifier } from './verify/verifier.ts';
 import type { CallOptions, Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
 import { callerGone } from '../errors/call-aborted.ts';
 import { blockSeenIn } from './block-seen.ts';
@@ -120,6 +121,10 @@ export class UpstreamPool implements Upstream, LogsPool {
   windowed = false;
   /** Calls sent since start: background probes skip a network nobody calls (chain/holdings-probe.ts). */
   calls = 0;
+  /** Checks answers before they are passed on (networks.<n>.verify); absent: off, or a network of one node. */
+  verifier: Verifier | undefined;
+  /** Told of every answer that failed verification: the member's label and the check (metrics subscribe here). */
+  onVerifyFailure: ((upstream: string, check: string) => void) | undefined;
 
   /** What member `m` holds of `kind` is now `h` (a probe, an answer): routing heeds it from the next call. */
   setHeld(m: UpstreamMember, kind: 'state' | 'history', h: Holding): void {
@@ -174,6 +179,10 @@ export class UpstreamPool implements Upstream, LogsPool {
       if (got.member) first = got.member;
       if (mayBeLag(spec, got.answer.result) && !signal?.aborted) return this.fromAhead(first, got.answer, spec, params, timeoutMs, route, signal);
       if (got.outcome.kind === 'not-supported' && this.members.length > 1 && !signal?.aborted) return this.elsewhere(first, got.answer, spec, params, timeoutMs, route, signal);
+      if (this.verifier !== undefined && spec.verify !== undefined && got.answer.error === undefined) {
+        const failed = await this.verifier.check(spec.verify, params, got.answer.result, first);
+        if (failed !== undefined) return (await this.reverified(first, failed, spec, params, timeoutMs, route)).answer;
+      }
       if (!got.outcome.retry || signal?.aborted) return got.answer;
       // A call at a block: asked of each other node that holds it, never answered with a node's "missing trie node".
       if (route.needs !== undefined) return (await this.heldElsewhere(first, got, undefined, spec, params, timeoutMs, route)).answer;
@@ -455,6 +464,10 @@ export class UpstreamPool implements Upstream, LogsPool {
       if (second === undefined) throw err;
       return { ...(await this.attempt(second, spec, params, timeoutMs, signal)), member: second };
     }
+    if (this.verifier !== undefined && spec.verify !== undefined && got.answer.error === undefined) {
+      const failed = await this.verifier.check(spec.verify, params, got.answer.result, first);
+      if (failed !== undefined) return this.reverified(first, failed, spec, params, timeoutMs, route);
+    }
     if (!got.outcome.retry || signal?.aborted) return { ...got, member: first };
     if (route.needs !== undefined) return this.heldElsewhere(first, got, undefined, spec, params, timeoutMs, route);
     const second = this.another(route, first, spec.name);
@@ -682,11 +695,75 @@ export class UpstreamPool implements Upstream, LogsPool {
     throw failure;
   }
 
+  /**
+   * Member `first`'s answer failed check `failed` (chain/verify/): it counts against its breaker, and each other
+   * member is asked in turn; the first answer that passes (or a node's error, which is checked by no one) stands.
+   * None: UPSTREAM_UNAVAILABLE, never the wrong answer.
+   */
+  private async reverified(first: UpstreamMember, failed: string, spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<Piece> {
+    this.unverified(first, failed);
+    const tried = new Set<UpstreamMember>([first]);
+    for (;;) {
+      if (route.signal?.aborted) throw route.signal.reason;
+      const next = this.untried(route, tried, spec.name);
+      if (next === undefined) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `no node's answer to ${spec.name} passed verification (${failed})` });
+      tried.add(next);
+      let again: Attempt;
+      try {
+        again = await this.attempt(next, spec, params, timeoutMs, route.signal);
+      } catch (err) {
+        if (!classifyFailure(err).retry || route.signal?.aborted) throw err;
+        continue;
+      }
+      if (again.answer.error !== undefined) {
+        if (again.outcome.retry) continue;
+        return { ...again, member: next };
+      }
+      const f = await this.verifier!.check(spec.verify!, params, again.answer.result, next);
+      if (f === undefined) return { ...again, member: next };
+      this.unverified(next, f);
+      failed = f;
+    }
+  }
+
+  /** Member `m` answered something that failed check `check`: a failure for its breaker, counted for /readyz and /metrics. */
+  private unverified(m: UpstreamMember, check: string): void {
+    const counts = (m.verifyFailures ??= {});
+    const first = counts[check] === undefined;
+    counts[check] = (counts[check] ?? 0) + 1;
+    this.onVerifyFailure?.(m.label, check);
+    if (first) this.log.warn({ upstream: m.label, check }, 'upstream answer failed verification; asked elsewhere (counted in /readyz verifyFailures)');
+    this.record(m, UNVERIFIED, new Error(`its answer failed verification (${check})`));
+  }
+
+  /**
+   * Block `n` (header and transaction hashes) for the verifier: from members other than `not` that hold it first,
+   * then `not`; the first `sound` one (its hash its fields', the agreed one). At most three reads.
+   */
+  async readBlock(n: number, not: unknown, sound: (b: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown> | undefined> {
+    const head = this.head();
+    const best = this.best();
+    const lagFrom = this.lagFrom?.() ?? best;
+    const now = this.now();
+    const usable = this.members.filter((m) => m.usable(best, this.policy, now, lagFrom) && (m.head ?? -1) >= n && m.holds('history', n, head));
+    const order = [...usable.filter((m) => m !== not), ...usable.filter((m) => m === not)].slice(0, 3);
+    for (const m of order) {
+      try {
+        const a = await this.sentVia(m, describe('eth_getBlockByNumber'), [`0x${n.toString(16)}`, false], timeoutMs);
+        const b = a.result as Record<string, unknown> | null | undefined;
+        if (b && typeof b === 'object' && sound(b)) return b;
+      } catch {
+        // Recorded by the pool; the next member.
+      }
+    }
+    return undefined;
+  }
+
   /** A member the call may use that holds its block and was not tried yet, by the usual order; undefined: none. */
   private untried(route: Route, tried: ReadonlySet<UpstreamMember>, method: string): UpstreamMember | undefined {
     const { usable } = this.candidates(route, undefined, method);
     const left = usable.filter((m) => !tried.has(m) && (route.dedicated || m.config.role !== 'dedicated'));
-    const has = this.holder(route);
+    const has = this.windowed && route.needs !== undefined ? this.holder(route) : (m: UpstreamMember) => route.minBlock === undefined || (m.head ?? -1) >= route.minBlock;
     return byRole(left, tiersOf(route), route, has) ?? undefined;
   }
 

@@ -83,6 +83,7 @@ export class Networks {
         limitWaitMs: config.upstreams.limitWaitMs,
         logsPieces: config.upstreams.logsPieces,
         maxAnswerBytes: config.rpc.maxAnswerBytes,
+        verify: net.verify,
       };
       const depth = net.finalityDepth ?? (kind === 'embedded' ? 0 : 64);
       // Nodegate's own anvil is believed whatever it mines at once (anvil_mine of 10,000 blocks); nodes by URL

@@ -17,7 +17,8 @@ export type OutcomeKind =
   | 'http-status' // HTTP 429 / 502 / 503 / 504 instead of JSON-RPC: a Retry-After is kept as a rest
   | 'timeout' // no answer within the call's time-out
   | 'transport' // no answer at all (refused, reset, not JSON-RPC)
-  | 'gateway'; // the gateway's own refusal of the answer (too large, budget busy): never the node's fault
+  | 'gateway' // the gateway's own refusal of the answer (too large, budget busy): never the node's fault
+  | 'unverified'; // a result that failed the network's verification (chain/verify/): wrong, asked elsewhere, never passed on
 
 /** What an outcome means for the node's circuit breaker: it answered, it did not, or it says nothing of its health. */
 export type BreakerVerdict = 'success' | 'failure' | 'neutral';
@@ -43,6 +44,8 @@ const MISSING: Outcome = { kind: 'missing-data', retry: true, breaker: 'neutral'
 const TIMEOUT: Outcome = { kind: 'timeout', retry: true, breaker: 'failure' };
 const TRANSPORT: Outcome = { kind: 'transport', retry: true, breaker: 'failure' };
 const GATEWAY: Outcome = { kind: 'gateway', retry: false, breaker: 'neutral' };
+/** A result that failed verification: a wrong answer counts against the node as no answer does. */
+export const UNVERIFIED: Outcome = { kind: 'unverified', retry: true, breaker: 'failure' };
 
 /**
  * A node that does not have what was asked, in the words of geth ("header not found", "missing trie node",
