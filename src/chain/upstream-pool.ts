@@ -749,7 +749,7 @@ export class UpstreamPool implements Upstream, LogsPool {
     const order = [...usable.filter((m) => m !== not), ...usable.filter((m) => m === not)].slice(0, 3);
     for (const m of order) {
       try {
-        const a = await this.sentVia(m, describe('eth_getBlockByNumber'), [`0x${n.toString(16)}`, false], timeoutMs);
+        const a = await this.via(m, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, false], timeoutMs);
         const b = a.result as Record<string, unknown> | null | undefined;
         if (b && typeof b === 'object' && sound(b)) return b;
       } catch {
