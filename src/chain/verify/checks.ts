@@ -9,7 +9,8 @@ export interface Header {
   hash: string;
   logsBloom: Uint8Array;
   receiptsRoot: string;
-  transactions: readonly string[];
+  /** Its transactions' hashes in order; undefined when the block object had none to show. */
+  transactions: readonly string[] | undefined;
 }
 
 /** What the checks may ask: a block's verified header (cheap: only one already known), a final block's agreed hash. */
@@ -47,8 +48,8 @@ export function headerOf(b: Obj): Header | undefined {
   if (n === undefined || typeof b.hash !== 'string' || typeof b.logsBloom !== 'string' || typeof b.receiptsRoot !== 'string') return undefined;
   const computed = headerHash(b);
   if (computed !== undefined && computed !== b.hash.toLowerCase()) return undefined;
-  const txs = Array.isArray(b.transactions) ? b.transactions.map(txHashOf).filter((h): h is string => typeof h === 'string') : [];
-  return { number: n, hash: b.hash.toLowerCase(), logsBloom: hexBytes(b.logsBloom), receiptsRoot: b.receiptsRoot.toLowerCase(), transactions: txs.map((h) => h.toLowerCase()) };
+  const txs = Array.isArray(b.transactions) ? b.transactions.map(txHashOf).filter((h): h is string => typeof h === 'string').map((h) => h.toLowerCase()) : undefined;
+  return { number: n, hash: b.hash.toLowerCase(), logsBloom: hexBytes(b.logsBloom), receiptsRoot: b.receiptsRoot.toLowerCase(), transactions: txs };
 }
 
 function hexBytes(hex: string): Uint8Array {
@@ -157,7 +158,7 @@ function checkReceipt(params: unknown[], r: Obj, ctx: CheckContext): Failed | Pr
   if (known !== undefined && !same(known, r.blockHash)) return 'receipt-canonical';
   const against = (h: Header | undefined): Failed => {
     if (h === undefined) return undefined;
-    if (!same(h.hash, r.blockHash) || (h.transactions.length > 0 && !same(h.transactions[index], r.transactionHash))) return 'receipt-block';
+    if (!same(h.hash, r.blockHash) || (h.transactions !== undefined && !same(h.transactions[index], r.transactionHash))) return 'receipt-block';
     for (const log of r.logs as Obj[]) if (!logInBloom(h.logsBloom, log)) return 'log-bloom';
     return undefined;
   };
@@ -191,7 +192,8 @@ function checkReceipts(params: unknown[], rs: Obj[], ctx: CheckContext): Failed 
   const against = (h: Header | undefined): Failed => {
     if (h === undefined) return undefined;
     if (!same(h.hash, hash)) return 'receipts-block';
-    if (h.transactions.length > 0 && (h.transactions.length !== rs.length || rs.some((r, i) => !same(r.transactionHash, h.transactions[i])))) return 'receipts-block';
+    const txs = h.transactions;
+    if (txs !== undefined && (txs.length !== rs.length || rs.some((r, i) => !same(r.transactionHash, txs[i])))) return 'receipts-block';
     for (const r of rs) for (const log of r.logs as Obj[]) if (!logInBloom(h.logsBloom, log)) return 'log-bloom';
     if (ctx.full && receiptsRoot(rs as never) !== h.receiptsRoot) return 'receipts-root';
     return undefined;
@@ -213,7 +215,7 @@ function checkTransaction(params: unknown[], t: Obj, ctx: CheckContext): Failed 
   const known = ctx.knownHash(n);
   if (known !== undefined && !same(known, t.blockHash)) return 'tx-canonical';
   const against = (h: Header | undefined): Failed => (h === undefined ? undefined
-    : !same(h.hash, t.blockHash) || (h.transactions.length > 0 && !same(h.transactions[index], t.hash)) ? 'tx-block' : undefined);
+    : !same(h.hash, t.blockHash) || (h.transactions !== undefined && !same(h.transactions[index], t.hash)) ? 'tx-block' : undefined);
   const h = ctx.header(n);
   return h instanceof Promise ? h.then(against) : against(h);
 }
