@@ -167,10 +167,10 @@ export class UpstreamPool implements Upstream, LogsPool {
    */
   private async read(spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<UpstreamAnswer> {
     if (this.lacking && this.noneHas(spec.name)) return { error: new GatewayError('METHOD_NOT_FOUND', { method: spec.name }).toJSON() };
+    if (this.windowed) route = this.byHashHeld(spec, params, route);
     if (this.windowed && route.needs !== undefined) this.heldByOne(route, spec.name);
     let first = this.pick(route, undefined, spec.name);
     if (this.bounded && !first.hasRoom(this.now())) first = await this.roomFor(route, spec.name, signal);
-    let answer: UpstreamAnswer;
     try {
       const hedge = this.policy.hedge;
       const got = hedge && hedge.maxMs > 0 && !spec.trace
@@ -184,24 +184,13 @@ export class UpstreamPool implements Upstream, LogsPool {
         if (failed !== undefined) return (await this.reverified(first, failed, spec, params, timeoutMs, route)).answer;
       }
       if (!got.outcome.retry || signal?.aborted) return got.answer;
-      // A call at a block: asked of each other node that holds it, never answered with a node's "missing trie node".
-      if (route.needs !== undefined) return (await this.heldElsewhere(first, got, undefined, spec, params, timeoutMs, route)).answer;
-      answer = got.answer;
+      return (await this.retried(first, got, undefined, spec, params, timeoutMs, route)).answer;
     } catch (err) {
       if (!classifyFailure(err).retry || signal?.aborted) throw err; // out of time, or nobody waits: no other node
-      if (route.needs !== undefined) return (await this.heldElsewhere(first, undefined, err, spec, params, timeoutMs, route)).answer;
-      const second = this.another(route, first, spec.name);
-      if (second === undefined) throw err;
-      return this.sentVia(second, spec, params, timeoutMs, signal);
-    }
-    const second = this.another(route, first, spec.name);
-    if (second === undefined) return answer;
-    try {
-      return await this.sentVia(second, spec, params, timeoutMs, signal);
-    } catch {
-      return answer;
+      return (await this.retried(first, undefined, err, spec, params, timeoutMs, route)).answer;
     }
   }
+
 
   /**
    * A read to `first`, also sent to a second usable member if `first` has not answered within its usual time
@@ -459,25 +448,16 @@ export class UpstreamPool implements Upstream, LogsPool {
       got = await this.attempt(first, spec, params, timeoutMs, signal);
     } catch (err) {
       if (!classifyFailure(err).retry || signal?.aborted) throw err;
-      if (route.needs !== undefined) return this.heldElsewhere(first, undefined, err, spec, params, timeoutMs, route);
-      const second = this.another(route, first, spec.name);
-      if (second === undefined) throw err;
-      return { ...(await this.attempt(second, spec, params, timeoutMs, signal)), member: second };
+      return this.retried(first, undefined, err, spec, params, timeoutMs, route);
     }
     if (this.verifier !== undefined && spec.verify !== undefined && got.answer.error === undefined) {
       const failed = await this.verifier.check(spec.verify, params, got.answer.result, first);
       if (failed !== undefined) return this.reverified(first, failed, spec, params, timeoutMs, route);
     }
     if (!got.outcome.retry || signal?.aborted) return { ...got, member: first };
-    if (route.needs !== undefined) return this.heldElsewhere(first, got, undefined, spec, params, timeoutMs, route);
-    const second = this.another(route, first, spec.name);
-    if (second === undefined) return { ...got, member: first };
-    try {
-      return { ...(await this.attempt(second, spec, params, timeoutMs, signal)), member: second };
-    } catch {
-      return { ...got, member: first };
-    }
+    return this.retried(first, got, undefined, spec, params, timeoutMs, route);
   }
+
 
   /**
    * The widest eth_getLogs range the members that would take `route` accept (LogsPool): those of the first role
@@ -533,6 +513,7 @@ export class UpstreamPool implements Upstream, LogsPool {
     }
     this.record(m, outcome, answer.error && `the node answered ${answer.error.code} ${String(answer.error.message).slice(0, 200)}`);
     if (answer.error === undefined) {
+      if (this.windowed && spec.seen === 'block' && !check) this.noteNumber(answer.result);
       const n = blockSeenIn(spec.name, params, answer.result);
       if (n !== undefined && !check && (m.shown === undefined || n > m.shown)) m.shown = n;
       if (n !== undefined && (m.head === undefined || n > m.head)) {
@@ -543,6 +524,14 @@ export class UpstreamPool implements Upstream, LogsPool {
       }
     }
     return { answer, outcome };
+  }
+
+  /** A block in an answer: its number kept by its hash (a few thousand, the oldest go first). */
+  private noteNumber(result: unknown): void {
+    const b = result as { hash?: unknown; number?: unknown } | null;
+    if (b === null || typeof b !== 'object' || typeof b.hash !== 'string' || typeof b.number !== 'string') return;
+    if (this.numbers.size >= 4096) this.numbers.delete(this.numbers.keys().next().value!);
+    this.numbers.set(b.hash.toLowerCase(), Number(b.number));
   }
 
   /**
@@ -632,6 +621,22 @@ export class UpstreamPool implements Upstream, LogsPool {
     return { usable, roomy, gap, now };
   }
 
+  /**
+   * A call by block hash that needs the block's history (eth_getBlockReceipts by hash, as indexers ask it), for a
+   * block whose number an answer showed (`hashes`): routed as a call at that number, so that it goes to a node that
+   * holds it rather than to one that answers `null`.
+   */
+  private byHashHeld(spec: MethodFacts, params: unknown[], route: Route): Route {
+    if (route.needs !== undefined || spec.holds === undefined || spec.block === undefined || spec.block.by === 'filter') return route;
+    const v = params[spec.block.index];
+    const hash = typeof v === 'string' && v.length === 66 ? v : (v as { blockHash?: unknown } | null)?.blockHash;
+    const n = typeof hash === 'string' ? this.numbers.get(hash.toLowerCase()) : undefined;
+    return n === undefined ? route : { ...route, needs: spec.holds, oldest: n };
+  }
+
+  /** Block numbers by hash, as answers showed them, while some member holds less than every block (`windowed`). */
+  private readonly numbers = new Map<string, number>();
+
   /** Whether a member has the call's block and holds what the call needs at its oldest block (`route.needs`). */
   private holder(route: Route): (m: UpstreamMember) => boolean {
     const head = this.head();
@@ -656,14 +661,15 @@ export class UpstreamPool implements Upstream, LogsPool {
   }
 
   /**
-   * A call at a block whose first node gave no answer to pass on (`got`: "missing trie node", "pruned", a capacity
-   * error; `failure`: none at all): each other node that may hold the block is asked in turn (a node that says it
-   * does not hold it has that learnt), and the first real answer stands. When none is left: BLOCK_NOT_HELD if some
-   * node said it lacks the block or is known not to hold it (never the node's words), else the last outcome.
+   * A read whose first node gave no answer to pass on (`got`: a capacity error, "missing trie node", "pruned";
+   * `failure`: no answer at all, a 429): each other usable node with room (and, for a call at a block, that may
+   * hold it) is asked in turn, and the first real answer stands; a node that says it lacks the block has that
+   * learnt. When none is left: for a call at a block that some node lacks (it said so, or is known not to hold it),
+   * BLOCK_NOT_HELD, never a node's words; otherwise the first node's answer, or the last failure.
    */
-  private async heldElsewhere(first: UpstreamMember, got: Attempt | undefined, failure: unknown, spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<Piece> {
+  private async retried(first: UpstreamMember, got: Attempt | undefined, failure: unknown, spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<Piece> {
     const tried = new Set<UpstreamMember>([first]);
-    let last: Piece | undefined = got && { ...got, member: first };
+    const firstPiece: Piece | undefined = got && { ...got, member: first };
     let missing = got?.outcome.kind === 'missing-data';
     if (missing) this.learnNotHeld(first, route);
     for (;;) {
@@ -673,8 +679,14 @@ export class UpstreamPool implements Upstream, LogsPool {
       tried.add(next);
       try {
         const again = await this.attempt(next, spec, params, timeoutMs, route.signal);
-        last = { ...again, member: next };
-        if (!again.outcome.retry) return last;
+        if (this.verifier !== undefined && spec.verify !== undefined && again.answer.error === undefined) {
+          const failed = await this.verifier.check(spec.verify, params, again.answer.result, next);
+          if (failed !== undefined) {
+            this.unverified(next, failed);
+            continue;
+          }
+        }
+        if (!again.outcome.retry) return { ...again, member: next };
         if (again.outcome.kind === 'missing-data') {
           missing = true;
           this.learnNotHeld(next, route);
@@ -684,16 +696,18 @@ export class UpstreamPool implements Upstream, LogsPool {
         failure = err;
       }
     }
+    const needs = route.needs;
     const n = route.oldest ?? route.minBlock;
     const head = this.head();
-    const lacking = missing || (n !== undefined && this.members.some((m) => !m.holds(route.needs!, n, head)));
-    if (!route.signal?.aborted && lacking && n !== undefined && head !== undefined && n <= head) {
+    const lacking = needs !== undefined && n !== undefined && (missing || this.members.some((m) => !m.holds(needs, n, head)));
+    if (!route.signal?.aborted && lacking && head !== undefined && n! <= head) {
       const { usable } = this.candidates(route, undefined, spec.name);
-      return { answer: { error: notHeld(this.network, route.needs!, n, usable, head).toJSON() }, outcome: GATEWAY_REFUSAL, member: last?.member ?? first };
+      return { answer: { error: notHeld(this.network, needs, n!, usable, head).toJSON() }, outcome: GATEWAY_REFUSAL, member: first };
     }
-    if (last) return last;
+    if (firstPiece) return firstPiece;
     throw failure;
   }
+
 
   /**
    * Member `first`'s answer failed check `failed` (chain/verify/): it counts against its breaker, and each other
@@ -762,7 +776,8 @@ export class UpstreamPool implements Upstream, LogsPool {
   /** A member the call may use that holds its block and was not tried yet, by the usual order; undefined: none. */
   private untried(route: Route, tried: ReadonlySet<UpstreamMember>, method: string): UpstreamMember | undefined {
     const { usable } = this.candidates(route, undefined, method);
-    const left = usable.filter((m) => !tried.has(m) && (route.dedicated || m.config.role !== 'dedicated'));
+    const now = this.now();
+    const left = usable.filter((m) => !tried.has(m) && m.hasRoom(now) && (route.dedicated || m.config.role !== 'dedicated'));
     const has = this.windowed && route.needs !== undefined ? this.holder(route) : (m: UpstreamMember) => route.minBlock === undefined || (m.head ?? -1) >= route.minBlock;
     return byRole(left, tiersOf(route), route, has) ?? undefined;
   }
@@ -897,7 +912,7 @@ function byRole(list: UpstreamMember[], tiers: readonly string[], route: Route, 
       if (fit.length > 0) inRole = fit;
     }
     const withBlock = inRole.filter(has);
-    const choice = weighted(withBlock.length > 0 ? withBlock : route.minBlock === undefined ? inRole : []);
+    const choice = weighted(withBlock.length > 0 ? withBlock : route.minBlock === undefined && route.needs === undefined ? inRole : []);
     if (choice) return choice;
   }
   return undefined;

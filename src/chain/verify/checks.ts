@@ -177,7 +177,7 @@ function checkReceipts(params: unknown[], rs: Obj[], ctx: CheckContext): Failed 
   if (n === undefined || typeof hash !== 'string') return 'receipts-shape';
   const asked = params[0];
   const askedHash = isHash(asked) ? asked : (asked as Obj | null)?.blockHash;
-  const askedNumber = num(asked) ?? num((asked as Obj | null)?.blockNumber);
+  const askedNumber = isHash(asked) ? undefined : num(asked) ?? num((asked as Obj | null)?.blockNumber);
   if ((askedHash !== undefined && !same(askedHash, hash)) || (askedNumber !== undefined && askedNumber !== n)) return 'receipts-block';
   let logIndex = 0;
   for (let i = 0; i < rs.length; i++) {

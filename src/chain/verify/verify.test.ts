@@ -48,6 +48,7 @@ describe('verify: answers checked against their block', () => {
     assert.equal(check('block', [n, false], block, ctx()), undefined);
     assert.equal(await check('logs', [{ fromBlock: n, toBlock: n }], logs, ctx()), undefined);
     assert.equal(await check('receipts', [n], receipts, ctx()), undefined);
+    assert.equal(await check('receipts', [block.hash], receipts, ctx()), undefined, 'asked by the block\'s hash');
     assert.equal(await check('receipt', [receipts[2].transactionHash], receipts[2], ctx()), undefined);
     assert.equal(check('logs', [{ fromBlock: n, toBlock: n }], [], ctx()), undefined, 'an empty answer is an answer');
     assert.equal(check('receipt', ['0x' + '11'.repeat(32)], null, ctx()), undefined);
