@@ -674,7 +674,13 @@ export class UpstreamPool implements Upstream, LogsPool {
     if (missing) this.learnNotHeld(first, route);
     for (;;) {
       if (route.signal?.aborted) break;
-      const next = this.untried(route, tried, spec.name);
+      let next = this.untried(route, tried, spec.name);
+      // None usable left: the next least bad one is still asked once (a node a moment behind the head, as checks
+      // see it), if it may hold the call's block.
+      if (next === undefined && tried.size === 1) {
+        const m = this.another(route, first, spec.name);
+        if (m !== undefined && !tried.has(m) && (!this.windowed || route.needs === undefined || this.holder(route)(m))) next = m;
+      }
       if (next === undefined) break;
       tried.add(next);
       try {
