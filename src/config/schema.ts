@@ -129,12 +129,12 @@ const networkSchema = fields({
   /** Healthy upstreams that must have a block with the same hash for it to be the head (0: a majority); absent: upstreams.quorum. */
   quorum: Type.Optional(int('nodes', { minimum: 0, maximum: 32 })),
   /**
-   * Answers checked before they are passed on (docs/upstreams.md): `cheap`, with what the gateway knows (a block's
-   * number and hash as asked and its header's hash, the agreed chain's hashes, logs in order, in range and in the
-   * logsBloom of blocks already seen, a receipt of the asked transaction); `full` also reads the headers it lacks (a
-   * light read per block) to check every log against its block's logsBloom, a block's receipts against its
-   * receiptsRoot and a transaction against its block; `off`. An answer that fails goes to another node and is never
-   * passed on. Networks of one node are not checked (no other node to ask).
+   * Answers checked before they are passed on (docs/upstreams.md): `cheap`, with what costs no hashing and no read (a
+   * block's number or hash as asked, logs in the asked range and filter and in order, a receipt or transaction of the
+   * asked hash with its logs its own, the agreed chain's hashes of final blocks); `full` also with each block's header
+   * (its hash worked out from its fields, read when not known: one light read per block) to check logs against its
+   * logsBloom, receipts and transactions against their block and a block's receipts against its receiptsRoot; `off`.
+   * An answer that fails goes to another node and is never passed on. Networks of one node are not checked.
    */
   verify: oneOf(['off', 'cheap', 'full'], { default: 'cheap' }),
   /** Other names the network answers to, e.g. `devnet` for `testnet` (docs/decisions.md §2). */

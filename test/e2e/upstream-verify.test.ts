@@ -4,7 +4,7 @@
  * topic (a topic its block's logsBloom does not hold), answers a transaction's receipt as mined in the block before,
  * and gives blocks by number another hash. 1,000 calls (logs, receipts, blocks by number) at `verify: full`: every
  * answer is the node's own, the liar is marked in /readyz (verifyFailures) and /metrics. The same calls at `cheap`
- * say what that level catches without reading headers. Hedged reads are off.
+ * say what that level lets through (it works out no hash and reads no header). Hedged reads are off.
  * Run: node --import tsx --test test/e2e/upstream-verify.test.ts
  */
 import assert from 'node:assert/strict';
@@ -119,11 +119,10 @@ describe('verified answers in front of an honest node and a liar', { timeout: 24
     assert.ok(Object.values(liars.full.lies).reduce((a, b) => a + b, 0) > 50, 'the liar did lie');
   });
 
-  test('verify: cheap, the same calls: every wrong block hash is caught; what cheap lets through of the other lies is printed', async () => {
+  test('verify: cheap, the same calls: what cheap (no hashing, no header read) lets through of such lies is printed; 0 errors', async () => {
     const { answers, wrong, errors } = await run('cheap', 1000);
     const byMethod = (list: typeof answers) => Object.fromEntries(['eth_getLogs', 'eth_getTransactionReceipt', 'eth_getBlockByNumber'].map((m) => [m, list.filter((a) => a.method === m).length]));
     console.log(`cheap: ${answers.length} calls, wrong answers by method ${JSON.stringify(byMethod(wrong))}, ${errors.length} errors; lies told ${JSON.stringify(liars.cheap.lies)}; /metrics ${JSON.stringify(await failuresOn('cheap'))}`);
-    assert.equal(wrong.filter((w) => w.method === 'eth_getBlockByNumber').length, 0);
     assert.deepEqual(errors.map((e) => e.body.error), []);
   });
 });

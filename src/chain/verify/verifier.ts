@@ -22,10 +22,11 @@ const KEPT = 4096;
 const READS_AT_ONCE = 8;
 
 /**
- * Checks answers before they are passed on (networks.<n>.verify, docs/upstreams.md): `cheap` with what is known
- * (the answer itself, the agreed chain's hashes, the headers of final blocks seen in answers), `full` also reading
- * each header it lacks (one light read per block, shared by the checks waiting on it). Headers are kept only once
- * their hash is their fields' (a block is self-certifying) and, when the agreed chain knows it, the agreed one.
+ * Checks answers before they are passed on (networks.<n>.verify, docs/upstreams.md): `cheap` with what costs no
+ * hashing and no read (the answer against what was asked, its own order, the agreed chain's hashes of final
+ * blocks), `full` also with each block's header (its hash worked out from its fields, kept for final blocks, read
+ * when not known: one light read per block, shared by the checks waiting on it, a few at a time): logs against
+ * their block's logsBloom, receipts and transactions against their block, receipts against its receiptsRoot.
  */
 export class Verifier {
   private readonly headers = new Map<number, Header>();
@@ -38,7 +39,9 @@ export class Verifier {
   /** The name of the check `result` failed, or undefined; `from`: the member that answered (not asked for headers). */
   check(rule: VerifyRule, params: unknown[], result: unknown, from: unknown): Failed | Promise<Failed> {
     const failed = check(rule, params, result, this.context(from));
-    if (failed === undefined && rule === 'block') this.offer(result);
+    // A block that passed at `full` (its hash its fields') gives its header for later checks; at `cheap` nothing is
+    // kept: a header not worked out could carry a liar's bloom.
+    if (failed === undefined && rule === 'block' && this.level === 'full') this.offer(result);
     return failed;
   }
 
