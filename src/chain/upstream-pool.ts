@@ -50,7 +50,7 @@ const ALREADY_KNOWN = /already known|known transaction|already imported|transact
 
 /**
  * The upstreams of one network (docs/decisions.md §9), as one `Upstream`: reads go to a usable upstream (primaries by
- * weight, then fallbacks) and are sent once more to another when the outcome says so (upstream/classify.ts: no
+ * weight, then fallbacks) and are asked of the others in turn when the outcome says so (upstream/classify.ts: no
  * answer, a 5xx, a 429 or a time-out, a node's capacity error, a node missing the block or state); a JSON-RPC error
  * that is the caller's answer (a revert, invalid params) is never retried. `eth_sendRawTransaction` goes to every
  * usable primary and the first acceptance wins; calls whose state lives in one node go to the designated one.
@@ -162,8 +162,9 @@ export class UpstreamPool implements Upstream, LogsPool {
   }
 
   /**
-   * A read, sent once more to another usable member when its outcome is retryable. The caller gets the second
-   * member's answer; when the second gives none, the first's answer (a node's "missing data") or failure stands.
+   * A read, asked of each other usable member in turn when its outcome is retryable (`retried`): the caller gets
+   * the first answer to pass on; when none gives one, the first's answer or the last failure (BLOCK_NOT_HELD for a
+   * block some node lacks). A result is verified first (networks.<n>.verify).
    */
   private async read(spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<UpstreamAnswer> {
     if (this.lacking && this.noneHas(spec.name)) return { error: new GatewayError('METHOD_NOT_FOUND', { method: spec.name }).toJSON() };
@@ -434,7 +435,7 @@ export class UpstreamPool implements Upstream, LogsPool {
   }
 
   /**
-   * One piece of a split eth_getLogs (logs-split.ts): a read as any other, sent once more to another member when
+   * One piece of a split eth_getLogs (logs-split.ts): a read as any other, asked of the other members in turn when
    * retryable, with who answered and what the answer says. Not hedged: a piece is heavy, and each is a call a
    * provider counts.
    */
