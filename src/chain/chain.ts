@@ -636,8 +636,8 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
           return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `no node that answers has block ${pinned.block} yet` }));
         }
         // What the node must hold at the oldest block the call names (pruned nodes): only nodes that do are asked.
-        const held = spec.holds === undefined ? route : { ...route, needs: spec.holds, oldest: pinned.from ?? pinned.block };
-        return this.pool.call(spec.name, pinned.params, timeoutMs, { ...held, minBlock: pinned.block }, spec);
+        const at = spec.holds === undefined ? { ...route, minBlock: pinned.block } : { ...route, minBlock: pinned.block, needs: spec.holds, oldest: pinned.from ?? pinned.block };
+        return this.pool.call(spec.name, pinned.params, timeoutMs, at, spec);
       }
     }
     return this.pool.call(spec.name, params, timeoutMs, route, spec);

@@ -181,7 +181,8 @@ export class UpstreamPool implements Upstream, LogsPool {
       if (mayBeLag(spec, got.answer.result) && !signal?.aborted) return this.fromAhead(first, got.answer, spec, params, timeoutMs, route, signal);
       if (got.outcome.kind === 'not-supported' && this.members.length > 1 && !signal?.aborted) return this.elsewhere(first, got.answer, spec, params, timeoutMs, route, signal);
       if (this.verifier !== undefined && spec.verify !== undefined && got.answer.error === undefined) {
-        const failed = await this.verifier.check(spec.verify, params, got.answer.result, first);
+        const checked = this.verifier.check(spec.verify, params, got.answer.result, first);
+        const failed = checked instanceof Promise ? await checked : checked;
         if (failed !== undefined) return (await this.reverified(first, failed, spec, params, timeoutMs, route)).answer;
       }
       if (!got.outcome.retry || signal?.aborted) return got.answer;
@@ -452,7 +453,8 @@ export class UpstreamPool implements Upstream, LogsPool {
       return this.retried(first, undefined, err, spec, params, timeoutMs, route);
     }
     if (this.verifier !== undefined && spec.verify !== undefined && got.answer.error === undefined) {
-      const failed = await this.verifier.check(spec.verify, params, got.answer.result, first);
+      const checked = this.verifier.check(spec.verify, params, got.answer.result, first);
+      const failed = checked instanceof Promise ? await checked : checked;
       if (failed !== undefined) return this.reverified(first, failed, spec, params, timeoutMs, route);
     }
     if (!got.outcome.retry || signal?.aborted) return { ...got, member: first };
