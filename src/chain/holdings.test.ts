@@ -113,3 +113,40 @@ describe('holdings: a call at a block goes to a node that holds it', () => {
     assert.equal(pruned.calls.length, before, 'nobody called the network: no probe');
   });
 });
+
+describe('verified reads in the pool', () => {
+  const block = (n: number, hash: string) => ({ number: `0x${n.toString(16)}`, hash, transactions: [] });
+  /** A node answering blocks by number: `wrong` answers another block than the one asked. */
+  const blocks = (label: string, wrong: boolean) => new (class implements Upstream {
+    calls = 0;
+    readonly label = label;
+    async call(_m: string, params: unknown[]): Promise<UpstreamAnswer> {
+      this.calls++;
+      const n = Number(params[0]);
+      return { result: block(wrong ? n + 1 : n, `0x${'ab'.repeat(32)}`) };
+    }
+    async close(): Promise<void> {}
+  })();
+
+  test('an answer that fails its check is asked of the other node and never passed on; the liar counts it; with no honest node, 503', async () => {
+    const { Verifier } = await import('./verify/verifier.ts');
+    const honest = blocks('honest', false);
+    const liar = blocks('liar', true);
+    const members = [liar, honest].map((n, i) => Object.assign(new UpstreamMember(n, { role: i === 0 ? 'primary' : 'fallback', weight: 1 }, i), { head: HEAD }));
+    const pool = new UpstreamPool(members, { breakerFailures: 100, breakerCooldownMs: 60_000, maxLagBlocks: 2 }, () => HEAD, log, () => 0);
+    const seen: string[] = [];
+    pool.onVerifyFailure = (u, c) => seen.push(`${u} ${c}`);
+    pool.verifier = new Verifier('cheap', { readBlock: async () => undefined, knownHash: () => undefined, final: () => true });
+    // The liar is the primary: asked first every time (its breaker, at 100 failures here, stays closed).
+    for (let i = 0; i < 10; i++) {
+      const a = await pool.call('eth_getBlockByNumber', ['0x10', false], 1000);
+      assert.equal((a.result as { number: string }).number, '0x10');
+    }
+    assert.deepEqual(members[0].verifyFailures, { 'block-number': 10 });
+    assert.equal(seen.length, 10);
+    assert.equal(members[1].verifyFailures, undefined);
+    const lying = new UpstreamPool([members[0], Object.assign(new UpstreamMember(blocks('liar2', true), { role: 'primary', weight: 1 }, 1), { head: HEAD })], { breakerFailures: 100, breakerCooldownMs: 60_000, maxLagBlocks: 2 }, () => HEAD, log, () => 0);
+    lying.verifier = pool.verifier;
+    await assert.rejects(lying.call('eth_getBlockByNumber', ['0x10', false], 1000), (e: GatewayError) => e.code === -32002 && /passed verification/.test(e.message));
+  });
+});
