@@ -34,6 +34,10 @@ export const SOAK_TESTS: Record<string, { file: string; what: string }> = {
     file: 'test/e2e/chain-faults.test.ts',
     what: 'the embedded chain under 20 SIGKILLs of gateway, anvil or both and 10 s of full disk, 5 runs: nothing acknowledged lost (the suite: 1 run)',
   },
+  'ponder-pruned': {
+    file: 'test/e2e/ponder-pruned.test.ts',
+    what: 'ponder indexing the 12,000-event chain with receipts through two pruned, throttled providers and an archive node: the rows a plain archive node gives, 0 warnings (the suite: test/e2e/upstream-indexer.test.ts, the same calls without ponder)',
+  },
   'workers-sigterm': {
     file: 'test/e2e/workers-sigterm.test.ts',
     what: '`--workers 2` stopped with SIGTERM under 8 keep-alive clients, 20 times: every call sent on an open connection answered (the suite: 3 rounds)',

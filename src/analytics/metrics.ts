@@ -178,6 +178,24 @@ export class Metrics {
         for (const c of calls) if (c.count > 0) this.inc({ network: c.network, upstream: c.upstream, outcome: c.outcome }, value(c));
       },
     });
+    // Answers that failed verification (networks.<n>.verify), by upstream and check: counted on the rare path.
+    const unverified = new Map<string, { network: string; upstream: string; check: string; count: number }>();
+    for (const n of networks.list) {
+      n.chain.pool.onVerifyFailure = (upstream, check) => {
+        const key = `${n.name}\n${upstream}\n${check}`;
+        const c = unverified.get(key) ?? { network: n.name, upstream, check, count: 0 };
+        c.count++;
+        unverified.set(key, c);
+      };
+    }
+    new Counter({
+      name: 'nodegate_upstream_verify_failures_total', help: 'Upstream answers that failed verification (and were asked elsewhere, never passed on), by upstream and check',
+      labelNames: ['network', 'upstream', 'check'], registers,
+      collect() {
+        this.reset();
+        for (const c of unverified.values()) this.inc({ network: c.network, upstream: c.upstream, check: c.check }, c.count);
+      },
+    });
     callCounter('nodegate_upstream_calls_total', 'Calls to upstream nodes, by outcome (answer, failure)', (c) => c.count);
     callCounter('nodegate_upstream_call_seconds_total', 'Time spent in calls to upstream nodes, seconds', (c) => c.seconds);
     // Reorganisations as each chain's window tells them (chain/chain-window.ts), counted where they are recognised.

@@ -11,6 +11,9 @@ import { ChainWindow, type BlockRef, type ReorgChange } from './chain-window.ts'
 import type { MethodFacts } from '../methods/method-spec.ts';
 import { describe } from '../methods/specs.ts';
 import { pinLatest } from './pin-latest.ts';
+import { HoldingsProbe } from './holdings-probe.ts';
+import { shownHolding } from './holdings.ts';
+import { Verifier } from './verify/verifier.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
 import { UpstreamPool, type Route } from './upstream-pool.ts';
 
@@ -61,6 +64,13 @@ export interface UpstreamStatus {
   getLogsResults?: number;
   /** Methods it does not serve, configured or learnt from its answers (for a while); absent: none. */
   lacks?: string[];
+  /**
+   * The oldest block whose state, and whose history (blocks, receipts, logs), it holds now, with the window's size
+   * when it slides with the head and how it is known (configured, probed, answered); a kind absent: not known.
+   */
+  holds?: { state?: ReturnType<typeof shownHolding>; history?: ReturnType<typeof shownHolding> };
+  /** Its answers that failed verification, by check (networks.<n>.verify); absent: none. */
+  verifyFailures?: Record<string, number>;
   error?: string;
 }
 
@@ -118,6 +128,8 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
    */
   readonly window: ChainWindow;
   private pacer: Pacer | undefined;
+  /** The background search for what each upstream holds (holdings-probe.ts); absent: not probed. */
+  private holdings: HoldingsProbe | undefined;
 
   constructor(
     readonly network: string,
@@ -136,6 +148,15 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     this.pool.seenHead = () => this.head.number;
     this.pool.confirm = (m) => this.confirm(m);
     this.pool.jumpBlocks = headBound?.slackBlocks;
+    this.pool.network = network;
+    // Answers are checked on networks of several nodes (with one, there is no other node to ask).
+    if (policy.verify !== undefined && policy.verify !== 'off' && members.length > 1) {
+      this.pool.verifier = new Verifier(policy.verify, {
+        readBlock: (n, not, sound) => this.pool.readBlock(n, not, sound, BLOCK_READ_MS),
+        knownHash: (n) => (this.head.final(n) ? this.window.at(n)?.hash : undefined),
+        final: (n) => this.head.final(n),
+      });
+    }
     for (const m of members) {
       // No member serves before its chain id is read (start), nor after its connections all dropped.
       m.unconfirmed = true;
@@ -145,6 +166,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     this.window = new ChainWindow((n) => this.readFollowed(n));
     this.window.subscribe((c) => {
       if (c.type === 'block') return void this.emit('block', c.block);
+      this.pool.verifier?.clear();
       if (c.dropped.length > 0) this.log.warn({ from: c.from, to: c.to, depth: c.depth }, 'chain reorganised; cached answers of this network dropped');
       this.emit('reorg', c);
     });
@@ -166,11 +188,21 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     this.timer.unref();
     this.prober = setInterval(() => this.probeUnconfirmed(), PROBE_FIRST_MS);
     this.prober.unref();
+    this.holdings?.start();
+  }
+
+  /**
+   * What each upstream holds (the oldest block of its state and of its history) is probed at start and every
+   * `intervalMs` while the network is called (networks of several upstreams; 0: never).
+   */
+  probeHoldings(intervalMs: number): void {
+    if (intervalMs > 0 && this.members.length > 1) this.holdings = new HoldingsProbe(this.pool, this.members, intervalMs, Math.max(2000, this.checkIntervalMs), this.log);
   }
 
   stop(): void {
     clearInterval(this.timer);
     clearInterval(this.prober);
+    this.holdings?.stop();
   }
 
   /**
@@ -323,6 +355,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
    */
   pace(pacer: Pacer): void {
     this.pacer = pacer;
+    if (this.holdings) this.holdings.pacer = pacer;
   }
 
   /**
@@ -552,11 +585,16 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
       : state === 'unknown' && m.reachable ? 'its chain id is being read again; no calls until it is' : m.lastError;
     const socket = m.upstream.socketState?.();
     const lacks = m.gapList(Date.now());
+    const head = this.head.number ?? best;
+    const held = m.holding;
+    const holds = held.state || held.history
+      ? { ...(held.state ? { state: shownHolding(held.state, head) } : {}), ...(held.history ? { history: shownHolding(held.history, head) } : {}) }
+      : undefined;
     return {
       network: this.network, upstream: m.label, role: m.config.role, state, chainId: m.chainId, head: m.head,
       lag: m.lag(best), breaker, ...(socket ? { socket } : {}), ...(m.logsRange !== undefined ? { getLogsRange: m.logsRange } : {}),
       ...(m.logsResults !== undefined ? { getLogsResults: m.logsResults } : {}),
-      ...(lacks ? { lacks } : {}), ...(error ? { error } : {}),
+      ...(lacks ? { lacks } : {}), ...(holds ? { holds } : {}), ...(m.verifyFailures ? { verifyFailures: { ...m.verifyFailures } } : {}), ...(error ? { error } : {}),
     };
   }
 
@@ -597,7 +635,9 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
         if (this.pool.onlyLostHave(pinned.block, route)) {
           return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `no node that answers has block ${pinned.block} yet` }));
         }
-        return this.pool.call(spec.name, pinned.params, timeoutMs, { ...route, minBlock: pinned.block }, spec);
+        // What the node must hold at the oldest block the call names (pruned nodes): only nodes that do are asked.
+        const at = spec.holds === undefined ? { ...route, minBlock: pinned.block } : { ...route, minBlock: pinned.block, needs: spec.holds, oldest: pinned.from ?? pinned.block };
+        return this.pool.call(spec.name, pinned.params, timeoutMs, at, spec);
       }
     }
     return this.pool.call(spec.name, params, timeoutMs, route, spec);
@@ -612,6 +652,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   /** The chain was replaced (an embedded chain restarted: its anvil replaced, the journal replayed). */
   reset(): void {
     this.head.reset();
+    this.pool.verifier?.clear();
     this.emit('reset');
   }
 

@@ -181,7 +181,9 @@ class Job {
       const q: LogFilter = { ...this.filter, fromBlock: hex(from) };
       if (!last) q.toBlock = hex(to);
       const params = [q, ...this.params.slice(1)];
-      return await this.pool.piece(this.spec, params, this.timeoutMs, { ...this.route, signal: this.abort, span: to - from + 1, minBlock: to });
+      // A piece needs its own blocks held (pruned history): its oldest is its own first block.
+      const held = this.route.needs === undefined ? this.route : { ...this.route, oldest: from };
+      return await this.pool.piece(this.spec, params, this.timeoutMs, { ...held, signal: this.abort, span: to - from + 1, minBlock: to });
     } finally {
       this.free();
     }

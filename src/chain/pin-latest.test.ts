@@ -6,8 +6,8 @@ test('latest, a left-out block and eth_getLogs bounds are pinned to the head; th
   assert.deepEqual(pinLatest('eth_getBalance', ['0xa', 'latest'], 0x20), { params: ['0xa', '0x20'], block: 0x20 });
   assert.deepEqual(pinLatest('eth_call', [{}], 0x20), { params: [{}, '0x20'], block: 0x20 });
   assert.deepEqual(pinLatest('eth_getBlockByNumber', ['latest', false], 7), { params: ['0x7', false], block: 7 });
-  assert.deepEqual(pinLatest('eth_getLogs', [{ fromBlock: '0x1' }], 9), { params: [{ fromBlock: '0x1', toBlock: '0x9' }], block: 9 });
-  assert.deepEqual(pinLatest('eth_getLogs', [{}], 9), { params: [{ fromBlock: '0x9', toBlock: '0x9' }], block: 9 });
+  assert.deepEqual(pinLatest('eth_getLogs', [{ fromBlock: '0x1' }], 9), { params: [{ fromBlock: '0x1', toBlock: '0x9' }], block: 9, from: 1 });
+  assert.deepEqual(pinLatest('eth_getLogs', [{}], 9), { params: [{ fromBlock: '0x9', toBlock: '0x9' }], block: 9, from: 9 });
 });
 
 test('safe and finalized are pinned when the network knows them, else left to the node', () => {

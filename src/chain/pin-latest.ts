@@ -9,13 +9,20 @@ export interface Settled {
   finalized?: number;
 }
 
+/** A call's params with its tags pinned, the newest block it names (`block`) and, for a range, the oldest (`from`). */
+export interface Pinned {
+  params: unknown[];
+  block: number;
+  from?: number;
+}
+
 /**
  * A call with `latest` replaced by the agreed head (docs/decisions.md §9, consistent head), and the block the upstream that
  * answers must have; undefined when the call names no `latest` and no block number (nothing to pin, any upstream
  * may answer). A block number the call names is kept, and also becomes the block the upstream must have.
  * `safe` and `finalized` are pinned to the network's, when known; `pending` and `earliest` pass unchanged.
  */
-export function pinLatest(method: string | Pick<MethodSpec, 'block'>, params: unknown[], head: number, settled: Settled = {}): { params: unknown[]; block: number } | undefined {
+export function pinLatest(method: string | Pick<MethodSpec, 'block'>, params: unknown[], head: number, settled: Settled = {}): Pinned | undefined {
   // Where the call names its block, and in which form, is its spec's (src/methods/specs/).
   const at = (typeof method === 'string' ? specOf(method) : method)?.block;
   if (!at || at.by === 'hash') return undefined;
@@ -36,17 +43,18 @@ export function pinLatest(method: string | Pick<MethodSpec, 'block'>, params: un
 }
 
 /** eth_getLogs: a missing or `latest` bound becomes the head (a range by block hash is left alone). */
-function pinLogs(params: unknown[], head: number): { params: unknown[]; block: number } | undefined {
+function pinLogs(params: unknown[], head: number): Pinned | undefined {
   const f = params[0];
   if (f === null || typeof f !== 'object' || 'blockHash' in f) return undefined;
   const q = f as { fromBlock?: unknown; toBlock?: unknown };
   const latest = (b: unknown) => b === undefined || b === 'latest';
+  const from = latest(q.fromBlock) ? head : q.fromBlock === 'earliest' ? 0 : blockNumberOf(q.fromBlock);
   if (!latest(q.fromBlock) && !latest(q.toBlock)) {
     const to = blockNumberOf(q.toBlock);
-    return to === undefined ? undefined : { params, block: to };
+    return to === undefined ? undefined : { params, block: to, ...(from === undefined ? {} : { from }) };
   }
   const pinned = { ...q, ...(latest(q.fromBlock) ? { fromBlock: hex(head) } : {}), ...(latest(q.toBlock) ? { toBlock: hex(head) } : {}) };
-  return { params: [pinned, ...params.slice(1)], block: head };
+  return { params: [pinned, ...params.slice(1)], block: head, ...(from === undefined ? {} : { from }) };
 }
 
 /** A block number: a hex quantity, or an EIP-1898 object with `blockNumber`. */

@@ -1,3 +1,4 @@
+import type { Holds } from '../methods/method-spec.ts';
 import type { CallSignal } from '../errors/on-abort.ts';
 
 /** How a call is to be routed, decided by the chain module (and the request's stages) before it reaches the pool. */
@@ -6,6 +7,12 @@ export interface Route {
   dedicated?: boolean;
   /** The call names this block (a pinned `latest`): only upstreams that have it may answer. */
   minBlock?: number;
+  /**
+   * What the node must hold at the call's oldest block (its spec's `holds`), and that block (`oldest`; absent:
+   * `minBlock`): only nodes that hold it are asked (holdings.ts).
+   */
+  needs?: Holds;
+  oldest?: number;
   /** The call's deadline (rpc/deadline.ts): once it aborts, the node request is aborted and no other node is asked. */
   signal?: CallSignal;
   /**

@@ -1,4 +1,6 @@
+import type { Holds } from '../methods/method-spec.ts';
 import type { Upstream } from '../upstream/upstream.ts';
+import { EVERY_BLOCK, lastBlocks, oldestHeld, type Holdings } from './holdings.ts';
 import { MethodGaps } from './method-gaps.ts';
 import { UpstreamRoom } from './upstream-room.ts';
 
@@ -24,6 +26,10 @@ export interface MemberConfig {
   getLogs?: { maxBlockRange: number; maxResults: number };
   /** Methods it does not serve: names, or a prefix and `*`. */
   lacks?: readonly string[];
+  /** It holds the state and history of every block (never probed). */
+  archive?: boolean;
+  /** It holds the state of the last this many blocks (0 or absent: probed). */
+  stateWindow?: number;
 }
 
 /** Breaker thresholds and lag bound (config `upstreams`). */
@@ -51,6 +57,8 @@ export interface HealthPolicy {
   logsPieces?: number;
   /** The most bytes a split eth_getLogs's pieces may hold together (rpc.maxAnswerBytes; absent: no bound). */
   maxAnswerBytes?: number;
+  /** What answers are checked for before they are passed on (networks.<n>.verify; absent: off). */
+  verify?: 'off' | 'cheap' | 'full';
 }
 
 /** Block hashes a member keeps to compare with the others' (agreed-head.ts `quorumHead`). */
@@ -112,6 +120,13 @@ export class UpstreamMember {
   readonly logsCutAt: number | undefined;
   /** The most logs it answers, configured or as its refusals named (for /readyz: ranges are split on refusal). */
   logsResults: number | undefined;
+  /**
+   * The oldest block whose state, and whose history (blocks, receipts, logs), it holds: configured, probed, or
+   * learnt from its answers (holdings.ts). A kind absent is not known: taken as every block.
+   */
+  holding: Holdings = {};
+  /** Answers it gave that failed verification, by check (chain/verify/), for /readyz. */
+  verifyFailures: Record<string, number> | undefined;
   /** Reached at least once since the last failure (for the banner and /readyz). */
   reachable = false;
   lastError: string | undefined;
@@ -135,6 +150,14 @@ export class UpstreamMember {
     this.logsRange = config.getLogs?.maxBlockRange || undefined;
     this.logsCutAt = config.getLogs?.maxResults || undefined;
     this.logsResults = this.logsCutAt;
+    if (config.archive) this.holding = { state: EVERY_BLOCK, history: EVERY_BLOCK };
+    else if (config.stateWindow) this.holding = { state: lastBlocks(config.stateWindow) };
+  }
+
+  /** It holds block `n`'s `kind` at head `head` (not known: it is taken to). */
+  holds(kind: Holds, n: number, head: number | undefined): boolean {
+    const h = this.holding[kind];
+    return h === undefined || n >= oldestHeld(h, head);
   }
 
   /** It may take one more call now (not at its own rate or concurrency). */

@@ -5,7 +5,8 @@ import { coarseClock, type CoarseClock, type Due } from '../background/coarse-cl
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import type { Logger } from 'pino';
-import { classifyAnswer, classifyFailure, forCaller, type Outcome } from '../upstream/classify.ts';
+import { classifyAnswer, classifyFailure, forCaller, UNVERIFIED, type Outcome } from '../upstream/classify.ts';
+import type { Verifier } from './verify/verifier.ts';
 import type { CallOptions, Upstream, UpstreamAnswer } from '../upstream/upstream.ts';
 import { callerGone } from '../errors/call-aborted.ts';
 import { blockSeenIn } from './block-seen.ts';
@@ -13,6 +14,8 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import type { MethodFacts } from '../methods/method-spec.ts';
 import { describe } from '../methods/specs.ts';
 import { learnRange, LogsSplit, type LogsPool, type Piece } from './logs-split.ts';
+import { learnt, oldestHeld, type Holding } from './holdings.ts';
+import { notHeld } from './not-held.ts';
 import type { Route } from './route.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
 
@@ -47,7 +50,7 @@ const ALREADY_KNOWN = /already known|known transaction|already imported|transact
 
 /**
  * The upstreams of one network (docs/decisions.md §9), as one `Upstream`: reads go to a usable upstream (primaries by
- * weight, then fallbacks) and are sent once more to another when the outcome says so (upstream/classify.ts: no
+ * weight, then fallbacks) and are asked of the others in turn when the outcome says so (upstream/classify.ts: no
  * answer, a 5xx, a 429 or a time-out, a node's capacity error, a node missing the block or state); a JSON-RPC error
  * that is the caller's answer (a revert, invalid params) is never retried. `eth_sendRawTransaction` goes to every
  * usable primary and the first acceptance wins; calls whose state lives in one node go to the designated one.
@@ -91,6 +94,7 @@ export class UpstreamPool implements Upstream, LogsPool {
     this.guarded = this.bounded || this.lacking;
     this.logsBounded = members.some((m) => m.logsRange !== undefined || m.logsCutAt !== undefined);
     this.logs = new LogsSplit(this, policy.logsPieces, policy.maxAnswerBytes);
+    this.windowed = members.some((m) => Object.values(m.holding).some((h) => h.from > 0 || h.at !== undefined));
   }
 
   /** Some member has its own rate or concurrency (upstreams[].rate, .concurrency): reads look for room. */
@@ -108,8 +112,28 @@ export class UpstreamPool implements Upstream, LogsPool {
 
   /** Upstreams that hold the same accounts, in the order designated calls try them (`signer`). */
   private readonly signers: readonly UpstreamMember[];
+  /** The network's name, for the errors that name it (the chain module's). */
+  network = '';
+  /**
+   * Some member is known to hold less than every block's state or history (configured, probed or learnt:
+   * holdings.ts): calls at a block look at who holds it. False: no work per call for it.
+   */
+  windowed = false;
+  /** Calls sent since start: background probes skip a network nobody calls (chain/holdings-probe.ts). */
+  calls = 0;
+  /** Checks answers before they are passed on (networks.<n>.verify); absent: off, or a network of one node. */
+  verifier: Verifier | undefined;
+  /** Told of every answer that failed verification: the member's label and the check (metrics subscribe here). */
+  onVerifyFailure: ((upstream: string, check: string) => void) | undefined;
+
+  /** What member `m` holds of `kind` is now `h` (a probe, an answer): routing heeds it from the next call. */
+  setHeld(m: UpstreamMember, kind: 'state' | 'history', h: Holding): void {
+    m.holding = { ...m.holding, [kind]: h };
+    if (h.from > 0 || h.at !== undefined) this.windowed = true;
+  }
 
   call(method: string, params: unknown[], timeoutMs: number, route: Route = {}, spec: MethodFacts = describe(method)): Promise<UpstreamAnswer> {
+    this.calls++;
     if (spec.splitsRange) return this.logs.call(spec, params, timeoutMs, route);
     // The usual case first: one member with nothing to heed (no bounds, no gaps) goes straight to it.
     if (this.members.length === 1 && !this.guarded) return this.sentVia(this.members[0], spec, params, timeoutMs, route.signal);
@@ -138,14 +162,16 @@ export class UpstreamPool implements Upstream, LogsPool {
   }
 
   /**
-   * A read, sent once more to another usable member when its outcome is retryable. The caller gets the second
-   * member's answer; when the second gives none, the first's answer (a node's "missing data") or failure stands.
+   * A read, asked of each other usable member in turn when its outcome is retryable (`retried`): the caller gets
+   * the first answer to pass on; when none gives one, the first's answer or the last failure (BLOCK_NOT_HELD for a
+   * block some node lacks). A result is verified first (networks.<n>.verify).
    */
   private async read(spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route, signal?: CallSignal): Promise<UpstreamAnswer> {
     if (this.lacking && this.noneHas(spec.name)) return { error: new GatewayError('METHOD_NOT_FOUND', { method: spec.name }).toJSON() };
+    if (this.windowed) route = this.byHashHeld(spec, params, route);
+    if (this.windowed && route.needs !== undefined) this.heldByOne(route, spec.name);
     let first = this.pick(route, undefined, spec.name);
     if (this.bounded && !first.hasRoom(this.now())) first = await this.roomFor(route, spec.name, signal);
-    let answer: UpstreamAnswer;
     try {
       const hedge = this.policy.hedge;
       const got = hedge && hedge.maxMs > 0 && !spec.trace
@@ -154,22 +180,19 @@ export class UpstreamPool implements Upstream, LogsPool {
       if (got.member) first = got.member;
       if (mayBeLag(spec, got.answer.result) && !signal?.aborted) return this.fromAhead(first, got.answer, spec, params, timeoutMs, route, signal);
       if (got.outcome.kind === 'not-supported' && this.members.length > 1 && !signal?.aborted) return this.elsewhere(first, got.answer, spec, params, timeoutMs, route, signal);
+      if (this.verifier !== undefined && spec.verify !== undefined && got.answer.error === undefined) {
+        const checked = this.verifier.check(spec.verify, params, got.answer.result, first);
+        const failed = checked instanceof Promise ? await checked : checked;
+        if (failed !== undefined) return (await this.reverified(first, failed, spec, params, timeoutMs, route)).answer;
+      }
       if (!got.outcome.retry || signal?.aborted) return got.answer;
-      answer = got.answer;
+      return (await this.retried(first, got, undefined, spec, params, timeoutMs, route)).answer;
     } catch (err) {
       if (!classifyFailure(err).retry || signal?.aborted) throw err; // out of time, or nobody waits: no other node
-      const second = this.another(route, first, spec.name);
-      if (second === undefined) throw err;
-      return this.sentVia(second, spec, params, timeoutMs, signal);
-    }
-    const second = this.another(route, first, spec.name);
-    if (second === undefined) return answer;
-    try {
-      return await this.sentVia(second, spec, params, timeoutMs, signal);
-    } catch {
-      return answer;
+      return (await this.retried(first, undefined, err, spec, params, timeoutMs, route)).answer;
     }
   }
+
 
   /**
    * A read to `first`, also sent to a second usable member if `first` has not answered within its usual time
@@ -246,12 +269,17 @@ export class UpstreamPool implements Upstream, LogsPool {
     const now = this.now();
     const seen = this.seenHead?.();
     const behindSeen = seen !== undefined && (first.head === undefined || first.head < seen);
+    // A node that holds less history than another (pruned receipts, EIP-4444) may lack an old block or transaction
+    // the other has: its null is asked of a node whose history reaches further back.
+    const head = this.head();
+    const history = (m: UpstreamMember) => (m.holding.history === undefined ? 0 : oldestHeld(m.holding.history, head));
+    const firstHistory = this.windowed ? history(first) : 0;
     let ahead: UpstreamMember | undefined;
     let open: UpstreamMember | undefined;
     for (const m of this.members) {
       const has = reached(m);
       if (m === first || m.unconfirmed || m.forked || has < 0 || m.resting(now)) continue;
-      if (!behindSeen && first.head !== undefined && has <= first.head) continue;
+      if (!behindSeen && first.head !== undefined && has <= first.head && !(firstHistory > 0 && history(m) < firstHistory)) continue;
       if (!route.dedicated && m.config.role === 'dedicated') continue;
       if (m.usable(best, this.policy, now, lagFrom)) {
         if (ahead === undefined || has > reached(ahead)) ahead = m;
@@ -408,12 +436,13 @@ export class UpstreamPool implements Upstream, LogsPool {
   }
 
   /**
-   * One piece of a split eth_getLogs (logs-split.ts): a read as any other, sent once more to another member when
+   * One piece of a split eth_getLogs (logs-split.ts): a read as any other, asked of the other members in turn when
    * retryable, with who answered and what the answer says. Not hedged: a piece is heavy, and each is a call a
    * provider counts.
    */
   async piece(spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<Piece> {
     const signal = route.signal;
+    if (this.windowed && route.needs !== undefined) this.heldByOne(route, spec.name);
     let first = this.pick(route, undefined, spec.name);
     if (this.bounded && !first.hasRoom(this.now())) first = await this.roomFor(route, spec.name, signal);
     let got: Attempt;
@@ -421,19 +450,17 @@ export class UpstreamPool implements Upstream, LogsPool {
       got = await this.attempt(first, spec, params, timeoutMs, signal);
     } catch (err) {
       if (!classifyFailure(err).retry || signal?.aborted) throw err;
-      const second = this.another(route, first, spec.name);
-      if (second === undefined) throw err;
-      return { ...(await this.attempt(second, spec, params, timeoutMs, signal)), member: second };
+      return this.retried(first, undefined, err, spec, params, timeoutMs, route);
+    }
+    if (this.verifier !== undefined && spec.verify !== undefined && got.answer.error === undefined) {
+      const checked = this.verifier.check(spec.verify, params, got.answer.result, first);
+      const failed = checked instanceof Promise ? await checked : checked;
+      if (failed !== undefined) return this.reverified(first, failed, spec, params, timeoutMs, route);
     }
     if (!got.outcome.retry || signal?.aborted) return { ...got, member: first };
-    const second = this.another(route, first, spec.name);
-    if (second === undefined) return { ...got, member: first };
-    try {
-      return { ...(await this.attempt(second, spec, params, timeoutMs, signal)), member: second };
-    } catch {
-      return { ...got, member: first };
-    }
+    return this.retried(first, got, undefined, spec, params, timeoutMs, route);
   }
+
 
   /**
    * The widest eth_getLogs range the members that would take `route` accept (LogsPool): those of the first role
@@ -489,6 +516,7 @@ export class UpstreamPool implements Upstream, LogsPool {
     }
     this.record(m, outcome, answer.error && `the node answered ${answer.error.code} ${String(answer.error.message).slice(0, 200)}`);
     if (answer.error === undefined) {
+      if (this.windowed && spec.seen === 'block' && !check) this.noteNumber(answer.result);
       const n = blockSeenIn(spec.name, params, answer.result);
       if (n !== undefined && !check && (m.shown === undefined || n > m.shown)) m.shown = n;
       if (n !== undefined && (m.head === undefined || n > m.head)) {
@@ -499,6 +527,14 @@ export class UpstreamPool implements Upstream, LogsPool {
       }
     }
     return { answer, outcome };
+  }
+
+  /** A block in an answer: its number kept by its hash (a few thousand, the oldest go first). */
+  private noteNumber(result: unknown): void {
+    const b = result as { hash?: unknown; number?: unknown } | null;
+    if (b === null || typeof b !== 'object' || typeof b.hash !== 'string' || typeof b.number !== 'string') return;
+    if (this.numbers.size >= 4096) this.numbers.delete(this.numbers.keys().next().value!);
+    this.numbers.set(b.hash.toLowerCase(), Number(b.number));
   }
 
   /**
@@ -554,7 +590,7 @@ export class UpstreamPool implements Upstream, LogsPool {
    */
   pick(route: Route, not?: UpstreamMember, method?: string): UpstreamMember {
     const { usable, roomy, gap, now } = this.guarded ? this.candidates(route, not, method) : this.healthy(not);
-    const has = (m: UpstreamMember) => route.minBlock === undefined || (m.head !== undefined && m.head >= route.minBlock);
+    const has = this.windowed && route.needs !== undefined ? this.holder(route) : (m: UpstreamMember) => route.minBlock === undefined || (m.head !== undefined && m.head >= route.minBlock);
     const tiers = tiersOf(route);
     const chosen = (roomy !== usable && byRole(roomy, tiers, route, has)) || byRole(usable, tiers, route, has);
     if (chosen) return chosen;
@@ -586,6 +622,188 @@ export class UpstreamPool implements Upstream, LogsPool {
     const usable = this.members.filter((m) => m !== not && m.usable(best, this.policy, now, lagFrom) && !gap?.(m));
     const roomy = this.bounded ? usable.filter((m) => m.hasRoom(now)) : usable;
     return { usable, roomy, gap, now };
+  }
+
+  /**
+   * A call by block hash that needs the block's history (eth_getBlockReceipts by hash, as indexers ask it), for a
+   * block whose number an answer showed (`hashes`): routed as a call at that number, so that it goes to a node that
+   * holds it rather than to one that answers `null`.
+   */
+  private byHashHeld(spec: MethodFacts, params: unknown[], route: Route): Route {
+    if (route.needs !== undefined || spec.holds === undefined || spec.block === undefined || spec.block.by === 'filter') return route;
+    const v = params[spec.block.index];
+    const hash = typeof v === 'string' && v.length === 66 ? v : (v as { blockHash?: unknown } | null)?.blockHash;
+    const n = typeof hash === 'string' ? this.numbers.get(hash.toLowerCase()) : undefined;
+    return n === undefined ? route : { ...route, needs: spec.holds, oldest: n };
+  }
+
+  /** Block numbers by hash, as answers showed them, while some member holds less than every block (`windowed`). */
+  private readonly numbers = new Map<string, number>();
+
+  /** Whether a member has the call's block and holds what the call needs at its oldest block (`route.needs`). */
+  private holder(route: Route): (m: UpstreamMember) => boolean {
+    const head = this.head();
+    const needs = route.needs!;
+    const n = route.oldest ?? route.minBlock;
+    return (m) => (route.minBlock === undefined || (m.head !== undefined && m.head >= route.minBlock)) && (n === undefined || m.holds(needs, n, head));
+  }
+
+  /**
+   * Throws the catalogue's BLOCK_NOT_HELD when no member the call may use now holds what it needs at its block
+   * (pruned nodes only, the archive node down): no node is asked what none holds.
+   */
+  private heldByOne(route: Route, method: string): void {
+    const n = route.oldest ?? route.minBlock;
+    if (n === undefined) return;
+    const { usable } = this.candidates(route, undefined, method);
+    const head = this.head();
+    const allowed = usable.filter((m) => route.dedicated || m.config.role !== 'dedicated');
+    if (allowed.some((m) => m.holds(route.needs!, n, head))) return;
+    if (allowed.length === 0) return; // nobody answers at all: the usual least bad node and its failure
+    throw notHeld(this.network, route.needs!, n, allowed, head);
+  }
+
+  /**
+   * A read whose first node gave no answer to pass on (`got`: a capacity error, "missing trie node", "pruned";
+   * `failure`: no answer at all, a 429): each other usable node with room (and, for a call at a block, that may
+   * hold it) is asked in turn, and the first real answer stands; a node that says it lacks the block has that
+   * learnt. When none is left: for a call at a block that some node lacks (it said so, or is known not to hold it),
+   * BLOCK_NOT_HELD, never a node's words; otherwise the first node's answer, or the last failure.
+   */
+  private async retried(first: UpstreamMember, got: Attempt | undefined, failure: unknown, spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<Piece> {
+    const tried = new Set<UpstreamMember>([first]);
+    const firstPiece: Piece | undefined = got && { ...got, member: first };
+    let missing = got?.outcome.kind === 'missing-data';
+    if (missing) this.learnNotHeld(first, route);
+    for (;;) {
+      if (route.signal?.aborted) break;
+      let next = this.untried(route, tried, spec.name);
+      // None usable left: the next least bad one is still asked once (a node a moment behind the head, as checks
+      // see it), if it may hold the call's block.
+      if (next === undefined && tried.size === 1) {
+        const m = this.another(route, first, spec.name);
+        if (m !== undefined && !tried.has(m) && (!this.windowed || route.needs === undefined || this.holder(route)(m))) next = m;
+      }
+      if (next === undefined) break;
+      tried.add(next);
+      try {
+        const again = await this.attempt(next, spec, params, timeoutMs, route.signal);
+        if (this.verifier !== undefined && spec.verify !== undefined && again.answer.error === undefined) {
+          const failed = await this.verifier.check(spec.verify, params, again.answer.result, next);
+          if (failed !== undefined) {
+            this.unverified(next, failed);
+            continue;
+          }
+        }
+        if (!again.outcome.retry) return { ...again, member: next };
+        if (again.outcome.kind === 'missing-data') {
+          missing = true;
+          this.learnNotHeld(next, route);
+        }
+      } catch (err) {
+        if (!classifyFailure(err).retry || route.signal?.aborted) throw err;
+        failure = err;
+      }
+    }
+    const needs = route.needs;
+    const n = route.oldest ?? route.minBlock;
+    const head = this.head();
+    const lacking = needs !== undefined && n !== undefined && (missing || this.members.some((m) => !m.holds(needs, n, head)));
+    if (!route.signal?.aborted && lacking && head !== undefined && n! <= head) {
+      const { usable } = this.candidates(route, undefined, spec.name);
+      return { answer: { error: notHeld(this.network, needs, n!, usable, head).toJSON() }, outcome: GATEWAY_REFUSAL, member: first };
+    }
+    if (firstPiece) return firstPiece;
+    throw failure;
+  }
+
+
+  /**
+   * Member `first`'s answer failed check `failed` (chain/verify/): it counts against its breaker, and each other
+   * member is asked in turn; the first answer that passes (or a node's error, which is checked by no one) stands.
+   * None: UPSTREAM_UNAVAILABLE, never the wrong answer.
+   */
+  private async reverified(first: UpstreamMember, failed: string, spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<Piece> {
+    this.unverified(first, failed);
+    const tried = new Set<UpstreamMember>([first]);
+    for (;;) {
+      if (route.signal?.aborted) throw route.signal.reason;
+      const next = this.untried(route, tried, spec.name);
+      if (next === undefined) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `no node's answer to ${spec.name} passed verification (${failed})` });
+      tried.add(next);
+      let again: Attempt;
+      try {
+        again = await this.attempt(next, spec, params, timeoutMs, route.signal);
+      } catch (err) {
+        if (!classifyFailure(err).retry || route.signal?.aborted) throw err;
+        continue;
+      }
+      if (again.answer.error !== undefined) {
+        if (again.outcome.retry) continue;
+        return { ...again, member: next };
+      }
+      const f = await this.verifier!.check(spec.verify!, params, again.answer.result, next);
+      if (f === undefined) return { ...again, member: next };
+      this.unverified(next, f);
+      failed = f;
+    }
+  }
+
+  /** Member `m` answered something that failed check `check`: a failure for its breaker, counted for /readyz and /metrics. */
+  private unverified(m: UpstreamMember, check: string): void {
+    const counts = (m.verifyFailures ??= {});
+    const first = counts[check] === undefined;
+    counts[check] = (counts[check] ?? 0) + 1;
+    this.onVerifyFailure?.(m.label, check);
+    if (first) this.log.warn({ upstream: m.label, check }, 'upstream answer failed verification; asked elsewhere (counted in /readyz verifyFailures)');
+    this.record(m, UNVERIFIED, new Error(`its answer failed verification (${check})`));
+  }
+
+  /**
+   * Block `n` (header and transaction hashes) for the verifier: from members other than `not` that hold it first,
+   * then `not`; the first `sound` one (its hash its fields', the agreed one). At most three reads.
+   */
+  async readBlock(n: number, not: unknown, sound: (b: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown> | undefined> {
+    const head = this.head();
+    const best = this.best();
+    const lagFrom = this.lagFrom?.() ?? best;
+    const now = this.now();
+    const usable = this.members.filter((m) => m.usable(best, this.policy, now, lagFrom) && (m.head ?? -1) >= n && m.holds('history', n, head));
+    const order = [...usable.filter((m) => m !== not), ...usable.filter((m) => m === not)].slice(0, 3);
+    for (const m of order) {
+      try {
+        const a = await this.via(m, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, false], timeoutMs);
+        const b = a.result as Record<string, unknown> | null | undefined;
+        if (b && typeof b === 'object' && sound(b)) return b;
+      } catch {
+        // Recorded by the pool; the next member.
+      }
+    }
+    return undefined;
+  }
+
+  /** A member the call may use that holds its block and was not tried yet, by the usual order; undefined: none. */
+  private untried(route: Route, tried: ReadonlySet<UpstreamMember>, method: string): UpstreamMember | undefined {
+    const { usable } = this.candidates(route, undefined, method);
+    const now = this.now();
+    const left = usable.filter((m) => !tried.has(m) && m.hasRoom(now) && (route.dedicated || m.config.role !== 'dedicated'));
+    const has = this.windowed && route.needs !== undefined ? this.holder(route) : (m: UpstreamMember) => route.minBlock === undefined || (m.head ?? -1) >= route.minBlock;
+    return byRole(left, tiersOf(route), route, has) ?? undefined;
+  }
+
+  /**
+   * Member `m` said it does not hold the call's oldest block: kept in its holding (sliding with the head) unless
+   * the block is near its head (a node a block behind says "header not found" too).
+   */
+  private learnNotHeld(m: UpstreamMember, route: Route): void {
+    const n = route.oldest ?? route.minBlock;
+    const kind = route.needs;
+    if (n === undefined || kind === undefined || m.head === undefined || n > m.head - NEAR_HEAD) return;
+    const h = learnt(m.holding[kind], n, false, this.head());
+    if (h) {
+      this.setHeld(m, kind, h);
+      this.log.info({ upstream: m.label, kind, block: n, from: oldestHeld(h, this.head()) }, 'upstream does not hold the block; calls at it go to the others');
+    }
   }
 
   /**
@@ -673,6 +891,12 @@ function txHash(raw: string): string {
   return '0x' + bytesToHex(keccak_256(hexToBytes(raw.startsWith('0x') ? raw.slice(2) : raw)));
 }
 
+/** The outcome of the gateway's own answer (BLOCK_NOT_HELD): nobody's fault, not retried. */
+const GATEWAY_REFUSAL: Outcome = { kind: 'gateway', retry: false, breaker: 'neutral' };
+
+/** Blocks below a member's head within which its "header not found" may only mean it is a moment behind. */
+const NEAR_HEAD = 8;
+
 /** The newest block a member is known to have: its head, or a newer block its answers showed. */
 const reached = (m: UpstreamMember): number => Math.max(m.head ?? -1, m.shown ?? -1);
 
@@ -697,7 +921,7 @@ function byRole(list: UpstreamMember[], tiers: readonly string[], route: Route, 
       if (fit.length > 0) inRole = fit;
     }
     const withBlock = inRole.filter(has);
-    const choice = weighted(withBlock.length > 0 ? withBlock : route.minBlock === undefined ? inRole : []);
+    const choice = weighted(withBlock.length > 0 ? withBlock : route.minBlock === undefined && route.needs === undefined ? inRole : []);
     if (choice) return choice;
   }
   return undefined;

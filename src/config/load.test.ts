@@ -14,7 +14,7 @@ const file = (name: string, text: string) => {
 };
 
 /** An upstream's fields after loading, every default filled. */
-const UPSTREAM = { role: 'primary', weight: 1, shareReads: true, headers: {}, rate: 0, concurrency: 0, getLogs: { maxBlockRange: 0, maxResults: 0 }, maxBatch: 100, lacks: [] };
+const UPSTREAM = { role: 'primary', weight: 1, shareReads: true, headers: {}, rate: 0, concurrency: 0, getLogs: { maxBlockRange: 0, maxResults: 0 }, maxBatch: 100, lacks: [], archive: false, stateWindow: 0 };
 
 test('with no file, the defaults: embedded mainnet and testnet (devnet alias), 127.0.0.1:8545, ./data', () => {
   const c = loadConfig(undefined, {});
@@ -22,8 +22,8 @@ test('with no file, the defaults: embedded mainnet and testnet (devnet alias), 1
   assert.equal(c.server.port, 8545);
   assert.equal(c.dataDir, './data');
   const embedded = [{ url: 'embedded', ...UPSTREAM }];
-  assert.deepEqual(c.networks.mainnet, { chainId: 1, upstreams: embedded, aliases: [] });
-  assert.deepEqual(c.networks.testnet, { chainId: 11155111, upstreams: embedded, aliases: ['devnet'] });
+  assert.deepEqual(c.networks.mainnet, { chainId: 1, upstreams: embedded, aliases: [], verify: 'cheap' });
+  assert.deepEqual(c.networks.testnet, { chainId: 11155111, upstreams: embedded, aliases: ['devnet'], verify: 'cheap' });
   assert.equal(c.rpc.maxBatchSize, 1000);
   assert.equal(c.server.bodyLimit, 1048576);
   assert.ok(Object.isFrozen(c.server));

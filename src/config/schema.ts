@@ -109,6 +109,13 @@ const upstreamSchema = fields({
   maxBatch: int('calls', { minimum: 1, maximum: 1000, default: 100 }),
   /** Methods it does not serve, by name or a prefix and `*` (`debug_*`): never sent to it (another upstream takes them). */
   lacks: Type.Array(Type.String({ pattern: '^[A-Za-z0-9_]+\\*?$' }), { default: [] }),
+  /**
+   * It holds the state and history (blocks, receipts, logs) of every block: never probed, and calls at any block may
+   * go to it. Absent: what it holds is probed (upstreams.holdingsProbeMs) and learnt from its answers.
+   */
+  archive: flag(false),
+  /** It holds the state of the last this many blocks (a full node: 128); 0: probed. */
+  stateWindow: int('blocks', { minimum: 0, maximum: 100000000, default: 0 }),
 });
 
 const networkSchema = fields({
@@ -121,6 +128,15 @@ const networkSchema = fields({
   maxLagBlocks: Type.Optional(int('blocks', { minimum: 0, maximum: 100000 })),
   /** Healthy upstreams that must have a block with the same hash for it to be the head (0: a majority); absent: upstreams.quorum. */
   quorum: Type.Optional(int('nodes', { minimum: 0, maximum: 32 })),
+  /**
+   * Answers checked before they are passed on (docs/upstreams.md): `cheap`, with what costs no hashing and no read (a
+   * block's number or hash as asked, logs in the asked range and filter and in order, a receipt or transaction of the
+   * asked hash with its logs its own, the agreed chain's hashes of final blocks); `full` also with each block's header
+   * (its hash worked out from its fields, read when not known: one light read per block) to check logs against its
+   * logsBloom, receipts and transactions against their block and a block's receipts against its receiptsRoot; `off`.
+   * An answer that fails goes to another node and is never passed on. Networks of one node are not checked.
+   */
+  verify: oneOf(['off', 'cheap', 'full'], { default: 'cheap' }),
   /** Other names the network answers to, e.g. `devnet` for `testnet` (docs/decisions.md §2). */
   aliases: Type.Array(Type.String({ pattern: NAME }), { default: [] }),
   /**
@@ -523,6 +539,13 @@ export const configSchema = section({
     limitWaitMs: int('ms', { minimum: 0, maximum: 10000, default: 250 }),
     /** Pieces of one eth_getLogs split to fit its upstreams' ranges (upstreams[].getLogs) asked at once. */
     logsPieces: int('calls', { minimum: 1, maximum: 64, default: 4 }),
+    /**
+     * How often the oldest block whose state, and whose history, each upstream of a network of several holds is
+     * probed (a binary search, a few dozen light reads, paced as background work; skipped while nobody calls the
+     * network); 0: never (what answers say is still learnt). Upstreams with `archive` or `stateWindow` are not
+     * probed for what they say.
+     */
+    holdingsProbeMs: int('ms', { minimum: 0, maximum: 86400000, default: 600000 }),
   }),
   /** Filters kept by the gateway (docs/decisions.md §8). */
   filters: section({

@@ -38,6 +38,23 @@ export type SeenRule = 'none' | 'quantity' | 'blockNumber' | 'block' | 'items';
 export type Routing = 'any' | 'designated' | 'broadcast';
 
 /**
+ * What a node must still hold to answer a call at an older block (pruned nodes, EIP-4444 history expiry): `state`
+ * (balances, code, storage, calls and traces at that block: a full node keeps the last 128 blocks' state) or
+ * `history` (the block, its transactions, receipts and logs). A call at block N goes only to nodes that hold N
+ * (src/chain/holdings.ts); its `block` parameter says where N is.
+ */
+export type Holds = 'state' | 'history';
+
+/**
+ * What a successful answer is checked for before it is passed on (per network `verify`, src/chain/verify/):
+ * `block` (a block: its number and hash as asked, its hash that of its header, the agreed chain's), `logs` (in
+ * order, in the asked range and filter, in their block's logsBloom), `receipt` and `receipts` (of the asked
+ * transaction or block, in that block; at `full`, a block's receipts against its receiptsRoot), `transaction` (the
+ * asked one, in the block it names).
+ */
+export type VerifyRule = 'block' | 'logs' | 'receipt' | 'receipts' | 'transaction';
+
+/**
  * What a spec file declares of one method (src/methods/specs/). The gateway reads the fuller `MethodSpec`, which
  * adds the facts drawn from these fields once, at start-up (src/methods/specs.ts).
  */
@@ -47,6 +64,10 @@ export interface DeclaredSpec {
   readonly schema: MethodSchema;
   /** Its block parameter, if it names a block. */
   readonly block: BlockParam | undefined;
+  /** What a node must hold at the call's block to answer it (pruned nodes); absent: any node that has the block. */
+  readonly holds?: Holds;
+  /** What its answer is checked for (networks with `verify` on); absent: nothing. */
+  readonly verify?: VerifyRule;
   /** Compute units one call costs (docs/decisions.md §7); `limits.costs` overrides it. */
   readonly cost: number;
   readonly cache: CacheRule;

@@ -83,12 +83,15 @@ export class Networks {
         limitWaitMs: config.upstreams.limitWaitMs,
         logsPieces: config.upstreams.logsPieces,
         maxAnswerBytes: config.rpc.maxAnswerBytes,
+        verify: net.verify,
       };
       const depth = net.finalityDepth ?? (kind === 'embedded' ? 0 : 64);
       // Nodegate's own anvil is believed whatever it mines at once (anvil_mine of 10,000 blocks); nodes by URL
       // are held to the head bound (agreed-head.ts).
       const chain = new Chain(name, net.chainId, members, policy, depth, config.upstreams.checkIntervalMs, nlog, kind === 'embedded' ? undefined : HEAD_BOUND);
       chains.set(name, chain);
+      // What each node holds (pruned state, expired history) is probed for nodes by URL; an embedded chain holds all.
+      if (kind === 'upstream') chain.probeHoldings(config.upstreams.holdingsProbeMs);
       // Cluster mode: instances in front of the same nodes share one head (shared-state/heads/). An embedded
       // chain is this process's own: nothing to share.
       if (cluster && (kind === 'upstream' || cluster.embeddedToo)) {

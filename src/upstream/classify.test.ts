@@ -46,6 +46,11 @@ describe('upstream outcomes, classified once', () => {
     }
     // anvil behind says it with invalid params' code; other -32602 stay the caller's.
     assert.equal(brief(classifyAnswer(err(-32602, 'BlockOutOfRangeError: block height is 99 but requested was 711'))), 'missing-data retry=true neutral');
+    // Pruned state and expired history in the words of geth, reth, providers, and EIP-4444's code.
+    for (const [code, message] of [[4444, 'pruned history unavailable'], [-32000, 'state at block #12 is pruned'], [-32000, "state histories haven't been fully indexed yet"],
+      [-32000, 'state histories for block 12 are not available'], [-32000, 'transaction indexing is in progress'], [-32000, 'header not found']] as const) {
+      assert.equal(brief(classifyAnswer(err(code, message))), 'missing-data retry=true neutral', message);
+    }
     assert.equal(classifyAnswer(err(-32602, 'invalid argument 0: hex string has length 3')).kind, 'caller-error');
   });
 

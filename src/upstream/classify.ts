@@ -17,7 +17,8 @@ export type OutcomeKind =
   | 'http-status' // HTTP 429 / 502 / 503 / 504 instead of JSON-RPC: a Retry-After is kept as a rest
   | 'timeout' // no answer within the call's time-out
   | 'transport' // no answer at all (refused, reset, not JSON-RPC)
-  | 'gateway'; // the gateway's own refusal of the answer (too large, budget busy): never the node's fault
+  | 'gateway' // the gateway's own refusal of the answer (too large, budget busy): never the node's fault
+  | 'unverified'; // a result that failed the network's verification (chain/verify/): wrong, asked elsewhere, never passed on
 
 /** What an outcome means for the node's circuit breaker: it answered, it did not, or it says nothing of its health. */
 export type BreakerVerdict = 'success' | 'failure' | 'neutral';
@@ -43,13 +44,18 @@ const MISSING: Outcome = { kind: 'missing-data', retry: true, breaker: 'neutral'
 const TIMEOUT: Outcome = { kind: 'timeout', retry: true, breaker: 'failure' };
 const TRANSPORT: Outcome = { kind: 'transport', retry: true, breaker: 'failure' };
 const GATEWAY: Outcome = { kind: 'gateway', retry: false, breaker: 'neutral' };
+/** A result that failed verification: a wrong answer counts against the node as no answer does. */
+export const UNVERIFIED: Outcome = { kind: 'unverified', retry: true, breaker: 'failure' };
 
 /**
  * A node that does not have what was asked, in the words of geth ("header not found", "missing trie node",
- * "required historical state unavailable"), erigon/reth ("unknown block", "block not found") and Nethermind
- * ("... is not available", "pruned"): a node behind, or pruned, not a wrong request.
+ * "required historical state unavailable", "pruned history unavailable" with EIP-4444's code 4444, "transaction
+ * indexing is in progress"), erigon/reth ("unknown block", "block not found", "state at block #N is pruned") and
+ * Nethermind ("... is not available", "pruned"), and providers' ("state histories haven't been fully indexed yet"):
+ * a node behind, or pruned, not a wrong request. The pool sends such a call to a node that holds the block, and
+ * never passes these words on (chain/upstream-pool.ts, BLOCK_NOT_HELD when none does).
  */
-const MISSING_DATA = /header not found|missing trie node|unknown block|block not found|required historical state unavailable|historical state .*not available|state (is )?not available|pruned|state histories? .*not (yet )?(available|indexed)/i;
+const MISSING_DATA = /header not found|missing trie node|unknown block|block not found|required historical state unavailable|historical state .*not available|state (is )?not available|pruned|state histor(y|ies) .*(not|n't) (yet |been )?(fully )?(available|indexed)|transaction indexing is in progress/i;
 
 /** A block above the node's own head, in anvil's words (with invalid-params' code, so told before that). */
 const BEYOND_HEAD = /BlockOutOfRangeError|block height is \d+ but requested was \d+/;
@@ -89,8 +95,9 @@ export function classifyAnswer(answer: UpstreamAnswer): Outcome {
   if (error.code === -32005 || error.code === 429) {
     return { kind: 'capacity', retry: true, breaker: 'failure', restMs: restHint(error.data) ?? DEFAULT_REST_MS };
   }
-  // anvil's "BlockOutOfRangeError: block height is 99 but requested was 711" comes as -32602: a node behind.
-  if (BEYOND_HEAD.test(message)) return MISSING;
+  // anvil's "BlockOutOfRangeError: block height is 99 but requested was 711" comes as -32602: a node behind (or,
+  // with --prune-history, one that no longer holds an old block's state); EIP-4444's code for expired history.
+  if (BEYOND_HEAD.test(message) || error.code === 4444) return MISSING;
   // A revert (whatever its reason says) and invalid params: the same on every node.
   if (error.code === 3 || error.code === -32602 || REVERTED.test(message)) return CALLER;
   if (MISSING_DATA.test(message)) return MISSING;

@@ -3,7 +3,8 @@
  * one real anvil, beside an "own node" (test/helpers/fake-node.ts, the same anvil, counting what it gets). A key in
  * a header from the environment, Basic credentials in the URL, 429 with Retry-After: 2, a provider without traces,
  * an own node at its concurrency with a paid provider as fallback, a provider that prunes state older than 128 blocks.
- * Hedged reads are off here (upstreams.hedgeMaxMs: 0): a hedge is a second call by design, and these tests count calls.
+ * Hedged reads are off here (upstreams.hedgeMaxMs: 0): a hedge is a second call by design, and these tests count calls;
+ * so is the background probe of what each node holds (upstreams.holdingsProbeMs: 0; test/e2e/upstream-holdings.test.ts).
  * Run: node --import tsx --test test/e2e/upstream-providers.test.ts
  */
 import assert from 'node:assert/strict';
@@ -65,7 +66,7 @@ before(async () => {
       tiered: { chainId: 1, upstreams: [{ url: own.origin, concurrency: 2 }, { url: paid.url, role: 'fallback' }] },
       pruned: { chainId: 1, upstreams: [{ url: pruned.url }, { url: node.url, role: 'fallback' }] },
     },
-    upstreams: { checkIntervalMs: 100, hedgeMaxMs: 0, breakerCooldownMs: 500 },
+    upstreams: { checkIntervalMs: 100, hedgeMaxMs: 0, breakerCooldownMs: 500, holdingsProbeMs: 0 },
     cache: { enabled: false },
     log: { level: 'trace', requests: true },
   };

@@ -17,6 +17,18 @@ export interface ProviderOptions {
   lacks?: string[];
   /** State older than this many blocks below its head is pruned: "missing trie node" for reads of it. */
   pruneOlderThan?: number;
+  /**
+   * History (blocks, receipts, logs) older than this many blocks below its head is gone, as EIP-4444 expiry or a
+   * pruned receipts store: geth's `4444 pruned history unavailable` for blocks, block receipts and logs, `null` for
+   * a receipt or transaction by hash in such a block.
+   */
+  pruneHistoryOlderThan?: number;
+  /**
+   * It lies about blocks older than `olderThan` below its head (a node with a corrupt database, or a malicious
+   * provider): `logs` changes each log's first topic (a topic its block's logsBloom does not hold), `receipt` answers
+   * a transaction's receipt as if mined in the block before, `blockHash` answers a block by number with another hash.
+   */
+  lie?: { olderThan: number; logs?: boolean; receipt?: boolean; blockHash?: boolean };
 }
 
 /** One HTTP request it got: when (ms, Date.now), the methods in it, the status it answered. */
@@ -39,6 +51,8 @@ export interface Provider {
   calls(method?: string, since?: number): number;
   /** The next `times` HTTP requests are answered 429 with `Retry-After: seconds`, as a provider over its rate. */
   throttle(times: number, seconds: number): void;
+  /** Lies it told (options.lie), by kind. */
+  lies: Record<string, number>;
   close(): Promise<void>;
 }
 
@@ -81,6 +95,10 @@ export const WORDS = {
   },
 } satisfies Record<string, Words>;
 
+/** Where each read of history names its block by number. */
+const HISTORY_BLOCK: Record<string, number> = { eth_getBlockByNumber: 0, eth_getBlockReceipts: 0, eth_getTransactionByBlockNumberAndIndex: 0, eth_getBlockTransactionCountByNumber: 0 };
+const PRUNED_HISTORY: RpcError = { code: 4444, message: 'pruned history unavailable' };
+
 /** Where each pruned read names its block. */
 const STATE_BLOCK: Record<string, number> = { eth_getBalance: 1, eth_getCode: 1, eth_getTransactionCount: 1, eth_call: 1, eth_getStorageAt: 2 };
 
@@ -91,6 +109,9 @@ export async function startProvider(anvilUrl: string, o: ProviderOptions = {}): 
   let throttled = 0;
   let retryAfter = 1;
   let nextId = 1;
+  /** Lies told, by kind. */
+  const lies: Record<string, number> = {};
+  const lied = (kind: string) => { lies[kind] = (lies[kind] ?? 0) + 1; };
 
   const anvil = async (method: string, params: unknown[]): Promise<{ result?: unknown; error?: RpcError }> => {
     const res = await fetch(anvilUrl, {
@@ -120,6 +141,29 @@ export async function startProvider(anvilUrl: string, o: ProviderOptions = {}): 
         return reply({ error: { code: -32000, message: `missing trie node ${'ab'.repeat(32)} (path ) state 0x${'cd'.repeat(32)} is not available` } });
       }
     }
+    const tooOld = async (tag: unknown, depth: number | undefined) => {
+      if (depth === undefined) return false;
+      const at = await blockOf(tag);
+      return at !== undefined && (await head()) - at > depth;
+    };
+    if (o.pruneHistoryOlderThan !== undefined) {
+      if (method in HISTORY_BLOCK && typeof params[HISTORY_BLOCK[method]] === 'string' && (params[HISTORY_BLOCK[method]] as string).length < 66 && await tooOld(params[HISTORY_BLOCK[method]], o.pruneHistoryOlderThan)) return reply({ error: PRUNED_HISTORY });
+      if (method === 'eth_getLogs') {
+        const f = (params[0] ?? {}) as { fromBlock?: unknown; blockHash?: unknown };
+        if (f.blockHash === undefined && await tooOld(f.fromBlock ?? 'latest', o.pruneHistoryOlderThan)) return reply({ error: PRUNED_HISTORY });
+      }
+      if (method === 'eth_getTransactionReceipt' || method === 'eth_getTransactionByHash' || method === 'eth_getBlockByHash' || method === 'eth_getBlockReceipts') {
+        const a = await anvil(method, params);
+        const r = a.result as { blockNumber?: string; number?: string } | Array<{ blockNumber?: string }> | null;
+        const n = Array.isArray(r) ? r[0]?.blockNumber : r?.blockNumber ?? r?.number;
+        if (n !== undefined && await tooOld(n, o.pruneHistoryOlderThan)) return reply({ result: null });
+        return reply(a);
+      }
+    }
+    if (o.lie) {
+      const told = await lie(method, params);
+      if (told) return reply(told);
+    }
     if (method === 'eth_getLogs' && o.getLogs) {
       const f = (params[0] ?? {}) as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown };
       if (f.blockHash === undefined) {
@@ -138,6 +182,38 @@ export async function startProvider(anvilUrl: string, o: ProviderOptions = {}): 
       }
     }
     return reply(await anvil(method, params));
+  };
+
+  /** The liar's answer to `method`, when it lies about it; undefined: the truth. */
+  const lie = async (method: string, params: unknown[]): Promise<{ result?: unknown; error?: RpcError } | undefined> => {
+    const l = o.lie!;
+    const old = async (n: unknown) => typeof n === 'string' && (await head()) - Number(n) > l.olderThan;
+    if (method === 'eth_getLogs' && l.logs) {
+      const a = await anvil(method, params);
+      if (!Array.isArray(a.result)) return a;
+      const logs = await Promise.all(a.result.map(async (x: { blockNumber: string; topics: string[] }) => {
+        if (!(await old(x.blockNumber)) || x.topics.length === 0) return x;
+        lied('logs');
+        return { ...x, topics: ['0x' + 'ee'.repeat(32), ...x.topics.slice(1)] };
+      }));
+      return { result: logs };
+    }
+    if (method === 'eth_getTransactionReceipt' && l.receipt) {
+      const a = await anvil(method, params);
+      const r = a.result as { blockNumber: string; blockHash: string; logs: Array<Record<string, unknown>> } | null;
+      if (!r || !(await old(r.blockNumber))) return a;
+      const before = (await anvil('eth_getBlockByNumber', [`0x${(Number(r.blockNumber) - 1).toString(16)}`, false])).result as { hash: string; number: string };
+      lied('receipt');
+      return { result: { ...r, blockNumber: before.number, blockHash: before.hash, logs: r.logs.map((x) => ({ ...x, blockNumber: before.number, blockHash: before.hash })) } };
+    }
+    if (method === 'eth_getBlockByNumber' && l.blockHash) {
+      const a = await anvil(method, params);
+      const b = a.result as { number: string; hash: string } | null;
+      if (!b || !(await old(b.number))) return a;
+      lied('blockHash');
+      return { result: { ...b, hash: '0x' + [...b.hash.slice(2)].reverse().join('') } };
+    }
+    return undefined;
   };
 
   const authorized = (req: IncomingMessage) => {
@@ -183,6 +259,7 @@ export async function startProvider(anvilUrl: string, o: ProviderOptions = {}): 
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     requests,
     logRanges,
+    lies,
     calls: (method, since = 0) => calls.filter((c) => c.at >= since && (method === undefined || c.method === method)).length,
     throttle(times, seconds) {
       throttled = times;

@@ -31,6 +31,8 @@ export const ethGetBlockReceipts: DeclaredSpec = {
     result: { anyOf: [{ type: 'null' }, { type: 'array', items: receipt }] },
   },
   block: { index: 0, by: 'numberOrHash' },
+  holds: 'history',
+  verify: 'receipts',
   cost: 15 * 10,
   cache: 'block',
   seen: 'items',

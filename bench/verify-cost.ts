@@ -1,0 +1,48 @@
+/**
+ * What checking an answer costs (networks.<n>.verify, src/chain/verify/): CPU µs per check, in process, of real
+ * answers of the cached event chain (a block, its 50 logs, its receipts), at `cheap` (no hashing: what was asked,
+ * order, identities) and at `full` (the header's hash, the logsBloom, the receipts' trie root). Median of 7 runs of
+ * 2,000 checks each.
+ * `node --import tsx bench/verify-cost.ts`
+ */
+import { startEventChain } from '../test/helpers/event-chain.ts';
+import { check, headerOf, type CheckContext } from '../src/chain/verify/checks.ts';
+
+const { node } = await startEventChain({ blocks: 12_001, every: 50, logsPerBlock: 50 });
+try {
+  // The newest block with a transaction (and its 50 logs).
+  const n = (await node.call('eth_getLogs', [{ fromBlock: '0x2c00', toBlock: 'latest' }])).at(-1).blockNumber as string;
+  const block = await node.call('eth_getBlockByNumber', [n, false]);
+  const logs = await node.call('eth_getLogs', [{ fromBlock: n, toBlock: n }]);
+  const receipts = await node.call('eth_getBlockReceipts', [n]);
+  const receipt = await node.call('eth_getTransactionReceipt', [receipts[0].transactionHash]);
+  const header = headerOf(block)!;
+  const unknown: CheckContext = { full: false, knownHash: () => undefined, header: () => undefined };
+  const known: CheckContext = { full: false, knownHash: () => undefined, header: () => header };
+  const full: CheckContext = { full: true, knownHash: () => undefined, header: () => header };
+  const cases: Array<[string, () => unknown]> = [
+    ['block by number, cheap', () => check('block', [n, false], block, unknown)],
+    ['block by number, full (header hash)', () => check('block', [n, false], block, full)],
+    [`${logs.length} logs, cheap, header not known`, () => check('logs', [{ fromBlock: n, toBlock: n }], logs, unknown)],
+    [`${logs.length} logs, full (bloom)`, () => check('logs', [{ fromBlock: n, toBlock: n }], logs, known)],
+    ['a receipt, header not known', () => check('receipt', [receipt.transactionHash], receipt, unknown)],
+    ['block receipts, cheap', () => check('receipts', [n], receipts, unknown)],
+    [`block receipts, full (bloom and receiptsRoot)`, () => check('receipts', [n], receipts, full)],
+  ];
+  const out: Record<string, number> = {};
+  for (const [name, f] of cases) {
+    for (let i = 0; i < 500; i++) f();
+    const runs: number[] = [];
+    for (let r = 0; r < 7; r++) {
+      const c0 = process.cpuUsage();
+      for (let i = 0; i < 2000; i++) f();
+      const c = process.cpuUsage(c0);
+      runs.push((c.user + c.system) / 2000);
+    }
+    runs.sort((a, b) => a - b);
+    out[name] = Math.round(runs[3] * 10) / 10;
+  }
+  console.log(JSON.stringify(out, null, 1));
+} finally {
+  node.stop();
+}
