@@ -1,3 +1,4 @@
+import type { RequestTrace } from '../tracing/tracing.ts';
 import { performance } from 'node:perf_hooks'; // the global one is a getter on globalThis, called at each use
 import { Buffer } from 'node:buffer'; // the global one is a getter on globalThis, called at each use
 import { randomUUID } from 'node:crypto';
@@ -45,6 +46,8 @@ export class RpcExchange {
   origin: string | undefined = undefined;
   /** The bucket's decision, for the RateLimit headers. */
   decision: RateDecision | undefined = undefined;
+  /** Its span, when tracing is on and it is sampled. */
+  trace: RequestTrace | undefined = undefined;
 
   constructor(
     readonly req: IncomingMessage,

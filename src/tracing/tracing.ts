@@ -1,0 +1,102 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Span, type Tracer } from '@opentelemetry/api';
+import type { Config } from '../config/schema.ts';
+import { parseTraceparent, traceparentOf } from './traceparent.ts';
+
+/** A request's span, given to the transport that traces it. */
+export interface RequestTrace {
+  readonly span: Span;
+  /** `fn` with this request's span as the parent of the upstream attempts it makes. */
+  within<T>(fn: () => T): T;
+  /** A step of the request passed (transport steps and pipeline stages), as an event: no span, no context switch. */
+  step(name: string, attributes?: Record<string, string>): void;
+  /** A single request's cache outcome (`X-Cache`). */
+  cached(outcome: string | undefined): void;
+  end(status: number): void;
+}
+
+/** One call to one upstream (an attempt: first, hedge, retry, piece of a split eth_getLogs). */
+export interface AttemptTrace {
+  /** The W3C `traceparent` to send with it: this attempt's span, in the request's trace. */
+  readonly traceparent: string;
+  end(outcome: string, error?: unknown): void;
+}
+
+/**
+ * What the request path asks of tracing. Decided once at start (`startTracing`): while off, `request` and
+ * `attempt` return undefined at once, so a request allocates nothing for tracing (as pino's disabled levels are
+ * no-op functions). A module binding rather than a dependency passed down: the upstream clients are built in many
+ * places (networks, embedded chains, workers) and need only this.
+ */
+export interface Tracing {
+  readonly on: boolean;
+  /** A request's span when it is sampled (`network`, the path's first segment, as given). */
+  request(name: string, traceparent: string | string[] | undefined, network: string): RequestTrace | undefined;
+  /** The traced request this code runs for (within its `within`), if any. */
+  current(): RequestTrace | undefined;
+  attempt(upstream: string, method: string): AttemptTrace | undefined;
+  shutdown(): Promise<void>;
+}
+
+const OFF: Tracing = { on: false, request: () => undefined, current: () => undefined, attempt: () => undefined, shutdown: () => Promise.resolve() };
+
+/** The process's tracing; off until `startTracing` with `tracing.enabled`. */
+export let tracing: Tracing = OFF;
+
+/** Builds the exporter and the sampler once; returns (and installs) the no-op object when tracing is off. */
+export async function startTracing(config: Readonly<Config['tracing']>): Promise<Tracing> {
+  if (!config.enabled) return (tracing = OFF);
+  const { openTracer } = await import('./exporter.ts');
+  const { tracer, shutdown } = openTracer(config);
+  return (tracing = onTracing(tracer, config, shutdown));
+}
+
+/** Tracing with `tracer`, sampled by `config` (exported for tests that bring their own exporter). */
+export function onTracing(tracer: Tracer, config: Readonly<Config['tracing']>, shutdown: () => Promise<void>): Tracing {
+  // Entered only by sampled requests; an unsampled one never touches it.
+  const active = new AsyncLocalStorage<RequestTrace>();
+  const bound = Math.floor(config.sampleRatio * 0x1_0000_0000);
+  return {
+    on: true,
+    request(name, header, network) {
+      const caller = typeof header === 'string' ? parseTraceparent(header) : undefined;
+      const forced = caller !== undefined && config.followCallerSampled && (caller.traceFlags & TraceFlags.SAMPLED) !== 0;
+      // By the trace id's last 32 bits when the caller has one (every hop of a trace decides alike), else by chance.
+      const draw = caller ? Number.parseInt(caller.traceId.slice(24), 16) : Math.floor(Math.random() * 0x1_0000_0000);
+      if (!forced && draw >= bound) return undefined;
+      const parent = caller ? trace.setSpanContext(ROOT_CONTEXT, caller) : ROOT_CONTEXT;
+      const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: { 'nodegate.network': network } }, parent);
+      const t: RequestTrace = {
+        span,
+        within: (fn) => active.run(t, fn),
+        step: (step, attributes) => void span.addEvent(step, attributes),
+        cached: (outcome) => void (outcome !== undefined && span.setAttribute('nodegate.cache', outcome)),
+        end(status) {
+          span.setAttribute('http.response.status_code', status);
+          if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+          span.end();
+        },
+      };
+      return t;
+    },
+    current: () => active.getStore(),
+    attempt(upstream, method) {
+      const parent = active.getStore()?.span;
+      if (parent === undefined) return undefined;
+      const span = tracer.startSpan(`upstream ${method}`, { kind: SpanKind.CLIENT, attributes: { 'nodegate.upstream': upstream, 'rpc.method': method } }, trace.setSpan(ROOT_CONTEXT, parent));
+      return {
+        traceparent: traceparentOf(span.spanContext()),
+        end(outcome, error) {
+          span.setAttribute('nodegate.outcome', outcome);
+          if (error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+          span.end();
+        },
+      };
+    },
+    async shutdown() {
+      // The process's binding goes back to off with the gateway that set it (tests start several in one process).
+      tracing = OFF;
+      await shutdown();
+    },
+  };
+}
