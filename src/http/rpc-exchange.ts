@@ -63,6 +63,12 @@ export class RpcExchange {
     this.log.error({ reqId: this.id, ...obj }, msg);
   }
 
+  /** Traced (sampled): its span ends when its response does, answered, refused or cut off. */
+  traced(trace: RequestTrace): void {
+    this.trace = trace;
+    this.res.once('close', () => trace.end(this.res.statusCode));
+  }
+
   /** `log.requests`'s line for the request, once answered. */
   logLine(t0: number): void {
     this.log.info({ reqId: this.id, method: 'POST', path: redactPath(this.req.url ?? ''), status: this.res.statusCode, ms: Math.round((performance.now() - t0) * 100) / 100 }, 'request');

@@ -8,7 +8,7 @@ import { UNREAD_BODY_BYTES, type Ran, type Admitted, type createRpcEndpoint, typ
 import { requestIdOf, RpcExchange } from './rpc-exchange.ts';
 import { TurnWrites } from './turn-writes.ts';
 import { WriteDeadlines } from './write-deadlines.ts';
-import { tracing, type RequestTrace } from '../tracing/tracing.ts';
+import { tracing } from '../tracing/tracing.ts';
 
 export interface RpcHttpDeps {
   config: Readonly<Config>;
@@ -38,7 +38,7 @@ export function createRpcHttp(deps: RpcHttpDeps) {
     const x = new RpcExchange(req, res, requestIdOf(req.headers['x-request-id']), log, !deps.draining());
     if (logRequests) res.once('finish', () => x.logLine(t0));
     const trace = tracing.request('POST /v1/{network}', req.headers.traceparent, network);
-    if (trace !== undefined) traced(x, trace);
+    if (trace !== undefined) x.traced(trace);
     const declared = Number(req.headers['content-length'] ?? 0);
     const largeBody = req.headers['transfer-encoding'] !== undefined || !(declared <= UNREAD_BODY_BYTES);
     const ip = trusted ? proxyAddr(req, trusted) : req.socket.remoteAddress ?? '';
@@ -114,10 +114,4 @@ export function createRpcHttp(deps: RpcHttpDeps) {
   });
 
   return { handle };
-}
-
-/** A sampled request's span ends when its response does (answered, refused or cut off). */
-function traced(x: RpcExchange, trace: RequestTrace): void {
-  x.trace = trace;
-  x.res.once('close', () => trace.end(x.res.statusCode));
 }

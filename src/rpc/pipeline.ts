@@ -15,7 +15,7 @@ import { forward, local } from './stages/node.ts';
 import { refusedByRulesStage } from './stages/refused-by-rules.ts';
 import { writeSentStage } from './stages/write-sent.ts';
 import { tracing } from '../tracing/tracing.ts';
-import { tracedLast, tracedStage } from '../tracing/traced-stage.ts';
+import { tracedLast, tracedStage } from './traced-stage.ts';
 
 /** What every item of one request shares: decided once per request, before the items run. */
 export interface RequestContext {
@@ -134,7 +134,7 @@ function compose(stages: Stage[], last: Next): Next {
   return stages.reduceRight<Next>((next, stage) => (call) => stage(call, next), last);
 }
 
-/** `compose`, each stage marking its passing on a traced request's span (tracing/traced-stage.ts). */
+/** `compose`, each stage marking its passing on a traced request's span (rpc/traced-stage.ts). */
 function composeTraced(network: Network, stages: Stage[], last: 'local' | 'forward'): Next {
   const name = (stage: Stage) => stage === headSeenStage ? 'head' : stage === writeSentStage ? 'write' : stage === refusedByRulesStage ? 'rules'
     : network.cache && stage === cacheStageOf(network.cache) ? 'cache' : 'cluster';

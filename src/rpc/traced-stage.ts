@@ -1,5 +1,5 @@
-import type { Next, Stage } from '../rpc/call.ts';
-import { tracing } from './tracing.ts';
+import type { Next, Stage } from './call.ts';
+import { tracing } from '../tracing/tracing.ts';
 
 /**
  * A pipeline stage that marks its passing on the request's span, as an event (with the method, and the cache's
