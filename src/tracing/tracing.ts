@@ -12,7 +12,8 @@ export interface RequestTrace {
   step(name: string, attributes?: Record<string, string>): void;
   /** A single request's cache outcome (`X-Cache`). */
   cached(outcome: string | undefined): void;
-  end(status: number): void;
+  /** Its end; `status`: the HTTP response's (absent for a WebSocket message). */
+  end(status?: number): void;
 }
 
 /** One call to one upstream (an attempt: first, hedge, retry, piece of a split eth_getLogs). */
@@ -72,8 +73,8 @@ export function onTracing(tracer: Tracer, config: Readonly<Config['tracing']>, s
         step: (step, attributes) => void span.addEvent(step, attributes),
         cached: (outcome) => void (outcome !== undefined && span.setAttribute('nodegate.cache', outcome)),
         end(status) {
-          span.setAttribute('http.response.status_code', status);
-          if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+          if (status !== undefined) span.setAttribute('http.response.status_code', status);
+          if (status !== undefined && status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
           span.end();
         },
       };

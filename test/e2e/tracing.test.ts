@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import WebSocket from 'ws';
 import { startAnvil, type TestAnvil } from '../helpers/anvil.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
@@ -111,6 +112,25 @@ describe('tracing', { timeout: 60_000 }, () => {
     // Each node asked was told the attempt's span, in the caller's trace.
     assert.equal(seen.length, 2);
     assert.deepEqual(new Set(seen.map((h) => h.traceparent)), new Set(attempts.map((a) => `00-${TRACE_ID}-${a.spanId}-01`)));
+  });
+
+  test("a WebSocket message is a trace under the upgrade's traceparent, its attempt beneath it", async () => {
+    const traceId = TRACE_ID.replace('4bf9', '6bf9');
+    const ws = new WebSocket(`${g.url.replace('http', 'ws')}/v1/traced/${g.key}`, { headers: { traceparent: `00-${traceId}-${CALLER_SPAN}-01` } });
+    await new Promise((r, j) => { ws.once('open', r); ws.once('error', j); });
+    const answer = new Promise<string>((r) => ws.once('message', (d) => r(String(d))));
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'eth_getBalance', params: [ADDRESS, 'latest'] }));
+    assert.equal(JSON.parse(await answer).result, '0x0');
+    ws.close();
+    let spans: OtlpSpan[] = [];
+    for (let i = 0; i < 100 && spans.length < 2; i++) {
+      await sleep(100);
+      spans = receiver.spans.filter((s) => s.traceId === traceId);
+    }
+    const message = spans.find((s) => s.name === 'WS message');
+    assert.ok(message);
+    assert.equal(message.parentSpanId, CALLER_SPAN);
+    assert.ok(spans.some((s) => s.name === 'upstream eth_getBalance' && s.parentSpanId === message.spanId));
   });
 
   test('a request without a sampled traceparent is not traced (sampleRatio 0): nothing exported, nothing sent to the node', async () => {
