@@ -442,12 +442,12 @@ export const configSchema = section({
     enabled: flag(false),
     /** The collector's OTLP/HTTP traces endpoint (JSON encoding). */
     otlpUrl: Type.String({ pattern: '^https?://.+$', default: 'http://127.0.0.1:4318/v1/traces' }),
-    /** Share of requests traced, decided by the trace id (a caller's trace is kept or dropped whole). */
+    /** Share of requests traced, drawn at random per request (unless `followCallerSampled` and the caller decides). */
     sampleRatio: num('ratio', { minimum: 0, maximum: 1, default: 0.01 }),
     serviceName: text({ default: 'nodegate' }),
     /**
-     * A caller's `traceparent` with its sampled flag set is traced whatever the ratio. Off by default: any caller
-     * could then make every request of theirs cost a trace; on behind a proxy or mesh that sets the flag itself.
+     * A caller's `traceparent` decides by its sampled flag, whatever the ratio. Off by default: any caller could
+     * then make every request of theirs cost a trace; on behind a proxy or mesh that sets the flag itself.
      */
     followCallerSampled: flag(false),
   }),

@@ -61,10 +61,11 @@ export function onTracing(tracer: Tracer, config: Readonly<Config['tracing']>, s
     on: true,
     request(name, header, network) {
       const caller = typeof header === 'string' ? parseTraceparent(header) : undefined;
-      const forced = caller !== undefined && config.followCallerSampled && (caller.traceFlags & TraceFlags.SAMPLED) !== 0;
-      // By the trace id's last 32 bits when the caller has one (every hop of a trace decides alike), else by chance.
-      const draw = caller ? Number.parseInt(caller.traceId.slice(24), 16) : Math.floor(Math.random() * 0x1_0000_0000);
-      if (!forced && draw >= bound) return undefined;
+      // A trusted caller (a proxy, a mesh) decides; else chance does, not the trace id, which a caller could pick
+      // to have every request of theirs traced.
+      if (caller !== undefined && config.followCallerSampled) {
+        if ((caller.traceFlags & TraceFlags.SAMPLED) === 0) return undefined;
+      } else if (Math.random() * 0x1_0000_0000 >= bound) return undefined;
       const parent = caller ? trace.setSpanContext(ROOT_CONTEXT, caller) : ROOT_CONTEXT;
       const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: { 'nodegate.network': network } }, parent);
       const t: RequestTrace = {
