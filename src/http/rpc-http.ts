@@ -88,7 +88,8 @@ export function createRpcHttp(deps: RpcHttpDeps) {
     const deadline = rpc.deadline();
     let ran;
     try {
-      ran = x.trace === undefined ? rpc.run(f, l, deadline, t0, x) : x.trace.within(() => rpc.run(f, l, deadline, t0, x));
+      if (x.trace !== undefined) deadline.traced(x.trace);
+      ran = rpc.run(f, l, deadline, t0, x);
     } catch (err) {
       return x.fail(err);
     }

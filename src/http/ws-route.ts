@@ -139,6 +139,7 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       trace?.step('limit');
       if ('refused' in limited) return send(rpc.refusalText(limited, data));
       const deadline = rpc.deadline();
+      if (trace !== undefined) deadline.traced(trace);
       deadlines.add(deadline);
       try {
         const ran = await rpc.run(framed, limited, deadline, t0, req.log);
@@ -170,7 +171,7 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       if (++inFlight >= maxInFlightPerSocket) socket.pause();
       // The upgrade's `traceparent` is every message's parent: a socket's messages are traced or not alike.
       const trace = tracing.request('WS message', req.headers.traceparent, networkName);
-      (trace === undefined ? handle(data, trace) : trace.within(() => handle(data, trace)).finally(() => trace.end())).catch((err) => req.log.error({ err }, 'WebSocket message failed')).finally(() => {
+      (trace === undefined ? handle(data, trace) : handle(data, trace).finally(() => trace.end())).catch((err) => req.log.error({ err }, 'WebSocket message failed')).finally(() => {
         if (inFlight-- >= maxInFlightPerSocket) socket.resume();
       });
     });

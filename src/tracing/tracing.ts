@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Span, type Tracer } from '@opentelemetry/api';
 import type { Config } from '../config/schema.ts';
 import { parseTraceparent, traceparentOf } from './traceparent.ts';
@@ -6,8 +5,6 @@ import { parseTraceparent, traceparentOf } from './traceparent.ts';
 /** A request's span, given to the transport that traces it. */
 export interface RequestTrace {
   readonly span: Span;
-  /** `fn` with this request's span as the parent of the upstream attempts it makes. */
-  within<T>(fn: () => T): T;
   /** A step of the request passed (transport steps and pipeline stages), as an event: no span, no context switch. */
   step(name: string, attributes?: Record<string, string>): void;
   /** A single request's cache outcome (`X-Cache`). */
@@ -33,13 +30,17 @@ export interface Tracing {
   readonly on: boolean;
   /** A request's span when it is sampled (`network`, the path's first segment, as given). */
   request(name: string, traceparent: string | string[] | undefined, network: string): RequestTrace | undefined;
-  /** The traced request this code runs for (within its `within`), if any. */
-  current(): RequestTrace | undefined;
-  attempt(upstream: string, method: string): AttemptTrace | undefined;
+  /** An upstream attempt of traced request `parent` (its calls' signals carry it: CallSignal.trace). */
+  attempt(parent: RequestTrace, upstream: string, method: string): AttemptTrace;
   shutdown(): Promise<void>;
 }
 
-const OFF: Tracing = { on: false, request: () => undefined, current: () => undefined, attempt: () => undefined, shutdown: () => Promise.resolve() };
+const OFF: Tracing = {
+  on: false,
+  request: () => undefined,
+  attempt: () => { throw new Error('no traced request while tracing is off'); },
+  shutdown: () => Promise.resolve(),
+};
 
 /** The process's tracing; off until `startTracing` with `tracing.enabled`. */
 export let tracing: Tracing = OFF;
@@ -54,8 +55,6 @@ export async function startTracing(config: Readonly<Config['tracing']>): Promise
 
 /** Tracing with `tracer`, sampled by `config` (exported for tests that bring their own exporter). */
 export function onTracing(tracer: Tracer, config: Readonly<Config['tracing']>, shutdown: () => Promise<void>): Tracing {
-  // Entered only by sampled requests; an unsampled one never touches it.
-  const active = new AsyncLocalStorage<RequestTrace>();
   const bound = Math.floor(config.sampleRatio * 0x1_0000_0000);
   return {
     on: true,
@@ -70,7 +69,6 @@ export function onTracing(tracer: Tracer, config: Readonly<Config['tracing']>, s
       const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: { 'nodegate.network': network } }, parent);
       const t: RequestTrace = {
         span,
-        within: (fn) => active.run(t, fn),
         step: (step, attributes) => void span.addEvent(step, attributes),
         cached: (outcome) => void (outcome !== undefined && span.setAttribute('nodegate.cache', outcome)),
         end(status) {
@@ -81,11 +79,8 @@ export function onTracing(tracer: Tracer, config: Readonly<Config['tracing']>, s
       };
       return t;
     },
-    current: () => active.getStore(),
-    attempt(upstream, method) {
-      const parent = active.getStore()?.span;
-      if (parent === undefined) return undefined;
-      const span = tracer.startSpan(`upstream ${method}`, { kind: SpanKind.CLIENT, attributes: { 'nodegate.upstream': upstream, 'rpc.method': method } }, trace.setSpan(ROOT_CONTEXT, parent));
+    attempt(parent, upstream, method) {
+      const span = tracer.startSpan(`upstream ${method}`, { kind: SpanKind.CLIENT, attributes: { 'nodegate.upstream': upstream, 'rpc.method': method } }, trace.setSpan(ROOT_CONTEXT, parent.span));
       return {
         traceparent: traceparentOf(span.spanContext()),
         end(outcome, error) {

@@ -162,8 +162,7 @@ export class HttpUpstream implements Upstream {
     const light = opts?.light === true;
     const socket = opts?.socket === true;
     const trace = opts?.trace === true;
-    const traced = tracing.attempt(this.label, method);
-    if (traced !== undefined) return this.tracedCall(traced, { method, params, timeoutMs, signal, light, socket, trace });
+    if (signal?.trace !== undefined) return this.tracedCall(tracing.attempt(signal.trace, this.label, method), { method, params, timeoutMs, signal, light, socket, trace });
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       // Nothing listens here per call: the request's run answers the caller as soon as the signal aborts (rpc/run.ts),
