@@ -21,10 +21,10 @@ export interface AttemptTrace {
 }
 
 /**
- * What the request path asks of tracing. Decided once at start (`startTracing`): while off, `request` and
- * `attempt` return undefined at once, so a request allocates nothing for tracing (as pino's disabled levels are
- * no-op functions). A module binding rather than a dependency passed down: the upstream clients are built in many
- * places (networks, embedded chains, workers) and need only this.
+ * What the request path asks of tracing. Decided once at start (`startTracing`): while off, `request` returns
+ * undefined at once, so no call carries a trace and no `attempt` is asked for: a request allocates nothing for
+ * tracing (as pino's disabled levels are no-op functions). A module binding rather than a dependency passed down:
+ * the upstream clients are built in many places (networks, embedded chains, workers) and need only this.
  */
 export interface Tracing {
   readonly on: boolean;
