@@ -59,6 +59,11 @@ export class BenchTargets {
     return this.once('nodegate-noanalytics', async () => startNodegateTarget((await this.anvil()).url, { analytics: false }));
   }
 
+  /** Nodegate with traces sampled at `sampleRatio`, exported to `otlpUrl`. */
+  nodegateTraced(sampleRatio: number, otlpUrl: string): Promise<Target> {
+    return this.once(`nodegate-traced-${sampleRatio}`, async () => startNodegateTarget((await this.anvil()).url, { tracing: { sampleRatio, otlpUrl } }));
+  }
+
   /** Stops every process started, the upstream last. */
   async close(): Promise<void> {
     const all = await Promise.allSettled([...this.started.values()]);

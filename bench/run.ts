@@ -14,6 +14,7 @@ import { BenchTargets } from './bench-targets.ts';
 import { benchKeyResolution } from './key-resolution.ts';
 import { benchLimitsOnOff } from './limits-on-off.ts';
 import { benchAnalyticsOnOff } from './analytics-on-off.ts';
+import { benchTracingOnOff } from './tracing-on-off.ts';
 import { benchRpcThroughput } from './rpc-throughput.ts';
 import { benchWebhooksDrain } from './webhooks-drain.ts';
 import { benchFiltersMemory } from './filters-memory.ts';
@@ -29,6 +30,7 @@ const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   'added-latency': benchAddedLatency,
   'limits-on-off': benchLimitsOnOff,
   'analytics-on-off': benchAnalyticsOnOff,
+  'tracing-on-off': benchTracingOnOff,
   'key-resolution': benchKeyResolution,
   'webhooks-drain': benchWebhooksDrain,
   'filters-memory': () => benchFiltersMemory(),

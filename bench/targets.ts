@@ -86,7 +86,7 @@ const socketLimits = (root: string | undefined) => (root ? {} : { subscriptionsP
  * its source, or from `build` (its scripts/build.mjs output). `limits: false` sets `limits.enabled: false`; the
  * response cache is off unless `cache: true`, so that "uncached" means what it says.
  */
-export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean; analytics?: boolean; root?: string; build?: string; name?: string; workers?: number; wrap?: string[]; ws?: boolean } = {}): Promise<Target & { proc: NodegateProcess }> {
+export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean; analytics?: boolean; tracing?: { sampleRatio: number; otlpUrl: string }; root?: string; build?: string; name?: string; workers?: number; wrap?: string[]; ws?: boolean } = {}): Promise<Target & { proc: NodegateProcess }> {
   const proc = await startNodegate({
     cwd: opts.root,
     build: opts.build,
@@ -107,9 +107,10 @@ export async function startNodegateTarget(upstream: string, opts: { limits?: boo
       cache: { enabled: opts.cache === true },
       analytics: { enabled: opts.analytics !== false },
       metrics: { enabled: opts.analytics !== false },
+      ...(opts.tracing ? { tracing: { enabled: true, ...opts.tracing } } : {}),
     },
   });
-  const name = opts.name ?? (opts.cache ? 'Nodegate cached' : opts.limits === false ? 'Nodegate, limits off' : opts.analytics === false ? 'Nodegate, analytics off' : 'Nodegate');
+  const name = opts.name ?? (opts.tracing ? 'Nodegate, traced' : opts.cache ? 'Nodegate cached' : opts.limits === false ? 'Nodegate, limits off' : opts.analytics === false ? 'Nodegate, analytics off' : 'Nodegate');
   const url = proc.rpcUrl('mainnet');
   await waitAnswers(url, proc.child);
   return {

@@ -1,3 +1,4 @@
+import { startTracing } from './tracing/tracing.ts';
 import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
 import { KeyResolver } from './auth/key-resolver.ts';
@@ -115,6 +116,8 @@ export async function startGateway(config: Readonly<Config>, opts: {
   mail?: MailQueue;
 } = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config);
+  // Before the pipelines are built: they name their stages to traces only when tracing is on.
+  const traces = await startTracing(config.tracing);
   const store = await openStore(config, log);
   // What this process shares with the others (limits, budgets, filters, heads, leases, login back-off): in a worker,
   // its primary's; else Redis in cluster mode (a Redis URL), or this process's memory (shared-state/).
@@ -198,6 +201,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
       await chainClaim?.release();
       await shared.close();
       await store.close();
+      await traces.shutdown();
     })());
     return { config, app, store, networks, keys, accounts, team, mail, rateLimiter, log, secrets, url, stopAccepting, close, refusals, retention, alerts, webhooks: producer && delivery ? { producer, delivery } : undefined };
   } catch (err) {

@@ -964,6 +964,7 @@ class Raced {
   private readonly off: (() => void) | undefined;
 
   constructor(readonly member: UpstreamMember, parent: CallSignal | undefined) {
+    this.signal.trace = parent?.trace;
     if (parent?.aborted) this.signal.abort(parent.reason);
     else if (parent) this.off = parent.onAbort(() => this.signal.abort(parent.reason));
   }

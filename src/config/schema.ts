@@ -453,6 +453,20 @@ export const configSchema = section({
     /** Client addresses (IPs or CIDRs) that may read it; others get 404. */
     allow: Type.Array(Type.String(), { default: ['127.0.0.0/8', '::1'] }),
   }),
+  /** OpenTelemetry traces of RPC requests, sent by OTLP/HTTP (docs/production.md "Traces"); off: no work per request. */
+  tracing: section({
+    enabled: flag(false),
+    /** The collector's OTLP/HTTP traces endpoint (JSON encoding). */
+    otlpUrl: Type.String({ pattern: '^https?://.+$', default: 'http://127.0.0.1:4318/v1/traces' }),
+    /** Share of requests traced, drawn at random per request (unless `followCallerSampled` and the caller decides). */
+    sampleRatio: num('ratio', { minimum: 0, maximum: 1, default: 0.01 }),
+    serviceName: text({ default: 'nodegate' }),
+    /**
+     * A caller's `traceparent` decides by its sampled flag, whatever the ratio. Off by default: any caller could
+     * then make every request of theirs cost a trace; on behind a proxy or mesh that sets the flag itself.
+     */
+    followCallerSampled: flag(false),
+  }),
   /** Webhooks (docs/decisions.md §10). */
   webhooks: section({
     enabled: flag(true),

@@ -1,3 +1,4 @@
+import type { RequestTrace } from '../tracing/tracing.ts';
 /**
  * A call's deadline as the layers under it see it: whether it has ended, why, and a way to hear when it
  * does. Not an AbortSignal: Node's AbortController/AbortSignal (an EventTarget) cost ~60 µs of CPU per call on the
@@ -12,12 +13,18 @@ export interface CallSignal {
   readonly reason: unknown;
   /** Calls `fn` once when it aborts (not if it already has: check `aborted` first); returns what stops that. */
   onAbort(fn: () => void): () => void;
+  /**
+   * The traced request the call is made for (tracing on, request sampled): its upstream attempts are spans under it.
+   * On the signal because the signal already goes to every node call (hedges, retries, pieces).
+   */
+  readonly trace?: RequestTrace;
 }
 
 /** A CallSignal and the way to abort it. */
 export class CallAbort implements CallSignal {
   aborted = false;
   reason: unknown = undefined;
+  trace: RequestTrace | undefined = undefined;
   /** The first waiter (most signals have one: the request run's, rpc/run.ts), then a set for the rest. */
   private first: (() => void) | undefined;
   private rest: Set<() => void> | undefined;

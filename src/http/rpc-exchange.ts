@@ -1,3 +1,4 @@
+import type { RequestTrace } from '../tracing/tracing.ts';
 import { performance } from 'node:perf_hooks'; // the global one is a getter on globalThis, called at each use
 import { Buffer } from 'node:buffer'; // the global one is a getter on globalThis, called at each use
 import { randomUUID } from 'node:crypto';
@@ -45,6 +46,8 @@ export class RpcExchange {
   origin: string | undefined = undefined;
   /** The bucket's decision, for the RateLimit headers. */
   decision: RateDecision | undefined = undefined;
+  /** Its span, when tracing is on and it is sampled. */
+  trace: RequestTrace | undefined = undefined;
 
   constructor(
     readonly req: IncomingMessage,
@@ -58,6 +61,12 @@ export class RpcExchange {
   /** The stages' log (Arrival['log']): with the request id, as every route's log lines are. */
   error(obj: object, msg: string): void {
     this.log.error({ reqId: this.id, ...obj }, msg);
+  }
+
+  /** Traced (sampled): its span ends when its response does, answered, refused or cut off. */
+  traced(trace: RequestTrace): void {
+    this.trace = trace;
+    this.res.once('close', () => trace.end(this.res.statusCode));
   }
 
   /** `log.requests`'s line for the request, once answered. */

@@ -8,6 +8,7 @@ import { UNREAD_BODY_BYTES, type Ran, type Admitted, type createRpcEndpoint, typ
 import { requestIdOf, RpcExchange } from './rpc-exchange.ts';
 import { TurnWrites } from './turn-writes.ts';
 import { WriteDeadlines } from './write-deadlines.ts';
+import { tracing } from '../tracing/tracing.ts';
 
 export interface RpcHttpDeps {
   config: Readonly<Config>;
@@ -36,6 +37,8 @@ export function createRpcHttp(deps: RpcHttpDeps) {
     const t0 = performance.now();
     const x = new RpcExchange(req, res, requestIdOf(req.headers['x-request-id']), log, !deps.draining());
     if (logRequests) res.once('finish', () => x.logLine(t0));
+    const trace = tracing.request('POST /v1/{network}', req.headers.traceparent, network);
+    if (trace !== undefined) x.traced(trace);
     const declared = Number(req.headers['content-length'] ?? 0);
     const largeBody = req.headers['transfer-encoding'] !== undefined || !(declared <= UNREAD_BODY_BYTES);
     const ip = trusted ? proxyAddr(req, trusted) : req.socket.remoteAddress ?? '';
@@ -51,6 +54,7 @@ export function createRpcHttp(deps: RpcHttpDeps) {
 
   /** Refused: answered now. Admitted: its body read (at most server.bodyLimit), then framed. */
   const admitted = (x: RpcExchange, a: Admitted | Refusal, declared: number, largeBody: boolean, t0: number): void => {
+    x.trace?.step('admit');
     if (!('network' in a)) {
       // A refusal closes the connection when a large body is on its way: keeping it open would mean reading (and
       // throwing away) the whole body to find the next request, the very work a refusal before the body saves.
@@ -68,6 +72,7 @@ export function createRpcHttp(deps: RpcHttpDeps) {
 
   /** frame → limit, at once when nothing is waited for; then run → respond. */
   const framed = (x: RpcExchange, adm: Admitted, body: Buffer | undefined, t0: number): void => {
+    x.trace?.step('frame');
     const f = rpc.frame(adm, body);
     if (f instanceof Promise) return void f.then((r) => x.refuse(r), (err) => x.fail(err));
     const limited = rpc.limit(adm, f, x.id, x, t0);
@@ -78,10 +83,12 @@ export function createRpcHttp(deps: RpcHttpDeps) {
 
   const run = (x: RpcExchange, f: Framed, l: Limited, t0: number): void => {
     x.decision = l.decision;
+    x.trace?.step('limit');
     // The caller closing its connection stops its calls: the node requests are aborted, no further item starts.
     const deadline = rpc.deadline();
     let ran;
     try {
+      if (x.trace !== undefined) deadline.traced(x.trace);
       ran = rpc.run(f, l, deadline, t0, x);
     } catch (err) {
       return x.fail(err);
@@ -100,6 +107,7 @@ export function createRpcHttp(deps: RpcHttpDeps) {
   const writes = new TurnWrites<{ x: RpcExchange; f: Framed; ran: Ran }>((a) => {
     try {
       a.x.answers(a.f, a.ran);
+      a.x.trace?.cached(a.ran.cache);
       if (a.ran.held.holdsTotal && !a.x.res.writableFinished) deadlines.watch(a.x.res);
     } catch (err) {
       a.x.fail(err);

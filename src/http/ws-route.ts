@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { tracing, type RequestTrace } from '../tracing/tracing.ts';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config/schema.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
@@ -120,9 +121,10 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
         held.release();
       });
     };
-    const handle = async (data: Buffer) => {
+    const handle = async (data: Buffer, trace: RequestTrace | undefined) => {
       const t0 = performance.now();
       const adm = await rpc.admit(arrival(req, data.length));
+      trace?.step('admit');
       if (!('network' in adm)) {
         send(rpc.refusalText(adm, data));
         // The key is no longer good (revoked, expired, suspended): the socket ends with it.
@@ -131,10 +133,13 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
       }
       adm.session = subs;
       const framed = await rpc.frame(adm, data);
+      trace?.step('frame');
       if ('refused' in framed) return send(rpc.refusalText(framed, data));
       const limited = await rpc.limit(adm, framed, req.id, req.log, t0);
+      trace?.step('limit');
       if ('refused' in limited) return send(rpc.refusalText(limited, data));
       const deadline = rpc.deadline();
+      if (trace !== undefined) deadline.traced(trace);
       deadlines.add(deadline);
       try {
         const ran = await rpc.run(framed, limited, deadline, t0, req.log);
@@ -164,7 +169,9 @@ export function registerWsRoutes(app: FastifyInstance, rpc: Endpoint, config: Re
         return;
       }
       if (++inFlight >= maxInFlightPerSocket) socket.pause();
-      handle(data).catch((err) => req.log.error({ err }, 'WebSocket message failed')).finally(() => {
+      // The upgrade's `traceparent` is every message's parent: a socket's messages are traced or not alike.
+      const trace = tracing.request('WS message', req.headers.traceparent, networkName);
+      (trace === undefined ? handle(data, trace) : handle(data, trace).finally(() => trace.end())).catch((err) => req.log.error({ err }, 'WebSocket message failed')).finally(() => {
         if (inFlight-- >= maxInFlightPerSocket) socket.resume();
       });
     });

@@ -1,3 +1,4 @@
+import type { RequestTrace } from '../tracing/tracing.ts';
 import { performance } from 'node:perf_hooks'; // the global one is a getter on globalThis, called at each use
 import { CallAborted } from '../errors/call-aborted.ts';
 import { CallAbort, type CallSignal } from '../errors/on-abort.ts';
@@ -63,6 +64,11 @@ export class RequestDeadline {
     return this.own;
   }
 
+  /** The request is traced: its calls' signals carry its trace to their node calls. */
+  traced(trace: RequestTrace): void {
+    this.own.trace = trace;
+  }
+
   /** The caller closed its connection before its answer: nothing more is started or waited for. */
   callerGone(): void {
     this.own.abort(new CallAborted('caller_gone'));
@@ -112,6 +118,7 @@ export class RequestDeadline {
       clock.add(this.own);
     }
     const d = starting(new CallDeadline(), budgetMs);
+    d.trace = this.own.trace;
     this.calls.add(d);
     return d;
   }

@@ -14,6 +14,8 @@ import { clusterHeadStage } from './stages/cluster-head.ts';
 import { forward, local } from './stages/node.ts';
 import { refusedByRulesStage } from './stages/refused-by-rules.ts';
 import { writeSentStage } from './stages/write-sent.ts';
+import { tracing } from '../tracing/tracing.ts';
+import { tracedLast, tracedStage } from './traced-stage.ts';
 
 /** What every item of one request shares: decided once per request, before the items run. */
 export interface RequestContext {
@@ -64,7 +66,7 @@ export function buildPipeline(network: Network): NetworkPipeline {
   const atOnce = new Map<string, (params: unknown[]) => CacheLookup | undefined>();
   for (const spec of network.methods.values()) {
     const stages = stagesOf(network, spec);
-    runners.set(spec.name, compose(stages, spec.local ? local : forward));
+    runners.set(spec.name, tracing.on ? composeTraced(network, stages, spec.local ? 'local' : 'forward') : compose(stages, spec.local ? local : forward));
     // A cache hit needs no promise when the cache is the first stage: an answer at hand is within any budget, and
     // the head stage (after the cache, if any) never sees a hit. Not behind the cluster's shared head (it may wait)
     // nor a write's stage.
@@ -130,6 +132,13 @@ function readsTheHead(entry: MethodEntry): boolean {
 /** `stages` around `last`, as undici composes interceptors: the first stage is the outermost. */
 function compose(stages: Stage[], last: Next): Next {
   return stages.reduceRight<Next>((next, stage) => (call) => stage(call, next), last);
+}
+
+/** `compose`, each stage marking its passing on a traced request's span (rpc/traced-stage.ts). */
+function composeTraced(network: Network, stages: Stage[], last: 'local' | 'forward'): Next {
+  const name = (stage: Stage) => stage === headSeenStage ? 'head' : stage === writeSentStage ? 'write' : stage === refusedByRulesStage ? 'rules'
+    : network.cache && stage === cacheStageOf(network.cache) ? 'cache' : 'cluster';
+  return compose(stages.map((s) => tracedStage(name(s), s)), tracedLast(last, last === 'local' ? local : forward));
 }
 
 /** A method name is echoed in the error message; a megabyte of it is not. */

@@ -11,6 +11,7 @@ import type { CallSignal } from '../errors/on-abort.ts';
 import { abortedWithAll } from './aborted-with-all.ts';
 import { NodeHttpError, retryAfterMs, type CallOptions, type Upstream, type UpstreamAnswer } from './upstream.ts';
 import { garbledOverLane, LaneDropped, WsLane } from './ws-lane.ts';
+import { tracing, type AttemptTrace } from '../tracing/tracing.ts';
 
 const HEADERS = { 'content-type': 'application/json' };
 /** Calls per upstream batch unless configured (upstreams[].maxBatch): well under geth's 1,000 and what hosted nodes allow (100). */
@@ -30,6 +31,8 @@ interface Pending {
   socket: boolean;
   /** A trace (CallOptions.trace): shares a node request only with traces. */
   trace: boolean;
+  /** Its attempt's W3C `traceparent` when its request is traced: it goes alone, by HTTP, with that header. */
+  traceparent?: string;
   resolve: (a: UpstreamAnswer) => void;
   reject: (e: unknown) => void;
 }
@@ -159,6 +162,7 @@ export class HttpUpstream implements Upstream {
     const light = opts?.light === true;
     const socket = opts?.socket === true;
     const trace = opts?.trace === true;
+    if (signal?.trace !== undefined) return this.tracedCall(tracing.attempt(signal.trace, this.label, method), { method, params, timeoutMs, signal, light, socket, trace });
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       // Nothing listens here per call: the request's run answers the caller as soon as the signal aborts (rpc/run.ts),
@@ -169,6 +173,23 @@ export class HttpUpstream implements Upstream {
         queueMicrotask(this.flush);
       }
       this.queue.push({ method, params, timeoutMs, signal, light, socket, trace, resolve, reject });
+    });
+  }
+
+  /**
+   * A call of a traced request: alone, by HTTP, with its attempt's `traceparent` (a shared node request or a socket
+   * frame has no headers of its own), its span ended with what the node did.
+   */
+  private tracedCall(t: AttemptTrace, p: Omit<Pending, 'resolve' | 'reject'>): Promise<UpstreamAnswer> {
+    return new Promise<UpstreamAnswer>((resolve, reject) => {
+      if (p.signal?.aborted) return reject(p.signal.reason);
+      void this.sendOne({ ...p, traceparent: t.traceparent, resolve, reject });
+    }).then((a) => {
+      t.end(a.error === undefined ? 'answer' : `error ${a.error.code}`);
+      return a;
+    }, (err: unknown) => {
+      t.end('failed', err);
+      throw err;
     });
   }
 
@@ -260,7 +281,7 @@ export class HttpUpstream implements Upstream {
    * that run code (`ids` given; `runsCode`: the latter among them) go over the node's WebSocket when it is open, else
    * by HTTP.
    */
-  private post(body: string, timeoutMs: number, signal: CallSignal | undefined, ids?: number[], runsCode = false): Promise<Answered> {
+  private post(body: string, timeoutMs: number, signal: CallSignal | undefined, ids?: number[], runsCode = false, traceparent?: string): Promise<Answered> {
     this.inFlight++;
     // A lone surrogate in the params (JSON.stringify writes it as `\udXXX`) makes the node fail to read the whole
     // message, and it answers with `id: null`: over the socket no call could be matched to that, and the caller would
@@ -272,7 +293,8 @@ export class HttpUpstream implements Upstream {
       const sent = this.lane.send(body, ids, timeoutMs, signal, this.landed, runsCode);
       if (sent !== undefined) return sent;
     }
-    return postText(this.pool, { path: this.path, method: 'POST', headers: this.headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, this.answers, signal, this.landed);
+    const headers = traceparent === undefined ? this.headers : { ...this.headers, traceparent };
+    return postText(this.pool, { path: this.path, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, this.answers, signal, this.landed);
   }
 
   private readonly landed = (): void => {
@@ -293,10 +315,10 @@ export class HttpUpstream implements Upstream {
   private async sendOne(p: Pending, byHttp = false): Promise<void> {
     if (p.signal?.aborted) return p.reject(p.signal.reason);
     const id = this.takeId();
-    const lane = (p.light || p.socket) && !byHttp && this.lane !== undefined;
+    const lane = (p.light || p.socket) && !byHttp && this.lane !== undefined && p.traceparent === undefined;
     let got: Answered;
     try {
-      got = await this.post(requestJson(id, p.method, p.params), p.timeoutMs, p.signal, lane ? [id] : undefined, p.socket);
+      got = await this.post(requestJson(id, p.method, p.params), p.timeoutMs, p.signal, lane ? [id] : undefined, p.socket, p.traceparent);
     } catch (err) {
       if (err instanceof LaneDropped && !p.signal?.aborted) return void this.sendOne(p, true);
       return p.reject(p.signal?.aborted ? p.signal.reason : this.refusal(err, p.method));
