@@ -197,4 +197,13 @@ describe('nodegate keys revoke on a running gateway', () => {
     for (const t of twins) assert.match(r3.out, new RegExp(`${t.key.id}\\s+${t.key.name}`));
     assert.equal(await status(twins[0].value), 200);
   });
+
+  test('refuses an IP allowlist naming every wrong entry, an address cut short among them', async () => {
+    const both = await cli(['keys', 'create', '--name', 'ips', '--account', 'cli-revoke@example.com', '--ip', '10.0.0.0/33,not-an-ip,192.0.2.1']);
+    assert.equal(both.code, 2, both.out);
+    assert.match(both.out, /--ip: not IP addresses or CIDRs: 10\.0\.0\.0\/33, not-an-ip/);
+    const short = await cli(['keys', 'create', '--name', 'ips', '--account', 'cli-revoke@example.com', '--ip', '1.2.3']);
+    assert.equal(short.code, 2, short.out);
+    assert.match(short.out, /--ip: not an IP address or CIDR: 1\.2\.3/);
+  });
 });

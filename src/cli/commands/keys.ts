@@ -190,7 +190,7 @@ export const KEY_COMMANDS: Record<string, Subcommand> = {
     options: JSON_FLAG,
     args: ['KEY'],
     run: withStore(async (cx, _v, [ref]) => {
-      const done = await cx.accounts.revokeByReference(ref);
+      const done = await named(cx.accounts.revokeByReference(ref), `key ${ref.slice(0, 12)}${ref.length > 12 ? '…' : ''}`);
       if ('ambiguous' in done) {
         const rows = table(['ID', 'NAME', 'TYPE', 'PREFIX', 'STATUS', 'EXPIRES', 'LAST USED'], done.ambiguous.map(row), '');
         throw new UsageError(`${ref.slice(0, 12)}… is the prefix of ${done.ambiguous.length} keys; nothing was revoked. Give one's id:\n${rows}`);
