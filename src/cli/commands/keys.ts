@@ -3,6 +3,7 @@ import { basename, extname } from 'node:path';
 import { NotFoundError } from '../../accounts/errors.ts';
 import type { KeyPatchInput } from '../../accounts/service.ts';
 import type { JwtKeyInput } from '../../auth/jwt-public-key.ts';
+import { isKeyValue, PREFIX_LENGTH } from '../../auth/key-value.ts';
 import { KEY_TYPES, type ApiKey, type Permission } from '../../store/keys/api-key.ts';
 import type { Account } from '../../store/accounts/account.ts';
 import type { Config } from '../../config/schema.ts';
@@ -190,10 +191,12 @@ export const KEY_COMMANDS: Record<string, Subcommand> = {
     options: JSON_FLAG,
     args: ['KEY'],
     run: withStore(async (cx, _v, [ref]) => {
-      const done = await named(cx.accounts.revokeByReference(ref), `key ${ref.slice(0, 12)}${ref.length > 12 ? '…' : ''}`);
+      // A value is named by its prefix only: an error line may land in a log.
+      const shown = isKeyValue(ref) ? `${ref.slice(0, PREFIX_LENGTH)}…` : ref.slice(0, 64);
+      const done = await named(cx.accounts.revokeByReference(ref), `key ${shown}`);
       if ('ambiguous' in done) {
         const rows = table(['ID', 'NAME', 'TYPE', 'PREFIX', 'STATUS', 'EXPIRES', 'LAST USED'], done.ambiguous.map(row), '');
-        throw new UsageError(`${ref.slice(0, 12)}… is the prefix of ${done.ambiguous.length} keys; nothing was revoked. Give one's id:\n${rows}`);
+        throw new UsageError(`${shown} is the prefix of ${done.ambiguous.length} keys; nothing was revoked. Give one's id:\n${rows}`);
       }
       if ('overlapEnded' in done) {
         const k = done.overlapEnded;
