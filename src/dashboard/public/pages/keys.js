@@ -12,7 +12,7 @@ import { api } from '../lib/api.js';
 import { focus, h, when } from '../lib/dom.js';
 import { httpUrl, loadNetworks, rememberKey, wsUrl } from '../lib/endpoints.js';
 import { keyStatus } from '../lib/key-status.js';
-import { keyFields } from './key-fields.js';
+import { keyFields, rulesOf } from './key-fields.js';
 
 /** @typedef {import('../lib/types.js').ApiKey} ApiKey */
 /** @typedef {import('../lib/types.js').CreatedKey} CreatedKey */
@@ -111,7 +111,7 @@ export async function keysPage(ctx) {
     fields: keyFields(ctx.facts, networks, offered(ctx)),
     onSubmit: async (v) => {
       /** @type {Record<string, unknown>} */
-      const body = { name: v.name.trim(), type: v.type, ipAllowlist: v.ipAllowlist, originAllowlist: v.originAllowlist, networkAllowlist: v.networkAllowlist, methodAllowlist: v.methodAllowlist };
+      const body = { name: v.name.trim(), type: v.type, ...rulesOf(v) };
       if (v.type === 'Restricted') body.permissions = v.permissions;
       if (v.expiresAt) body.expiresAt = new Date(`${v.expiresAt}T23:59:59Z`).toISOString();
       const key = /** @type {CreatedKey} */ (await api('POST', '/keys', body));
