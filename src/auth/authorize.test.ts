@@ -38,4 +38,7 @@ test("a key's eth_getLogs range: tags read from the head at once, refused with t
   assert.equal(outcome(rules, 'eth_getLogs', [{ fromBlock: 'finalized' }]), 'allowed', '41 blocks');
   assert.equal(outcome(rules, 'eth_getLogs', [{ fromBlock: '0x0', toBlock: 'safe' }]), 'query returned more than 100 results. Try with this block range [0x0, 0x63].');
   assert.equal(outcome(rules, 'eth_getLogs', [{ blockHash: '0x' + '11'.repeat(32) }]), 'allowed');
+  // A filter's range is read later by eth_getFilterLogs: held to the key's range when it is made.
+  assert.equal(outcome(rules, 'eth_newFilter', [{ fromBlock: '0x0' }]), 'query returned more than 100 results. Try with this block range [0x0, 0x63].');
+  assert.equal(outcome(rules, 'eth_newFilter', [{}]), 'allowed', 'from the head on');
 });

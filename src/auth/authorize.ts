@@ -42,10 +42,10 @@ export function authorizeMethod(k: ResolvedKey, method: string, debug: boolean):
   if (debug && !k.plan.debugMethods) forbid(`debug methods are not included in the ${k.plan.name} plan`);
 }
 
-/** What of a method the call rules read: its spec's contracts and block fields. */
+/** What of a method the call rules read: its spec's contracts and log range fields. */
 export interface CallFacts {
   readonly contracts?: ContractParam;
-  readonly block: { readonly by: string } | undefined;
+  readonly logRange?: number;
 }
 
 /**
@@ -61,8 +61,8 @@ export function authorizeCall(rules: CallRules, spec: CallFacts, params: readonl
     if (named === 'unknown') forbid("the transaction's contract cannot be read, and the key calls its allowed contracts only");
     for (const a of named) if (!rules.contracts.has(a)) forbid(`contract ${a.slice(0, 42)} is not in the key's allowlist`);
   }
-  if (rules.logsRange !== undefined && spec.block?.by === 'filter') {
-    const refusal = keyRangeRefusal(rules.logsRange, params[0], head);
+  if (rules.logsRange !== undefined && spec.logRange !== undefined) {
+    const refusal = keyRangeRefusal(rules.logsRange, params[spec.logRange], head);
     if (refusal) throw refusal;
   }
 }

@@ -105,6 +105,11 @@ export interface DeclaredSpec {
   readonly pendingMayBeLag?: true;
   /** Allowed though not among the spec's methods (eth_chainId): `rpc.strictMethods` drops it (docs/decisions.md §4). */
   readonly beyondSpec?: true;
+  /**
+   * The index of a log filter whose block range a key's own eth_getLogs range bounds (eth_getLogs, and eth_newFilter,
+   * whose range eth_getFilterLogs reads later); absent: none.
+   */
+  readonly logRange?: number;
   /** Where its params name contracts, for keys with a contract allowlist; absent: it names none. */
   readonly contracts?: ContractParam;
   /** Closes a gap between a node and geth's documented behaviour (src/methods/adapters/). */
