@@ -34,7 +34,7 @@ const keys = new KeyResolver(store, 3_600_000, 0) as KeyResolver & { jwts?: unkn
 await keys.resolve(material.value);
 const methods = buildMethodTables(validateConfig({})).get('mainnet')!;
 const network = { name: 'mainnet', methods, head: { number: 1000, safe: undefined, finalized: undefined } } as never;
-const caller = { ip: '127.0.0.1', origin: undefined, network: 'mainnet', userAgent: 'viem/2.57.20', authorization: undefined };
+const caller = { ip: '127.0.0.1', origin: undefined, network: 'mainnet', headers: { 'user-agent': 'viem/2.57.20' } };
 const calls = {
   eth_call: { id: 1, notification: false, method: 'eth_call', params: [{ to: '0x' + '11'.repeat(20), data: '0x70a08231' }, 'latest'] },
   eth_chainId: { id: 1, notification: false, method: 'eth_chainId', params: [] },

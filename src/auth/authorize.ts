@@ -6,14 +6,16 @@ import { ipAllowed } from './ip-allowlist.ts';
 import type { JwtChecks } from './jwt.ts';
 import type { CallRules, ResolvedKey } from './key-resolver.ts';
 
+/** A request's headers by lowercase name, as node:http gives them. */
+export type RequestHeaders = { readonly [name: string]: string | string[] | undefined };
+
 /** What of an HTTP request (or a WebSocket's upgrade) the key's restrictions look at. */
 export interface Caller {
   ip: string;
   origin: string | undefined;
   network: string;
-  userAgent: string | undefined;
-  /** The `Authorization` header, for a key that requires a JWT. */
-  authorization: string | undefined;
+  /** Read only for a key with a user-agent allowlist (`user-agent`) or a JWT (`authorization`). */
+  headers: RequestHeaders;
 }
 
 /**
@@ -29,10 +31,11 @@ export function authorizeRequest(k: ResolvedKey, caller: Caller, jwts: JwtChecks
     forbid(caller.origin ? `origin ${caller.origin.slice(0, 200)} is not in the key's allowlist` : 'the key only accepts requests from its allowed origins');
   }
   if (k.networks && !k.networks.has(caller.network)) forbid(`network ${caller.network} is not allowed for this key`);
-  if (k.userAgents && !userAgentAllowed(caller.userAgent, k.userAgents)) {
-    forbid(caller.userAgent ? `user agent ${caller.userAgent.slice(0, 200)} is not in the key's allowlist` : 'the key only accepts requests from its allowed user agents');
+  if (k.userAgents) {
+    const ua = one(caller.headers['user-agent']);
+    if (!userAgentAllowed(ua, k.userAgents)) forbid(ua ? `user agent ${ua.slice(0, 200)} is not in the key's allowlist` : 'the key only accepts requests from its allowed user agents');
   }
-  if (k.jwt) return jwts.check(k.jwt, caller.authorization);
+  if (k.jwt) return jwts.check(k.jwt, one(caller.headers.authorization));
 }
 
 /** Item-level authorization: the key's method allowlist and denylist, and `debug_*` only on plans that include them. */
@@ -73,6 +76,9 @@ function userAgentAllowed(ua: string | undefined, parts: readonly string[]): boo
   const lower = ua.toLowerCase();
   return parts.some((p) => lower.includes(p));
 }
+
+/** A header's one value (node:http joins repeated ones but for a few, which come as a list: the first then). */
+const one = (h: string | string[] | undefined) => (typeof h === 'string' ? h : h?.[0]);
 
 function forbid(detail: string): never {
   throw new GatewayError('FORBIDDEN', { detail });

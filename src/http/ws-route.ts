@@ -228,8 +228,7 @@ interface Queued {
  */
 function arrival(req: FastifyRequest<{ Params: Params }>, bytes: number) {
   const { network, apikey } = networkAndKey(req);
-  const h = req.headers;
-  return { network, apikey, contentType: undefined, ip: req.ip, origin: h.origin, userAgent: h['user-agent'], authorization: h.authorization, declaredBytes: bytes, largeBody: false, log: req.log };
+  return { network, apikey, contentType: undefined, ip: req.ip, origin: req.headers.origin, headers: req.headers, declaredBytes: bytes, largeBody: false, log: req.log };
 }
 
 /** How long a socket is given to answer the server's close before it is cut. */

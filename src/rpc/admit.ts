@@ -7,6 +7,7 @@ import type { Network } from '../networks/networks.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { decisionOf } from '../limits/limit-refusal.ts';
 import type { RateDecision } from '../shared-state/rate-limiter/rate-limiter.ts';
+import type { RequestHeaders } from '../auth/authorize.ts';
 import type { EndpointDeps } from './endpoint-deps.ts';
 import type { RpcId } from './framing.ts';
 
@@ -38,9 +39,11 @@ export interface Arrival {
   contentType: string | undefined;
   ip: string;
   origin: string | undefined;
-  userAgent: string | undefined;
-  /** The `Authorization` header: a JWT, for a key that requires one. */
-  authorization: string | undefined;
+  /**
+   * The request's headers as the transport has them (not copied): the `User-Agent` and `Authorization` a key's rules
+   * read are looked up only for a key that has them.
+   */
+  headers: RequestHeaders;
   declaredBytes: number;
   /**
    * A body the transport will leave unread if the request is refused here (over UNREAD_BODY_BYTES, or of unknown
@@ -124,7 +127,7 @@ export function admitter(deps: EndpointDeps) {
   const authorized = (a: Arrival, network: Network, key: ResolvedKey, charge: boolean): Admission => {
     let jwt: void | Promise<void>;
     try {
-      jwt = authorizeRequest(key, { ip: a.ip, origin: a.origin, network: network.name, userAgent: a.userAgent, authorization: a.authorization }, keys.jwts);
+      jwt = authorizeRequest(key, { ip: a.ip, origin: a.origin, network: network.name, headers: a.headers }, keys.jwts);
     } catch (err) {
       return unauthorized(a, network, key, err, charge);
     }
