@@ -1,28 +1,32 @@
 import { randomUUID } from 'node:crypto';
-import { parseAllowlist } from '../auth/ip-allowlist.ts';
 import { DEFAULT_MAX_KEYS, type NewPlan, type PlanPatch } from '../store/plans/plan-store.ts';
 import { StoreConflictError } from '../store/store-errors.ts';
 import type { AccountPatch } from '../store/accounts/account-store.ts';
-import type { ApiKeyPatch } from '../store/keys/key-store.ts';
 import type { Stores } from '../store/stores.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
-import { newKeyMaterial } from '../auth/key-value.ts';
+import { hashKey, isKeyValue, newKeyMaterial, PREFIX_LENGTH } from '../auth/key-value.ts';
+import { checkKeyRules, type KeyRulesInput, type RuleNames } from './key-rules.ts';
 import { PLAN_LIMITS, planLimitProblem } from '../config/plan-limits.ts';
-import { KEY_TYPES, PERMISSIONS, permissionsFor, type ApiKey, type KeyType, type Permission } from '../store/keys/api-key.ts';
+import { KEY_TYPES, MAX_OVERLAP_MS, PERMISSIONS, permissionsFor, type ApiKey, type KeyType, type Permission } from '../store/keys/api-key.ts';
 import type { Account, Role } from '../store/accounts/account.ts';
 import type { Plan } from '../store/plans/plan.ts';
 import { hashPassword } from './password.ts';
 
-export interface NewKeyInput {
+export interface NewKeyInput extends KeyRulesInput {
   name: string;
   type?: KeyType;
   permissions?: Permission[];
-  ipAllowlist?: string[];
-  originAllowlist?: string[];
-  networkAllowlist?: string[];
-  methodAllowlist?: string[];
-  expiresAt?: string | null;
 }
+
+/** A key's name and rules, as changed; type and permissions are fixed at creation. */
+export type KeyPatchInput = KeyRulesInput & { name?: string };
+
+/**
+ * What revoking by a reference did: the key revoked (an id, its value or prefix); only a previous value's overlap
+ * ended (that value or its prefix: the key and its current value keep working); or nothing, the prefix being
+ * several keys' (listed, so that the caller picks one).
+ */
+export type RevokeOutcome = { revoked: ApiKey; before: ApiKey } | { overlapEnded: ApiKey } | { ambiguous: ApiKey[] };
 
 export interface NewAccountInput {
   name: string;
@@ -34,11 +38,8 @@ export interface NewAccountInput {
 
 export type PlanInput = NewPlan;
 
-/** What names are valid in a key's network and method allowlists. */
-export interface Catalogue {
-  /** Network names and aliases → the network's name (allowlists keep names: `devnet` is stored as `testnet`). */
-  networks: ReadonlyMap<string, string>;
-  methods: ReadonlySet<string>;
+/** What names are valid in a key's network and method lists, and the plan of new accounts. */
+export interface Catalogue extends RuleNames {
   defaultPlan: string;
 }
 
@@ -48,7 +49,13 @@ export interface Catalogue {
  * `ownerId` scopes key operations to one account: another account's key is NotFound, never visible.
  */
 export class AccountsService {
-  constructor(readonly store: Stores, private readonly catalogue: Catalogue, private readonly onChange: () => void = () => {}) {}
+  constructor(
+    readonly store: Stores,
+    private readonly catalogue: Catalogue,
+    private readonly onChange: () => void = () => {},
+    /** The clock a rotation's overlap is counted from (a test's own). */
+    private readonly now: () => number = Date.now,
+  ) {}
 
   // Plans ------------------------------------------------------------------------------------------------------
 
@@ -187,7 +194,7 @@ export class AccountsService {
     } else if (input.permissions !== undefined) {
       throw new ValidationError('permissions', `only Restricted keys choose permissions; a ${type} key has ${permissionsFor(type, undefined).join(', ')}`);
     }
-    const lists = this.checkRestrictions(input);
+    const rules = checkKeyRules(input, this.catalogue);
     // Keys are free to make: without a cap, one account could make thousands (each a lookup entry, a row, a list,
     // and a per-second bucket of its own). The plan says how many.
     const max = (await this.store.plans.getPlan(account.planId))?.maxKeys ?? DEFAULT_MAX_KEYS;
@@ -195,27 +202,32 @@ export class AccountsService {
       throw new StoreConflictError(`the account already has ${max} keys that are not revoked (the most its plan allows); revoke one first`);
     }
     const { value, key } = newKeyMaterial(name);
-    const created = await this.store.keys.insertKey({
-      ...key,
-      accountId,
-      type,
-      permissions: permissionsFor(type, input.permissions),
-      ipAllowlist: lists.ipAllowlist ?? [],
-      originAllowlist: lists.originAllowlist ?? [],
-      networkAllowlist: lists.networkAllowlist ?? [],
-      methodAllowlist: lists.methodAllowlist ?? [],
-      expiresAt: lists.expiresAt ?? null,
-      createdBy,
-    });
+    const created = await this.store.keys.insertKey({ ...rules, ...key, accountId, type, permissions: permissionsFor(type, input.permissions), createdBy });
     return { key: this.changed(created), value };
   }
 
-  /** Name, allowlists and expiry; type and permissions are fixed at creation (make a new key instead). */
-  async updateKey(id: string, patch: ApiKeyPatch, ownerId?: string): Promise<ApiKey> {
+  /** Name, rules and expiry; type and permissions are fixed at creation (make a new key instead). */
+  async updateKey(id: string, patch: KeyPatchInput, ownerId?: string): Promise<ApiKey> {
     await this.getKey(id, ownerId);
     if (patch.name !== undefined && !patch.name.trim()) throw new ValidationError('name', 'must not be empty');
-    const checked = { ...patch, ...this.checkRestrictions(patch) };
+    const checked = { ...checkKeyRules(patch, this.catalogue), ...(patch.name !== undefined ? { name: patch.name.trim() } : {}) };
     return this.changed((await this.store.keys.updateKey(id, checked)) ?? notFound('key'));
+  }
+
+  /**
+   * A new value for the key, returned this once; the old value keeps working for `overlapMs` (at most a day; 0: it
+   * stops now), then only the new one does. Its hash is kept only for the overlap. A second rotation during an
+   * overlap ends the oldest value at once.
+   */
+  async rotateKey(id: string, overlapMs: number, ownerId?: string): Promise<{ key: ApiKey; value: string }> {
+    const before = await this.getKey(id, ownerId);
+    if (!Number.isSafeInteger(overlapMs) || overlapMs < 0 || overlapMs > MAX_OVERLAP_MS) throw new ValidationError('overlap', 'from 0 to 24 hours');
+    if (before.revokedAt) throw new StoreConflictError('the key is revoked: make a new one');
+    const { value, key } = newKeyMaterial(before.name);
+    const previousUntil = overlapMs > 0 ? new Date(this.now() + overlapMs).toISOString() : null;
+    const rotated = await this.store.keys.rotateKey(id, { prefix: key.prefix, hash: key.hash, previousUntil });
+    if (!rotated) throw new StoreConflictError('the key is revoked: make a new one');
+    return { key: this.changed(rotated), value };
   }
 
   async revokeKey(id: string, ownerId?: string): Promise<ApiKey> {
@@ -223,41 +235,40 @@ export class AccountsService {
     return this.changed((await this.store.keys.revokeKey(id)) ?? notFound('key'));
   }
 
+  /**
+   * Revokes the key a reference names: its id, its value (as a client holds it) or the prefix the lists show
+   * (`ngk_Ab12` or `ngk_Ab12…`). A previous value still in its overlap, or its prefix, ends that overlap only. A
+   * prefix of several keys revokes nothing and answers them. With `ownerId`, only that account's keys are looked at.
+   */
+  async revokeByReference(ref: string, ownerId?: string): Promise<RevokeOutcome> {
+    const r = ref.trim().replace(/(…|\.\.\.)$/, '');
+    let key: ApiKey | undefined;
+    let current = true;
+    if (UUID.test(r)) key = await this.getKey(r, ownerId);
+    else if (isKeyValue(r)) {
+      const hash = hashKey(r);
+      key = (await this.store.keys.findKeyByHash(hash, new Date(this.now()).toISOString()))?.key;
+      current = key?.hash === hash;
+    } else {
+      if (!PREFIX.test(r)) throw new ValidationError('key', 'a key id, a key value (ngk_…) or the prefix shown for it (at least ngk_ and two characters)');
+      // Lists show the first PREFIX_LENGTH characters: a longer piece of a value is looked up by those.
+      const shown = r.slice(0, PREFIX_LENGTH);
+      const found = await this.store.keys.findKeysByPrefix(shown, ownerId, 20);
+      if (found.length > 1) return { ambiguous: found };
+      key = found[0];
+      current = key?.prefix.startsWith(shown) ?? true;
+    }
+    if (!key || (ownerId !== undefined && key.accountId !== ownerId)) notFound('key');
+    if (!current) {
+      await this.store.keys.forgetPreviousValues({ id: key!.id });
+      return { overlapEnded: this.changed((await this.store.keys.getKey(key!.id)) ?? notFound('key')) };
+    }
+    return { revoked: this.changed((await this.store.keys.revokeKey(key!.id)) ?? notFound('key')), before: key! };
+  }
+
   /** Revokes the keys a member made (the member is leaving the account): they stop working on the next request. */
   async revokeKeysMadeBy(memberId: string): Promise<number> {
     return this.changed(await this.store.keys.revokeKeysMadeBy(memberId));
-  }
-
-  private checkRestrictions(input: ApiKeyPatch): ApiKeyPatch {
-    const out: ApiKeyPatch = {};
-    if (input.ipAllowlist !== undefined) {
-      try { parseAllowlist(input.ipAllowlist); } catch (e) { throw new ValidationError('ipAllowlist', (e as Error).message); }
-      out.ipAllowlist = [...input.ipAllowlist];
-    }
-    if (input.originAllowlist !== undefined) {
-      out.originAllowlist = input.originAllowlist.map((o) => {
-        let u: URL;
-        try { u = new URL(o); } catch { throw new ValidationError('originAllowlist', `not an origin: ${o}`); }
-        if (u.origin === 'null' || u.origin !== o.replace(/\/$/, '')) throw new ValidationError('originAllowlist', `not an origin (scheme://host[:port]): ${o}`);
-        return u.origin;
-      });
-    }
-    if (input.networkAllowlist !== undefined) {
-      const bad = input.networkAllowlist.find((n) => !this.catalogue.networks.has(n));
-      if (bad) throw new ValidationError('networkAllowlist', `unknown network ${bad}`);
-      out.networkAllowlist = [...new Set(input.networkAllowlist.map((n) => this.catalogue.networks.get(n)!))];
-    }
-    if (input.methodAllowlist !== undefined) {
-      const bad = input.methodAllowlist.find((m) => !this.catalogue.methods.has(m));
-      if (bad) throw new ValidationError('methodAllowlist', `not an allowed method: ${bad}`);
-      out.methodAllowlist = [...input.methodAllowlist];
-    }
-    if (input.expiresAt !== undefined && input.expiresAt !== null) {
-      const t = Date.parse(input.expiresAt);
-      if (Number.isNaN(t)) throw new ValidationError('expiresAt', 'must be an ISO 8601 date-time');
-      out.expiresAt = new Date(t).toISOString();
-    } else if (input.expiresAt === null) out.expiresAt = null;
-    return out;
   }
 
   /** An email is one login: an account cannot take the email of another account's member. */
@@ -272,6 +283,9 @@ export class AccountsService {
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A prefix as shown (`ngk_` and at least two of its characters): fewer would name keys by the dozen. */
+const PREFIX = /^ngk_[0-9A-Za-z]{2,40}$/;
 const ROLES: readonly Role[] = ['operator', 'member'];
 
 /** The bounds of the limits' one definition (config/plan-limits.ts); the configuration's plans are checked against it too. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { AccountsService, NewKeyInput } from '../accounts/service.ts';
-import type { ApiKeyPatch } from '../store/keys/key-store.ts';
-import { errorResponses, idParams, keyPatchBody, newKeyBody, pageOf, pageQuery, ref } from './schemas.ts';
+import type { AccountsService, KeyPatchInput, NewKeyInput } from '../accounts/service.ts';
+import { errorResponses, idParams, keyPatchBody, newKeyBody, pageOf, pageQuery, ref, revokeByReferenceBody, rotateBody } from './schemas.ts';
+import { revokedByReference } from './revoke-by-reference.ts';
 import { makerOf, requireGrant, requireRole } from './auth.ts';
 import { permissionsFor } from '../store/keys/api-key.ts';
 
@@ -49,9 +49,9 @@ export async function accountRoutes(api: FastifyInstance, opts: { accounts: Acco
     schema: { summary: 'One key', tags, security, params: idParams, response: { 200: ref('Key', 'The key'), ...errorResponses(401, 403, 404) } },
   }, async (req) => accounts.getKey(req.params.id, me(req)));
 
-  api.patch<Id & { Body: ApiKeyPatch }>('/keys/:id', {
+  api.patch<Id & { Body: KeyPatchInput }>('/keys/:id', {
     schema: {
-      summary: "Change a key's name, allowlists or expiry", tags, security, params: idParams, body: keyPatchBody,
+      summary: "Change a key's name, allowlists, denylist, eth_getLogs range, JWT public keys or expiry", tags, security, params: idParams, body: keyPatchBody,
       response: { 200: ref('Key', 'The changed key'), ...errorResponses(400, 401, 403, 404) },
     },
   }, async (req) => {
@@ -59,6 +59,30 @@ export async function accountRoutes(api: FastifyInstance, opts: { accounts: Acco
     // A key is changed only by someone who could have made it: a developer does not loosen an admin key's allowlists.
     requireGrant(req, (await accounts.getKey(req.params.id, me(req))).permissions);
     return accounts.updateKey(req.params.id, req.body, me(req));
+  });
+
+  api.post<Id & { Body: { overlapSeconds?: number } }>('/keys/:id/rotate', {
+    schema: {
+      summary: 'A new value for the key, in this response and never again; the old one keeps working for overlapSeconds (at most a day), then stops',
+      tags, security, params: idParams, body: rotateBody,
+      response: { 200: ref('CreatedKey', 'The key with its new value'), ...errorResponses(400, 401, 403, 404, 409) },
+    },
+  }, async (req) => {
+    requireRole(req, 'changeKeys');
+    requireGrant(req, (await accounts.getKey(req.params.id, me(req))).permissions);
+    const { key, value } = await accounts.rotateKey(req.params.id, (req.body?.overlapSeconds ?? 0) * 1000, me(req));
+    return { ...key, value };
+  });
+
+  api.post<{ Body: { key: string } }>('/keys/revoke', {
+    schema: {
+      summary: "Revoke the key named by its id, its value or the prefix shown for it; a rotated-out value's overlap ends (409 when a prefix names several keys)",
+      tags, security, body: revokeByReferenceBody,
+      response: { 200: ref('RevokedKey', 'What was done'), ...errorResponses(400, 401, 403, 404, 409) },
+    },
+  }, async (req) => {
+    requireRole(req, 'changeKeys');
+    return revokedByReference(await accounts.revokeByReference(req.body.key, me(req)));
   });
 
   api.post<Id>('/keys/:id/revoke', {

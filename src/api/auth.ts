@@ -82,6 +82,9 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
       if (err instanceof GatewayError && err.status === 401) throw unauthorized(err.message, challenge);
       throw err;
     }
+    // A key that requires a JWT is worth nothing without one: here, where Bearer already carries the key, it has no
+    // place for the token, so the key alone must not open what the JSON-RPC endpoint would refuse it.
+    if (k.jwt) throw unauthorized('this key requires a JWT, which the management API cannot take: use another key or a login', challenge);
     if (!k.key.permissions.includes(permission)) throw forbidden(`the key lacks the ${permission} permission`);
     // The key's own restrictions hold here too: its IP allowlist, and its origin allowlist for browser calls.
     if (k.ipRanges && !ipAllowed(req.ip, k.ipRanges)) throw forbidden(`IP address ${req.ip} is not in the key's allowlist`);

@@ -1,4 +1,4 @@
-import { KEY_TYPES, PERMISSIONS } from '../store/keys/api-key.ts';
+import { JWT_ALGS, KEY_TYPES, MAX_JWT_KEYS, MAX_OVERLAP_MS, PERMISSIONS } from '../store/keys/api-key.ts';
 import { PLAN_LIMITS, REQUIRED_PLAN_LIMITS, planLimitProperties } from '../config/plan-limits.ts';
 
 /**
@@ -74,6 +74,21 @@ const keyProperties = {
   originAllowlist: strings('Browser origins; empty: any'),
   networkAllowlist: strings('Network names; empty: any'),
   methodAllowlist: strings('JSON-RPC method names; empty: any allowed method'),
+  methodDenylist: strings('JSON-RPC method names refused for this key'),
+  contractAllowlist: strings('Contract addresses (lowercase) its calls may name: `to` of calls and transactions, `address` of log filters; empty: any'),
+  userAgentAllowlist: strings('Parts of an allowed User-Agent (any one, case aside); empty: any'),
+  logsMaxBlockRange: { type: ['integer', 'null'], description: "Blocks one eth_getLogs may span for this key; null: the network's bound" },
+  jwtKeys: {
+    type: 'array',
+    description: 'Public keys of the JWTs the key requires (`Authorization: Bearer`); empty: none required',
+    items: {
+      type: 'object', required: ['id', 'alg', 'jwk'],
+      properties: { id: { type: 'string', description: "The `kid` a token names" }, alg: { type: 'string', enum: JWT_ALGS }, jwk: { type: 'object', additionalProperties: { type: 'string' }, description: 'The public key' } },
+    },
+  },
+  jwtAudiences: strings('The `aud` a JWT must carry (one of them); empty: not checked'),
+  previousPrefix: { type: ['string', 'null'], description: 'The prefix of the value before the last rotation, while it still works' },
+  previousUntil: { ...nullableDateTime, description: 'Until when the value before the last rotation works' },
   expiresAt: nullableDateTime,
   createdBy: { type: ['string', 'null'], description: "The id of the member who made the key (it is revoked when they are removed); null: the account's own login, the operator or the CLI" },
   createdAt: dateTime,
@@ -92,7 +107,18 @@ export const CreatedKeySchema = {
   properties: { ...keyProperties, value: { type: 'string', description: 'The key (`ngk_…`), shown this once; only its SHA-256 is kept' } },
 } as const;
 
-export const SHARED_SCHEMAS = [ApiErrorSchema, PlanSchema, AccountSchema, AccountWithPlanSchema, KeySchema, CreatedKeySchema];
+export const RevokedKeySchema = {
+  $id: 'RevokedKey',
+  type: 'object',
+  description: 'What revoking by a reference did',
+  required: ['outcome', 'key'],
+  properties: {
+    outcome: { type: 'string', enum: ['revoked', 'already_revoked', 'overlap_ended'], description: '`overlap_ended`: the reference was a rotated-out value (or its prefix), which stopped; the key and its value keep working' },
+    key: { $ref: 'Key#' },
+  },
+} as const;
+
+export const SHARED_SCHEMAS = [ApiErrorSchema, PlanSchema, AccountSchema, AccountWithPlanSchema, KeySchema, CreatedKeySchema, RevokedKeySchema];
 
 // Request bodies ----------------------------------------------------------------------------------------------
 
@@ -103,7 +129,45 @@ const keyRestrictions = {
   originAllowlist: list('Browser origins (`https://app.example`); empty: any'),
   networkAllowlist: list('Network names or aliases; empty: any'),
   methodAllowlist: list('JSON-RPC method names; empty: any allowed method'),
+  methodDenylist: list('JSON-RPC method names refused for this key'),
+  contractAllowlist: list('Contract addresses (0x and 40 hex digits) its calls may name; empty: any'),
+  userAgentAllowlist: list('Parts of an allowed User-Agent (any one, case aside); empty: any'),
+  logsMaxBlockRange: { type: ['integer', 'null'], minimum: 1, description: "Blocks one eth_getLogs may span for this key; null: the network's bound" },
+  jwtKeys: {
+    type: 'array',
+    maxItems: MAX_JWT_KEYS,
+    description: 'Public keys (RSA 2048+ for RS256, P-256 for ES256, Ed25519 for EdDSA) the JWTs it then requires are signed with; replaces the list; empty: no JWT required',
+    items: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['id'],
+      properties: {
+        id: { type: 'string', minLength: 1, maxLength: 64, description: 'The `kid` a token names it by' },
+        pem: { type: 'string', maxLength: 8192, description: 'SPKI PEM (`-----BEGIN PUBLIC KEY-----`)' },
+        jwk: { type: 'object', description: 'A public JWK' },
+        alg: { type: 'string', enum: JWT_ALGS, description: 'Optional: it follows from the key' },
+      },
+    },
+  },
+  jwtAudiences: { ...list('The `aud` a JWT must carry (one of them); empty: not checked'), maxItems: 10 },
   expiresAt: { type: ['string', 'null'], description: 'ISO 8601 date-time; null: never' },
+} as const;
+
+export const rotateBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    overlapSeconds: { type: 'integer', minimum: 0, maximum: MAX_OVERLAP_MS / 1000, default: 0, description: 'How long the old value keeps working (at most a day); 0: it stops now' },
+  },
+} as const;
+
+export const revokeByReferenceBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['key'],
+  properties: {
+    key: { type: 'string', minLength: 1, maxLength: 200, description: "A key's id, its value, or the prefix shown for it (`ngk_Ab12…`)" },
+  },
 } as const;
 
 export const newKeyBody = {

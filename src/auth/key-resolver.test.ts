@@ -4,6 +4,10 @@ import { newKeyMaterial } from './key-value.ts';
 import { KeyResolver, type ResolvedKey } from './key-resolver.ts';
 import { sqliteStores } from '../store/open-store.ts';
 import { freePlan, newAccount, newKey } from '../store/store.contract.ts';
+import { AccountsService } from '../accounts/service.ts';
+
+/** The values of the keys made here, by hash (the store keeps hashes only). */
+const valueOf = new Map<string, string>();
 
 /** A resolver over a real SQLite store, its clock in the test's hands, a key of the free plan. */
 async function setUp() {
@@ -11,6 +15,7 @@ async function setUp() {
   await store.plans.createPlan(freePlan);
   const account = await store.accounts.createAccount(newAccount());
   const material = newKeyMaterial('k');
+  valueOf.set(material.key.hash, material.value);
   const key = await store.keys.insertKey(newKey(account.id, material.key));
   let now = 1_000_000;
   const keys = new KeyResolver(store, 1000, 0, undefined, {}, () => now);
@@ -47,6 +52,42 @@ test('a change made elsewhere (another instance, the CLI) is seen after the ttl,
   await store.accounts.updateAccount(account.id, { status: 'suspended' });
   later(1500);
   await assert.rejects(async () => resolve(), /suspended/);
+  await keys.close();
+  await store.close();
+});
+
+test('a key rotated with a 60 s overlap: both values work for 60 s, then only the new one, on every instance', async () => {
+  const { store, key, keys: unused } = await setUp();
+  await unused.close();
+  let now = 1_000_000;
+  const clock = () => now;
+  const keys = new KeyResolver(store, 1000, 0, undefined, {}, clock);
+  const service = new AccountsService(store, { networks: new Map(), methods: new Set(), defaultPlan: 'free' }, () => keys.invalidate(), clock);
+  // Another instance: it hears of no change, only its ttl (1 s) and the clock bound what it serves.
+  const other = new KeyResolver(store, 1000, 0, undefined, {}, clock);
+  const old = (await store.keys.getKey(key.id))!;
+  const oldValue = valueOf.get(old.hash)!;
+  assert.equal((await other.resolve(oldValue)).key.id, key.id);
+  const { value } = await service.rotateKey(key.id, 60_000);
+  const at = async (r: KeyResolver, v: string) => { try { await r.resolve(v); return 'works'; } catch (e) { return (e as Error).message; } };
+  for (const r of [keys, other]) {
+    assert.equal(await at(r, value), 'works');
+    assert.equal(await at(r, oldValue), 'works');
+  }
+  now += 59_500;
+  assert.equal(await at(other, oldValue), 'works', 'within the overlap');
+  now += 499;
+  assert.equal(await at(other, oldValue), 'works', 'within the overlap, served from the cache');
+  now += 1;
+  // The cached resolution refuses it by the clock; one looked up afresh is no key's any more.
+  assert.equal(await at(other, oldValue), 'invalid API key: the key was rotated: this value no longer works');
+  assert.equal(await at(keys, oldValue), 'invalid API key');
+  for (const r of [keys, other]) assert.equal(await at(r, value), 'works');
+  // Its hash leaves the store with the next sweep; the old value is then unknown.
+  assert.equal(await store.keys.forgetPreviousValues({ endedBy: new Date(now).toISOString() }), 1);
+  now += 1000;
+  assert.equal(await at(other, oldValue), 'invalid API key');
+  await other.close();
   await keys.close();
   await store.close();
 });

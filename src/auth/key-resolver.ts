@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
-import { hashKey } from './key-value.ts';
+import { hashKey, isKeyValue } from './key-value.ts';
+import { JwtChecks, keyJwt, type KeyJwt } from './jwt.ts';
 import type { KeyContext } from '../store/keys/api-key.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { bounded } from '../store/bounded.ts';
@@ -7,16 +8,28 @@ import { StoreOutage } from '../store/outage.ts';
 import { parseAllowlist } from './ip-allowlist.ts';
 import type { KeyStore } from '../store/keys/key-store.ts';
 
-/** Shape a key value must have before it is worth hashing: `ngk_` + base62 (anything else is unknown). */
-const KEY_SHAPE = /^ngk_[0-9A-Za-z]{20,64}$/;
-
 /** A key as the hot path uses it: the records plus its restrictions parsed once, when it enters the cache. */
 export interface ResolvedKey extends KeyContext {
   ipRanges: ReturnType<typeof parseAllowlist> | undefined;
   origins: ReadonlySet<string> | undefined;
   networks: ReadonlySet<string> | undefined;
   methods: ReadonlySet<string> | undefined;
+  denied: ReadonlySet<string> | undefined;
+  /** Parts of an allowed User-Agent, lowercase. */
+  userAgents: readonly string[] | undefined;
+  /** The JWT the key requires, its verifier made once. */
+  jwt: KeyJwt | undefined;
+  /** Rules on a call's params; undefined when the key has none, so a call pays one test. */
+  calls: CallRules | undefined;
   expiresAtMs: number;
+}
+
+/** A key's rules on a call's params (auth/authorize.ts `authorizeCall`). */
+export interface CallRules {
+  /** Contract addresses, lowercase. */
+  contracts: ReadonlySet<string> | undefined;
+  /** Blocks one eth_getLogs may span. */
+  logsRange: number | undefined;
 }
 
 /**
@@ -29,8 +42,11 @@ export class KnownKeyRefusal extends GatewayError {
   }
 }
 
-/** A resolution, as the store gave it at `fetched` (ms); trusted until `expires`, then served only in an outage. */
-interface Entry { resolved: ResolvedKey | null; expires: number; fetched: number }
+/**
+ * A resolution, as the store gave it at `fetched` (ms); trusted until `expires`, then served only in an outage.
+ * `until`: when the value stops working, for a value rotated out (its overlap's end); Infinity for a key's value.
+ */
+interface Entry { resolved: ResolvedKey | null; expires: number; fetched: number; until: number }
 
 /** How a resolver behaves when the store does not answer (docs/deployment.md, "When the store is lost"). */
 export interface FailStatic {
@@ -59,6 +75,8 @@ export class KeyResolver {
   private probing = false;
   private lastProbe = 0;
   readonly failStatic: FailStatic;
+  /** Checks the JWTs of keys that require one: each token verified once (auth/jwt.ts). */
+  readonly jwts: JwtChecks;
 
   constructor(
     private readonly store: { keys: KeyStore },
@@ -69,6 +87,7 @@ export class KeyResolver {
     private readonly now: () => number = Date.now,
   ) {
     this.failStatic = { failStaticMs: 900_000, storeWaitMs: 1000, outage: new StoreOutage(undefined, now), ...failStatic };
+    this.jwts = new JwtChecks(now);
     if (flushMs > 0) {
       this.timer = setInterval(() => void this.flushLastUsed().catch(() => {}), flushMs);
       this.timer.unref();
@@ -84,7 +103,7 @@ export class KeyResolver {
     // Only well-formed keys are ever kept, so one found is well formed: the shape is tested on a miss only (the
     // regular expression was 1 % of a cache hit's instructions, bench/instructions.ts).
     const entry = value ? this.cache.get(value) : undefined;
-    if (!entry && (!value || !KEY_SHAPE.test(value))) throw new GatewayError('INVALID_KEY');
+    if (!entry && (!value || !isKeyValue(value))) throw new GatewayError('INVALID_KEY');
     const now = this.now();
     // A key known and fresh is decided at once (no promise: every request passes here); else once the store answers.
     if (!entry || entry.expires < now) return this.refresh(value!, entry, now).then((e) => this.usable(e, now));
@@ -95,6 +114,8 @@ export class KeyResolver {
     const r = entry.resolved;
     if (!r) throw new GatewayError('INVALID_KEY');
     if (r.key.revokedAt) throw new KnownKeyRefusal('KEY_REVOKED', {}, r);
+    // A value rotated out stops at its overlap's end on every instance by the clock, whatever the cache holds.
+    if (entry.until <= now) throw new KnownKeyRefusal('INVALID_KEY', { detail: 'the key was rotated: this value no longer works' }, r);
     if (r.expiresAtMs <= now) throw new KnownKeyRefusal('INVALID_KEY', { detail: 'the key has expired' }, r);
     if (r.account.status !== 'active') throw new KnownKeyRefusal('INVALID_KEY', { detail: 'the account is suspended' }, r);
     return r;
@@ -122,9 +143,10 @@ export class KeyResolver {
       return this.fromMemory(usable ? stale : undefined);
     }
     try {
-      const ctx = await bounded(this.store.keys.findKeyByHash(hashKey(value)), storeWaitMs);
+      const hash = hashKey(value);
+      const ctx = await bounded(this.store.keys.findKeyByHash(hash, new Date(now).toISOString()), storeWaitMs);
       outage.answered();
-      return this.put(value, ctx, now, stale);
+      return this.put(value, hash, ctx, now, stale);
     } catch (err) {
       outage.failed(err);
       return this.fromMemory(usable ? stale : undefined);
@@ -148,9 +170,11 @@ export class KeyResolver {
    * request's path that reads them (seen under load as a round of bailouts a second for the first 15-25 s), and the
    * per-account caches keyed by them (limits' bucket names) were made again.
    */
-  private put(value: string, ctx: KeyContext | null | undefined, now: number, stale?: Entry): Entry {
+  private put(value: string, hash: string, ctx: KeyContext | null | undefined, now: number, stale?: Entry): Entry {
     const kept = stale?.resolved && ctx && sameContext(stale.resolved, ctx) ? stale.resolved : undefined;
-    const entry = { resolved: kept ?? (ctx ? prepare(ctx) : null), expires: now + this.ttlMs, fetched: now };
+    // Found by its previous hash: the value was rotated out, and works until the overlap ends.
+    const until = ctx && ctx.key.hash !== hash && ctx.key.previousUntil ? Date.parse(ctx.key.previousUntil) : Infinity;
+    const entry = { resolved: kept ?? (ctx ? prepare(ctx) : null), expires: now + this.ttlMs, fetched: now, until };
     if (this.cache.size >= this.maxEntries) this.cache.clear();
     this.cache.set(value, entry);
     return entry;
@@ -163,10 +187,11 @@ export class KeyResolver {
     this.probing = true;
     this.lastProbe = now;
     const { outage, storeWaitMs } = this.failStatic;
-    bounded(this.store.keys.findKeyByHash(hashKey(value)), storeWaitMs).then(
+    const hash = hashKey(value);
+    bounded(this.store.keys.findKeyByHash(hash, new Date(now).toISOString()), storeWaitMs).then(
       (ctx) => {
         outage.answered();
-        this.put(value, ctx, this.now());
+        this.put(value, hash, ctx, this.now());
       },
       (err) => outage.failed(err),
     ).finally(() => { this.probing = false; });
@@ -197,15 +222,22 @@ function sameContext(held: ResolvedKey, ctx: KeyContext): boolean {
     && isDeepStrictEqual({ ...held.key, lastUsedAt: null }, { ...ctx.key, lastUsedAt: null });
 }
 
+/** A key's rules in the forms the hot path tests them in, made once: a rule the key does not have is undefined. */
 function prepare(ctx: KeyContext): ResolvedKey {
   const k = ctx.key;
   const set = (l: string[]) => (l.length ? new Set(l) : undefined);
+  const contracts = set(k.contractAllowlist);
+  const logsRange = k.logsMaxBlockRange ?? undefined;
   return {
     ...ctx,
     ipRanges: k.ipAllowlist.length ? parseAllowlist(k.ipAllowlist) : undefined,
     origins: set(k.originAllowlist),
     networks: set(k.networkAllowlist),
     methods: set(k.methodAllowlist),
+    denied: set(k.methodDenylist),
+    userAgents: k.userAgentAllowlist.length ? k.userAgentAllowlist.map((u) => u.toLowerCase()) : undefined,
+    jwt: keyJwt(k.jwtKeys, k.jwtAudiences),
+    calls: contracts || logsRange !== undefined ? { contracts, logsRange } : undefined,
     expiresAtMs: k.expiresAt ? Date.parse(k.expiresAt) : Infinity,
   };
 }

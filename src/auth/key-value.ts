@@ -13,6 +13,15 @@ export function generateKeyValue(): string {
   return 'ngk_' + out.padStart(43, '0');
 }
 
+/** Shape a key value must have before it is worth hashing: `ngk_` + base62 (anything else is unknown). */
+const KEY_SHAPE = /^ngk_[0-9A-Za-z]{20,64}$/;
+
+/** Whether `s` has a key value's shape (it may still be no key's). */
+export const isKeyValue = (s: string): boolean => KEY_SHAPE.test(s);
+
+/** The characters of a value kept and shown to recognise it (`ngk_` and four more): never enough to use it. */
+export const PREFIX_LENGTH = 8;
+
 /** The only form in which a key is stored or looked up. */
 export function hashKey(value: string): string {
   return createHash('sha256').update(value).digest('hex');
@@ -21,5 +30,5 @@ export function hashKey(value: string): string {
 /** A fresh key: its value (to show once) and what the store keeps. */
 export function newKeyMaterial(name: string) {
   const value = generateKeyValue();
-  return { value, key: { id: randomUUID(), name, prefix: value.slice(0, 8), hash: hashKey(value) } };
+  return { value, key: { id: randomUUID(), name, prefix: value.slice(0, PREFIX_LENGTH), hash: hashKey(value) } };
 }

@@ -56,3 +56,13 @@ export function nonEmpty(field: string, x: string | undefined): string | undefin
 export function someChange(patch: object, flags: string): void {
   if (Object.values(patch).every((x) => x === undefined)) throw new UsageError(`nothing to change: give at least one of ${flags}`);
 }
+
+/** A duration flag (`90`, `90s`, `15m`, `2h`, `1d`; a bare number is seconds) in ms, at most `maxMs`; undefined when absent. */
+export function duration(v: Values, flag: string, maxMs: number): number | undefined {
+  const x = str(v, flag);
+  if (x === undefined) return undefined;
+  const m = /^(\d+)(s|m|h|d)?$/.exec(x.trim());
+  const ms = m ? Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m[2] ?? 's') as 's'] : NaN;
+  if (!Number.isSafeInteger(ms) || ms > maxMs) throw new UsageError(`--${flag}: a duration such as 60s, 15m or 2h, at most ${maxMs / 3_600_000} h, not ${JSON.stringify(x)}`);
+  return ms;
+}

@@ -17,7 +17,7 @@ export function fields(pairs: [string, string][]): string {
   return pairs.map(([k, v]) => `${(k + ':').padEnd(width + 1)}  ${v}`).join('\n');
 }
 
-export const publicKey = ({ hash: _hash, ...k }: ApiKey) => k;
+export const publicKey = ({ hash: _hash, previousHash: _previous, ...k }: ApiKey) => k;
 
 export const publicAccount = ({ passwordHash: _hash, ...a }: Account) => a;
 

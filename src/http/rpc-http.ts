@@ -44,7 +44,7 @@ export function createRpcHttp(deps: RpcHttpDeps) {
     const ip = trusted ? proxyAddr(req, trusted) : req.socket.remoteAddress ?? '';
     let a;
     try {
-      a = rpc.admit({ network, apikey, contentType: req.headers['content-type'], ip, origin: req.headers.origin, declaredBytes: declared, largeBody, log: x });
+      a = rpc.admit({ network, apikey, contentType: req.headers['content-type'], ip, origin: req.headers.origin, headers: req.headers, declaredBytes: declared, largeBody, log: x });
     } catch (err) {
       return x.fail(err);
     }

@@ -229,10 +229,13 @@ interface Queued {
   held: RequestBytes;
 }
 
-/** What admission needs of the upgrade request, for the upgrade itself, each message (`bytes`) and each re-check. */
+/**
+ * What admission needs of the upgrade request, for the upgrade itself, each message (`bytes`) and each re-check: a
+ * key's JWT is the upgrade's (`Authorization`), so a socket ends with its token's `exp` as with its key's.
+ */
 function arrival(req: FastifyRequest<{ Params: Params }>, bytes: number) {
   const { network, apikey } = networkAndKey(req);
-  return { network, apikey, contentType: undefined, ip: req.ip, origin: req.headers.origin, declaredBytes: bytes, largeBody: false, log: req.log };
+  return { network, apikey, contentType: undefined, ip: req.ip, origin: req.headers.origin, headers: req.headers, declaredBytes: bytes, largeBody: false, log: req.log };
 }
 
 /** How long a socket is given to answer the server's close before it is cut. */

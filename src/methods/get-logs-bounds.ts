@@ -52,6 +52,38 @@ function tooMany(bounds: GetLogsBounds, from: number, to: number): GatewayError 
   return new GatewayError('LOGS_TOO_MANY', { limit: bounds.maxResults || bounds.maxBlockRange, from: hex(from), to: hex(to) });
 }
 
+/** What the network's head knows at once (the chain module's ChainHead): no node is asked. */
+export interface KnownHead {
+  readonly number: number | undefined;
+  readonly safe: number | undefined;
+  readonly finalized: number | undefined;
+}
+
+/**
+ * A key's own eth_getLogs range (docs/security.md, "Keys"), decided at once from what the head knows: `latest` and
+ * `pending` are the head; `safe` and `finalized` the upstreams' when known, else the head (never further back than
+ * they are, so a range ending there counts at most as wide as it is). A range wider than `max` is the same -32005 as
+ * the network's bound, naming the range that fits. Nothing is decided of a filter by block hash, a reversed range
+ * (the node's to refuse), or a tag the head cannot read yet (before its first block): the network's bound still holds.
+ */
+export function keyRangeRefusal(max: number, filter: unknown, head: KnownHead): GatewayError | undefined {
+  const f = (filter ?? {}) as LogFilter;
+  if (f.blockHash !== undefined) return undefined;
+  const from = knownBlock(f.fromBlock, head);
+  const to = knownBlock(f.toBlock, head);
+  if (from === undefined || to === undefined || to < from || to - from + 1 <= max) return undefined;
+  return tooMany({ maxBlockRange: max, maxResults: 0 }, from, from + max - 1);
+}
+
+function knownBlock(tag: string | undefined, head: KnownHead): number | undefined {
+  const t = tag ?? 'latest';
+  if (t.startsWith('0x')) return Number(t);
+  if (t === 'earliest') return 0;
+  if (t === 'safe') return head.safe ?? head.number;
+  if (t === 'finalized') return head.finalized ?? head.number;
+  return head.number;
+}
+
 /**
  * The filter's range as block numbers: `latest` is the chain module's head (the network's agreed head, never asked
  * of a node here); safe and finalized are asked of the node. Undefined: cannot tell.

@@ -15,6 +15,18 @@ export type BlockParam =
   | { readonly index: 0; readonly by: 'filter' };
 
 /**
+ * Where a method's params name the contracts it calls or reads (a key's contract allowlist holds its calls to them,
+ * src/methods/contracts-named.ts): `call`, a call or transaction object's `to` (none: it creates a contract); `raw`,
+ * a signed transaction's `to`; `filter`, a log filter's `address`, one or a list (none: every contract). `when`: only
+ * when the param at that index is that value (eth_subscribe names contracts for `logs` only).
+ */
+export interface ContractParam {
+  readonly index: number;
+  readonly in: 'call' | 'raw' | 'filter';
+  readonly when?: { readonly index: number; readonly is: string };
+}
+
+/**
  * How long an answer may be reused (the cache module gives each its meaning, src/cache/cache-policy.ts):
  * `forever`, `head` (until the head moves), `never`; `block`: as its block parameter says (a hash or a final
  * number: forever; a tag or a recent number: until the head moves; `pending`: never); `txHash`: as the block the
@@ -114,6 +126,13 @@ export interface DeclaredSpec {
   readonly pendingMayBeLag?: true;
   /** Allowed though not among the spec's methods (eth_chainId): `rpc.strictMethods` drops it (docs/decisions.md §4). */
   readonly beyondSpec?: true;
+  /**
+   * The index of a log filter whose block range a key's own eth_getLogs range bounds (eth_getLogs, and eth_newFilter,
+   * whose range eth_getFilterLogs reads later); absent: none.
+   */
+  readonly logRange?: number;
+  /** Where its params name contracts, for keys with a contract allowlist; absent: it names none. */
+  readonly contracts?: ContractParam;
   /** Closes a gap between a node and geth's documented behaviour (src/methods/adapters/). */
   readonly adapter: Adapter | undefined;
   /** Answered by the gateway itself (the filter methods, docs/decisions.md §8); the handler is the filters module's. */
@@ -161,6 +180,11 @@ export interface MethodSpec extends DeclaredSpec {
  * answered (the adapter and the local handler, which the method table wraps and fills in per network).
  */
 export type MethodFacts = Omit<MethodSpec, 'adapter' | 'local'>;
+
+/** A call object's `to` at index 0 (eth_call, eth_estimateGas, debug_traceCall, eth_sendTransaction). */
+export const CALL: ContractParam = { index: 0, in: 'call' };
+/** A log filter's `address` at index 0 (eth_getLogs, eth_newFilter). */
+export const FILTER: ContractParam = { index: 0, in: 'filter' };
 
 /** The fields most specs share: a read any node may answer, no adapter, nothing shown, not cached. */
 export const READ = {

@@ -7,6 +7,7 @@ import type { Network } from '../networks/networks.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { decisionOf } from '../limits/limit-refusal.ts';
 import type { RateDecision } from '../shared-state/rate-limiter/rate-limiter.ts';
+import type { RequestHeaders } from '../auth/authorize.ts';
 import type { EndpointDeps } from './endpoint-deps.ts';
 import type { RpcId } from './framing.ts';
 
@@ -38,6 +39,11 @@ export interface Arrival {
   contentType: string | undefined;
   ip: string;
   origin: string | undefined;
+  /**
+   * The request's headers as the transport has them (not copied): the `User-Agent` and `Authorization` a key's rules
+   * read are looked up only for a key that has them.
+   */
+  headers: RequestHeaders;
   declaredBytes: number;
   /**
    * A body the transport will leave unread if the request is refused here (over UNREAD_BODY_BYTES, or of unknown
@@ -82,7 +88,12 @@ export function admitter(deps: EndpointDeps) {
   const unknownKey = (a: Arrival, err: unknown, network: string, charge: boolean, answer?: GatewayError): Refusal | Promise<Refusal> => {
     const e = answer ?? asGatewayError(err, a.log);
     if (err instanceof KnownKeyRefusal) count(err.known, network, e, charge);
-    const retryAfter = err instanceof GatewayError && err.status === 401 ? guard.failed(a.ip) : undefined;
+    return err instanceof GatewayError && err.status === 401 ? failure(a, e) : refuse(e);
+  };
+
+  /** A failed authentication spends the address's failures; once they are spent, it is answered 429 instead of `e`. */
+  const failure = (a: Arrival, e: GatewayError): Refusal | Promise<Refusal> => {
+    const retryAfter = guard.failed(a.ip);
     // A promise when the failure was counted in Redis (cluster mode); never a promise for a valid key.
     if (retryAfter instanceof Promise) return retryAfter.then((r) => refuse(r === undefined ? e : guard.refusal(r)), () => refuse(e));
     return refuse(retryAfter === undefined ? e : guard.refusal(retryAfter));
@@ -109,15 +120,32 @@ export function admitter(deps: EndpointDeps) {
     return counted(key);
   };
 
-  /** Authorize what applies to the whole request (docs/decisions.md §6), then the limit at admission. */
+  /**
+   * Authorize what applies to the whole request (docs/decisions.md §6), then the limit at admission. A key's JWT
+   * verified before is decided at once; a new token once verified.
+   */
   const authorized = (a: Arrival, network: Network, key: ResolvedKey, charge: boolean): Admission => {
+    let jwt: void | Promise<void>;
     try {
-      authorizeRequest(key, { ip: a.ip, origin: a.origin, network: network.name });
+      jwt = authorizeRequest(key, { ip: a.ip, origin: a.origin, network: network.name, headers: a.headers }, keys.jwts);
     } catch (err) {
-      const e = asGatewayError(err, a.log);
-      count(key, network.name, e, charge);
-      return refuse(e);
+      return unauthorized(a, network, key, err, charge);
     }
+    if (jwt) return jwt.then(() => limited(a, network, key, charge), (err) => unauthorized(a, network, key, err, charge));
+    return limited(a, network, key, charge);
+  };
+
+  /**
+   * A known key's request refused by its own rules, counted in its usage. A JWT refused (401) spends the address's
+   * failures as an unknown key does: tokens cannot be tried at speed either.
+   */
+  const unauthorized = (a: Arrival, network: Network, key: ResolvedKey, err: unknown, charge: boolean): Refusal | Promise<Refusal> => {
+    const e = asGatewayError(err, a.log);
+    count(key, network.name, e, charge);
+    return e.status === 401 && charge ? failure(a, e) : refuse(e);
+  };
+
+  const limited = (a: Arrival, network: Network, key: ResolvedKey, charge: boolean): Admission => {
     // Stage limit, at admission: the key's bucket pays for reading its body before it is read, from the
     // declared length (a chunked body pays for its size once read). An empty bucket: 429, the body never read.
     if (!limits || !charge) return { network, key, credit: 0, ip: a.ip };

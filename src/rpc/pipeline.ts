@@ -1,5 +1,5 @@
 import type { SubscriptionSession } from '../subscriptions/subscriptions.ts';
-import { authorizeMethod } from '../auth/authorize.ts';
+import { authorizeCall, authorizeMethod } from '../auth/authorize.ts';
 import type { ResolvedKey } from '../auth/key-resolver.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import type { Network } from '../networks/networks.ts';
@@ -35,8 +35,9 @@ export interface PreparedCall {
 }
 
 /**
- * The item stages before the limit (docs/pipeline.md): `method` → `authorize` → `validate`. A stage refuses by
- * throwing a GatewayError, which becomes that item's answer and costs an invalid item's units.
+ * The item stages before the limit (docs/pipeline.md): `method` → `authorize` → `validate` → `authorize params` (keys
+ * with call rules only: the contracts a call names, its eth_getLogs range). A stage refuses by throwing a
+ * GatewayError, which becomes that item's answer and costs an invalid item's units.
  */
 export function prepareItem(ctx: RequestContext, call: RpcCall): PreparedCall {
   const entry = ctx.network.methods.get(call.method);
@@ -47,6 +48,8 @@ export function prepareItem(ctx: RequestContext, call: RpcCall): PreparedCall {
   if (call.paramsNotArray) throw new GatewayError('INVALID_PARAMS', { detail: 'params must be an array' });
   const err = entry.validate(call.params);
   if (err) throw err;
+  const rules = ctx.key.calls;
+  if (rules) authorizeCall(rules, entry, call.params, ctx.network.head);
   return { call, entry };
 }
 

@@ -9,6 +9,11 @@ import type { MailStore } from './mail/mail-store.ts';
 import type { WebhookEventStore } from './webhooks/webhook-event-store.ts';
 
 const HOUR = 3_600_000;
+/**
+ * How often the hashes of values rotated out are taken out of the store: the key lookup stops matching them at their
+ * overlap's end already, so this bounds only how long past it a copy of the store still holds them.
+ */
+const PREVIOUS_VALUES_MS = 60_000;
 const DAY = 24 * HOUR;
 /** Revoked keys pruned per statement: one short transaction each, paced. */
 const KEYS_PER_STEP = 100;
@@ -38,6 +43,7 @@ export interface RetentionRun { sessions: number; testEvents: number; revokedKey
  */
 export class Retention {
   private timer: NodeJS.Timeout | undefined;
+  private previousValues: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   /** Hours before this one are rolled up already (by this process; at start, every hour is looked at once). */
   private rolledUntil = '';
@@ -48,6 +54,13 @@ export class Retention {
     this.poke();
     this.timer = setInterval(() => this.poke(), HOUR);
     this.timer.unref();
+    this.previousValues = setInterval(() => void this.forgetPreviousValues().catch(() => {}), PREVIOUS_VALUES_MS);
+    this.previousValues.unref();
+  }
+
+  /** Takes the hashes of rotated-out values whose overlap has ended out of the store; answers how many. */
+  forgetPreviousValues(now = Date.now()): Promise<number> {
+    return this.step(() => this.store.keys.forgetPreviousValues({ endedBy: new Date(now).toISOString() }));
   }
 
   /** Runs now unless a run is under way; answers when that run ends. */
@@ -62,6 +75,7 @@ export class Retention {
     const o = this.opts;
     const out: RetentionRun = { sessions: 0, testEvents: 0, revokedKeys: 0, hoursRolledUp: 0, usageRowsRolledUp: 0 };
     out.sessions = await this.step(() => this.store.sessions.pruneSessions(new Date(now).toISOString()));
+    await this.forgetPreviousValues(now);
     if (o.testEventHours > 0) out.testEvents = await this.step(() => this.store.webhookEvents.pruneWebhookTestEvents(new Date(now - o.testEventHours * HOUR).toISOString()));
     if (o.revokedKeyDays > 0) {
       const before = new Date(now - o.revokedKeyDays * DAY).toISOString();
@@ -97,6 +111,7 @@ export class Retention {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
+    clearInterval(this.previousValues);
     await this.running;
   }
 }

@@ -54,7 +54,8 @@ describe('sqlite store, specifically', () => {
     assert.deepEqual(ctx.key, {
       ...demo, accountId: 'legacy', type: 'Standard', permissions: ['rpc', 'webhooks', 'analytics'], ipAllowlist: [],
       originAllowlist: [], networkAllowlist: [], methodAllowlist: [], expiresAt: null, createdBy: null, createdAt: '2025-06-01T12:00:00.000Z',
-      lastUsedAt: null, revokedAt: null,
+      lastUsedAt: null, revokedAt: null, methodDenylist: [], contractAllowlist: [], userAgentAllowlist: [], logsMaxBlockRange: null,
+      jwtKeys: [], jwtAudiences: [], previousPrefix: null, previousUntil: null, previousHash: null,
     });
     assert.equal(ctx.account.passwordHash, null);
     assert.equal(ctx.account.status, 'active');

@@ -3,6 +3,7 @@ import { accountStoreContract } from './accounts/account-store.contract.ts';
 import { alertStoreContract } from './alerts/alert-store.contract.ts';
 import type { StoreContract } from './fixtures.contract.ts';
 import { keyStoreContract } from './keys/key-store.contract.ts';
+import { keyRulesContract } from './keys/key-rules.contract.ts';
 import { mailStoreContract } from './mail/mail-store.contract.ts';
 import { metaStoreContract } from './meta/meta-store.contract.ts';
 import { planStoreContract } from './plans/plan-store.contract.ts';
@@ -20,6 +21,6 @@ export { bigPlan, freePlan, newAccount, newKey } from './fixtures.contract.ts';
 export function storeContract(name: string, make: () => Promise<import('./stores.ts').Stores>, options: Omit<StoreContract, 'make'> & { skip?: string }): void {
   const c: StoreContract = { make, sameDatabase: options.sameDatabase };
   describe(`${name} store`, { skip: options.skip }, () => {
-    for (const part of [planStoreContract, accountStoreContract, keyStoreContract, sessionStoreContract, usageStoreContract, alertStoreContract, teamStoreContract, mailStoreContract, webhookStoreContract, metaStoreContract]) part(c);
+    for (const part of [planStoreContract, accountStoreContract, keyStoreContract, keyRulesContract, sessionStoreContract, usageStoreContract, alertStoreContract, teamStoreContract, mailStoreContract, webhookStoreContract, metaStoreContract]) part(c);
   });
 }

@@ -21,6 +21,8 @@ const ROUTES = [
   'GET /api/v1/keys/{id}',
   'PATCH /api/v1/keys/{id}',
   'POST /api/v1/keys/{id}/revoke',
+  'POST /api/v1/keys/{id}/rotate',
+  'POST /api/v1/keys/revoke',
   'GET /api/v1/operator/plans',
   'POST /api/v1/operator/plans',
   'GET /api/v1/operator/plans/{id}',

@@ -1,4 +1,4 @@
-import { READ, type DeclaredSpec } from '../method-spec.ts';
+import { CALL, READ, type DeclaredSpec } from '../method-spec.ts';
 import { vendored } from './vendored.ts';
 
 /**
@@ -8,6 +8,6 @@ import { vendored } from './vendored.ts';
 export const accountSpecs: readonly DeclaredSpec[] = [
   vendored('eth_accounts', { ...READ, cost: 10, route: 'designated' }),
   vendored('eth_sign', { ...READ, cost: 25, route: 'designated' }),
-  vendored('eth_sendTransaction', { ...READ, cost: 250, route: 'designated', write: 'signed' }),
-  vendored('eth_sendRawTransaction', { ...READ, cost: 250, route: 'broadcast', write: 'raw' }),
+  vendored('eth_sendTransaction', { ...READ, cost: 250, route: 'designated', write: 'signed', contracts: CALL }),
+  vendored('eth_sendRawTransaction', { ...READ, cost: 250, route: 'broadcast', write: 'raw', contracts: { index: 0, in: 'raw' } }),
 ];

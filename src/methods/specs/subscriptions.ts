@@ -20,6 +20,7 @@ export const subscriptionSpecs: DeclaredSpec[] = [
     cost: 20,
     local: true,
     socket: true,
+    contracts: { index: 1, in: 'filter', when: { index: 0, is: 'logs' } },
   },
   {
     ...READ,

@@ -22,7 +22,11 @@ export function keyStoreContract(c: StoreContract): void {
           expiresAt: '2030-01-01T00:00:00Z',
         });
         const created = await store.keys.insertKey(input);
-        assert.deepEqual(created, { ...input, expiresAt: '2030-01-01T00:00:00.000Z', createdBy: null, createdAt: created.createdAt, lastUsedAt: null, revokedAt: null });
+        const none = {
+          methodDenylist: [], contractAllowlist: [], userAgentAllowlist: [], logsMaxBlockRange: null, jwtKeys: [], jwtAudiences: [],
+          previousPrefix: null, previousUntil: null, previousHash: null,
+        };
+        assert.deepEqual(created, { ...none, ...input, expiresAt: '2030-01-01T00:00:00.000Z', createdBy: null, createdAt: created.createdAt, lastUsedAt: null, revokedAt: null });
         isIso(created.createdAt);
         assert.deepEqual(await store.keys.getKey(input.id), created);
         assert.equal(await store.keys.getKey('nope'), undefined);

@@ -1,15 +1,26 @@
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import { ACCOUNT_COLUMNS, accountFromRow } from '../accounts/account-store.ts';
-import type { ApiKey, KeyContext, KeyType, Permission } from './api-key.ts';
+import type { ApiKey, JwtPublicKey, KeyContext, KeyType, Permission } from './api-key.ts';
 import { PLAN_COLUMNS, planFromRow } from '../plans/plan-store.ts';
 import { isoTime, timeOrNull, type Codec } from '../sql/codec.ts';
 import { given } from '../sql/patch.ts';
 import { SqlDb, type Violation } from '../sql/sql-db.ts';
-import type { ApiKeysTable, List, Q, Time } from '../sql/tables.ts';
+import type { ApiKeysTable, Json, List, Q, Tables, Time } from '../sql/tables.ts';
 import { groupKeyId } from '../usage/usage-store.ts';
 
-export type NewApiKey = Omit<ApiKey, 'createdAt' | 'lastUsedAt' | 'revokedAt' | 'createdBy'> & { createdBy?: string | null };
-export type ApiKeyPatch = Partial<Pick<ApiKey, 'name' | 'ipAllowlist' | 'originAllowlist' | 'networkAllowlist' | 'methodAllowlist' | 'expiresAt'>>;
+/** What a key's rules are, as made and changed (the rest of a record is the store's or the rotation's). */
+export type KeyRules = Pick<ApiKey, 'ipAllowlist' | 'originAllowlist' | 'networkAllowlist' | 'methodAllowlist' | 'methodDenylist'
+  | 'contractAllowlist' | 'userAgentAllowlist' | 'logsMaxBlockRange' | 'jwtKeys' | 'jwtAudiences' | 'expiresAt'>;
+/** Rules left out of a new key are none (any caller, any call). */
+export type NewApiKey = Pick<ApiKey, 'id' | 'accountId' | 'name' | 'type' | 'permissions' | 'prefix' | 'hash'> & Partial<KeyRules> & { createdBy?: string | null };
+export type ApiKeyPatch = Partial<Pick<ApiKey, 'name'> & KeyRules>;
+
+/** A new value of a key: the old one works until `previousUntil` (null: stops at once). */
+export interface Rotation {
+  prefix: string;
+  hash: string;
+  previousUntil: string | null;
+}
 
 /** A page of keys: at most `limit`, after the key with this creation time and id. */
 export interface KeyPage {
@@ -29,8 +40,27 @@ export interface KeyStore {
   listKeys(accountId: string, page?: KeyPage): Promise<ApiKey[]>;
   /** How many of the account's keys are not revoked. */
   countActiveKeys(accountId: string): Promise<number>;
-  /** The key with this SHA-256, with its account and plan, in one read (the hot path's only store access). */
-  findKeyByHash(hash: string): Promise<KeyContext | undefined>;
+  /**
+   * The key with this SHA-256, with its account and plan, in one read (the hot path's only store access); also a
+   * key whose previous value has this hash, while that value's overlap (`previousUntil`) runs at `now`.
+   */
+  findKeyByHash(hash: string, now?: string): Promise<KeyContext | undefined>;
+  /**
+   * Keys whose value starts with `prefix` (as `prefix` shows it), or whose previous value does while its overlap
+   * runs; of one account when given; at most `limit`.
+   */
+  findKeysByPrefix(prefix: string, accountId: string | undefined, limit: number): Promise<ApiKey[]>;
+  /**
+   * Gives a key that is not revoked a new value: the current one becomes the previous one until
+   * `previousUntil` (null: it stops now); a previous value still in its overlap stops now. Undefined: no such key
+   * not revoked.
+   */
+  rotateKey(id: string, rotation: Rotation): Promise<ApiKey | undefined>;
+  /**
+   * Forgets previous values: the key's (`id`), or every one whose overlap ended by `now`; answers how many. The
+   * lookup no longer matches them past their overlap anyway: this takes their hashes out of the store.
+   */
+  forgetPreviousValues(scope: { id: string } | { endedBy: string }): Promise<number>;
   updateKey(id: string, patch: ApiKeyPatch): Promise<ApiKey | undefined>;
   /** Marks a key revoked (idempotent: a second revocation keeps the first time). */
   revokeKey(id: string): Promise<ApiKey | undefined>;
@@ -49,6 +79,8 @@ export interface KeyStore {
 export const KEY_COLUMNS = [
   'id', 'account_id', 'name', 'type', 'permissions', 'prefix', 'hash', 'ip_allowlist', 'origin_allowlist',
   'network_allowlist', 'method_allowlist', 'expires_at', 'created_at', 'last_used_at', 'revoked_at', 'created_by',
+  'method_denylist', 'contract_allowlist', 'user_agent_allowlist', 'logs_max_block_range', 'jwt_keys', 'jwt_audiences',
+  'previous_hash', 'previous_prefix', 'previous_until',
 ] as const satisfies readonly (keyof ApiKeysTable)[];
 
 /** A key from its row; `p`: the prefix of its columns in a joined row (the key lookup). */
@@ -67,6 +99,15 @@ export function keyFromRow(r: Record<string, unknown>, c: Codec, p = ''): ApiKey
     originAllowlist: list('origin_allowlist'),
     networkAllowlist: list('network_allowlist'),
     methodAllowlist: list('method_allowlist'),
+    methodDenylist: list('method_denylist'),
+    contractAllowlist: list('contract_allowlist'),
+    userAgentAllowlist: list('user_agent_allowlist'),
+    logsMaxBlockRange: (r[p + 'logs_max_block_range'] as number | null) ?? null,
+    jwtKeys: c.json<JwtPublicKey[]>(r[p + 'jwt_keys'] as Json),
+    jwtAudiences: list('jwt_audiences'),
+    previousPrefix: (r[p + 'previous_prefix'] as string | null) ?? null,
+    previousUntil: time('previous_until'),
+    previousHash: (r[p + 'previous_hash'] as string | null) ?? null,
     expiresAt: time('expires_at'),
     createdBy: (r[p + 'created_by'] as string | null | undefined) ?? null,
     createdAt: c.time(r[p + 'created_at'] as Time),
@@ -78,8 +119,13 @@ export function keyFromRow(r: Record<string, unknown>, c: Codec, p = ''): ApiKey
 /** What an update may set, by field, with its column. */
 const KEY_FIELDS = {
   name: 'name', ipAllowlist: 'ip_allowlist', originAllowlist: 'origin_allowlist', networkAllowlist: 'network_allowlist',
-  methodAllowlist: 'method_allowlist', expiresAt: 'expires_at',
+  methodAllowlist: 'method_allowlist', methodDenylist: 'method_denylist', contractAllowlist: 'contract_allowlist',
+  userAgentAllowlist: 'user_agent_allowlist', logsMaxBlockRange: 'logs_max_block_range', jwtKeys: 'jwt_keys',
+  jwtAudiences: 'jwt_audiences', expiresAt: 'expires_at',
 } as const satisfies Record<keyof ApiKeyPatch, keyof ApiKeysTable>;
+
+/** The list columns of a key's rules, by field. */
+const LIST_FIELDS = ['ipAllowlist', 'originAllowlist', 'networkAllowlist', 'methodAllowlist', 'methodDenylist', 'contractAllowlist', 'userAgentAllowlist', 'jwtAudiences'] as const;
 
 const conflict = (key: { id: string; accountId: string }) => (v: Violation) =>
   v.kind === 'reference' ? `unknown account "${key.accountId}"` : `a key with this ${v.column === 'id' ? `id (${key.id})` : 'value'} already exists`;
@@ -103,16 +149,21 @@ export function keyStore(db: SqlDb): KeyStore {
       ...ACCOUNT_COLUMNS.map((col) => sql.ref(`a.${col}`).as(`a_${col}`)),
       ...PLAN_COLUMNS.map((col) => sql.ref(`p.${col}`).as(`p_${col}`)),
     ])
-    .where('k.hash', '=', '')
+    .where((eb) => eb.or([eb('k.hash', '=', ''), eb.and([eb('k.previous_hash', '=', ''), eb('k.previous_until', '>', '')])]))
     .compile();
+  const previousEnds = (eb: ExpressionBuilder<Tables, 'api_keys'>) => eb('previous_until', '>', new Date().toISOString());
 
   return {
     async insertKey(key) {
+      const l = (xs: readonly string[] | undefined) => codec.toList(xs ?? []);
       const row: ApiKeysTable = {
         id: key.id, account_id: key.accountId, name: key.name, type: key.type, permissions: codec.toList(key.permissions),
-        prefix: key.prefix, hash: key.hash, ip_allowlist: codec.toList(key.ipAllowlist), origin_allowlist: codec.toList(key.originAllowlist),
-        network_allowlist: codec.toList(key.networkAllowlist), method_allowlist: codec.toList(key.methodAllowlist),
-        expires_at: key.expiresAt && isoTime(key.expiresAt), created_at: new Date().toISOString(), last_used_at: null, revoked_at: null,
+        prefix: key.prefix, hash: key.hash, ip_allowlist: l(key.ipAllowlist), origin_allowlist: l(key.originAllowlist),
+        network_allowlist: l(key.networkAllowlist), method_allowlist: l(key.methodAllowlist), method_denylist: l(key.methodDenylist),
+        contract_allowlist: l(key.contractAllowlist), user_agent_allowlist: l(key.userAgentAllowlist),
+        logs_max_block_range: key.logsMaxBlockRange ?? null, jwt_keys: codec.toJson(key.jwtKeys ?? []), jwt_audiences: l(key.jwtAudiences),
+        previous_hash: null, previous_prefix: null, previous_until: null,
+        expires_at: key.expiresAt ? isoTime(key.expiresAt) : null, created_at: new Date().toISOString(), last_used_at: null, revoked_at: null,
         created_by: key.createdBy ?? null,
       };
       return one(await db.guard(() => k.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow(), conflict(key)))!;
@@ -129,8 +180,8 @@ export function keyStore(db: SqlDb): KeyStore {
         .where('account_id', '=', accountId).where('revoked_at', 'is', null).executeTakeFirstOrThrow();
       return Number(n);
     },
-    async findKeyByHash(hash) {
-      const [row] = (await k.executeQuery<Record<string, unknown>>({ ...lookup, parameters: [hash] })).rows;
+    async findKeyByHash(hash, now = new Date().toISOString()) {
+      const [row] = (await k.executeQuery<Record<string, unknown>>({ ...lookup, parameters: [hash, hash, now] })).rows;
       if (!row) return undefined;
       return { key: keyFromRow(row, codec, 'k_'), account: accountFromRow(row, codec, 'a_'), plan: planFromRow(row, codec, 'p_') };
     },
@@ -138,12 +189,36 @@ export function keyStore(db: SqlDb): KeyStore {
       const fields = given(patch, Object.keys(KEY_FIELDS));
       const set: Partial<ApiKeysTable> = {};
       if (fields.name !== undefined) set.name = fields.name;
-      for (const f of ['ipAllowlist', 'originAllowlist', 'networkAllowlist', 'methodAllowlist'] as const) {
-        if (fields[f] !== undefined) set[KEY_FIELDS[f]] = codec.toList(fields[f]);
-      }
+      for (const f of LIST_FIELDS) if (fields[f] !== undefined) set[KEY_FIELDS[f]] = codec.toList(fields[f]);
+      if (fields.logsMaxBlockRange !== undefined) set.logs_max_block_range = fields.logsMaxBlockRange;
+      if (fields.jwtKeys !== undefined) set.jwt_keys = codec.toJson(fields.jwtKeys);
       if (fields.expiresAt !== undefined) set.expires_at = fields.expiresAt && isoTime(fields.expiresAt);
       if (Object.keys(set).length === 0) return getKey(id);
       return one(await k.updateTable('api_keys').set(set).where('id', '=', id).returningAll().executeTakeFirst());
+    },
+    async findKeysByPrefix(prefix, accountId, limit) {
+      // LIKE's wildcards in the prefix are characters like any other.
+      const like = `${prefix.replace(/[\\%_]/g, '\\$&')}%`;
+      let q = k.selectFrom('api_keys').selectAll()
+        .where((eb) => eb.or([
+          sql<boolean>`prefix LIKE ${like} ESCAPE '\\'`,
+          eb.and([sql<boolean>`previous_prefix LIKE ${like} ESCAPE '\\'`, previousEnds(eb)]),
+        ]))
+        .orderBy('created_at').orderBy('id').limit(limit);
+      if (accountId !== undefined) q = q.where('account_id', '=', accountId);
+      return (await q.execute()).map((r) => keyFromRow(r as Record<string, unknown>, codec));
+    },
+    async rotateKey(id, rotation) {
+      const set = rotation.previousUntil === null
+        ? { previous_hash: null, previous_prefix: null, previous_until: null }
+        : { previous_hash: sql<string>`hash`, previous_prefix: sql<string>`prefix`, previous_until: isoTime(rotation.previousUntil) };
+      return one(await k.updateTable('api_keys').set({ ...set, hash: rotation.hash, prefix: rotation.prefix })
+        .where('id', '=', id).where('revoked_at', 'is', null).returningAll().executeTakeFirst());
+    },
+    async forgetPreviousValues(scope) {
+      let q = k.updateTable('api_keys').set({ previous_hash: null, previous_prefix: null, previous_until: null });
+      q = 'id' in scope ? q.where('id', '=', scope.id).where('previous_until', 'is not', null) : q.where('previous_until', '<=', isoTime(scope.endedBy));
+      return SqlDb.changed(await q.executeTakeFirst());
     },
     async revokeKey(id) {
       const revokedAt = sql<Time>`coalesce(revoked_at, ${new Date().toISOString()})`;

@@ -15,6 +15,7 @@ import { teamTokensMail } from './13-team-tokens-mail.ts';
 import { alerts } from './14-alerts.ts';
 import { usageBatches } from './15-usage-batches.ts';
 import { keyCreatedBy } from './16-key-created-by.ts';
+import { keyRules } from './17-key-rules.ts';
 import type { Migration } from './migration.ts';
 
 export type { Migration } from './migration.ts';
@@ -42,6 +43,7 @@ export const MIGRATIONS: readonly Migration[] = [
   alerts,
   usageBatches,
   keyCreatedBy,
+  keyRules,
 ];
 
 /** The DDL of the steps a dialect has, in order: its version N means the first N of these ran. */

@@ -65,6 +65,15 @@ export interface ApiKeysTable {
   last_used_at: Time | null;
   revoked_at: Time | null;
   created_by: string | null;
+  method_denylist: List;
+  contract_allowlist: List;
+  user_agent_allowlist: List;
+  logs_max_block_range: number | null;
+  jwt_keys: Json;
+  jwt_audiences: List;
+  previous_hash: string | null;
+  previous_prefix: string | null;
+  previous_until: Time | null;
 }
 
 export interface UsageTable {

@@ -9,7 +9,7 @@
 /** @typedef {import('../../../store/keys/api-key.ts').KeyType} KeyType */
 /** @typedef {import('../../../store/keys/api-key.ts').Permission} Permission */
 /** @typedef {Omit<import('../../../store/accounts/account.ts').Account, 'passwordHash'>} Account */
-/** @typedef {Omit<import('../../../store/keys/api-key.ts').ApiKey, 'hash'>} ApiKey */
+/** @typedef {Omit<import('../../../store/keys/api-key.ts').ApiKey, 'hash' | 'previousHash'>} ApiKey */
 /** @typedef {ApiKey & { value: string }} CreatedKey */
 /** @typedef {Omit<import('../../../store/webhooks/webhook-store.ts').Webhook, 'secret'>} Webhook */
 /** @typedef {'owner' | 'developer' | 'viewer'} MemberRole */

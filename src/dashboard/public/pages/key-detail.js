@@ -9,7 +9,8 @@ import { focus, h, when } from '../lib/dom.js';
 import { loadNetworks } from '../lib/endpoints.js';
 import { capital } from '../lib/facts.js';
 import { keyStatus } from '../lib/key-status.js';
-import { allowlistFields } from './key-fields.js';
+import { copyBox } from '../components/copy.js';
+import { allowlistFields, RULE_FIELDS, rulesOf } from './key-fields.js';
 
 /** @typedef {import('../lib/types.js').ApiKey} ApiKey */
 
@@ -28,6 +29,8 @@ export async function keyDetailPage(ctx) {
       ['Status', h('span', { class: `status-${keyStatus(key)}`, id: 'key-status' }, keyStatus(key))],
       ['Created', when(key.createdAt)],
       ['Last used', h('span', {}, when(key.lastUsedAt), h('span', { class: 'muted' }, ' (last successful call)'))],
+      ['JWT', key.jwtKeys.length ? `required, signed by ${key.jwtKeys.map((j) => `${j.id} (${j.alg})`).join(', ')}` : 'not required'],
+      ...(key.previousUntil ? [/** @type {[string, import('../lib/dom.js').Child]} */ (['Previous value', h('span', {}, h('code', {}, `${key.previousPrefix}…`), ' works until ', when(key.previousUntil))])] : []),
       ['Expires', key.expiresAt ? when(key.expiresAt) : 'never'],
     ];
     facts.replaceChildren(...rows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
@@ -41,15 +44,16 @@ export async function keyDetailPage(ctx) {
     cancel: () => {
       // Back to what is saved: the fields take the key's values again.
       for (const f of editor.fields.values()) {
-        const saved = /** @type {string[]} */ (key[/** @type {keyof ApiKey} */ (f.spec.name)]);
-        if (f.boxes.length) for (const b of f.boxes) b.checked = saved.includes(b.value);
+        const saved = /** @type {string[] | number | null} */ (key[/** @type {keyof ApiKey} */ (f.spec.name)]);
+        if (!Array.isArray(saved)) f.input.value = saved === null ? '' : String(saved);
+        else if (f.boxes.length) for (const b of f.boxes) b.checked = saved.includes(b.value);
         else f.input.value = saved.join('\n');
       }
       editor.clearErrors();
       editor.status.textContent = 'Changes discarded.';
     },
     onSubmit: async (v) => {
-      key = await api('PATCH', `/keys/${encodeURIComponent(key.id)}`, { ipAllowlist: v.ipAllowlist, originAllowlist: v.originAllowlist, networkAllowlist: v.networkAllowlist, methodAllowlist: v.methodAllowlist });
+      key = await api('PATCH', `/keys/${encodeURIComponent(key.id)}`, rulesOf(v));
       drawFacts();
       return 'Saved. The key’s next request is checked against these lists.';
     },
@@ -64,6 +68,7 @@ export async function keyDetailPage(ctx) {
         key = await api('POST', `/keys/${encodeURIComponent(key.id)}/revoke`);
         drawFacts();
         editor.el.hidden = true;
+        rotation.el.hidden = true;
         revoke.hidden = true;
         focus(document.getElementById('key-status'));
       } catch (err) {
@@ -73,14 +78,35 @@ export async function keyDetailPage(ctx) {
     },
   }, 'Revoke this key');
 
-  const readOnly = h('div', {}, ...['ipAllowlist', 'originAllowlist', 'networkAllowlist', 'methodAllowlist'].map((f) => {
+  // A new value, shown once; the old one works for the overlap chosen.
+  const rotated = h('div', { id: 'rotated-slot' });
+  const rotation = new Form({
+    id: 'rotate', title: 'Rotate the key', submit: 'Rotate', submitId: 'rotate-key', busyLabel: 'Rotating…',
+    fields: [{
+      name: 'overlapSeconds', label: 'The old value keeps working for', type: 'select', id: 'rotate-overlap', value: '60',
+      options: [{ value: '0', label: 'no time: it stops now' }, { value: '60', label: '1 minute' }, { value: '3600', label: '1 hour' }, { value: '86400', label: '1 day (the most)' }],
+      hint: 'Time to deploy the new value everywhere; then only the new value works.',
+    }],
+    onSubmit: async (v) => {
+      const done = /** @type {ApiKey & { value: string }} */ (await api('POST', `/keys/${encodeURIComponent(key.id)}/rotate`, { overlapSeconds: Number(v.overlapSeconds) }));
+      const { value, ...rest } = done;
+      key = rest;
+      drawFacts();
+      rotated.replaceChildren(h('p', { class: 'strong' }, 'Copy the new value now: it is shown this once.'), copyBox({ label: 'The new key value', value, id: 'rotated-value', what: 'new key value', copyId: 'copy-rotated' }));
+      focus(/** @type {HTMLElement | null} */ (rotated.querySelector('input')));
+      return key.previousUntil ? 'Rotated. The old value works until the time shown above.' : 'Rotated. The old value no longer works.';
+    },
+  });
+
+  const readOnly = h('div', {}, ...RULE_FIELDS.map((f) => {
     const list = /** @type {string[]} */ (key[/** @type {keyof ApiKey} */ (f)]);
-    return h('p', {}, h('strong', {}, capital(f.replace('Allowlist', ' allowlist'))), ': ', list.length ? list.join(', ') : 'any');
-  }));
+    return h('p', {}, h('strong', {}, capital(f.replace('Allowlist', ' allowlist').replace('Denylist', ' denylist').replace('jwtAudiences', 'JWT audiences'))), ': ', list.length ? list.join(', ') : f === 'methodDenylist' ? 'none' : 'any');
+  }), h('p', {}, h('strong', {}, 'eth_getLogs range'), ': ', key.logsMaxBlockRange ? `${key.logsMaxBlockRange} blocks` : "the network's"));
   return {
     title: `Key “${key.name}”`,
     body: h('div', {}, h('p', {}, h('a', { href: '#/keys' }, '← All keys')), h('section', { class: 'card' }, facts),
       h('section', { class: 'card' }, editable ? editor.el : h('div', {}, h('h2', {}, 'Allowlists'), readOnly, ctx.can('changeKeys') ? null : readOnlyNote(ctx.role))),
+      editable ? h('section', { class: 'card' }, rotation.el, rotated) : null,
       editable ? h('p', {}, revoke) : null),
   };
 }

@@ -16,6 +16,27 @@ const originProblem = (list) => {
   return bad.length ? `Not an origin: ${bad.join(', ')}. An origin is a scheme and host, like https://app.example (no path).` : undefined;
 };
 
+/** @param {string[]} list */
+const addressProblem = (list) => {
+  const bad = list.filter((s) => !/^0x[0-9a-fA-F]{40}$/.test(s));
+  return bad.length ? `Not a contract address: ${bad.join(', ')}. An address is 0x and 40 hex digits.` : undefined;
+};
+
+/** The fields of a key's rules as the management API names them, lists and the one number. */
+export const RULE_FIELDS = ['ipAllowlist', 'originAllowlist', 'networkAllowlist', 'methodAllowlist', 'methodDenylist', 'contractAllowlist', 'userAgentAllowlist', 'jwtAudiences'];
+
+/**
+ * The rules of a key as the API takes them from the fields' values: lists as they are, the eth_getLogs range as a
+ * number or null (the network's).
+ * @param {Record<string, any>} v
+ */
+export function rulesOf(v) {
+  /** @type {Record<string, unknown>} */
+  const out = Object.fromEntries(RULE_FIELDS.map((f) => [f, v[f]]));
+  out.logsMaxBlockRange = v.logsMaxBlockRange === undefined ? null : v.logsMaxBlockRange;
+  return out;
+}
+
 /**
  * The allowlist fields, with `key`'s values when editing.
  * @param {import('../lib/types.js').Endpoint[]} networks
@@ -29,6 +50,11 @@ export function allowlistFields(networks, key = {}, prefix = 'key') {
     { name: 'originAllowlist', label: 'Origin allowlist', type: 'list', id: `${prefix}-origins`, value: key.originAllowlist ?? [], hint: 'Browser origins allowed to call with this key, one per line. Empty: any.', placeholder: 'https://app.example', check: originProblem },
     { name: 'networkAllowlist', label: 'Networks', type: 'checkboxes', id: `${prefix}-networks`, value: key.networkAllowlist ?? [], hint: 'None ticked: every network.', options: networks.map((n) => ({ value: n.name, label: n.name })) },
     { name: 'methodAllowlist', label: 'Method allowlist', type: 'list', id: `${prefix}-methods`, value: key.methodAllowlist ?? [], hint: 'One JSON-RPC method per line, like eth_call. Empty: every method the plan allows.', placeholder: 'eth_call\neth_getLogs' },
+    { name: 'methodDenylist', label: 'Method denylist', type: 'list', id: `${prefix}-denied`, value: key.methodDenylist ?? [], hint: 'Methods refused for this key, one per line, whatever the allowlist says.', placeholder: 'eth_sendRawTransaction' },
+    { name: 'contractAllowlist', label: 'Contract allowlist', type: 'list', id: `${prefix}-contracts`, value: key.contractAllowlist ?? [], hint: 'Contract addresses its calls may name (the to of calls and transactions, the address of log filters), one per line. Empty: any.', placeholder: '0x6b175474e89094c44da98b954eedeac495271d0f', check: addressProblem },
+    { name: 'userAgentAllowlist', label: 'User-agent allowlist', type: 'list', id: `${prefix}-agents`, value: key.userAgentAllowlist ?? [], hint: 'Parts of a User-Agent, one per line: a request whose User-Agent contains one of them is allowed (case aside). Empty: any.', placeholder: 'my-dapp/' },
+    { name: 'logsMaxBlockRange', label: 'eth_getLogs range (blocks, optional)', type: 'number', id: `${prefix}-logs-range`, value: key.logsMaxBlockRange ?? null, attrs: { min: 1 }, hint: "The most blocks one eth_getLogs may span for this key. Empty: the network's bound." },
+    { name: 'jwtAudiences', label: 'JWT audiences', type: 'list', id: `${prefix}-audiences`, value: key.jwtAudiences ?? [], hint: 'When the key requires a JWT: the aud it must carry (one of these). Empty: not checked. Public keys are uploaded with the API or the CLI (nodegate keys update --jwt-key).' },
   ];
 }
 

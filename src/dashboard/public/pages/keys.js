@@ -1,7 +1,8 @@
 // @ts-check
 // API keys: make one (then its complete HTTPS and WebSocket URLs, shown once, each with its own copy button, and the
-// focus on the first of them), and the list (each key's page has its allowlists; revoke after a confirmation). Only
-// the list is redrawn after a change: the form keeps what was typed.
+// focus on the first of them), the list (each key's page has its allowlists; revoke after a confirmation), and a
+// revocation by what someone holds: a value found in a leaked file, or the prefix a log or list shows. Only the list
+// is redrawn after a change: the form keeps what was typed.
 import { confirmDialog } from '../components/confirm.js';
 import { copyBox } from '../components/copy.js';
 import { Form } from '../components/form.js';
@@ -11,7 +12,7 @@ import { api } from '../lib/api.js';
 import { focus, h, when } from '../lib/dom.js';
 import { httpUrl, loadNetworks, rememberKey, wsUrl } from '../lib/endpoints.js';
 import { keyStatus } from '../lib/key-status.js';
-import { keyFields } from './key-fields.js';
+import { keyFields, rulesOf } from './key-fields.js';
 
 /** @typedef {import('../lib/types.js').ApiKey} ApiKey */
 /** @typedef {import('../lib/types.js').CreatedKey} CreatedKey */
@@ -110,7 +111,7 @@ export async function keysPage(ctx) {
     fields: keyFields(ctx.facts, networks, offered(ctx)),
     onSubmit: async (v) => {
       /** @type {Record<string, unknown>} */
-      const body = { name: v.name.trim(), type: v.type, ipAllowlist: v.ipAllowlist, originAllowlist: v.originAllowlist, networkAllowlist: v.networkAllowlist, methodAllowlist: v.methodAllowlist };
+      const body = { name: v.name.trim(), type: v.type, ...rulesOf(v) };
       if (v.type === 'Restricted') body.permissions = v.permissions;
       if (v.expiresAt) body.expiresAt = new Date(`${v.expiresAt}T23:59:59Z`).toISOString();
       const key = /** @type {CreatedKey} */ (await api('POST', '/keys', body));
@@ -119,9 +120,27 @@ export async function keysPage(ctx) {
     },
   });
 
+  const byReference = new Form({
+    id: 'revoke-by-reference', title: 'Revoke a key by its value or prefix', submit: 'Revoke', submitId: 'revoke-reference', busyLabel: 'Revoking…', tone: 'danger',
+    fields: [{
+      name: 'key', label: 'Key value or prefix', id: 'revoke-reference-key', required: true, autocomplete: 'off',
+      hint: 'The whole key (ngk_…), or the first characters shown in the list (ngk_Ab12…). A prefix that several keys share revokes nothing: they are named.',
+      check: (x) => (/^ngk_[0-9A-Za-z]{2,}/.test(String(x).trim()) ? undefined : 'Give a key (ngk_…) or at least ngk_ and two characters of its prefix.'),
+    }],
+    onSubmit: async (v) => {
+      const ok = await confirmDialog({ title: 'Revoke this key?', body: 'Requests with it are refused from the next one, on every instance. A value rotated out only stops early.', confirm: 'Revoke', tone: 'danger' });
+      if (!ok) return;
+      const done = /** @type {{ outcome: string, key: ApiKey }} */ (await api('POST', '/keys/revoke', { key: String(v.key).trim() }));
+      await refresh();
+      if (done.outcome === 'overlap_ended') return `The old value of “${done.key.name}” no longer works; the key and its current value still do.`;
+      return done.outcome === 'already_revoked' ? `“${done.key.name}” was already revoked.` : `Revoked “${done.key.name}”.`;
+    },
+  });
+
   await refresh();
   return {
     title: 'API keys',
-    body: h('div', {}, created, ctx.can('changeKeys') ? h('div', { class: 'card' }, form.el) : readOnlyNote(ctx.role), h('h2', {}, 'Your keys'), list),
+    body: h('div', {}, created, ctx.can('changeKeys') ? h('div', { class: 'card' }, form.el) : readOnlyNote(ctx.role), h('h2', {}, 'Your keys'), list,
+      ctx.can('changeKeys') ? h('div', { class: 'card' }, byReference.el) : null),
   };
 }
