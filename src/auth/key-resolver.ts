@@ -115,8 +115,9 @@ export class KeyResolver {
     if (!r) throw new GatewayError('INVALID_KEY');
     if (r.key.revokedAt) throw new KnownKeyRefusal('KEY_REVOKED', {}, r);
     // A value rotated out stops at its overlap's end on every instance by the clock, whatever the cache holds.
-    if (entry.until <= now) throw new KnownKeyRefusal('INVALID_KEY', { detail: 'the key was rotated: this value no longer works' }, r);
-    if (r.expiresAtMs <= now) throw new KnownKeyRefusal('INVALID_KEY', { detail: 'the key has expired' }, r);
+    if (r.expiresAtMs <= now || entry.until <= now) {
+      throw new KnownKeyRefusal('INVALID_KEY', { detail: entry.until <= now ? 'the key was rotated: this value no longer works' : 'the key has expired' }, r);
+    }
     if (r.account.status !== 'active') throw new KnownKeyRefusal('INVALID_KEY', { detail: 'the account is suspended' }, r);
     return r;
   }
