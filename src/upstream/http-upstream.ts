@@ -143,7 +143,7 @@ export class HttpUpstream implements Upstream {
 
   /** The node's own pushes of new heads, over its WebSocket when it has one (Upstream.followHeads). */
   followHeads(listener: (header: unknown) => void): (() => void) | undefined {
-    return this.lane?.follow(['newHeads'], listener);
+    return this.lane?.follow('newHeads', listener);
   }
 
   /** For `/readyz`: whether the node's WebSocket is open; undefined when it has none. */

@@ -44,7 +44,8 @@ export class LaneDropped extends GatewayError {
 /** A subscription on the node (`follow`): made again on each open; `subscription` is the node's id for it on this one. */
 interface Follow {
   id: number;
-  params: unknown[];
+  /** What is subscribed to (`newHeads`). */
+  kind: string;
   listener: (result: unknown) => void;
   subscription: string | undefined;
 }
@@ -141,31 +142,31 @@ export class WsLane {
   };
 
   /**
-   * Subscribes on the node (`eth_subscribe` with `params`) and hands each notification's result to `listener`,
+   * Subscribes on the node (`eth_subscribe` to `kind`) and hands each notification's result to `listener`,
    * made again each time the socket opens again (a node's subscription dies with its socket). Returns the way to
    * stop, which unsubscribes on the node when the socket is open.
    */
-  follow(params: unknown[], listener: (result: unknown) => void): () => void {
-    const f: Follow = { id: this.nextFollowId--, params, listener, subscription: undefined };
+  follow(kind: string, listener: (result: unknown) => void): () => void {
+    const f: Follow = { id: this.nextFollowId--, kind, listener, subscription: undefined };
     this.follows.set(f.id, f);
     if (this.open) this.subscribe(f);
     return () => {
       if (!this.follows.delete(f.id) || f.subscription === undefined) return;
       this.bySubscription.delete(f.subscription);
-      if (this.open) this.ws?.send(JSON.stringify({ jsonrpc: '2.0', id: f.id, method: 'eth_unsubscribe', params: [f.subscription] }));
+      if (this.open) this.ws?.send(callJson(f.id, 'eth_unsubscribe', [f.subscription]));
       f.subscription = undefined;
     };
   }
 
   private subscribe(f: Follow): void {
     f.subscription = undefined;
-    this.ws?.send(JSON.stringify({ jsonrpc: '2.0', id: f.id, method: 'eth_subscribe', params: f.params }));
+    this.ws?.send(callJson(f.id, 'eth_subscribe', [f.kind]));
   }
 
   /** A message that is no answer to a caller's call: the answer to a `follow`'s eth_subscribe, or a notification. */
   private followed(data: Buffer, id: number | undefined): void {
     if (this.follows.size === 0 || (id !== undefined && id >= 0)) return;
-    let msg: { id?: unknown; result?: unknown; method?: unknown; params?: { subscription?: unknown; result?: unknown } };
+    let msg: { result?: unknown; params?: { subscription?: unknown; result?: unknown } };
     try {
       msg = JSON.parse(data.toString('utf8'));
     } catch {
@@ -176,14 +177,15 @@ export class WsLane {
       const f = this.follows.get(id);
       if (f === undefined) {
         // Stopped before the node answered: its subscription is ended rather than left to push for nothing.
-        this.ws?.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_unsubscribe', params: [msg.result] }));
+        this.ws?.send(callJson(id, 'eth_unsubscribe', [msg.result]));
         return;
       }
       f.subscription = msg.result;
       this.bySubscription.set(msg.result, f);
       return;
     }
-    if (msg.method !== 'eth_subscription' || typeof msg.params?.subscription !== 'string') return;
+    // A notification names its subscription; only those this lane made are handed on.
+    if (typeof msg.params?.subscription !== 'string') return;
     this.bySubscription.get(msg.params.subscription)?.listener(msg.params.result);
   }
 
@@ -334,6 +336,11 @@ export function garbledOverLane(m: any): boolean {
  */
 function zeroMask(mask: Buffer): void {
   mask.fill(0);
+}
+
+/** A call the lane makes itself, as its text. */
+function callJson(id: number, method: string, params: unknown[]): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, method, params });
 }
 
 const PREFIX = Buffer.from('{"jsonrpc":"2.0","id":');
