@@ -20,6 +20,7 @@ import { benchWebhooksDrain } from './webhooks-drain.ts';
 import { benchFiltersMemory } from './filters-memory.ts';
 import { benchFraming } from './framing.ts';
 import { benchWebsocket } from './websocket.ts';
+import { benchHeads } from './heads.ts';
 import { benchWorkers } from './workers.ts';
 import { benchHotPath } from './hot-path.ts';
 import { benchInstructions } from './instructions.ts';
@@ -36,6 +37,7 @@ const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   'filters-memory': () => benchFiltersMemory(),
   framing: () => benchFraming(),
   websocket: benchWebsocket,
+  heads: () => benchHeads(),
   workers: benchWorkers,
   instructions: () => benchInstructions(wanted[0] === 'instructions' ? wanted.slice(1) : []),
 };

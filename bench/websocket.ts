@@ -5,14 +5,14 @@
  * Fan-out: the client process (bench/websocket-client.ts, its own process) opens SOCKETS WebSockets with
  * PER_SOCKET newHeads subscriptions each; this process then mines BLOCKS blocks on anvil directly (evm_mine, one
  * every 1/BLOCKS_PER_SECOND s, so the number of blocks is known) and waits until every notification has come or
- * none came for GRACE_MS; then BURST blocks back to back, which Nodegate finds in one head check and fans out one
+ * none came for GRACE_MS; then BURST blocks back to back, which Nodegate hears of as anvil pushes them and fans out one
  * after the other: the rate of that round, from the first notification read to the last, is what the fan-out
  * keeps up with when it is the bottleneck. Each round reports notifications delivered / expected, the rate they
  * were delivered at, Nodegate's CPU per notification (/proc; its idle CPU, with and without the sockets open, is
  * given apart), duplicates, gaps and blocks out of order in any subscription's sequence, and latency from the moment evm_mine answered to the moment the client read the notification (one clock:
- * performance.timeOrigin + now() in both processes). Nodegate learns of a block from its head check every
- * upstreams.checkIntervalMs (500 ms by default), so that latency is mostly the wait for the next check; the spread
- * of one block's notifications (first subscriber to last) is the fan-out's own time.
+ * performance.timeOrigin + now() in both processes). Nodegate learns of a block from anvil's own push (its newHeads
+ * over upstreams[].ws, docs/websocket.md "When a head arrives"); the spread of one block's notifications (first
+ * subscriber to last) is the fan-out's own time.
  *
  * Request/answer: from the same client process, eth_blockNumber and eth_getBalance (a distinct address per
  * request) with IN_FLIGHT requests in flight: over one WebSocket (pipelined, matched by id) and over IN_FLIGHT
@@ -120,8 +120,8 @@ async function fanOut(client: Client, anvil: Target, nodegate: Target): Promise<
   for (const r of rows) if (r.odd.length) console.log(`NOT AS EXPECTED (${r.cols[0]}): ${r.odd.join(', ')}`);
   console.log('events/s: notifications read by the client over the time from the first evm_mine (steady; from the first notification read: burst)');
   console.log('to the last notification read; cpu: Nodegate\'s process (/proc) over the same time, idle cost included; latency (ms): evm_mine answered →');
-  console.log('the client read the notification, mostly the wait for Nodegate\'s next head check (upstreams.checkIntervalMs, 500 ms) and for the');
-  console.log('blocks found in the same check before it; spread (ms): one block\'s first notification read → its last, the fan-out itself.');
+  console.log('the client read the notification (Nodegate hears of each block from anvil\'s push, upstreams[].ws) and the blocks pushed before it');
+  console.log('were fanned out; spread (ms): one block\'s first notification read → its last, the fan-out itself.');
 }
 
 /** Mines `blocks` blocks, `rate` per second (undefined: back to back), and waits for their notifications. */

@@ -11,6 +11,8 @@ import { ChainWindow, type BlockRef, type ReorgChange } from './chain-window.ts'
 import type { MethodFacts } from '../methods/method-spec.ts';
 import { describe } from '../methods/specs.ts';
 import { pinLatest } from './pin-latest.ts';
+import { blockOf } from './block-of.ts';
+import { HeadPushes, type PushedHead } from './head-pushes.ts';
 import { HoldingsProbe } from './holdings-probe.ts';
 import { shownHolding } from './holdings.ts';
 import { Verifier } from './verify/verifier.ts';
@@ -130,6 +132,11 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   private pacer: Pacer | undefined;
   /** The background search for what each upstream holds (holdings-probe.ts); absent: not probed. */
   private holdings: HoldingsProbe | undefined;
+  /** The nodes' own pushes of new heads, followed while blocks are (head-pushes.ts). */
+  private readonly pushes: HeadPushes;
+  /** The run of `followBlocks` under way, and whether it was asked for again meanwhile. */
+  private followRun: Promise<void> | undefined;
+  private followMore = false;
 
   constructor(
     readonly network: string,
@@ -176,6 +183,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
       wentBack: (from, to) => this.window.wentBack(from, to),
     }, headBound);
     this.head.agreedOnly = this.byQuorum();
+    this.pushes = new HeadPushes(members, (m, h) => this.pushed(m, h));
   }
 
   /** Checks every upstream once (a dead one is a warning, not silence), then every `checkIntervalMs`. */
@@ -202,6 +210,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   stop(): void {
     clearInterval(this.timer);
     clearInterval(this.prober);
+    this.pushes.stop();
     this.holdings?.stop();
   }
 
@@ -345,8 +354,14 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     if (head !== undefined && !this.shownStillHeld(head)) this.head.observe(head);
     for (const m of this.members) this.noteState(m, best);
     if (!report && this.members.length > 1 && best !== undefined) await this.readSettled(best);
-    if (this.listenerCount('block') > 0) await this.follow().catch((err) => this.log.debug({ err: String(err) }, 'following blocks failed; next round'));
-    else this.window.clear(); // nobody listens: nothing is read, and following starts afresh when someone does
+    if (this.listenerCount('block') > 0) {
+      this.pushes.start();
+      await this.followBlocks();
+    } else {
+      // Nobody listens: nothing is read nor pushed, and following starts afresh when someone does.
+      this.pushes.stop();
+      this.window.clear();
+    }
   }
 
   /**
@@ -371,9 +386,86 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
    * resolves is announced, also one mined before the next round of checks.
    */
   async startFollowing(): Promise<void> {
+    this.pushes.start();
     if (this.window.length > 0) return;
     const b = await this.read('latest', BLOCK_READ_MS);
     if (b) this.window.seed(b);
+  }
+
+  /**
+   * Brings the window up to the head, one run at a time (a round of checks and the nodes' pushes both ask): asked
+   * while a run is under way, it runs once more after it, so that the head reached meanwhile is followed too.
+   */
+  private followBlocks(): Promise<void> {
+    this.followMore = true;
+    return (this.followRun ??= (async () => {
+      while (this.followMore) {
+        this.followMore = false;
+        await this.followOnce().catch((err) => this.log.debug({ err: String(err) }, 'following blocks failed; next round or push'));
+      }
+    })().finally(() => { this.followRun = undefined; }));
+  }
+
+  /**
+   * The head is the block after the window's tip and a node pushed its header, which names the tip as its parent:
+   * it is added as it is, with no read (the new head reaches subscribers as soon as it is agreed). Anything else (a
+   * block missed between pushes, a head on another node's branch, no push at all) is read as the rounds read it.
+   */
+  private async followOnce(): Promise<void> {
+    const tip = this.window.tip;
+    const head = this.head.number;
+    if (tip !== undefined && head === tip.number + 1) {
+      const at = this.agreedBlock;
+      const pushed = this.byQuorum() ? (at?.number === head ? this.pushes.byHash(at.hash) : undefined) : this.pushes.at(head);
+      if (pushed !== undefined && pushed.block.parentHash === tip.hash) {
+        await this.window.add(pushed.block);
+        return;
+      }
+    }
+    await this.follow();
+  }
+
+  /**
+   * A node pushed a new head (head-pushes.ts): taken as its check would take its latest block, and the network's head
+   * agreed again from every node's latest, as a round does (the quorum's block with several nodes, the highest
+   * believed head otherwise), without reading anything. A head that moves on is followed at once. What a push cannot
+   * tell (a node on another branch, a node gone quiet, the head going back) is left to the rounds of checks.
+   */
+  private pushed(m: UpstreamMember, { block: b }: PushedHead): void {
+    if (m.unconfirmed || m.refused) return;
+    if (this.members.length > 1) {
+      if (m.block !== undefined && b.number < m.block.number) return; // a branch switch: the next check reads it
+      m.noteLatest(b.number, b.hash, b.parentHash);
+      if (b.parentHash !== undefined) m.noteHash(b.number - 1, b.parentHash);
+    }
+    if (m.head === undefined || b.number > m.head) m.head = b.number;
+    const now = Date.now();
+    let head: number | undefined;
+    if (this.byQuorum()) {
+      const claims = this.members.map((x) => (x.unconfirmed || x.block === undefined || x.breaker(now) === 'open' ? undefined : { head: x.block.number, served: x.served }));
+      const { believed } = agreedHead(claims, { head: this.head.number, at: this.head.movedAt }, now, this.headBound);
+      const chains = this.members.map((x, i) => (claims[i] ? { block: x.block!, hashes: x.hashes } : undefined));
+      const q = quorumHead(chains, believed, { size: this.policy.quorum ?? 1, maxLag: this.policy.maxLagBlocks }, this.members.map((x) => x.forked));
+      const on = q.head === undefined ? undefined : this.members.find((x, i) => chains[i] && !q.forked[i] && hashOf(x, q.head!) !== undefined);
+      if (q.head === undefined || on === undefined) return;
+      head = q.head;
+      const hash = hashOf(on, head)!;
+      const moved = this.head.number === undefined || head > this.head.number;
+      // The window holds another block at that height (the tip replaced): followed to recognise the reorganisation.
+      const other = this.window.at(head) !== undefined && this.window.at(head)!.hash !== hash;
+      if (!moved && !other) return;
+      this.agreedBlock = { number: head, hash };
+    } else {
+      head = this.best(now);
+      if (head === undefined || (this.head.number !== undefined && head <= this.head.number)) return;
+    }
+    if (this.head.number === undefined || head > this.head.number) this.head.observe(head);
+    if (this.listenerCount('block') > 0) void this.followBlocks();
+  }
+
+  /** The header of block `hash` as a node pushed it lately (sent to subscribers as it is); undefined: not pushed. */
+  pushedHeader(hash: string): Record<string, unknown> | undefined {
+    return this.pushes.byHash(hash)?.header;
   }
 
   /**
@@ -662,6 +754,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
    * leave out a block mined in between (the first log after a subscription went missing).
    */
   async followFromNow(): Promise<void> {
+    this.pushes.start();
     if (this.window.tip !== undefined) return;
     const b = await this.latestBlock(BLOCK_READ_MS);
     if (this.window.tip === undefined) this.window.seed(b);
@@ -741,11 +834,4 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
 /** A member's hash of block `n`, as its checks read it (its latest block, or one it was asked for). */
 function hashOf(m: UpstreamMember, n: number): string | undefined {
   return m.block?.number === n ? m.block.hash : m.hashes.get(n);
-}
-
-/** A block's number, hash and parent from a node's block object; undefined for null or a block without them. */
-function blockOf(result: unknown): BlockRef | undefined {
-  const b = result as { number?: unknown; hash?: unknown; parentHash?: unknown } | null;
-  if (!b || typeof b !== 'object' || typeof b.number !== 'string' || typeof b.hash !== 'string') return undefined;
-  return { number: Number(b.number), hash: b.hash, parentHash: typeof b.parentHash === 'string' ? b.parentHash : undefined };
 }

@@ -60,7 +60,9 @@ const upstreamSchema = fields({
   /**
    * The same node's WebSocket address (geth: ws://host:8546; anvil: its HTTP address as ws://). Its light reads (a
    * balance, a nonce, the block number…) then go over one socket instead of an HTTP request each, HTTP while the
-   * socket is down (docs/methods.md "Upstream batching"). The embedded chain has one without it.
+   * socket is down (docs/methods.md "Upstream batching"). While the network's blocks are followed, the node's own
+   * `newHeads` pushes come over it too: a new head reaches subscribers as soon as a quorum pushed it
+   * (docs/websocket.md). The embedded chain has one without it.
    */
   ws: Type.Optional(Type.String({ pattern: '^wss?://.+$' })),
   /**

@@ -137,7 +137,8 @@ class NetworkFeed {
 
   private async block(b: BlockRef): Promise<void> {
     if (this.has('newHeads')) {
-      const header = (await this.read('eth_getBlockByHash', [b.hash, false])) as Record<string, unknown> | null;
+      // As a node pushed it when one did (the head comes from the push, with nothing to read), else read once.
+      const header = this.chain.pushedHeader(b.hash) ?? (await this.read('eth_getBlockByHash', [b.hash, false])) as Record<string, unknown> | null;
       if (header) {
         const { transactions: _t, uncles: _u, ...rest } = header;
         this.send('newHeads', () => JSON.stringify(rest));

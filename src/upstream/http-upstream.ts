@@ -141,6 +141,11 @@ export class HttpUpstream implements Upstream {
     this.lane ??= new WsLane(wsUrl, this.answers, log, this.own);
   }
 
+  /** The node's own pushes of new heads, over its WebSocket when it has one (Upstream.followHeads). */
+  followHeads(listener: (header: unknown) => void): (() => void) | undefined {
+    return this.lane?.follow('newHeads', listener);
+  }
+
   /** For `/readyz`: whether the node's WebSocket is open; undefined when it has none. */
   socketState(): 'open' | 'down' | undefined {
     return this.lane === undefined ? undefined : this.lane.isOpen ? 'open' : 'down';

@@ -49,6 +49,11 @@ export interface Upstream {
    * (the chain module reads its chain id again before it takes calls). Absent: it cannot tell (an embedded chain).
    */
   onDropped?: () => void;
+  /**
+   * Hands `listener` each new head the node pushes (its `eth_subscribe('newHeads')` over its WebSocket, made again
+   * whenever the socket opens again), until the returned function is called. Undefined: it has no socket to push on.
+   */
+  followHeads?(listener: (header: unknown) => void): (() => void) | undefined;
   /** Whether its WebSocket for light reads is open (upstream/ws-lane.ts); undefined when it has none. For `/readyz`. */
   socketState?(): 'open' | 'down' | undefined;
   close(): Promise<void>;

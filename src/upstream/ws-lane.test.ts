@@ -230,4 +230,37 @@ describe("a node's WebSocket lane", () => {
       await mine.close();
     }
   });
+
+  test("new heads the node pushes reach the follower, again once its socket reopens; a follower stopped is unsubscribed on the node", async () => {
+    const mine = new HttpUpstream(`http://127.0.0.1:${port}`, UNBOUNDED_ANSWERS, 4, `ws://127.0.0.1:${port}`);
+    try {
+      await mine.lane!.whenOpen();
+      const heads: unknown[] = [];
+      let heard = () => {};
+      const stop = mine.followHeads((h) => { heads.push(h); heard(); })!;
+      const subscribed = async (times: number) => {
+        while (wsMessages.filter((m) => m.includes('"eth_subscribe"')).length < times) await new Promise((r) => setImmediate(r));
+        return sockets.at(-1)!;
+      };
+      // The fake node names the subscription after the call (its answer's result, as any string a node names it by).
+      const push = (ws: WebSocket, subscription: string, n: number) => new Promise<void>((resolve) => {
+        heard = resolve;
+        ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'eth_subscription', params: { subscription, result: { number: `0x${n.toString(16)}` } } }));
+      });
+      const named = 'eth_subscribe:["newHeads"]';
+      let node = await subscribed(1);
+      node.send(JSON.stringify({ jsonrpc: '2.0', method: 'eth_subscription', params: { subscription: 'another', result: { number: '0x0' } } }));
+      await push(node, named, 1);
+      assert.deepEqual(heads, [{ number: '0x1' }], "another subscription's notification is not the follower's");
+      node.terminate();
+      node = await subscribed(2);
+      await push(node, named, 2);
+      assert.deepEqual(heads, [{ number: '0x1' }, { number: '0x2' }], 'subscribed again on the new socket');
+      stop();
+      while (!wsMessages.some((m) => m.includes('"eth_unsubscribe"'))) await new Promise((r) => setImmediate(r));
+      assert.deepEqual(JSON.parse(wsMessages.find((m) => m.includes('"eth_unsubscribe"'))!).params, [named]);
+    } finally {
+      await mine.close();
+    }
+  });
 });

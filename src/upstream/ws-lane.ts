@@ -41,6 +41,15 @@ export class LaneDropped extends GatewayError {
   }
 }
 
+/** A subscription on the node (`follow`): made again on each open; `subscription` is the node's id for it on this one. */
+interface Follow {
+  id: number;
+  /** What is subscribed to (`newHeads`). */
+  kind: string;
+  listener: (result: unknown) => void;
+  subscription: string | undefined;
+}
+
 interface Waiter {
   ids: number[];
   deadline: number;
@@ -86,6 +95,12 @@ export class WsLane {
    * answer is cut off as it streams and fails alone (-32005).
    */
   private bigUntil = 0;
+  /** Subscriptions made on the node (`follow`), kept across reopens; by the id of the call that makes each. */
+  private readonly follows = new Map<number, Follow>();
+  /** The node's subscription ids of those made on the socket open now, to their follow. */
+  private readonly bySubscription = new Map<string, Follow>();
+  /** Ids of the lane's own calls (eth_subscribe): negative, never one of the callers' (which count up from 1). */
+  private nextFollowId = -1;
 
   /**
    * `log`: where a socket that stays down (and comes back after) is told; nothing else is logged. `headers`: sent with
@@ -125,6 +140,54 @@ export class WsLane {
     this.corked = false;
     this.socket?.uncork();
   };
+
+  /**
+   * Subscribes on the node (`eth_subscribe` to `kind`) and hands each notification's result to `listener`,
+   * made again each time the socket opens again (a node's subscription dies with its socket). Returns the way to
+   * stop, which unsubscribes on the node when the socket is open.
+   */
+  follow(kind: string, listener: (result: unknown) => void): () => void {
+    const f: Follow = { id: this.nextFollowId--, kind, listener, subscription: undefined };
+    this.follows.set(f.id, f);
+    if (this.open) this.subscribe(f);
+    return () => {
+      if (!this.follows.delete(f.id) || f.subscription === undefined) return;
+      this.bySubscription.delete(f.subscription);
+      if (this.open) this.ws?.send(callJson(f.id, 'eth_unsubscribe', [f.subscription]));
+      f.subscription = undefined;
+    };
+  }
+
+  private subscribe(f: Follow): void {
+    f.subscription = undefined;
+    this.ws?.send(callJson(f.id, 'eth_subscribe', [f.kind]));
+  }
+
+  /** A message that is no answer to a caller's call: the answer to a `follow`'s eth_subscribe, or a notification. */
+  private followed(data: Buffer, id: number | undefined): void {
+    if (this.follows.size === 0 || (id !== undefined && id >= 0)) return;
+    let msg: { result?: unknown; params?: { subscription?: unknown; result?: unknown } };
+    try {
+      msg = JSON.parse(data.toString('utf8'));
+    } catch {
+      return;
+    }
+    if (id !== undefined) {
+      if (typeof msg.result !== 'string') return; // an unsubscribe's answer, or a node that cannot subscribe
+      const f = this.follows.get(id);
+      if (f === undefined) {
+        // Stopped before the node answered: its subscription is ended rather than left to push for nothing.
+        this.ws?.send(callJson(id, 'eth_unsubscribe', [msg.result]));
+        return;
+      }
+      f.subscription = msg.result;
+      this.bySubscription.set(msg.result, f);
+      return;
+    }
+    // A notification names its subscription; only those this lane made are handed on.
+    if (typeof msg.params?.subscription !== 'string') return;
+    this.bySubscription.get(msg.params.subscription)?.listener(msg.params.result);
+  }
 
   /** Whether calls go over the socket now (`/readyz`). */
   get isOpen(): boolean {
@@ -167,6 +230,7 @@ export class WsLane {
       this.sweeper = setInterval(this.sweep, SWEEP_MS);
       this.sweeper.unref();
       for (const fn of this.onOpen.splice(0)) fn();
+      for (const f of this.follows.values()) this.subscribe(f);
     });
     ws.on('message', this.onMessage);
     // 'error' is always followed by 'close', where the calls in flight are sent again by HTTP and the lane tries again.
@@ -183,6 +247,7 @@ export class WsLane {
           : "the node's WebSocket cannot be opened: light reads go by HTTP; still trying (upstreams[].ws)");
       }
       clearInterval(this.sweeper);
+      this.bySubscription.clear();
       if (this.ws === ws) {
         this.ws = undefined;
         this.socket = undefined;
@@ -200,7 +265,7 @@ export class WsLane {
     const id = firstId(data);
     if (id === null) return this.unnamed();
     const w = id === undefined ? undefined : this.waiting.get(id);
-    if (w === undefined) return; // a late answer to a call that timed out or was aborted, or a notification
+    if (w === undefined) return this.followed(data, id); // a notification, or a late answer to a call that timed out or was aborted
     const bytes = data.length;
     if (!this.budget.take(bytes)) return this.end(w, new GatewayError('ANSWERS_BUSY', { limit: this.budget.totalBytes }));
     this.forget(w);
@@ -271,6 +336,11 @@ export function garbledOverLane(m: any): boolean {
  */
 function zeroMask(mask: Buffer): void {
   mask.fill(0);
+}
+
+/** A call the lane makes itself, as its text. */
+function callJson(id: number, method: string, params: unknown[]): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, method, params });
 }
 
 const PREFIX = Buffer.from('{"jsonrpc":"2.0","id":');

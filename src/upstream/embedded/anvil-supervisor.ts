@@ -48,6 +48,9 @@ export class AnvilSupervisor implements Upstream {
   private owner: ChainOwner | undefined;
   private child: ChildProcess | undefined;
   private client: HttpUpstream | undefined;
+  /** Who follows its anvil's pushed heads (`followHeads`), and the way to stop them on the anvil of the moment. */
+  private heads: ((header: unknown) => void) | undefined;
+  private stopHeads: (() => void) | undefined;
   /** The supervisor's own calls (the journal's, the watchdog's), outside the callers' answer budget. */
   private internal: HttpUpstream | undefined;
   private ready: Promise<void> | undefined;
@@ -466,6 +469,7 @@ export class AnvilSupervisor implements Upstream {
     // anvil answers WebSocket on its HTTP port: its light reads go that way (upstream/ws-lane.ts). Opened now that it
     // answers, not while it starts, when each try would fail and the retries' waits would grow.
     client.openSocket(`ws://127.0.0.1:${port}`, this.log);
+    if (this.heads) this.stopHeads = client.followHeads(this.heads);
     const internal = (this.internal = new HttpUpstream(`http://127.0.0.1:${port}`));
     this.upSince = Date.now();
     writePidFile(this.pidFile, { pid: child.pid!, port });
@@ -498,6 +502,22 @@ export class AnvilSupervisor implements Upstream {
       this.log.error({ network: this.network, err: (err as Error).message }, 'embedded chain restart failed');
       if (!this.stopping) this.onExit(child, null);
     });
+  }
+
+  /**
+   * Its anvil's pushes of new heads (one follower: the chain module), over the anvil of the moment: followed again on
+   * the anvil that replaces it after a restart.
+   */
+  followHeads(listener: (header: unknown) => void): () => void {
+    this.stopHeads?.();
+    this.heads = listener;
+    this.stopHeads = this.client?.followHeads(listener);
+    return () => {
+      if (this.heads !== listener) return;
+      this.heads = undefined;
+      this.stopHeads?.();
+      this.stopHeads = undefined;
+    };
   }
 
   /** Its anvil's WebSocket for light reads; down while anvil is down or restarting. */
