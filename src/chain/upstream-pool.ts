@@ -774,8 +774,8 @@ export class UpstreamPool implements Upstream, LogsPool {
   }
 
   /**
-   * Block `n` (header and transaction hashes) for the verifier: from members other than `not` that hold it first,
-   * then `not`; the first `sound` one (its hash its fields', the agreed one). At most three reads. A node whose
+   * Block `n` (header and transaction hashes) for the verifier: from up to two usable members other than `not` that
+   * hold it, then `not`; the first `sound` one (its hash its fields', the agreed one). At most three reads. A node whose
    * block is not sound has its answer counted as failing `block-hash`; `unsound` when every one that answered gave
    * such a block.
    */
@@ -784,8 +784,9 @@ export class UpstreamPool implements Upstream, LogsPool {
     const best = this.best();
     const lagFrom = this.lagFrom?.() ?? best;
     const now = this.now();
-    const usable = this.members.filter((m) => m.usable(best, this.policy, now, lagFrom) && (m.head ?? -1) >= n && m.holds('history', n, head));
-    const order = [...usable.filter((m) => m !== not), ...usable.filter((m) => m === not)].slice(0, 3);
+    const others = this.members.filter((m) => m !== not && m.usable(best, this.policy, now, lagFrom) && (m.head ?? -1) >= n && m.holds('history', n, head));
+    // The node that answered is asked last, whatever its health: it has just shown it holds the block.
+    const order = [...others.slice(0, 2), ...this.members.filter((m) => m === not)];
     let unsound = false;
     for (const m of order) {
       try {
