@@ -22,8 +22,11 @@ try {
   const unknown: CheckContext = { ...base, full: false, kept: () => undefined, header: () => undefined };
   const known: CheckContext = { ...base, full: false, kept: (x) => (x === header.number ? header : undefined), header: () => header };
   const full: CheckContext = { ...base, full: true, kept: (x) => (x === header.number ? header : undefined), header: () => header };
+  let seen = 0;
   const cases: Array<[string, () => unknown]> = [
-    ['block by number (its header hash)', () => check('block', [n, false], block, known)],
+    ['block by number, seen lately (its header hash kept by its fields)', () => check('block', [n, false], block, known)],
+    // Each a header never seen (another extraData: the hash is worked out, and found not to be its own).
+    ['block by number, never seen (RLP and keccak-256 of its header)', () => check('block', [n, false], { ...block, extraData: `0x${(seen++).toString(16).padStart(8, '0')}` }, known)],
     [`${logs.length} logs, header not at hand (order, range, filter, indexes)`, () => check('logs', [{ fromBlock: n, toBlock: n }], logs, unknown)],
     [`${logs.length} logs, cheap, header kept (bloom)`, () => check('logs', [{ fromBlock: n, toBlock: n }], logs, known)],
     ['empty logs of one block, header kept (the filter against the bloom)', () => check('logs', [{ fromBlock: n, toBlock: n, address: '0x' + '00'.repeat(20) }], [], known)],

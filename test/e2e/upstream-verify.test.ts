@@ -103,6 +103,12 @@ async function shownOn(network: string, liar: Provider) {
   return { shown, liar: shown.find((u) => u.upstream.includes(new URL(liar.url).port))!, good: shown.find((u) => u.upstream.includes(new URL(honest.url).port)) };
 }
 
+/** nodegate_verify_header_reads_total on `network`: blocks read for the headers the checks need. */
+async function headerReadsOn(network: string): Promise<number> {
+  const text = await (await fetch(`${g.url}/metrics`)).text();
+  return Number(new RegExp(`^nodegate_verify_header_reads_total\\{network="${network}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+}
+
 /** nodegate_upstream_verify_failures_total on `network`, by upstream. */
 async function failuresOn(network: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${g.url}/metrics`)).text();
@@ -123,7 +129,8 @@ describe('verified answers in front of an honest node and a liar', { timeout: 30
       const { shown, liar, good } = await shownOn(network, liars[network]);
       const metrics = await failuresOn(network);
       console.log(`${network}: ${answers.length} calls in ${Date.now() - t0} ms, ${wrong.length} wrong answers, ${errors.length} errors; lies told ${JSON.stringify(liars[network].lies)}; `
-        + `/readyz verifyFailures ${JSON.stringify(shown.map((u) => u.verifyFailures ?? {}))}; /metrics ${JSON.stringify(metrics)}; ${upstreamCalls([honest, liars[network]], t0, answers.length)}`);
+        + `/readyz verifyFailures ${JSON.stringify(shown.map((u) => u.verifyFailures ?? {}))}; /metrics ${JSON.stringify(metrics)}; ${upstreamCalls([honest, liars[network]], t0, answers.length)}, `
+        + `of which header reads ${await headerReadsOn(network)}`);
       assert.deepEqual(wrong.map((w) => ({ i: w.i, method: w.method })), []);
       assert.deepEqual(errors.map((e) => e.body.error), []);
       assert.ok(Object.values(liar.verifyFailures ?? {}).reduce((a, b) => a + b, 0) > 0, 'the liar has verifyFailures');
@@ -140,7 +147,7 @@ describe('verified answers in front of an honest node and a liar', { timeout: 30
     const kinds = [...new Set(errors.map((e) => `${e.body.error.code} ${e.body.error.data?.reason}`))];
     const checks = [...new Set(errors.map((e) => e.body.error.data?.check))];
     console.log(`solo: ${answers.length} calls, ${wrong.length} wrong answers, ${errors.length} errors (${kinds.join(', ')}; checks ${checks.join(', ')}); lies told ${JSON.stringify(liars.solo.lies)}; `
-      + `/readyz verifyFailures ${JSON.stringify(liar.verifyFailures ?? {})}; ${upstreamCalls([liars.solo], t0, answers.length)}`);
+      + `/readyz verifyFailures ${JSON.stringify(liar.verifyFailures ?? {})}; ${upstreamCalls([liars.solo], t0, answers.length)}, of which header reads ${await headerReadsOn('solo')}`);
     assert.deepEqual(wrong.map((w) => ({ i: w.i, method: w.method })), []);
     assert.ok(errors.length > 0, 'the lies are errors');
     assert.ok(answers.length - errors.length > 0, 'the truths about newer blocks are answers');
