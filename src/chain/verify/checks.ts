@@ -147,22 +147,33 @@ function checkLogs(params: unknown[], logs: Obj[], ctx: CheckContext): Failed | 
     prevIndex = i;
     prevHash = log.blockHash;
   }
+  const waits: Array<Promise<Failed>> = [];
+  let doubt: Failed;
   if (from !== undefined && to !== undefined && to - from < MISSING_SPAN) {
+    // A narrow range's blocks are read when not kept (within the answer's reads); a wider one's are looked at when kept.
+    const read = to - from < CHEAP_READS;
     for (let n = from; n <= to; n++) {
-      const h = blocks.has(n) ? undefined : ctx.kept(n);
-      if (h !== undefined && bloomAdmits(h.logsBloom, f.address, topics)) return 'logs-missing';
+      if (blocks.has(n)) continue;
+      const found = ctx.kept(n) ?? (read ? ctx.header(n) : undefined);
+      const missing = (h: HeaderFound): Failed => (typeof h === 'object' && bloomAdmits(h.logsBloom, f.address, topics) ? 'logs-missing' : undefined);
+      if (found instanceof Promise) waits.push(found.then(missing));
+      else doubt ??= missing(found);
     }
   }
-  return inBlocks(blocks, ctx);
+  const failed = inBlocks(blocks, ctx, to !== undefined && from !== undefined && to - from < CHEAP_READS ? to - from + 1 - blocks.size : 0);
+  if (waits.length === 0) return failed instanceof Promise ? failed.then((lie) => lie ?? doubt) : failed ?? doubt;
+  if (doubt) waits.push(Promise.resolve(doubt));
+  // A lie found in the logs given outweighs a doubt about those missing.
+  return Promise.all([failed, ...waits]).then(([lie, ...doubts]) => lie ?? doubts.find((x) => x !== undefined));
 }
 
 /** Each block's logs against its header: the same hash (a final block's), and in its logsBloom. */
-function inBlocks(blocks: Map<number, Obj[]>, ctx: CheckContext): Failed | Promise<Failed> {
+function inBlocks(blocks: Map<number, Obj[]>, ctx: CheckContext, readAlready: number): Failed | Promise<Failed> {
   const waits: Array<Promise<Failed>> = [];
   const order = [...blocks.keys()];
   // At `cheap`, a wide answer reads headers for a run of its blocks from a random one on (kept ones cost nothing).
   const from = !ctx.full && order.length > CHEAP_READS ? Math.floor(Math.random() * order.length) : 0;
-  let reads = 0;
+  let reads = readAlready;
   for (let k = 0; k < order.length; k++) {
     const n = order[(from + k) % order.length];
     const logs = blocks.get(n)!;
