@@ -775,11 +775,12 @@ export class UpstreamPool implements Upstream, LogsPool {
 
   /**
    * Block `n` (header and transaction hashes) for the verifier: from up to two usable members other than `not` that
-   * hold it, then `not`; the first `sound` one (its hash its fields', the agreed one). At most three reads. A node whose
-   * block is not sound has its answer counted as failing `block-hash`; `unsound` when every one that answered gave
-   * such a block.
+   * hold it, then `not`; each next one is also asked when the one before has not answered within its usual time
+   * (`hedgeAfter`; 1 s when hedging is off), so that a stalled node does not hold the caller; the first `sound`
+   * block wins (its hash its fields', the agreed one). A node whose block is not sound has its answer counted as
+   * failing `block-hash`; `unsound` when every one that answered gave such a block.
    */
-  async readBlock(n: number, not: unknown, sound: (b: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown> | 'unsound' | undefined> {
+  readBlock(n: number, not: unknown, sound: (b: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown> | 'unsound' | undefined> {
     const head = this.head();
     const best = this.best();
     const lagFrom = this.lagFrom?.() ?? best;
@@ -787,22 +788,44 @@ export class UpstreamPool implements Upstream, LogsPool {
     const others = this.members.filter((m) => m !== not && m.usable(best, this.policy, now, lagFrom) && (m.head ?? -1) >= n && m.holds('history', n, head));
     // The node that answered is asked last, whatever its health: it has just shown it holds the block.
     const order = [...others.slice(0, 2), ...this.members.filter((m) => m === not)];
-    let unsound = false;
-    for (const m of order) {
-      try {
+    const hedge = this.policy.hedge;
+    return new Promise((resolve) => {
+      let next = 0;
+      let running = 0;
+      let unsound = false;
+      let done = false;
+      const timer: Due = { dueAt: 0, due: () => ask() };
+      const finish = (b: Record<string, unknown> | 'unsound' | undefined) => {
+        done = true;
+        this.clock.remove(timer);
+        resolve(b);
+      };
+      const ask = () => {
+        if (done) return;
+        this.clock.remove(timer);
+        if (next >= order.length) return running === 0 ? finish(unsound ? 'unsound' : undefined) : undefined;
+        const m = order[next++];
+        running++;
         this.headerReads++;
-        const a = await this.via(m, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, false], timeoutMs);
-        const b = a.result as Record<string, unknown> | null | undefined;
-        if (b && typeof b === 'object') {
-          if (sound(b)) return b;
+        if (next < order.length) {
+          timer.dueAt = performance.now() + (hedge && hedge.maxMs > 0 ? m.hedgeAfter(hedge.minMs, hedge.maxMs) : 1000);
+          this.clock.add(timer);
+        }
+        this.via(m, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, false], timeoutMs).then((a) => {
+          const b = a.result as Record<string, unknown> | null | undefined;
+          if (done || !b || typeof b !== 'object') return;
+          if (sound(b)) return finish(b);
           unsound = true;
           this.unverified(m, 'block-hash');
-        }
-      } catch {
-        // Recorded by the pool; the next member.
-      }
-    }
-    return unsound ? 'unsound' : undefined;
+        }, () => {
+          // Recorded by the pool; the next member.
+        }).finally(() => {
+          running--;
+          if (!done) ask();
+        });
+      };
+      ask();
+    });
   }
 
   /** A member the call may use that holds its block and was not tried yet, by the usual order; undefined: none. */

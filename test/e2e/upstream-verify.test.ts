@@ -5,7 +5,8 @@
  * and gives blocks by number another hash. 1,000 calls (logs, receipts, blocks by number) at the default level
  * (`cheap`, nothing configured) and at `full`: every answer is the node's own, the liar is marked in /readyz
  * (verifyFailures) and /metrics; upstream calls per client call are printed. A network whose only node is the liar:
- * its lies are errors naming the check, never answers. Hedged reads are off.
+ * its lies are errors naming the check, never answers. A node that answers `[]` for logs it has: its empty answers are
+ * asked of the other node. Hedged reads are off.
  * Run: node --import tsx --test test/e2e/upstream-verify.test.ts
  */
 import assert from 'node:assert/strict';
@@ -19,7 +20,7 @@ const hex = (n: number) => `0x${n.toString(16)}`;
 let node: TestAnvil;
 let g: TestGateway;
 let honest: Provider;
-let liars: Record<'full' | 'cheap' | 'solo', Provider>;
+let liars: Record<'full' | 'cheap' | 'solo' | 'empty', Provider>;
 let head: number;
 /** Blocks with a transaction (and its three logs), and those transactions. */
 let txBlocks: number[];
@@ -34,13 +35,15 @@ before(async () => {
   txs = [...new Set(logs.map((l) => l.transactionHash))];
   honest = await startProvider(node.url);
   const lie = { olderThan: 50, logs: true, receipt: true, blockHash: true };
-  liars = { full: await startProvider(node.url, { lie }), cheap: await startProvider(node.url, { lie }), solo: await startProvider(node.url, { lie }) };
+  liars = { full: await startProvider(node.url, { lie }), cheap: await startProvider(node.url, { lie }), solo: await startProvider(node.url, { lie }),
+    empty: await startProvider(node.url, { lie: { olderThan: 50, emptyLogs: true } }) };
   g = await startTestGateway({
     networks: {
       full: { chainId: 1, verify: 'full', upstreams: [{ url: honest.url }, { url: liars.full.url }] },
       // The default level: `verify` not configured.
       cheap: { chainId: 1, upstreams: [{ url: honest.url }, { url: liars.cheap.url }] },
       solo: { chainId: 1, upstreams: [{ url: liars.solo.url }] },
+      empty: { chainId: 1, upstreams: [{ url: honest.url }, { url: liars.empty.url }] },
     },
     // The liar's breaker opens after 3 wrong answers and lets a trial through every 300 ms: it keeps being asked.
     upstreams: { checkIntervalMs: 1000, hedgeMaxMs: 0, breakerCooldownMs: 300, holdingsProbeMs: 0 },
@@ -155,5 +158,32 @@ describe('verified answers in front of an honest node and a liar', { timeout: 30
     assert.equal(first.data.reason, 'answer_unverified');
     assert.match(first.message, /passed verification \([a-z-]+\)/);
     assert.ok(Object.values(liar.verifyFailures ?? {}).reduce((a, b) => a + b, 0) > 0, 'the liar has verifyFailures');
+  });
+
+  test('a node that answers [] for logs that exist (the default level): each such answer is asked of the other node, 0 logs lost', async () => {
+    const t0 = Date.now();
+    const calls = Array.from({ length: 300 }, (_, i) => {
+      const b = txBlocks[(i * 7) % txBlocks.length];
+      return { method: 'eth_getLogs', params: [{ fromBlock: hex(b), toBlock: hex(Math.min(head, b + (i % 5))) }] };
+    });
+    const lost: number[] = [];
+    const errors: unknown[] = [];
+    let next = 0;
+    await Promise.all(Array.from({ length: 6 }, async () => {
+      for (let i = next++; i < calls.length; i = next++) {
+        const truth = JSON.stringify(await node.call('eth_getLogs', calls[i].params));
+        const { body } = await g.rpc({ jsonrpc: '2.0', id: i, ...calls[i] }, { network: 'empty' });
+        if (body.error !== undefined) errors.push(body.error);
+        else if (JSON.stringify(body.result) !== truth) lost.push(i);
+      }
+    }));
+    const { liar, good } = await shownOn('empty', liars.empty);
+    console.log(`empty: ${calls.length} calls, ${lost.length} answers missing logs, ${errors.length} errors; lies told ${JSON.stringify(liars.empty.lies)}; `
+      + `/readyz verifyFailures ${JSON.stringify(liar.verifyFailures ?? {})}; ${upstreamCalls([honest, liars.empty], t0, calls.length)}, of which header reads ${await headerReadsOn('empty')}`);
+    assert.deepEqual(lost, []);
+    assert.deepEqual(errors, []);
+    assert.ok((liars.empty.lies.emptyLogs ?? 0) > 0, 'the node did leave logs out');
+    assert.ok((liar.verifyFailures?.['logs-missing'] ?? 0) > 0, 'it is marked');
+    assert.equal(good?.verifyFailures, undefined);
   });
 });
