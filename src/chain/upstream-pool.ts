@@ -785,7 +785,10 @@ export class UpstreamPool implements Upstream, LogsPool {
     const best = this.best();
     const lagFrom = this.lagFrom?.() ?? best;
     const now = this.now();
-    const others = this.members.filter((m) => m !== not && m.usable(best, this.policy, now, lagFrom) && (m.head ?? -1) >= n && m.holds('history', n, head));
+    // Nodes that failed checks before are asked after those that did not.
+    const failed = (m: UpstreamMember) => (m.verifyFailures === undefined ? 0 : 1);
+    const others = this.members.filter((m) => m !== not && m.usable(best, this.policy, now, lagFrom) && (m.head ?? -1) >= n && m.holds('history', n, head))
+      .sort((a, b) => failed(a) - failed(b));
     // The node that answered is asked last, whatever its health: it has just shown it holds the block.
     const order = [...others.slice(0, 2), ...this.members.filter((m) => m === not)];
     const hedge = this.policy.hedge;

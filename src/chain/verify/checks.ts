@@ -116,8 +116,9 @@ const CHEAP_READS = 16;
 /**
  * Logs: in the asked range (or block) and filter, in order of block and index (an unfiltered query's numbered
  * 0, 1, 2... in each block), one hash per block (the agreed chain's when known), each in its block's logsBloom
- * (the header kept, or read); a block of the range whose kept header's bloom admits the filter has logs in the
- * answer (`logs-missing`: asked of another node, and the answer stands when that node has none either).
+ * (the header kept, or read); a block of the range whose header's bloom admits the filter has logs in the answer
+ * (`logs-missing`: asked of another node, and the answer stands when that node has none either); its header is read
+ * for an empty answer of a narrow range, else looked at when kept.
  */
 function checkLogs(params: unknown[], logs: Obj[], ctx: CheckContext): Failed | Promise<Failed> {
   const f = (params[0] ?? {}) as Obj;
@@ -150,8 +151,9 @@ function checkLogs(params: unknown[], logs: Obj[], ctx: CheckContext): Failed | 
   const waits: Array<Promise<Failed>> = [];
   let doubt: Failed;
   if (from !== undefined && to !== undefined && to - from < MISSING_SPAN) {
-    // A narrow range's blocks are read when not kept (within the answer's reads); a wider one's are looked at when kept.
-    const read = to - from < CHEAP_READS;
+    // An empty answer of a narrow range has its blocks' headers read when not kept (within the answer's reads); any
+    // other answer's blocks without logs are looked at when kept.
+    const read = logs.length === 0 && to - from < CHEAP_READS;
     for (let n = from; n <= to; n++) {
       if (blocks.has(n)) continue;
       const found = ctx.kept(n) ?? (read ? ctx.header(n) : undefined);
@@ -160,7 +162,7 @@ function checkLogs(params: unknown[], logs: Obj[], ctx: CheckContext): Failed | 
       else doubt ??= missing(found);
     }
   }
-  const failed = inBlocks(blocks, ctx, to !== undefined && from !== undefined && to - from < CHEAP_READS ? to - from + 1 - blocks.size : 0);
+  const failed = inBlocks(blocks, ctx);
   if (waits.length === 0) return failed instanceof Promise ? failed.then((lie) => lie ?? doubt) : failed ?? doubt;
   if (doubt) waits.push(Promise.resolve(doubt));
   // A lie found in the logs given outweighs a doubt about those missing.
@@ -168,12 +170,12 @@ function checkLogs(params: unknown[], logs: Obj[], ctx: CheckContext): Failed | 
 }
 
 /** Each block's logs against its header: the same hash (a final block's), and in its logsBloom. */
-function inBlocks(blocks: Map<number, Obj[]>, ctx: CheckContext, readAlready: number): Failed | Promise<Failed> {
+function inBlocks(blocks: Map<number, Obj[]>, ctx: CheckContext): Failed | Promise<Failed> {
   const waits: Array<Promise<Failed>> = [];
   const order = [...blocks.keys()];
   // At `cheap`, a wide answer reads headers for a run of its blocks from a random one on (kept ones cost nothing).
   const from = !ctx.full && order.length > CHEAP_READS ? Math.floor(Math.random() * order.length) : 0;
-  let reads = readAlready;
+  let reads = 0;
   for (let k = 0; k < order.length; k++) {
     const n = order[(from + k) % order.length];
     const logs = blocks.get(n)!;
