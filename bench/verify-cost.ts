@@ -1,8 +1,9 @@
 /**
  * What checking an answer costs (networks.<n>.verify, src/chain/verify/): CPU µs per check, in process, of real
- * answers of the cached event chain (a block, its 50 logs, its receipts), at `cheap` (no hashing: what was asked,
- * order, identities) and at `full` (the header's hash, the logsBloom, the receipts' trie root). Median of 7 runs of
- * 2,000 checks each.
+ * answers of the cached event chain (a block, its 50 logs, its receipts), at `cheap` with the block's header kept
+ * (the hot path: the header's hash, the logsBloom, what was asked, order, identities) or not at hand (then read once
+ * from a node: an upstream call, not counted here), and at `full` (the receipts' trie root too). Median of 7 runs
+ * of 2,000 checks each.
  * `node --import tsx bench/verify-cost.ts`
  */
 import { startEventChain } from '../test/helpers/event-chain.ts';
@@ -17,17 +18,22 @@ try {
   const receipts = await node.call('eth_getBlockReceipts', [n]);
   const receipt = await node.call('eth_getTransactionReceipt', [receipts[0].transactionHash]);
   const header = headerOf(block)!;
-  const unknown: CheckContext = { full: false, knownHash: () => undefined, header: () => undefined };
-  const known: CheckContext = { full: false, knownHash: () => undefined, header: () => header };
-  const full: CheckContext = { full: true, knownHash: () => undefined, header: () => header };
+  const base = { knownHash: () => undefined, final: () => true };
+  const unknown: CheckContext = { ...base, full: false, kept: () => undefined, header: () => undefined };
+  const known: CheckContext = { ...base, full: false, kept: (x) => (x === header.number ? header : undefined), header: () => header };
+  const full: CheckContext = { ...base, full: true, kept: (x) => (x === header.number ? header : undefined), header: () => header };
+  let seen = 0;
   const cases: Array<[string, () => unknown]> = [
-    ['block by number, cheap', () => check('block', [n, false], block, unknown)],
-    ['block by number, full (header hash)', () => check('block', [n, false], block, full)],
-    [`${logs.length} logs, cheap, header not known`, () => check('logs', [{ fromBlock: n, toBlock: n }], logs, unknown)],
-    [`${logs.length} logs, full (bloom)`, () => check('logs', [{ fromBlock: n, toBlock: n }], logs, known)],
-    ['a receipt, header not known', () => check('receipt', [receipt.transactionHash], receipt, unknown)],
-    ['block receipts, cheap', () => check('receipts', [n], receipts, unknown)],
-    [`block receipts, full (bloom and receiptsRoot)`, () => check('receipts', [n], receipts, full)],
+    ['block by number, seen lately (its header hash kept by its fields)', () => check('block', [n, false], block, known)],
+    // Each a header never seen (another extraData: the hash is worked out, and found not to be its own).
+    ['block by number, never seen (RLP and keccak-256 of its header)', () => check('block', [n, false], { ...block, extraData: `0x${(seen++).toString(16).padStart(8, '0')}` }, known)],
+    [`${logs.length} logs, header not at hand (order, range, filter, indexes)`, () => check('logs', [{ fromBlock: n, toBlock: n }], logs, unknown)],
+    [`${logs.length} logs, cheap, header kept (bloom)`, () => check('logs', [{ fromBlock: n, toBlock: n }], logs, known)],
+    ['empty logs of one block, header kept (the filter against the bloom)', () => check('logs', [{ fromBlock: n, toBlock: n, address: '0x' + '00'.repeat(20) }], [], known)],
+    ['a receipt, header not at hand', () => check('receipt', [receipt.transactionHash], receipt, unknown)],
+    ['a receipt, cheap, header kept (its block, its logs in the bloom)', () => check('receipt', [receipt.transactionHash], receipt, known)],
+    ['block receipts, cheap, header kept', () => check('receipts', [n], receipts, known)],
+    [`block receipts, full (and receiptsRoot)`, () => check('receipts', [n], receipts, full)],
   ];
   const out: Record<string, number> = {};
   for (const [name, f] of cases) {

@@ -196,6 +196,14 @@ export class Metrics {
         for (const c of unverified.values()) this.inc({ network: c.network, upstream: c.upstream, check: c.check }, c.count);
       },
     });
+    new Counter({
+      name: 'nodegate_verify_header_reads_total', help: 'Blocks read from upstream nodes for the headers verification checks answers against (networks.<n>.verify)',
+      labelNames: ['network'], registers,
+      collect() {
+        this.reset();
+        for (const n of networks.list) if (n.chain.pool.verifier !== undefined) this.inc({ network: n.name }, n.chain.pool.headerReads);
+      },
+    });
     callCounter('nodegate_upstream_calls_total', 'Calls to upstream nodes, by outcome (answer, failure)', (c) => c.count);
     callCounter('nodegate_upstream_call_seconds_total', 'Time spent in calls to upstream nodes, seconds', (c) => c.seconds);
     // Reorganisations as each chain's window tells them (chain/chain-window.ts), counted where they are recognised.

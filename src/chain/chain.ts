@@ -156,8 +156,9 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     this.pool.confirm = (m) => this.confirm(m);
     this.pool.jumpBlocks = headBound?.slackBlocks;
     this.pool.network = network;
-    // Answers are checked on networks of several nodes (with one, there is no other node to ask).
-    if (policy.verify !== undefined && policy.verify !== 'off' && members.length > 1) {
+    // Answers of nodes by URL are checked, one node or several (one alone that fails a check gives an error, never
+    // the answer); Nodegate's own anvil (no head bound: an embedded chain) is not.
+    if (policy.verify !== undefined && policy.verify !== 'off' && headBound !== undefined) {
       this.pool.verifier = new Verifier(policy.verify, {
         readBlock: (n, not, sound) => this.pool.readBlock(n, not, sound, BLOCK_READ_MS),
         knownHash: (n) => (this.head.final(n) ? this.window.at(n)?.hash : undefined),
@@ -820,6 +821,8 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     if (!this.windowNode) return this.read(hex(n), BLOCK_READ_MS);
     const a = await this.pool.via(this.windowNode, 'eth_getBlockByNumber', [hex(n), false], BLOCK_READ_MS);
     if (a.error) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `the node refused eth_getBlockByNumber: ${String(a.error.message).slice(0, 200)}` });
+    // The agreed chain's block: its header serves the verifier's checks of answers at this height (no read of its own).
+    this.pool.verifier?.offer(a.result);
     return blockOf(a.result);
   }
 

@@ -121,8 +121,10 @@ export class UpstreamPool implements Upstream, LogsPool {
   windowed = false;
   /** Calls sent since start: background probes skip a network nobody calls (chain/holdings-probe.ts). */
   calls = 0;
-  /** Checks answers before they are passed on (networks.<n>.verify); absent: off, or a network of one node. */
+  /** Checks answers before they are passed on (networks.<n>.verify); absent: off, or an embedded chain. */
   verifier: Verifier | undefined;
+  /** Blocks read for the verifier's headers (each a call a node counts), for /metrics. */
+  headerReads = 0;
   /** Told of every answer that failed verification: the member's label and the check (metrics subscribe here). */
   onVerifyFailure: ((upstream: string, check: string) => void) | undefined;
 
@@ -135,15 +137,15 @@ export class UpstreamPool implements Upstream, LogsPool {
   call(method: string, params: unknown[], timeoutMs: number, route: Route = {}, spec: MethodFacts = describe(method)): Promise<UpstreamAnswer> {
     this.calls++;
     if (spec.splitsRange) return this.logs.call(spec, params, timeoutMs, route);
-    // The usual case first: one member with nothing to heed (no bounds, no gaps) goes straight to it.
-    if (this.members.length === 1 && !this.guarded) return this.sentVia(this.members[0], spec, params, timeoutMs, route.signal);
+    // The usual case first: one member with nothing to heed (no bounds, no gaps, no answer to check) goes straight to it.
+    if (this.members.length === 1 && !this.guarded && (spec.verify === undefined || this.verifier === undefined)) return this.sentVia(this.members[0], spec, params, timeoutMs, route.signal);
     return this.send(spec, params, timeoutMs, route);
   }
 
   /** A call as one (LogsPool): one member with nothing to heed goes straight to it; writes as they route; reads by `read`. */
   send(spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<UpstreamAnswer> {
     const signal = route.signal;
-    if (this.members.length === 1 && !this.guarded) return this.sentVia(this.members[0], spec, params, timeoutMs, signal);
+    if (this.members.length === 1 && !this.guarded && (spec.verify === undefined || this.verifier === undefined)) return this.sentVia(this.members[0], spec, params, timeoutMs, signal);
     if (spec.route === 'broadcast') return this.broadcast(spec, params, timeoutMs, signal);
     if (spec.route === 'designated') return this.sentVia(this.designated(), spec, params, timeoutMs, signal);
     return this.read(spec, params, timeoutMs, route, signal);
@@ -183,7 +185,7 @@ export class UpstreamPool implements Upstream, LogsPool {
       if (this.verifier !== undefined && spec.verify !== undefined && got.answer.error === undefined) {
         const checked = this.verifier.check(spec.verify, params, got.answer.result, first);
         const failed = checked instanceof Promise ? await checked : checked;
-        if (failed !== undefined) return (await this.reverified(first, failed, spec, params, timeoutMs, route)).answer;
+        if (failed !== undefined) return (await this.reverified({ ...got, member: first }, failed, spec, params, timeoutMs, route)).answer;
       }
       if (!got.outcome.retry || signal?.aborted) return got.answer;
       return (await this.retried(first, got, undefined, spec, params, timeoutMs, route)).answer;
@@ -455,7 +457,7 @@ export class UpstreamPool implements Upstream, LogsPool {
     if (this.verifier !== undefined && spec.verify !== undefined && got.answer.error === undefined) {
       const checked = this.verifier.check(spec.verify, params, got.answer.result, first);
       const failed = checked instanceof Promise ? await checked : checked;
-      if (failed !== undefined) return this.reverified(first, failed, spec, params, timeoutMs, route);
+      if (failed !== undefined) return this.reverified({ ...got, member: first }, failed, spec, params, timeoutMs, route);
     }
     if (!got.outcome.retry || signal?.aborted) return { ...got, member: first };
     return this.retried(first, got, undefined, spec, params, timeoutMs, route);
@@ -690,7 +692,8 @@ export class UpstreamPool implements Upstream, LogsPool {
         const again = await this.attempt(next, spec, params, timeoutMs, route.signal);
         if (this.verifier !== undefined && spec.verify !== undefined && again.answer.error === undefined) {
           const failed = await this.verifier.check(spec.verify, params, again.answer.result, next);
-          if (failed !== undefined) {
+          // A doubt (logs-missing) with nothing to weigh it against: the answer stands.
+          if (failed !== undefined && failed !== 'logs-missing') {
             this.unverified(next, failed);
             continue;
           }
@@ -719,17 +722,24 @@ export class UpstreamPool implements Upstream, LogsPool {
 
 
   /**
-   * Member `first`'s answer failed check `failed` (chain/verify/): it counts against its breaker, and each other
+   * The answer `got` failed check `failed` (chain/verify/): it counts against its node's breaker, and each other
    * member is asked in turn; the first answer that passes (or a node's error, which is checked by no one) stands.
-   * None: UPSTREAM_UNAVAILABLE, never the wrong answer.
+   * None: ANSWER_UNVERIFIED naming the check, never the wrong answer. `logs-missing` (no logs for a block whose
+   * bloom admits the filter) is a doubt, not a lie: another node's answer that passes convicts the first node; one
+   * that is as empty agrees with it and stands; with no other node, the first answer stands.
    */
-  private async reverified(first: UpstreamMember, failed: string, spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<Piece> {
-    this.unverified(first, failed);
+  private async reverified(got: Piece, failed: string, spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<Piece> {
+    const first = got.member;
+    const doubt = failed === 'logs-missing';
+    if (!doubt) this.unverified(first, failed);
     const tried = new Set<UpstreamMember>([first]);
     for (;;) {
       if (route.signal?.aborted) throw route.signal.reason;
       const next = this.untried(route, tried, spec.name);
-      if (next === undefined) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `no node's answer to ${spec.name} passed verification (${failed})` });
+      if (next === undefined) {
+        if (doubt) return got;
+        throw new GatewayError('ANSWER_UNVERIFIED', { method: spec.name, network: this.network, check: failed });
+      }
       tried.add(next);
       let again: Attempt;
       try {
@@ -743,9 +753,13 @@ export class UpstreamPool implements Upstream, LogsPool {
         return { ...again, member: next };
       }
       const f = await this.verifier!.check(spec.verify!, params, again.answer.result, next);
-      if (f === undefined) return { ...again, member: next };
-      this.unverified(next, f);
-      failed = f;
+      if (f === 'logs-missing' && doubt) return { ...again, member: next };
+      if (f === undefined) {
+        if (doubt) this.unverified(first, failed);
+        return { ...again, member: next };
+      }
+      if (f !== 'logs-missing') this.unverified(next, f);
+      if (!doubt || f !== 'logs-missing') failed = f;
     }
   }
 
@@ -760,26 +774,61 @@ export class UpstreamPool implements Upstream, LogsPool {
   }
 
   /**
-   * Block `n` (header and transaction hashes) for the verifier: from members other than `not` that hold it first,
-   * then `not`; the first `sound` one (its hash its fields', the agreed one). At most three reads.
+   * Block `n` (header and transaction hashes) for the verifier: from up to two usable members other than `not` that
+   * hold it, then `not`; each next one is also asked when the one before has not answered within its usual time
+   * (`hedgeAfter`; 1 s when hedging is off), so that a stalled node does not hold the caller; the first `sound`
+   * block wins (its hash its fields', the agreed one). A node whose block is not sound has its answer counted as
+   * failing `block-hash`; `unsound` when every one that answered gave such a block.
    */
-  async readBlock(n: number, not: unknown, sound: (b: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown> | undefined> {
+  readBlock(n: number, not: unknown, sound: (b: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown> | 'unsound' | undefined> {
     const head = this.head();
     const best = this.best();
     const lagFrom = this.lagFrom?.() ?? best;
     const now = this.now();
-    const usable = this.members.filter((m) => m.usable(best, this.policy, now, lagFrom) && (m.head ?? -1) >= n && m.holds('history', n, head));
-    const order = [...usable.filter((m) => m !== not), ...usable.filter((m) => m === not)].slice(0, 3);
-    for (const m of order) {
-      try {
-        const a = await this.via(m, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, false], timeoutMs);
-        const b = a.result as Record<string, unknown> | null | undefined;
-        if (b && typeof b === 'object' && sound(b)) return b;
-      } catch {
-        // Recorded by the pool; the next member.
-      }
-    }
-    return undefined;
+    // Nodes that failed checks before are asked after those that did not.
+    const failed = (m: UpstreamMember) => (m.verifyFailures === undefined ? 0 : 1);
+    const others = this.members.filter((m) => m !== not && m.usable(best, this.policy, now, lagFrom) && (m.head ?? -1) >= n && m.holds('history', n, head))
+      .sort((a, b) => failed(a) - failed(b));
+    // The node that answered is asked last, whatever its health: it has just shown it holds the block.
+    const order = [...others.slice(0, 2), ...this.members.filter((m) => m === not)];
+    const hedge = this.policy.hedge;
+    return new Promise((resolve) => {
+      let next = 0;
+      let running = 0;
+      let unsound = false;
+      let done = false;
+      const timer: Due = { dueAt: 0, due: () => ask() };
+      const finish = (b: Record<string, unknown> | 'unsound' | undefined) => {
+        done = true;
+        this.clock.remove(timer);
+        resolve(b);
+      };
+      const ask = () => {
+        if (done) return;
+        this.clock.remove(timer);
+        if (next >= order.length) return running === 0 ? finish(unsound ? 'unsound' : undefined) : undefined;
+        const m = order[next++];
+        running++;
+        this.headerReads++;
+        if (next < order.length) {
+          timer.dueAt = performance.now() + (hedge && hedge.maxMs > 0 ? m.hedgeAfter(hedge.minMs, hedge.maxMs) : 1000);
+          this.clock.add(timer);
+        }
+        this.via(m, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, false], timeoutMs).then((a) => {
+          const b = a.result as Record<string, unknown> | null | undefined;
+          if (done || !b || typeof b !== 'object') return;
+          if (sound(b)) return finish(b);
+          unsound = true;
+          this.unverified(m, 'block-hash');
+        }, () => {
+          // Recorded by the pool; the next member.
+        }).finally(() => {
+          running--;
+          if (!done) ask();
+        });
+      };
+      ask();
+    });
   }
 
   /** A member the call may use that holds its block and was not tried yet, by the usual order; undefined: none. */

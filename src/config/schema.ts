@@ -131,12 +131,12 @@ const networkSchema = fields({
   /** Healthy upstreams that must have a block with the same hash for it to be the head (0: a majority); absent: upstreams.quorum. */
   quorum: Type.Optional(int('nodes', { minimum: 0, maximum: 32 })),
   /**
-   * Answers checked before they are passed on (docs/upstreams.md): `cheap`, with what costs no hashing and no read (a
-   * block's number or hash as asked, logs in the asked range and filter and in order, a receipt or transaction of the
-   * asked hash with its logs its own, the agreed chain's hashes of final blocks); `full` also with each block's header
-   * (its hash worked out from its fields, read when not known: one light read per block) to check logs against its
-   * logsBloom, receipts and transactions against their block and a block's receipts against its receiptsRoot; `off`.
-   * An answer that fails goes to another node and is never passed on. Networks of one node are not checked.
+   * Answers checked before they are passed on (docs/upstreams.md), on networks of nodes by URL, of one node or
+   * several: `cheap` checks block-bearing answers against what was asked, their order, the agreed chain's hashes and
+   * their block's header (kept, or one light read per block, at most 16 per answer): a block's hash worked out from
+   * its fields, logs in their block's logsBloom, a receipt or transaction in its block; `full` also a block's
+   * receipts against its receiptsRoot, and reads every header a wide answer needs; `off`. An answer that fails goes
+   * to another node and is never passed on (none passes: ANSWER_UNVERIFIED).
    */
   verify: oneOf(['off', 'cheap', 'full'], { default: 'cheap' }),
   /** Other names the network answers to, e.g. `devnet` for `testnet` (docs/decisions.md §2). */

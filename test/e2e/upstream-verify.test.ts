@@ -2,9 +2,11 @@
  * Verified answers, through the wire: an honest provider and a liar (test/helpers/provider.ts `lie`) in front of one
  * real anvil holding a chain with events. The liar, for blocks more than 50 below its head, changes each log's first
  * topic (a topic its block's logsBloom does not hold), answers a transaction's receipt as mined in the block before,
- * and gives blocks by number another hash. 1,000 calls (logs, receipts, blocks by number) at `verify: full`: every
- * answer is the node's own, the liar is marked in /readyz (verifyFailures) and /metrics. The same calls at `cheap`
- * say what that level lets through (it works out no hash and reads no header). Hedged reads are off.
+ * and gives blocks by number another hash. 1,000 calls (logs, receipts, blocks by number) at the default level
+ * (`cheap`, nothing configured) and at `full`: every answer is the node's own, the liar is marked in /readyz
+ * (verifyFailures) and /metrics; upstream calls per client call are printed. A network whose only node is the liar:
+ * its lies are errors naming the check, never answers. A node that answers `[]` for logs it has: its empty answers are
+ * asked of the other node. Hedged reads are off.
  * Run: node --import tsx --test test/e2e/upstream-verify.test.ts
  */
 import assert from 'node:assert/strict';
@@ -18,7 +20,7 @@ const hex = (n: number) => `0x${n.toString(16)}`;
 let node: TestAnvil;
 let g: TestGateway;
 let honest: Provider;
-let liars: Record<'full' | 'cheap', Provider>;
+let liars: Record<'full' | 'cheap' | 'solo' | 'empty', Provider>;
 let head: number;
 /** Blocks with a transaction (and its three logs), and those transactions. */
 let txBlocks: number[];
@@ -33,11 +35,15 @@ before(async () => {
   txs = [...new Set(logs.map((l) => l.transactionHash))];
   honest = await startProvider(node.url);
   const lie = { olderThan: 50, logs: true, receipt: true, blockHash: true };
-  liars = { full: await startProvider(node.url, { lie }), cheap: await startProvider(node.url, { lie }) };
+  liars = { full: await startProvider(node.url, { lie }), cheap: await startProvider(node.url, { lie }), solo: await startProvider(node.url, { lie }),
+    empty: await startProvider(node.url, { lie: { olderThan: 50, emptyLogs: true } }) };
   g = await startTestGateway({
     networks: {
       full: { chainId: 1, verify: 'full', upstreams: [{ url: honest.url }, { url: liars.full.url }] },
-      cheap: { chainId: 1, verify: 'cheap', upstreams: [{ url: honest.url }, { url: liars.cheap.url }] },
+      // The default level: `verify` not configured.
+      cheap: { chainId: 1, upstreams: [{ url: honest.url }, { url: liars.cheap.url }] },
+      solo: { chainId: 1, upstreams: [{ url: liars.solo.url }] },
+      empty: { chainId: 1, upstreams: [{ url: honest.url }, { url: liars.empty.url }] },
     },
     // The liar's breaker opens after 3 wrong answers and lets a trial through every 300 ms: it keeps being asked.
     upstreams: { checkIntervalMs: 1000, hedgeMaxMs: 0, breakerCooldownMs: 300, holdingsProbeMs: 0 },
@@ -85,6 +91,27 @@ async function run(network: string, count: number) {
   return { answers, wrong, errors };
 }
 
+/** The providers' calls since `t0` by method (retries, header reads and the health checks included), per client call. */
+function upstreamCalls(providers: Provider[], t0: number, clientCalls: number) {
+  const methods = ['eth_getLogs', 'eth_getTransactionReceipt', 'eth_getBlockByNumber'];
+  const by = Object.fromEntries(methods.map((m) => [m, providers.reduce((a, p) => a + p.calls(m, t0), 0)]));
+  const all = providers.reduce((a, p) => a + p.calls(undefined, t0), 0);
+  return `upstream calls ${all} (${JSON.stringify(by)}), ${(all / clientCalls).toFixed(2)} per client call`;
+}
+
+/** A network's upstreams as /readyz shows them, and the liar's and the honest node's among them. */
+async function shownOn(network: string, liar: Provider) {
+  const readyz = (await (await fetch(`${g.url}/readyz`)).json()) as { upstreams: Array<{ network: string; upstream: string; verifyFailures?: Record<string, number> }> };
+  const shown = readyz.upstreams.filter((u) => u.network === network);
+  return { shown, liar: shown.find((u) => u.upstream.includes(new URL(liar.url).port))!, good: shown.find((u) => u.upstream.includes(new URL(honest.url).port)) };
+}
+
+/** nodegate_verify_header_reads_total on `network`: blocks read for the headers the checks need. */
+async function headerReadsOn(network: string): Promise<number> {
+  const text = await (await fetch(`${g.url}/metrics`)).text();
+  return Number(new RegExp(`^nodegate_verify_header_reads_total\\{network="${network}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+}
+
 /** nodegate_upstream_verify_failures_total on `network`, by upstream. */
 async function failuresOn(network: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${g.url}/metrics`)).text();
@@ -97,32 +124,66 @@ async function failuresOn(network: string): Promise<Record<string, number>> {
   return out;
 }
 
-describe('verified answers in front of an honest node and a liar', { timeout: 240_000 }, () => {
-  test('verify: full, 1,000 calls (logs, receipts, blocks by number): 0 wrong answers reach a client; the liar is marked in /readyz and /metrics', async () => {
+describe('verified answers in front of an honest node and a liar', { timeout: 300_000 }, () => {
+  for (const network of ['cheap', 'full'] as const) {
+    test(`verify: ${network === 'cheap' ? 'cheap (the default)' : 'full'}, 1,000 calls (logs, receipts, blocks by number): 0 wrong answers reach a client; the liar is marked in /readyz and /metrics`, async () => {
+      const t0 = Date.now();
+      const { answers, wrong, errors } = await run(network, 1000);
+      const { shown, liar, good } = await shownOn(network, liars[network]);
+      const metrics = await failuresOn(network);
+      console.log(`${network}: ${answers.length} calls in ${Date.now() - t0} ms, ${wrong.length} wrong answers, ${errors.length} errors; lies told ${JSON.stringify(liars[network].lies)}; `
+        + `/readyz verifyFailures ${JSON.stringify(shown.map((u) => u.verifyFailures ?? {}))}; /metrics ${JSON.stringify(metrics)}; ${upstreamCalls([honest, liars[network]], t0, answers.length)}, `
+        + `of which header reads ${await headerReadsOn(network)}`);
+      assert.deepEqual(wrong.map((w) => ({ i: w.i, method: w.method })), []);
+      assert.deepEqual(errors.map((e) => e.body.error), []);
+      assert.ok(Object.values(liar.verifyFailures ?? {}).reduce((a, b) => a + b, 0) > 0, 'the liar has verifyFailures');
+      assert.equal(good?.verifyFailures, undefined, 'the honest node has none');
+      assert.ok(Object.entries(metrics).some(([u, n]) => u.includes(new URL(liars[network].url).port) && n > 0));
+      assert.ok(Object.values(liars[network].lies).reduce((a, b) => a + b, 0) > 50, 'the liar did lie');
+    });
+  }
+
+  test('a network whose only node is the liar (the default level): its lies are errors naming the check, 0 wrong answers; it is marked', async () => {
     const t0 = Date.now();
-    const { answers, wrong, errors } = await run('full', 1000);
-    const readyz = (await (await fetch(`${g.url}/readyz`)).json()) as { upstreams: Array<{ network: string; upstream: string; verifyFailures?: Record<string, number> }> };
-    const shown = readyz.upstreams.filter((u) => u.network === 'full');
-    const metrics = await failuresOn('full');
-    const methods = ['eth_getLogs', 'eth_getTransactionReceipt', 'eth_getBlockByNumber'];
-    const clientCalls = Object.fromEntries(methods.map((m) => [m, answers.filter((a) => a.method === m).length]));
-    const calls = Object.fromEntries(methods.map((m) => [m, honest.calls(m, t0) + liars.full.calls(m, t0)]));
-    console.log(`full: ${answers.length} calls in ${Date.now() - t0} ms, ${wrong.length} wrong answers, ${errors.length} errors; lies told ${JSON.stringify(liars.full.lies)}; `
-      + `/readyz verifyFailures ${JSON.stringify(shown.map((u) => u.verifyFailures ?? {}))}; /metrics ${JSON.stringify(metrics)}; client calls ${JSON.stringify(clientCalls)}, upstream calls (retries, headers read and 1 check a second included) ${JSON.stringify(calls)}`);
+    const { answers, wrong, errors } = await run('solo', 1000);
+    const { liar } = await shownOn('solo', liars.solo);
+    const kinds = [...new Set(errors.map((e) => `${e.body.error.code} ${e.body.error.data?.reason}`))];
+    const checks = [...new Set(errors.map((e) => e.body.error.data?.check))];
+    console.log(`solo: ${answers.length} calls, ${wrong.length} wrong answers, ${errors.length} errors (${kinds.join(', ')}; checks ${checks.join(', ')}); lies told ${JSON.stringify(liars.solo.lies)}; `
+      + `/readyz verifyFailures ${JSON.stringify(liar.verifyFailures ?? {})}; ${upstreamCalls([liars.solo], t0, answers.length)}, of which header reads ${await headerReadsOn('solo')}`);
     assert.deepEqual(wrong.map((w) => ({ i: w.i, method: w.method })), []);
-    assert.deepEqual(errors.map((e) => e.body.error), []);
-    const liar = shown.find((u) => u.upstream.includes(new URL(liars.full.url).port))!;
-    const good = shown.find((u) => u.upstream.includes(new URL(honest.url).port))!;
+    assert.ok(errors.length > 0, 'the lies are errors');
+    assert.ok(answers.length - errors.length > 0, 'the truths about newer blocks are answers');
+    const first = errors[0].body.error;
+    assert.equal(first.data.reason, 'answer_unverified');
+    assert.match(first.message, /passed verification \([a-z-]+\)/);
     assert.ok(Object.values(liar.verifyFailures ?? {}).reduce((a, b) => a + b, 0) > 0, 'the liar has verifyFailures');
-    assert.equal(good.verifyFailures, undefined, 'the honest node has none');
-    assert.ok(Object.entries(metrics).some(([u, n]) => u.includes(new URL(liars.full.url).port) && n > 0));
-    assert.ok(Object.values(liars.full.lies).reduce((a, b) => a + b, 0) > 50, 'the liar did lie');
   });
 
-  test('verify: cheap, the same calls: what cheap (no hashing, no header read) lets through of such lies is printed; 0 errors', async () => {
-    const { answers, wrong, errors } = await run('cheap', 1000);
-    const byMethod = (list: typeof answers) => Object.fromEntries(['eth_getLogs', 'eth_getTransactionReceipt', 'eth_getBlockByNumber'].map((m) => [m, list.filter((a) => a.method === m).length]));
-    console.log(`cheap: ${answers.length} calls, wrong answers by method ${JSON.stringify(byMethod(wrong))}, ${errors.length} errors; lies told ${JSON.stringify(liars.cheap.lies)}; /metrics ${JSON.stringify(await failuresOn('cheap'))}`);
-    assert.deepEqual(errors.map((e) => e.body.error), []);
+  test('a node that answers [] for logs that exist (the default level): each such answer is asked of the other node, 0 logs lost', async () => {
+    const t0 = Date.now();
+    const calls = Array.from({ length: 300 }, (_, i) => {
+      const b = txBlocks[(i * 7) % txBlocks.length];
+      return { method: 'eth_getLogs', params: [{ fromBlock: hex(b), toBlock: hex(Math.min(head, b + (i % 5))) }] };
+    });
+    const lost: number[] = [];
+    const errors: unknown[] = [];
+    let next = 0;
+    await Promise.all(Array.from({ length: 6 }, async () => {
+      for (let i = next++; i < calls.length; i = next++) {
+        const truth = JSON.stringify(await node.call('eth_getLogs', calls[i].params));
+        const { body } = await g.rpc({ jsonrpc: '2.0', id: i, ...calls[i] }, { network: 'empty' });
+        if (body.error !== undefined) errors.push(body.error);
+        else if (JSON.stringify(body.result) !== truth) lost.push(i);
+      }
+    }));
+    const { liar, good } = await shownOn('empty', liars.empty);
+    console.log(`empty: ${calls.length} calls, ${lost.length} answers missing logs, ${errors.length} errors; lies told ${JSON.stringify(liars.empty.lies)}; `
+      + `/readyz verifyFailures ${JSON.stringify(liar.verifyFailures ?? {})}; ${upstreamCalls([honest, liars.empty], t0, calls.length)}, of which header reads ${await headerReadsOn('empty')}`);
+    assert.deepEqual(lost, []);
+    assert.deepEqual(errors, []);
+    assert.ok((liars.empty.lies.emptyLogs ?? 0) > 0, 'the node did leave logs out');
+    assert.ok((liar.verifyFailures?.['logs-missing'] ?? 0) > 0, 'it is marked');
+    assert.equal(good?.verifyFailures, undefined);
   });
 });

@@ -26,9 +26,10 @@ export interface ProviderOptions {
   /**
    * It lies about blocks older than `olderThan` below its head (a node with a corrupt database, or a malicious
    * provider): `logs` changes each log's first topic (a topic its block's logsBloom does not hold), `receipt` answers
-   * a transaction's receipt as if mined in the block before, `blockHash` answers a block by number with another hash.
+   * a transaction's receipt as if mined in the block before, `blockHash` answers a block by number with another hash,
+   * `emptyLogs` answers `[]` for logs that exist (a node that lacks them and says nothing).
    */
-  lie?: { olderThan: number; logs?: boolean; receipt?: boolean; blockHash?: boolean };
+  lie?: { olderThan: number; logs?: boolean; receipt?: boolean; blockHash?: boolean; emptyLogs?: boolean };
 }
 
 /** One HTTP request it got: when (ms, Date.now), the methods in it, the status it answered. */
@@ -188,6 +189,12 @@ export async function startProvider(anvilUrl: string, o: ProviderOptions = {}): 
   const lie = async (method: string, params: unknown[]): Promise<{ result?: unknown; error?: RpcError } | undefined> => {
     const l = o.lie!;
     const old = async (n: unknown) => typeof n === 'string' && (await head()) - Number(n) > l.olderThan;
+    if (method === 'eth_getLogs' && l.emptyLogs) {
+      const a = await anvil(method, params);
+      if (!Array.isArray(a.result) || a.result.length === 0 || !(await old((a.result[0] as { blockNumber: string }).blockNumber))) return a;
+      lied('emptyLogs');
+      return { result: [] };
+    }
     if (method === 'eth_getLogs' && l.logs) {
       const a = await anvil(method, params);
       if (!Array.isArray(a.result)) return a;

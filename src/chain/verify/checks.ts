@@ -1,6 +1,6 @@
 import type { VerifyRule } from '../../methods/method-spec.ts';
 import { headerHash } from './header-hash.ts';
-import { logInBloom } from './logs-bloom.ts';
+import { inBloom, logInBloom } from './logs-bloom.ts';
 import { receiptsRoot } from './receipts-root.ts';
 
 /** What a check knows of a block: its hash, logsBloom (bytes), receiptsRoot and transaction hashes in order. */
@@ -13,10 +13,20 @@ export interface Header {
   transactions: readonly string[] | undefined;
 }
 
-/** What the checks may ask: a block's verified header (cheap: only one already known), a final block's agreed hash. */
+/**
+ * A block's header as the checks get it: one whose hash is its fields', `unsound` when the nodes asked gave only
+ * blocks that are not (another hash, or not the agreed chain's), undefined when none could be asked or answered.
+ */
+export type HeaderFound = Header | 'unsound' | undefined;
+
+/** What the checks may ask: a block's verified header (kept, or read), a final block's agreed hash, what is final. */
 export interface CheckContext {
-  header(n: number): Header | undefined | Promise<Header | undefined>;
+  header(n: number): HeaderFound | Promise<HeaderFound>;
+  /** A block's header only when it is kept already (no read): for blocks an answer says nothing of. */
+  kept(n: number): Header | undefined;
   knownHash(n: number): string | undefined;
+  /** Block `n` is final: its hash is the agreed chain's for good (a hash that differs near the head may be a reorganisation). */
+  final(n: number): boolean;
   /** `full`: receipts are checked against their block's receiptsRoot too. */
   full: boolean;
 }
@@ -65,12 +75,10 @@ function checkBlock(params: unknown[], b: Obj, ctx: CheckContext): Failed {
   const n = num(b.number);
   if (n === undefined || typeof b.hash !== 'string') return 'block-shape';
   if (isHash(asked) ? !same(asked, b.hash) : num(asked) !== undefined && num(asked) !== n) return 'block-number';
-  // Its hash worked out from its fields: a keccak-256 of its header, so at `full` only.
-  if (ctx.full) {
-    const computed = headerHash(b);
-    if (computed !== undefined && computed !== b.hash.toLowerCase()) return 'block-hash';
-  }
-  const known = ctx.knownHash(n);
+  // Its hash worked out from its fields (one keccak-256 of its header, no read), then the agreed chain's or the kept one.
+  const computed = headerHash(b);
+  if (computed !== undefined && computed !== b.hash.toLowerCase()) return 'block-hash';
+  const known = ctx.knownHash(n) ?? (ctx.final(n) ? ctx.kept(n)?.hash : undefined);
   if (known !== undefined && !same(known, b.hash)) return 'block-canonical';
   if (Array.isArray(b.transactions)) {
     for (let i = 0; i < b.transactions.length; i++) {
@@ -89,15 +97,35 @@ function admits(filter: unknown, value: unknown): boolean {
   return same(filter, value);
 }
 
+/** A filter field that admits anything (absent, null, an empty list or one holding null). */
+const any = (filter: unknown) => filter === null || filter === undefined || (Array.isArray(filter) && (filter.length === 0 || filter.includes(null)));
+
+/** Whether a block whose logsBloom is `bloom` may hold a log the filter admits (a bloom says "maybe" or "no"). */
+function bloomAdmits(bloom: Uint8Array, address: unknown, topics: readonly unknown[]): boolean {
+  const maybe = (filter: unknown) => any(filter) || (Array.isArray(filter) ? filter : [filter]).some((v) => typeof v === 'string' && inBloom(bloom, v));
+  if (!maybe(address)) return false;
+  for (const t of topics) if (!maybe(t)) return false;
+  return bloom.some((x) => x !== 0);
+}
+
+/** Blocks of a range an answer with none of their logs is looked at for (against kept headers only: no read). */
+const MISSING_SPAN = 1024;
+/** Headers read for one answer at `cheap`: a wide range is checked on a run of blocks from a random one on. */
+const CHEAP_READS = 16;
+
 /**
- * Logs: in the asked range (or block) and filter, in order of block and index, one hash per block (the agreed
- * chain's when known), each in its block's logsBloom when its header is known (read for it at `full`).
+ * Logs: in the asked range (or block) and filter, in order of block and index (an unfiltered query's numbered
+ * 0, 1, 2... in each block), one hash per block (the agreed chain's when known), each in its block's logsBloom
+ * (the header kept, or read); a block of the range whose header's bloom admits the filter has logs in the answer
+ * (`logs-missing`: asked of another node, and the answer stands when that node has none either); its header is read
+ * for an empty answer of a narrow range, else looked at when kept.
  */
 function checkLogs(params: unknown[], logs: Obj[], ctx: CheckContext): Failed | Promise<Failed> {
   const f = (params[0] ?? {}) as Obj;
   const from = f.fromBlock === 'earliest' ? 0 : num(f.fromBlock);
   const to = num(f.toBlock);
   const topics = Array.isArray(f.topics) ? f.topics : [];
+  const whole = any(f.address) && topics.every(any);
   let prevBlock = -1;
   let prevIndex = -1;
   let prevHash: unknown;
@@ -110,6 +138,7 @@ function checkLogs(params: unknown[], logs: Obj[], ctx: CheckContext): Failed | 
     if (!admits(f.address, log.address) || !Array.isArray(log.topics)) return 'log-filter';
     for (let t = 0; t < topics.length; t++) if (!admits(topics[t], log.topics[t])) return 'log-filter';
     if (n < prevBlock || (n === prevBlock && i <= prevIndex)) return 'log-order';
+    if (whole && i !== (n === prevBlock ? prevIndex + 1 : 0)) return 'log-index';
     if (n === prevBlock && !same(prevHash, log.blockHash)) return 'log-block';
     const known = n !== prevBlock ? ctx.knownHash(n) : undefined;
     if (known !== undefined && !same(known, log.blockHash)) return 'log-canonical';
@@ -119,29 +148,63 @@ function checkLogs(params: unknown[], logs: Obj[], ctx: CheckContext): Failed | 
     prevIndex = i;
     prevHash = log.blockHash;
   }
-  return inBlocks(blocks, ctx);
-}
-
-/** Each block's logs against its header (when known): the same hash, and in its logsBloom. */
-function inBlocks(blocks: Map<number, Obj[]>, ctx: CheckContext): Failed | Promise<Failed> {
-  const against = (h: Header | undefined, logs: Obj[]): Failed => {
-    if (h === undefined) return undefined;
-    for (const log of logs) {
-      if (!same(h.hash, log.blockHash)) return 'log-block';
-      if (!logInBloom(h.logsBloom, log)) return 'log-bloom';
-    }
-    return undefined;
-  };
   const waits: Array<Promise<Failed>> = [];
-  for (const [n, logs] of blocks) {
-    const h = ctx.header(n);
-    if (h instanceof Promise) waits.push(h.then((x) => against(x, logs)));
-    else {
-      const failed = against(h, logs);
-      if (failed) return failed;
+  let doubt: Failed;
+  if (from !== undefined && to !== undefined && to - from < MISSING_SPAN) {
+    // An empty answer of a narrow range has its blocks' headers read when not kept (within the answer's reads); any
+    // other answer's blocks without logs are looked at when kept.
+    const read = logs.length === 0 && to - from < CHEAP_READS;
+    for (let n = from; n <= to; n++) {
+      if (blocks.has(n)) continue;
+      const found = ctx.kept(n) ?? (read ? ctx.header(n) : undefined);
+      const missing = (h: HeaderFound): Failed => (typeof h === 'object' && bloomAdmits(h.logsBloom, f.address, topics) ? 'logs-missing' : undefined);
+      if (found instanceof Promise) waits.push(found.then(missing));
+      else doubt ??= missing(found);
     }
   }
+  const failed = inBlocks(blocks, ctx);
+  if (waits.length === 0) return failed instanceof Promise ? failed.then((lie) => lie ?? doubt) : failed ?? doubt;
+  if (doubt) waits.push(Promise.resolve(doubt));
+  // A lie found in the logs given outweighs a doubt about those missing.
+  return Promise.all([failed, ...waits]).then(([lie, ...doubts]) => lie ?? doubts.find((x) => x !== undefined));
+}
+
+/** Each block's logs against its header: the same hash (a final block's), and in its logsBloom. */
+function inBlocks(blocks: Map<number, Obj[]>, ctx: CheckContext): Failed | Promise<Failed> {
+  const waits: Array<Promise<Failed>> = [];
+  const order = [...blocks.keys()];
+  // At `cheap`, a wide answer reads headers for a run of its blocks from a random one on (kept ones cost nothing).
+  const from = !ctx.full && order.length > CHEAP_READS ? Math.floor(Math.random() * order.length) : 0;
+  let reads = 0;
+  for (let k = 0; k < order.length; k++) {
+    const n = order[(from + k) % order.length];
+    const logs = blocks.get(n)!;
+    const against = (h: Header): Failed => {
+      for (const log of logs) if (!logInBloom(h.logsBloom, log)) return 'log-bloom';
+      return undefined;
+    };
+    let found: HeaderFound | Promise<HeaderFound> = ctx.kept(n);
+    if (found === undefined && (ctx.full || reads++ < CHEAP_READS)) found = ctx.header(n);
+    const failed = judged(found, n, logs[0].blockHash, ctx, 'log-block', against);
+    if (failed instanceof Promise) waits.push(failed);
+    else if (failed) return failed;
+  }
   return waits.length === 0 ? undefined : Promise.all(waits).then((all) => all.find((x) => x !== undefined));
+}
+
+/**
+ * An answer's block (number `n`, hash `hash`) against its header: `block-header` when the nodes gave only unsound
+ * ones, `mismatch` when a final block's hash is another, else what `more` says of it. Nothing is said without a
+ * header, nor of a block near the head on another branch (a reorganisation may be under way).
+ */
+function judged(found: HeaderFound | Promise<HeaderFound>, n: number, hash: unknown, ctx: CheckContext, mismatch: string, more: (h: Header) => Failed): Failed | Promise<Failed> {
+  const judge = (h: HeaderFound): Failed => {
+    if (h === undefined) return undefined;
+    if (h === 'unsound') return 'block-header';
+    if (!same(h.hash, hash)) return ctx.final(n) ? mismatch : undefined;
+    return more(h);
+  };
+  return found instanceof Promise ? found.then(judge) : judge(found);
 }
 
 /** A receipt: of the asked transaction, its logs its own and in order, in the block it names. */
@@ -159,14 +222,11 @@ function checkReceipt(params: unknown[], r: Obj, ctx: CheckContext): Failed | Pr
   }
   const known = ctx.knownHash(n);
   if (known !== undefined && !same(known, r.blockHash)) return 'receipt-canonical';
-  const against = (h: Header | undefined): Failed => {
-    if (h === undefined) return undefined;
-    if (!same(h.hash, r.blockHash) || (h.transactions !== undefined && !same(h.transactions[index], r.transactionHash))) return 'receipt-block';
+  return judged(ctx.header(n), n, r.blockHash, ctx, 'receipt-block', (h) => {
+    if (h.transactions !== undefined && !same(h.transactions[index], r.transactionHash)) return 'receipt-block';
     for (const log of r.logs as Obj[]) if (!logInBloom(h.logsBloom, log)) return 'log-bloom';
     return undefined;
-  };
-  const h = ctx.header(n);
-  return h instanceof Promise ? h.then(against) : against(h);
+  });
 }
 
 /**
@@ -192,17 +252,13 @@ function checkReceipts(params: unknown[], rs: Obj[], ctx: CheckContext): Failed 
   }
   const known = ctx.knownHash(n);
   if (known !== undefined && !same(known, hash)) return 'receipts-canonical';
-  const against = (h: Header | undefined): Failed => {
-    if (h === undefined) return undefined;
-    if (!same(h.hash, hash)) return 'receipts-block';
+  return judged(ctx.header(n), n, hash, ctx, 'receipts-block', (h) => {
     const txs = h.transactions;
     if (txs !== undefined && (txs.length !== rs.length || rs.some((r, i) => !same(r.transactionHash, txs[i])))) return 'receipts-block';
     for (const r of rs) for (const log of r.logs as Obj[]) if (!logInBloom(h.logsBloom, log)) return 'log-bloom';
     if (ctx.full && receiptsRoot(rs as never) !== h.receiptsRoot) return 'receipts-root';
     return undefined;
-  };
-  const h = ctx.header(n);
-  return h instanceof Promise ? h.then(against) : against(h);
+  });
 }
 
 /** A transaction: the one asked (by hash, or by block and index), in the block it names. */
@@ -217,8 +273,5 @@ function checkTransaction(params: unknown[], t: Obj, ctx: CheckContext): Failed 
   if (n === undefined || index === undefined) return undefined; // pending
   const known = ctx.knownHash(n);
   if (known !== undefined && !same(known, t.blockHash)) return 'tx-canonical';
-  const against = (h: Header | undefined): Failed => (h === undefined ? undefined
-    : !same(h.hash, t.blockHash) || (h.transactions !== undefined && !same(h.transactions[index], t.hash)) ? 'tx-block' : undefined);
-  const h = ctx.header(n);
-  return h instanceof Promise ? h.then(against) : against(h);
+  return judged(ctx.header(n), n, t.blockHash, ctx, 'tx-block', (h) => (h.transactions !== undefined && !same(h.transactions[index], t.hash) ? 'tx-block' : undefined));
 }

@@ -35,8 +35,13 @@ export function quantityBytes(n: number | bigint): Uint8Array {
   return Uint8Array.from(out);
 }
 
-/** A JSON-RPC QUANTITY ("0x1a") as RLP bytes. */
-export const quantity = (hex: string): Uint8Array => quantityBytes(BigInt(hex));
+/** A JSON-RPC QUANTITY ("0x1a") as RLP bytes: its digits without leading zeros (no big integer made). */
+export function quantity(hex: string): Uint8Array {
+  let from = hex.startsWith('0x') ? 2 : 0;
+  while (from < hex.length && hex[from] === '0') from++;
+  const digits = hex.slice(from);
+  return hexToBytes(digits.length % 2 === 1 ? `0${digits}` : digits);
+}
 
 /** JSON-RPC DATA ("0xabcd") as bytes. */
 export function data(hex: string): Uint8Array {

@@ -32,7 +32,11 @@ before(async () => {
 });
 after(() => node?.stop());
 
-const ctx = (full = true): CheckContext => ({ full, knownHash: () => undefined, header: (n) => (n === Number(block.number) ? headerOf(block) : undefined) });
+const ctx = (full = true): CheckContext => ({
+  full, knownHash: () => undefined, final: () => true,
+  kept: (n) => (n === Number(block.number) ? headerOf(block) : undefined),
+  header: (n) => (n === Number(block.number) ? headerOf(block) : undefined),
+});
 const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x));
 
 describe('verify: answers checked against their block', () => {
@@ -50,7 +54,7 @@ describe('verify: answers checked against their block', () => {
     assert.equal(await check('receipts', [n], receipts, ctx()), undefined);
     assert.equal(await check('receipts', [block.hash], receipts, ctx()), undefined, 'asked by the block\'s hash');
     assert.equal(await check('receipt', [receipts[2].transactionHash], receipts[2], ctx()), undefined);
-    assert.equal(check('logs', [{ fromBlock: n, toBlock: n }], [], ctx()), undefined, 'an empty answer is an answer');
+    assert.equal(check('logs', [{ fromBlock: n, toBlock: n, topics: ['0x' + 'ee'.repeat(32)] }], [], ctx()), undefined, 'an empty answer the bloom agrees with is an answer');
     assert.equal(check('receipt', ['0x' + '11'.repeat(32)], null, ctx()), undefined);
   });
 
@@ -61,7 +65,7 @@ describe('verify: answers checked against their block', () => {
     const forged = clone(logs);
     forged[4].topics[0] = '0x' + 'ee'.repeat(32);
     assert.equal(await check('logs', [{ fromBlock: n, toBlock: n }], forged, ctx()), 'log-bloom');
-    assert.equal(await check('logs', [{ fromBlock: n, toBlock: n }], [logs[1], logs[0]], ctx()), 'log-order');
+    assert.equal(await check('logs', [{ fromBlock: n, toBlock: n, address: logs[0].address }], [logs[1], logs[0]], ctx()), 'log-order');
     assert.equal(await check('logs', [{ fromBlock: '0x100', toBlock: '0x101' }], logs, ctx()), 'log-range');
     assert.equal(await check('logs', [{ fromBlock: n, toBlock: n, address: '0x' + '00'.repeat(20) }], logs, ctx()), 'log-filter');
     const elsewhere = { ...receipts[1], blockHash: '0x' + '12'.repeat(32), logs: receipts[1].logs.map((l: any) => ({ ...l, blockHash: '0x' + '12'.repeat(32) })) };
@@ -71,5 +75,33 @@ describe('verify: answers checked against their block', () => {
     changed[0].cumulativeGasUsed = '0x1';
     assert.equal(await check('receipts', [n], changed, ctx(true)), 'receipts-root');
     assert.equal(await check('receipts', [n], changed, ctx(false)), undefined, 'cheap: the root is not worked out');
+  });
+
+  test('cheap checks a block\'s hash, logs against their block\'s bloom, receipts against their block; unfiltered logs numbered from 0', async () => {
+    const n = block.number;
+    assert.equal(check('block', [n, false], { ...block, hash: '0x' + 'ab'.repeat(32) }, ctx(false)), 'block-hash');
+    const forged = clone(logs);
+    forged[4].topics[0] = '0x' + 'ee'.repeat(32);
+    assert.equal(await check('logs', [{ fromBlock: n, toBlock: n }], forged, ctx(false)), 'log-bloom');
+    const elsewhere = { ...receipts[1], blockHash: '0x' + '12'.repeat(32), logs: receipts[1].logs.map((l: any) => ({ ...l, blockHash: '0x' + '12'.repeat(32) })) };
+    assert.equal(await check('receipt', [receipts[1].transactionHash], elsewhere, ctx(false)), 'receipt-block');
+    assert.equal(await check('logs', [{ fromBlock: n, toBlock: n }], logs.slice(1), ctx(false)), 'log-index', 'an unfiltered answer that skips a log');
+    assert.equal(await check('logs', [{ fromBlock: n, toBlock: n, address: logs[0].address }], logs.slice(1), ctx(false)), undefined, 'a filtered one may');
+  });
+
+  test('an empty answer for a block whose bloom admits the filter is a doubt; one the bloom rules out is an answer', async () => {
+    const n = block.number;
+    assert.equal(check('logs', [{ fromBlock: n, toBlock: n }], [], ctx(false)), 'logs-missing');
+    assert.equal(check('logs', [{ fromBlock: n, toBlock: n, address: logs[0].address }], [], ctx(false)), 'logs-missing');
+    assert.equal(check('logs', [{ fromBlock: n, toBlock: n, address: '0x' + '00'.repeat(20) }], [], ctx(false)), undefined);
+  });
+
+  test('a header no node gives soundly fails the answer; a block near the head on another branch is not judged', async () => {
+    const n = block.number;
+    const unsound: CheckContext = { ...ctx(false), kept: () => undefined, header: () => 'unsound' };
+    assert.equal(await check('receipt', [receipts[1].transactionHash], receipts[1], unsound), 'block-header');
+    const other = { ...receipts[1], blockHash: '0x' + '12'.repeat(32), logs: receipts[1].logs.map((l: any) => ({ ...l, blockHash: '0x' + '12'.repeat(32) })) };
+    assert.equal(await check('receipt', [receipts[1].transactionHash], other, { ...ctx(false), final: () => false }), undefined);
+    assert.equal(await check('logs', [{ fromBlock: n, toBlock: n }], logs, { ...ctx(false), kept: () => undefined, header: () => undefined }), undefined, 'no header: nothing said');
   });
 });
