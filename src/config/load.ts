@@ -112,7 +112,10 @@ export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
       names.add(n);
     }
   }
-  if (config.accounts.signupPlan !== undefined && !config.plans[config.accounts.signupPlan]) {
+  // Development's default (every chain embedded, nothing reached over the network) lets webhooks reach a local
+  // receiver; a deployment with real nodes keeps targets public unless it says otherwise.
+  config.webhooks.allowPrivateTargets ??= Object.values(config.networks).every((n) => n.upstreams!.every((u) => u.url === 'embedded'));
+    if (config.accounts.signupPlan !== undefined && !config.plans[config.accounts.signupPlan]) {
     throw new ConfigError([`accounts.signupPlan: no plan named ${config.accounts.signupPlan} in plans (${Object.keys(config.plans).join(', ')})`]);
   }
   if (!config.plans[config.accounts.defaultPlan]) {

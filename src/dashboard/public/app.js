@@ -148,7 +148,7 @@ async function route() {
   main.replaceChildren(heading, page.body);
   main.setAttribute('aria-busy', 'false');
   document.title = `${page.title} · Nodegate`;
-  heading.focus();
+  (page.focus ?? heading).focus();
 }
 
 menuButton.addEventListener('click', () => {
@@ -158,6 +158,10 @@ menuButton.addEventListener('click', () => {
 document.getElementById('skip')?.addEventListener('click', () => (document.getElementById('page-title') ?? main).focus());
 whenSignedOut(() => { if (session) signedOut(); });
 window.addEventListener('hashchange', () => void route());
+
+// A page opened by its path (/dashboard/settings) is the same page as its hash (#/settings).
+const deep = location.pathname.replace(/^\/dashboard\/?/, '');
+if (deep) history.replaceState(null, '', `/dashboard/${location.hash || `#/${deep}`}`);
 
 try {
   const s = /** @type {Session} */ (await api('GET', '/session'));

@@ -22,6 +22,24 @@ const addressProblem = (list) => {
   return bad.length ? `Not a contract address: ${bad.join(', ')}. An address is 0x and 40 hex digits.` : undefined;
 };
 
+/** Today's date in UTC, as a date input writes it. */
+const today = () => new Date().toISOString().slice(0, 10);
+
+/**
+ * A key's rules in a few words for the list, so that two Restricted keys do not look alike: "IPs 10.0.0.0/8 ·
+ * networks mainnet", or "none" for a key any caller may use for any call.
+ * @param {import('../lib/types.js').ApiKey} k
+ */
+export function rulesSummary(k) {
+  /** @type {Array<[string, string[]]>} */
+  const lists = [['IPs', k.ipAllowlist], ['origins', k.originAllowlist], ['networks', k.networkAllowlist], ['methods', k.methodAllowlist],
+    ['denied', k.methodDenylist ?? []], ['contracts', k.contractAllowlist ?? []], ['user agents', k.userAgentAllowlist ?? []]];
+  const parts = lists.filter(([, l]) => l.length).map(([n, l]) => `${n} ${l.length > 2 ? `${l.slice(0, 2).join(', ')} +${l.length - 2}` : l.join(', ')}`);
+  if (k.jwtKeys?.length) parts.push('JWT required');
+  if (k.logsMaxBlockRange) parts.push(`eth_getLogs ≤ ${k.logsMaxBlockRange} blocks`);
+  return parts.length ? parts.join(' · ') : 'none';
+}
+
 /** The fields of a key's rules as the management API names them, lists and the one number. */
 export const RULE_FIELDS = ['ipAllowlist', 'originAllowlist', 'networkAllowlist', 'methodAllowlist', 'methodDenylist', 'contractAllowlist', 'userAgentAllowlist', 'jwtAudiences'];
 
@@ -74,6 +92,9 @@ export function keyFields(facts, networks, offered) {
       check: (v, all) => (all.type === 'Restricted' && v.length === 0 ? 'Choose at least one permission.' : undefined),
     },
     ...allowlistFields(networks),
-    { name: 'expiresAt', label: 'Expires (optional)', type: 'date', id: 'key-expires', hint: 'At the end of that day (UTC). Empty: never.' },
+    {
+      name: 'expiresAt', label: 'Expires (optional)', type: 'date', id: 'key-expires', hint: 'At the end of that day (UTC). Empty: never.', attrs: { min: today() },
+      check: (v) => (v && v < today() ? 'This day has passed: choose today or later, or leave it empty for a key that does not expire.' : undefined),
+    },
   ];
 }
