@@ -74,6 +74,7 @@ describe('the dashboard: team, invitations and password reset in Chromium', { ti
     assert.match((await dev.textContent('#who'))!, /dev@example\.com · developer/);
     await dev.click('#nav-keys');
     await heading(dev, 'API keys');
+    await dev.click('#new-key-open');
     await dev.fill('#key-name', 'devi key');
     await dev.click('#create-key');
     await dev.waitForSelector('#new-key-url');
@@ -82,7 +83,7 @@ describe('the dashboard: team, invitations and password reset in Chromium', { ti
     await viewer.click('#nav-keys');
     await heading(viewer, 'API keys');
     await viewer.waitForSelector('tr[data-key]');
-    assert.equal(await viewer.locator('#new-key').count(), 0, 'no form to make a key');
+    assert.equal(await viewer.locator('#new-key-open').count(), 0, 'no button to make a key');
     assert.equal(await viewer.locator('button[data-revoke]').count(), 0, 'no revoke button');
     assert.match((await viewer.textContent('main'))!, /You are a viewer of this account/);
     await viewer.click('#nav-team');

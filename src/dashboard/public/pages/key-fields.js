@@ -5,9 +5,18 @@ import { capital } from '../lib/facts.js';
 
 /** @typedef {import('../components/form.js').FieldSpec} FieldSpec */
 
-/** A value of an IP allowlist the page can tell is wrong (the server checks fully). @param {string[]} list */
+/** An IPv4 address: four numbers of 0 to 255. @param {string} s */
+const ipv4 = (s) => /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(s) && s.split('.').every((n) => Number(n) <= 255);
+/** An address or CIDR: IPv4 with a prefix up to 32, IPv6 (its form left to the server) up to 128. @param {string} s */
+const ipOrCidr = (s) => {
+  const [addr, prefix, more] = s.split('/');
+  if (more !== undefined || (prefix !== undefined && !/^\d{1,3}$/.test(prefix))) return false;
+  if (addr.includes(':')) return /^[0-9a-fA-F:.]+$/.test(addr) && (prefix === undefined || Number(prefix) <= 128);
+  return ipv4(addr) && (prefix === undefined || Number(prefix) <= 32);
+};
+/** The values of an IP allowlist the page can tell are wrong, every one named (the server checks fully). @param {string[]} list */
 const ipProblem = (list) => {
-  const bad = list.filter((s) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s));
+  const bad = list.filter((s) => !ipOrCidr(s));
   return bad.length ? `Not an IP address or CIDR: ${bad.join(', ')}. Use forms like 203.0.113.7, 10.0.0.0/8 or 2001:db8::/32.` : undefined;
 };
 /** @param {string[]} list */
