@@ -18,7 +18,7 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 if (skip) console.log(`dashboard pages: ${skip}`);
 
-describe('the dashboard pages of a member and of the operator in Chromium', { timeout: 300_000, skip }, () => {
+describe('the dashboard pages of a member and of the operator in Chromium', { timeout: 600_000, skip }, () => {
   let g: TestGateway;
   let browser: Browser;
   let memberId: string;

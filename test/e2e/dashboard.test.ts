@@ -25,7 +25,7 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 const SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
 if (skip) console.log(`dashboard: ${skip}`);
 
-describe('the dashboard in Chromium', { timeout: 300_000, skip }, () => {
+describe('the dashboard in Chromium', { timeout: 600_000, skip }, () => {
   let g: TestGateway;
   let browser: Browser;
   const member = { email: 'dana@example.com', password: 'dana-password-123' };

@@ -117,7 +117,11 @@ function markActive() {
   }
 }
 
+/** Counts the routes taken: a page that finishes loading after the next route began is not shown. */
+let routed = 0;
+
 async function route() {
+  const turn = ++routed;
   for (const fn of leaving) fn();
   leaving = [];
   const { path, query } = current();
@@ -136,14 +140,14 @@ async function route() {
     session, facts, params: found.params ?? {}, query, role: role(), can: (action) => facts.roles.find((r) => r.name === role())?.can.includes(action) ?? false, isOperator: isOperator(),
     signedIn, onLeave: (fn) => { leaving.push(fn); },
   };
-  const at = location.hash;
   let page;
   try {
     page = await found.r.page(ctx);
   } catch (err) {
     page = { title: 'Something went wrong', body: failed(err, 'This page') };
   }
-  if (location.hash !== at) return; // the user went elsewhere meanwhile
+  // The user went elsewhere meanwhile (a page's own filters rewrite the address without routing: not a new route).
+  if (turn !== routed) return;
   const heading = h('h1', { tabindex: -1, id: 'page-title' }, page.title);
   main.replaceChildren(heading, page.body);
   main.setAttribute('aria-busy', 'false');
