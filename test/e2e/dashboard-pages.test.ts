@@ -97,7 +97,8 @@ describe('the dashboard pages of a member and of the operator in Chromium', { ti
     await page.click('#create-key');
     await page.waitForSelector('#new-key-url');
     assert.ok(await page.isHidden('#new-key-panel'), 'closed after the create');
-    const id = (await page.getAttribute(`tr[data-key]:has(td.key-name:text-is("${name}"))`, 'data-key'))!;
+    const id = (await g.gw.accounts.listKeys(memberId)).find((k) => k.name === name)!.id;
+    await page.waitForSelector(`tr[data-key="${id}"]`);
     assert.equal(await page.textContent(`tr[data-key="${id}"] td.key-rules`), 'IPs 127.0.0.1', 'a key\'s rules in the list');
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= 1280, 'a 200-character name does not widen the page');
     await page.click('#new-key-open');
