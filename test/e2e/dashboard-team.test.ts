@@ -11,7 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { browserSkip as skip, heading, launchChromium, logIn as logInOn, openPage, type Watched } from '../helpers/browser.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
-describe('the dashboard: team, invitations and password reset in Chromium', { timeout: 180_000, skip }, () => {
+describe('the dashboard: team, invitations and password reset in Chromium', { timeout: 600_000, skip }, () => {
   let g: TestGateway;
   let browser: Browser;
   const owner = { email: 'olga@example.com', password: 'olga-password-123' };
