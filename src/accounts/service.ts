@@ -95,13 +95,18 @@ export class AccountsService {
     return (await this.store.accounts.getAccount(id)) ?? notFound('account');
   }
 
+  /** The plan of an account made without a choice (accounts.defaultPlan). */
+  get defaultPlan(): string {
+    return this.catalogue.defaultPlan;
+  }
+
   async createAccount(input: NewAccountInput): Promise<Account> {
     const email = input.email?.trim();
     if (!email || !EMAIL.test(email)) throw new ValidationError('email', 'must be an email address');
     if (!input.name?.trim()) throw new ValidationError('name', 'must not be empty');
     if (input.role !== undefined && !ROLES.includes(input.role)) throw new ValidationError('role', `one of ${ROLES.join(', ')}`);
     if (input.password !== undefined && input.password.length < 12) throw new ValidationError('password', 'must be at least 12 characters');
-    const planId = input.planId ?? this.catalogue.defaultPlan;
+    const planId = input.planId ?? this.defaultPlan;
     if (!(await this.store.plans.getPlan(planId))) throw new ValidationError('planId', `no plan ${planId}`);
     await this.refuseMemberEmail(email);
     const account = await this.store.accounts.createAccount({
@@ -195,6 +200,9 @@ export class AccountsService {
       throw new ValidationError('permissions', `only Restricted keys choose permissions; a ${type} key has ${permissionsFor(type, undefined).join(', ')}`);
     }
     const rules = checkKeyRules(input, this.catalogue);
+    // A new key that would never work is a mistake (a date picked in the past), never what was meant. A key's
+    // expiry may still be moved to now or before on a change: that is how a key is made to stop at once.
+    if (rules.expiresAt && Date.parse(rules.expiresAt) <= Date.now()) throw new ValidationError('expiresAt', 'is in the past: choose a later date, or none for a key that does not expire');
     // Keys are free to make: without a cap, one account could make thousands (each a lookup entry, a row, a list,
     // and a per-second bucket of its own). The plan says how many.
     const max = (await this.store.plans.getPlan(account.planId))?.maxKeys ?? DEFAULT_MAX_KEYS;

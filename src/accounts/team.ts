@@ -138,6 +138,14 @@ export class TeamService {
     await this.store.members.deleteMember(memberId);
   }
 
+  /** What an invitation's link is for, before it is accepted: the account's name, the role and the email invited. */
+  async invitation(token: string): Promise<{ account: string; role: MemberRole; email: string }> {
+    const t = await this.store.tokens.findAccountToken(tokenHash(token ?? ''), 'invite', this.iso());
+    const account = t && (await this.store.accounts.getAccount(t.accountId));
+    if (!t || !account || account.status !== 'active') throw new ValidationError('token', BAD_LINK);
+    return { account: account.name, role: t.role ?? 'viewer', email: t.email };
+  }
+
   /** A new member from an invitation's token: the token is spent only by a valid name and password. */
   async accept(token: string, name: string, password: string): Promise<Login> {
     const display = checkName(name);

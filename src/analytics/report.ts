@@ -1,4 +1,5 @@
 import { LATENCY_BUCKETS_MS, type UsageMinute } from '../store/usage/usage-store.ts';
+import { percentileMs } from './percentile.ts';
 
 export type Bucket = 'minute' | 'hour' | 'day';
 
@@ -9,6 +10,16 @@ const add = (t: Tally, r: UsageMinute) => {
   t.computeUnits += r.computeUnits;
   if (r.code !== 0) t.errors += r.requests;
 };
+
+/** A breakdown's tally with its latency histogram, for its median and p99. */
+interface Timed extends Tally { latency: number[] }
+const timedTally = (): Timed => ({ ...tally(), latency: LATENCY_BUCKETS_MS.map(() => 0).concat(0) });
+const addTimed = (t: Timed, r: UsageMinute) => {
+  add(t, r);
+  for (let i = 0; i < r.latency.length; i++) t.latency[i] += r.latency[i];
+};
+/** A tally as answered: its counts, and the median and p99 latency (bucket bounds, ms; null: none timed or slower than the last bound). */
+const shown = ({ latency, ...t }: Timed) => ({ ...t, p50Ms: percentileMs(latency, 0.5), p99Ms: percentileMs(latency, 0.99) });
 
 /**
  * The requests of a row that were timed: all of a call's, none of a notification's (`eth_subscription` rows count
@@ -30,7 +41,7 @@ export const shownKey = (keyId: string) => (keyId.startsWith('(') ? keyId.slice(
 export class UsageReport {
   private readonly totals = tally();
   private readonly series = new Map<string, Tally & { latencyMsSum: number; timed: number }>();
-  private readonly by = { method: new Map<string, Tally>(), key: new Map<string, Tally>(), network: new Map<string, Tally>(), code: new Map<string, Tally>() };
+  private readonly by = { method: new Map<string, Timed>(), key: new Map<string, Timed>(), network: new Map<string, Timed>(), code: new Map<string, Timed>(), account: new Map<string, Timed>() };
   private readonly latency = LATENCY_BUCKETS_MS.map(() => 0).concat(0);
   private latencyMsSum = 0;
 
@@ -45,11 +56,11 @@ export class UsageReport {
     add(this.totals, r);
     const s = this.series.get(bucketOf(r.minute, this.bucket));
     if (s) { add(s, r); s.latencyMsSum += r.latencyMsSum; s.timed += timed(r); }
-    for (const [name, value] of [['method', r.method], ['key', shownKey(r.keyId)], ['network', r.network], ['code', String(r.code)]] as const) {
+    for (const [name, value] of [['method', r.method], ['key', shownKey(r.keyId)], ['network', r.network], ['code', String(r.code)], ['account', r.accountId]] as const) {
       const m = this.by[name];
       let t = m.get(value);
-      if (!t) m.set(value, (t = tally()));
-      add(t, r);
+      if (!t) m.set(value, (t = timedTally()));
+      addTimed(t, r);
     }
     for (let i = 0; i < r.latency.length; i++) this.latency[i] += r.latency[i];
     this.latencyMsSum += r.latencyMsSum;
@@ -62,11 +73,15 @@ export class UsageReport {
     return {
       from, to, bucket, totals,
       series: [...this.series].map(([t, s]) => ({ t, requests: s.requests, computeUnits: s.computeUnits, errors: s.errors, latencyMsAvg: s.timed ? Math.round(s.latencyMsSum / s.timed) : 0 })),
-      byMethod: [...by.method].map(([method, t]) => ({ method, ...t })).sort(byRequests),
-      byKey: [...by.key].map(([keyId, t]) => ({ keyId, ...t })).sort(byRequests),
-      byNetwork: [...by.network].map(([network, t]) => ({ network, ...t })).sort(byRequests),
-      byCode: [...by.code].map(([code, t]) => ({ code: Number(code), ...t })).sort(byRequests),
-      latency: { bucketsMs: [...LATENCY_BUCKETS_MS], counts: this.latency, avgMs: answered ? Math.round(this.latencyMsSum / answered) : 0 },
+      byMethod: [...by.method].map(([method, t]) => ({ method, ...shown(t) })).sort(byRequests),
+      byKey: [...by.key].map(([keyId, t]) => ({ keyId, ...shown(t) })).sort(byRequests),
+      byNetwork: [...by.network].map(([network, t]) => ({ network, ...shown(t) })).sort(byRequests),
+      byCode: [...by.code].map(([code, t]) => ({ code: Number(code), ...shown(t) })).sort(byRequests),
+      byAccount: [...by.account].map(([accountId, t]) => ({ accountId, ...shown(t) })).sort(byRequests),
+      latency: {
+        bucketsMs: [...LATENCY_BUCKETS_MS], counts: this.latency, avgMs: answered ? Math.round(this.latencyMsSum / answered) : 0,
+        p50Ms: percentileMs(this.latency, 0.5), p99Ms: percentileMs(this.latency, 0.99),
+      },
     };
   }
 }

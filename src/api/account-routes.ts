@@ -13,7 +13,7 @@ type Id = { Params: { id: string } };
  * The account's own routes (Bearer key with `admin`): the account and its plan, and its keys. Every key
  * operation is scoped to the caller's account: another account's key is 404, exactly like a missing one.
  */
-export async function accountRoutes(api: FastifyInstance, opts: { accounts: AccountsService; authenticate: onRequestAsyncHookHandler }) {
+export async function accountRoutes(api: FastifyInstance, opts: { accounts: AccountsService; authenticate: onRequestAsyncHookHandler; flushLastUsed?: () => Promise<void> }) {
   const { accounts } = opts;
   api.addHook('onRequest', opts.authenticate);
   // Set by the onRequest hook above for every route here.
@@ -31,7 +31,11 @@ export async function accountRoutes(api: FastifyInstance, opts: { accounts: Acco
       summary: "The account's keys, oldest first, a page at a time (values are never shown again, only `prefix`)", tags, security, querystring: pageQuery,
       response: { 200: pageOf('keys', 'Key', 'A page of the keys, revoked ones included'), ...errorResponses(400, 401, 403) },
     },
-  }, async (req) => accounts.listKeysPage(me(req), Number(req.query.limit ?? 100), req.query.cursor));
+  }, async (req) => {
+    // "Last used" as this instance knows it: its successful calls are written before the keys are read.
+    await opts.flushLastUsed?.();
+    return accounts.listKeysPage(me(req), Number(req.query.limit ?? 100), req.query.cursor);
+  });
 
   api.post<{ Body: NewKeyInput }>('/keys', {
     schema: {
@@ -47,7 +51,10 @@ export async function accountRoutes(api: FastifyInstance, opts: { accounts: Acco
 
   api.get<Id>('/keys/:id', {
     schema: { summary: 'One key', tags, security, params: idParams, response: { 200: ref('Key', 'The key'), ...errorResponses(401, 403, 404) } },
-  }, async (req) => accounts.getKey(req.params.id, me(req)));
+  }, async (req) => {
+    await opts.flushLastUsed?.();
+    return accounts.getKey(req.params.id, me(req));
+  });
 
   api.patch<Id & { Body: KeyPatchInput }>('/keys/:id', {
     schema: {

@@ -19,9 +19,10 @@ const settingsSchema = {
 } as const;
 const answer = {
   description: 'The settings and the alerts that fired recently',
-  type: 'object', required: ['settings', 'recent'],
+  type: 'object', required: ['settings', 'recent', 'mail'],
   properties: {
     settings: settingsSchema,
+    mail: { type: 'boolean', description: 'whether this gateway can send mail (mail.smtp.host): without it, alerts set to email are not mailed' },
     recent: {
       type: 'array',
       items: { type: 'object', properties: { kind: { enum: ['quota', 'errorRate'] }, threshold: { type: 'number' }, period: { type: 'string' }, firedAt: { type: 'string' }, value: { type: 'number' } } },
@@ -33,11 +34,12 @@ const answer = {
  * The account's usage alerts: `GET /account/alerts` the settings and what fired lately, `PUT` to change
  * them. The checker (alerts/alert-checker.ts) reads the settings from the store on its next round.
  */
-export async function alertRoutes(api: FastifyInstance, opts: { alerts: AlertStore; authenticate: onRequestAsyncHookHandler }) {
+export async function alertRoutes(api: FastifyInstance, opts: { alerts: AlertStore; authenticate: onRequestAsyncHookHandler; mailConfigured: boolean }) {
   const { alerts } = opts;
   api.addHook('onRequest', opts.authenticate);
   const me = (req: FastifyRequest) => req.principal!.account.id;
   const view = async (accountId: string) => ({
+    mail: opts.mailConfigured,
     settings: (await alerts.getAlertSettings(accountId)) ?? DEFAULT_ALERT_SETTINGS,
     recent: (await alerts.listFiredAlerts(accountId, RECENT)).map(({ kind, threshold, period, firedAt, value }) => ({ kind, threshold, period, firedAt, value })),
   });

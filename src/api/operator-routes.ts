@@ -26,7 +26,9 @@ export async function operatorRoutes(api: FastifyInstance, opts: { accounts: Acc
   });
 
   // Plans --------------------------------------------------------------------------------------------------
-  api.get('/plans', s('plans', 'All plans', { response: { 200: listOf('plans', 'Plan', 'The plans') } }), async () => ({ plans: await accounts.listPlans() }));
+  const plansList = listOf('plans', 'Plan', 'The plans, and the one an account made without a choice gets');
+  api.get('/plans', s('plans', 'All plans, and the default plan of new accounts', { response: { 200: { ...plansList, properties: { ...plansList.properties, defaultPlan: { type: 'string' } } } } }),
+    async () => ({ plans: await accounts.listPlans(), defaultPlan: accounts.defaultPlan }));
 
   api.post<{ Body: PlanInput }>('/plans', s('plans', 'Create a plan', { body: newPlanBody, response: { 201: ref('Plan', 'The plan') } }, 400, 409),
     async (req, reply) => reply.code(201).send(await accounts.createPlan(req.body)));

@@ -74,10 +74,11 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
     const auth = apiAuthentication(deps.keys, logins, guard, deps.config.limits.managementApi, sessions, deps.store, shared);
     openApiRoute(api);
     await api.register(sessionRoutes, { accounts: deps.accounts, team: deps.team, logins, sessions, guard, authenticate: auth.account, sessionsPerAddress: { perMinute: sessionsPerMinute, burst: sessionBurst }, shared });
-    await api.register(accountRoutes, { accounts: deps.accounts, authenticate: auth.account });
+    await api.register(accountRoutes, { accounts: deps.accounts, authenticate: auth.account, flushLastUsed: () => deps.keys.flushLastUsed() });
     await api.register(teamRoutes, { team: deps.team, authenticate: auth.account });
-    await api.register(publicAccountRoutes, { team: deps.team, sessions, guard, shared, log: api.log });
-    await api.register(alertRoutes, { alerts: deps.store.alerts, authenticate: auth.account });
+    const mailConfigured = deps.config.mail.smtp.host !== undefined;
+    await api.register(publicAccountRoutes, { team: deps.team, sessions, guard, shared, log: api.log, mailConfigured });
+    await api.register(alertRoutes, { alerts: deps.store.alerts, authenticate: auth.account, mailConfigured });
     if (deps.webhooks) {
       await api.register(webhookRoutes, {
         store: deps.store, networks: deps.networks, authenticate: auth.webhooks, allowPrivateTargets: deps.config.webhooks.allowPrivateTargets,

@@ -85,11 +85,14 @@ export async function sessionRoutes(api: FastifyInstance, opts: Opts) {
     } catch (err) {
       throw refused(err);
     }
-    if (!login || login.account.status !== 'active') {
+    if (!login) {
       const retryAfter = await guard.failed(req.ip);
       if (retryAfter !== undefined) throw tooMany(retryAfter);
       throw new ApiError(401, 'unauthorized', LOGIN_FAILED);
     }
+    // Said only after the right password: whoever holds it is the member, and "wrong password" would send them
+    // resetting a password that is not the problem.
+    if (login.account.status !== 'active') throw new ApiError(403, 'forbidden', 'the account is suspended: ask the operator of this gateway to reactivate it');
     await created.spend(address);
     return logIn(req, reply, sessions, login);
   });

@@ -83,7 +83,15 @@ interface PublicOpts {
   guard: UnknownKeyGuard;
   shared?: EventBudgets;
   log: { warn(obj: object, msg: string): void };
+  /** Whether mail.smtp.host is set: without it no reset link can be mailed, and the answer says so. */
+  mailConfigured: boolean;
 }
+
+/** The answer of POST /password-reset on a gateway that cannot send mail: the same whatever the email. */
+export const RESET_WITHOUT_MAIL = {
+  message: 'mail is not configured on this gateway, so no reset link can be mailed: ask the operator for a reset link (the Accounts page, or nodegate accounts reset-link)',
+  mail: false,
+};
 
 /** Calls of the public routes per client address: a burst of 30, then one every 10 s. */
 const PUBLIC_RATE = { perSecond: 1 / 10, burst: 30 };
@@ -144,6 +152,14 @@ export async function publicAccountRoutes(api: FastifyInstance, opts: PublicOpts
     }
   };
 
+  // POST, not GET: the token stays out of URLs and their logs.
+  api.post<{ Body: { token: string } }>('/invitations/preview', {
+    schema: {
+      summary: "What an invitation is for (the account's name, the role, the email invited), before it is accepted", tags, security: [], response: errorResponses(400, 429),
+      body: { type: 'object', additionalProperties: false, required: ['token'], properties: { token: TOKEN } },
+    },
+  }, async (req) => spendingFailures(req, () => team.invitation(req.body.token)));
+
   api.post<{ Body: { token: string; name: string; password: string } }>('/invitations/accept', {
     schema: {
       summary: 'Accept an invitation: become a member with this name and password (logged in)', tags, security: [], response: errorResponses(400, 409, 429),
@@ -179,6 +195,7 @@ export async function publicAccountRoutes(api: FastifyInstance, opts: PublicOpts
       body: { type: 'object', additionalProperties: false, required: ['email'], properties: { email: EMAIL } },
     },
   }, async (req, reply) => {
+    if (!opts.mailConfigured) return reply.code(202).send(RESET_WITHOUT_MAIL);
     const email = req.body.email.trim().toLowerCase();
     // After the answer: whether the email exists, and whether a mail is written, takes no time the caller sees.
     setImmediate(() => {

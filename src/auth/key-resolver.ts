@@ -103,7 +103,7 @@ export class KeyResolver {
     // Only well-formed keys are ever kept, so one found is well formed: the shape is tested on a miss only (the
     // regular expression was 1 % of a cache hit's instructions, bench/instructions.ts).
     const entry = value ? this.cache.get(value) : undefined;
-    if (!entry && (!value || !isKeyValue(value))) throw new GatewayError('INVALID_KEY');
+    if (!entry && (!value || !isKeyValue(value))) throw new GatewayError(value ? 'INVALID_KEY' : 'KEY_MISSING');
     const now = this.now();
     // A key known and fresh is decided at once (no promise: every request passes here); else once the store answers.
     if (!entry || entry.expires < now) return this.refresh(value!, entry, now).then((e) => this.usable(e, now));

@@ -66,6 +66,7 @@ test('errors name the field', () => {
     assert.match(text, /networks\.mainnet\.upstream: must match pattern/);
     return true;
   });
+  assert.throws(() => loadConfig(file('typo.yaml', 'rpc:\n  maxBachSize: 10\n'), {}), /rpc: must NOT have additional properties 'maxBachSize' \(did you mean 'maxBatchSize'\?\)/, 'a misspelt field gets its likely name');
   assert.throws(() => loadConfig(undefined, { NODEGATE_PORT: 'abc' }), /server\.port: must be integer/);
   // A number's unit (the schema's annotation) follows a bound, so the value to write is plain.
   assert.throws(() => loadConfig(file('ms.yaml', 'rpc:\n  timeoutMs: 5\n'), {}), /rpc\.timeoutMs: must be >= 100 \(ms\)/);

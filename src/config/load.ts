@@ -77,13 +77,33 @@ const upstreamDefaults = (): Omit<UpstreamConfig, 'url'> => ({
 /** Errors about a number's value, which read better with what it counts: `rpc.timeoutMs: must be >= 100 (ms)`. */
 const UNIT_KEYWORDS = new Set(['type', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']);
 
+/** Edits (insert, delete, replace one letter, case aside) from `a` to `b`. */
+function distance(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  let row = Array.from({ length: y.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= x.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= y.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (x[i - 1] === y[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[y.length];
+}
+
+/** ` (did you mean 'maxBatchSize'?)` for a field a letter or two from one the section has; else nothing. */
+function didYouMean(field: string, schema: unknown): string {
+  const known = Object.keys((schema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {});
+  const near = known.map((k) => ({ k, d: distance(field, k) })).filter((c) => c.d <= Math.max(1, Math.floor(field.length / 4))).sort((a, b) => a.d - b.d)[0];
+  return near ? ` (did you mean '${near.k}'?)` : '';
+}
+
 /** Validates a raw object (defaults filled in place) and returns the frozen configuration. */
 export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
   const validate = validator();
   if (!validate(raw)) {
     const problems = (validate.errors ?? []).map((e) => {
       const field = e.instancePath.slice(1).replaceAll('/', '.') || '(root)';
-      const extra = e.keyword === 'additionalProperties' ? ` '${(e.params as any).additionalProperty}'` : '';
+      const extra = e.keyword === 'additionalProperties' ? ` '${(e.params as any).additionalProperty}'${didYouMean((e.params as any).additionalProperty, e.parentSchema)}` : '';
       const allowed = e.keyword === 'enum' ? ` (${(e.params as any).allowedValues.join(', ')})` : '';
       const unit = (e.parentSchema as { unit?: string } | undefined)?.unit;
       const inUnit = unit && UNIT_KEYWORDS.has(e.keyword) ? ` (${unit})` : '';
@@ -112,7 +132,10 @@ export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
       names.add(n);
     }
   }
-  if (config.accounts.signupPlan !== undefined && !config.plans[config.accounts.signupPlan]) {
+  // Development's default (every chain embedded, nothing reached over the network) lets webhooks reach a local
+  // receiver; a deployment with real nodes keeps targets public unless it says otherwise.
+  config.webhooks.allowPrivateTargets ??= Object.values(config.networks).every((n) => n.upstreams!.every((u) => u.url === 'embedded'));
+    if (config.accounts.signupPlan !== undefined && !config.plans[config.accounts.signupPlan]) {
     throw new ConfigError([`accounts.signupPlan: no plan named ${config.accounts.signupPlan} in plans (${Object.keys(config.plans).join(', ')})`]);
   }
   if (!config.plans[config.accounts.defaultPlan]) {

@@ -472,8 +472,11 @@ export const configSchema = section({
   /** Webhooks (docs/decisions.md §10). */
   webhooks: section({
     enabled: flag(true),
-    /** Let targets be private, loopback or link-local addresses: local development only. */
-    allowPrivateTargets: flag(false),
+    /**
+     * Let targets be private, loopback or link-local addresses: local development only. Unset: true when every
+     * network runs on an embedded chain (a development setup, whose webhooks go to a local receiver), else false.
+     */
+    allowPrivateTargets: Type.Boolean({ [FILLED_AT_LOAD]: true }),
     /** Time a delivery attempt may take in all (DNS, connect, redirects, the whole answer). */
     timeoutMs: int('ms', { minimum: 100, maximum: 60000, default: 5000 }),
     /** Delivery attempts in flight at once, all webhooks together (each webhook has one at most: in order). */

@@ -17,7 +17,7 @@ export interface CatalogueEntry {
 }
 
 export const catalogue = {
-  PARSE_ERROR: { status: 400, code: -32700, message: 'Parse error', reason: 'parse_error', situation: 'body is not JSON' },
+  PARSE_ERROR: { status: 400, code: -32700, message: 'Parse error', reason: 'parse_error', situation: 'body is not JSON (the message says where it stops being JSON, or that it is empty)' },
   INVALID_REQUEST: { status: 400, code: -32600, message: 'Invalid Request', reason: 'invalid_request', situation: 'not a valid request object / batch framing' },
   BODY_TOO_LARGE: { status: 413, code: -32600, message: 'request body exceeds {limit} bytes', reason: 'body_too_large', situation: 'body too large' },
   REQUEST_TIMEOUT: { status: 408, code: -32600, message: 'request not received within {limit} ms', reason: 'request_timeout', situation: 'the request (headers and body) took longer than server.requestTimeoutMs to arrive' },
@@ -26,14 +26,15 @@ export const catalogue = {
   ROUTE_NOT_FOUND: { status: 404, code: -32600, message: 'no endpoint at this path; use POST /v1/{network}/{apikey}', reason: 'route_not_found', situation: 'a path that is not an endpoint' },
   METHOD_NOT_FOUND: { status: 200, code: -32601, message: 'the method {method} does not exist/is not available', reason: 'method_not_found', situation: 'method not allowed' },
   INVALID_PARAMS: { status: 200, code: -32602, message: 'Invalid params', reason: 'invalid_params', situation: 'invalid params' },
-  INVALID_KEY: { status: 401, code: -32010, message: 'invalid API key', reason: 'invalid_key', situation: 'missing, unknown or expired key' },
+  KEY_MISSING: { status: 401, code: -32010, message: 'no API key in the URL: call /v1/{network}/{your key} (the dashboard shows the complete URL when a key is made)', reason: 'key_missing', situation: 'the path has no key' },
+  INVALID_KEY: { status: 401, code: -32010, message: 'invalid API key', reason: 'invalid_key', situation: 'unknown, malformed or expired key' },
   KEY_REVOKED: { status: 401, code: -32010, message: 'API key revoked', reason: 'key_revoked', situation: 'revoked key' },
   JWT_MISSING: { status: 401, code: -32010, message: 'this key requires a JWT: send it as Authorization: Bearer <token>', reason: 'jwt_missing', situation: 'the key requires a JWT and the request (or the WebSocket upgrade) carries none' },
   JWT_EXPIRED: { status: 401, code: -32010, message: 'the JWT has expired', reason: 'jwt_expired', situation: "the key's JWT is past its exp (60 s of clock skew allowed)" },
   JWT_INVALID: { status: 401, code: -32010, message: 'the JWT is not valid: {detail}', reason: 'jwt_invalid', situation: "the key's JWT has a bad signature, is signed by none of the key's public keys, is not a JWT, has no exp or is not valid yet (nbf)" },
   JWT_AUDIENCE: { status: 401, code: -32010, message: 'the JWT is not for this key: its aud is none the key accepts', reason: 'jwt_audience', situation: "the key's JWT has no aud, or one the key's audiences do not list" },
   FORBIDDEN: { status: 403, code: -32011, message: 'forbidden: {detail}', reason: 'forbidden', situation: "key lacks permission; IP, origin, network, user agent or method not allowed for the key; a contract its call names not in the key's allowlist; a method the key denies" },
-  UNKNOWN_NETWORK: { status: 404, code: -32012, message: 'unknown network {network}', reason: 'unknown_network', situation: 'unknown network' },
+  UNKNOWN_NETWORK: { status: 404, code: -32012, message: 'unknown network {network}; this gateway serves {known}', reason: 'unknown_network', situation: 'unknown network (the message lists the networks served)' },
   LIMIT_EXCEEDED: { status: 429, code: -32005, message: 'limit exceeded', reason: 'limit_exceeded', situation: 'per-second limit or plan quota exceeded' },
   LOGS_TOO_MANY: { status: 200, code: -32005, message: 'query returned more than {limit} results. Try with this block range [{from}, {to}].', reason: 'logs_too_many', situation: 'eth_getLogs too many results / too wide a range' },
   FILTER_NOT_FOUND: { status: 200, code: -32000, message: 'filter not found', reason: 'filter_not_found', situation: 'filter id unknown, expired, or of another key' },

@@ -1,5 +1,5 @@
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fileURLToPath } from 'node:url';
 import { PLAN_LIMITS } from '../config/plan-limits.ts';
 import { dashboardFacts } from '../dashboard/facts.ts';
@@ -23,6 +23,14 @@ export async function registerDashboard(app: FastifyInstance): Promise<void> {
     });
     await d.register(fastifyStatic, { root: ROOT, prefix: '/dashboard/', index: 'index.html', wildcard: false });
     d.get('/dashboard', (_req, reply) => reply.redirect('/dashboard/'));
+    // A page's address typed or bookmarked as a path (`/dashboard/settings`, `/dashboard/keys/<id>`) opens the
+    // dashboard at that page: the front end routes by the hash and reads such a path once, at load.
+    const page = (req: FastifyRequest, reply: FastifyReply) => (req.url.includes('.') ? reply.callNotFound() : reply.type('text/html; charset=utf-8').sendFile('index.html'));
+    d.get('/dashboard/:page', page);
+    d.get('/dashboard/:page/:id', page);
+    d.get('/dashboard/operator/:page', page);
+    // The gateway's root is where a person lands first: the dashboard.
+    d.get('/', (_req, reply) => reply.redirect('/dashboard/'));
     // The front end's domain facts (permissions, key types, roles, webhook kinds, plan limits, error codes), made
     // from the modules that define them: the page declares none of its own.
     d.get('/dashboard/facts.json', async () => facts);

@@ -37,8 +37,10 @@ export function compileParamValidator(schema: MethodSchema, block: BlockParam | 
       if (!checks[i](v)) {
         const e = checks[i].errors?.[0];
         const at = e?.instancePath ? ` at ${e.instancePath}` : '';
+        // ajv's enum wording names no value: the allowed ones are said, so the caller can pick one.
+        const allowed = e?.keyword === 'enum' ? ` (${(e.params as { allowedValues: unknown[] }).allowedValues.map((x) => JSON.stringify(x)).join(', ')})` : '';
         return new GatewayError('INVALID_PARAMS', {
-          detail: `invalid argument ${i} (${params[i].name})${at}: ${e?.message ?? 'invalid'}`,
+          detail: `invalid argument ${i} (${params[i].name})${at}: ${e?.message ?? 'invalid'}${allowed}`,
           param: params[i].name,
           index: i,
           expected: params[i].schema.title ?? params[i].name,

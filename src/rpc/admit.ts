@@ -105,8 +105,10 @@ export function admitter(deps: EndpointDeps) {
    * or in memory) cost nothing; one the store was asked about and did not know spends the address's failures, as
    * on any network, so this path is no way round the unknown-key guard.
    */
+  // The names a caller may use, said with every unknown one: a typo is fixed from the answer alone.
+  const known = networks.list.map((n) => n.name).join(', ');
   const unknownNetwork = (a: Arrival, charge: boolean): Refusal | Promise<Refusal> => {
-    const e = new GatewayError('UNKNOWN_NETWORK', { network: a.network.slice(0, 64) });
+    const e = new GatewayError('UNKNOWN_NETWORK', { network: a.network.slice(0, 64), known });
     if (!usage || !charge) return refuse(e);
     const counted = (k: ResolvedKey) => { count(k, UNKNOWN_NETWORK, e, charge); return refuse(e); };
     let key: ResolvedKey | Promise<ResolvedKey>;

@@ -35,18 +35,34 @@ export interface FramedBody {
 }
 
 /**
+ * Where a body stops being JSON, as a person finds it in an editor: the line and column (V8's message gives the
+ * offset), or that it ended early, or that it is empty. Nothing of the body itself is repeated.
+ */
+function whereJsonStops(text: string, err: unknown): string {
+  if (text.trim() === '') return 'the body is empty';
+  const message = String((err as Error)?.message);
+  const at = /position (\d+)/.exec(message)?.[1];
+  const token = /^Unexpected token '(.)'/.exec(message)?.[1];
+  if (at === undefined && token !== undefined) return `not valid JSON: unexpected character '${token}'`;
+  const offset = at === undefined ? text.length : Number(at);
+  if (offset >= text.length) return `the JSON ends early, at line ${text.split('\n').length} (a bracket, brace or quote left open)`;
+  const before = text.slice(0, offset).split('\n');
+  return `not valid JSON at line ${before.length}, column ${before[before.length - 1].length + 1}`;
+}
+
+/**
  * Parses and frames a body: a single request is a batch of one, so there is one path (docs/decisions.md §3).
  * Throws a GatewayError for what fails the body as a whole: not JSON, empty or oversized batch.
  */
 export function frameBody(body: Buffer | string | undefined, maxBatch: number): FramedBody {
   // A POST without a body (and without a content type) has none: nothing to parse is a parse error.
-  if (body === undefined) throw new GatewayError('PARSE_ERROR');
+  if (body === undefined) throw new GatewayError('PARSE_ERROR', { detail: 'the body is empty' });
   const text = typeof body === 'string' ? body : body.toString('utf8');
   let doc: unknown;
   try {
     doc = JSON.parse(text);
-  } catch {
-    throw new GatewayError('PARSE_ERROR');
+  } catch (err) {
+    throw new GatewayError('PARSE_ERROR', { detail: whereJsonStops(text, err) });
   }
   if (!Array.isArray(doc)) {
     const items = [frameItem(doc)];

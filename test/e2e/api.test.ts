@@ -7,6 +7,7 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 /** Routes without credentials (issue 22): limited per address, never a 401. */
 const PUBLIC_ROUTES = [
   'POST /api/v1/invitations/accept',
+  'POST /api/v1/invitations/preview',
   'GET /api/v1/signup',
   'POST /api/v1/signup',
   'POST /api/v1/password-reset',

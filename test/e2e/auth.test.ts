@@ -154,7 +154,9 @@ describe('who may call the JSON-RPC endpoint', () => {
 
   describe('expiry, revocation, suspension', () => {
     test('an expired key is 401 and says so', async () => {
-      const { value } = await newKey({ expiresAt: new Date(Date.now() - 1000).toISOString() });
+      await assert.rejects(newKey({ expiresAt: new Date(Date.now() - 1000).toISOString() }), /expiresAt: is in the past/, 'no key is made already expired');
+      const { key, value } = await newKey({});
+      await g.gw.accounts.updateKey(key.id, { expiresAt: new Date(Date.now() - 1000).toISOString() });
       await expectError(value, 401, -32010, 'invalid API key: the key has expired');
       const later = await newKey({ expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
       await expectOk(later.value);

@@ -28,6 +28,7 @@ describe('the dashboard: usage filters, refusals, CSV and live refresh in Chromi
     const page = await openPage(browser, g.url);
     await logIn(page, g.url, member.email, member.password);
     await page.click('#nav-keys');
+    await page.click('#new-key-open');
     await page.fill('#key-name', 'usage key');
     await page.click('#create-key');
     await page.waitForSelector('#new-key-url');
@@ -44,9 +45,13 @@ describe('the dashboard: usage filters, refusals, CSV and live refresh in Chromi
     await heading(page, 'Usage');
     await page.waitForFunction(() => document.querySelector('#total-requests')?.textContent === '4');
     assert.match((await page.textContent('#errors'))!, /-32012[\s\S]*unknown network/, 'the refusal, with what its code means');
+    // Recorded under names that are not methods: never offered as one.
+    const offered = await page.$$eval('#known-methods option', (os) => os.map((o) => (o as HTMLOptionElement).value));
+    assert.ok(offered.includes('eth_blockNumber') && !offered.some((m) => m.startsWith('(') || m === 'eth_subscription'), `methods offered: ${offered.join(', ')}`);
+    // Typed, without Enter: applied after a short pause, and kept in the page's address.
     await page.fill('#filter-method', 'eth_blockNumber');
-    await page.press('#filter-method', 'Enter');
     await page.waitForFunction(() => document.querySelector('#total-requests')?.textContent === '2');
+    assert.match(await page.evaluate(() => location.hash), /method=eth_blockNumber/);
     assert.ok(await page.isHidden('.notice[role=status]'), 'the gateway took the method filter');
     await page.fill('#filter-method', '');
     await page.selectOption('#filter-status', '-32012');

@@ -107,7 +107,9 @@ describe('JSON-RPC framing and the error catalogue on the wire', () => {
   test('a body that is not JSON is -32700 with HTTP 400', async () => {
     const r = await g.rpc('{"jsonrpc":"2.0",');
     assert.equal(r.status, 400);
-    assert.deepEqual(r.body, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error', data: { reason: 'parse_error' } } });
+    assert.deepEqual(r.body, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the JSON ends early, at line 1 (a bracket, brace or quote left open)', data: { reason: 'parse_error', detail: 'the JSON ends early, at line 1 (a bracket, brace or quote left open)' } } });
+    const wrong = await g.rpc('{"jsonrpc":"2.0",\n "id" 1}');
+    assert.equal(wrong.body.error.message, 'Parse error: not valid JSON at line 2, column 7', 'where the body stops being JSON, as an editor counts');
   });
 
   test('an empty body is a parse error', async () => {
@@ -185,7 +187,7 @@ describe('JSON-RPC framing and the error catalogue on the wire', () => {
       assert.equal(r.status, 401, path);
       assert.equal(r.body.id, null, 'refused before the body is read: its id is unknown (JSON-RPC 2.0)');
       assert.equal(r.body.error.code, -32010);
-      assert.equal(r.body.error.message, 'invalid API key');
+      assert.equal(r.body.error.message, path.split('/')[3] ? 'invalid API key' : 'no API key in the URL: call /v1/{network}/{your key} (the dashboard shows the complete URL when a key is made)', 'a missing key is not called invalid');
       assert.ok(!r.text.includes(bad));
     }
   });
@@ -194,7 +196,7 @@ describe('JSON-RPC framing and the error catalogue on the wire', () => {
     const r = await g.rpc(call('eth_chainId'), { network: 'goerli' });
     assert.equal(r.status, 404);
     assert.equal(r.body.error.code, -32012);
-    assert.equal(r.body.error.message, 'unknown network goerli');
+    assert.match(r.body.error.message, /^unknown network goerli; this gateway serves mainnet(, |$)/, 'with the networks it serves');
   });
 
   test('the unversioned path and the devnet alias reach the same networks', async () => {

@@ -190,7 +190,7 @@ describe('usage you can filter, refusals counted, CSV, alerts', { timeout: 180_0
     const a = await account('settings');
     const none = await api('GET', '/account/alerts', a.admin);
     assert.equal(none.status, 200);
-    assert.deepEqual(none.body, { settings: { quotaPercents: [], errorRate: null, email: true }, recent: [] });
+    assert.deepEqual(none.body, { settings: { quotaPercents: [], errorRate: null, email: true }, mail: false, recent: [] }, 'mail: false, this gateway has no SMTP');
     const put = await api('PUT', '/account/alerts', a.admin, { quotaPercents: [90, 75, 90, 100], errorRate: { percent: 5, minutes: 15, minRequests: 20 } });
     assert.equal(put.status, 200, put.text);
     assert.deepEqual(put.body.settings, { quotaPercents: [75, 90, 100], errorRate: { percent: 5, minutes: 15, minRequests: 20 }, email: true });

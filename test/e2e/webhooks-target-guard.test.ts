@@ -45,7 +45,7 @@ describe('webhook targets: embedded-IPv4 forms of IPv6 refused', { timeout: 60_0
   const spy: string[] = [];
   before(async () => {
     g = await startTestGateway(
-      { networks: { mainnet: { chainId: 1 } }, webhooks: { retryBaseMs: 50, pollMs: 50 } },
+      { networks: { mainnet: { chainId: 1 } }, webhooks: { allowPrivateTargets: false, retryBaseMs: 50, pollMs: 50 } },
       { webhookNet: { resolve: async (h) => (DNS[h] ? [{ address: DNS[h], family: 6 }] : []), onConnect: (t) => { spy.push(`${t.hostname} ${t.address}`); throw new Error('test spy: no connection'); } } },
     );
   });

@@ -117,7 +117,11 @@ function markActive() {
   }
 }
 
+/** Counts the routes taken: a page that finishes loading after the next route began is not shown. */
+let routed = 0;
+
 async function route() {
+  const turn = ++routed;
   for (const fn of leaving) fn();
   leaving = [];
   const { path, query } = current();
@@ -136,19 +140,19 @@ async function route() {
     session, facts, params: found.params ?? {}, query, role: role(), can: (action) => facts.roles.find((r) => r.name === role())?.can.includes(action) ?? false, isOperator: isOperator(),
     signedIn, onLeave: (fn) => { leaving.push(fn); },
   };
-  const at = location.hash;
   let page;
   try {
     page = await found.r.page(ctx);
   } catch (err) {
     page = { title: 'Something went wrong', body: failed(err, 'This page') };
   }
-  if (location.hash !== at) return; // the user went elsewhere meanwhile
+  // The user went elsewhere meanwhile (a page's own filters rewrite the address without routing: not a new route).
+  if (turn !== routed) return;
   const heading = h('h1', { tabindex: -1, id: 'page-title' }, page.title);
   main.replaceChildren(heading, page.body);
   main.setAttribute('aria-busy', 'false');
   document.title = `${page.title} · Nodegate`;
-  heading.focus();
+  (page.focus ?? heading).focus();
 }
 
 menuButton.addEventListener('click', () => {
@@ -158,6 +162,10 @@ menuButton.addEventListener('click', () => {
 document.getElementById('skip')?.addEventListener('click', () => (document.getElementById('page-title') ?? main).focus());
 whenSignedOut(() => { if (session) signedOut(); });
 window.addEventListener('hashchange', () => void route());
+
+// A page opened by its path (/dashboard/settings) is the same page as its hash (#/settings).
+const deep = location.pathname.replace(/^\/dashboard\/?/, '');
+if (deep) history.replaceState(null, '', `/dashboard/${location.hash || `#/${deep}`}`);
 
 try {
   const s = /** @type {Session} */ (await api('GET', '/session'));

@@ -30,6 +30,8 @@ export interface TokenStore {
    * undefined. One statement: of two concurrent uses exactly one gets the token.
    */
   consumeAccountToken(idHash: string, kind: AccountToken['kind'], now: string): Promise<AccountToken | undefined>;
+  /** The token of this hash and kind if it is unused and unexpired at `now`, left as it is (an invitation shown before it is accepted). */
+  findAccountToken(idHash: string, kind: AccountToken['kind'], now: string): Promise<AccountToken | undefined>;
   /** The account's invitations not used and not expired at `now`, oldest first. */
   listInvitations(accountId: string, now: string): Promise<AccountToken[]>;
   /** Withdraws an unused invitation of the account by its public id. */
@@ -59,6 +61,12 @@ export function tokenStore(db: SqlDb): TokenStore {
       const row = await k.updateTable('account_tokens').set({ used_at: t })
         .where('id_hash', '=', idHash).where('kind', '=', kind).where('used_at', 'is', null).where('expires_at', '>', t)
         .returningAll().executeTakeFirst();
+      return row && tokenFromRow(row, codec);
+    },
+    async findAccountToken(idHash, kind, now) {
+      const row = await k.selectFrom('account_tokens').selectAll()
+        .where('id_hash', '=', idHash).where('kind', '=', kind).where('used_at', 'is', null).where('expires_at', '>', isoTime(now))
+        .executeTakeFirst();
       return row && tokenFromRow(row, codec);
     },
     async listInvitations(accountId, now) {

@@ -170,6 +170,18 @@ export class Form {
       ?? shown.find((f) => f.spec.name.startsWith(`${n}.`)) ?? shown.find((f) => f.spec.name === n.split('.')[0]);
   }
 
+  /** Every field back to the value it was made with (a form that made something is ready for the next one). */
+  reset() {
+    for (const f of this.fields.values()) {
+      const v = f.spec.value;
+      if (f.boxes.length) for (const b of f.boxes) b.checked = Array.isArray(v) && v.includes(b.value);
+      else if (f.spec.type === 'checkbox') /** @type {HTMLInputElement} */ (f.input).checked = Boolean(v);
+      else f.input.value = v === null || v === undefined ? '' : Array.isArray(v) ? v.join('\n') : String(v);
+    }
+    this.clearErrors();
+    this.applyShown();
+  }
+
   clearErrors() {
     this.problem.hidden = true;
     this.problem.textContent = '';

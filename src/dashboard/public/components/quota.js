@@ -1,6 +1,7 @@
 // @ts-check
-// The month's quota as a bar that stays readable for any plan: the numbers in words (1 quadrillion, not
-// 1,000,000,000,000,000), the share with enough decimals to move ("< 0.01 %"), and a sliver drawn for any use at all.
+// The month's quota as a bar that stays readable for any plan: the numbers in words (30 million, not 30,000,000;
+// "unlimited" from 10^15, a quota no one reaches), the share with enough decimals to move ("< 0.01 %"), and a sliver
+// drawn for any use at all.
 import { compact, fmt, h } from '../lib/dom.js';
 
 /** @param {{ month: string, used: number, limit: number, plan: string }} q */
@@ -13,7 +14,7 @@ export function quotaBar(q) {
   const id = 'quota-bar';
   return h('section', { class: 'card', 'aria-labelledby': `${id}-h` },
     h('h2', { id: `${id}-h` }, `Quota this month (${q.month}, plan ${q.plan})`),
-    h('p', { id: 'quota-used' }, `${compact(q.used)} of ${compact(q.limit)} compute units used (${shown})`),
+    h('p', { id: 'quota-used' }, q.limit >= 1e15 ? `${compact(q.used)} compute units used; the quota is unlimited` : `${compact(q.used)} of ${compact(q.limit)} compute units used (${shown})`),
     h('div', { class: 'bar', role: 'meter', 'aria-label': 'Quota used this month', 'aria-valuemin': 0, 'aria-valuemax': 100, 'aria-valuenow': Math.min(100, share).toFixed(2), 'aria-valuetext': shown }, fill),
     h('p', { class: 'hint' }, `Exactly: ${fmt(q.used)} of ${fmt(q.limit)}.`));
 }

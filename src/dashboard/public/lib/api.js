@@ -31,7 +31,7 @@ export class ApiFailure extends Error {
 }
 
 /** The routes that do not need a session: a 401 there is an answer (wrong password), not a logout. */
-const PUBLIC = /^\/(session|signup|password-reset|invitations\/accept)(\/|$|\?)/;
+const PUBLIC = /^\/(session|signup|password-reset|invitations\/(accept|preview))(\/|$|\?)/;
 
 /**
  * @template T

@@ -20,6 +20,8 @@
  * @typedef {object} Page
  * @property {string} title the heading and the document's title
  * @property {Node} body
+ * @property {HTMLElement} [focus] what takes the focus when the page opens (default: its heading); a page with one
+ *   thing to do (the login's email) starts there
  */
 
 export {};

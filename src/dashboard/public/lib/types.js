@@ -39,6 +39,8 @@
  * @property {number} errors
  */
 
+/** @typedef {Tally & { p50Ms?: number | null, p99Ms?: number | null }} Timed a breakdown's tally with its median and p99 latency (bucket bounds, ms) */
+
 /**
  * @typedef {object} UsageReport
  * @property {string} from
@@ -46,11 +48,12 @@
  * @property {'minute' | 'hour' | 'day'} bucket
  * @property {Tally} totals
  * @property {Array<Tally & { t: string, latencyMsAvg: number }>} series
- * @property {Array<Tally & { method: string }>} byMethod
- * @property {Array<Tally & { keyId: string }>} byKey
- * @property {Array<Tally & { network: string }>} byNetwork
- * @property {Array<Tally & { code: number }>} byCode
- * @property {{ bucketsMs: number[], counts: number[], avgMs: number }} latency
+ * @property {Array<Timed & { method: string }>} byMethod
+ * @property {Array<Timed & { keyId: string }>} byKey
+ * @property {Array<Timed & { network: string }>} byNetwork
+ * @property {Array<Timed & { code: number }>} byCode
+ * @property {Array<Timed & { accountId: string }>} [byAccount] absent from older gateways
+ * @property {{ bucketsMs: number[], counts: number[], avgMs: number, p50Ms?: number | null, p99Ms?: number | null }} latency
  * @property {{ month: string, used: number, limit: number, plan: string }} [quota]
  */
 

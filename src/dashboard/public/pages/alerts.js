@@ -8,7 +8,7 @@ import { api } from '../lib/api.js';
 import { h, when } from '../lib/dom.js';
 
 /** @typedef {import('../lib/types.js').AlertSettings} AlertSettings */
-/** @typedef {{ settings: AlertSettings, recent: Array<{ kind: string, threshold: number, period: string, firedAt: string, value: number }> }} Alerts */
+/** @typedef {{ settings: AlertSettings, mail?: boolean, recent: Array<{ kind: string, threshold: number, period: string, firedAt: string, value: number }> }} Alerts */
 
 /** Thresholds offered; any other saved value is shown too. */
 const QUOTA_STEPS = [50, 75, 90, 100];
@@ -45,7 +45,10 @@ export async function alertsPage(ctx) {
       { name: 'percent', label: 'Error rate above (%)', type: 'number', id: 'error-rate-percent', value: s.errorRate?.percent ?? 5, attrs: { min: 1, max: 100, step: 1 }, shown: rate, check: (v, all) => (rate(all) ? within(v, 1, 100, 'a percentage') : undefined) },
       { name: 'minutes', label: 'Over the last (minutes)', type: 'number', id: 'error-rate-minutes', value: s.errorRate?.minutes ?? 15, attrs: { min: 1, max: 1440, step: 1 }, shown: rate, check: (v, all) => (rate(all) ? within(v, 1, 1440, 'minutes') : undefined) },
       { name: 'minRequests', label: 'Only with at least (requests)', type: 'number', id: 'error-rate-min', value: s.errorRate?.minRequests ?? 100, attrs: { min: 1, step: 1 }, hint: 'So that 1 failure in 2 calls does not count as 50 %.', shown: rate, check: (v, all) => (rate(all) ? within(v, 1, 1e9, 'a number of requests') : undefined) },
-      { name: 'email', label: 'Send alerts by email (to the account and its owners and developers)', type: 'checkbox', id: 'alert-email', value: s.email },
+      {
+        name: 'email', label: 'Send alerts by email (to the account and its owners and developers)', type: 'checkbox', id: 'alert-email', value: s.email,
+        hint: alerts.mail === false ? 'Mail is not configured on this gateway: alerts are not mailed; they go to your webhooks of kind usage.threshold only.' : undefined,
+      },
     ],
     onSubmit: async (v) => {
       alerts = await api('PUT', '/account/alerts', {
@@ -54,7 +57,7 @@ export async function alertsPage(ctx) {
         email: v.email,
       });
       drawRecent();
-      return 'Saved.';
+      return v.email && alerts.mail === false ? 'Saved. Mail is not configured on this gateway, so these alerts reach your webhooks only, not your inbox.' : 'Saved.';
     },
   });
   if (!ctx.can('changeAlerts')) for (const el of form.el.querySelectorAll('input, button')) /** @type {HTMLInputElement} */ (el).disabled = true;

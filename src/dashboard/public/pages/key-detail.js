@@ -1,6 +1,6 @@
 // @ts-check
 // One key: what its type means (Dedicated included), its permissions, when it was last used (successful calls
-// only), and its allowlists in an editor with Cancel and a "Saved" confirmation, problems next to the field.
+// only), its numbers (the last 24 hours and this month, per network), and its allowlists in an editor with Cancel and a "Saved" confirmation, problems next to the field.
 import { confirmDialog } from '../components/confirm.js';
 import { Form } from '../components/form.js';
 import { failed, readOnlyNote } from '../components/notice.js';
@@ -10,6 +10,7 @@ import { loadNetworks } from '../lib/endpoints.js';
 import { capital } from '../lib/facts.js';
 import { keyStatus } from '../lib/key-status.js';
 import { copyBox } from '../components/copy.js';
+import { periods } from '../components/usage-summary.js';
 import { allowlistFields, RULE_FIELDS, rulesOf } from './key-fields.js';
 
 /** @typedef {import('../lib/types.js').ApiKey} ApiKey */
@@ -18,6 +19,7 @@ import { allowlistFields, RULE_FIELDS, rulesOf } from './key-fields.js';
 export async function keyDetailPage(ctx) {
   const [networks, first] = await Promise.all([loadNetworks(), /** @type {Promise<ApiKey>} */ (api('GET', `/keys/${encodeURIComponent(ctx.params.id)}`))]);
   let key = first;
+  const usage = await periods({ keyId: key.id, id: 'key-usage' }).then((p) => p.el, (err) => failed(err, 'The numbers of this key'));
   const facts = h('dl', { class: 'facts', id: 'key-facts' });
   const drawFacts = () => {
     const type = ctx.facts.keyTypes.find((t) => t.name === key.type);
@@ -104,7 +106,7 @@ export async function keyDetailPage(ctx) {
   }), h('p', {}, h('strong', {}, 'eth_getLogs range'), ': ', key.logsMaxBlockRange ? `${key.logsMaxBlockRange} blocks` : "the network's"));
   return {
     title: `Key “${key.name}”`,
-    body: h('div', {}, h('p', {}, h('a', { href: '#/keys' }, '← All keys')), h('section', { class: 'card' }, facts),
+    body: h('div', {}, h('p', {}, h('a', { href: '#/keys' }, '← All keys')), h('section', { class: 'card' }, facts), usage,
       h('section', { class: 'card' }, editable ? editor.el : h('div', {}, h('h2', {}, 'Allowlists'), readOnly, ctx.can('changeKeys') ? null : readOnlyNote(ctx.role))),
       editable ? h('section', { class: 'card' }, rotation.el, rotated) : null,
       editable ? h('p', {}, revoke) : null),

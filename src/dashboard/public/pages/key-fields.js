@@ -5,9 +5,18 @@ import { capital } from '../lib/facts.js';
 
 /** @typedef {import('../components/form.js').FieldSpec} FieldSpec */
 
-/** A value of an IP allowlist the page can tell is wrong (the server checks fully). @param {string[]} list */
+/** An IPv4 address: four numbers of 0 to 255. @param {string} s */
+const ipv4 = (s) => /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(s) && s.split('.').every((n) => Number(n) <= 255);
+/** An address or CIDR: IPv4 with a prefix up to 32, IPv6 (its form left to the server) up to 128. @param {string} s */
+const ipOrCidr = (s) => {
+  const [addr, prefix, more] = s.split('/');
+  if (more !== undefined || (prefix !== undefined && !/^\d{1,3}$/.test(prefix))) return false;
+  if (addr.includes(':')) return /^[0-9a-fA-F:.]+$/.test(addr) && (prefix === undefined || Number(prefix) <= 128);
+  return ipv4(addr) && (prefix === undefined || Number(prefix) <= 32);
+};
+/** The values of an IP allowlist the page can tell are wrong, every one named (the server checks fully). @param {string[]} list */
 const ipProblem = (list) => {
-  const bad = list.filter((s) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s));
+  const bad = list.filter((s) => !ipOrCidr(s));
   return bad.length ? `Not an IP address or CIDR: ${bad.join(', ')}. Use forms like 203.0.113.7, 10.0.0.0/8 or 2001:db8::/32.` : undefined;
 };
 /** @param {string[]} list */
@@ -21,6 +30,24 @@ const addressProblem = (list) => {
   const bad = list.filter((s) => !/^0x[0-9a-fA-F]{40}$/.test(s));
   return bad.length ? `Not a contract address: ${bad.join(', ')}. An address is 0x and 40 hex digits.` : undefined;
 };
+
+/** Today's date in UTC, as a date input writes it. */
+const today = () => new Date().toISOString().slice(0, 10);
+
+/**
+ * A key's rules in a few words for the list, so that two Restricted keys do not look alike: "IPs 10.0.0.0/8 ·
+ * networks mainnet", or "none" for a key any caller may use for any call.
+ * @param {import('../lib/types.js').ApiKey} k
+ */
+export function rulesSummary(k) {
+  /** @type {Array<[string, string[]]>} */
+  const lists = [['IPs', k.ipAllowlist], ['origins', k.originAllowlist], ['networks', k.networkAllowlist], ['methods', k.methodAllowlist],
+    ['denied', k.methodDenylist ?? []], ['contracts', k.contractAllowlist ?? []], ['user agents', k.userAgentAllowlist ?? []]];
+  const parts = lists.filter(([, l]) => l.length).map(([n, l]) => `${n} ${l.length > 2 ? `${l.slice(0, 2).join(', ')} +${l.length - 2}` : l.join(', ')}`);
+  if (k.jwtKeys?.length) parts.push('JWT required');
+  if (k.logsMaxBlockRange) parts.push(`eth_getLogs ≤ ${k.logsMaxBlockRange} blocks`);
+  return parts.length ? parts.join(' · ') : 'none';
+}
 
 /** The fields of a key's rules as the management API names them, lists and the one number. */
 export const RULE_FIELDS = ['ipAllowlist', 'originAllowlist', 'networkAllowlist', 'methodAllowlist', 'methodDenylist', 'contractAllowlist', 'userAgentAllowlist', 'jwtAudiences'];
@@ -74,6 +101,9 @@ export function keyFields(facts, networks, offered) {
       check: (v, all) => (all.type === 'Restricted' && v.length === 0 ? 'Choose at least one permission.' : undefined),
     },
     ...allowlistFields(networks),
-    { name: 'expiresAt', label: 'Expires (optional)', type: 'date', id: 'key-expires', hint: 'At the end of that day (UTC). Empty: never.' },
+    {
+      name: 'expiresAt', label: 'Expires (optional)', type: 'date', id: 'key-expires', hint: 'At the end of that day (UTC). Empty: never.', attrs: { min: today() },
+      check: (v) => (v && v < today() ? 'This day has passed: choose today or later, or leave it empty for a key that does not expire.' : undefined),
+    },
   ];
 }

@@ -1,18 +1,19 @@
 // @ts-check
-// API keys: make one (then its complete HTTPS and WebSocket URLs, shown once, each with its own copy button, and the
-// focus on the first of them), the list (each key's page has its allowlists; revoke after a confirmation), and a
-// revocation by what someone holds: a value found in a leaked file, or the prefix a log or list shows. Only the list
-// is redrawn after a change: the form keeps what was typed.
+// API keys: the list first (each key's rules in a few words, its page has the rest; revoke after a confirmation;
+// revoked keys out of the list unless asked for), "New key" opening the form (then the complete HTTP(S) and WebSocket
+// URLs, shown once, each with its own copy button, the focus on the first of them, and the form emptied and closed),
+// and a revocation by what someone holds: a value found in a leaked file, or the prefix a log or list shows.
 import { confirmDialog } from '../components/confirm.js';
 import { copyBox } from '../components/copy.js';
+import { createPanel } from '../components/create-panel.js';
 import { Form } from '../components/form.js';
 import { failed, readOnlyNote } from '../components/notice.js';
 import { cardTable } from '../components/table.js';
 import { api } from '../lib/api.js';
 import { focus, h, when } from '../lib/dom.js';
-import { httpUrl, loadNetworks, rememberKey, wsUrl } from '../lib/endpoints.js';
+import { endpointLabel, httpUrl, loadNetworks, rememberKey, wsUrl } from '../lib/endpoints.js';
 import { keyStatus } from '../lib/key-status.js';
-import { keyFields, rulesOf } from './key-fields.js';
+import { keyFields, rulesOf, rulesSummary } from './key-fields.js';
 
 /** @typedef {import('../lib/types.js').ApiKey} ApiKey */
 /** @typedef {import('../lib/types.js').CreatedKey} CreatedKey */
@@ -45,22 +46,31 @@ export async function keysPage(ctx) {
         /** @type {Promise<{ members: { id: string, name: string, email: string }[] }>} */ (api('GET', '/account/members')),
       ]);
       makers = new Map(team.members.map((m) => [m.id, `${m.name} (${m.email})`]));
-      list.replaceChildren(keyTable(page.keys));
+      const revoked = page.keys.filter((k) => keyStatus(k) !== 'active').length;
+      showRevoked.hidden = revoked === 0;
+      showRevokedLabel.textContent = ` Show revoked and expired keys (${revoked})`;
+      list.replaceChildren(keyTable(showRevokedBox.checked ? page.keys : page.keys.filter((k) => keyStatus(k) === 'active')));
     } catch (err) {
       list.replaceChildren(failed(err, 'Your keys'));
     }
   };
 
+  // Revoked keys stay in the store (their usage keeps its name) but leave the list: one tick brings them back.
+  const showRevokedBox = h('input', { type: 'checkbox', id: 'show-revoked', onchange: () => void refresh() });
+  const showRevokedLabel = h('span', {});
+  const listStatus = h('p', { class: 'inline-status', role: 'status', id: 'key-list-status' });
+  const showRevoked = h('label', { class: 'check', for: 'show-revoked', hidden: true }, showRevokedBox, showRevokedLabel);
+
   /** @param {ApiKey[]} keys */
   const keyTable = (keys) => cardTable({
-    id: 'keys', caption: 'Your API keys', empty: 'No keys yet.', rows: keys, rowAttrs: (k) => ({ 'data-key': k.id }),
+    id: 'keys', caption: 'Your API keys', empty: 'No keys yet: “New key” makes one.', rows: keys, rowAttrs: (k) => ({ 'data-key': k.id }),
     columns: [
       { title: 'Name', class: 'key-name', cell: (k) => h('a', { href: `#/keys/${encodeURIComponent(k.id)}`, 'aria-label': `Key ${k.name}: details and allowlists` }, k.name) },
       { title: 'Type', cell: (k) => k.type },
       { title: 'Permissions', cell: (k) => k.permissions.join(', ') },
       { title: 'Starts with', cell: (k) => h('code', {}, `${k.prefix}…`) },
       { title: 'Made by', class: 'key-maker', cell: (k) => maker(k) },
-      { title: 'Networks', cell: (k) => (k.networkAllowlist.length ? k.networkAllowlist.join(', ') : 'all') },
+      { title: 'Allowlists', class: 'key-rules', cell: (k) => rulesSummary(k) },
       { title: 'Last used', cell: (k) => when(k.lastUsedAt) },
       { title: 'Status', cell: (k) => h('span', { class: `status-${keyStatus(k)}` }, keyStatus(k)) },
       { title: 'Actions', cell: (k) => (ctx.can('changeKeys') && keyStatus(k) === 'active' ? revokeButton(k) : '') },
@@ -79,7 +89,8 @@ export async function keysPage(ctx) {
         try {
           await api('POST', `/keys/${encodeURIComponent(k.id)}/revoke`);
           await refresh();
-          focus(list.querySelector(`[data-key="${CSS.escape(k.id)}"] .status-revoked`));
+          listStatus.textContent = `Revoked “${k.name}”.${showRevokedBox.checked ? '' : ' It has left the list; “Show revoked and expired keys” brings it back.'}`;
+          focus(list.querySelector(`[data-key="${CSS.escape(k.id)}"] .status-revoked`) ?? listStatus);
         } catch (err) {
           b.disabled = false;
           b.removeAttribute('aria-busy');
@@ -98,7 +109,7 @@ export async function keysPage(ctx) {
     created.replaceChildren(h('section', { class: 'card once', 'aria-labelledby': 'created-heading' }, heading,
       h('p', { class: 'strong' }, 'Copy these URLs now: the key is shown this once and never again (only its first characters are kept in the list).'),
       ...usable.flatMap((n, i) => [
-        copyBox({ label: `HTTPS URL for ${n.name}`, value: httpUrl(n, key.value), id: i === 0 ? 'new-key-url' : `new-key-url-${n.name}`, what: `HTTPS URL for ${n.name}`, copyId: i === 0 ? 'copy-url' : undefined }),
+        copyBox({ label: `${endpointLabel(n.url)} URL for ${n.name}`, value: httpUrl(n, key.value), id: i === 0 ? 'new-key-url' : `new-key-url-${n.name}`, what: `${endpointLabel(n.url)} URL for ${n.name}`, copyId: i === 0 ? 'copy-url' : undefined }),
         copyBox({ label: `WebSocket URL for ${n.name}`, value: wsUrl(n, key.value), id: i === 0 ? 'new-key-ws' : `new-key-ws-${n.name}`, what: `WebSocket URL for ${n.name}`, copyId: i === 0 ? 'copy-ws' : undefined }),
       ]),
       copyBox({ label: 'The key alone', value: key.value, id: 'new-key-value', what: 'key value', copyId: 'copy-key' }),
@@ -107,7 +118,7 @@ export async function keysPage(ctx) {
   };
 
   const form = new Form({
-    id: 'new-key', title: 'Create a key', submit: 'Create key', submitId: 'create-key', busyLabel: 'Creating…', keepValues: true,
+    id: 'new-key-form', title: 'Create a key', submit: 'Create key', submitId: 'create-key', busyLabel: 'Creating…',
     fields: keyFields(ctx.facts, networks, offered(ctx)),
     onSubmit: async (v) => {
       /** @type {Record<string, unknown>} */
@@ -115,10 +126,12 @@ export async function keysPage(ctx) {
       if (v.type === 'Restricted') body.permissions = v.permissions;
       if (v.expiresAt) body.expiresAt = new Date(`${v.expiresAt}T23:59:59Z`).toISOString();
       const key = /** @type {CreatedKey} */ (await api('POST', '/keys', body));
+      creating.close();
       showCreated(key);
       await refresh();
     },
   });
+  const creating = createPanel({ id: 'new-key', label: 'New key', form, onOpen: () => created.replaceChildren() });
 
   const byReference = new Form({
     id: 'revoke-by-reference', title: 'Revoke a key by its value or prefix', submit: 'Revoke', submitId: 'revoke-reference', busyLabel: 'Revoking…', tone: 'danger',
@@ -140,7 +153,7 @@ export async function keysPage(ctx) {
   await refresh();
   return {
     title: 'API keys',
-    body: h('div', {}, created, ctx.can('changeKeys') ? h('div', { class: 'card' }, form.el) : readOnlyNote(ctx.role), h('h2', {}, 'Your keys'), list,
+    body: h('div', {}, ctx.can('changeKeys') ? creating.el : readOnlyNote(ctx.role), created, h('h2', {}, 'Your keys'), showRevoked, listStatus, list,
       ctx.can('changeKeys') ? h('div', { class: 'card' }, byReference.el) : null),
   };
 }

@@ -1,5 +1,6 @@
 // @ts-check
-// Log in: email and password, links to "forgot password" and, when the operator opened sign-up, to sign up.
+// Log in: email and password (the focus starts on the email), links to "forgot password" and, when the operator
+// opened sign-up, to sign up. A suspended account is told so after the right password (the server's 403).
 import { Form } from '../components/form.js';
 import { api } from '../lib/api.js';
 import { h } from '../lib/dom.js';
@@ -26,6 +27,7 @@ export async function loginPage(ctx) {
   });
   return {
     title: 'Log in',
+    focus: form.field('email').input,
     body: h('div', { class: 'card narrow' }, message ? h('p', { class: 'notice', role: 'status' }, message) : null, form.el,
       h('p', {}, h('a', { href: '#/forgot', id: 'forgot-link' }, 'Forgot your password?')), signup),
   };

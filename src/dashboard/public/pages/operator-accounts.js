@@ -1,8 +1,11 @@
 // @ts-check
-// Operator: accounts. Create one; per account change the plan (after a confirmation: it changes what the customer
-// may use), suspend or reactivate, and in its panel set a password, issue a reset link or invite a member.
+// Operator: accounts. The list first; "New account" opens the form (its plan preselected: the one an account made
+// without a choice gets). Per account change the plan (after a confirmation: it changes what the customer may use),
+// suspend or reactivate (not the operator's own: the server refuses it), see its usage, and in its panel set a
+// password, issue a reset link or invite a member. A refusal is said beside the control that was used.
 import { confirmDialog } from '../components/confirm.js';
 import { copyBox } from '../components/copy.js';
+import { createPanel } from '../components/create-panel.js';
 import { Form } from '../components/form.js';
 import { failed } from '../components/notice.js';
 import { cardTable } from '../components/table.js';
@@ -14,7 +17,8 @@ import { focus, h, when } from '../lib/dom.js';
 
 /** @param {import('../lib/context.js').Ctx} ctx @returns {Promise<import('../lib/context.js').Page>} */
 export async function operatorAccountsPage(ctx) {
-  const { plans } = /** @type {{ plans: Plan[] }} */ (await api('GET', '/operator/plans'));
+  const { plans, defaultPlan } = /** @type {{ plans: Plan[], defaultPlan?: string }} */ (await api('GET', '/operator/plans'));
+  const me = ctx.session?.account.id;
   const planLabel = (/** @type {string} */ id) => { const p = plans.find((x) => x.id === id); return p ? `${p.name} (${p.id})` : id; };
   const list = h('div', { id: 'account-list' });
   const panel = h('div', { id: 'account-panel' });
@@ -54,15 +58,26 @@ export async function operatorAccountsPage(ctx) {
 
   /** @param {Account} a */
   const statusButton = (a) => {
+    // The operator's own account cannot be suspended (the server answers 409): no button offers it.
+    if (a.id === me) return h('span', { class: 'muted' }, 'your account');
     const suspended = a.status === 'suspended';
-    return h('button', {
+    const say = h('span', { class: 'inline-status bad', role: 'alert', 'data-status-error-of': a.email });
+    const b = h('button', {
       type: 'button', class: suspended ? 'secondary' : 'danger', 'data-status-of': a.email, 'aria-label': `${suspended ? 'Reactivate' : 'Suspend'} ${a.email}`,
       onclick: async () => {
+        say.textContent = '';
         if (!suspended && !(await confirmDialog({ title: `Suspend ${a.email}?`, body: 'Its keys and logins are refused from the next request, until it is reactivated.', confirm: 'Suspend', tone: 'danger' }))) return;
-        await api('POST', `/operator/accounts/${encodeURIComponent(a.id)}/${suspended ? 'reactivate' : 'suspend'}`).catch((err) => list.prepend(failed(err, 'Changing the status')));
-        await refresh();
+        b.disabled = true;
+        try {
+          await api('POST', `/operator/accounts/${encodeURIComponent(a.id)}/${suspended ? 'reactivate' : 'suspend'}`);
+          await refresh();
+        } catch (err) {
+          b.disabled = false;
+          say.textContent = `Not ${suspended ? 'reactivated' : 'suspended'}: ${err instanceof Error ? err.message : String(err)}`;
+        }
       },
     }, suspended ? 'Reactivate' : 'Suspend');
+    return h('span', { class: 'action' }, b, say);
   };
 
   /** @param {Account[]} accounts */
@@ -72,6 +87,7 @@ export async function operatorAccountsPage(ctx) {
       { title: 'Name', cell: (a) => a.name }, { title: 'Email', cell: (a) => a.email }, { title: 'Role', cell: (a) => a.role },
       { title: 'Status', cell: (a) => h('span', { class: a.status === 'active' ? 'ok' : 'bad' }, a.status) },
       { title: 'Plan', cell: planSelect }, { title: 'Created', cell: (a) => when(a.createdAt) },
+      { title: 'Usage', cell: (a) => h('a', { href: `#/operator/usage?accountId=${encodeURIComponent(a.id)}`, 'aria-label': `Usage of ${a.email}` }, 'Usage') },
       { title: 'Actions', cell: (a) => [statusButton(a), h('button', { type: 'button', class: 'secondary', 'data-manage': a.email, 'aria-label': `Login and invitations of ${a.email}`, onclick: () => manage(a) }, 'Login and invitations')] },
     ],
   });
@@ -112,22 +128,27 @@ export async function operatorAccountsPage(ctx) {
   };
 
   const form = new Form({
-    id: 'new-account', title: 'Create an account', submit: 'Create account', submitId: 'create-account', busyLabel: 'Creating…',
+    id: 'new-account-form', title: 'Create an account', submit: 'Create account', submitId: 'create-account', busyLabel: 'Creating…',
     fields: [
-      { name: 'name', label: 'Name', id: 'account-name', required: true },
+      { name: 'name', label: 'Name', id: 'account-name', required: true, attrs: { maxlength: 200 } },
       { name: 'email', label: 'Email', type: 'email', id: 'account-email', required: true },
       { name: 'password', label: 'Password (optional)', type: 'password', id: 'account-password', autocomplete: 'new-password', hint: 'At least 12 characters. Without one, issue a reset link or an invitation instead.' },
-      { name: 'planId', label: 'Plan', type: 'select', id: 'account-plan', options: plans.map((p) => ({ value: p.id, label: planLabel(p.id) })) },
+      {
+        name: 'planId', label: 'Plan', type: 'select', id: 'account-plan', value: defaultPlan ?? '', options: plans.map((p) => ({ value: p.id, label: `${planLabel(p.id)}${p.id === defaultPlan ? ' — the default' : ''}` })),
+        hint: defaultPlan ? `Accounts made without a choice (sign-up, the CLI) get ${planLabel(defaultPlan)}.` : undefined,
+      },
     ],
     onSubmit: async (v) => {
       await api('POST', '/operator/accounts', { name: v.name.trim(), email: v.email.trim(), planId: v.planId, ...(v.password ? { password: v.password } : {}) });
+      creating.close();
       await refresh();
+      listStatus.textContent = `Account ${v.email.trim()} created.`;
       focus(/** @type {HTMLElement | null} */ (list.querySelector(`[data-account="${CSS.escape(v.email.trim())}"] td`)));
-      for (const id of ['account-name', 'account-email']) /** @type {HTMLInputElement} */ (form.el.querySelector(`#${id}`)).value = '';
-      return `Account ${v.email.trim()} created.`;
     },
   });
+  const creating = createPanel({ id: 'new-account', label: 'New account', form });
+  const listStatus = h('p', { class: 'inline-status', role: 'status', id: 'account-list-status' });
 
   await refresh();
-  return { title: 'Accounts', body: h('div', {}, h('div', { class: 'card' }, form.el), panel, h('h2', {}, 'All accounts'), list) };
+  return { title: 'Accounts', body: h('div', {}, creating.el, panel, h('h2', {}, 'All accounts'), listStatus, list) };
 }

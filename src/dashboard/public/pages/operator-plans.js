@@ -1,6 +1,8 @@
 // @ts-check
-// Operator: plans. The table and the form follow the plan limits' one definition (from the facts): each limit
-// with its human label and unit; numbers in words where they are huge.
+// Operator: plans. The table first; "New plan" opens the form, Edit opens it for one plan, Delete removes a plan no
+// account is on (else the server's 409 is said in its row). The table and the form follow the plan limits' one
+// definition (from the facts): each limit with its human label and unit; numbers in words where they are huge.
+import { confirmDialog } from '../components/confirm.js';
 import { Form } from '../components/form.js';
 import { cardTable } from '../components/table.js';
 import { api } from '../lib/api.js';
@@ -30,10 +32,35 @@ export async function operatorPlansPage(ctx) {
             return h('span', { 'data-limit': l.name }, typeof v === 'boolean' ? (v ? 'yes' : 'no') : compact(Number(v)));
           },
         })),
-        { title: 'Actions', cell: (p) => h('button', { type: 'button', class: 'secondary', 'data-edit-plan': p.id, 'aria-label': `Edit the plan ${p.name}`, onclick: () => edit(p) }, 'Edit') },
+        { title: 'Actions', cell: (p) => [h('button', { type: 'button', class: 'secondary', 'data-edit-plan': p.id, 'aria-label': `Edit the plan ${p.name}`, onclick: () => edit(p) }, 'Edit'), deleteButton(p)] },
       ],
     }));
   };
+
+  /** @param {Plan} p */
+  const deleteButton = (p) => {
+    const say = h('span', { class: 'inline-status bad', role: 'alert', 'data-delete-error': p.id });
+    const b = h('button', {
+      type: 'button', class: 'danger', 'data-delete-plan': p.id, 'aria-label': `Delete the plan ${p.name}`,
+      onclick: async () => {
+        say.textContent = '';
+        if (!(await confirmDialog({ title: `Delete the plan ${p.name}?`, body: 'Only a plan no account is on can be deleted. This cannot be undone.', confirm: 'Delete plan', tone: 'danger' }))) return;
+        b.disabled = true;
+        try {
+          await api('DELETE', `/operator/plans/${encodeURIComponent(p.id)}`);
+          await refresh();
+          status.textContent = `Plan ${p.id} deleted.`;
+          focus(status);
+        } catch (err) {
+          b.disabled = false;
+          say.textContent = `Not deleted: ${err instanceof Error ? err.message : String(err)}`;
+        }
+      },
+    }, 'Delete');
+    return h('span', { class: 'action' }, b, say);
+  };
+  const status = h('p', { class: 'inline-status', role: 'status', id: 'plan-list-status' });
+  const newPlan = h('button', { type: 'button', id: 'new-plan-open', 'aria-expanded': 'false', 'aria-controls': 'plan-editor', onclick: () => edit() }, 'New plan');
 
   /** The form, for a new plan or for `plan`. @param {Plan} [plan] */
   const edit = (plan) => {
@@ -50,22 +77,28 @@ export async function operatorPlansPage(ctx) {
     const form = new Form({
       id: 'plan-form', title: plan ? `Change the plan ${plan.id} (effective on the next request)` : 'Create a plan',
       submit: plan ? 'Save plan' : 'Create plan', submitId: plan ? 'save-plan' : 'create-plan', busyLabel: 'Saving…', fields,
-      cancel: plan ? () => edit() : undefined,
+      cancel: close,
       onSubmit: async (v) => {
         const { id, ...values } = v;
         const body = Object.fromEntries(Object.entries(values).filter(([, x]) => x !== undefined && x !== ''));
         if (plan) await api('PATCH', `/operator/plans/${encodeURIComponent(plan.id)}`, body);
         else await api('POST', '/operator/plans', { id, ...body });
         await refresh();
-        edit();
-        return `Plan ${plan?.id ?? id} saved.`;
+        close();
+        status.textContent = `Plan ${plan?.id ?? id} saved.`;
+        focus(status);
       },
     });
     editor.replaceChildren(h('section', { class: 'card' }, form.el));
-    if (plan) focus(/** @type {HTMLElement} */ (form.el.querySelector('#plan-name')));
+    newPlan.setAttribute('aria-expanded', String(!plan));
+    focus(/** @type {HTMLElement} */ (form.el.querySelector(plan ? '#plan-name' : '#plan-id')));
+  };
+  const close = () => {
+    editor.replaceChildren();
+    newPlan.setAttribute('aria-expanded', 'false');
+    newPlan.focus();
   };
 
   await refresh();
-  edit();
-  return { title: 'Plans', body: h('div', {}, list, editor) };
+  return { title: 'Plans', body: h('div', {}, h('p', { class: 'actions' }, newPlan), editor, status, list) };
 }

@@ -68,11 +68,23 @@ export async function webhookDetailPage(ctx) {
         h('dt', {}, 'Kind'), h('dd', {}, w.kind, ' — ', ctx.facts.webhookKinds.find((k) => k.name === w.kind)?.help ?? ''),
         h('dt', {}, 'Network'), h('dd', {}, w.network || '—'),
         h('dt', {}, 'Target'), h('dd', {}, h('code', { class: 'wrap' }, w.url)),
-        h('dt', {}, 'Options'), h('dd', {}, Object.keys(w.options).length ? h('code', { class: 'wrap' }, JSON.stringify(w.options)) : 'none'),
+        h('dt', {}, 'Options'), h('dd', { id: 'webhook-options' }, optionsList(w, ctx.facts)),
         h('dt', {}, 'Status'), h('dd', {}, w.status, w.disabledReason ? ` (${w.disabledReason})` : '')),
       ctx.can('changeWebhooks') ? h('div', { class: 'actions' }, actionButton('Send test', { id: 'send-test' }, async () => { const said = await sendTest(id); setTimeout(() => void load(), 1000); return said; }), rotate) : readOnlyNote(ctx.role)),
       secretSlot,
       h('h2', {}, 'Deliveries ', h('button', { type: 'button', class: 'secondary', id: 'reload-deliveries', onclick: () => void load() }, 'Reload')),
       deliveries),
   };
+}
+
+/**
+ * A webhook's options as its kind's labels and values ("Contract addresses: 0x…, 0x…"), not as JSON.
+ * @param {import('../lib/types.js').Webhook} w @param {import('../lib/types.js').Facts} facts
+ */
+function optionsList(w, facts) {
+  const entries = Object.entries(/** @type {Record<string, unknown>} */ (w.options ?? {}));
+  if (!entries.length) return 'none';
+  const kind = facts.webhookKinds.find((k) => k.name === w.kind);
+  return h('ul', {}, ...entries.map(([name, value]) => h('li', {}, `${kind?.options.find((o) => o.name === name)?.label ?? name}: `,
+    h('code', { class: 'wrap' }, Array.isArray(value) ? value.join(', ') : String(value)))));
 }

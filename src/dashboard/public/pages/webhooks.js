@@ -1,9 +1,11 @@
 // @ts-check
-// Webhooks: make one (every kind, each kind's options checked; the signing secret shown once, focused), and the list
-// with a test event (its feedback beside the button), pause or resume, delete, and a link to its deliveries.
+// Webhooks: the list first, with a test event (its feedback beside the button), pause or resume, delete (a refusal
+// said beside it), and a link to its deliveries; "New webhook" opens the form (every kind, each kind's options
+// checked; the signing secret shown once, focused; the form emptied and closed).
 import { actionButton } from '../components/action-button.js';
 import { confirmDialog } from '../components/confirm.js';
 import { copyBox } from '../components/copy.js';
+import { createPanel } from '../components/create-panel.js';
 import { Form } from '../components/form.js';
 import { failed, readOnlyNote } from '../components/notice.js';
 import { cardTable } from '../components/table.js';
@@ -46,24 +48,37 @@ export async function webhooksPage(ctx) {
             await api('POST', `/webhooks/${encodeURIComponent(w.id)}/${w.status === 'active' ? 'pause' : 'resume'}`);
             await refresh();
           }),
-          h('button', {
-            type: 'button', class: 'danger', 'aria-label': `Delete the webhook to ${w.url}`,
-            onclick: async () => {
-              if (!(await confirmDialog({ title: 'Delete this webhook?', body: `Events to ${w.url} that were not delivered yet are dropped. This cannot be undone.`, confirm: 'Delete webhook', tone: 'danger' }))) return;
-              await api('DELETE', `/webhooks/${encodeURIComponent(w.id)}`);
-              await refresh();
-            },
-          }, 'Delete'),
+          deleteButton(w),
         ] : h('a', { href: `#/webhooks/${encodeURIComponent(w.id)}` }, 'Deliveries')),
       },
     ],
   });
 
+  /** @param {Webhook} w */
+  const deleteButton = (w) => {
+    const say = h('span', { class: 'inline-status bad', role: 'alert' });
+    const b = h('button', {
+      type: 'button', class: 'danger', 'aria-label': `Delete the webhook to ${w.url}`,
+      onclick: async () => {
+        say.textContent = '';
+        if (!(await confirmDialog({ title: 'Delete this webhook?', body: `Events to ${w.url} that were not delivered yet are dropped. This cannot be undone.`, confirm: 'Delete webhook', tone: 'danger' }))) return;
+        try {
+          await api('DELETE', `/webhooks/${encodeURIComponent(w.id)}`);
+          await refresh();
+        } catch (err) {
+          say.textContent = `Not deleted: ${err instanceof Error ? err.message : String(err)}`;
+        }
+      },
+    }, 'Delete');
+    return h('span', { class: 'action' }, b, say);
+  };
+
   const form = new Form({
-    id: 'new-webhook', title: 'Create a webhook', submit: 'Create webhook', submitId: 'create-webhook', busyLabel: 'Creating…', keepValues: true,
+    id: 'new-webhook-form', title: 'Create a webhook', submit: 'Create webhook', submitId: 'create-webhook', busyLabel: 'Creating…',
     fields: webhookFields(ctx.facts, networks),
     onSubmit: async (v) => {
       const w = /** @type {Webhook & { secret: string }} */ (await api('POST', '/webhooks', webhookBody(v, ctx.facts)));
+      creating.close();
       created.replaceChildren(h('section', { class: 'card once', 'aria-labelledby': 'hook-created' },
         h('h2', { id: 'hook-created' }, 'Webhook created'),
         h('p', {}, 'Its signing secret is shown this once: keep it to check the signatures of the events.'),
@@ -74,6 +89,8 @@ export async function webhooksPage(ctx) {
     },
   });
 
+  const creating = createPanel({ id: 'new-webhook', label: 'New webhook', form, onOpen: () => created.replaceChildren() });
+
   await refresh();
-  return { title: 'Webhooks', body: h('div', {}, created, ctx.can('changeWebhooks') ? h('div', { class: 'card' }, form.el) : readOnlyNote(ctx.role), h('h2', {}, 'Your webhooks'), list) };
+  return { title: 'Webhooks', body: h('div', {}, ctx.can('changeWebhooks') ? creating.el : readOnlyNote(ctx.role), created, h('h2', {}, 'Your webhooks'), list) };
 }
