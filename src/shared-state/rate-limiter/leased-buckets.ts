@@ -139,9 +139,10 @@ export class LeasedBuckets {
 
   /**
    * The memory limiter's step (rate-limiter.ts `tokenBucket`) on what is in the bucket: the same decision when no
-   * share is out. A bucket is full when nothing was spent of it or of its shares as far as the owner knows: a call
-   * dearer than the whole bucket passes then, and the other workers' shares stay theirs to spend (the documented
-   * slack: at most those shares above one process's bound, after such a call only).
+   * share is out. The bucket is full when it holds all but the shares out: a full bucket admits any call (so that a
+   * call dearer than the bucket can pass at all), and the shares out stay their workers' to spend. That is the one
+   * slack against one process: after a call dearer than what the bucket holds, on a full bucket, at most the shares
+   * out (a sixteenth of the bucket per worker) are admitted above one process's bound.
    */
   private decide(b: Owned, cost: number, credit: number): RateDecision {
     const { cap, perMs } = b.shape;
