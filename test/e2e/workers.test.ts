@@ -28,6 +28,9 @@ function fresh(url: string, body?: unknown, method = 'POST'): Promise<{ status: 
   });
 }
 
+/** The banner comes once both workers listen: three processes starting on a machine of two busy cores. */
+const START_MS = 180_000;
+
 clientWorkflows('real client workflows on the printed key, with --workers 2', { env: { NODEGATE_WORKERS: '2' } });
 
 describe('two workers on the embedded default: one head, one set of filters, one guard', { timeout: 300_000 }, () => {
@@ -44,7 +47,7 @@ describe('two workers on the embedded default: one head, one set of filters, one
   };
 
   before(async () => {
-    ng = await startNodegate({ env: { NODEGATE_WORKERS: '2' }, config: { limits: { unknownKeys: { perSecond: 0.05, burst: BURST } } } });
+    ng = await startNodegate({ env: { NODEGATE_WORKERS: '2' }, config: { limits: { unknownKeys: { perSecond: 0.05, burst: BURST } } }, timeoutMs: START_MS });
   });
   after(async () => {
     await ng?.stop();
@@ -108,7 +111,7 @@ describe('two workers on the embedded default: one head, one set of filters, one
   });
 });
 
-describe('two workers in front of a node: one key gets its per-second limit once, not once per worker', { timeout: 120_000 }, () => {
+describe('two workers in front of a node: one key gets its per-second limit once, not once per worker', { timeout: 300_000 }, () => {
   let node: Server;
   let ng: NodegateProcess;
   const N = 200;
@@ -117,6 +120,7 @@ describe('two workers in front of a node: one key gets its per-second limit once
     const instant = await startInstantNode();
     node = instant.server;
     ng = await startNodegate({
+      timeoutMs: START_MS,
       env: { NODEGATE_WORKERS: '2', NODEGATE_LOG_LEVEL: 'warn' },
       config: {
         networks: { mainnet: { chainId: 1, upstream: instant.url } },
@@ -148,7 +152,7 @@ describe('two workers in front of a node: one key gets its per-second limit once
   });
 });
 
-describe('two workers spending a busy key from their shares of its bucket: the burst once, not once per worker', { timeout: 120_000 }, () => {
+describe('two workers spending a busy key from their shares of its bucket: the burst once, not once per worker', { timeout: 300_000 }, () => {
   let node: Server;
   let ng: NodegateProcess;
   const RATE = 100;
@@ -158,6 +162,7 @@ describe('two workers spending a busy key from their shares of its bucket: the b
     const instant = await startInstantNode();
     node = instant.server;
     ng = await startNodegate({
+      timeoutMs: START_MS,
       env: { NODEGATE_WORKERS: '2', NODEGATE_LOG_LEVEL: 'warn' },
       config: {
         networks: { mainnet: { chainId: 1, upstream: instant.url } },
