@@ -11,7 +11,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchTargets } from './bench-targets.ts';
 import { printTable } from './rpc-throughput.ts';
-import { startNodegateTarget, treeCpuMicros, type Target } from './targets.ts';
+import { cpuMicros, startNodegateTarget, treeCpuMicros, type Target } from './targets.ts';
 import { runWrk } from './wrk-cells.ts';
 import { READS, writeScript } from './wrk-scripts.ts';
 
@@ -34,7 +34,7 @@ export async function benchWorkers(targets: BenchTargets): Promise<void> {
     ];
     for (const [label, kind, workload] of cases) {
       const script = writeScript(join(tmp, 'w.lua'), READS.find((w) => w.name === workload)!.script(0));
-      const sum = { anvil: 0, one: 0, two: 0, cpuOne: 0, cpuTwo: 0 };
+      const sum = { anvil: 0, one: 0, two: 0, cpuOne: 0, cpuTwo: 0, cpuPrimary: 0 };
       // Alternating rounds, so a drift of the machine's speed falls on all alike.
       for (let r = 0; r < ROUNDS; r++) {
         const order: Array<['anvil' | 'one' | 'two', Target]> = [['anvil', anvil], ['one', one[kind]], ['two', two[kind]]];
@@ -42,15 +42,18 @@ export async function benchWorkers(targets: BenchTargets): Promise<void> {
         for (const [which, t] of order) {
           await runWrk(t.url, script, 1, CONNECTIONS);
           const c0 = treeCpuMicros(t.pid);
+          const p0 = cpuMicros(t.pid);
           const res = await runWrk(t.url, script, DURATION, CONNECTIONS);
           const c1 = treeCpuMicros(t.pid);
+          const p1 = cpuMicros(t.pid);
           if (res.failed + res.socket) console.error(`  ${t.name}: ${res.failed + res.socket} of ${res.requests} failed`);
           sum[which] += res.requests / (res.us / 1e6) / ROUNDS;
           if (which !== 'anvil' && c0 !== undefined && c1 !== undefined) sum[which === 'one' ? 'cpuOne' : 'cpuTwo'] += (c1 - c0) / res.requests / ROUNDS;
+          if (which === 'two' && p0 !== undefined && p1 !== undefined) sum.cpuPrimary += (p1 - p0) / res.requests / ROUNDS;
         }
       }
       const f = (x: number) => Math.round(x).toLocaleString('en-US');
-      rows.push([label, f(sum.anvil), f(sum.one), `${(sum.one / sum.anvil).toFixed(2)}x`, sum.cpuOne.toFixed(0), f(sum.two), `${(sum.two / sum.anvil).toFixed(2)}x`, sum.cpuTwo.toFixed(0), `${(sum.two / sum.one).toFixed(2)}x`]);
+      rows.push([label, f(sum.anvil), f(sum.one), `${(sum.one / sum.anvil).toFixed(2)}x`, sum.cpuOne.toFixed(0), f(sum.two), `${(sum.two / sum.anvil).toFixed(2)}x`, sum.cpuTwo.toFixed(0), `${(sum.two / sum.one).toFixed(2)}x`, sum.cpuPrimary.toFixed(1), `${(sum.cpuTwo / sum.cpuOne).toFixed(2)}x`]);
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -58,6 +61,6 @@ export async function benchWorkers(targets: BenchTargets): Promise<void> {
   }
   console.log(`\nWorkers: --workers 2 against one process, ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${DURATION} s; `
     + `${cpus().length} × ${cpus()[0]?.model.trim()} shared by wrk (-t1), anvil, and the targets`);
-  printTable(['workload', 'anvil req/s', '1 process', '× anvil', 'cpu µs', '2 workers', '× anvil', 'cpu µs', '2 / 1'], rows);
-  console.log('cpu µs: CPU time per request of the whole Nodegate process tree (with 2 workers: the primary and both workers).');
+  printTable(['workload', 'anvil req/s', '1 process', '× anvil', 'cpu µs', '2 workers', '× anvil', 'cpu µs', '2 / 1', 'primary µs', 'cpu 2 / 1'], rows);
+  console.log('cpu µs: CPU time per request of the whole Nodegate process tree (with 2 workers: the primary and both workers); primary µs: the primary\'s own part.');
 }
