@@ -2,7 +2,6 @@
  * `npm run bench [-- NAME...]`: runs the benchmarks (all, or those whose name contains NAME) and prints their tables.
  * `npm run bench -- compare <before-ref> [<after-ref>]`: two commits side by side (bench/compare.ts).
  * `npm run bench -- instructions`: instructions a request, counted by callgrind (bench/instructions.ts; only when named).
- * `npm run bench -- callgrind-cluster`: the same for a cache hit with `--workers 2` against one process (bench/workers-instructions.ts; only when named).
  * Speed lives here, not in the tests: these numbers are measured, printed and compared, never asserted.
  * The RPC benchmarks share one anvil and the processes in front of it (bench/bench-targets.ts); docs/performance.md
  * explains the numbers.
@@ -24,7 +23,6 @@ import { benchWebsocket } from './websocket.ts';
 import { benchWorkers } from './workers.ts';
 import { benchHotPath } from './hot-path.ts';
 import { benchInstructions } from './instructions.ts';
-import { benchWorkersInstructions } from './workers-instructions.ts';
 
 const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   'hot-path': benchHotPath,
@@ -40,10 +38,9 @@ const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   websocket: benchWebsocket,
   workers: benchWorkers,
   instructions: () => benchInstructions(wanted[0] === 'instructions' ? wanted.slice(1) : []),
-  'callgrind-cluster': benchWorkersInstructions,
 };
 /** Run only when named: the instruction count runs each target under valgrind, some ten minutes. */
-const OPT_IN = new Set(['instructions', 'callgrind-cluster']);
+const OPT_IN = new Set(['instructions']);
 
 const wanted = process.argv.slice(2);
 if (wanted[0] === 'compare') {

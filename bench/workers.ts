@@ -3,7 +3,8 @@
  * itself measured in the same run: cache hits (eth_blockNumber and one address's balance, response cache on) and
  * calls that reach the node (eth_call, cache off). The load generator is wrk (native, its own process, one thread),
  * on the same 2 cores as everything else: on this machine two workers compete with wrk, anvil and the primary.
- * CPU per request is the whole process tree's (the primary and its workers).
+ * CPU per request is the whole process tree's (the primary and its workers), the primary's own part, and net of
+ * each target's CPU at rest (what the requests cost, apart from the checks and timers every process runs).
  *   npm run bench -- workers
  */
 import { mkdtempSync, rmSync } from 'node:fs';
