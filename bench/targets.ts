@@ -91,8 +91,9 @@ export async function startNodegateTarget(upstream: string, opts: { limits?: boo
     cwd: opts.root,
     build: opts.build,
     wrap: opts.wrap,
-    // Under valgrind (bench/instructions.ts) Nodegate starts some 30 times slower.
-    timeoutMs: opts.wrap ? 600_000 : undefined,
+    // Under valgrind (bench/instructions.ts) Nodegate starts some 30 times slower; with workers, three processes
+    // start on the machine's two cores, and the banner waits for every worker.
+    timeoutMs: opts.wrap ? 600_000 : opts.workers ? 180_000 : undefined,
     // Limits in the process's memory, the store in SQLite: a single instance (empty values are ignored).
     env: { REDIS_URL: '', DATABASE_URL: '', NODEGATE_LOG_LEVEL: '', NODEGATE_WORKERS: opts.workers ? String(opts.workers) : '' },
     config: {

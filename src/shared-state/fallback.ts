@@ -83,7 +83,9 @@ export class Fallback {
           this.degrade(err);
           return l.apply(local, args);
         }
-        return Promise.resolve(answer).catch((err: unknown) => {
+        // An answer decided at once (a worker's share of a bucket) stays at once: no promise on the request path.
+        if (!(answer instanceof Promise)) return answer;
+        return answer.catch((err: unknown) => {
           this.degrade(err);
           return l.apply(local, args);
         });

@@ -25,6 +25,7 @@ import { NOTHING_SHARED, SharedLoginBackoff } from './login-backoff/shared-login
 import type { SharedStateClient } from './protocol.ts';
 import { MemoryRateLimiter } from './rate-limiter/memory-rate-limiter.ts';
 import type { OpenedRateLimiter, RateLimiter } from './rate-limiter/rate-limiter.ts';
+import { LeasedBuckets } from './rate-limiter/leased-buckets.ts';
 import { RedisRateLimiter } from './rate-limiter/redis-rate-limiter.ts';
 import { RemoteRateLimiter } from './rate-limiter/remote-rate-limiter.ts';
 import { redisWhere } from './redis-connections.ts';
@@ -72,10 +73,13 @@ export async function openSharedState(o: SharedStateOptions): Promise<SharedStat
   return assemble({ rateLimiter, eventBudgets: memoryEventBudgets, filters: new MemoryFilterStore(), heads: undefined, leases: new MemoryLeases(), loginBackoff: new MemoryLoginBackoff(o.backoff) });
 }
 
-/** What the primary of `--workers N` keeps for its workers (primary-state.ts offers it to them): memory variants. */
+/**
+ * What the primary of `--workers N` keeps for its workers (primary-state.ts offers it to them): memory variants, and
+ * the per-second buckets it leases to them.
+ */
 export function keptForWorkers(backoff: BackoffOptions, now?: () => number) {
   const leases = new MemoryLeases();
-  return { rateLimiter: new MemoryRateLimiter(), filters: new MemoryFilterStore(now), heads: new MemoryHeads(leases), leases, loginBackoff: new MemoryLoginBackoff(backoff) };
+  return { buckets: new LeasedBuckets(), filters: new MemoryFilterStore(now), heads: new MemoryHeads(leases), leases, loginBackoff: new MemoryLoginBackoff(backoff) };
 }
 
 /** The remote variants of each kind, and how to ask their store whether it answers. */

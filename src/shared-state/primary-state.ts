@@ -11,8 +11,9 @@ export type Broadcast = (...event: { [T in keyof SharedStateEvents]: [topic: T, 
 /**
  * What the workers of one machine share, kept in the primary (`--workers N`): what Redis keeps for instances, here
  * in the memory variants one process uses (open-shared-state.ts `keptForWorkers`), so that N workers decide exactly
- * as one process would: one bucket per account, one set of filters, one head per network, one lease per network's
- * checks, one login back-off. Each worker is a holder of its own, named by its channel.
+ * as one process would: one bucket per account (leased to the workers in shares: leased-buckets.ts), one set of
+ * filters, one head per network (pushed to every worker as it moves), one lease per network's checks, one login
+ * back-off. Each worker is a holder of its own, named by its channel.
  */
 export class PrimaryState {
   private readonly kept: ReturnType<typeof keptForWorkers>;
@@ -22,11 +23,12 @@ export class PrimaryState {
    * chains (the embedded ones, whose journal records each block the workers show). `now` is the filters' clock
    * (tests run the filter store contract on their own).
    */
-  constructor(server: ForWorkers, broadcast: Broadcast, backoff: BackoffOptions, headSeen: (key: string, n: number) => void, now?: () => number) {
+  constructor(server: ForWorkers, private readonly broadcast: Broadcast, backoff: BackoffOptions, headSeen: (key: string, n: number) => void, now?: () => number) {
     const kept = (this.kept = keptForWorkers(backoff, now));
-    const { rateLimiter: l, filters: f, heads: h, leases, loginBackoff: b } = kept;
+    const { buckets: l, filters: f, heads: h, leases, loginBackoff: b } = kept;
     server.offer('limiter', {
-      consume: ([bucket, cost, rate, burst, credit]) => l.consume(bucket, cost, rate, burst, credit),
+      lease: ([ask], worker) => l.lease(ask, worker),
+      giveBack: ([share], worker) => l.giveBack(share, worker),
     });
     server.offer('filters', {
       add: ([filter, max]) => f.add(filter, max),
@@ -61,9 +63,15 @@ export class PrimaryState {
   /** A chain restarted from its journal (embedded): its shared head starts again from what it will show. */
   forget(key: string): void {
     this.kept.heads.forget(key);
+    this.broadcast('head', { key, n: -1, mode: 'down' });
+  }
+
+  /** A worker that stopped: the shares of the buckets it held go back to them. */
+  gone(worker: number): void {
+    this.kept.buckets.gone(worker);
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.kept.filters.close(), this.kept.rateLimiter.close()]);
+    await Promise.all([this.kept.filters.close(), this.kept.buckets.close()]);
   }
 }

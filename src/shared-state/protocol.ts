@@ -2,7 +2,7 @@ import type { LoginBackoffStore } from './login-backoff/login-backoff.ts';
 import type { NodesReport } from './heads/heads-hub.ts';
 import type { FilterStore } from './filter-store/filter-store.ts';
 import type { Leases } from './leases/leases.ts';
-import type { RateLimiter } from './rate-limiter/rate-limiter.ts';
+import type { LeaseAnswer, LeaseAsk, ShareReturn } from './rate-limiter/leased-buckets.ts';
 import type { Asks } from './ipc.ts';
 
 /**
@@ -17,7 +17,11 @@ import type { Asks } from './ipc.ts';
  * the memory variant itself; arguments and results are plain data (the channel is JSON, as Redis is strings).
  */
 export interface SharedStateProtocol {
-  limiter: Pick<RateLimiter, 'consume'>;
+  /** The per-second buckets, owned by the primary and leased to the workers (rate-limiter/leased-buckets.ts). */
+  limiter: {
+    lease(ask: LeaseAsk): LeaseAnswer;
+    giveBack(share: ShareReturn): void;
+  };
   filters: Pick<FilterStore, 'add' | 'get' | 'update' | 'remove' | 'noteSent' | 'sentSince'> & {
     /** Every worker's filters (FilterStore's `size`, as a call). */
     size(): number;
@@ -42,7 +46,7 @@ export interface HeadsCalls {
 
 /** What the primary tells the workers of the shared state unasked, by topic. */
 export interface SharedStateEvents {
-  /** A worker published a head (`up`) or saw the chain go back (`down`). */
+  /** A worker published a head (`up`) or saw the chain go back (`down`; to -1: no head, the chain restarted). */
   head: { key: string; n: number; mode: 'up' | 'down' };
 }
 

@@ -1,5 +1,4 @@
-import type { RateDecision } from './rate-limiter/rate-limiter.ts';
-import { MemoryRateLimiter } from './rate-limiter/memory-rate-limiter.ts';
+import { LeasedBuckets, type LeaseAnswer } from './rate-limiter/leased-buckets.ts';
 import { PrimaryServer } from './ipc.ts';
 import type { Broadcast } from './primary-state.ts';
 import type { SharedStateClient, SharedStateProtocol } from './protocol.ts';
@@ -10,14 +9,15 @@ import type { SharedStateClient, SharedStateProtocol } from './protocol.ts';
  */
 
 export async function workerSide(primary: SharedStateClient): Promise<void> {
-  const decision: RateDecision = await primary.call('limiter', 'consume', ['bucket', 1, 10, 10]);
-  void decision;
+  const ask = { bucket: 'b', rate: 10, burst: 10, cost: 1, per: 1, back: 0, used: 0 };
+  const answer: LeaseAnswer = await primary.call('limiter', 'lease', [ask]);
+  void answer;
   // @ts-expect-error a method the protocol does not have
-  void primary.call('limiter', 'spend', ['bucket', 1, 10, 10]);
+  void primary.call('limiter', 'consume', ['bucket', 1, 10, 10]);
   // @ts-expect-error a service the protocol does not have
   void primary.call('cache', 'get', ['k']);
   // @ts-expect-error an argument of the wrong type
-  void primary.call('limiter', 'consume', ['bucket', '1', 10, 10]);
+  void primary.call('limiter', 'lease', [{ ...ask, cost: '1' }]);
   // @ts-expect-error an argument missing
   void primary.call('filters', 'add', [{ id: '0x1' }]);
   // @ts-expect-error the result is what the method answers (a boolean), not anything
@@ -37,14 +37,14 @@ export async function workerSide(primary: SharedStateClient): Promise<void> {
 }
 
 export function primarySide(server: PrimaryServer<SharedStateProtocol>, broadcast: Broadcast): void {
-  const l = new MemoryRateLimiter();
-  server.offer('limiter', { consume: ([bucket, cost, rate, burst, credit]) => l.consume(bucket, cost, rate, burst, credit) });
+  const l = new LeasedBuckets();
+  server.offer('limiter', { lease: ([ask], worker) => l.lease(ask, worker), giveBack: ([share], worker) => l.giveBack(share, worker) });
   // @ts-expect-error a method missing
-  server.offer('limiter', {});
+  server.offer('limiter', { lease: ([ask], worker) => l.lease(ask, worker) });
   // @ts-expect-error a method the protocol does not have
-  server.offer('limiter', { consume: () => l.consume('b', 1, 1, 1), spend: () => 0 });
+  server.offer('limiter', { lease: ([ask], worker) => l.lease(ask, worker), giveBack: () => {}, spend: () => 0 });
   // @ts-expect-error an argument taken as another type than the protocol's
-  server.offer('limiter', { consume: ([bucket]: [number, number, number, number, number?]) => l.consume(String(bucket), 1, 1, 1) });
+  server.offer('limiter', { lease: ([bucket]: [string], worker) => l.lease({ bucket, rate: 1, burst: 1, cost: 1, per: 1, back: 0, used: 0 }, worker), giveBack: () => {} });
   // @ts-expect-error an answer of another type than the protocol's
   server.offer('backoff', { waitSeconds: () => 'soon', failed: () => {}, succeeded: () => {} });
   server.offer('leases', { take: ([name, ttlMs], worker) => name.length + ttlMs + worker > 0 });

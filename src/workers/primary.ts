@@ -109,6 +109,7 @@ export async function runPrimary(config: Readonly<Config>, log: Logger): Promise
     w.on('exit', (code, signal) => {
       workers.delete(w.id);
       port.gone(w.id);
+      state.gone(w.id);
       if (stopping) return;
       // A worker that died is started again (its requests in flight are lost, as with any crashed instance).
       const delay = restarts.exited(index);

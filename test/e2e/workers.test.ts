@@ -28,6 +28,9 @@ function fresh(url: string, body?: unknown, method = 'POST'): Promise<{ status: 
   });
 }
 
+/** The banner comes once both workers listen: three processes starting on a machine of two busy cores. */
+const START_MS = 180_000;
+
 clientWorkflows('real client workflows on the printed key, with --workers 2', { env: { NODEGATE_WORKERS: '2' } });
 
 describe('two workers on the embedded default: one head, one set of filters, one guard', { timeout: 300_000 }, () => {
@@ -44,7 +47,7 @@ describe('two workers on the embedded default: one head, one set of filters, one
   };
 
   before(async () => {
-    ng = await startNodegate({ env: { NODEGATE_WORKERS: '2' }, config: { limits: { unknownKeys: { perSecond: 0.05, burst: BURST } } } });
+    ng = await startNodegate({ env: { NODEGATE_WORKERS: '2' }, config: { limits: { unknownKeys: { perSecond: 0.05, burst: BURST } } }, timeoutMs: START_MS });
   });
   after(async () => {
     await ng?.stop();
@@ -108,7 +111,7 @@ describe('two workers on the embedded default: one head, one set of filters, one
   });
 });
 
-describe('two workers in front of a node: one key gets its per-second limit once, not once per worker', { timeout: 120_000 }, () => {
+describe('two workers in front of a node: one key gets its per-second limit once, not once per worker', { timeout: 300_000 }, () => {
   let node: Server;
   let ng: NodegateProcess;
   const N = 200;
@@ -117,6 +120,7 @@ describe('two workers in front of a node: one key gets its per-second limit once
     const instant = await startInstantNode();
     node = instant.server;
     ng = await startNodegate({
+      timeoutMs: START_MS,
       env: { NODEGATE_WORKERS: '2', NODEGATE_LOG_LEVEL: 'warn' },
       config: {
         networks: { mainnet: { chainId: 1, upstream: instant.url } },
@@ -145,5 +149,63 @@ describe('two workers in front of a node: one key gets its per-second limit once
     console.log(`workers: N=${N} CU/s, offered ${3 * N} CU/s for ${elapsed.toFixed(1)} s; admitted ${admitted} CU = ${(admitted / elapsed).toFixed(1)} CU/s`);
     assert.ok(admitted >= 0.9 * N * elapsed, `at least 0.9N per second: ${admitted}`);
     assert.ok(admitted <= 1.1 * N * elapsed + N, `at most 1.1N per second plus the burst: ${admitted}`);
+  });
+});
+
+describe('two workers spending a busy key from their shares of its bucket: the burst once, not once per worker', { timeout: 300_000 }, () => {
+  let node: Server;
+  let ng: NodegateProcess;
+  const RATE = 100;
+  const BURST = RATE * 60;
+
+  before(async () => {
+    const instant = await startInstantNode();
+    node = instant.server;
+    ng = await startNodegate({
+      timeoutMs: START_MS,
+      env: { NODEGATE_WORKERS: '2', NODEGATE_LOG_LEVEL: 'warn' },
+      config: {
+        networks: { mainnet: { chainId: 1, upstream: instant.url } },
+        plans: { busy: { name: 'Busy', cuPerSecond: RATE, cuPerMonth: 1_000_000_000, maxBatchSize: 100 } },
+        accounts: { defaultPlan: 'busy' },
+        limits: { burstSeconds: 60 },
+      },
+    });
+  });
+  after(async () => {
+    await ng?.stop();
+    await killAll();
+    node?.close();
+    if (ng) rmSync(ng.dataDir, { recursive: true, force: true });
+  });
+
+  test('1,600 calls over fresh connections, 8 at a time: at most the burst and what the rate earned meanwhile', async () => {
+    const perCall = 5; // eth_chainId
+    const calls = 1600;
+    let next = 0;
+    let admitted = 0;
+    let remainingAbove = 0;
+    const start = Date.now();
+    const one = async () => {
+      while (next++ < calls) {
+        const r = await new Promise<{ status: number; remaining: number; limit: number }>((resolve, reject) => {
+          const req = httpRequest(ng.rpcUrl(), { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+            res.resume().on('end', () => resolve({ status: res.statusCode!, remaining: Number(res.headers['ratelimit-remaining']), limit: Number(res.headers['ratelimit-limit']) }));
+          });
+          req.on('error', reject);
+          req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId' }));
+        });
+        if (r.status === 200) admitted += perCall;
+        else assert.equal(r.status, 429, 'a refusal is a 429, nothing else');
+        if (r.remaining > r.limit) remainingAbove++;
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, one));
+    const elapsed = (Date.now() - start) / 1000;
+    console.log(`workers: a bucket of ${BURST} CU at ${RATE} CU/s, ${calls * perCall} CU asked in ${elapsed.toFixed(1)} s: ${admitted} CU admitted`);
+    assert.ok(admitted <= BURST + RATE * elapsed + perCall, `at most the burst and the rate: ${admitted}`);
+    // The shares (a sixteenth of the bucket each) the workers hold when the calls end are all that may go unspent.
+    assert.ok(admitted >= BURST - BURST / 8, `at least the burst less the shares out: ${admitted}`);
+    assert.equal(remainingAbove, 0, 'RateLimit-Remaining never above RateLimit-Limit');
   });
 });
