@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { Filters } from '../filters/filters.ts';
 import { NetworkCache, ResponseCache } from '../cache/response-cache.ts';
+import { SharedTier } from '../cache/shared-tier.ts';
+import type { SharedAnswers } from '../shared-state/answers/shared-answers.ts';
 import type { Config } from '../config/schema.ts';
 import { upstreamHeaders } from '../config/upstream-headers.ts';
 import { AnswerBudget } from '../limits/answer-budget.ts';
@@ -48,12 +50,15 @@ export class Networks {
   /**
    * `cluster`: where the heads are shared (Redis for instances, the primary for workers). `embeddedAt`: in a worker,
    * the URL at which the primary serves an embedded chain (workers/chain-server.ts): the primary runs the anvils and
-   * their journals, and the workers reach them there instead of starting their own.
+   * their journals, and the workers reach them there instead of starting their own. `answers`: the cache's shared
+   * tier (`cache.shared`), behind each network's memory cache.
    */
-  constructor(config: Readonly<Config>, log: Logger, readonly filters: Filters, cluster?: HeadsHub, embeddedAt?: (network: string) => { url: string; headers: Readonly<Record<string, string>> }) {
+  constructor(config: Readonly<Config>, log: Logger, readonly filters: Filters, cluster?: HeadsHub, embeddedAt?: (network: string) => { url: string; headers: Readonly<Record<string, string>> }, answers?: SharedAnswers) {
     // One budget for the answers of every network: it bounds the process's memory, which they share.
     const budget = new AnswerBudget(config.rpc.maxAnswerBytes, config.rpc.maxAnswerBytesInFlight);
-    const answers = config.cache.enabled ? new ResponseCache(config.cache.maxBytes, Object.keys(config.networks).length) : undefined;
+    const memory = config.cache.enabled ? new ResponseCache(config.cache.maxBytes, Object.keys(config.networks).length) : undefined;
+    const shared = config.cache.shared;
+    const tier = memory && answers ? new SharedTier(answers, { ttlMs: shared.ttlSeconds * 1000, headTtlMs: shared.headTtlMs, waitMs: shared.waitMs }) : undefined;
     const chains = new Map<string, Chain>();
     for (const [name, net] of Object.entries(config.networks)) {
       const nlog = log.child({ network: name });
@@ -108,11 +113,20 @@ export class Networks {
     const tables = buildMethodTables(config, { ...filters.methods(), ...this.subscriptions.methods() }, (name) => () => chains.get(name)!.headNumber());
     for (const [name, net] of Object.entries(config.networks)) {
       const chain = chains.get(name)!;
-      const cache = answers ? new NetworkCache(name, answers, chain.head) : undefined;
-      // The cache subscribes: a chain that went back or was replaced leaves nothing cached that holds.
+      const cache = memory ? new NetworkCache(name, memory, chain.head, tier) : undefined;
+      // The cache subscribes: a chain that went back or was replaced leaves nothing cached that holds. The shared
+      // tier loses its answers tied to the head at any reorganisation, and all this network's below the finality
+      // depth (a block given as final was not), or when an embedded chain is replaced.
       if (cache) {
-        chain.on('reset', () => cache.dropAll());
-        chain.on('reorg', () => cache.dropAll());
+        chain.on('reset', () => {
+          cache.dropAll();
+          void tier?.dropNetwork(name);
+        });
+        chain.on('reorg', (c) => {
+          cache.dropAll();
+          if (!tier) return;
+          void (chain.head.final(c.to + 1) ? tier.dropNetwork(name) : tier.dropHead(name));
+        });
       }
       const kind = net.upstreams.some((u) => u.url === 'embedded') ? 'embedded' : 'upstream';
       const network: Network = { name, chainId: net.chainId, kind, chain, methods: tables.get(name)!, head: chain.head, cache, filters };
