@@ -215,10 +215,10 @@ export class NetworkCache {
   }
 
   private slotOf(tier: SharedTier, l: CacheLookup, before: string): SharedSlot | undefined {
-    if (before === 'forever') return { key: l.key, ttlMs: tier.o.ttlMs };
+    if (before === 'forever') return { network: this.network, key: l.key, ttlMs: tier.o.ttlMs };
     const head = this.head.number;
     if (tier.o.headTtlMs === 0 || !this.head.shared || head === undefined || this.head.epoch !== l.epoch) return undefined;
-    return { key: headSlotKey(this.network, head, l.key.slice(this.network.length + 1)), ttlMs: tier.o.headTtlMs };
+    return { network: this.network, key: headSlotKey(this.network, head, l.key.slice(this.network.length + 1)), ttlMs: tier.o.headTtlMs };
   }
 }
 

@@ -12,8 +12,9 @@ export interface SharedTierOptions {
   waitMs: number;
 }
 
-/** Where a miss looks in the shared tier: its key there, and how long its answer may be kept there. */
+/** Where a miss looks in the shared tier: its network, its key there, and how long its answer may be kept there. */
 export interface SharedSlot {
+  network: string;
   key: string;
   ttlMs: number;
 }
@@ -26,6 +27,9 @@ export interface SharedSlot {
  * fallback's: the tier then keeps nothing and every lease is the caller's (NO_SHARED_ANSWERS).
  */
 export class SharedTier {
+  /** Networks whose shared answers are being dropped: until it is done, their misses go to the node, and keep nothing. */
+  private readonly dropping = new Map<string, Promise<void>>();
+
   constructor(private readonly answers: SharedAnswers, readonly o: SharedTierOptions) {}
 
   /**
@@ -33,6 +37,7 @@ export class SharedTier {
    * says whether `call`'s answer may be kept for the others; `waitMs` bounds the wait for another instance's call.
    */
   async fetch(slot: SharedSlot, filledBy: string, call: () => Promise<UpstreamAnswer>, keep: (a: UpstreamAnswer) => boolean, waitMs: number): Promise<UpstreamAnswer> {
+    if (this.dropping.size > 0 && this.dropping.has(slot.network)) return call();
     const found = await this.answers.find(slot.key, Math.max(1, this.o.waitMs));
     if ('kept' in found) return fromKept(found.kept);
     if (found.lease === 'held' && waitMs > 0) {
@@ -57,12 +62,21 @@ export class SharedTier {
 
   /** Drops the shared answers of `network` (a reorganisation below its finality depth). */
   dropNetwork(network: string): Promise<void> {
-    return this.answers.drop(`${network}\u0000`);
+    return this.drop(network, `${network}\u0000`);
   }
 
   /** Drops the shared answers of `network` tied to its head (any reorganisation). */
   dropHead(network: string): Promise<void> {
-    return this.answers.drop(`${network}\u0000@`);
+    return this.drop(network, `${network}\u0000@`);
+  }
+
+  private drop(network: string, prefix: string): Promise<void> {
+    const before = this.dropping.get(network) ?? Promise.resolve();
+    const done = before.then(() => this.answers.drop(prefix)).finally(() => {
+      if (this.dropping.get(network) === done) this.dropping.delete(network);
+    });
+    this.dropping.set(network, done);
+    return done;
   }
 }
 

@@ -435,6 +435,8 @@ export const configSchema = section({
       headTtlMs: int('ms', { minimum: 0, maximum: 600000, default: 15000 }),
       /** How long a miss waits for the same call made by another instance (0: it never waits). */
       waitMs: int('ms', { minimum: 0, maximum: 10000, default: 1000 }),
+      /** Prepended to the tier's Redis keys: deployments (and test runs) sharing one Redis keep their answers apart. */
+      redisPrefix: Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'ng:ac:' }),
       /** A slower Redis command of the tier counts as Redis failing: the tier is left until Redis answers again. */
       timeoutMs: int('ms', { minimum: 5, maximum: 10000, default: 50 }),
     }),

@@ -60,6 +60,7 @@ export class Networks {
     const shared = config.cache.shared;
     const tier = memory && answers ? new SharedTier(answers, { ttlMs: shared.ttlSeconds * 1000, headTtlMs: shared.headTtlMs, waitMs: shared.waitMs }) : undefined;
     const chains = new Map<string, Chain>();
+    const depths = new Map<string, number>();
     for (const [name, net] of Object.entries(config.networks)) {
       const nlog = log.child({ network: name });
       let supervisor: AnvilSupervisor | undefined;
@@ -93,6 +94,7 @@ export class Networks {
       const depth = net.finalityDepth ?? (kind === 'embedded' ? 0 : 64);
       // Nodegate's own anvil is believed whatever it mines at once (anvil_mine of 10,000 blocks); nodes by URL
       // are held to the head bound (agreed-head.ts).
+      depths.set(name, depth);
       const chain = new Chain(name, net.chainId, members, policy, depth, config.upstreams.checkIntervalMs, nlog, kind === 'embedded' ? undefined : HEAD_BOUND);
       chains.set(name, chain);
       // What each node holds (pruned state, expired history) is probed for nodes by URL; an embedded chain holds all.
@@ -113,22 +115,20 @@ export class Networks {
     const tables = buildMethodTables(config, { ...filters.methods(), ...this.subscriptions.methods() }, (name) => () => chains.get(name)!.headNumber());
     for (const [name, net] of Object.entries(config.networks)) {
       const chain = chains.get(name)!;
-      const cache = memory ? new NetworkCache(name, memory, chain.head, tier) : undefined;
+      const kind = net.upstreams.some((u) => u.url === 'embedded') ? 'embedded' : 'upstream';
+      // An embedded chain is each instance's own: its answers are not the others' to share.
+      const shares = kind === 'upstream' ? tier : undefined;
+      const cache = memory ? new NetworkCache(name, memory, chain.head, shares) : undefined;
       // The cache subscribes: a chain that went back or was replaced leaves nothing cached that holds. The shared
-      // tier loses its answers tied to the head at any reorganisation, and all this network's below the finality
-      // depth (a block given as final was not), or when an embedded chain is replaced.
+      // tier loses this network's answers tied to the head at any reorganisation, and all of them when blocks below
+      // the finality depth of the old head went (a block taken as final was not).
       if (cache) {
-        chain.on('reset', () => {
-          cache.dropAll();
-          void tier?.dropNetwork(name);
-        });
+        chain.on('reset', () => cache.dropAll());
         chain.on('reorg', (c) => {
           cache.dropAll();
-          if (!tier) return;
-          void (chain.head.final(c.to + 1) ? tier.dropNetwork(name) : tier.dropHead(name));
+          if (shares) void (c.from - c.to > depths.get(name)! ? shares.dropNetwork(name) : shares.dropHead(name));
         });
       }
-      const kind = net.upstreams.some((u) => u.url === 'embedded') ? 'embedded' : 'upstream';
       const network: Network = { name, chainId: net.chainId, kind, chain, methods: tables.get(name)!, head: chain.head, cache, filters };
       this.list.push(network);
       for (const n of [name, ...net.aliases]) this.byName.set(n, network);

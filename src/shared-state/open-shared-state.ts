@@ -62,7 +62,7 @@ export interface SharedStateOptions {
   /** While a kind is degraded, how often its shared store is asked whether it is back (default 3 s). */
   recheckMs?: number;
   /** `cache.shared`, when enabled: answers kept in Redis too (with a Redis URL; nowhere else). */
-  answers?: { maxBytes: number; timeoutMs: number };
+  answers?: { maxBytes: number; timeoutMs: number; prefix: string };
 }
 
 /**
@@ -165,7 +165,7 @@ function redisState(url: string, o: SharedStateOptions): Promise<SharedState> {
     heads: (shared) => (heads = new RedisHeads({ url, timeoutMs: commandTimeoutMs, leases: shared, prefix })),
     ping: each((part) => () => part.ping()),
     connect: each((part) => () => part.connect()),
-    answers: o.answers && new RedisAnswers({ url, prefix: `${prefix}ac:`, maxBytes: o.answers.maxBytes, commandTimeoutMs: o.answers.timeoutMs }),
+    answers: o.answers && new RedisAnswers({ url, prefix: o.answers.prefix, maxBytes: o.answers.maxBytes, commandTimeoutMs: o.answers.timeoutMs }),
   }, o);
 }
 
