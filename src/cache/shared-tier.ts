@@ -1,6 +1,5 @@
 import type { KeptAnswer, SharedAnswers } from '../shared-state/answers/shared-answers.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
-import type { CachedAnswer } from './response-cache.ts';
 
 /** `cache.shared` as the tier reads it. */
 export interface SharedTierOptions {
@@ -83,6 +82,7 @@ export class SharedTier {
 /** The key of an answer tied to head `head`: the head first, so that a network's are dropped by one prefix. */
 export const headSlotKey = (network: string, head: number, rest: string): string => `${network}\u0000@${head}\u0000${rest}`;
 
-function fromKept(kept: KeptAnswer): CachedAnswer {
+/** An answer another instance kept, shaped as the memory cache's entries are (response-cache.ts `CachedAnswer`). */
+function fromKept(kept: KeptAnswer): UpstreamAnswer & { filledBy: string } {
   return { result: JSON.parse(kept.raw), error: undefined, raw: kept.raw, filledBy: kept.filledBy };
 }
