@@ -42,6 +42,10 @@ export const SOAK_TESTS: Record<string, { file: string; what: string }> = {
     file: 'test/e2e/workers-sigterm.test.ts',
     what: '`--workers 2` stopped with SIGTERM under 8 keep-alive clients, 20 times: every call sent on an open connection answered (the suite: 3 rounds)',
   },
+  'shared-cache': {
+    file: 'test/e2e/cache-shared-workload.test.ts',
+    what: 'an indexer over 5,000 blocks and 20 wallets polling for 20 s through nginx to three instances sharing the cache tier in Redis, then again after restarting each: node calls against one instance without a cache, and the ratio (the suite: 500 blocks, 5 wallets for 4 s)',
+  },
   'heavy-events': {
     file: 'test/e2e/heavy-events.test.ts',
     what: '30 transactions of 3,000 logs each, reads meanwhile, a restart and a crash (the suite: 4 such transactions)',

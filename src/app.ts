@@ -122,10 +122,11 @@ export async function startGateway(config: Readonly<Config>, opts: {
   // What this process shares with the others (limits, budgets, filters, heads, leases, login back-off): in a worker,
   // its primary's; else Redis in cluster mode (a Redis URL), or this process's memory (shared-state/).
   const worker = opts.worker;
-  const shared = worker?.shared ?? await openSharedState({ redisUrl: config.limits.redisUrl, redisTimeoutMs: config.limits.redisTimeoutMs, backoff: loginBackoffOptions(), log, now: turnNow });
+  const tier = config.cache.enabled && config.cache.shared.enabled ? { maxBytes: config.cache.shared.maxBytes, timeoutMs: config.cache.shared.timeoutMs, prefix: config.cache.shared.redisPrefix } : undefined;
+  const shared = worker?.shared ?? await openSharedState({ redisUrl: config.limits.redisUrl, redisTimeoutMs: config.limits.redisTimeoutMs, backoff: loginBackoffOptions(), log, now: turnNow, answers: tier });
   const { rateLimiter, filters: filterStore, heads } = shared;
   const filters = new Filters(filterStore, config.filters.idleTimeoutMs, Date.now, config.filters.maxKeptBytes);
-  const networks = new Networks(config, log, filters, heads, worker ? (name) => worker.embeddedAt(name) : undefined);
+  const networks = new Networks(config, log, filters, heads, worker ? (name) => worker.embeddedAt(name) : undefined, shared.answers);
   const keys = new KeyResolver(store, config.auth.keyCacheTtlMs, config.auth.lastUsedFlushMs, undefined, {
     failStaticMs: config.auth.failStaticMs,
     storeWaitMs: config.auth.storeWaitMs,

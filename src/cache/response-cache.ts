@@ -3,6 +3,7 @@ import { CallAborted } from '../errors/call-aborted.ts';
 import type { UpstreamAnswer } from '../upstream/upstream.ts';
 import type { ChainHead } from '../chain/chain-head.ts';
 import { CACHE_POLICIES, type CachePolicy } from './cache-policy.ts';
+import { headSlotKey, type SharedSlot, type SharedTier } from './shared-tier.ts';
 
 /**
  * A kept answer, with the account whose call filled the entry: `X-Cache` says HIT only to that account. A shared
@@ -75,10 +76,11 @@ export const cacheHeader = (o: CacheOutcome): 'HIT' | 'MISS' => (o === 'HIT' ? '
 /** A hit's outcome for the account `accountId`. */
 export const hitFor = (hit: CachedAnswer, accountId: string): CacheOutcome => (hit.filledBy === accountId ? 'HIT' : 'SHARED_HIT');
 
-/** Who a call is, to the cache: the account its key belongs to. */
+/** Who a call is, to the cache: the account its key belongs to, and its deadline (rpc/deadline.ts). */
 interface Caller {
   cache?: CacheOutcome;
   key: { account: { id: string } };
+  signal?: object;
 }
 
 /**
@@ -99,7 +101,8 @@ export class NetworkCache {
   private headEpoch = -1;
   private readonly withoutParams = new Map<string, { key: string; head: number | undefined; atHeadKey: string }>();
 
-  constructor(private readonly network: string, private readonly store: ResponseCache, readonly head: ChainHead) {
+  /** `tier`: the shared tier behind this memory cache (cache.shared), asked on a miss only. */
+  constructor(private readonly network: string, private readonly store: ResponseCache, readonly head: ChainHead, readonly tier?: SharedTier) {
     this.atHead = store.headStore();
   }
 
@@ -175,14 +178,15 @@ export class NetworkCache {
     const flying = this.inflight.get(flightKey);
     // A call stopped for its own caller (gone, or out of budget) is not this caller's answer: it asks for itself.
     if (flying) return flying.catch((err) => (err instanceof CallAborted ? call() : Promise.reject(err)));
-    const p = call();
+    const p = this.tier ? this.fromTier(this.tier, l, params, call, seen) : call();
     this.inflight.set(flightKey, p);
     try {
       const answer = await p;
       if (answer.error === undefined) {
         const scope = policy(params, answer.result, this.final);
         const kept = scope === 'forever' || (scope === 'head' && this.head.epoch === epoch);
-        const entry: CachedAnswer | undefined = kept ? { result: answer.result, error: undefined, raw: answer.raw, filledBy: seen.key.account.id } : undefined;
+        const filledBy = (answer as Partial<CachedAnswer>).filledBy ?? seen.key.account.id;
+        const entry: CachedAnswer | undefined = kept ? { result: answer.result, error: undefined, raw: answer.raw, filledBy } : undefined;
         if (scope === 'forever') this.store.set(key, entry!);
         else if (entry) this.headFor(epoch).set(atHeadKey, entry);
       }
@@ -191,4 +195,35 @@ export class NetworkCache {
       this.inflight.delete(flightKey);
     }
   }
+
+  /**
+   * A miss through the shared tier: answers that cannot change under their key, answers tied to the head under the
+   * cluster's agreed head (cluster mode only: one instance's head is its own), kept there on the same terms as here.
+   */
+  private fromTier(tier: SharedTier, l: CacheLookup, params: unknown[], call: () => Promise<UpstreamAnswer>, seen: Caller): Promise<UpstreamAnswer> {
+    const before = l.policy(params, undefined, this.final);
+    const slot = this.slotOf(tier, l, before);
+    if (!slot) return call();
+    const keep = (a: UpstreamAnswer) => {
+      const scope = l.policy(params, a.result, this.final);
+      return before === 'forever' ? scope === 'forever' : scope !== 'never' && this.head.epoch === l.epoch;
+    };
+    return tier.fetch(slot, seen.key.account.id, call, keep, waitWithin(tier.o.waitMs, seen.signal)).then((a) => {
+      if ('filledBy' in a) seen.cache = hitFor(a as CachedAnswer, seen.key.account.id);
+      return a;
+    });
+  }
+
+  private slotOf(tier: SharedTier, l: CacheLookup, before: string): SharedSlot | undefined {
+    if (before === 'forever') return { network: this.network, key: l.key, ttlMs: tier.o.ttlMs };
+    const head = this.head.number;
+    if (tier.o.headTtlMs === 0 || !this.head.shared || head === undefined || this.head.epoch !== l.epoch) return undefined;
+    return { network: this.network, key: headSlotKey(this.network, head, l.key.slice(this.network.length + 1)), ttlMs: tier.o.headTtlMs };
+  }
+}
+
+/** A wait for another instance's call: at most `waitMs`, and half what is left of the caller's deadline. */
+function waitWithin(waitMs: number, signal: object | undefined): number {
+  const due = (signal as { dueAt?: number } | undefined)?.dueAt;
+  return due ? Math.min(waitMs, Math.max(0, (due - performance.now()) / 2)) : waitMs;
 }

@@ -147,6 +147,9 @@ export function validateConfig(raw: Record<string, unknown>): Readonly<Config> {
   if (Math.floor(config.rpc.maxResponseBytesInFlight * config.rpc.responseShare) < config.rpc.maxResponseBytes) {
     throw new ConfigError([`rpc.responseShare: its share of rpc.maxResponseBytesInFlight must be >= rpc.maxResponseBytes (${config.rpc.maxResponseBytes}), or no tenant could be sent a response of the largest size`]);
   }
+  if (config.cache.shared.enabled && !config.limits.redisUrl) {
+    throw new ConfigError(['cache.shared.enabled: the shared cache tier is kept in Redis: set limits.redisUrl (REDIS_URL) too']);
+  }
   if (config.webhooks.leaseRenewMs >= config.webhooks.leaseMs) {
     throw new ConfigError([`webhooks.leaseRenewMs: must be < webhooks.leaseMs (${config.webhooks.leaseMs}), or a lease runs out between renewals and another instance sends the event too`]);
   }

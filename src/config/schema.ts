@@ -426,6 +426,22 @@ export const configSchema = section({
     enabled: flag(true),
     /** Answers kept, all networks together; the least recently used go first. */
     maxBytes: int('bytes', { minimum: 0, default: 67108864 }),
+    /** A tier behind the memory cache, in Redis (`limits.redisUrl`), that the instances share and that outlives restarts. */
+    shared: section({
+      enabled: flag(false),
+      /** Answers kept in Redis, all networks together; past it, those soonest to expire go. */
+      maxBytes: int('bytes', { minimum: 1024, default: 268435456 }),
+      /** How long an answer that cannot change is kept there. */
+      ttlSeconds: int('seconds', { minimum: 1, maximum: 2592000, default: 86400 }),
+      /** How long an answer tied to the cluster's shared head is kept there (0: not shared). */
+      headTtlMs: int('ms', { minimum: 0, maximum: 600000, default: 15000 }),
+      /** How long a miss waits for the same call made by another instance (0: it never waits). */
+      waitMs: int('ms', { minimum: 0, maximum: 10000, default: 1000 }),
+      /** Prepended to the tier's Redis keys: deployments (and test runs) sharing one Redis keep their answers apart. */
+      redisPrefix: Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'ng:ac:' }),
+      /** A slower Redis command of the tier counts as Redis failing: the tier is left until Redis answers again. */
+      timeoutMs: int('ms', { minimum: 5, maximum: 10000, default: 50 }),
+    }),
   }),
   /** Usage recording for analytics (docs/decisions.md §10). */
   analytics: section({

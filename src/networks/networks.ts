@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { Filters } from '../filters/filters.ts';
 import { NetworkCache, ResponseCache } from '../cache/response-cache.ts';
+import { SharedTier } from '../cache/shared-tier.ts';
+import type { SharedAnswers } from '../shared-state/answers/shared-answers.ts';
 import type { Config } from '../config/schema.ts';
 import { upstreamHeaders } from '../config/upstream-headers.ts';
 import { AnswerBudget } from '../limits/answer-budget.ts';
@@ -48,13 +50,17 @@ export class Networks {
   /**
    * `cluster`: where the heads are shared (Redis for instances, the primary for workers). `embeddedAt`: in a worker,
    * the URL at which the primary serves an embedded chain (workers/chain-server.ts): the primary runs the anvils and
-   * their journals, and the workers reach them there instead of starting their own.
+   * their journals, and the workers reach them there instead of starting their own. `answers`: the cache's shared
+   * tier (`cache.shared`), behind each network's memory cache.
    */
-  constructor(config: Readonly<Config>, log: Logger, readonly filters: Filters, cluster?: HeadsHub, embeddedAt?: (network: string) => { url: string; headers: Readonly<Record<string, string>> }) {
+  constructor(config: Readonly<Config>, log: Logger, readonly filters: Filters, cluster?: HeadsHub, embeddedAt?: (network: string) => { url: string; headers: Readonly<Record<string, string>> }, answers?: SharedAnswers) {
     // One budget for the answers of every network: it bounds the process's memory, which they share.
     const budget = new AnswerBudget(config.rpc.maxAnswerBytes, config.rpc.maxAnswerBytesInFlight);
-    const answers = config.cache.enabled ? new ResponseCache(config.cache.maxBytes, Object.keys(config.networks).length) : undefined;
+    const memory = config.cache.enabled ? new ResponseCache(config.cache.maxBytes, Object.keys(config.networks).length) : undefined;
+    const shared = config.cache.shared;
+    const tier = memory && answers ? new SharedTier(answers, { ttlMs: shared.ttlSeconds * 1000, headTtlMs: shared.headTtlMs, waitMs: shared.waitMs }) : undefined;
     const chains = new Map<string, Chain>();
+    const depths = new Map<string, number>();
     for (const [name, net] of Object.entries(config.networks)) {
       const nlog = log.child({ network: name });
       let supervisor: AnvilSupervisor | undefined;
@@ -88,6 +94,7 @@ export class Networks {
       const depth = net.finalityDepth ?? (kind === 'embedded' ? 0 : 64);
       // Nodegate's own anvil is believed whatever it mines at once (anvil_mine of 10,000 blocks); nodes by URL
       // are held to the head bound (agreed-head.ts).
+      depths.set(name, depth);
       const chain = new Chain(name, net.chainId, members, policy, depth, config.upstreams.checkIntervalMs, nlog, kind === 'embedded' ? undefined : HEAD_BOUND);
       chains.set(name, chain);
       // What each node holds (pruned state, expired history) is probed for nodes by URL; an embedded chain holds all.
@@ -108,13 +115,20 @@ export class Networks {
     const tables = buildMethodTables(config, { ...filters.methods(), ...this.subscriptions.methods() }, (name) => () => chains.get(name)!.headNumber());
     for (const [name, net] of Object.entries(config.networks)) {
       const chain = chains.get(name)!;
-      const cache = answers ? new NetworkCache(name, answers, chain.head) : undefined;
-      // The cache subscribes: a chain that went back or was replaced leaves nothing cached that holds.
+      const kind = net.upstreams.some((u) => u.url === 'embedded') ? 'embedded' : 'upstream';
+      // An embedded chain is each instance's own: its answers are not the others' to share.
+      const shares = kind === 'upstream' ? tier : undefined;
+      const cache = memory ? new NetworkCache(name, memory, chain.head, shares) : undefined;
+      // The cache subscribes: a chain that went back or was replaced leaves nothing cached that holds. The shared
+      // tier loses this network's answers tied to the head at any reorganisation, and all of them when blocks below
+      // the finality depth of the old head went (a block taken as final was not).
       if (cache) {
         chain.on('reset', () => cache.dropAll());
-        chain.on('reorg', () => cache.dropAll());
+        chain.on('reorg', (c) => {
+          cache.dropAll();
+          if (shares) void (c.from - c.to > depths.get(name)! ? shares.dropNetwork(name) : shares.dropHead(name));
+        });
       }
-      const kind = net.upstreams.some((u) => u.url === 'embedded') ? 'embedded' : 'upstream';
       const network: Network = { name, chainId: net.chainId, kind, chain, methods: tables.get(name)!, head: chain.head, cache, filters };
       this.list.push(network);
       for (const n of [name, ...net.aliases]) this.byName.set(n, network);

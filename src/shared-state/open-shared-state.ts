@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import { RedisAnswers } from './answers/redis-answers.ts';
+import { NO_SHARED_ANSWERS, type SharedAnswers } from './answers/shared-answers.ts';
 import { memoryEventBudgets } from './event-budget/event-budgets.ts';
 import type { EventBudgets } from './event-budget/event-budget.ts';
 import { sharedEventBudgets } from './event-budget/shared-event-budget.ts';
@@ -39,6 +41,8 @@ export interface SharedState {
   heads: HeadsHub | undefined;
   leases: Leases;
   loginBackoff: LoginBackoffStore & Pick<MemoryLoginBackoff, 'trusted'>;
+  /** The cache's shared tier (cache/shared-tier.ts): only in Redis, and only when `cache.shared.enabled`. */
+  answers: SharedAnswers | undefined;
   close(): Promise<void>;
 }
 
@@ -58,6 +62,8 @@ export interface SharedStateOptions {
   now?: () => number;
   /** While a kind is degraded, how often its shared store is asked whether it is back (default 3 s). */
   recheckMs?: number;
+  /** `cache.shared`, when enabled: answers kept in Redis too (with a Redis URL; nowhere else). */
+  answers?: { maxBytes: number; timeoutMs: number; prefix: string };
 }
 
 /**
@@ -70,7 +76,7 @@ export async function openSharedState(o: SharedStateOptions): Promise<SharedStat
   if (o.redisUrl) return redisState(o.redisUrl, o);
   // One process alone: decided in its memory, at once (no promise on the request path).
   const rateLimiter = Object.assign(new MemoryRateLimiter(o.now), { status: () => 'memory' as const });
-  return assemble({ rateLimiter, eventBudgets: memoryEventBudgets, filters: new MemoryFilterStore(), heads: undefined, leases: new MemoryLeases(), loginBackoff: new MemoryLoginBackoff(o.backoff) });
+  return assemble({ rateLimiter, eventBudgets: memoryEventBudgets, filters: new MemoryFilterStore(), heads: undefined, leases: new MemoryLeases(), loginBackoff: new MemoryLoginBackoff(o.backoff), answers: undefined });
 }
 
 /**
@@ -95,6 +101,8 @@ interface Remotes {
   ping: Record<Kind, () => Promise<unknown>>;
   /** Per kind: its first connection, made as its fallback is (after `heads(leases)`). */
   connect?: Record<Kind, () => Promise<unknown>>;
+  /** The cache's shared tier, when asked for; its store pinged and connected as the kinds' are. */
+  answers?: SharedAnswers & { ping(): Promise<unknown>; connect(): Promise<unknown> };
 }
 
 type Kind = 'rateLimiter' | 'filters' | 'heads' | 'leases' | 'loginBackoff';
@@ -107,6 +115,7 @@ const DEGRADED: Record<Kind, Pick<FallbackOptions, 'kind' | 'meanwhile'>> = {
   leases: { kind: 'leases', meanwhile: 'this process holds every lease it asks for' },
   loginBackoff: { kind: 'login back-off', meanwhile: "kept in this process's memory" },
 };
+const ANSWERS_DEGRADED = { kind: 'shared cache tier', meanwhile: "answers are kept in this process's memory cache only" };
 
 /**
  * Every kind of `r` through a Fallback of its own: the remote variant while its store answers, the kind's local
@@ -132,8 +141,15 @@ async function degradable(r: Remotes, o: SharedStateOptions): Promise<SharedStat
   };
   const shared = fallback('loginBackoff').wrap<LoginBackoffStore, 'waitSeconds' | 'failed' | 'succeeded'>(r.loginBackoff, NOTHING_SHARED, ['waitSeconds', 'failed', 'succeeded']);
   const loginBackoff = new SharedLoginBackoff(new MemoryLoginBackoff(o.backoff), shared);
+  const a = r.answers;
+  let answers: SharedAnswers | undefined;
+  if (a) {
+    const f = new Fallback({ ...ANSWERS_DEGRADED, at: r.at, where: r.where, ping: () => a.ping(), log: o.log, recheckMs: o.recheckMs, connecting: a.connect() });
+    fallbacks.push(f);
+    answers = { ...f.wrap<SharedAnswers, 'find' | 'keep' | 'release' | 'awaitKept' | 'drop'>(a, NO_SHARED_ANSWERS, ['find', 'keep', 'release', 'awaitKept', 'drop']), close: () => a.close() };
+  }
   await Promise.all(fallbacks.map((f) => f.ready));
-  return assemble({ rateLimiter, eventBudgets: sharedEventBudgets(rateLimiter), filters, heads, leases, loginBackoff }, () => r.loginBackoff.close?.());
+  return assemble({ rateLimiter, eventBudgets: sharedEventBudgets(rateLimiter), filters, heads, leases, loginBackoff, answers }, () => r.loginBackoff.close?.());
 }
 
 /** In Redis, each kind on a connection of its own; the first connections are made together. */
@@ -153,6 +169,7 @@ function redisState(url: string, o: SharedStateOptions): Promise<SharedState> {
     heads: (shared) => (heads = new RedisHeads({ url, timeoutMs: commandTimeoutMs, leases: shared, prefix })),
     ping: each((part) => () => part.ping()),
     connect: each((part) => () => part.connect()),
+    answers: o.answers && new RedisAnswers({ url, prefix: o.answers.prefix, maxBytes: o.answers.maxBytes, commandTimeoutMs: o.answers.timeoutMs }),
   }, o);
 }
 
@@ -168,7 +185,7 @@ function workerState(primary: SharedStateClient, o: SharedStateOptions): Promise
 }
 
 function assemble(parts: Omit<SharedState, 'close'>, more: () => unknown = () => {}): SharedState {
-  return { ...parts, close: async () => { await closeAll(parts.rateLimiter, parts.filters, ...(parts.heads ? [parts.heads] : []), parts.leases); await more(); } };
+  return { ...parts, close: async () => { await closeAll(parts.rateLimiter, parts.filters, ...(parts.heads ? [parts.heads] : []), parts.leases, ...(parts.answers ? [parts.answers] : [])); await more(); } };
 }
 
 async function closeAll(...parts: Array<{ close(): Promise<void> }>): Promise<void> {
