@@ -350,6 +350,16 @@ export const configSchema = section({
   auth: section({
     /** How long a resolved key is trusted without asking the store: the bound on cross-instance revocation. */
     keyCacheTtlMs: int('ms', { minimum: 0, maximum: 60000, default: 1000 }),
+    /** Resolutions of keys kept in memory, least recently used forgotten first (about 2-3 KiB each). */
+    keyCacheEntries: int('entries', { minimum: 0, default: 200000 }),
+    /** Values no key has, kept apart (a flood of random values evicts only these), each for keyCacheTtlMs. */
+    unknownKeyCacheEntries: int('entries', { minimum: 0, default: 10000 }),
+    /**
+     * Follow the store's changes to keys, accounts and plans (one indexed read every keyCacheTtlMs / 2): a key in use
+     * stays cached until it changes, instead of being looked up again every keyCacheTtlMs; the revocation bound is
+     * the same. false: each cached key is looked up again after keyCacheTtlMs.
+     */
+    keyCacheFollowsChanges: flag(true),
     /** How often last-used times are written (batched, never per request). */
     lastUsedFlushMs: int('ms', { minimum: 100, default: 10000 }),
     /**
