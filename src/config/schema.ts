@@ -105,6 +105,14 @@ const upstreamSchema = fields({
     maxBlockRange: int('blocks', { minimum: 0, default: 0 }),
     maxResults: int('logs', { minimum: 0, default: 0 }),
   }),
+  /**
+   * A provider's price list: units a call of each method costs (Alchemy's compute units, Infura's credits), counted in
+   * /metrics (nodegate_upstream_units_total) so an operator sees units per client call. Empty, with no defaultUnits:
+   * no units counted, only calls.
+   */
+  units: map(num('units', { minimum: 0 }), { default: {} }),
+  /** Units of a method not in `units`; absent: 1. */
+  defaultUnits: Type.Optional(num('units', { minimum: 0 })),
   /** Most calls one JSON-RPC batch to this node holds (a refusal of a batch for its size lowers it). */
   maxBatch: int('calls', { minimum: 1, maximum: 1000, default: 100 }),
   /** Methods it does not serve, by name or a prefix and `*` (`debug_*`): never sent to it (another upstream takes them). */
