@@ -26,6 +26,8 @@ const KEYS = 1_000_000;
 const BIG_ACCOUNT = 10_000;
 const CONNECTIONS = 32;
 const WARM_S = 2;
+/** Once before the rounds: the keys in use come into the cache as they would in an instance that has run a while. */
+const FIRST_WARM_S = 10;
 const DURATION_S = 5;
 const ROUNDS = 3;
 const DRAWS: KeyDraw[] = ['one key', 'Zipf-like', 'uniform'];
@@ -33,31 +35,50 @@ const DRAWS: KeyDraw[] = ['one key', 'Zipf-like', 'uniform'];
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 
+/** Nodegate on the database at `url`, answering: its process, and the ms from spawn to the first answer with `key`. */
+async function startOn(url: string, anvilUrl: string, key?: string) {
+  const { id: _, ...plan } = SCALE_PLAN;
+  const t0 = performance.now();
+  const proc = await startNodegate({
+    env: { REDIS_URL: '', DATABASE_URL: url, NODEGATE_LOG_LEVEL: 'warn', NODEGATE_WORKERS: '' },
+    config: {
+      networks: { mainnet: { chainId: CHAIN_ID, upstream: anvilUrl } },
+      plans: { scale: plan },
+      accounts: { defaultPlan: 'scale' },
+      cache: { enabled: true },
+    },
+  });
+  const res = await fetch(`${new URL(proc.url).origin}/v1/mainnet/${key ?? proc.key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+  if (res.status !== 200) throw new Error(`the first call was refused: ${res.status} ${await res.text()}`);
+  return { proc, startMs: performance.now() - t0 };
+}
+
 export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<void> {
   const anvil = await targets.anvil();
+  // The same start on an empty store, for comparison (the machine's own start-up time).
+  const empty = await buildKeyState(0, 0, 0);
+  let emptyMs: number;
+  try {
+    const e = await startOn(empty.url, anvil.url);
+    emptyMs = e.startMs;
+    await e.proc.stop('SIGTERM');
+    rmSync(e.proc.dataDir, { recursive: true, force: true });
+  } finally {
+    await empty.drop();
+  }
   const state = await buildKeyState(ACCOUNTS, KEYS, BIG_ACCOUNT);
-  const { id: _, ...plan } = SCALE_PLAN;
   let proc: Awaited<ReturnType<typeof startNodegate>> | undefined;
   try {
-    const t0 = performance.now();
-    proc = await startNodegate({
-      env: { REDIS_URL: '', DATABASE_URL: state.url, NODEGATE_LOG_LEVEL: 'warn', NODEGATE_WORKERS: '' },
-      config: {
-        networks: { mainnet: { chainId: CHAIN_ID, upstream: anvil.url } },
-        plans: { scale: plan },
-        accounts: { defaultPlan: 'scale' },
-        cache: { enabled: true },
-      },
-    });
+    const started = await startOn(state.url, anvil.url, valueOf(state.salt, 1));
+    proc = started.proc;
+    const startMs = started.startMs;
     const base = new URL(proc.url).origin;
     const call = (j: number) => fetch(`${base}/v1/mainnet/${valueOf(state.salt, j)}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
-    const first = await call(1);
-    if (first.status !== 200) throw new Error(`key 1 refused: ${first.status} ${await first.text()}`);
-    const startMs = performance.now() - t0;
     const rssStart = rssMiB(proc.pid);
 
     const scripts = Object.fromEntries(DRAWS.map((d, i) => [d, writeScript(join(tmp, `keys-${i}.lua`), keyScript(d, state.salt, KEYS, 1 + i))])) as Record<KeyDraw, string>;
     const cells: Record<KeyDraw, { rps: number[]; cpu: number[]; failed: number; p99: number[] }> = Object.fromEntries(DRAWS.map((d) => [d, { rps: [], cpu: [], failed: 0, p99: [] }])) as never;
+    for (const d of DRAWS) await runWrk(base + '/', scripts[d], FIRST_WARM_S, CONNECTIONS);
     // Alternating rounds, so a drift of the machine's speed falls on all alike.
     for (let r = 0; r < ROUNDS; r++) {
       for (const d of r % 2 ? [...DRAWS].reverse() : DRAWS) {
@@ -77,7 +98,7 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     const cpu1 = median(one.cpu);
     const f = (x: number) => Math.round(x).toLocaleString('en-US');
     console.log(`\nScale, keys: ${f(ACCOUNTS)} accounts, ${f(KEYS)} keys in PostgreSQL (built in ${(state.buildMs / 1000).toFixed(1)} s); `
-      + `cached eth_chainId, wrk ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${DURATION_S} s (medians); ${cpus().length} × ${cpus()[0]?.model.trim()} shared by wrk, PostgreSQL and Nodegate`);
+      + `cached eth_chainId, wrk ${CONNECTIONS} connections, ${FIRST_WARM_S} s of each draw first, then ${ROUNDS} alternating rounds of ${DURATION_S} s (medians); ${cpus().length} × ${cpus()[0]?.model.trim()} shared by wrk, PostgreSQL and Nodegate`);
     printTable(['keys', 'req/s', '× one key', 'cpu µs/req', '× one key', 'p99 ms', 'failed'], DRAWS.map((d) => {
       const c = cells[d];
       return [d, f(median(c.rps)), `${(median(c.rps) / rps1).toFixed(2)}x`, median(c.cpu).toFixed(1), `${(median(c.cpu) / cpu1).toFixed(2)}x`, (median(c.p99) / 1000).toFixed(1), String(c.failed)];
@@ -120,7 +141,7 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
       }
     }
 
-    console.log(`startup with ${f(KEYS)} keys: ${(startMs / 1000).toFixed(2)} s to the first answer (${(proc.startMs / 1000).toFixed(2)} s to the banner); RSS ${rssStart.toFixed(0)} MiB at start, ${rssLoaded.toFixed(0)} MiB after the runs`);
+    console.log(`startup with ${f(KEYS)} keys: ${(startMs / 1000).toFixed(2)} s to the first answer (${(proc.startMs / 1000).toFixed(2)} s to the banner; on an empty store: ${(emptyMs / 1000).toFixed(2)} s); RSS ${rssStart.toFixed(0)} MiB at start, ${rssLoaded.toFixed(0)} MiB after the runs`);
     console.log(`revocation by another writer, under the Zipf-like load: refused after ${revocations.map((ms) => ms.toFixed(0)).join(', ')} ms (max ${Math.max(...revocations).toFixed(0)} ms)`);
     console.log(`keys list of one account (${f(listed)} keys, 100 a page, ${pages.length} pages): p50 ${pct(pages, 50).toFixed(1)} ms, p99 ${pct(pages, 99).toFixed(1)} ms`);
   } finally {

@@ -95,7 +95,11 @@ test('a key rotated with a 60 s overlap: both values work for 60 s, then only th
 /** The store as a resolver sees it, counting the lookups of keys (the read each cache miss costs). */
 function counted(store: ReturnType<typeof sqliteStores>) {
   const seen = { lookups: 0 };
-  const keys = { ...store.keys, findKeyByHash: (hash: string, now?: string) => { seen.lookups++; return store.keys.findKeyByHash(hash, now); } };
+  const keys = {
+    ...store.keys,
+    findKeyByHash: (hash: string, now?: string) => { seen.lookups++; return store.keys.findKeyByHash(hash, now); },
+    findKeysByHash: (hashes: readonly string[], now: string) => { seen.lookups += hashes.length; return store.keys.findKeysByHash(hashes, now); },
+  };
   return { store: { keys }, seen };
 }
 
@@ -125,6 +129,22 @@ test('following the store\'s changes, a key in use is not looked up again each t
   await assert.rejects(async () => other.resolve(value), /revoked/);
   assert.equal(seen.lookups, 3);
   await other.close();
+  await store.close();
+});
+
+test('a key asked for by many requests at once, and many keys at once, are looked up in one read', async () => {
+  const { store, key, keys: here } = await setUp();
+  await here.close();
+  const value = [...valueOf].find(([hash]) => hash === key.hash)![1];
+  let reads = 0;
+  const watched = { keys: { ...store.keys, findKeyByHash: (h: string, n?: string) => { reads++; return store.keys.findKeyByHash(h, n); }, findKeysByHash: (hs: readonly string[], n: string) => { reads++; return store.keys.findKeysByHash(hs, n); } } };
+  const keys = new KeyResolver(watched, 1000, 0, {}, {}, () => 1_000_000);
+  const unknown = Array.from({ length: 20 }, () => newKeyMaterial('x').value);
+  const answers = await Promise.allSettled([...Array.from({ length: 32 }, () => keys.resolve(value)), ...unknown.map((v) => keys.resolve(v))]);
+  assert.equal(answers.filter((a) => a.status === 'fulfilled' && a.value.key.id === key.id).length, 32);
+  assert.equal(answers.filter((a) => a.status === 'rejected' && /invalid API key/.test(String(a.reason))).length, 20);
+  assert.equal(reads, 1);
+  await keys.close();
   await store.close();
 });
 

@@ -8,6 +8,7 @@ import { StoreOutage } from '../store/outage.ts';
 import { parseAllowlist } from './ip-allowlist.ts';
 import type { KeyChanges, KeyStore } from '../store/keys/key-store.ts';
 import { KeyChangeFeed } from './key-changes.ts';
+import { KeyLookups } from './key-lookups.ts';
 import { RecentMap } from './recent-map.ts';
 
 /** A key as the hot path uses it: the records plus its restrictions parsed once, when it enters the cache. */
@@ -85,6 +86,7 @@ export class KeyResolver {
   private readonly known: RecentMap<Entry>;
   private readonly unknown: RecentMap<Entry>;
   private readonly feed: KeyChangeFeed | undefined;
+  private readonly lookups: KeyLookups;
   /** Key id → last use, ms; turned into ISO strings only when flushed. */
   private readonly lastUsed = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
@@ -105,6 +107,7 @@ export class KeyResolver {
     const { entries = 200_000, unknownEntries = 10_000, followChanges = false } = size;
     this.known = new RecentMap(entries);
     this.unknown = new RecentMap(unknownEntries);
+    this.lookups = new KeyLookups(store);
     if (followChanges && ttlMs > 0) {
       this.feed = new KeyChangeFeed(store, ttlMs, (c) => this.drop(c), now);
       this.feed.start();
@@ -171,7 +174,7 @@ export class KeyResolver {
     try {
       const hash = hashKey(value);
       const generation = this.feed?.generation;
-      const ctx = await bounded(this.store.keys.findKeyByHash(hash, new Date(now).toISOString()), storeWaitMs);
+      const ctx = await bounded(this.lookups.find(hash, new Date(now).toISOString()), storeWaitMs);
       outage.answered();
       return this.put(value, hash, ctx, now, stale, generation);
     } catch (err) {

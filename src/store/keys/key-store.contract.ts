@@ -47,6 +47,18 @@ export function keyStoreContract(c: StoreContract): void {
         assert.deepEqual((await store.keys.changesSince(new Date(Date.now() + 60_000).toISOString())).keys, []);
       });
 
+      test('finds several keys by hash in one read, a rotated-out value while its overlap runs', async () => {
+        const [a, b] = [await store.keys.insertKey(newKey(account)), await store.keys.insertKey(newKey(account))];
+        const until = new Date(Date.now() + 60_000).toISOString();
+        await store.keys.rotateKey(b.id, { prefix: 'ngk_new', hash: 'f'.repeat(64), previousUntil: until });
+        const now = new Date().toISOString();
+        const found = await store.keys.findKeysByHash([a.hash, b.hash, 'e'.repeat(64)], now);
+        assert.deepEqual([...found.keys()].sort(), [a.hash, b.hash].sort());
+        assert.equal(found.get(b.hash)!.key.id, b.id);
+        assert.equal(found.get(a.hash)!.account.id, account);
+        assert.equal((await store.keys.findKeysByHash([b.hash], new Date(Date.now() + 120_000).toISOString())).size, 0, 'past its overlap');
+      });
+
       test('refuses a key for an unknown account', async () => {
         await assert.rejects(store.keys.insertKey(newKey('ghost')), conflict(/unknown account "ghost"/));
       });

@@ -54,6 +54,8 @@ export interface KeyStore {
    * key whose previous value has this hash, while that value's overlap (`previousUntil`) runs at `now`.
    */
   findKeyByHash(hash: string, now?: string): Promise<KeyContext | undefined>;
+  /** As findKeyByHash for several hashes in one read: what was found, by the hash asked. */
+  findKeysByHash(hashes: readonly string[], now: string): Promise<Map<string, KeyContext>>;
   /**
    * Keys whose value starts with `prefix` (as `prefix` shows it), or whose previous value does while its overlap
    * runs; of one account when given; at most `limit`.
@@ -198,6 +200,27 @@ export function keyStore(db: SqlDb): KeyStore {
       const [row] = (await k.executeQuery<Record<string, unknown>>({ ...lookup, parameters: [hash, hash, now] })).rows;
       if (!row) return undefined;
       return { key: keyFromRow(row, codec, 'k_'), account: accountFromRow(row, codec, 'a_'), plan: planFromRow(row, codec, 'p_') };
+    },
+    async findKeysByHash(hashes, now) {
+      const rows = await k.selectFrom('api_keys as k')
+        .innerJoin('accounts as a', 'a.id', 'k.account_id')
+        .innerJoin('plans as p', 'p.id', 'a.plan_id')
+        .select([
+          ...KEY_COLUMNS.map((col) => sql.ref(`k.${col}`).as(`k_${col}`)),
+          ...ACCOUNT_COLUMNS.map((col) => sql.ref(`a.${col}`).as(`a_${col}`)),
+          ...PLAN_COLUMNS.map((col) => sql.ref(`p.${col}`).as(`p_${col}`)),
+        ])
+        .where((eb) => eb.or([eb('k.hash', 'in', hashes), eb.and([eb('k.previous_hash', 'in', hashes), eb('k.previous_until', '>', isoTime(now))])]))
+        .execute();
+      const asked = new Set(hashes);
+      const found = new Map<string, KeyContext>();
+      for (const r of rows as Array<Record<string, unknown>>) {
+        const ctx = { key: keyFromRow(r, codec, 'k_'), account: accountFromRow(r, codec, 'a_'), plan: planFromRow(r, codec, 'p_') };
+        if (asked.has(ctx.key.hash)) found.set(ctx.key.hash, ctx);
+        const previous = ctx.key.previousHash;
+        if (previous && asked.has(previous) && ctx.key.previousUntil && ctx.key.previousUntil > isoTime(now)) found.set(previous, ctx);
+      }
+      return found;
     },
     async updateKey(id, patch) {
       const fields = given(patch, Object.keys(KEY_FIELDS));
