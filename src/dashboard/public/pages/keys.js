@@ -38,14 +38,32 @@ export async function keysPage(ctx) {
   /** @param {ApiKey} k */
   const maker = (k) => (k.createdBy === null ? 'account owner' : makers.get(k.createdBy) ?? 'a removed member');
 
+  /** The keys shown: a page of 100 at a time, the next on asking (an account may have thousands). */
+  /** @type {ApiKey[]} */
+  let shown = [];
+  /** @param {string | null} cursor @returns {HTMLElement | null} */
+  const more = (cursor) => (cursor === null ? null : h('button', {
+    type: 'button', id: 'more-keys',
+    onclick: async () => {
+      try {
+        const next = /** @type {{ keys: ApiKey[], nextCursor: string | null }} */ (await api('GET', `/keys?limit=100&cursor=${encodeURIComponent(cursor)}`));
+        shown = [...shown, ...next.keys];
+        list.replaceChildren(keyTable(shown), more(next.nextCursor) ?? '');
+      } catch (err) {
+        list.replaceChildren(failed(err, 'Your keys'));
+      }
+    },
+  }, 'Show 100 more keys'));
+
   const refresh = async () => {
     try {
       const [page, team] = await Promise.all([
-        /** @type {Promise<{ keys: ApiKey[] }>} */ (api('GET', '/keys?limit=100')),
+        /** @type {Promise<{ keys: ApiKey[], nextCursor: string | null }>} */ (api('GET', '/keys?limit=100')),
         /** @type {Promise<{ members: { id: string, name: string, email: string }[] }>} */ (api('GET', '/account/members')),
       ]);
       makers = new Map(team.members.map((m) => [m.id, `${m.name} (${m.email})`]));
-      list.replaceChildren(keyTable(page.keys));
+      shown = page.keys;
+      list.replaceChildren(keyTable(shown), more(page.nextCursor) ?? '');
     } catch (err) {
       list.replaceChildren(failed(err, 'Your keys'));
     }
