@@ -25,6 +25,9 @@ export interface KeyState {
   drop(): Promise<void>;
 }
 
+/** The store at `url`, as another instance writes it (a revocation made elsewhere). */
+export const storeAt = (url: string): Promise<Stores> => postgresStores(url);
+
 /** The value of key `j`: `ngk_` + the run's salt + j in 7 digits. */
 export const valueOf = (salt: string, j: number) => `ngk_${salt}${String(j).padStart(7, '0')}`;
 

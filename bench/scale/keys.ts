@@ -11,7 +11,6 @@ import { readFileSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { postgresStores } from '../../src/store/open-store.ts';
 import { startNodegate } from '../../test/helpers/process.ts';
 import type { BenchTargets } from '../bench-targets.ts';
 import { printTable } from '../rpc-throughput.ts';
@@ -19,7 +18,7 @@ import { CHAIN_ID, cpuMicros } from '../targets.ts';
 import { median, runWrk } from '../wrk-cells.ts';
 import { writeScript } from '../wrk-scripts.ts';
 import { keyScript, type KeyDraw } from './key-scripts.ts';
-import { buildKeyState, SCALE_PLAN, valueOf } from './key-state.ts';
+import { buildKeyState, SCALE_PLAN, storeAt, valueOf } from './key-state.ts';
 
 const ACCOUNTS = 100_000;
 const KEYS = 1_000_000;
@@ -105,7 +104,7 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     }));
 
     // Revocation by another writer of the store, under the Zipf-like load: keys in use (asked for until cached).
-    const other = await postgresStores(state.url);
+    const other = await storeAt(state.url);
     const revocations: number[] = [];
     const load = runWrk(base + '/', scripts['Zipf-like'], 12, CONNECTIONS);
     try {

@@ -358,7 +358,7 @@ export const configSchema = section({
   auth: section({
     /** How long a resolved key is trusted without asking the store: the bound on cross-instance revocation. */
     keyCacheTtlMs: int('ms', { minimum: 0, maximum: 60000, default: 1000 }),
-    /** Resolutions of keys kept in memory, least recently used forgotten first (about 2-3 KiB each). */
+    /** Resolutions of keys kept in memory (a key, its account and its plan each), least recently used forgotten first. */
     keyCacheEntries: int('entries', { minimum: 0, default: 200000 }),
     /** Values no key has, kept apart (a flood of random values evicts only these), each for keyCacheTtlMs. */
     unknownKeyCacheEntries: int('entries', { minimum: 0, default: 10000 }),
