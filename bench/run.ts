@@ -24,6 +24,7 @@ import { benchHeads } from './heads.ts';
 import { benchWorkers } from './workers.ts';
 import { benchHotPath } from './hot-path.ts';
 import { benchInstructions } from './instructions.ts';
+import { benchScale } from './scale/index.ts';
 
 const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   'hot-path': benchHotPath,
@@ -39,10 +40,14 @@ const benches: Record<string, (targets: BenchTargets) => Promise<void>> = {
   websocket: benchWebsocket,
   heads: () => benchHeads(),
   workers: benchWorkers,
+  scale: benchScale,
   instructions: () => benchInstructions(wanted[0] === 'instructions' ? wanted.slice(1) : []),
 };
-/** Run only when named: the instruction count runs each target under valgrind, some ten minutes. */
-const OPT_IN = new Set(['instructions']);
+/**
+ * Run only when named: the instruction count runs each target under valgrind, some ten minutes; scale builds a
+ * million keys in PostgreSQL.
+ */
+const OPT_IN = new Set(['instructions', 'scale']);
 
 const wanted = process.argv.slice(2);
 if (wanted[0] === 'compare') {

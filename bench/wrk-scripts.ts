@@ -5,7 +5,8 @@
  */
 import { writeFileSync } from 'node:fs';
 
-const HEAD = `
+/** wrk.method, the JSON header, and every answer checked: failed counts non-200 statuses and JSON-RPC errors. */
+export const HEAD = `
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 failed = 0

@@ -127,7 +127,9 @@ export async function startGateway(config: Readonly<Config>, opts: {
   const { rateLimiter, filters: filterStore, heads } = shared;
   const filters = new Filters(filterStore, config.filters.idleTimeoutMs, Date.now, config.filters.maxKeptBytes);
   const networks = new Networks(config, log, filters, heads, worker ? (name) => worker.embeddedAt(name) : undefined, shared.answers);
-  const keys = new KeyResolver(store, config.auth.keyCacheTtlMs, config.auth.lastUsedFlushMs, undefined, {
+  const keys = new KeyResolver(store, config.auth.keyCacheTtlMs, config.auth.lastUsedFlushMs, {
+    entries: config.auth.keyCacheEntries, unknownEntries: config.auth.unknownKeyCacheEntries, followChanges: config.auth.keyCacheFollowsChanges,
+  }, {
     failStaticMs: config.auth.failStaticMs,
     storeWaitMs: config.auth.storeWaitMs,
     outage: new StoreOutage(log),

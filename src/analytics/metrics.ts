@@ -3,6 +3,7 @@ import type { Networks } from '../networks/networks.ts';
 import type { WebhookStats } from '../store/webhooks/webhook-event-store.ts';
 import { ScrapeHistogram, type Series } from './scrape-histogram.ts';
 import { NOTIFICATION_METHOD, type UsageRecorder } from './usage-recorder.ts';
+import { PURPOSES, type UpstreamSpend } from '../chain/upstream-spend.ts';
 
 /**
  * What /metrics reads of the shared state as the request path sees it: whether the store answers (its outage is open
@@ -206,6 +207,21 @@ export class Metrics {
     });
     callCounter('nodegate_upstream_calls_total', 'Calls to upstream nodes, by outcome (answer, failure)', (c) => c.count);
     callCounter('nodegate_upstream_call_seconds_total', 'Time spent in calls to upstream nodes, seconds', (c) => c.seconds);
+    // What each upstream was sent, by purpose, and its units when it has a price list: counted as calls go out
+    // (chain/upstream-spend.ts), labels made once per upstream here.
+    const spends = networks.list.flatMap((n) => n.chain.pool.members.map((m) => ({ network: n.name, upstream: m.label, spend: m.spend })));
+    const spendCounter = (name: string, help: string, of: (s: UpstreamSpend) => Float64Array | undefined) => new Counter({
+      name, help, labelNames: ['network', 'upstream', 'purpose'], registers,
+      collect() {
+        this.reset();
+        for (const { network, upstream, spend } of spends) {
+          const v = of(spend);
+          if (v) PURPOSES.forEach((purpose, i) => { if (v[i] > 0) this.inc({ network, upstream, purpose }, v[i]); });
+        }
+      },
+    });
+    spendCounter('nodegate_upstream_sent_total', 'Calls sent to upstream nodes (a batch of ten is ten), by purpose: attempt (a client call\'s first), hedge, retry, log_piece (a split eth_getLogs), verify, background (checks and probes)', (s) => s.calls);
+    spendCounter('nodegate_upstream_units_total', 'A provider\'s units spent on those calls (upstreams[].units), by purpose; only for upstreams with a price list', (s) => s.units);
     // Reorganisations as each chain's window tells them (chain/chain-window.ts), counted where they are recognised.
     const reorgs = new Map<string, { count: number; blocks: number }>();
     for (const n of networks.list) {

@@ -91,3 +91,73 @@ test('a key rotated with a 60 s overlap: both values work for 60 s, then only th
   await keys.close();
   await store.close();
 });
+
+/** The store as a resolver sees it, counting the lookups of keys (the read each cache miss costs). */
+function counted(store: ReturnType<typeof sqliteStores>) {
+  const seen = { lookups: 0 };
+  const keys = {
+    ...store.keys,
+    findKeyByHash: (hash: string, now?: string) => { seen.lookups++; return store.keys.findKeyByHash(hash, now); },
+    findKeysByHash: (hashes: readonly string[], now: string) => { seen.lookups += hashes.length; return store.keys.findKeysByHash(hashes, now); },
+  };
+  return { store: { keys }, seen };
+}
+
+test('following the store\'s changes, a key in use is not looked up again each ttl; revoked elsewhere, it stops at the next look', async () => {
+  const { store, key, keys: here } = await setUp();
+  await here.close();
+  let now = Date.now();
+  const clock = () => now;
+  const value = [...valueOf].find(([hash]) => hash === key.hash)![1];
+  // Another instance, following the changes; this one revokes through its API.
+  const { store: watched, seen } = counted(store);
+  const other = new KeyResolver(watched, 1000, 0, { followChanges: true }, {}, clock);
+  const service = new AccountsService(store, { networks: new Map(), methods: new Set(), defaultPlan: 'free' }, () => {}, clock);
+  await other.followChanges();
+  assert.equal((await other.resolve(value)).key.id, key.id);
+  for (let i = 0; i < 10; i++) {
+    now += 400;
+    await other.followChanges();
+    assert.equal((other.resolve(value) as ResolvedKey).key.id, key.id, 'served from memory, decided at once');
+  }
+  assert.equal(seen.lookups, 1, 'one lookup in 4 s of use');
+  await service.revokeKey(key.id);
+  await other.followChanges();
+  await assert.rejects(async () => other.resolve(value), /revoked/);
+  // When the changes are not asked for within the ttl, the key is looked up again, as without the feed.
+  now += 1500;
+  await assert.rejects(async () => other.resolve(value), /revoked/);
+  assert.equal(seen.lookups, 3);
+  await other.close();
+  await store.close();
+});
+
+test('a key asked for by many requests at once, and many keys at once, are looked up in one read', async () => {
+  const { store, key, keys: here } = await setUp();
+  await here.close();
+  const value = [...valueOf].find(([hash]) => hash === key.hash)![1];
+  let reads = 0;
+  const watched = { keys: { ...store.keys, findKeyByHash: (h: string, n?: string) => { reads++; return store.keys.findKeyByHash(h, n); }, findKeysByHash: (hs: readonly string[], n: string) => { reads++; return store.keys.findKeysByHash(hs, n); } } };
+  const keys = new KeyResolver(watched, 1000, 0, {}, {}, () => 1_000_000);
+  const unknown = Array.from({ length: 20 }, () => newKeyMaterial('x').value);
+  const answers = await Promise.allSettled([...Array.from({ length: 32 }, () => keys.resolve(value)), ...unknown.map((v) => keys.resolve(v))]);
+  assert.equal(answers.filter((a) => a.status === 'fulfilled' && a.value.key.id === key.id).length, 32);
+  assert.equal(answers.filter((a) => a.status === 'rejected' && /invalid API key/.test(String(a.reason))).length, 20);
+  assert.equal(reads, 1);
+  await keys.close();
+  await store.close();
+});
+
+test('a flood of values no key has does not evict the keys in use', async () => {
+  const { store, key, keys: here } = await setUp();
+  await here.close();
+  const value = [...valueOf].find(([hash]) => hash === key.hash)![1];
+  const { store: watched, seen } = counted(store);
+  const keys = new KeyResolver(watched, 60_000, 0, { entries: 10, unknownEntries: 100 }, {}, () => 1_000_000);
+  await keys.resolve(value);
+  for (let i = 0; i < 1000; i++) await assert.rejects(async () => keys.resolve(newKeyMaterial('x').value), /invalid API key/);
+  assert.equal((keys.resolve(value) as ResolvedKey).key.id, key.id, 'still in memory');
+  assert.equal(seen.lookups, 1001);
+  await keys.close();
+  await store.close();
+});

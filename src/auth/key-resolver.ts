@@ -6,7 +6,10 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import { bounded } from '../store/bounded.ts';
 import { StoreOutage } from '../store/outage.ts';
 import { parseAllowlist } from './ip-allowlist.ts';
-import type { KeyStore } from '../store/keys/key-store.ts';
+import type { KeyChanges, KeyStore } from '../store/keys/key-store.ts';
+import { KeyChangeFeed } from './key-changes.ts';
+import { KeyLookups } from './key-lookups.ts';
+import { RecentMap } from './recent-map.ts';
 
 /** A key as the hot path uses it: the records plus its restrictions parsed once, when it enters the cache. */
 export interface ResolvedKey extends KeyContext {
@@ -43,10 +46,21 @@ export class KnownKeyRefusal extends GatewayError {
 }
 
 /**
- * A resolution, as the store gave it at `fetched` (ms); trusted until `expires`, then served only in an outage.
- * `until`: when the value stops working, for a value rotated out (its overlap's end); Infinity for a key's value.
+ * A resolution, as the store gave it at `fetched` (ms); trusted until `expires`, or while the change feed answers
+ * when `followed`, then served only in an outage. `until`: when the value stops working, for a value rotated out
+ * (its overlap's end); Infinity for a key's value. `moved`: its place in the cache's order (RecentMap).
  */
-interface Entry { resolved: ResolvedKey | null; expires: number; fetched: number; until: number }
+interface Entry { resolved: ResolvedKey | null; expires: number; fetched: number; until: number; followed: boolean; moved: number }
+
+/** How many resolutions are kept, and whether the store's changes are followed (auth.keyCache* in the config). */
+export interface KeyCacheSize {
+  /** Keys that exist (valid or refused), least recently used forgotten first. */
+  entries: number;
+  /** Values no key has, apart: a flood of random values evicts only others of its kind. */
+  unknownEntries: number;
+  /** Follow the store's changes (auth/key-changes.ts): keys in use are not looked up again each ttl. */
+  followChanges: boolean;
+}
 
 /** How a resolver behaves when the store does not answer (docs/deployment.md, "When the store is lost"). */
 export interface FailStatic {
@@ -64,11 +78,15 @@ const PROBE_MS = 1000;
 /**
  * Resolves the key of a request (docs/decisions.md §6). Resolutions are cached in memory so the hot path does not hit
  * the store per request: an entry lives `ttlMs` (the bound on seeing a change made by another instance or the
- * CLI), and `invalidate()` drops all at once for changes made here, so a revocation is effective on the next
- * request. Last-use times (of successful uses: `used()`) are collected here and written in batches by `flushLastUsed()`.
+ * CLI), or, following the store's changes, as long as the feed answers and reports no change to it (the same bound,
+ * one read per half ttl instead of one per key in use); `invalidate()` drops all at once for changes made here, so a
+ * revocation is effective on the next request. The cache is bounded, least recently used out first. Last-use times (of successful uses: `used()`) are collected here and written in batches by `flushLastUsed()`.
  */
 export class KeyResolver {
-  private readonly cache = new Map<string, Entry>();
+  private readonly known: RecentMap<Entry>;
+  private readonly unknown: RecentMap<Entry>;
+  private readonly feed: KeyChangeFeed | undefined;
+  private readonly lookups: KeyLookups;
   /** Key id → last use, ms; turned into ISO strings only when flushed. */
   private readonly lastUsed = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
@@ -82,10 +100,18 @@ export class KeyResolver {
     private readonly store: { keys: KeyStore },
     private readonly ttlMs = 1000,
     flushMs = 10_000,
-    private readonly maxEntries = 100_000,
+    size: Partial<KeyCacheSize> = {},
     failStatic: Partial<FailStatic> = {},
     private readonly now: () => number = Date.now,
   ) {
+    const { entries = 200_000, unknownEntries = 10_000, followChanges = false } = size;
+    this.known = new RecentMap(entries);
+    this.unknown = new RecentMap(unknownEntries);
+    this.lookups = new KeyLookups(store);
+    if (followChanges && ttlMs > 0) {
+      this.feed = new KeyChangeFeed(store, ttlMs, (c) => this.drop(c), now);
+      this.feed.start();
+    }
     this.failStatic = { failStaticMs: 900_000, storeWaitMs: 1000, outage: new StoreOutage(undefined, now), ...failStatic };
     this.jwts = new JwtChecks(now);
     if (flushMs > 0) {
@@ -102,11 +128,11 @@ export class KeyResolver {
   resolve(value: string | undefined): ResolvedKey | Promise<ResolvedKey> {
     // Only well-formed keys are ever kept, so one found is well formed: the shape is tested on a miss only (the
     // regular expression was 1 % of a cache hit's instructions, bench/instructions.ts).
-    const entry = value ? this.cache.get(value) : undefined;
+    const entry = value ? this.known.get(value) ?? this.unknown.get(value) : undefined;
     if (!entry && (!value || !isKeyValue(value))) throw new GatewayError(value ? 'INVALID_KEY' : 'KEY_MISSING');
     const now = this.now();
     // A key known and fresh is decided at once (no promise: every request passes here); else once the store answers.
-    if (!entry || entry.expires < now) return this.refresh(value!, entry, now).then((e) => this.usable(e, now));
+    if (!entry || (entry.followed ? this.feed!.trustedUntil : entry.expires) < now) return this.refresh(value!, entry, now).then((e) => this.usable(e, now));
     return this.usable(entry, now);
   }
 
@@ -138,16 +164,19 @@ export class KeyResolver {
    */
   private async refresh(value: string, stale: Entry | undefined, now: number): Promise<Entry> {
     const { outage, failStaticMs, storeWaitMs } = this.failStatic;
-    const usable = stale !== undefined && now - stale.fetched <= failStaticMs;
+    // A followed entry was confirmed by every look of the feed since it was fetched.
+    const confirmed = stale && (stale.followed ? Math.max(stale.fetched, this.feed!.seenAt) : stale.fetched);
+    const usable = stale !== undefined && now - confirmed! <= failStaticMs;
     if (outage.down) {
       this.probe(value);
       return this.fromMemory(usable ? stale : undefined);
     }
     try {
       const hash = hashKey(value);
-      const ctx = await bounded(this.store.keys.findKeyByHash(hash, new Date(now).toISOString()), storeWaitMs);
+      const generation = this.feed?.generation;
+      const ctx = await bounded(this.lookups.find(hash, new Date(now).toISOString()), storeWaitMs);
       outage.answered();
-      return this.put(value, hash, ctx, now, stale);
+      return this.put(value, hash, ctx, now, stale, generation);
     } catch (err) {
       outage.failed(err);
       return this.fromMemory(usable ? stale : undefined);
@@ -171,14 +200,32 @@ export class KeyResolver {
    * request's path that reads them (seen under load as a round of bailouts a second for the first 15-25 s), and the
    * per-account caches keyed by them (limits' bucket names) were made again.
    */
-  private put(value: string, hash: string, ctx: KeyContext | null | undefined, now: number, stale?: Entry): Entry {
+  private put(value: string, hash: string, ctx: KeyContext | null | undefined, now: number, stale?: Entry, generation?: number): Entry {
     const kept = stale?.resolved && ctx && sameContext(stale.resolved, ctx) ? stale.resolved : undefined;
     // Found by its previous hash: the value was rotated out, and works until the overlap ends.
     const until = ctx && ctx.key.hash !== hash && ctx.key.previousUntil ? Date.parse(ctx.key.previousUntil) : Infinity;
-    const entry = { resolved: kept ?? (ctx ? prepare(ctx) : null), expires: now + this.ttlMs, fetched: now, until };
-    if (this.cache.size >= this.maxEntries) this.cache.clear();
-    this.cache.set(value, entry);
+    // Followed: the feed answers, and reported no change while the store was read (else the read may predate it).
+    const feed = this.feed;
+    const followed = Boolean(ctx) && feed !== undefined && generation === feed.generation && this.now() <= feed.trustedUntil;
+    const entry: Entry = { resolved: kept ?? (ctx ? prepare(ctx) : null), expires: now + this.ttlMs, fetched: now, until, followed, moved: 0 };
+    // Values no key has are kept apart, so a flood of them cannot evict the keys in use.
+    (ctx ? this.unknown : this.known).delete(value);
+    (ctx ? this.known : this.unknown).set(value, entry);
     return entry;
+  }
+
+  /** The store reported changes: the resolutions they touch go, and are looked up on their next use. */
+  private drop(c: KeyChanges): void {
+    const ids = (cs: Array<{ id: string }>) => new Set(cs.map((x) => x.id));
+    const keys = ids(c.keys);
+    const accounts = ids(c.accounts);
+    const plans = ids(c.plans);
+    this.known.sweep((e) => keys.has(e.resolved!.key.id) || accounts.has(e.resolved!.account.id) || plans.has(e.resolved!.plan.id));
+  }
+
+  /** Asks the store for its changes now (the feed does every half ttl): resolves once they are applied. */
+  followChanges(): Promise<void> {
+    return this.feed ? this.feed.look() : Promise.resolve();
   }
 
   /** During an outage: one lookup in the background at a time, one per second; its answer ends the outage. */
@@ -189,10 +236,11 @@ export class KeyResolver {
     this.lastProbe = now;
     const { outage, storeWaitMs } = this.failStatic;
     const hash = hashKey(value);
+    const generation = this.feed?.generation;
     bounded(this.store.keys.findKeyByHash(hash, new Date(now).toISOString()), storeWaitMs).then(
       (ctx) => {
         outage.answered();
-        this.put(value, hash, ctx, this.now());
+        this.put(value, hash, ctx, this.now(), undefined, generation);
       },
       (err) => outage.failed(err),
     ).finally(() => { this.probing = false; });
@@ -200,7 +248,8 @@ export class KeyResolver {
 
   /** Drops every cached resolution: called on every change to accounts, plans or keys. */
   invalidate(): void {
-    this.cache.clear();
+    this.known.clear();
+    this.unknown.clear();
   }
 
   async flushLastUsed(): Promise<void> {
@@ -213,6 +262,7 @@ export class KeyResolver {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
+    this.feed?.stop();
     await this.flushLastUsed().catch(() => {});
   }
 }

@@ -828,7 +828,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
 
   /** As `blockAt`, without offering the block to the window (the window's own reads). */
   private async read(tag: string, timeoutMs: number): Promise<BlockRef | undefined> {
-    const a = await this.call('eth_getBlockByNumber', [tag, false], timeoutMs);
+    const a = await this.call('eth_getBlockByNumber', [tag, false], timeoutMs, { background: true });
     if (a.error) throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: `the node refused eth_getBlockByNumber: ${String(a.error.message).slice(0, 200)}` });
     return blockOf(a.result);
   }

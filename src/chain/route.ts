@@ -26,4 +26,6 @@ export interface Route {
    * or rejects when the caller's plan cannot pay.
    */
   charge?: (pieces: number, units: number) => void | Promise<unknown>;
+  /** The chain module's own read (its window, its head): counted as background, not as a client's (metrics). */
+  background?: boolean;
 }

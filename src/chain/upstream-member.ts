@@ -3,11 +3,12 @@ import type { Upstream } from '../upstream/upstream.ts';
 import { EVERY_BLOCK, lastBlocks, oldestHeld, type Holdings } from './holdings.ts';
 import { MethodGaps } from './method-gaps.ts';
 import { UpstreamRoom } from './upstream-room.ts';
+import { UpstreamSpend, type UnitPrices } from './upstream-spend.ts';
 
 export type UpstreamRole = 'primary' | 'fallback' | 'dedicated';
 
 /** What the operator said about one upstream of a network (config `networks.<name>.upstreams[]`). */
-export interface MemberConfig {
+export interface MemberConfig extends UnitPrices {
   role: UpstreamRole;
   /** Share of the reads among upstreams of the same role (default 1). */
   weight: number;
@@ -127,6 +128,8 @@ export class UpstreamMember {
   holding: Holdings = {};
   /** Answers it gave that failed verification, by check (chain/verify/), for /readyz. */
   verifyFailures: Record<string, number> | undefined;
+  /** Calls sent to it (and units, with a price list), by purpose: read by /metrics. */
+  readonly spend: UpstreamSpend;
   /** Reached at least once since the last failure (for the banner and /readyz). */
   reachable = false;
   lastError: string | undefined;
@@ -145,6 +148,7 @@ export class UpstreamMember {
     /** Position in the configuration: the first primary is the designated signer. */
     readonly index: number,
   ) {
+    this.spend = new UpstreamSpend(config);
     this.room = UpstreamRoom.of(config.rate, config.concurrency, Date.now());
     if (config.lacks?.length) this.gaps = new MethodGaps(config.lacks);
     this.logsRange = config.getLogs?.maxBlockRange || undefined;

@@ -18,6 +18,7 @@ import { learnt, oldestHeld, type Holding } from './holdings.ts';
 import { notHeld } from './not-held.ts';
 import type { Route } from './route.ts';
 import type { HealthPolicy, UpstreamMember } from './upstream-member.ts';
+import { ATTEMPT, BACKGROUND, HEDGE, LOG_PIECE, RETRY, VERIFY, type Purpose } from './upstream-spend.ts';
 
 export type { Route } from './route.ts';
 
@@ -138,14 +139,14 @@ export class UpstreamPool implements Upstream, LogsPool {
     this.calls++;
     if (spec.splitsRange) return this.logs.call(spec, params, timeoutMs, route);
     // The usual case first: one member with nothing to heed (no bounds, no gaps, no answer to check) goes straight to it.
-    if (this.members.length === 1 && !this.guarded && (spec.verify === undefined || this.verifier === undefined)) return this.sentVia(this.members[0], spec, params, timeoutMs, route.signal);
+    if (this.members.length === 1 && !this.guarded && (spec.verify === undefined || this.verifier === undefined)) return this.sentVia(this.members[0], spec, params, timeoutMs, route.signal, route.background ? BACKGROUND : ATTEMPT);
     return this.send(spec, params, timeoutMs, route);
   }
 
   /** A call as one (LogsPool): one member with nothing to heed goes straight to it; writes as they route; reads by `read`. */
   send(spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<UpstreamAnswer> {
     const signal = route.signal;
-    if (this.members.length === 1 && !this.guarded && (spec.verify === undefined || this.verifier === undefined)) return this.sentVia(this.members[0], spec, params, timeoutMs, signal);
+    if (this.members.length === 1 && !this.guarded && (spec.verify === undefined || this.verifier === undefined)) return this.sentVia(this.members[0], spec, params, timeoutMs, signal, route.background ? BACKGROUND : ATTEMPT);
     if (spec.route === 'broadcast') return this.broadcast(spec, params, timeoutMs, signal);
     if (spec.route === 'designated') return this.sentVia(this.designated(), spec, params, timeoutMs, signal);
     return this.read(spec, params, timeoutMs, route, signal);
@@ -178,7 +179,7 @@ export class UpstreamPool implements Upstream, LogsPool {
       const hedge = this.policy.hedge;
       const got = hedge && hedge.maxMs > 0 && !spec.trace
         ? await this.hedged(first, hedge, spec, params, timeoutMs, route, signal)
-        : await this.attempt(first, spec, params, timeoutMs, signal);
+        : await this.attempt(first, spec, params, timeoutMs, signal, route.background ? BACKGROUND : ATTEMPT);
       if (got.member) first = got.member;
       if (mayBeLag(spec, got.answer.result) && !signal?.aborted) return this.fromAhead(first, got.answer, spec, params, timeoutMs, route, signal);
       if (got.outcome.kind === 'not-supported' && this.members.length > 1 && !signal?.aborted) return this.elsewhere(first, got.answer, spec, params, timeoutMs, route, signal);
@@ -220,7 +221,7 @@ export class UpstreamPool implements Upstream, LogsPool {
       const run = (m: UpstreamMember) => {
         const call = new Raced(m, signal);
         calls.push(call);
-        this.attempt(m, spec, params, timeoutMs, call.signal).then((got) => {
+        this.attempt(m, spec, params, timeoutMs, call.signal, m !== first ? HEDGE : route.background ? BACKGROUND : ATTEMPT).then((got) => {
           call.release();
           if (done) return;
           running--;
@@ -293,24 +294,25 @@ export class UpstreamPool implements Upstream, LogsPool {
     if (!other) return answer;
     try {
       const ms = ahead ? timeoutMs : Math.min(timeoutMs, this.policy.hedge?.maxMs || 1000);
-      return await this.sentVia(other, spec, params, ms, signal);
+      return await this.sentVia(other, spec, params, ms, signal, RETRY);
     } catch {
       return answer;
     }
   }
 
   /**
-   * One call to one member, its outcome recorded (see `attempt`); the answer as the caller may see it. Its own
+   * One call to one member, its outcome recorded (see `attempt`); the answer as the caller may see it (the chain
+   * module's own reads: background unless `why` says otherwise). Its own
    * `then`, not `attempt(...).then(a => a.answer)`: every call of a network with one upstream passes here, and a
    * promise less per call is a share of a batch item's CPU.
    */
-  via(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<UpstreamAnswer> {
-    return this.sentVia(m, describe(method), params, timeoutMs, signal);
+  via(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number, signal?: CallSignal, why: Purpose = BACKGROUND): Promise<UpstreamAnswer> {
+    return this.sentVia(m, describe(method), params, timeoutMs, signal, why);
   }
 
-  private sentVia(m: UpstreamMember, spec: MethodFacts, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<UpstreamAnswer> {
+  private sentVia(m: UpstreamMember, spec: MethodFacts, params: unknown[], timeoutMs: number, signal?: CallSignal, why: Purpose = ATTEMPT): Promise<UpstreamAnswer> {
     const t0 = performance.now();
-    return this.sent(m, spec, params, timeoutMs, signal).then((a) => answerOf(this.answered(m, spec, params, a, performance.now() - t0)), (err) => this.notAnswered(m, spec, err, t0));
+    return this.sent(m, spec, params, timeoutMs, signal, why).then((a) => answerOf(this.answered(m, spec, params, a, performance.now() - t0)), (err) => this.notAnswered(m, spec, err, t0));
   }
 
   /**
@@ -320,9 +322,9 @@ export class UpstreamPool implements Upstream, LogsPool {
    * error's internals (a `stack`) are dropped here, so no upstream's reaches a caller. One `then`, not an async
    * function (every call passes here: a promise less).
    */
-  private attempt(m: UpstreamMember, spec: MethodFacts, params: unknown[], timeoutMs: number, signal?: CallSignal): Promise<Attempt> {
+  private attempt(m: UpstreamMember, spec: MethodFacts, params: unknown[], timeoutMs: number, signal?: CallSignal, why: Purpose = ATTEMPT): Promise<Attempt> {
     const t0 = performance.now();
-    return this.sent(m, spec, params, timeoutMs, signal).then((a) => this.answered(m, spec, params, a, performance.now() - t0), (err) => this.notAnswered(m, spec, err, t0));
+    return this.sent(m, spec, params, timeoutMs, signal, why).then((a) => this.answered(m, spec, params, a, performance.now() - t0), (err) => this.notAnswered(m, spec, err, t0));
   }
 
   /**
@@ -333,7 +335,7 @@ export class UpstreamPool implements Upstream, LogsPool {
   probe(m: UpstreamMember, method: string, params: unknown[], timeoutMs: number): Promise<UpstreamAnswer> {
     const t0 = performance.now();
     const spec = describe(method);
-    return this.sent(m, spec, params, timeoutMs, undefined, true).then((a) => answerOf(this.answered(m, spec, params, a, performance.now() - t0, true)), (err) => this.notAnswered(m, spec, err, t0));
+    return this.sent(m, spec, params, timeoutMs, undefined, BACKGROUND, true).then((a) => answerOf(this.answered(m, spec, params, a, performance.now() - t0, true)), (err) => this.notAnswered(m, spec, err, t0));
   }
 
   /**
@@ -341,9 +343,11 @@ export class UpstreamPool implements Upstream, LogsPool {
    * chain id is not confirmed takes it only once it is (its read is shared with the others waiting); not confirmed
    * (another chain, or no answer), the call fails as a node that did not answer, and a read is asked elsewhere.
    */
-  private sent(m: UpstreamMember, spec: MethodFacts, params: unknown[], timeoutMs: number, signal: CallSignal | undefined, check = false): Promise<UpstreamAnswer> {
-    if (m.unconfirmed && !check) return this.afterConfirmed(m, spec, params, timeoutMs, signal);
+  private sent(m: UpstreamMember, spec: MethodFacts, params: unknown[], timeoutMs: number, signal: CallSignal | undefined, why: Purpose, check = false): Promise<UpstreamAnswer> {
+    if (m.unconfirmed && !check) return this.afterConfirmed(m, spec, params, timeoutMs, signal, why);
     const room = m.room;
+    // Counted as it goes out (a call shared in a batch is one the provider bills too).
+    m.spend.add(why, spec.name);
     if (room === undefined) {
       m.starting(this.now());
       try {
@@ -428,7 +432,7 @@ export class UpstreamPool implements Upstream, LogsPool {
       this.lacking = this.guarded = true;
       const next = this.another(route, last, spec.name);
       if (next === undefined) return answer;
-      const got = await this.attempt(next, spec, params, timeoutMs, signal);
+      const got = await this.attempt(next, spec, params, timeoutMs, signal, RETRY);
       if (got.outcome.kind !== 'not-supported') return got.answer;
       answer = got.answer;
       last = next;
@@ -449,7 +453,7 @@ export class UpstreamPool implements Upstream, LogsPool {
     if (this.bounded && !first.hasRoom(this.now())) first = await this.roomFor(route, spec.name, signal);
     let got: Attempt;
     try {
-      got = await this.attempt(first, spec, params, timeoutMs, signal);
+      got = await this.attempt(first, spec, params, timeoutMs, signal, LOG_PIECE);
     } catch (err) {
       if (!classifyFailure(err).retry || signal?.aborted) throw err;
       return this.retried(first, undefined, err, spec, params, timeoutMs, route);
@@ -486,12 +490,12 @@ export class UpstreamPool implements Upstream, LogsPool {
     return narrowest;
   }
 
-  private async afterConfirmed(m: UpstreamMember, spec: MethodFacts, params: unknown[], timeoutMs: number, signal: CallSignal | undefined): Promise<UpstreamAnswer> {
+  private async afterConfirmed(m: UpstreamMember, spec: MethodFacts, params: unknown[], timeoutMs: number, signal: CallSignal | undefined, why: Purpose): Promise<UpstreamAnswer> {
     if (!m.refused) await this.confirm?.(m);
     if (m.unconfirmed) {
       throw new GatewayError('UPSTREAM_UNAVAILABLE', { detail: m.refused ? (m.lastError ?? 'it serves another chain') : 'the node has not answered its chain id' });
     }
-    return this.sent(m, spec, params, timeoutMs, signal);
+    return this.sent(m, spec, params, timeoutMs, signal, why);
   }
 
   /** Member `m` gave no answer (`err`, thrown on): recorded against it, unless its caller had left. */
@@ -689,7 +693,7 @@ export class UpstreamPool implements Upstream, LogsPool {
       if (next === undefined) break;
       tried.add(next);
       try {
-        const again = await this.attempt(next, spec, params, timeoutMs, route.signal);
+        const again = await this.attempt(next, spec, params, timeoutMs, route.signal, RETRY);
         if (this.verifier !== undefined && spec.verify !== undefined && again.answer.error === undefined) {
           const failed = await this.verifier.check(spec.verify, params, again.answer.result, next);
           // A doubt (logs-missing) with nothing to weigh it against: the answer stands.
@@ -743,7 +747,7 @@ export class UpstreamPool implements Upstream, LogsPool {
       tried.add(next);
       let again: Attempt;
       try {
-        again = await this.attempt(next, spec, params, timeoutMs, route.signal);
+        again = await this.attempt(next, spec, params, timeoutMs, route.signal, RETRY);
       } catch (err) {
         if (!classifyFailure(err).retry || route.signal?.aborted) throw err;
         continue;
@@ -814,7 +818,7 @@ export class UpstreamPool implements Upstream, LogsPool {
           timer.dueAt = performance.now() + (hedge && hedge.maxMs > 0 ? m.hedgeAfter(hedge.minMs, hedge.maxMs) : 1000);
           this.clock.add(timer);
         }
-        this.via(m, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, false], timeoutMs).then((a) => {
+        this.via(m, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, false], timeoutMs, undefined, VERIFY).then((a) => {
           const b = a.result as Record<string, unknown> | null | undefined;
           if (done || !b || typeof b !== 'object') return;
           if (sound(b)) return finish(b);

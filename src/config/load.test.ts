@@ -14,7 +14,7 @@ const file = (name: string, text: string) => {
 };
 
 /** An upstream's fields after loading, every default filled. */
-const UPSTREAM = { role: 'primary', weight: 1, shareReads: true, headers: {}, rate: 0, concurrency: 0, getLogs: { maxBlockRange: 0, maxResults: 0 }, maxBatch: 100, lacks: [], archive: false, stateWindow: 0 };
+const UPSTREAM = { role: 'primary', weight: 1, shareReads: true, headers: {}, rate: 0, concurrency: 0, getLogs: { maxBlockRange: 0, maxResults: 0 }, maxBatch: 100, lacks: [], archive: false, stateWindow: 0, units: {} };
 
 test('with no file, the defaults: embedded mainnet and testnet (devnet alias), 127.0.0.1:8545, ./data', () => {
   const c = loadConfig(undefined, {});

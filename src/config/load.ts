@@ -71,7 +71,7 @@ function readFile(file: string): Record<string, unknown> {
 
 /** An upstream's fields as the schema's defaults fill them, for the one made of the `upstream` shorthand. */
 const upstreamDefaults = (): Omit<UpstreamConfig, 'url'> => ({
-  role: 'primary', weight: 1, shareReads: true, headers: {}, rate: 0, concurrency: 0, getLogs: { maxBlockRange: 0, maxResults: 0 }, maxBatch: 100, lacks: [], archive: false, stateWindow: 0,
+  role: 'primary', weight: 1, shareReads: true, headers: {}, rate: 0, concurrency: 0, getLogs: { maxBlockRange: 0, maxResults: 0 }, maxBatch: 100, lacks: [], archive: false, stateWindow: 0, units: {},
 });
 
 /** Errors about a number's value, which read better with what it counts: `rpc.timeoutMs: must be >= 100 (ms)`. */

@@ -107,6 +107,14 @@ const upstreamSchema = fields({
     maxBlockRange: int('blocks', { minimum: 0, default: 0 }),
     maxResults: int('logs', { minimum: 0, default: 0 }),
   }),
+  /**
+   * A provider's price list: units a call of each method costs (Alchemy's compute units, Infura's credits), counted in
+   * /metrics (nodegate_upstream_units_total) so an operator sees units per client call. Empty, with no defaultUnits:
+   * no units counted, only calls.
+   */
+  units: map(num('units', { minimum: 0 }), { default: {} }),
+  /** Units of a method not in `units`; absent: 1. */
+  defaultUnits: Type.Optional(num('units', { minimum: 0 })),
   /** Most calls one JSON-RPC batch to this node holds (a refusal of a batch for its size lowers it). */
   maxBatch: int('calls', { minimum: 1, maximum: 1000, default: 100 }),
   /** Methods it does not serve, by name or a prefix and `*` (`debug_*`): never sent to it (another upstream takes them). */
@@ -352,6 +360,16 @@ export const configSchema = section({
   auth: section({
     /** How long a resolved key is trusted without asking the store: the bound on cross-instance revocation. */
     keyCacheTtlMs: int('ms', { minimum: 0, maximum: 60000, default: 1000 }),
+    /** Resolutions of keys kept in memory (a key, its account and its plan each), least recently used forgotten first. */
+    keyCacheEntries: int('entries', { minimum: 0, default: 200000 }),
+    /** Values no key has, kept apart (a flood of random values evicts only these), each for keyCacheTtlMs. */
+    unknownKeyCacheEntries: int('entries', { minimum: 0, default: 10000 }),
+    /**
+     * Follow the store's changes to keys, accounts and plans (one indexed read every keyCacheTtlMs / 2): a key in use
+     * stays cached until it changes, instead of being looked up again every keyCacheTtlMs; the revocation bound is
+     * the same. false: each cached key is looked up again after keyCacheTtlMs.
+     */
+    keyCacheFollowsChanges: flag(true),
     /** How often last-used times are written (batched, never per request). */
     lastUsedFlushMs: int('ms', { minimum: 100, default: 10000 }),
     /**

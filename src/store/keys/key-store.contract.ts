@@ -32,6 +32,33 @@ export function keyStoreContract(c: StoreContract): void {
         assert.equal(await store.keys.getKey('nope'), undefined);
       });
 
+      test('reports the keys, accounts and plans changed since a time: a revocation, a rule, not a last use', async () => {
+        const since = new Date(Date.now() - 1000).toISOString();
+        const [revoked, ruled, used] = [await store.keys.insertKey(newKey(account)), await store.keys.insertKey(newKey(account)), await store.keys.insertKey(newKey(account))];
+        const before = await store.keys.changesSince(since);
+        assert.deepEqual(before.keys, [], 'made, not changed');
+        assert.deepEqual(before.accounts.map((a) => a.id), [account]);
+        await store.keys.revokeKey(revoked.id);
+        await store.keys.updateKey(ruled.id, { methodAllowlist: ['eth_chainId'] });
+        await store.keys.touchKeys(new Map([[used.id, new Date().toISOString()]]));
+        const after = await store.keys.changesSince(since);
+        assert.deepEqual(after.keys.map((k) => k.id).sort(), [revoked.id, ruled.id].sort());
+        for (const k of after.keys) isIso(k.at);
+        assert.deepEqual((await store.keys.changesSince(new Date(Date.now() + 60_000).toISOString())).keys, []);
+      });
+
+      test('finds several keys by hash in one read, a rotated-out value while its overlap runs', async () => {
+        const [a, b] = [await store.keys.insertKey(newKey(account)), await store.keys.insertKey(newKey(account))];
+        const until = new Date(Date.now() + 60_000).toISOString();
+        await store.keys.rotateKey(b.id, { prefix: 'ngk_new', hash: 'f'.repeat(64), previousUntil: until });
+        const now = new Date().toISOString();
+        const found = await store.keys.findKeysByHash([a.hash, b.hash, 'e'.repeat(64)], now);
+        assert.deepEqual([...found.keys()].sort(), [a.hash, b.hash].sort());
+        assert.equal(found.get(b.hash)!.key.id, b.id);
+        assert.equal(found.get(a.hash)!.account.id, account);
+        assert.equal((await store.keys.findKeysByHash([b.hash], new Date(Date.now() + 120_000).toISOString())).size, 0, 'past its overlap');
+      });
+
       test('refuses a key for an unknown account', async () => {
         await assert.rejects(store.keys.insertKey(newKey('ghost')), conflict(/unknown account "ghost"/));
       });

@@ -28,6 +28,15 @@ export interface KeyPage {
   after?: { createdAt: string; id: string };
 }
 
+/** What changed, by kind: each row's id and when it changed (KeyStore.changesSince). */
+export interface KeyChanges {
+  keys: Changed[];
+  accounts: Changed[];
+  plans: Changed[];
+}
+
+export interface Changed { id: string; at: string }
+
 /** API keys: only their SHA-256 is kept. */
 export interface KeyStore {
   /** Refuses (StoreConflictError) an id or hash that exists, or an unknown account. */
@@ -45,6 +54,8 @@ export interface KeyStore {
    * key whose previous value has this hash, while that value's overlap (`previousUntil`) runs at `now`.
    */
   findKeyByHash(hash: string, now?: string): Promise<KeyContext | undefined>;
+  /** As findKeyByHash for several hashes in one read: what was found, by the hash asked. */
+  findKeysByHash(hashes: readonly string[], now: string): Promise<Map<string, KeyContext>>;
   /**
    * Keys whose value starts with `prefix` (as `prefix` shows it), or whose previous value does while its overlap
    * runs; of one account when given; at most `limit`.
@@ -73,6 +84,11 @@ export interface KeyStore {
    * the account's `(revoked)` rows (usage-store's groupKeyId), then the key rows deleted. Answers how many keys went.
    */
   pruneRevokedKeys(revokedBefore: string, limit: number): Promise<number>;
+  /**
+   * What changed at or after `since` that a key's resolution reads: keys (their rules, value or revocation),
+   * accounts and plans, by id. Last use is no change.
+   */
+  changesSince(since: string): Promise<KeyChanges>;
 }
 
 /** Every column of a key row. */
@@ -185,6 +201,27 @@ export function keyStore(db: SqlDb): KeyStore {
       if (!row) return undefined;
       return { key: keyFromRow(row, codec, 'k_'), account: accountFromRow(row, codec, 'a_'), plan: planFromRow(row, codec, 'p_') };
     },
+    async findKeysByHash(hashes, now) {
+      const rows = await k.selectFrom('api_keys as k')
+        .innerJoin('accounts as a', 'a.id', 'k.account_id')
+        .innerJoin('plans as p', 'p.id', 'a.plan_id')
+        .select([
+          ...KEY_COLUMNS.map((col) => sql.ref(`k.${col}`).as(`k_${col}`)),
+          ...ACCOUNT_COLUMNS.map((col) => sql.ref(`a.${col}`).as(`a_${col}`)),
+          ...PLAN_COLUMNS.map((col) => sql.ref(`p.${col}`).as(`p_${col}`)),
+        ])
+        .where((eb) => eb.or([eb('k.hash', 'in', hashes), eb.and([eb('k.previous_hash', 'in', hashes), eb('k.previous_until', '>', isoTime(now))])]))
+        .execute();
+      const asked = new Set(hashes);
+      const found = new Map<string, KeyContext>();
+      for (const r of rows as Array<Record<string, unknown>>) {
+        const ctx = { key: keyFromRow(r, codec, 'k_'), account: accountFromRow(r, codec, 'a_'), plan: planFromRow(r, codec, 'p_') };
+        if (asked.has(ctx.key.hash)) found.set(ctx.key.hash, ctx);
+        const previous = ctx.key.previousHash;
+        if (previous && asked.has(previous) && ctx.key.previousUntil && ctx.key.previousUntil > isoTime(now)) found.set(previous, ctx);
+      }
+      return found;
+    },
     async updateKey(id, patch) {
       const fields = given(patch, Object.keys(KEY_FIELDS));
       const set: Partial<ApiKeysTable> = {};
@@ -194,7 +231,7 @@ export function keyStore(db: SqlDb): KeyStore {
       if (fields.jwtKeys !== undefined) set.jwt_keys = codec.toJson(fields.jwtKeys);
       if (fields.expiresAt !== undefined) set.expires_at = fields.expiresAt && isoTime(fields.expiresAt);
       if (Object.keys(set).length === 0) return getKey(id);
-      return one(await k.updateTable('api_keys').set(set).where('id', '=', id).returningAll().executeTakeFirst());
+      return one(await k.updateTable('api_keys').set({ ...set, changed_at: changedNow() }).where('id', '=', id).returningAll().executeTakeFirst());
     },
     async findKeysByPrefix(prefix, accountId, limit) {
       // LIKE's wildcards in the prefix are characters like any other.
@@ -212,20 +249,20 @@ export function keyStore(db: SqlDb): KeyStore {
       const set = rotation.previousUntil === null
         ? { previous_hash: null, previous_prefix: null, previous_until: null }
         : { previous_hash: sql<string>`hash`, previous_prefix: sql<string>`prefix`, previous_until: isoTime(rotation.previousUntil) };
-      return one(await k.updateTable('api_keys').set({ ...set, hash: rotation.hash, prefix: rotation.prefix })
+      return one(await k.updateTable('api_keys').set({ ...set, hash: rotation.hash, prefix: rotation.prefix, changed_at: changedNow() })
         .where('id', '=', id).where('revoked_at', 'is', null).returningAll().executeTakeFirst());
     },
     async forgetPreviousValues(scope) {
-      let q = k.updateTable('api_keys').set({ previous_hash: null, previous_prefix: null, previous_until: null });
+      let q = k.updateTable('api_keys').set({ previous_hash: null, previous_prefix: null, previous_until: null, changed_at: changedNow() });
       q = 'id' in scope ? q.where('id', '=', scope.id).where('previous_until', 'is not', null) : q.where('previous_until', '<=', isoTime(scope.endedBy));
       return SqlDb.changed(await q.executeTakeFirst());
     },
     async revokeKey(id) {
       const revokedAt = sql<Time>`coalesce(revoked_at, ${new Date().toISOString()})`;
-      return one(await k.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', id).returningAll().executeTakeFirst());
+      return one(await k.updateTable('api_keys').set({ revoked_at: revokedAt, changed_at: changedNow() }).where('id', '=', id).returningAll().executeTakeFirst());
     },
     async revokeKeysMadeBy(memberId) {
-      const result = await k.updateTable('api_keys').set({ revoked_at: new Date().toISOString() })
+      const result = await k.updateTable('api_keys').set({ revoked_at: new Date().toISOString(), changed_at: changedNow() })
         .where('created_by', '=', memberId).where('revoked_at', 'is', null).executeTakeFirst();
       return SqlDb.changed(result);
     },
@@ -261,8 +298,21 @@ export function keyStore(db: SqlDb): KeyStore {
       await q.deleteFrom('api_keys').where('id', 'in', keys.map((key) => key.id)).execute();
       return keys.length;
     }),
+    async changesSince(since) {
+      const t = isoTime(since);
+      const [keys, accounts, plans] = await Promise.all([
+        k.selectFrom('api_keys').select(['id', 'changed_at as at']).where('changed_at', '>=', t).execute(),
+        k.selectFrom('accounts').select(['id', 'updated_at as at']).where('updated_at', '>=', t).execute(),
+        k.selectFrom('plans').select(['id', 'updated_at as at']).where('updated_at', '>=', t).execute(),
+      ]);
+      const rows = (rs: Array<{ id: string; at: Time | null | undefined }>) => rs.map((r) => ({ id: r.id, at: codec.time(r.at!) }));
+      return { keys: rows(keys), accounts: rows(accounts), plans: rows(plans) };
+    },
   };
 }
+
+/** The time a key write stamps on its row (changed_at), as the store keeps times. */
+const changedNow = () => new Date().toISOString();
 
 /** Keys grouped by their account (their usage is folded account by account). */
 function byAccount(keys: readonly { id: string; account_id: string }[]): Map<string, string[]> {

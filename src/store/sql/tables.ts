@@ -74,6 +74,8 @@ export interface ApiKeysTable {
   previous_hash: string | null;
   previous_prefix: string | null;
   previous_until: Time | null;
+  /** Set by every write a resolution reads (not by last use): what the change feed asks for. */
+  changed_at?: Time | null;
 }
 
 export interface UsageTable {

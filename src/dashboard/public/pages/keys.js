@@ -39,17 +39,37 @@ export async function keysPage(ctx) {
   /** @param {ApiKey} k */
   const maker = (k) => (k.createdBy === null ? 'account owner' : makers.get(k.createdBy) ?? 'a removed member');
 
+  /** The keys shown: a page of 100 at a time, the next on asking (an account may have thousands). */
+  /** @type {ApiKey[]} */
+  let shown = [];
+  /** The keys of `keys` the list shows: revoked and expired ones only when asked. @param {any[]} keys */
+  const visible = (keys) => (showRevokedBox.checked ? keys : keys.filter((k) => keyStatus(k) === 'active'));
+  /** @param {string | null} cursor @returns {HTMLElement | null} */
+  const more = (cursor) => (cursor === null ? null : h('button', {
+    type: 'button', id: 'more-keys',
+    onclick: async () => {
+      try {
+        const next = /** @type {{ keys: ApiKey[], nextCursor: string | null }} */ (await api('GET', `/keys?limit=100&cursor=${encodeURIComponent(cursor)}`));
+        shown = [...shown, ...next.keys];
+        list.replaceChildren(keyTable(visible(shown)), more(next.nextCursor) ?? '');
+      } catch (err) {
+        list.replaceChildren(failed(err, 'Your keys'));
+      }
+    },
+  }, 'Show 100 more keys'));
+
   const refresh = async () => {
     try {
       const [page, team] = await Promise.all([
-        /** @type {Promise<{ keys: ApiKey[] }>} */ (api('GET', '/keys?limit=100')),
+        /** @type {Promise<{ keys: ApiKey[], nextCursor: string | null }>} */ (api('GET', '/keys?limit=100')),
         /** @type {Promise<{ members: { id: string, name: string, email: string }[] }>} */ (api('GET', '/account/members')),
       ]);
       makers = new Map(team.members.map((m) => [m.id, `${m.name} (${m.email})`]));
-      const revoked = page.keys.filter((k) => keyStatus(k) !== 'active').length;
+      shown = page.keys;
+      const revoked = shown.filter((k) => keyStatus(k) !== 'active').length;
       showRevoked.hidden = revoked === 0;
       showRevokedLabel.textContent = ` Show revoked and expired keys (${revoked})`;
-      list.replaceChildren(keyTable(showRevokedBox.checked ? page.keys : page.keys.filter((k) => keyStatus(k) === 'active')));
+      list.replaceChildren(keyTable(visible(shown)), more(page.nextCursor) ?? '');
     } catch (err) {
       list.replaceChildren(failed(err, 'Your keys'));
     }

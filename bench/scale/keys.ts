@@ -1,0 +1,151 @@
+/**
+ * The keys section of `npm run bench -- scale`: 100,000 accounts and 1,000,000 keys in PostgreSQL, Nodegate started
+ * on them (its startup timed), then cached eth_chainId calls (wrk, 32 connections, its own process) with one key,
+ * keys drawn Zipf-like and uniformly from the million: rate and CPU per request of the Nodegate process, as ratios
+ * against one key, in alternating rounds. Then, under the Zipf-like load, keys revoked by another writer of the store
+ * (as another instance or the CLI does), each timed until Nodegate refuses it; and the API's list of the 10,000 keys
+ * of one account, a page at a time, its p99.
+ *   npm run bench -- scale
+ */
+import { readFileSync, rmSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { startNodegate } from '../../test/helpers/process.ts';
+import type { BenchTargets } from '../bench-targets.ts';
+import { printTable } from '../rpc-throughput.ts';
+import { CHAIN_ID, cpuMicros } from '../targets.ts';
+import { median, runWrk } from '../wrk-cells.ts';
+import { writeScript } from '../wrk-scripts.ts';
+import { keyScript, type KeyDraw } from './key-scripts.ts';
+import { buildKeyState, SCALE_PLAN, storeAt, valueOf } from './key-state.ts';
+
+const ACCOUNTS = 100_000;
+const KEYS = 1_000_000;
+const BIG_ACCOUNT = 10_000;
+const CONNECTIONS = 32;
+const WARM_S = 2;
+/** Once before the rounds: the keys in use come into the cache as they would in an instance that has run a while. */
+const FIRST_WARM_S = 10;
+const DURATION_S = 5;
+const ROUNDS = 3;
+const DRAWS: KeyDraw[] = ['one key', 'Zipf-like', 'uniform'];
+
+const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+
+/** Nodegate on the database at `url`, answering: its process, and the ms from spawn to the first answer with `key`. */
+async function startOn(url: string, anvilUrl: string, key?: string) {
+  const { id: _, ...plan } = SCALE_PLAN;
+  const t0 = performance.now();
+  const proc = await startNodegate({
+    env: { REDIS_URL: '', DATABASE_URL: url, NODEGATE_LOG_LEVEL: 'warn', NODEGATE_WORKERS: '' },
+    config: {
+      networks: { mainnet: { chainId: CHAIN_ID, upstream: anvilUrl } },
+      plans: { scale: plan },
+      accounts: { defaultPlan: 'scale' },
+      cache: { enabled: true },
+    },
+  });
+  const res = await fetch(`${new URL(proc.url).origin}/v1/mainnet/${key ?? proc.key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+  if (res.status !== 200) throw new Error(`the first call was refused: ${res.status} ${await res.text()}`);
+  return { proc, startMs: performance.now() - t0 };
+}
+
+export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<void> {
+  const anvil = await targets.anvil();
+  // The same start on an empty store, for comparison (the machine's own start-up time).
+  const empty = await buildKeyState(0, 0, 0);
+  let emptyMs: number;
+  try {
+    const e = await startOn(empty.url, anvil.url);
+    emptyMs = e.startMs;
+    await e.proc.stop('SIGTERM');
+    rmSync(e.proc.dataDir, { recursive: true, force: true });
+  } finally {
+    await empty.drop();
+  }
+  const state = await buildKeyState(ACCOUNTS, KEYS, BIG_ACCOUNT);
+  let proc: Awaited<ReturnType<typeof startNodegate>> | undefined;
+  try {
+    const started = await startOn(state.url, anvil.url, valueOf(state.salt, 1));
+    proc = started.proc;
+    const startMs = started.startMs;
+    const base = new URL(proc.url).origin;
+    const call = (j: number) => fetch(`${base}/v1/mainnet/${valueOf(state.salt, j)}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+    const rssStart = rssMiB(proc.pid);
+
+    const scripts = Object.fromEntries(DRAWS.map((d, i) => [d, writeScript(join(tmp, `keys-${i}.lua`), keyScript(d, state.salt, KEYS, 1 + i))])) as Record<KeyDraw, string>;
+    const cells: Record<KeyDraw, { rps: number[]; cpu: number[]; failed: number; p99: number[] }> = Object.fromEntries(DRAWS.map((d) => [d, { rps: [], cpu: [], failed: 0, p99: [] }])) as never;
+    for (const d of DRAWS) await runWrk(base + '/', scripts[d], FIRST_WARM_S, CONNECTIONS);
+    // Alternating rounds, so a drift of the machine's speed falls on all alike.
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const d of r % 2 ? [...DRAWS].reverse() : DRAWS) {
+        await runWrk(base + '/', scripts[d], WARM_S, CONNECTIONS);
+        const c0 = cpuMicros(proc.pid)!;
+        const res = await runWrk(base + '/', scripts[d], DURATION_S, CONNECTIONS);
+        const c1 = cpuMicros(proc.pid)!;
+        cells[d].rps.push(res.requests / (res.us / 1e6));
+        cells[d].cpu.push((c1 - c0) / res.requests);
+        cells[d].p99.push(res.p99);
+        cells[d].failed += res.failed + res.socket;
+      }
+    }
+    const rssLoaded = rssMiB(proc.pid);
+    const one = cells['one key'];
+    const rps1 = median(one.rps);
+    const cpu1 = median(one.cpu);
+    const f = (x: number) => Math.round(x).toLocaleString('en-US');
+    console.log(`\nScale, keys: ${f(ACCOUNTS)} accounts, ${f(KEYS)} keys in PostgreSQL (built in ${(state.buildMs / 1000).toFixed(1)} s); `
+      + `cached eth_chainId, wrk ${CONNECTIONS} connections, ${FIRST_WARM_S} s of each draw first, then ${ROUNDS} alternating rounds of ${DURATION_S} s (medians); ${cpus().length} × ${cpus()[0]?.model.trim()} shared by wrk, PostgreSQL and Nodegate`);
+    printTable(['keys', 'req/s', '× one key', 'cpu µs/req', '× one key', 'p99 ms', 'failed'], DRAWS.map((d) => {
+      const c = cells[d];
+      return [d, f(median(c.rps)), `${(median(c.rps) / rps1).toFixed(2)}x`, median(c.cpu).toFixed(1), `${(median(c.cpu) / cpu1).toFixed(2)}x`, (median(c.p99) / 1000).toFixed(1), String(c.failed)];
+    }));
+
+    // Revocation by another writer of the store, under the Zipf-like load: keys in use (asked for until cached).
+    const other = await storeAt(state.url);
+    const revocations: number[] = [];
+    const load = runWrk(base + '/', scripts['Zipf-like'], 12, CONNECTIONS);
+    try {
+      for (const j of [KEYS - 1, KEYS - 2, KEYS - 3, KEYS - 4, KEYS - 5]) {
+        for (let i = 0; i < 50; i++) {
+          const res = await call(j);
+          if (res.status !== 200) throw new Error(`key ${j} refused before its revocation: ${res.status} ${await res.text()}`);
+        }
+        await other.keys.revokeKey(`key${j}`);
+        const at = performance.now();
+        while ((await call(j)).status !== 401);
+        revocations.push(performance.now() - at);
+      }
+    } finally {
+      await load.catch(() => {});
+      await other.close();
+    }
+
+    // The keys list of the account with 10,000 keys, as the API and the dashboard page it: 100 a page.
+    const pages: number[] = [];
+    let listed = 0;
+    for (let walk = 0; walk < 3; walk++) {
+      let cursor: string | null = '';
+      listed = 0;
+      while (cursor !== null) {
+        const t = performance.now();
+        const res = await fetch(`${base}/api/v1/keys?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { headers: { authorization: `Bearer ${valueOf(state.salt, 0)}` } });
+        const body = await res.json() as { keys: unknown[]; nextCursor: string | null };
+        pages.push(performance.now() - t);
+        if (res.status !== 200) throw new Error(`keys list: ${res.status} ${JSON.stringify(body)}`);
+        listed += body.keys.length;
+        cursor = body.nextCursor;
+      }
+    }
+
+    console.log(`startup with ${f(KEYS)} keys: ${(startMs / 1000).toFixed(2)} s to the first answer (${(proc.startMs / 1000).toFixed(2)} s to the banner; on an empty store: ${(emptyMs / 1000).toFixed(2)} s); RSS ${rssStart.toFixed(0)} MiB at start, ${rssLoaded.toFixed(0)} MiB after the runs`);
+    console.log(`revocation by another writer, under the Zipf-like load: refused after ${revocations.map((ms) => ms.toFixed(0)).join(', ')} ms (max ${Math.max(...revocations).toFixed(0)} ms)`);
+    console.log(`keys list of one account (${f(listed)} keys, 100 a page, ${pages.length} pages): p50 ${pct(pages, 50).toFixed(1)} ms, p99 ${pct(pages, 99).toFixed(1)} ms`);
+  } finally {
+    await proc?.stop('SIGTERM');
+    if (proc) rmSync(proc.dataDir, { recursive: true, force: true });
+    await state.drop();
+  }
+}

@@ -1,0 +1,69 @@
+import type { Changed, KeyChanges, KeyStore } from '../store/keys/key-store.ts';
+
+/**
+ * How far back each look reaches before the previous look's start: a change whose transaction commits this long after
+ * it was stamped, or stamped by a clock this far behind this instance's, is still seen.
+ */
+const MARGIN_MS = 5000;
+
+/**
+ * The store's changes to keys, accounts and plans, asked for every `everyMs` (one small indexed read, whatever the
+ * number of keys): a cached resolution stays trusted while this feed answers, and is dropped when its key, account
+ * or plan changes, so keys in use are not looked up again each ttl. `trustedUntil` is the last answered look's start
+ * plus `ttlMs`: past it (the store slow or down) nothing is trusted on the feed's word, and keys go back to their own
+ * lookups, with their fail-static rules.
+ */
+export class KeyChangeFeed {
+  /** Start of the last look that answered (-Infinity: none yet). */
+  seenAt = -Infinity;
+  trustedUntil = -Infinity;
+  /** Counts looks that reported a change: a lookup that began before one is not trusted on the feed's word. */
+  generation = 0;
+  private looking: Promise<void> | undefined;
+  /** What the last look answered: looks overlap by the margin, and a change is reported once. */
+  private reported = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly store: { keys: KeyStore },
+    private readonly ttlMs: number,
+    private readonly drop: (changes: KeyChanges) => void,
+    private readonly now: () => number,
+  ) {}
+
+  /** Looks every half ttl, so a change is seen well within the ttl. */
+  start(): void {
+    this.timer = setInterval(() => void this.look().catch(() => {}), Math.max(10, this.ttlMs >>> 1));
+    this.timer.unref();
+  }
+
+  /** One look (a look already under way is joined); rejects when the store does not answer. */
+  look(): Promise<void> {
+    this.looking ??= this.lookOnce().finally(() => { this.looking = undefined; });
+    return this.looking;
+  }
+
+  private async lookOnce(): Promise<void> {
+    const started = this.now();
+    const from = Number.isFinite(this.seenAt) ? this.seenAt : started;
+    const all = await this.store.keys.changesSince(new Date(from - MARGIN_MS).toISOString());
+    const seen = new Set<string>();
+    const fresh = (kind: string) => (c: Changed) => {
+      const name = `${kind} ${c.id} ${c.at}`;
+      seen.add(name);
+      return !this.reported.has(name);
+    };
+    const changes = { keys: all.keys.filter(fresh('k')), accounts: all.accounts.filter(fresh('a')), plans: all.plans.filter(fresh('p')) };
+    this.reported = seen;
+    if (changes.keys.length || changes.accounts.length || changes.plans.length) {
+      this.generation++;
+      this.drop(changes);
+    }
+    this.seenAt = started;
+    this.trustedUntil = started + this.ttlMs;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
