@@ -26,4 +26,9 @@ export interface Route {
    * or rejects when the caller's plan cannot pay.
    */
   charge?: (pieces: number, units: number) => void | Promise<unknown>;
+  /**
+   * Where the pool writes the label of the upstream whose answer the call gets (the request explorer's "node"); left
+   * as it was when no single upstream answered (a broadcast, a split eth_getLogs).
+   */
+  answered?: { node?: string };
 }

@@ -16,6 +16,7 @@ import { alerts } from './14-alerts.ts';
 import { usageBatches } from './15-usage-batches.ts';
 import { keyCreatedBy } from './16-key-created-by.ts';
 import { keyRules } from './17-key-rules.ts';
+import { requestLog } from './18-request-log.ts';
 import type { Migration } from './migration.ts';
 
 export type { Migration } from './migration.ts';
@@ -44,6 +45,7 @@ export const MIGRATIONS: readonly Migration[] = [
   usageBatches,
   keyCreatedBy,
   keyRules,
+  requestLog,
 ];
 
 /** The DDL of the steps a dialect has, in order: its version N means the first N of these ran. */
