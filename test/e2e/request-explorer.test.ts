@@ -118,9 +118,11 @@ describe('the request explorer', { timeout: 180_000 }, () => {
         const row = page.locator('#requests-table tbody tr');
         await row.first().waitFor();
         assert.equal(await row.count(), 1);
-        const text = (await row.first().textContent())!;
-        assert.match(text, /eth_call/);
-        assert.match(text, /\b3\b/);
+        const cell = async (label: string) => (await row.first().locator(`td[data-label="${label}"]`).textContent())!.trim();
+        assert.equal(await cell('Method'), 'eth_call');
+        assert.match(await cell('Outcome'), /^3 /, 'the node\'s revert code, with what it means');
+        assert.match(await cell('Latency'), /^\d[\d,]* ms$/);
+        assert.match(await cell('Node'), /anvil/, 'the node that answered');
         await row.first().locator('button').click();
         const details = page.locator('#request-details');
         await details.waitFor();
