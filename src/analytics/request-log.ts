@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { PlanLimits } from '../config/plan-limits.ts';
 import type { PlanStore } from '../store/plans/plan-store.ts';
-import type { RequestBounds, RequestRecord, RequestStore } from '../store/requests/request-store.ts';
+import type { RequestRecord, RequestStore, RequestTrim } from '../store/requests/request-store.ts';
 import { clippedJson } from './clipped-json.ts';
 
 /** Past an account's share of a minute, 1 call in this many is kept (and says so: `sampleEvery`). */
@@ -32,8 +32,14 @@ export interface CallSeen {
 /** The explorer settings the recorder reads (docs/configuration.md `explorer.*`). */
 export interface RequestLogOptions { flushMs: number; maxBuffered: number; maxParamsChars: number; maxMessageChars: number }
 
-/** What an account's plan keeps, and its calls this minute. */
-interface Account { minute: number; calls: number; hours: number; max: number }
+/**
+ * What an account's plan keeps, its calls this minute, and how many records it holds in the store (as this instance
+ * counted them at `countedAt` and wrote since; undefined: not counted yet).
+ */
+interface Account { minute: number; calls: number; hours: number; max: number; held: number | undefined; countedAt: number }
+
+/** An account's records are counted again this often: other instances write to the same account. */
+const RECOUNT_MS = 60_000;
 
 /** Counters since start (for /metrics and the bound test). */
 export interface RequestLogStats { recorded: number; sampledOut: number; dropped: number; unwritten: number }
@@ -41,8 +47,10 @@ export interface RequestLogStats { recorded: number; sampledOut: number; dropped
 /**
  * The request explorer's recording, off the hot path: a call appends one entry to a bounded in-memory buffer (its
  * params cut to `maxParamsChars` as they are written, never serialised whole); every `flushMs` the buffer goes to the
- * store in one transaction and each account in it is trimmed to its plan's bounds (`requestLogMax` newest,
- * `requestLogHours`), so the table holds at most the sum of the accounts' `requestLogMax`. An account keeps every
+ * store in one transaction that also drops each of its accounts' oldest records past its plan's `requestLogMax` and
+ * those older than its `requestLogHours`, so the table holds at most the sum of the accounts' `requestLogMax`. The
+ * drop is sized by what the account holds (counted once a minute, then followed by what this instance writes), so it
+ * reads only the records it drops; another instance's writes are seen at the next count. An account keeps every
  * call up to a sixtieth of its `requestLogMax` a minute (a flood fills its store in no less than an hour); past it,
  * 1 in `SAMPLE_EVERY`. Past `maxBuffered` entries waiting, calls are not recorded, and counted (`dropped`). A plan
  * with either bound 0 keeps nothing. Hourly, records older than the longest plan's hours go (accounts that made no
@@ -72,7 +80,7 @@ export class RequestLog {
   record(c: CallSeen, plan: Pick<PlanLimits, 'requestLogHours' | 'requestLogMax'>): void {
     const t = this.now();
     let a = this.accounts.get(c.accountId);
-    if (a === undefined) this.accounts.set(c.accountId, (a = { minute: 0, calls: 0, hours: 0, max: 0 }));
+    if (a === undefined) this.accounts.set(c.accountId, (a = { minute: 0, calls: 0, hours: 0, max: 0, held: undefined, countedAt: 0 }));
     a.hours = plan.requestLogHours;
     a.max = plan.requestLogMax;
     if (a.max === 0 || a.hours === 0) return;
@@ -105,20 +113,29 @@ export class RequestLog {
     if (this.buffer.length === 0) return;
     const batch = this.buffer;
     this.buffer = [];
-    const touched = new Set<string>();
+    const written = new Map<string, number>();
     const records: RequestRecord[] = batch.map(({ t, ...r }) => {
-      touched.add(r.accountId);
+      written.set(r.accountId, (written.get(r.accountId) ?? 0) + 1);
       return { ...r, at: new Date(t).toISOString() };
     });
-    const now = this.now();
-    const bounds = new Map<string, RequestBounds>();
-    for (const id of touched) {
-      const a = this.accounts.get(id)!;
-      bounds.set(id, { keep: a.max, since: new Date(now - a.hours * HOUR).toISOString() });
-    }
     try {
-      await this.store.requests.addRequests(records, bounds);
+      const now = this.now();
+      const trims = new Map<string, RequestTrim>();
+      for (const [id, n] of written) {
+        const a = this.accounts.get(id)!;
+        if (a.held === undefined || now - a.countedAt >= RECOUNT_MS) {
+          a.held = await this.store.requests.countRequests(id);
+          a.countedAt = now;
+        }
+        trims.set(id, { oldest: Math.max(0, a.held + n - a.max), since: new Date(now - a.hours * HOUR).toISOString() });
+      }
+      const aged = await this.store.requests.addRequests(records, trims);
+      for (const [id, n] of written) {
+        const a = this.accounts.get(id)!;
+        a.held = Math.min(a.held! + n, a.max) - (aged.get(id) ?? 0);
+      }
     } catch (err) {
+      for (const id of written.keys()) this.accounts.get(id)!.held = undefined;
       this.stats.unwritten += batch.length;
       this.log.warn({ err: (err as Error).message, records: batch.length }, 'request explorer records not written');
     }

@@ -41,11 +41,12 @@ export function requestStoreContract(c: StoreContract): void {
       assert.deepEqual(window.map((r) => r.requestId), ['r-3', 'r-2']);
     });
 
-    test('trims the accounts of a batch to their newest records and their time, in the same write', async () => {
+    test('drops an account\'s oldest records and those past their time in the same write, leaving others alone', async () => {
       await store.requests.addRequests([record({ accountId: 'a2', at: '2026-11-29T11:00:00.000Z' })], none);
       const ten = Array.from({ length: 10 }, (_, i) => record({ requestId: `r-${i}`, at: `2026-11-29T12:00:0${i}.000Z` }));
-      await store.requests.addRequests(ten, new Map([['a1', { keep: 4, since: '2026-11-29T12:00:07.000Z' }]]));
+      const aged = await store.requests.addRequests(ten, new Map([['a1', { oldest: 6, since: '2026-11-29T12:00:07.000Z' }]]));
       assert.deepEqual((await store.requests.listRequests({ accountId: 'a1', limit: 10 })).map((r) => r.requestId), ['r-9', 'r-8', 'r-7']);
+      assert.deepEqual([...aged], [['a1', 1]], 'r-6 went for its age, r-0 to r-5 as the oldest');
       assert.equal(await store.requests.countRequests('a2'), 1, 'an account not in the batch is left alone');
       assert.equal(await store.requests.pruneRequests('2026-11-29T11:30:00.000Z'), 1);
       assert.equal(await store.requests.countRequests(), 3);

@@ -8,16 +8,17 @@ export type { RequestQuery, RequestRecord } from './request-record.ts';
 /** Rows per INSERT: 16 values a row, far below SQLite's 32,766 variables a statement. */
 const ROWS_PER_INSERT = 500;
 
-/** What an account keeps: its newest `keep` records, none from before `since`. */
-export interface RequestBounds { keep: number; since: string }
+/** What an account's write drops: its `oldest` records (past its count bound), and those from before `since` (ISO time). */
+export interface RequestTrim { oldest: number; since: string }
 
 /** The request explorer's records: written in batches, read newest first, kept within each account's bounds. */
 export interface RequestStore {
   /**
-   * Writes a batch and trims each account of `bounds` to its newest `keep` records and none from before `since` (ISO
-   * time), in one transaction: no reader sees an account past its bounds.
+   * Writes a batch and drops, per account of `trims`, its oldest records and its records past their time, in one
+   * transaction; answers per account how many went for their age. Each drop reads as many index entries as it
+   * drops (by the (account, id) index), never the whole account.
    */
-  addRequests(records: readonly RequestRecord[], bounds: ReadonlyMap<string, RequestBounds>): Promise<void>;
+  addRequests(records: readonly RequestRecord[], trims: ReadonlyMap<string, RequestTrim>): Promise<Map<string, number>>;
   /** Records matching `q`, newest first, at most `q.limit`. */
   listRequests(q: RequestQuery): Promise<RequestRecord[]>;
   /** Records from before `before` (every account), for accounts that made none since (answers how many went). */
@@ -36,8 +37,9 @@ export function requestStore(db: SqlDb): RequestStore {
     requestId: r.request_id, params: r.params, sampleEvery: Number(r.sample_every),
   });
   return {
-    async addRequests(records, bounds) {
-      if (records.length === 0) return;
+    async addRequests(records, trims) {
+      const aged = new Map<string, number>();
+      if (records.length === 0 && trims.size === 0) return aged;
       await db.write(async (q) => {
         for (let i = 0; i < records.length; i += ROWS_PER_INSERT) {
           await q.insertInto('request_log').values(records.slice(i, i + ROWS_PER_INSERT).map((r) => ({
@@ -46,14 +48,17 @@ export function requestStore(db: SqlDb): RequestStore {
             response_bytes: r.responseBytes, cache: r.cache, node: r.node, request_id: r.requestId, params: r.params, sample_every: r.sampleEvery,
           }))).execute();
         }
-        for (const [accountId, b] of bounds) {
-          // The id of the newest record past the `keep` newest (by the (account, id) index): it and every older one go.
-          const edge = await q.selectFrom('request_log').select('id').where('account_id', '=', accountId)
-            .orderBy('id', 'desc').offset(b.keep).limit(1).executeTakeFirst();
-          if (edge) await q.deleteFrom('request_log').where('account_id', '=', accountId).where('id', '<=', edge.id).execute();
-          await q.deleteFrom('request_log').where('account_id', '=', accountId).where('at', '<', isoTime(b.since)).execute();
+        for (const [accountId, t] of trims) {
+          if (t.oldest > 0) {
+            // The newest of the `oldest` records: it and every older one of the account go.
+            const edge = await q.selectFrom('request_log').select('id').where('account_id', '=', accountId)
+              .orderBy('id', 'asc').offset(t.oldest - 1).limit(1).executeTakeFirst();
+            if (edge) await q.deleteFrom('request_log').where('account_id', '=', accountId).where('id', '<=', edge.id).execute();
+          }
+          aged.set(accountId, SqlDb.changed(await q.deleteFrom('request_log').where('account_id', '=', accountId).where('at', '<', isoTime(t.since)).executeTakeFirst()));
         }
       });
+      return aged;
     },
     async listRequests(f) {
       let q = k.selectFrom('request_log').selectAll();
