@@ -41,3 +41,34 @@ function write(v: unknown, o: Out): void {
   }
   o.text += '}';
 }
+
+/**
+ * Whether `value`'s JSON is about `max` characters or fewer (strings counted without their escapes), found by a walk
+ * that stops as soon as it is not, and makes nothing: the request path asks this, and a small value is serialised
+ * later, off it (JSON.stringify at the flush), and cut there if its escapes made it longer.
+ */
+export function jsonWithin(value: unknown, max: number): boolean {
+  return left(value, max) >= 0;
+}
+
+function left(v: unknown, budget: number): number {
+  if (budget < 0) return budget;
+  switch (typeof v) {
+    case 'string': return budget - v.length - 2;
+    case 'number': case 'bigint': return budget - 20;
+    case 'boolean': return budget - 5;
+    case 'object': break;
+    default: return budget - 4;
+  }
+  if (v === null) return budget - 4;
+  budget -= 2;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length && budget >= 0; i++) budget = left(v[i], budget - 1);
+    return budget;
+  }
+  for (const k in v as Record<string, unknown>) {
+    if (budget < 0) break;
+    budget = left((v as Record<string, unknown>)[k], budget - k.length - 4);
+  }
+  return budget;
+}

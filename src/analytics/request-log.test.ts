@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pino from 'pino';
 import { sqliteStores } from '../store/open-store.ts';
-import { clippedJson } from './clipped-json.ts';
+import { clippedJson, jsonWithin } from './clipped-json.ts';
 import { RequestLog, SAMPLE_EVERY, type CallSeen } from './request-log.ts';
 
 const silent = pino({ level: 'silent' });
@@ -75,4 +75,20 @@ test('params and errors are cut as they are recorded: a megabyte of params costs
   assert.equal(cut.length, 65);
   assert.ok(cut.startsWith('[{"data":"0xabab') && cut.endsWith('…'));
   assert.equal(clippedJson([1, 'two', { three: null }, true], 100), JSON.stringify([1, 'two', { three: null }, true]));
+  assert.equal(jsonWithin(big, 512), false);
+  assert.equal(jsonWithin([{ to: '0x01' }, 'latest'], 512), true);
+});
+
+test('a recorded call keeps its params as JSON and its error cut', async () => {
+  const store = sqliteStores(':memory:');
+  const log = new RequestLog(store, { flushMs: 600_000, maxBuffered: 100, maxParamsChars: 40, maxMessageChars: 8 }, silent);
+  log.record(call({ requestId: 'small', code: 3, message: 'execution reverted' }), plan);
+  log.record(call({ requestId: 'large', params: [{ data: '0x' + 'ab'.repeat(100) }] }), plan);
+  await log.flush();
+  const [large, small] = await store.requests.listRequests({ limit: 10 });
+  assert.equal(small.params, '[{"to":"0x01"},"latest"]');
+  assert.equal(small.message, 'executio…');
+  assert.equal(large.params, '[{"data":"0xabababababababababababababab…');
+  await log.close();
+  await store.close();
 });

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { PlanLimits } from '../config/plan-limits.ts';
 import type { PlanStore } from '../store/plans/plan-store.ts';
 import type { RequestRecord, RequestStore, RequestTrim } from '../store/requests/request-store.ts';
-import { clippedJson } from './clipped-json.ts';
+import { clippedJson, jsonWithin } from './clipped-json.ts';
 
 /** Past an account's share of a minute, 1 call in this many is kept (and says so: `sampleEvery`). */
 export const SAMPLE_EVERY = 100;
@@ -46,7 +46,8 @@ export interface RequestLogStats { recorded: number; sampledOut: number; dropped
 
 /**
  * The request explorer's recording, off the hot path: a call appends one entry to a bounded in-memory buffer (its
- * params cut to `maxParamsChars` as they are written, never serialised whole); every `flushMs` the buffer goes to the
+ * params kept as parsed when they are small, serialised at the flush; cut to `maxParamsChars` at once when they are
+ * not, never serialised whole); every `flushMs` the buffer goes to the
  * store in one transaction that also drops each of its accounts' oldest records past its plan's `requestLogMax` and
  * those older than its `requestLogHours`, so the table holds at most the sum of the accounts' `requestLogMax`. The
  * drop is sized by what the account holds (counted once a minute, then followed by what this instance writes), so it
@@ -57,7 +58,8 @@ export interface RequestLogStats { recorded: number; sampledOut: number; dropped
  * call since are trimmed by no flush).
  */
 export class RequestLog {
-  private buffer: Array<RequestRecord & { t: number }> = [];
+  /** Calls waiting for the flush: `t` their time, `raw` small params kept as parsed (serialised at the flush). */
+  private buffer: Array<RequestRecord & { t: number; raw: unknown }> = [];
   private readonly accounts = new Map<string, Account>();
   private readonly timer: NodeJS.Timeout;
   private readonly pruner: NodeJS.Timeout;
@@ -89,12 +91,16 @@ export class RequestLog {
     const past = ++a.calls - Math.ceil(a.max / 60);
     if (past > 0 && past % SAMPLE_EVERY !== 0) { this.stats.sampledOut++; return; }
     if (this.buffer.length >= this.opts.maxBuffered) { this.stats.dropped++; return; }
+    const max = this.opts.maxParamsChars;
+    const small = c.params !== undefined && jsonWithin(c.params, max);
     const message = c.message === undefined ? null : c.message.length > this.opts.maxMessageChars ? c.message.slice(0, this.opts.maxMessageChars) + '…' : c.message;
     this.buffer.push({
       t, at: '', accountId: c.accountId, keyId: c.keyId, network: c.network, method: c.method, code: c.code, message,
       latencyMs: Math.round(c.latencyMs * 100) / 100, computeUnits: c.computeUnits, requestBytes: c.requestBytes, responseBytes: c.responseBytes,
       cache: c.cache ?? null, node: c.node ?? null, requestId: c.requestId,
-      params: c.params === undefined ? null : clippedJson(c.params, this.opts.maxParamsChars), sampleEvery: past > 0 ? SAMPLE_EVERY : 1,
+      // Small params (nearly all) are kept as they are and serialised at the flush; large ones are cut now, so the
+      // buffer holds at most `maxParamsChars` of each.
+      raw: small ? c.params : undefined, params: c.params === undefined || small ? null : clippedJson(c.params, max), sampleEvery: past > 0 ? SAMPLE_EVERY : 1,
     });
     this.stats.recorded++;
   }
@@ -114,8 +120,13 @@ export class RequestLog {
     const batch = this.buffer;
     this.buffer = [];
     const written = new Map<string, number>();
-    const records: RequestRecord[] = batch.map(({ t, ...r }) => {
+    const max = this.opts.maxParamsChars;
+    const records: RequestRecord[] = batch.map(({ t, raw, ...r }) => {
       written.set(r.accountId, (written.get(r.accountId) ?? 0) + 1);
+      if (raw !== undefined) {
+        const json = JSON.stringify(raw);
+        r.params = json.length > max ? json.slice(0, max) + '…' : json;
+      }
       return { ...r, at: new Date(t).toISOString() };
     });
     try {

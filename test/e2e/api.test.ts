@@ -47,6 +47,8 @@ const ROUTES = [
   'GET /api/v1/operator/analytics.csv',
   'GET /api/v1/operator/analytics/webhooks',
   'GET /api/v1/operator/networks',
+  'GET /api/v1/requests',
+  'GET /api/v1/operator/requests',
   'POST /api/v1/session',
   'GET /api/v1/session',
   'DELETE /api/v1/session',

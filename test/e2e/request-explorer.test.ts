@@ -18,6 +18,7 @@ describe('the request explorer', { timeout: 180_000 }, () => {
   let g: TestGateway;
   const ada = { email: 'ada@example.com', password: 'ada-password-1234' };
   let adaKey = '';
+  let adaId = '';
   let bobKey = '';
   const api = async (path: string, bearer: string) => {
     const res = await fetch(`${g.url}/api/v1${path}`, { headers: { authorization: `Bearer ${bearer}` } });
@@ -33,6 +34,7 @@ describe('the request explorer', { timeout: 180_000 }, () => {
   before(async () => {
     g = await startTestGateway({ networks: { mainnet: { chainId: 1 } } });
     const a = await g.gw.accounts.createAccount({ name: 'Ada', ...ada });
+    adaId = a.id;
     adaKey = (await g.gw.accounts.createKey(a.id, { name: "ada's key" })).value;
     const b = await g.gw.accounts.createAccount({ name: 'Bob', email: 'bob@example.com', password: 'bob-password-1234' });
     bobKey = (await g.gw.accounts.createKey(b.id, { name: "bob's key" })).value;
@@ -135,6 +137,19 @@ describe('the request explorer', { timeout: 180_000 }, () => {
         assert.ok(overflow <= 0, `the page is ${overflow} px wider than the screen`);
         assert.deepEqual(page.errors, []);
         await page.context().close();
+
+        // The operator finds the same request among every account's, with the account it belongs to.
+        const op = await openPage(browser, g.url, width, { bypassCSP: true });
+        await logIn(op, g.url, g.gw.secrets.operatorEmail!, g.gw.secrets.operatorPassword!);
+        await op.goto(`${g.url}/dashboard/#/operator/requests`);
+        await heading(op, "Everyone's requests");
+        await op.fill('#request-id', requestId);
+        await op.press('#request-id', 'Enter');
+        await op.waitForFunction(() => document.querySelectorAll('#requests-table tbody tr').length === 1);
+        assert.equal((await op.locator('#requests-table td[data-label="Account"]').textContent())!.trim(), adaId);
+        assert.deepEqual(await axeViolations(op), []);
+        assert.deepEqual(op.errors, []);
+        await op.context().close();
       });
     }
   });
