@@ -14,7 +14,7 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 /** Initcode that reverts at once (PUSH1 0, PUSH1 0, REVERT): an eth_call of it fails on the node. */
 const REVERTS = '0x60006000fd';
 
-describe('the request explorer', { timeout: 180_000 }, () => {
+describe('the request explorer', { timeout: 600_000 }, () => {
   let g: TestGateway;
   const ada = { email: 'ada@example.com', password: 'ada-password-1234' };
   let adaKey = '';
