@@ -21,6 +21,7 @@ import { Filters } from './filters/filters.ts';
 import { Metrics } from './analytics/metrics.ts';
 import { RefusalLog } from './analytics/refusal-log.ts';
 import { UsageRecorder } from './analytics/usage-recorder.ts';
+import { RequestLog } from './analytics/request-log.ts';
 import { Retention } from './store/retention.ts';
 import { WebhookDelivery, type DeliveryOptions } from './webhooks/delivery.ts';
 import { Pacer } from './background/pacer.ts';
@@ -138,6 +139,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
   const quota = new QuotaTracker(store.usage, config.limits.usageFlushMs, log, turnNow);
   const limits = config.limits.enabled ? new Limits(config, rateLimiter, quota) : undefined;
   const usage = config.analytics.enabled ? new UsageRecorder(store.usage, config.analytics.flushMs, config.analytics.maxCellsPerAccountMinute, config.analytics.maxKeysPerAccountMinute, log, turnNow) : undefined;
+  const requests = config.explorer.enabled ? new RequestLog(store, config.explorer, log.child({ part: 'explorer' }), turnNow) : undefined;
   const refusals = new RefusalLog(log);
   const resolve = opts.webhookNet?.resolve ?? systemResolve;
   // Background work shares one pacer: together it takes a bounded share of the time while callers need it.
@@ -167,7 +169,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
     if (!worker) chainClaim = await claimChains(config);
     await networks.start();
     const secrets = await bootstrap(store, accounts, config);
-    const built = buildServer({ config, log, networks, keys, store, accounts, team, limits, rateLimiter, usage, metrics, refusals, webhooks, shared });
+    const built = buildServer({ config, log, networks, keys, store, accounts, team, limits, rateLimiter, usage, requests, metrics, refusals, webhooks, shared });
     app = built.app;
     // Background work yields to callers (background/pacer.ts): it looks at how many requests were served.
     if (delivery) {
@@ -198,6 +200,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
       await keys.close();
       await quota.close();
       await usage?.close();
+      await requests?.close();
       await retention.close();
       refusals.close();
       await networks.close();
@@ -213,6 +216,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
     await alerts?.close();
     await delivery?.close().catch(() => {});
     await usage?.close().catch(() => {});
+    await requests?.close().catch(() => {});
     await retention.close();
     refusals.close();
     await keys.close();

@@ -17,10 +17,12 @@ import { PasswordLogins } from './password-login.ts';
 import type { SharedState } from '../shared-state/open-shared-state.ts';
 import { sessionRoutes } from './session-routes.ts';
 import { analyticsRoutes } from './analytics-routes.ts';
+import { requestRoutes } from './request-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 import type { Resolve } from '../webhooks/target-guard.ts';
 import type { Networks } from '../networks/networks.ts';
 import type { UsageRecorder } from '../analytics/usage-recorder.ts';
+import type { RequestLog } from '../analytics/request-log.ts';
 import type { Limits } from '../limits/limits.ts';
 import { Sessions } from './sessions.ts';
 import { publicAccountRoutes, teamRoutes } from './team-routes.ts';
@@ -34,7 +36,7 @@ export const API_PREFIX = '/api/v1';
  * error shape and 404, and an OpenAPI document of exactly these routes (the JSON-RPC endpoint is outside this
  * context, so it is not in it). See docs/api.md.
  */
-export function registerApi(app: FastifyInstance, deps: { config: Readonly<Config>; accounts: AccountsService; team: TeamService; keys: KeyResolver; store: Stores; networks: Networks; usage?: UsageRecorder; limits?: Limits; webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> }; shared?: Pick<SharedState, 'eventBudgets' | 'loginBackoff'> }): void {
+export function registerApi(app: FastifyInstance, deps: { config: Readonly<Config>; accounts: AccountsService; team: TeamService; keys: KeyResolver; store: Stores; networks: Networks; usage?: UsageRecorder; requests?: RequestLog; limits?: Limits; webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> }; shared?: Pick<SharedState, 'eventBudgets' | 'loginBackoff'> }): void {
   app.register(async (api) => {
     await registerOpenApi(api);
     for (const schema of SHARED_SCHEMAS) api.addSchema(schema);
@@ -91,6 +93,7 @@ export function registerApi(app: FastifyInstance, deps: { config: Readonly<Confi
       bounds: deps.config.analytics,
       baseUrl: (req) => `${req.protocol}://${req.host}`,
     });
+    await api.register(requestRoutes, { store: deps.store, requests: deps.requests, authenticate: auth.analytics, operator: auth.operator });
     await api.register(operatorRoutes, { prefix: '/operator', accounts: deps.accounts, team: deps.team, authenticate: auth.operator });
   }, { prefix: API_PREFIX });
 }

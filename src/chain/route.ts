@@ -28,4 +28,9 @@ export interface Route {
   charge?: (pieces: number, units: number) => void | Promise<unknown>;
   /** The chain module's own read (its window, its head): counted as background, not as a client's (metrics). */
   background?: boolean;
+  /**
+   * Where the pool writes the label of the upstream whose answer the call gets (the request explorer's "node"); left
+   * as it was when no single upstream answered (a broadcast, a split eth_getLogs).
+   */
+  answered?: { node?: string };
 }

@@ -139,16 +139,16 @@ export class UpstreamPool implements Upstream, LogsPool {
     this.calls++;
     if (spec.splitsRange) return this.logs.call(spec, params, timeoutMs, route);
     // The usual case first: one member with nothing to heed (no bounds, no gaps, no answer to check) goes straight to it.
-    if (this.members.length === 1 && !this.guarded && (spec.verify === undefined || this.verifier === undefined)) return this.sentVia(this.members[0], spec, params, timeoutMs, route.signal, route.background ? BACKGROUND : ATTEMPT);
+    if (this.members.length === 1 && !this.guarded && (spec.verify === undefined || this.verifier === undefined)) return this.sentVia(answeredBy(route, this.members[0]), spec, params, timeoutMs, route.signal, route.background ? BACKGROUND : ATTEMPT);
     return this.send(spec, params, timeoutMs, route);
   }
 
   /** A call as one (LogsPool): one member with nothing to heed goes straight to it; writes as they route; reads by `read`. */
   send(spec: MethodFacts, params: unknown[], timeoutMs: number, route: Route): Promise<UpstreamAnswer> {
     const signal = route.signal;
-    if (this.members.length === 1 && !this.guarded && (spec.verify === undefined || this.verifier === undefined)) return this.sentVia(this.members[0], spec, params, timeoutMs, signal, route.background ? BACKGROUND : ATTEMPT);
+    if (this.members.length === 1 && !this.guarded && (spec.verify === undefined || this.verifier === undefined)) return this.sentVia(answeredBy(route, this.members[0]), spec, params, timeoutMs, signal, route.background ? BACKGROUND : ATTEMPT);
     if (spec.route === 'broadcast') return this.broadcast(spec, params, timeoutMs, signal);
-    if (spec.route === 'designated') return this.sentVia(this.designated(), spec, params, timeoutMs, signal);
+    if (spec.route === 'designated') return this.sentVia(answeredBy(route, this.designated()), spec, params, timeoutMs, signal);
     return this.read(spec, params, timeoutMs, route, signal);
   }
 
@@ -181,18 +181,19 @@ export class UpstreamPool implements Upstream, LogsPool {
         ? await this.hedged(first, hedge, spec, params, timeoutMs, route, signal)
         : await this.attempt(first, spec, params, timeoutMs, signal, route.background ? BACKGROUND : ATTEMPT);
       if (got.member) first = got.member;
+      answeredBy(route, first);
       if (mayBeLag(spec, got.answer.result) && !signal?.aborted) return this.fromAhead(first, got.answer, spec, params, timeoutMs, route, signal);
       if (got.outcome.kind === 'not-supported' && this.members.length > 1 && !signal?.aborted) return this.elsewhere(first, got.answer, spec, params, timeoutMs, route, signal);
       if (this.verifier !== undefined && spec.verify !== undefined && got.answer.error === undefined) {
         const checked = this.verifier.check(spec.verify, params, got.answer.result, first);
         const failed = checked instanceof Promise ? await checked : checked;
-        if (failed !== undefined) return (await this.reverified({ ...got, member: first }, failed, spec, params, timeoutMs, route)).answer;
+        if (failed !== undefined) return answerOfPiece(route, await this.reverified({ ...got, member: first }, failed, spec, params, timeoutMs, route));
       }
       if (!got.outcome.retry || signal?.aborted) return got.answer;
-      return (await this.retried(first, got, undefined, spec, params, timeoutMs, route)).answer;
+      return answerOfPiece(route, await this.retried(first, got, undefined, spec, params, timeoutMs, route));
     } catch (err) {
       if (!classifyFailure(err).retry || signal?.aborted) throw err; // out of time, or nobody waits: no other node
-      return (await this.retried(first, undefined, err, spec, params, timeoutMs, route)).answer;
+      return answerOfPiece(route, await this.retried(first, undefined, err, spec, params, timeoutMs, route));
     }
   }
 
@@ -1001,6 +1002,18 @@ function weighted(members: UpstreamMember[]): UpstreamMember | undefined {
 }
 
 /** A member's call, its answer and outcome; `member` says which member answered when the read was hedged. */
+/** `m`, written where the route asks for the label of the upstream that answers (Route.answered). */
+function answeredBy(route: Route, m: UpstreamMember): UpstreamMember {
+  if (route.answered !== undefined) route.answered.node = m.label;
+  return m;
+}
+
+/** A piece's answer, its member written where the route asks for it. */
+function answerOfPiece(route: Route, p: Piece): UpstreamAnswer {
+  answeredBy(route, p.member);
+  return p.answer;
+}
+
 interface Attempt {
   answer: UpstreamAnswer;
   outcome: Outcome;

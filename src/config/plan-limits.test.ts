@@ -21,7 +21,7 @@ import { PLAN_LIMITS, REQUIRED_PLAN_LIMITS, type PlanLimitName } from './plan-li
  */
 
 // Compile-time: exactly the limits of the Plan record (store/plans/plan.ts); a field added to Plan must be added here and there.
-const everyLimit: Record<PlanLimitName, true> = { cuPerSecond: true, cuPerMonth: true, maxBatchSize: true, debugMethods: true, maxFilters: true, maxKeys: true, maxWebhooks: true, subscriptionsPerKey: true, subscriptionsPerAccount: true };
+const everyLimit: Record<PlanLimitName, true> = { cuPerSecond: true, cuPerMonth: true, maxBatchSize: true, debugMethods: true, maxFilters: true, maxKeys: true, maxWebhooks: true, subscriptionsPerKey: true, subscriptionsPerAccount: true, requestLogHours: true, requestLogMax: true };
 
 const bounds = (s: Record<string, unknown>) => ({ type: s.type, minimum: s.minimum, maximum: s.maximum });
 const limitBounds = (l: (typeof PLAN_LIMITS)[number]) => ({ type: l.type, minimum: l.minimum, maximum: l.maximum });

@@ -25,6 +25,8 @@ export interface PlanLimits {
   maxWebhooks: number;
   subscriptionsPerKey: number;
   subscriptionsPerAccount: number;
+  requestLogHours: number;
+  requestLogMax: number;
 }
 export type PlanLimitName = keyof PlanLimits;
 
@@ -70,6 +72,14 @@ export const PLAN_LIMIT_SCHEMAS: { [K in PlanLimitName]: PlanLimitSchema<PlanLim
   subscriptionsPerAccount: {
     type: 'integer', minimum: 0, default: 500, title: 'max subscriptions (per account)', column: 'SUBS/ACCOUNT', flag: 'subscriptions-per-account', unit: 'subscriptions, per account',
     description: "WebSocket subscriptions (eth_subscribe) one account holds at once, its keys' sockets on one instance together; the next is -32005 until one ends",
+  },
+  requestLogHours: {
+    type: 'integer', minimum: 0, maximum: 8760, default: 24, title: 'request explorer: hours kept (per account)', column: 'LOG HOURS', flag: 'request-log-hours', unit: 'hours, per account',
+    description: 'How long the request explorer keeps each request of the account; 0: none is kept',
+  },
+  requestLogMax: {
+    type: 'integer', minimum: 0, maximum: 10000000, default: 10000, title: 'request explorer: requests kept (per account)', column: 'LOG MAX', flag: 'request-log-max', unit: 'requests, per account',
+    description: 'Requests the request explorer keeps per account, the newest; past a sixtieth of it in a minute, 1 in 100 is kept; 0: none',
   },
 };
 

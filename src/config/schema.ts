@@ -168,10 +168,10 @@ const planSchema = fields({ name: text(), ...planLimitProperties });
  * real deployments (set accounts.defaultPlan).
  */
 const DEFAULT_PLANS = {
-  developer: { name: 'Developer', cuPerSecond: 1000000, cuPerMonth: 1000000000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 10000, maxKeys: 100, maxWebhooks: 100, subscriptionsPerKey: 10000, subscriptionsPerAccount: 10000 },
-  free: { name: 'Free', cuPerSecond: 330, cuPerMonth: 30000000, maxBatchSize: 100, debugMethods: false, maxFilters: 50, maxKeys: 10, maxWebhooks: 5, subscriptionsPerKey: 10, subscriptionsPerAccount: 20 },
-  growth: { name: 'Growth', cuPerSecond: 660, cuPerMonth: 400000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 500, maxKeys: 100, maxWebhooks: 50, subscriptionsPerKey: 100, subscriptionsPerAccount: 500 },
-  enterprise: { name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000, maxKeys: 1000, maxWebhooks: 500, subscriptionsPerKey: 1000, subscriptionsPerAccount: 5000 },
+  developer: { name: 'Developer', cuPerSecond: 1000000, cuPerMonth: 1000000000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 10000, maxKeys: 100, maxWebhooks: 100, subscriptionsPerKey: 10000, subscriptionsPerAccount: 10000, requestLogHours: 24, requestLogMax: 10000 },
+  free: { name: 'Free', cuPerSecond: 330, cuPerMonth: 30000000, maxBatchSize: 100, debugMethods: false, maxFilters: 50, maxKeys: 10, maxWebhooks: 5, subscriptionsPerKey: 10, subscriptionsPerAccount: 20, requestLogHours: 1, requestLogMax: 1000 },
+  growth: { name: 'Growth', cuPerSecond: 660, cuPerMonth: 400000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 500, maxKeys: 100, maxWebhooks: 50, subscriptionsPerKey: 100, subscriptionsPerAccount: 500, requestLogHours: 24, requestLogMax: 10000 },
+  enterprise: { name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10000000000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000, maxKeys: 1000, maxWebhooks: 500, subscriptionsPerKey: 1000, subscriptionsPerAccount: 5000, requestLogHours: 72, requestLogMax: 100000 },
 };
 
 const embeddedSchema = section({
@@ -482,6 +482,18 @@ export const configSchema = section({
     revokedKeyDays: int('days', { minimum: 0, maximum: 3650, default: 30 }),
     /** Webhook test events ("Send test") older than this leave the outbox, delivered or not; 0: kept until webhooks.retentionDays. */
     testEventHours: int('hours', { minimum: 0, maximum: 8760, default: 24 }),
+  }),
+  /** The request explorer (docs/request-explorer.md): each call of members' keys, kept within its plan's bounds. */
+  explorer: section({
+    enabled: flag(true),
+    /** How often recorded calls are written to the store (a crash loses at most this much of them). */
+    flushMs: int('ms', { minimum: 100, maximum: 600000, default: 1000 }),
+    /** Calls held in memory until the next flush, all accounts together; past it, calls are not recorded (counted). */
+    maxBuffered: int('calls', { minimum: 100, maximum: 1000000, default: 20000 }),
+    /** A call's params are kept as JSON cut to this many characters. */
+    maxParamsChars: int('characters', { minimum: 0, maximum: 65536, default: 512 }),
+    /** An error's message is kept cut to this many characters. */
+    maxMessageChars: int('characters', { minimum: 0, maximum: 65536, default: 256 }),
   }),
   /** `/metrics` (Prometheus text format) for the operator. */
   metrics: section({

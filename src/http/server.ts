@@ -27,6 +27,7 @@ import { registerDashboard } from './dashboard-route.ts';
 import type { Metrics } from '../analytics/metrics.ts';
 import type { RefusalLog } from '../analytics/refusal-log.ts';
 import type { UsageRecorder } from '../analytics/usage-recorder.ts';
+import type { RequestLog } from '../analytics/request-log.ts';
 import type { Resolve } from '../webhooks/target-guard.ts';
 import { sendError } from './send-error.ts';
 import type { SharedState } from '../shared-state/open-shared-state.ts';
@@ -44,6 +45,8 @@ export interface ServerDeps {
   limits: Limits | undefined;
   rateLimiter: OpenedRateLimiter;
   usage?: UsageRecorder;
+  /** The request explorer's recorder; absent when `explorer.enabled` is false. */
+  requests?: RequestLog;
   webhooks?: { resolve: Resolve; written: () => void; changed: () => Promise<void> };
   metrics?: Metrics;
   refusals?: RefusalLog;

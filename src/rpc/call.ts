@@ -38,6 +38,8 @@ export interface Call {
   seenBlock?: number;
   /** Set by the stage that refused it by the gateway's own rules before any node work: it costs an invalid item's units. */
   refusedByRules?: boolean;
+  /** Set by the pool (Route.answered): the label of the upstream whose answer it got, for the request explorer. */
+  node?: string;
 }
 
 /** The rest of the stages after this one. */

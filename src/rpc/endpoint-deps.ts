@@ -1,6 +1,7 @@
 import type { Metrics } from '../analytics/metrics.ts';
 import type { RefusalLog } from '../analytics/refusal-log.ts';
 import type { UsageRecorder } from '../analytics/usage-recorder.ts';
+import type { RequestLog } from '../analytics/request-log.ts';
 import type { KeyResolver } from '../auth/key-resolver.ts';
 import type { UnknownKeyGuard } from '../limits/unknown-key-guard.ts';
 import type { SharedState } from '../shared-state/open-shared-state.ts';
@@ -17,6 +18,8 @@ export interface EndpointDeps {
   /** Absent when `limits.enabled` is false: the limit stages then cost nothing. */
   limits: Limits | undefined;
   usage?: UsageRecorder;
+  /** The request explorer's recorder; absent when `explorer.enabled` is false (no work per call). */
+  requests?: RequestLog;
   metrics?: Metrics;
   refusals?: RefusalLog;
   guard: UnknownKeyGuard;

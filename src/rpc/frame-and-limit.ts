@@ -14,6 +14,8 @@ export interface Framed {
   batch: boolean;
   /** What reading and framing it cost: the least the request costs. */
   sizeCost: number;
+  /** The body's bytes. */
+  bytes: number;
 }
 
 /** A request whose limit passed: its prepared items, the answers of those refused before the limit. */
@@ -65,7 +67,7 @@ export function framerAndLimiter(deps: EndpointDeps) {
       const detail = `batch of ${items.length} requests exceeds the limit of ${plan.maxBatchSize} of the ${plan.name} plan`;
       return refuseBody(adm, sizeCost, new GatewayError('INVALID_REQUEST', { detail }));
     }
-    return { items, batch, sizeCost };
+    return { items, batch, sizeCost, bytes: body?.length ?? 0 };
   };
 
   /**
@@ -98,14 +100,14 @@ export function framerAndLimiter(deps: EndpointDeps) {
     // Decided at once with an in-process limiter and the account's usage known: no promise (see Limits.admit).
     try {
       const d = limits.admit(key, cost, credit);
-      if (d instanceof Promise) return d.then((decision) => ({ ctx, prepared, answers, decision }), (err) => refused(adm, f, err, log, t0));
+      if (d instanceof Promise) return d.then((decision) => ({ ctx, prepared, answers, decision }), (err) => refused(adm, f, err, log, t0, requestId));
       return { ctx, prepared, answers, decision: d };
     } catch (err) {
-      return refused(adm, f, err, log, t0);
+      return refused(adm, f, err, log, t0, requestId);
     }
   };
 
-  const refused = (adm: Admitted, f: Framed, err: unknown, log: Arrival['log'], t0: number): Refusal => {
+  const refused = (adm: Admitted, f: Framed, err: unknown, log: Arrival['log'], t0: number, requestId: string): Refusal => {
     const { network, key, credit } = adm;
     const e = asGatewayError(err, log);
     if (e.status === 429) {
@@ -116,7 +118,7 @@ export function framerAndLimiter(deps: EndpointDeps) {
       metrics?.refused(network.name);
       refusals?.refused(key.key.id, key.account.id, network.name);
       const refusedAnswer = failed(e);
-      record(t0, network, key, f.items, f.items.map(() => refusedAnswer), () => 0);
+      record(t0, network, key, f.items, f.items.map(() => refusedAnswer), () => 0, { requestId, bodyBytes: f.bytes });
     }
     return { refused: e, decision: decisionOf(err), id: f.batch ? null : f.items[0].id };
   };

@@ -164,7 +164,7 @@ class RequestRun {
     const call: Call = {
       network: ctx.network, key: ctx.key, requestId: ctx.requestId, session: ctx.session,
       method, params: p.call.params, spec: p.entry, cost: p.entry.cost, charger: this.s.charger, signal,
-      looked, cache: hit ? hitFor(hit, ctx.key.account.id) : undefined, refusedByRules: undefined, seenBlock: undefined,
+      looked, cache: hit ? hitFor(hit, ctx.key.account.id) : undefined, refusedByRules: undefined, seenBlock: undefined, node: undefined,
     };
     this.calls[i] = call;
     if (hit) {
@@ -266,7 +266,7 @@ class RequestRun {
     // docs/decisions.md §9: a single request says whether its answer came from the cache.
     const cache = this.f.batch ? undefined : this.calls[0]?.cache;
     if (cache) this.s.metrics?.cacheLookup(ctx.network.name, cache === 'MISS' ? 'MISS' : 'HIT');
-    this.s.record(this.t0, ctx.network, ctx.key, items, answers, (i) => this.units(i));
+    this.s.record(this.t0, ctx.network, ctx.key, items, answers, (i) => this.units(i), { requestId: ctx.requestId, bodyBytes: this.f.bytes, calls: this.calls, pieces: this.pieces });
     // "Last used" is the last success: a request with at least one item answered with a result.
     for (let i = 0; i < items.length; i++) if (answers[i] && !answers[i]!.answer.error) { this.s.used(ctx.key.key.id); break; }
     return { answers: answers as Answer[], pieces: this.pieces, held: this.held, cache: cache && cacheHeader(cache) };

@@ -11,7 +11,7 @@ import type { NewPlan } from './plans/plan-store.ts';
 import type { Stores } from './stores.ts';
 
 export const freePlan: NewPlan = { id: 'free', name: 'Free', cuPerSecond: 330, cuPerMonth: 30_000_000, maxBatchSize: 100, debugMethods: false, maxFilters: 50 };
-export const bigPlan: NewPlan = { id: 'enterprise', name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000, maxKeys: 1000, maxWebhooks: 500, subscriptionsPerKey: 1000, subscriptionsPerAccount: 5000 };
+export const bigPlan: NewPlan = { id: 'enterprise', name: 'Enterprise', cuPerSecond: 5000, cuPerMonth: 10_000_000_000, maxBatchSize: 1000, debugMethods: true, maxFilters: 5000, maxKeys: 1000, maxWebhooks: 500, subscriptionsPerKey: 1000, subscriptionsPerAccount: 5000, requestLogHours: 72, requestLogMax: 100_000 };
 
 export const newAccount = (over: Partial<NewAccount> = {}): NewAccount => ({
   id: randomUUID(), name: 'Ada', email: `ada-${randomUUID()}@example.com`, passwordHash: null, status: 'active',

@@ -9,6 +9,7 @@ import { keyStore } from './keys/key-store.ts';
 import { mailStore } from './mail/mail-store.ts';
 import { metaStore } from './meta/meta-store.ts';
 import { planStore } from './plans/plan-store.ts';
+import { requestStore } from './requests/request-store.ts';
 import { sessionStore } from './sessions/session-store.ts';
 import { SqlDb } from './sql/sql-db.ts';
 import type { Stores } from './stores.ts';
@@ -48,7 +49,7 @@ export async function openStore(config: { dataDir: string; database: Partial<Con
 export function byDomain(db: SqlDb): Stores {
   let closing: Promise<void> | undefined;
   return {
-    kind: db.dialect, plans: planStore(db), accounts: accountStore(db), keys: keyStore(db), usage: usageStore(db),
+    kind: db.dialect, plans: planStore(db), accounts: accountStore(db), keys: keyStore(db), usage: usageStore(db), requests: requestStore(db),
     alerts: alertStore(db), sessions: sessionStore(db), members: memberStore(db), tokens: tokenStore(db), mail: mailStore(db),
     webhooks: webhookStore(db), webhookEvents: webhookEventStore(db), meta: metaStore(db),
     ping: () => db.ping(),

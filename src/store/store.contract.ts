@@ -7,6 +7,7 @@ import { keyRulesContract } from './keys/key-rules.contract.ts';
 import { mailStoreContract } from './mail/mail-store.contract.ts';
 import { metaStoreContract } from './meta/meta-store.contract.ts';
 import { planStoreContract } from './plans/plan-store.contract.ts';
+import { requestStoreContract } from './requests/request-store.contract.ts';
 import { sessionStoreContract } from './sessions/session-store.contract.ts';
 import { teamStoreContract } from './team/team-store.contract.ts';
 import { usageStoreContract } from './usage/usage-store.contract.ts';
@@ -21,6 +22,6 @@ export { bigPlan, freePlan, newAccount, newKey } from './fixtures.contract.ts';
 export function storeContract(name: string, make: () => Promise<import('./stores.ts').Stores>, options: Omit<StoreContract, 'make'> & { skip?: string }): void {
   const c: StoreContract = { make, sameDatabase: options.sameDatabase };
   describe(`${name} store`, { skip: options.skip }, () => {
-    for (const part of [planStoreContract, accountStoreContract, keyStoreContract, keyRulesContract, sessionStoreContract, usageStoreContract, alertStoreContract, teamStoreContract, mailStoreContract, webhookStoreContract, metaStoreContract]) part(c);
+    for (const part of [planStoreContract, accountStoreContract, keyStoreContract, keyRulesContract, sessionStoreContract, usageStoreContract, requestStoreContract, alertStoreContract, teamStoreContract, mailStoreContract, webhookStoreContract, metaStoreContract]) part(c);
   });
 }

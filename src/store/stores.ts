@@ -4,6 +4,7 @@ import type { KeyStore } from './keys/key-store.ts';
 import type { MailStore } from './mail/mail-store.ts';
 import type { MetaStore } from './meta/meta-store.ts';
 import type { PlanStore } from './plans/plan-store.ts';
+import type { RequestStore } from './requests/request-store.ts';
 import type { SessionStore } from './sessions/session-store.ts';
 import type { MemberStore } from './team/member-store.ts';
 import type { TokenStore } from './team/token-store.ts';
@@ -23,6 +24,7 @@ export interface Stores {
   readonly accounts: AccountStore;
   readonly keys: KeyStore;
   readonly usage: UsageStore;
+  readonly requests: RequestStore;
   readonly alerts: AlertStore;
   readonly sessions: SessionStore;
   readonly members: MemberStore;

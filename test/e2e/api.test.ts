@@ -48,6 +48,8 @@ const ROUTES = [
   'GET /api/v1/operator/analytics.csv',
   'GET /api/v1/operator/analytics/webhooks',
   'GET /api/v1/operator/networks',
+  'GET /api/v1/requests',
+  'GET /api/v1/operator/requests',
   'POST /api/v1/session',
   'GET /api/v1/session',
   'DELETE /api/v1/session',
@@ -409,7 +411,7 @@ describe('management REST API /api/v1 on the wire', () => {
       assert.ok(list.body.plans.some((p: any) => p.id === 'free'));
       const c = await api('POST', '/api/v1/operator/plans', operator, plan);
       assert.equal(c.status, 201, c.text);
-      assert.deepEqual({ ...c.body, createdAt: undefined, updatedAt: undefined }, { ...plan, maxBatchSize: 100, debugMethods: false, maxFilters: 100, maxKeys: 100, maxWebhooks: 20, subscriptionsPerKey: 100, subscriptionsPerAccount: 500, createdAt: undefined, updatedAt: undefined });
+      assert.deepEqual({ ...c.body, createdAt: undefined, updatedAt: undefined }, { ...plan, maxBatchSize: 100, debugMethods: false, maxFilters: 100, maxKeys: 100, maxWebhooks: 20, subscriptionsPerKey: 100, subscriptionsPerAccount: 500, requestLogHours: 24, requestLogMax: 10000, createdAt: undefined, updatedAt: undefined });
       const one = await api('GET', '/api/v1/operator/plans/startup', operator);
       assert.equal(one.status, 200);
       assert.equal(one.body.name, 'Startup');

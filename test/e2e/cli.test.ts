@@ -105,7 +105,7 @@ describe('nodegate plans|accounts|keys on the local store', () => {
   test('plans create, update, show and delete; refusals name the flag', async () => {
     const pro = await json(['plans', 'create', '--id', 'pro', '--name', 'Pro', '--cu-per-second', '1000', '--cu-per-month', '5_000_000', '--debug-methods']);
     assert.deepEqual({ ...pro, createdAt: undefined, updatedAt: undefined }, {
-      id: 'pro', name: 'Pro', cuPerSecond: 1000, cuPerMonth: 5_000_000, maxBatchSize: 100, debugMethods: true, maxFilters: 100, maxKeys: 100, maxWebhooks: 20, subscriptionsPerKey: 100, subscriptionsPerAccount: 500, createdAt: undefined, updatedAt: undefined,
+      id: 'pro', name: 'Pro', cuPerSecond: 1000, cuPerMonth: 5_000_000, maxBatchSize: 100, debugMethods: true, maxFilters: 100, maxKeys: 100, maxWebhooks: 20, subscriptionsPerKey: 100, subscriptionsPerAccount: 500, requestLogHours: 24, requestLogMax: 10000, createdAt: undefined, updatedAt: undefined,
     });
     await Promise.all([
       refused(['plans', 'create', '--id', 'pro', '--name', 'Again', '--cu-per-second', '1', '--cu-per-month', '1'], 1, /plan "pro" already exists/),

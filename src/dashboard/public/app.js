@@ -16,6 +16,7 @@ import { overviewPage } from './pages/overview.js';
 import { keysPage } from './pages/keys.js';
 import { keyDetailPage } from './pages/key-detail.js';
 import { usagePage } from './pages/usage.js';
+import { requestsPage } from './pages/requests.js';
 import { webhooksPage } from './pages/webhooks.js';
 import { webhookDetailPage } from './pages/webhook-detail.js';
 import { alertsPage } from './pages/alerts.js';
@@ -40,6 +41,7 @@ const ROUTES = [
   { path: '/keys', page: keysPage },
   { path: '/keys/:id', page: keyDetailPage },
   { path: '/usage', page: (ctx) => usagePage(ctx) },
+  { path: '/requests', page: (ctx) => requestsPage(ctx) },
   { path: '/webhooks', page: webhooksPage },
   { path: '/webhooks/:id', page: webhookDetailPage },
   { path: '/alerts', page: alertsPage },
@@ -49,11 +51,12 @@ const ROUTES = [
   { path: '/operator/plans', page: operatorPlansPage, operator: true },
   { path: '/operator/networks', page: operatorNetworksPage, operator: true },
   { path: '/operator/usage', page: (ctx) => usagePage(ctx, true), operator: true },
+  { path: '/operator/requests', page: (ctx) => requestsPage(ctx, true), operator: true },
 ];
 
 /** The menu: [route, label]; the operator's after a separator. */
-const MENU = [['/overview', 'Overview'], ['/keys', 'API keys'], ['/usage', 'Usage'], ['/webhooks', 'Webhooks'], ['/alerts', 'Alerts'], ['/team', 'Team'], ['/settings', 'Settings']];
-const OPERATOR_MENU = [['/operator/accounts', 'Accounts'], ['/operator/plans', 'Plans'], ['/operator/networks', 'Networks'], ['/operator/usage', "Everyone's usage"]];
+const MENU = [['/overview', 'Overview'], ['/keys', 'API keys'], ['/usage', 'Usage'], ['/requests', 'Requests'], ['/webhooks', 'Webhooks'], ['/alerts', 'Alerts'], ['/team', 'Team'], ['/settings', 'Settings']];
+const OPERATOR_MENU = [['/operator/accounts', 'Accounts'], ['/operator/plans', 'Plans'], ['/operator/networks', 'Networks'], ['/operator/usage', "Everyone's usage"], ['/operator/requests', "Everyone's requests"]];
 
 const main = /** @type {HTMLElement} */ (document.getElementById('main'));
 const nav = /** @type {HTMLElement} */ (document.getElementById('nav'));

@@ -17,6 +17,7 @@ import { usageBatches } from './15-usage-batches.ts';
 import { keyCreatedBy } from './16-key-created-by.ts';
 import { keyRules } from './17-key-rules.ts';
 import { keyChanges } from './18-key-changes.ts';
+import { requestLog } from './19-request-log.ts';
 import type { Migration } from './migration.ts';
 
 export type { Migration } from './migration.ts';
@@ -46,6 +47,7 @@ export const MIGRATIONS: readonly Migration[] = [
   keyCreatedBy,
   keyRules,
   keyChanges,
+  requestLog,
 ];
 
 /** The DDL of the steps a dialect has, in order: its version N means the first N of these ran. */

@@ -3,7 +3,7 @@
  * two keep a value differently the column type says both (`Bool`, `List`, `Time`, `Big`, `Json`), and the store's
  * `Codec` (`sql/codec.ts`) writes and reads it.
  */
-import type { Kysely, Transaction } from 'kysely';
+import type { Generated, Kysely, Transaction } from 'kysely';
 
 /** The two databases the store runs on. */
 export type Dialect = 'sqlite' | 'postgres';
@@ -31,6 +31,8 @@ export interface PlansTable {
   max_webhooks: number;
   subscriptions_per_key: number;
   subscriptions_per_account: number;
+  request_log_hours: number;
+  request_log_max: number;
   created_at: Time;
   updated_at: Time;
 }
@@ -105,6 +107,26 @@ export interface UsageMinutesTable {
   l3: Big;
   l4: Big;
   l5: Big;
+}
+
+export interface RequestLogTable {
+  id: Generated<Big>;
+  at: Time;
+  account_id: string;
+  key_id: string;
+  network: string;
+  method: string;
+  code: number;
+  message: string | null;
+  latency_ms: number;
+  compute_units: number;
+  request_bytes: number;
+  response_bytes: number;
+  cache: string | null;
+  node: string | null;
+  request_id: string;
+  params: string | null;
+  sample_every: number;
 }
 
 export interface SessionsTable {
@@ -224,6 +246,7 @@ export interface Tables {
   usage: UsageTable;
   usage_batches: UsageBatchesTable;
   usage_minutes: UsageMinutesTable;
+  request_log: RequestLogTable;
   sessions: SessionsTable;
   members: MembersTable;
   account_tokens: AccountTokensTable;
