@@ -158,6 +158,9 @@ describe('ponder through pruned, throttled providers and an archive node', { tim
     // What ponder says of its own (its start-up notices) is said the same against the plain node: Nodegate adds none.
     const said = (w: string[]) => w.map((l) => (JSON.parse(l) as { msg: string }).msg).sort();
     console.log(`ponder's warnings: ${JSON.stringify(said(through.warnings))} through Nodegate, ${JSON.stringify(said(plain.warnings))} plain`);
+    // What a JSON-RPC error said, and of which call: the first few lines as ponder wrote them.
+    const plainSaid = new Set(said(plain.warnings));
+    for (const l of through.warnings.filter((w) => !plainSaid.has(said([w])[0])).slice(0, 5)) console.log(`  through Nodegate: ${l.slice(0, 1500)}`);
     assert.deepEqual(said(through.warnings), said(plain.warnings));
   });
 });
