@@ -36,7 +36,11 @@ export const SOAK_TESTS: Record<string, { file: string; what: string }> = {
   },
   'ponder-pruned': {
     file: 'test/e2e/ponder-pruned.test.ts',
-    what: 'ponder indexing the 12,000-event chain with receipts through two pruned, throttled providers and an archive node: the rows a plain archive node gives, 0 warnings (the suite: test/e2e/upstream-indexer.test.ts, the same calls without ponder)',
+    what: 'ponder indexing 50,001 blocks and 50,000 events with receipts through two pruned, throttled providers and an archive node, each its own anvil: the rows a plain archive node gives, 0 warnings (the suite: test/e2e/upstream-indexer.test.ts, 12,001 blocks, the same calls without ponder)',
+  },
+  'get-logs-long': {
+    file: 'test/e2e/get-logs-long.test.ts',
+    what: "eth_getLogs over 100,001 blocks through three providers taking 2,000 blocks, each in front of its own anvil: one answer equal to the archive node's, within the deadline (the suite: 12,001 blocks)",
   },
   'workers-sigterm': {
     file: 'test/e2e/workers-sigterm.test.ts',

@@ -1,8 +1,8 @@
 /**
- * ponder itself indexing the cached event chain (12,001 blocks, 12,000 Heavy events of an Emitter, each with its
- * transaction's receipt) through Nodegate in front of two providers that keep 3,000 blocks of history and 128 of
- * state, take 2,000-block eth_getLogs ranges and 40 calls a second, and an archive node as fallback; then the same
- * app against the plain archive node. The rows must be the same, and ponder must log no warning or error it does not log against the plain node. Minutes
+ * ponder itself indexing an event chain (50,001 blocks, 50,000 Heavy events of an Emitter, each with its
+ * transaction's receipt; test/helpers/event-chain.ts) through Nodegate in front of two providers that keep 3,000
+ * blocks of history and 128 of state, take 2,000-block eth_getLogs ranges and 40 calls a second, and an archive node
+ * as fallback, each in front of its own anvil loading the same chain; then the same app against the plain archive node. The rows must be the same, and ponder must log no warning or error it does not log against the plain node. Minutes
  * on a busy 2-core machine: run by `npm run soak -- ponder-pruned` (NODEGATE_SOAK=1); the suite runs the same
  * property through the wire in test/e2e/upstream-indexer.test.ts.
  */
@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { TestAnvil } from '../helpers/anvil.ts';
 import { compileEmitter } from '../helpers/emitter.ts';
-import { startEventChain, type EventChain } from '../helpers/event-chain.ts';
+import { startEventChainNodes, type EventChain } from '../helpers/event-chain.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { freePort } from '../helpers/process.ts';
 import { startProvider, WORDS, type Provider } from '../helpers/provider.ts';
@@ -66,6 +66,7 @@ export default app;
 `,
 });
 
+let nodes: TestAnvil[] = [];
 let node: TestAnvil;
 let chain: EventChain;
 let g: TestGateway;
@@ -75,9 +76,10 @@ const children: ChildProcess[] = [];
 
 before(async () => {
   if (!SOAK) return;
-  ({ node, chain } = await startEventChain({ blocks: 12_001, every: 50, logsPerBlock: 50 }));
+  ({ nodes, chain } = await startEventChainNodes({ blocks: 50_001, every: 50, logsPerBlock: 50 }, 3));
+  node = nodes[2];
   const options = { pruneHistoryOlderThan: 3000, pruneOlderThan: 128, getLogs: { maxRange: 2000, words: WORDS.alchemy } };
-  providers = [await startProvider(node.url, options), await startProvider(node.url, options), await startProvider(node.url)];
+  providers = [await startProvider(nodes[0].url, options), await startProvider(nodes[1].url, options), await startProvider(node.url)];
   g = await startTestGateway({
     networks: { indexed: { chainId: 1, upstreams: [{ url: providers[0].url, rate: 40 }, { url: providers[1].url, rate: 40 }, { url: providers[2].url, role: 'fallback' }] } },
     rpc: { extraMethods: { indexed: ['eth_getBlockReceipts'] } },
@@ -90,7 +92,7 @@ after(async () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   await g?.close();
   for (const p of providers) await p.close();
-  node?.stop();
+  for (const n of nodes) n.stop();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -156,6 +158,9 @@ describe('ponder through pruned, throttled providers and an archive node', { tim
     // What ponder says of its own (its start-up notices) is said the same against the plain node: Nodegate adds none.
     const said = (w: string[]) => w.map((l) => (JSON.parse(l) as { msg: string }).msg).sort();
     console.log(`ponder's warnings: ${JSON.stringify(said(through.warnings))} through Nodegate, ${JSON.stringify(said(plain.warnings))} plain`);
+    // What a JSON-RPC error said, and of which call: the first few lines as ponder wrote them.
+    const plainSaid = new Set(said(plain.warnings));
+    for (const l of through.warnings.filter((w) => !plainSaid.has(said([w])[0])).slice(0, 5)) console.log(`  through Nodegate: ${l.slice(0, 1500)}`);
     assert.deepEqual(said(through.warnings), said(plain.warnings));
   });
 });

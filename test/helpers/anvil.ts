@@ -17,9 +17,10 @@ process.once('exit', () => { for (const p of live) { try { p.kill('SIGKILL'); } 
 
 /**
  * Starts anvil with chain id 1, the usual test mnemonic and a fixed genesis time, so that several of them start
- * from the same genesis block. `extra` adds flags (`--no-mining`, `--block-time 1`).
+ * from the same genesis block. `extra` adds flags (`--no-mining`, `--block-time 1`). `readyMs`: how long it may take
+ * to answer (a `--load-state` of 100,000 blocks takes tens of seconds on a busy machine).
  */
-export async function startAnvil(extra: string[] = [], chainId = 1): Promise<TestAnvil> {
+export async function startAnvil(extra: string[] = [], chainId = 1, o: { readyMs?: number } = {}): Promise<TestAnvil> {
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
     const proc = spawn(anvilBinaryPath(), [
@@ -37,7 +38,7 @@ export async function startAnvil(extra: string[] = [], chainId = 1): Promise<Tes
     };
     const exited = new Promise<boolean>((r) => proc.once('exit', () => r(false)));
     const ready = (async () => {
-      for (let i = 0; i < 400; i++) {
+      for (const until = Date.now() + (o.readyMs ?? 10_000); Date.now() < until;) {
         if (proc.exitCode !== null) return false;
         try { await call('eth_chainId'); return true; } catch { await new Promise((r) => setTimeout(r, 25)); }
       }

@@ -5,6 +5,7 @@ import { gunzipSync } from 'node:zlib';
 import { Interface } from 'ethers';
 import { anvilBinaryPath } from '../../src/upstream/embedded/anvil-binary.ts';
 import { startAnvil, type TestAnvil } from './anvil.ts';
+import { stretchChain, type AnvilDump } from './chain-stretch.ts';
 import { compileEmitter } from './emitter.ts';
 
 /** The first development account: unlocked on every test anvil, funded at genesis. */
@@ -54,36 +55,76 @@ export async function buildEventChain(node: TestAnvil, o: { blocks: number; ever
   return { emitter, head: Number(await node.call('eth_blockNumber')), logs };
 }
 
-/** Where chains made once are kept for later runs (anvil's own dump, as `--load-state` reads it). */
+/** Where chains made once are kept for later runs (anvil's own dump format, as `--load-state` reads it). */
 const CACHE = resolve(new URL('../../.tmp/event-chains', import.meta.url).pathname);
 
+/** Where `buildEventChain`'s layout puts its transactions: block 1 the deployment, then one every `every` blocks. */
+const txBlocks = (o: { blocks: number; every: number }) => Math.floor((o.blocks - 3) / o.every) + 1;
+
 /**
- * A test anvil holding an event chain (`buildEventChain`), ready at once when the same chain was made before: anvil
- * mines each block in a time that grows with the chain (12,000 empty blocks take 40 s to 3 min on a 2-core machine),
- * so the chain is made once, dumped (`anvil_dumpState`: every block, receipt and log), kept under .tmp/event-chains/
- * (keyed by the chain's shape and the anvil binary), and loaded by later runs in a few seconds. `--prune-history`:
- * no state of older blocks is kept (logs do not need it, and mining is about twice as fast).
+ * The state file of an event chain (`buildEventChain`'s layout: the Emitter deployed in block 1, then one transaction
+ * of `logsPerBlock` logs at block 2 and every `every` blocks after, empty blocks between, `blocks - 1` the head),
+ * made once and kept under .tmp/event-chains/ (keyed by the chain's shape and the anvil binary) for later runs.
+ * Made without mining the empty blocks: anvil mines each block in a time that grows with the blocks it mined
+ * (`anvil_mine` of 1,000 blocks: 0.5 s on a fresh anvil, 4.9 s for the fourth thousand), so only the blocks with
+ * transactions are mined, one after the other, and the dump is stretched to the layout (test/helpers/chain-stretch.ts).
+ * A chain of 100,001 blocks and 100,000 logs is made in minutes where mining it would take hours; anvils loading the
+ * same file serve the same chain, hash for hash.
  */
-export async function startEventChain(o: { blocks: number; every: number; logsPerBlock: number }): Promise<{ node: TestAnvil; chain: EventChain }> {
+export async function eventChainState(o: { blocks: number; every: number; logsPerBlock: number }): Promise<{ state: string; chain: EventChain }> {
   const bin = anvilBinaryPath();
-  const key = createHash('sha256').update(JSON.stringify([o, bin, statSync(bin).mtimeMs, readFileSync(new URL('../fixtures/Emitter.sol', import.meta.url))])).digest('hex').slice(0, 16);
+  const key = createHash('sha256').update(JSON.stringify(['stretched', o, bin, statSync(bin).mtimeMs, readFileSync(new URL('../fixtures/Emitter.sol', import.meta.url))])).digest('hex').slice(0, 16);
   const state = join(CACHE, `${key}.json`);
   const meta = join(CACHE, `${key}.meta.json`);
-  if (existsSync(state) && existsSync(meta)) {
-    const node = await startAnvil(['--prune-history', '--load-state', state]);
-    const chain = JSON.parse(readFileSync(meta, 'utf8')) as EventChain;
-    if (Number(await node.call('eth_blockNumber')) === chain.head) return { node, chain };
-    node.stop();
+  if (existsSync(state) && existsSync(meta)) return { state, chain: JSON.parse(readFileSync(meta, 'utf8')) as EventChain };
+  const k = txBlocks(o);
+  const seed = await startAnvil(['--prune-history']);
+  let dense: EventChain;
+  let dump: string;
+  try {
+    dense = await buildEventChain(seed, { blocks: k + 2, every: 1, logsPerBlock: o.logsPerBlock });
+    dump = await seed.call('anvil_dumpState') as string;
+  } finally {
+    seed.stop();
   }
-  const node = await startAnvil(['--prune-history']);
-  const chain = await buildEventChain(node, o);
-  const dump = await node.call('anvil_dumpState') as string;
+  const stretched = stretchChain(JSON.parse(gunzipSync(Buffer.from(dump.slice(2), 'hex')).toString()) as AnvilDump,
+    (i) => (i === 1 ? 1 : 2 + (i - 2) * o.every), o.blocks - 1);
+  const chain: EventChain = { emitter: dense.emitter, head: o.blocks - 1, logs: k * o.logsPerBlock };
   mkdirSync(CACHE, { recursive: true });
   // Written whole, then renamed: two suites making the same chain at once never read half of it.
   const tmp = `${state}.${process.pid}.tmp`;
-  writeFileSync(tmp, gunzipSync(Buffer.from(dump.slice(2), 'hex')));
+  writeFileSync(tmp, JSON.stringify(stretched));
   renameSync(tmp, state);
   writeFileSync(`${meta}.${process.pid}.tmp`, JSON.stringify(chain));
   renameSync(`${meta}.${process.pid}.tmp`, meta);
+  return { state, chain };
+}
+
+/**
+ * How long an anvil may take to load a chain of `blocks` blocks: 46 s for 100,001 alone at load 25, minutes for three
+ * loading at once on 2 busy cores. A start that takes longer is retried from scratch (test/helpers/anvil.ts).
+ */
+const loadMs = (blocks: number) => 60_000 + blocks * 10;
+
+/**
+ * `count` test anvils holding the same event chain (`eventChainState`), each loading it from the cache:
+ * `--prune-history` (no state of older blocks is kept; logs, blocks and receipts are).
+ */
+export async function startEventChainNodes(o: { blocks: number; every: number; logsPerBlock: number }, count: number): Promise<{ nodes: TestAnvil[]; chain: EventChain }> {
+  const { state, chain } = await eventChainState(o);
+  const nodes = await Promise.all(Array.from({ length: count }, () => startAnvil(['--prune-history', '--load-state', state], 1, { readyMs: loadMs(o.blocks) })));
+  for (const node of nodes) {
+    const head = Number(await node.call('eth_blockNumber'));
+    if (head !== chain.head) {
+      for (const n of nodes) n.stop();
+      throw new Error(`${state} loaded with head ${head}, not ${chain.head}: remove it to make it again`);
+    }
+  }
+  return { nodes, chain };
+}
+
+/** A test anvil holding an event chain (`eventChainState`), ready in seconds when the same chain was made before. */
+export async function startEventChain(o: { blocks: number; every: number; logsPerBlock: number }): Promise<{ node: TestAnvil; chain: EventChain }> {
+  const { nodes: [node], chain } = await startEventChainNodes(o, 1);
   return { node, chain };
 }
