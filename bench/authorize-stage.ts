@@ -16,7 +16,7 @@ import { newKeyMaterial } from '../src/auth/key-value.ts';
 import { validateConfig } from '../src/config/load.ts';
 import { buildMethodTables } from '../src/networks/method-table.ts';
 import { prepareItem } from '../src/rpc/pipeline.ts';
-import { sqliteStores } from '../src/store/open-store.ts';
+import { sqliteStores } from './bench-stores.ts';
 import { freePlan, newAccount, newKey } from '../src/store/store.contract.ts';
 
 /** Without a count: timed rounds of 200,000; with one: that many, untimed (for callgrind). */

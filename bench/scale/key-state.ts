@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { postgresStores } from '../../src/store/open-store.ts';
+import { postgresStores } from '../bench-stores.ts';
 import type { Stores } from '../../src/store/stores.ts';
 
 /** The PostgreSQL the tests use (test/helpers/postgres.ts), not imported: that module registers test hooks. */
