@@ -157,8 +157,8 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     this.pool.jumpBlocks = headBound?.slackBlocks;
     this.pool.network = network;
     // Answers of nodes by URL are checked, one node or several (one alone that fails a check gives an error, never
-    // the answer); Nodegate's own anvil (no head bound: an embedded chain) is not.
-    if (policy.verify !== undefined && policy.verify !== 'off' && headBound !== undefined) {
+    // the answer); Nodegate's own anvil is not (its policy says off: networks.ts).
+    if (policy.verify !== undefined && policy.verify !== 'off') {
       this.pool.verifier = new Verifier(policy.verify, {
         readBlock: (n, not, sound) => this.pool.readBlock(n, not, sound, BLOCK_READ_MS),
         knownHash: (n) => (this.head.final(n) ? this.window.at(n)?.hash : undefined),

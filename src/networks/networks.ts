@@ -89,7 +89,8 @@ export class Networks {
         limitWaitMs: config.upstreams.limitWaitMs,
         logsPieces: config.upstreams.logsPieces,
         maxAnswerBytes: config.rpc.maxAnswerBytes,
-        verify: net.verify,
+        // Nodegate's own anvil is not checked: it is believed as it mines, and its snapshot restores are known here.
+        verify: kind === 'embedded' ? 'off' as const : net.verify,
       };
       const depth = net.finalityDepth ?? (kind === 'embedded' ? 0 : 64);
       // Nodegate's own anvil is believed whatever it mines at once (anvil_mine of 10,000 blocks); nodes by URL

@@ -18,7 +18,7 @@ describe('filters kept by the gateway', { timeout: 120_000 }, () => {
   const rpc = (method: string, params: unknown[] = [], key?: string) => g.rpc({ jsonrpc: '2.0', id: 7, method, params }, { key });
   const ok = async <T = any>(method: string, params: unknown[] = [], key?: string): Promise<T> => {
     const r = await rpc(method, params, key);
-    assert.equal(r.status, 200);
+    assert.equal(r.status, 200, `${method}: ${JSON.stringify(r.body)}`);
     assert.equal(r.body.error, undefined, `${method}: ${JSON.stringify(r.body.error)}`);
     return r.body.result as T;
   };

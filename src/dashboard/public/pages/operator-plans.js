@@ -21,7 +21,8 @@ export async function operatorPlansPage(ctx) {
 
   const refresh = async () => {
     plans = /** @type {{ plans: Plan[] }} */ (await api('GET', '/operator/plans')).plans;
-    list.replaceChildren(cardTable({
+    // One column per plan limit: more than a 1280 px page holds, so the table scrolls in its own box, not the page.
+    list.replaceChildren(h('div', { class: 'table-scroll', role: 'region', 'aria-label': 'Plans and their limits', tabindex: '0' }, cardTable({
       id: 'plans', caption: 'Plans and their limits', empty: 'No plans.', rows: plans, rowAttrs: (p) => ({ 'data-plan': p.id }),
       columns: [
         { title: 'Plan', cell: (p) => h('span', {}, h('strong', {}, p.name), ` (${p.id})`) },
@@ -34,7 +35,7 @@ export async function operatorPlansPage(ctx) {
         })),
         { title: 'Actions', cell: (p) => [h('button', { type: 'button', class: 'secondary', 'data-edit-plan': p.id, 'aria-label': `Edit the plan ${p.name}`, onclick: () => edit(p) }, 'Edit'), deleteButton(p)] },
       ],
-    }));
+    })));
   };
 
   /** @param {Plan} p */
