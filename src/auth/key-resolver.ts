@@ -257,7 +257,13 @@ export class KeyResolver {
     const batch = new Map<string, string>();
     for (const [id, ms] of this.lastUsed) batch.set(id, new Date(ms).toISOString());
     this.lastUsed.clear();
-    await this.store.keys.touchKeys(batch);
+    try {
+      await this.store.keys.touchKeys(batch);
+    } catch (err) {
+      // Kept for the next flush (a later use of the key, meanwhile, is newer and stays).
+      for (const [id, iso] of batch) if (!this.lastUsed.has(id)) this.lastUsed.set(id, Date.parse(iso));
+      throw err;
+    }
   }
 
   async close(): Promise<void> {

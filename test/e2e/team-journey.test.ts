@@ -105,6 +105,7 @@ describe('a team on Nodegate: invited, keys, usage, a forgotten password, quota 
   test('a key: its full URL copied and called with viem over HTTP and WebSocket; a refused call counted under it', async () => {
     await page.click('#nav-keys');
     await heading(page, 'API keys');
+    await page.click('#new-key-open');
     await page.fill('#key-name', 'journey');
     await page.click('#create-key');
     await page.waitForSelector('#new-key-url');
@@ -171,6 +172,7 @@ describe('a team on Nodegate: invited, keys, usage, a forgotten password, quota 
 
     await page.goto(`${g.url}/dashboard/#/webhooks`);
     await heading(page, 'Webhooks');
+    await page.click('#new-webhook-open');
     await page.selectOption('#hook-kind', 'usage.threshold');
     await page.fill('#hook-url', hookUrl);
     await page.click('#create-webhook');

@@ -164,11 +164,11 @@ describe('webhooks on the embedded chain', { timeout: 120_000 }, () => {
     await api(g, 'DELETE', `/webhooks/${made.id}`);
   });
 
-  test('targets inside the machine are refused by default, before any socket opens (injected DNS, connection spy)', async () => {
+  test('targets inside the machine are refused (the default of a gateway with a node by URL), before any socket opens (injected DNS, connection spy)', async () => {
     const dns: Record<string, string> = { 'inside.test': '127.0.0.1', 'later.test': '93.184.216.34' };
     const spy: string[] = [];
     const strict = await startTestGateway(
-      { networks: { mainnet: { chainId: 1 } }, webhooks: { retryBaseMs: 50, pollMs: 50 } },
+      { networks: { mainnet: { chainId: 1 } }, webhooks: { allowPrivateTargets: false, retryBaseMs: 50, pollMs: 50 } },
       { webhookNet: { resolve: async (h) => (dns[h] ? [{ address: dns[h], family: 4 }] : []), onConnect: (t) => { spy.push(t.hostname); throw new Error('test spy: no connection'); } } },
     );
     try {
@@ -212,7 +212,7 @@ describe('webhooks on the embedded chain', { timeout: 120_000 }, () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
     const gw = await startTestGateway(
-      { networks: { mainnet: { chainId: 1 } }, webhooks: { retryBaseMs: 60_000, pollMs: 50 } },
+      { networks: { mainnet: { chainId: 1 } }, webhooks: { allowPrivateTargets: false, retryBaseMs: 60_000, pollMs: 50 } },
       { webhookNet: {
         resolve: async (h) => (dns[h] ? [{ address: dns[h], family: 4 }] : []),
         route: (a) => (a.address.startsWith('93.184.216.') ? { address: '127.0.0.1', family: 4 } : a),
