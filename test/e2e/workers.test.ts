@@ -111,31 +111,36 @@ describe('two workers on the embedded default: one head, one set of filters, one
   });
 });
 
+/** Nodegate with two workers in front of an instant node, every account on one plan of `cuPerSecond`. */
+async function twoWorkers(plan: string, cuPerSecond: number, burstSeconds: number): Promise<{ node: Server; ng: NodegateProcess }> {
+  const instant = await startInstantNode();
+  const ng = await startNodegate({
+    timeoutMs: START_MS,
+    env: { NODEGATE_WORKERS: '2', NODEGATE_LOG_LEVEL: 'warn' },
+    config: {
+      networks: { mainnet: { chainId: 1, upstream: instant.url } },
+      plans: { [plan]: { name: plan, cuPerSecond, cuPerMonth: 1_000_000_000, maxBatchSize: 100 } },
+      accounts: { defaultPlan: plan },
+      limits: { burstSeconds },
+    },
+  });
+  return { node: instant.server, ng };
+}
+
+async function stopTwoWorkers(ng: NodegateProcess | undefined, node: Server | undefined): Promise<void> {
+  await ng?.stop();
+  await killAll();
+  node?.close();
+  if (ng) rmSync(ng.dataDir, { recursive: true, force: true });
+}
+
 describe('two workers in front of a node: one key gets its per-second limit once, not once per worker', { timeout: 300_000 }, () => {
   let node: Server;
   let ng: NodegateProcess;
   const N = 200;
 
-  before(async () => {
-    const instant = await startInstantNode();
-    node = instant.server;
-    ng = await startNodegate({
-      timeoutMs: START_MS,
-      env: { NODEGATE_WORKERS: '2', NODEGATE_LOG_LEVEL: 'warn' },
-      config: {
-        networks: { mainnet: { chainId: 1, upstream: instant.url } },
-        plans: { shared: { name: 'Shared', cuPerSecond: N, cuPerMonth: 1_000_000_000, maxBatchSize: 100 } },
-        accounts: { defaultPlan: 'shared' },
-        limits: { burstSeconds: 1 },
-      },
-    });
-  });
-  after(async () => {
-    await ng?.stop();
-    await killAll();
-    node?.close();
-    if (ng) rmSync(ng.dataDir, { recursive: true, force: true });
-  });
+  before(async () => { ({ node, ng } = await twoWorkers('shared', N, 1)); });
+  after(() => stopTwoWorkers(ng, node));
 
   test('offered 3N for 6 s over fresh connections, the key gets N per second in all (plus the burst)', async () => {
     const perCall = 5; // eth_chainId
@@ -158,26 +163,8 @@ describe('two workers spending a busy key from their shares of its bucket: the b
   const RATE = 100;
   const BURST = RATE * 60;
 
-  before(async () => {
-    const instant = await startInstantNode();
-    node = instant.server;
-    ng = await startNodegate({
-      timeoutMs: START_MS,
-      env: { NODEGATE_WORKERS: '2', NODEGATE_LOG_LEVEL: 'warn' },
-      config: {
-        networks: { mainnet: { chainId: 1, upstream: instant.url } },
-        plans: { busy: { name: 'Busy', cuPerSecond: RATE, cuPerMonth: 1_000_000_000, maxBatchSize: 100 } },
-        accounts: { defaultPlan: 'busy' },
-        limits: { burstSeconds: 60 },
-      },
-    });
-  });
-  after(async () => {
-    await ng?.stop();
-    await killAll();
-    node?.close();
-    if (ng) rmSync(ng.dataDir, { recursive: true, force: true });
-  });
+  before(async () => { ({ node, ng } = await twoWorkers('busy', RATE, 60)); });
+  after(() => stopTwoWorkers(ng, node));
 
   test('1,600 calls over fresh connections, 8 at a time: at most the burst and what the rate earned meanwhile', async () => {
     const perCall = 5; // eth_chainId
