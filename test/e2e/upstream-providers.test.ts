@@ -14,6 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/app.ts';
 import { validateConfig } from '../../src/config/load.ts';
 import { startAnvil, type TestAnvil } from '../helpers/anvil.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { startFakeNode, type FakeNode } from '../helpers/fake-node.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { startProvider, type Provider } from '../helpers/provider.ts';
@@ -171,6 +172,9 @@ describe('providers as the market sells them', { timeout: 180_000 }, () => {
   test('a provider that prunes state older than 128 blocks: an old balance is answered by the archive node, 0 client errors', async () => {
     await node.call('anvil_mine', ['0xc8']);
     const head = Number(await node.call('eth_blockNumber'));
+    // Both nodes seen at the new head by the gateway's checks first: until then the archive node, 200 blocks behind
+    // what the provider's answers showed, is lagging and takes no call.
+    await eventually(() => g.gw.networks.get('pruned')!.chain.status().every((u) => u.state === 'up' && (u.head ?? 0) >= head), 15_000, 'both nodes of pruned up at the new head');
     const old = `0x${(head - 190).toString(16)}`;
     const before = pruned.calls('eth_getBalance');
     const answers = [];
