@@ -157,14 +157,16 @@ export function keyStore(db: SqlDb): KeyStore {
   const getKey = async (id: string) => one(await k.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst());
   // The hot path's read, built once: the key, its account and its plan in one statement, each column under its
   // table's prefix. Only the hash changes from one lookup to the next.
-  const lookup = k.selectFrom('api_keys as k')
+  // A key with its account and plan, each column under its table's prefix.
+  const withContext = () => k.selectFrom('api_keys as k')
     .innerJoin('accounts as a', 'a.id', 'k.account_id')
     .innerJoin('plans as p', 'p.id', 'a.plan_id')
     .select([
       ...KEY_COLUMNS.map((col) => sql.ref(`k.${col}`).as(`k_${col}`)),
       ...ACCOUNT_COLUMNS.map((col) => sql.ref(`a.${col}`).as(`a_${col}`)),
       ...PLAN_COLUMNS.map((col) => sql.ref(`p.${col}`).as(`p_${col}`)),
-    ])
+    ]);
+  const lookup = withContext()
     .where((eb) => eb.or([eb('k.hash', '=', ''), eb.and([eb('k.previous_hash', '=', ''), eb('k.previous_until', '>', '')])]))
     .compile();
   const previousEnds = (eb: ExpressionBuilder<Tables, 'api_keys'>) => eb('previous_until', '>', new Date().toISOString());
@@ -202,14 +204,7 @@ export function keyStore(db: SqlDb): KeyStore {
       return { key: keyFromRow(row, codec, 'k_'), account: accountFromRow(row, codec, 'a_'), plan: planFromRow(row, codec, 'p_') };
     },
     async findKeysByHash(hashes, now) {
-      const rows = await k.selectFrom('api_keys as k')
-        .innerJoin('accounts as a', 'a.id', 'k.account_id')
-        .innerJoin('plans as p', 'p.id', 'a.plan_id')
-        .select([
-          ...KEY_COLUMNS.map((col) => sql.ref(`k.${col}`).as(`k_${col}`)),
-          ...ACCOUNT_COLUMNS.map((col) => sql.ref(`a.${col}`).as(`a_${col}`)),
-          ...PLAN_COLUMNS.map((col) => sql.ref(`p.${col}`).as(`p_${col}`)),
-        ])
+      const rows = await withContext()
         .where((eb) => eb.or([eb('k.hash', 'in', hashes), eb.and([eb('k.previous_hash', 'in', hashes), eb('k.previous_until', '>', isoTime(now))])]))
         .execute();
       const asked = new Set(hashes);
