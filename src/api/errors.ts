@@ -1,13 +1,15 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { NotFoundError, TooManyError, ValidationError } from '../accounts/errors.ts';
 import { StoreConflictError } from '../store/store-errors.ts';
+import { catalogue } from '../errors/catalogue.ts';
+import { GatewayError } from '../errors/gateway-error.ts';
 import { driverCause, writeFaultError, writeFaultOf } from '../store/write-fault.ts';
 
 /** The `error.code` values of the management API (docs/api.md lists when each happens). */
 export type ApiErrorCode = 'validation_failed' | 'not_found' | 'conflict' | 'unauthorized' | 'forbidden' | 'bad_request' | 'too_many_requests' | 'internal'
   | StoreFaultCode;
-/** The catalogue's reasons of a store that cannot write (errors/catalogue.ts: STORE_FULL, STORE_READ_ONLY, STORE_IO_ERROR). */
-type StoreFaultCode = 'store_full' | 'store_read_only' | 'store_io_error';
+/** The catalogue's reasons of a store that cannot write (errors/catalogue.ts: STORE_FULL, STORE_READ_ONLY, STORE_IO_ERROR, STORE_UNREACHABLE). */
+type StoreFaultCode = 'store_full' | 'store_read_only' | 'store_io_error' | 'store_unreachable';
 
 /**
  * An error of the management API: HTTP status, stable code, message, and for validation the field. The REST API
@@ -35,6 +37,8 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof NotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof StoreConflictError) return new ApiError(409, 'conflict', err.message);
   if (err instanceof TooManyError) return new ApiError(429, 'too_many_requests', err.message, undefined, { 'retry-after': String(err.retryAfterSeconds) });
+  // The caller's key could not be checked: the store is down and the key was not seen before it went.
+  if (err instanceof GatewayError && err.entry === 'STORE_UNAVAILABLE') return new ApiError(503, 'store_unreachable', catalogue.STORE_UNREACHABLE.message);
   const fault = writeFaultError(err);
   if (fault) return new ApiError(fault.status, fault.data.reason as StoreFaultCode, fault.message);
   const e = err as FastifyError & { validation?: AjvError[] };
@@ -60,14 +64,16 @@ function fromSchemaError(v: AjvError, context: string): ApiError {
 
 /**
  * The API's error handler: one JSON shape, the status of the error, never a credential in the message. A store that
- * cannot write is the operator's to mend, not a bug: its line names the store (`store`: the SQLite file's path, or
+ * cannot write, or whose connection was lost, is the operator's to mend, not a bug: its line names the store (`store`: the SQLite file's path, or
  * the database) and the driver's cause, which the answer leaves out.
  */
 export function apiErrorHandler(store: string) {
   return (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const e = toApiError(err);
     const fault = writeFaultOf(err);
-    if (fault) req.log.error({ store, fault, cause: driverCause(err) }, `the store cannot write (${fault}): ${store}: ${driverCause(err)}; the change was refused with 503`);
+    if (!fault && e.code === 'store_unreachable') req.log.error({ store, fault: 'unreachable' }, `the store could not be reached to check the caller's key: ${store}; answered 503`);
+    else if (fault === 'unreachable') req.log.error({ store, fault, cause: driverCause(err) }, `the connection to the store was lost: ${store}: ${driverCause(err)}; answered 503`);
+    else if (fault) req.log.error({ store, fault, cause: driverCause(err) }, `the store cannot write (${fault}): ${store}: ${driverCause(err)}; the change was refused with 503`);
     else if (e.status >= 500) req.log.error({ err }, 'unhandled error in the management API');
     return sendApiError(reply, e);
   };

@@ -39,11 +39,14 @@ test("SQLite's own errors: a database at its size limit is full, one opened read
   }
 });
 
-test("PostgreSQL's SQLSTATEs and the file system's errnos; anything else is not a write fault", () => {
+test("PostgreSQL's SQLSTATEs, a lost connection and the file system's errnos; anything else is not a write fault", () => {
   const coded = (code: string) => Object.assign(new Error('x'), { code });
   assert.deepEqual(['53100', '25006', '58030', 'ENOSPC', 'EROFS', 'SQLITE_IOERR_WRITE', 'SQLITE_READONLY_DBMOVED'].map((c) => writeFaultOf(coded(c))),
     ['full', 'read-only', 'io', 'full', 'read-only', 'io', 'read-only']);
-  for (const other of [coded('23505'), coded('SQLITE_CONSTRAINT_UNIQUE'), coded('ECONNREFUSED'), new Error('x'), undefined, null, 'text']) {
+  assert.deepEqual(['57P01', '08006', 'ECONNRESET', 'ECONNREFUSED'].map((c) => writeFaultOf(coded(c))), Array(4).fill('unreachable'));
+  assert.equal(writeFaultOf(new Error('Connection terminated unexpectedly')), 'unreachable', "pg's own, without a code");
+  assert.equal(writeFaultError(coded('57P01'))?.data.reason, 'store_unreachable');
+  for (const other of [coded('23505'), coded('SQLITE_CONSTRAINT_UNIQUE'), coded('42P01'), new Error('x'), undefined, null, 'text']) {
     assert.equal(writeFaultOf(other), undefined, String(other));
     assert.equal(writeFaultError(other), undefined);
   }

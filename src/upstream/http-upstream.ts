@@ -1,10 +1,12 @@
 import { Buffer } from 'node:buffer'; // the global one is a getter on globalThis, called at each use
+import { StringDecoder } from 'node:string_decoder';
 import { Pool, type Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import { GatewayError, type RpcErrorObject } from '../errors/gateway-error.ts';
 import { redactUrl } from '../errors/redact.ts';
 import { AnswerBudget, UNBOUNDED_ANSWERS } from '../limits/answer-budget.ts';
 import { MAX_ANSWER_DEPTH, nestedDeeperThan } from './answer-depth.ts';
+import { hexAnswer } from './hex-answer.ts';
 import { transportError } from './classify.ts';
 import { batchRefusal } from './size-refusals.ts';
 import type { CallSignal } from '../errors/on-abort.ts';
@@ -100,8 +102,10 @@ export class HttpUpstream implements Upstream {
   /** The node's WebSocket for light reads, when it has one (upstream/ws-lane.ts); HTTP for everything else. */
   lane: WsLane | undefined;
   private nextId = 1;
-  /** Told when the node closed a connection (Upstream.onDropped). */
+  /** Told when the node closed the last open connection (Upstream.onDropped). */
   onDropped: (() => void) | undefined;
+  /** Connections open to the node now. */
+  private connections = 0;
   /** `close` was called: its own closing is no drop. */
   private closing = false;
   /**
@@ -128,10 +132,15 @@ export class HttpUpstream implements Upstream {
     this.label = redactUrl(url);
     this.path = u.pathname + u.search;
     this.pool = new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
-    // A connection closed by the other side (not undici's own idle close, UND_ERR_INFO, which it makes before the
-    // node's advertised keep-alive ends): the node behind the address may have been replaced.
+    // The last open connection closed by the other side: the node behind the address may have been replaced. Not
+    // undici's own closes (its idle close before the node's advertised keep-alive ends, a call aborted, a call past
+    // its time-out): a call that timed out made every answer in flight wait for the chain id to be read again, and
+    // under load those answers piled up unbounded. One of several connections closed is a keep-alive ending.
+    this.pool.on('connect', () => { this.connections++; });
     this.pool.on('disconnect', (_origin, _targets, err) => {
-      if (!this.closing && (err as { code?: unknown } | undefined)?.code !== 'UND_ERR_INFO') this.onDropped?.();
+      this.connections = Math.max(0, this.connections - 1);
+      if (this.closing || this.connections > 0 || OWN_CLOSES.has((err as { code?: unknown } | undefined)?.code)) return;
+      this.onDropped?.();
     });
     if (wsUrl !== undefined) this.openSocket(wsUrl, log);
   }
@@ -329,6 +338,8 @@ export class HttpUpstream implements Upstream {
       return p.reject(p.signal?.aborted ? p.signal.reason : this.refusal(err, p.method));
     }
     try {
+      const hex = hexAnswer(got.text, id);
+      if (hex) return p.resolve(hex);
       const msg = parseAnswer(got.text);
       if (lane && garbledOverLane(msg)) return void this.sendOne(p, true);
       // An answer to another call (a node or proxy that mixed up its connections) is a bad answer, not this one's.
@@ -465,11 +476,28 @@ function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBu
         held.bytes += chunk.length;
         held.chunks.push(chunk);
       },
-      onResponseEnd() { unlisten?.(); settled(); resolve({ text: (held.chunks.length === 1 ? held.chunks[0] : Buffer.concat(held.chunks)).toString('utf8'), bytes: held.bytes }); },
+      onResponseEnd() { unlisten?.(); settled(); resolve({ text: decoded(held.chunks), bytes: held.bytes }); },
       onResponseError(_c, err) { unlisten?.(); settled(); drop(held); reject(err); },
     });
   });
 }
+
+/**
+ * An answer's chunks as one string. Several are decoded one by one and joined, not concatenated first: a large
+ * answer's bytes copied whole were one more large buffer per answer, held until a full collection; the pieces'
+ * strings are small and go at the next scavenge.
+ */
+function decoded(chunks: Buffer[]): string {
+  if (chunks.length === 1) return chunks[0].toString('utf8');
+  const d = new StringDecoder('utf8');
+  const parts = new Array<string>(chunks.length + 1);
+  for (let i = 0; i < chunks.length; i++) parts[i] = d.write(chunks[i]);
+  parts[chunks.length] = d.end();
+  return parts.join('');
+}
+
+/** undici's codes for connections it closes itself (idle, aborted, timed out, destroyed), not the node. */
+const OWN_CLOSES = new Set<unknown>(['UND_ERR_INFO', 'UND_ERR_ABORTED', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_DESTROYED', 'UND_ERR_CLOSED']);
 
 /** A URL's `user:password@` as a Basic `Authorization` value (RFC 7617), decoded as URLs encode them; undefined without. */
 function basicAuthorization(u: URL): string | undefined {

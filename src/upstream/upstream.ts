@@ -45,7 +45,7 @@ export interface Upstream {
    */
   call(method: string, params: unknown[], timeoutMs: number, opts?: CallOptions): Promise<UpstreamAnswer>;
   /**
-   * Told when the node closed a connection to it: the node behind its address may come back as another
+   * Told when the node closed the last open connection to it: the node behind its address may come back as another
    * (the chain module reads its chain id again before it takes calls). Absent: it cannot tell (an embedded chain).
    */
   onDropped?: () => void;

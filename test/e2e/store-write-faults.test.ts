@@ -13,6 +13,7 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import pino from 'pino';
 import { catalogue } from '../../src/errors/catalogue.ts';
@@ -134,20 +135,23 @@ describe('PostgreSQL read-only (25006): management changes answer 503 store_read
 
   /**
    * A change asked until the database itself answers it: each of the pool's connections ended by `readOnly` fails the
-   * query that meets it first (a 500, logged as the ended session), and the pool drops it; `pg`'s pool holds at most
-   * 10, so the 11th try at the latest reaches a new session.
+   * query that meets it first (503 store_unreachable, the lost connection), and the pool drops it; a key check that
+   * met one marks the store down until its next probe (one a second) is answered.
    */
   const newKey = async (name: string) => {
-    for (let i = 0; ; i++) {
+    const until = Date.now() + 20_000;
+    for (;;) {
       const r = await gw.api('POST', '/keys', { name });
-      if (r.status !== 500 || i === 10) return r;
+      if (r.body?.error?.code !== 'store_unreachable' || Date.now() > until) return r;
+      assert.equal(r.status, 503, r.text);
+      await sleep(50);
     }
   };
 
   test('read-only: a new key is refused with 503 store_read_only and not kept; writable again: it is made', async () => {
     await readOnly(true);
     const r = await newKey('while read-only');
-    assert.equal(r.status, 503, r.text);
+    assert.equal(r.status, 503, `${r.text}: ${JSON.stringify(gw.lines.filter((l) => /unhandled error/.test(l.msg)))}`);
     assert.deepEqual(r.body, { error: { code: 'store_read_only', message: catalogue.STORE_READ_ONLY.message } });
     assert.ok(!(await gw.keyNames()).includes('while read-only'));
     const line = gw.lines.find((l) => l.fault === 'read-only');
@@ -155,9 +159,10 @@ describe('PostgreSQL read-only (25006): management changes answer 503 store_read
     await readOnly(false);
     const ok = await newKey('writable');
     assert.equal(ok.status, 201, ok.text);
-    const bugs = gw.lines.filter((l) => /unhandled error/.test(l.msg)) as Array<{ err?: { message?: string } }>;
-    assert.ok(bugs.every((l) => /terminating connection due to administrator command|Connection terminated/.test(l.err?.message ?? '')),
-      `the only 500s are the ended sessions': ${JSON.stringify(bugs)}`);
+    assert.deepEqual(gw.lines.filter((l) => /unhandled error/.test(l.msg)), [], 'an ended session is a lost connection, not a bug');
+    const lost = gw.lines.filter((l) => l.fault === 'unreachable');
+    assert.ok(lost.every((l) => /^PostgreSQL postgres:\/\//.test(l.store!)
+      && (/^(57P01: |ECONNRESET: |Connection terminated)/.test(l.cause!) || /could not be reached to check the caller's key/.test(l.msg))), JSON.stringify(lost));
   });
 });
 
