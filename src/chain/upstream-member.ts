@@ -197,13 +197,15 @@ export class UpstreamMember {
   /**
    * May take a call now: not refused, its chain id confirmed, not resting after a 429, breaker closed (or half-open with no trial out),
    * no more than `maxLag` blocks behind `lagFrom` (the chain module's: `best`, or less with a quorum), not
-   * `suspect` (above `best`) and not `forked`.
+   * `suspect` (above `best`) and not `forked`. `atBlock`: the call names that block; a node behind the others that
+   * has it answers it as well as they do, so its lag does not count.
    */
-  usable(best: number | undefined, policy: HealthPolicy, now = Date.now(), lagFrom = best): boolean {
+  usable(best: number | undefined, policy: HealthPolicy, now = Date.now(), lagFrom = best, atBlock?: number): boolean {
     if (this.refused || this.unconfirmed || now < this.restUntil) return false;
     const state = this.breaker(now);
     if (state === 'open' || (state === 'half-open' && this.trialOut)) return false;
-    return !this.forked && !this.lagging(lagFrom, policy) && !this.suspect(best);
+    const behind = atBlock !== undefined && this.head !== undefined && this.head >= atBlock ? false : this.lagging(lagFrom, policy);
+    return !this.forked && !behind && !this.suspect(best);
   }
 
   /**

@@ -160,6 +160,16 @@ describe('upstream pool: reads', () => {
     assert.ok(a.calls.length > 0 && b.calls.length > 0, 'both others took reads');
   });
 
+  test('a call at a block a lagging upstream has may go to it: its lag matters only for the newest blocks', async () => {
+    const [a, b, c] = [ok('a'), ok('b'), ok('c')];
+    const { pool: p } = pool([a, b, c], [], [100, 99, 90]);
+    for (let i = 0; i < 60; i++) await p.call('eth_getBlockByNumber', ['0x32', false], 1000, { minBlock: 50 });
+    assert.ok(c.calls.length > 0, 'the lagging one took some of the calls at block 50');
+    const before = c.calls.length;
+    for (let i = 0; i < 30; i++) await p.call('eth_getBlockByNumber', ['0x5f', false], 1000, { minBlock: 95 });
+    assert.equal(c.calls.length, before, 'none at block 95, above its head');
+  });
+
   test('a call pinned to a block goes to an upstream that has it', async () => {
     const [a, b] = [ok('a'), ok('b')];
     const { pool: p } = pool([a, b], [], [100, 101]);

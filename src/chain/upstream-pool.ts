@@ -596,7 +596,7 @@ export class UpstreamPool implements Upstream, LogsPool {
    * tries it): never undefined.
    */
   pick(route: Route, not?: UpstreamMember, method?: string): UpstreamMember {
-    const { usable, roomy, gap, now } = this.guarded ? this.candidates(route, not, method) : this.healthy(not);
+    const { usable, roomy, gap, now } = this.guarded ? this.candidates(route, not, method) : this.healthy(not, route.minBlock);
     const has = this.windowed && route.needs !== undefined ? this.holder(route) : (m: UpstreamMember) => route.minBlock === undefined || (m.head !== undefined && m.head >= route.minBlock);
     const tiers = tiersOf(route);
     const chosen = (roomy !== usable && byRole(roomy, tiers, route, has)) || byRole(usable, tiers, route, has);
@@ -612,11 +612,11 @@ export class UpstreamPool implements Upstream, LogsPool {
   }
 
   /** The members that may take a read now but `not`, where none has bounds or gaps (`candidates` without them). */
-  private healthy(not: UpstreamMember | undefined): { usable: UpstreamMember[]; roomy: UpstreamMember[]; gap: undefined; now: number } {
+  private healthy(not: UpstreamMember | undefined, atBlock: number | undefined): { usable: UpstreamMember[]; roomy: UpstreamMember[]; gap: undefined; now: number } {
     const best = this.best();
     const lagFrom = this.lagFrom?.() ?? best;
     const now = this.now();
-    const usable = this.members.filter((m) => m !== not && m.usable(best, this.policy, now, lagFrom));
+    const usable = this.members.filter((m) => m !== not && m.usable(best, this.policy, now, lagFrom, atBlock));
     return { usable, roomy: usable, gap: undefined, now };
   }
 
@@ -626,7 +626,7 @@ export class UpstreamPool implements Upstream, LogsPool {
     const lagFrom = this.lagFrom?.() ?? best;
     const now = this.now();
     const gap = this.lacking && method !== undefined ? (m: UpstreamMember) => m.lacks(method, now) : undefined;
-    const usable = this.members.filter((m) => m !== not && m.usable(best, this.policy, now, lagFrom) && !gap?.(m));
+    const usable = this.members.filter((m) => m !== not && m.usable(best, this.policy, now, lagFrom, route.minBlock) && !gap?.(m));
     const roomy = this.bounded ? usable.filter((m) => m.hasRoom(now)) : usable;
     return { usable, roomy, gap, now };
   }
