@@ -29,6 +29,8 @@ export class KeyChangeFeed {
     private readonly ttlMs: number,
     private readonly drop: (changes: KeyChanges) => void,
     private readonly now: () => number,
+    /** Told each time a look answered. */
+    private readonly answered: () => void = () => {},
   ) {}
 
   /** Looks every half ttl, so a change is seen well within the ttl. */
@@ -61,6 +63,7 @@ export class KeyChangeFeed {
     }
     this.seenAt = started;
     this.trustedUntil = started + this.ttlMs;
+    this.answered();
   }
 
   stop(): void {

@@ -108,11 +108,13 @@ export class KeyResolver {
     this.known = new RecentMap(entries);
     this.unknown = new RecentMap(unknownEntries);
     this.lookups = new KeyLookups(store);
+    this.failStatic = { failStaticMs: 900_000, storeWaitMs: 1000, outage: new StoreOutage(undefined, now), ...failStatic };
     if (followChanges && ttlMs > 0) {
-      this.feed = new KeyChangeFeed(store, ttlMs, (c) => this.drop(c), now);
+      // The feed's answer is the store's: it ends an outage, which keys trusted on the feed's word would not probe.
+      const { outage } = this.failStatic;
+      this.feed = new KeyChangeFeed(store, ttlMs, (c) => this.drop(c), now, () => outage.answered());
       this.feed.start();
     }
-    this.failStatic = { failStaticMs: 900_000, storeWaitMs: 1000, outage: new StoreOutage(undefined, now), ...failStatic };
     this.jwts = new JwtChecks(now);
     if (flushMs > 0) {
       this.timer = setInterval(() => void this.flushLastUsed().catch(() => {}), flushMs);
