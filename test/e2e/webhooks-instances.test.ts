@@ -77,7 +77,7 @@ describe('webhooks on two instances sharing PostgreSQL', { timeout: 180_000, ski
       mined.push(receipt.blockHash);
     }
     // Both instances follow the node: wait until the outbox holds an event per block (read through b's API).
-    const deliveries = async () => (await (await fetch(`${b.url}/api/v1/webhooks/${hook.id}/deliveries?limit=100`, { headers: { authorization: `Bearer ${a.key}` } })).json() as { deliveries: Array<{ id: string; type: string; status: string; nextAttemptAt: string }> }).deliveries;
+    const deliveries = async () => (await (await fetch(`${b.url}/api/v1/webhooks/${hook.id}/deliveries?limit=100`, { headers: { authorization: `Bearer ${a.key}` } })).json() as { deliveries: Array<{ id: string; type: string; status: string; nextAttemptAt: string | null }> }).deliveries;
     for (let i = 0; i < 200 && (await deliveries()).length < mined.length; i++) await new Promise((r) => setTimeout(r, 50));
     const written = await deliveries();
     assert.equal(written.length, mined.length, 'one event per block, though both instances wrote them');
@@ -86,8 +86,9 @@ describe('webhooks on two instances sharing PostgreSQL', { timeout: 180_000, ski
     await a.stop('SIGKILL');
     accept = true;
     // The first event was refused while waiting, its retries backing off: it is next tried at its nextAttemptAt (or
-    // when A's lease on it ends), the others after it. Waited for until then, and a margin for a busy machine.
-    const due = Math.max(...(await deliveries()).map((d) => Date.parse(d.nextAttemptAt))) + config.webhooks.leaseMs;
+    // when A's lease on it ends), the others after it. Waited for until then, and a margin for a busy machine. B may
+    // already have delivered some (a delivered event has no next attempt).
+    const due = Math.max(0, ...(await deliveries()).flatMap((d) => (d.nextAttemptAt === null ? [] : [Date.parse(d.nextAttemptAt)]))) + config.webhooks.leaseMs;
     const deadline = Math.max(due, Date.now()) + 20_000;
     while (!mined.every((h) => hashes.has(h)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     const twice = [...acks].filter(([, n]) => n > 1);
