@@ -15,7 +15,7 @@ const PER_ROUND = 1000;
 
 const sink = createServer((req, res) => void req.resume().on('end', () => res.end('{}')));
 await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
-const config = { enabled: true, otlpUrl: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/v1/traces`, sampleRatio: 1, serviceName: 'bench', followCallerSampled: false };
+const config = { enabled: true, otlpUrl: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/v1/traces`, sampleRatio: 1, serviceName: 'bench', followCallerSampled: false, sendTraceparent: false };
 const { tracer, flush, shutdown } = openTracer(config);
 const tracing = onTracing(tracer, config, shutdown);
 const c0 = process.cpuUsage();

@@ -514,6 +514,12 @@ export const configSchema = section({
      * then make every request of theirs cost a trace; on behind a proxy or mesh that sets the flag itself.
      */
     followCallerSampled: flag(false),
+    /**
+     * A traced request's upstream calls carry a `traceparent` naming their attempt, so a node or provider that traces
+     * joins the trace. Such a call goes alone, by HTTP (a shared node request or a socket frame has no headers of its
+     * own), which costs more than the spans: off, a traced call is shared with others as any call, its attempt still a span.
+     */
+    sendTraceparent: flag(false),
   }),
   /** Webhooks (docs/decisions.md §10). */
   webhooks: section({

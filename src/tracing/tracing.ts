@@ -28,6 +28,8 @@ export interface AttemptTrace {
  */
 export interface Tracing {
   readonly on: boolean;
+  /** Traced requests' upstream calls carry their attempt's `traceparent` (tracing.sendTraceparent). */
+  readonly sendsTraceparent: boolean;
   /** A request's span when it is sampled (`network`, the path's first segment, as given). */
   request(name: string, traceparent: string | string[] | undefined, network: string): RequestTrace | undefined;
   /** An upstream attempt of traced request `parent` (its calls' signals carry it: CallSignal.trace). */
@@ -37,6 +39,7 @@ export interface Tracing {
 
 const OFF: Tracing = {
   on: false,
+  sendsTraceparent: false,
   request: () => undefined,
   attempt: () => { throw new Error('no traced request while tracing is off'); },
   shutdown: () => Promise.resolve(),
@@ -58,6 +61,7 @@ export function onTracing(tracer: Tracer, config: Readonly<Config['tracing']>, s
   const bound = Math.floor(config.sampleRatio * 0x1_0000_0000);
   return {
     on: true,
+    sendsTraceparent: config.sendTraceparent,
     request(name, header, network) {
       const caller = typeof header === 'string' ? parseTraceparent(header) : undefined;
       // A trusted caller (a proxy, a mesh) decides; else chance does, not the trace id, which a caller could pick

@@ -2,7 +2,8 @@
  * Traces through the wire: a caller's `traceparent` (sampled flag set, `tracing.followCallerSampled`) makes one trace
  * of its request, exported by OTLP/HTTP to a receiver in this test: the request's span under the caller's, its steps
  * and stages as events, and one span per upstream attempt (here the first call and its hedge) under it, each sent to
- * its node with a `traceparent` naming that attempt's span.
+ * its node with a `traceparent` naming that attempt's span (`tracing.sendTraceparent`; without it, the attempts are
+ * spans all the same and the nodes are told nothing).
  */
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -63,16 +64,17 @@ describe('tracing', { timeout: 60_000 }, () => {
   let g: TestGateway;
   const seen: IncomingHttpHeaders[] = [];
   const held = { done: true };
+  const gateway = (sendTraceparent: boolean) => startTestGateway({
+    networks: { traced: { chainId: 1, upstreams: fronts.map((f) => ({ url: f.url })) } },
+    cache: { enabled: false },
+    upstreams: { hedgeMinMs: 50, hedgeMaxMs: 200 },
+    tracing: { enabled: true, otlpUrl: receiver.url, sampleRatio: 0, followCallerSampled: true, sendTraceparent },
+  });
   before(async () => {
     nodes = await Promise.all([startAnvil(), startAnvil(), startAnvil()]);
     fronts = await Promise.all(nodes.map((n) => front(n, seen, held)));
     receiver = await otlpReceiver();
-    g = await startTestGateway({
-      networks: { traced: { chainId: 1, upstreams: fronts.map((f) => ({ url: f.url })) } },
-      cache: { enabled: false },
-      upstreams: { hedgeMinMs: 50, hedgeMaxMs: 200 },
-      tracing: { enabled: true, otlpUrl: receiver.url, sampleRatio: 0, followCallerSampled: true },
-    });
+    g = await gateway(true);
   });
   after(async () => {
     await g?.close();
@@ -141,5 +143,23 @@ describe('tracing', { timeout: 60_000 }, () => {
     await sleep(1500);
     assert.equal(receiver.spans.length, before);
     assert.ok(seen.length >= 1 && seen.every((h) => h.traceparent === undefined));
+  });
+
+  test('by default (sendTraceparent off) a traced request still has its attempt spans, and the node is told nothing', async () => {
+    await g.close();
+    g = await gateway(false);
+    seen.length = 0;
+    const traceId = TRACE_ID.replace('4bf9', '7bf9');
+    const r = await g.rpc({ jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: [ADDRESS, 'latest'] }, { network: 'traced', headers: { traceparent: `00-${traceId}-${CALLER_SPAN}-01` } });
+    assert.equal(r.status, 200);
+    let spans: OtlpSpan[] = [];
+    for (let i = 0; i < 100 && spans.length < 2; i++) {
+      await sleep(100);
+      spans = receiver.spans.filter((s) => s.traceId === traceId);
+    }
+    const request = spans.find((s) => s.name === 'POST /v1/{network}');
+    assert.ok(request, `a request span among ${spans.map((s) => s.name).join(', ')}`);
+    assert.ok(spans.some((s) => s.name === 'upstream eth_getBalance' && s.parentSpanId === request.spanId), 'its attempt, under it');
+    assert.ok(seen.length >= 1 && seen.every((h) => h.traceparent === undefined), JSON.stringify(seen.map((h) => h.traceparent)));
   });
 });
