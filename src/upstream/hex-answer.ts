@@ -7,8 +7,8 @@ const HEX_DIGITS = /^[0-9a-fA-F]*$/;
 /**
  * A large answer whose result is one hex string (`eth_call` returning much data, `eth_getCode`, raw transactions
  * and blocks), taken from the node's text without JSON.parse: the result and its JSON text are both slices of the
- * text, so the answer costs no copy of its result. JSON.parse made one (a 4 MiB string per 4 MiB answer, in the
- * old generation, held until a full collection), which is most of the memory a burst of large answers takes. The
+ * text, so the answer costs no copy of its result. JSON.parse makes one (a 4 MiB string per 4 MiB answer, in the
+ * old generation, held until a full collection): most of the memory a burst of large answers would take. The
  * text must be exactly `{"jsonrpc":"2.0","id":ID,"result":"0x…"}` (what anvil, geth and reth send), its digits
  * only hex: then it is valid JSON and that is its whole meaning. Anything else: undefined, parsed as usual.
  */

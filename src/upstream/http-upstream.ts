@@ -134,8 +134,8 @@ export class HttpUpstream implements Upstream {
     this.pool = new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
     // The last open connection closed by the other side: the node behind the address may have been replaced. Not
     // undici's own closes (its idle close before the node's advertised keep-alive ends, a call aborted, a call past
-    // its time-out): a call that timed out made every answer in flight wait for the chain id to be read again, and
-    // under load those answers piled up unbounded. One of several connections closed is a keep-alive ending.
+    // its time-out): those say nothing of the node behind the address, and every answer in flight would wait for its
+    // chain id to be read again, unbounded under load. One of several connections closed is a keep-alive ending.
     this.pool.on('connect', () => { this.connections++; });
     this.pool.on('disconnect', (_origin, _targets, err) => {
       this.connections = Math.max(0, this.connections - 1);
@@ -198,7 +198,7 @@ export class HttpUpstream implements Upstream {
   /**
    * A call of a traced request, its span ended with what the node did. With tracing.sendTraceparent: alone, by HTTP,
    * with its attempt's `traceparent` (a shared node request or a socket frame has no headers of its own); else as
-   * any call (a traced call alone by HTTP cost 1 % sampling some 12 % of the CPU per request, docs/production.md).
+   * any call (each traced call alone by HTTP costs 1 % sampling some 12 % of the CPU per request, docs/production.md).
    */
   private tracedCall(t: AttemptTrace, p: Omit<Pending, 'resolve' | 'reject'>): Promise<UpstreamAnswer> {
     return new Promise<UpstreamAnswer>((resolve, reject) => {
@@ -491,7 +491,7 @@ function postText(pool: Pool, opts: Dispatcher.DispatchOptions, budget: AnswerBu
 
 /**
  * An answer's chunks as one string. Several are decoded one by one and joined, not concatenated first: a large
- * answer's bytes copied whole were one more large buffer per answer, held until a full collection; the pieces'
+ * answer's bytes copied whole would be one more large buffer per answer, held until a full collection; the pieces'
  * strings are small and go at the next scavenge.
  */
 function decoded(chunks: Buffer[]): string {
