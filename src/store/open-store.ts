@@ -45,15 +45,18 @@ export async function openStore(config: { dataDir: string; database: Partial<Con
   return sqliteStores(sqlitePath(config));
 }
 
-/** The domain stores over one opened, migrated database. */
-export function byDomain(db: SqlDb): Stores {
+/**
+ * The domain stores over one opened, migrated database. `feed`: a connection of its own for the key change feed
+ * (KeyStore.changesSince), so that the read that makes a revocation take effect never waits behind the pool's queue.
+ */
+export function byDomain(db: SqlDb, feed?: SqlDb): Stores {
   let closing: Promise<void> | undefined;
   return {
-    kind: db.dialect, plans: planStore(db), accounts: accountStore(db), keys: keyStore(db), usage: usageStore(db), requests: requestStore(db),
+    kind: db.dialect, plans: planStore(db), accounts: accountStore(db), keys: keyStore(db, feed), usage: usageStore(db), requests: requestStore(db),
     alerts: alertStore(db), sessions: sessionStore(db), members: memberStore(db), tokens: tokenStore(db), mail: mailStore(db),
     webhooks: webhookStore(db), webhookEvents: webhookEventStore(db), meta: metaStore(db),
     ping: () => db.ping(),
-    close: () => (closing ??= db.close()),
+    close: () => (closing ??= Promise.all([db.close(), feed?.close()]).then(() => undefined)),
   };
 }
 
@@ -78,5 +81,9 @@ export async function postgresStores(url: string, bounds: { connectTimeoutMs?: n
     await pool.end();
     throw err;
   }
-  return byDomain(SqlDb.postgres(pool));
+  // Under a flood of first-seen keys the pool's queue holds their lookups for seconds; the change feed's read, one
+  // every half key-cache ttl, goes on a connection of its own, so a revoked key is refused within the ttl all the same.
+  const feed = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: bounds.connectTimeoutMs ?? 3000, query_timeout: bounds.queryTimeoutMs ?? 30_000 });
+  feed.on('error', () => {});
+  return byDomain(SqlDb.postgres(pool), SqlDb.postgres(feed));
 }

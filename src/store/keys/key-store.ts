@@ -151,7 +151,7 @@ const USAGE_SUMS = ['requests', 'compute_units', 'latency_ms_sum', 'l0', 'l1', '
 const USAGE_CELL = ['minute', 'key_id', 'network', 'method', 'code'] as const;
 
 /** The key store on a database. */
-export function keyStore(db: SqlDb): KeyStore {
+export function keyStore(db: SqlDb, feed: SqlDb = db): KeyStore {
   const { k, codec } = db;
   const one = (row: object | undefined) => row && keyFromRow(row as Record<string, unknown>, codec);
   const getKey = async (id: string) => one(await k.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst());
@@ -295,6 +295,7 @@ export function keyStore(db: SqlDb): KeyStore {
     }),
     async changesSince(since) {
       const t = isoTime(since);
+      const { k } = feed;
       const [keys, accounts, plans] = await Promise.all([
         k.selectFrom('api_keys').select(['id', 'changed_at as at']).where('changed_at', '>=', t).execute(),
         k.selectFrom('accounts').select(['id', 'updated_at as at']).where('updated_at', '>=', t).execute(),
