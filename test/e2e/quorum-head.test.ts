@@ -98,12 +98,15 @@ describe('a node mining a branch of its own, 20 blocks above the others', { time
       while (rounds < at + 20) await new Promise((r) => setTimeout(r, 10));
       await mine([a, b]);
     }
+    // The reader stops once the gateway has the two nodes' last block and the reader has had rounds to see it.
+    const quorumHeight = Number(await a.call('eth_blockNumber'));
+    await eventually(() => g.gw.networks.get('q')!.head.number === quorumHeight, 5000, 'the head is the two nodes\' block');
+    const seenAt = rounds;
+    while (rounds < seenAt + 5) await new Promise((r) => setTimeout(r, 10));
     stop = true;
     await reader;
     const receipt = (await g.call('eth_getTransactionReceipt', [sent], 'q')) as { blockHash: string } | null;
     assert.equal(receipt?.blockHash, ((await a.call('eth_getBlockByNumber', ['0x4', false])) as { hash: string }).hash, 'the transfer sent meanwhile is in the block the two nodes share');
-    const quorumHeight = Number(await a.call('eth_blockNumber'));
-    await eventually(() => g.gw.networks.get('q')!.head.number === quorumHeight, 5000, 'the head is the two nodes\' block');
 
     // The same nodes, a quorum of 1: the highest believed head is the branch's.
     let shownBefore = 0;
