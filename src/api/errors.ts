@@ -64,8 +64,8 @@ function fromSchemaError(v: AjvError, context: string): ApiError {
 
 /**
  * The API's error handler: one JSON shape, the status of the error, never a credential in the message. A store that
- * cannot write, or whose connection was lost, is the operator's to mend, not a bug: its line names the store (`store`: the SQLite file's path, or
- * the database) and the driver's cause, which the answer leaves out.
+ * cannot write, or whose connection was lost, is the operator's to mend, not a bug: its line names the store
+ * (`store`: the SQLite file's path, or the database) and the driver's cause, which the answer leaves out.
  */
 export function apiErrorHandler(store: string) {
   return (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
