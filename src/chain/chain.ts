@@ -92,6 +92,13 @@ const HOLD_ROUNDS = 3;
  */
 const PROBE_FIRST_MS = 100;
 const PROBE_MAX_MS = 1000;
+/**
+ * A confirmed member's chain id is read again this often (ms), not every round: a node replaced behind its URL drops
+ * its connections and is unconfirmed at once (so it is read before its next call); this bounds the rarer case of a
+ * balancer that swaps the node behind connections it keeps open. Each round's read of it was 3 of a network's 8
+ * calls to its nodes per round.
+ */
+const CHAIN_ID_RECHECK_MS = 30_000;
 
 /** A member's latest block as a round's check read it, and its head (as answers raised it) at that moment. */
 interface CheckedBlock {
@@ -119,6 +126,15 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   /** When each member not confirmed may be probed next, and the gap after that (PROBE_FIRST_MS, doubling). */
   private readonly probes = new Map<UpstreamMember, { at: number; gap: number }>();
   private checking: Promise<void> | undefined;
+  /** The best head the safe and finalized blocks were last read at: they move only as the head does. */
+  private settledAt: number | undefined;
+  /**
+   * Idle checks (`checkWhenIdle`): rounds the timer skips while nobody asks the network, 0 for none; `asked`, a
+   * caller came since the last round (the hot path tests it: `wake`); `skipped`, rounds skipped since the last.
+   */
+  private idleSkips = 0;
+  asked = true;
+  private skipped = 0;
   private readonly states = new Map<UpstreamMember, UpstreamStatus['state']>();
   /** The last block a quorum agreed on, with its hash (networks of several nodes): the chain the window follows. */
   private agreedBlock: { number: number; hash: string } | undefined;
@@ -193,7 +209,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     for (const s of this.status()) {
       if (s.state === 'down') this.log.warn({ upstream: s.upstream, error: s.error }, 'upstream unreachable at start; calls go to the others until it answers');
     }
-    this.timer = setInterval(() => void this.check(), this.checkIntervalMs);
+    this.timer = setInterval(() => this.tick(), this.checkIntervalMs);
     this.timer.unref();
     this.prober = setInterval(() => this.probeUnconfirmed(), PROBE_FIRST_MS);
     this.prober.unref();
@@ -206,6 +222,39 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
    */
   probeHoldings(intervalMs: number): void {
     if (intervalMs > 0 && this.members.length > 1) this.holdings = new HoldingsProbe(this.pool, this.members, intervalMs, Math.max(2000, this.checkIntervalMs), this.log);
+  }
+
+  /**
+   * A round every `everyMs` instead of every checkIntervalMs while the network is idle: nobody called it since the
+   * last round and nothing follows its blocks. Fifty idle networks of three nodes then cost a tenth of the checks.
+   * Not for a network whose head is shared with other instances: they are called, this one checks.
+   */
+  checkWhenIdle(everyMs: number): void {
+    this.idleSkips = this.head.shared ? 0 : Math.max(0, Math.ceil(everyMs / this.checkIntervalMs) - 1);
+  }
+
+  private tick(): void {
+    if (this.idleSkips > 0 && !this.asked && this.skipped < this.idleSkips && this.listenerCount('block') === 0) {
+      this.skipped++;
+      return;
+    }
+    this.skipped = 0;
+    this.asked = false;
+    void this.check();
+  }
+
+  /**
+   * A caller asks the network (called when `asked` is false, once a round): nothing to wait for when the last
+   * round is recent; after idle rounds were skipped, a round now, waited for at most checkIntervalMs, so the call
+   * is answered from a fresh head, not one up to idleCheckMs old.
+   */
+  wake(): Promise<void> | undefined {
+    this.asked = true;
+    if (this.skipped === 0) return undefined;
+    this.skipped = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((r) => { timer = setTimeout(r, this.checkIntervalMs); });
+    return Promise.race([this.check(), bound]).finally(() => clearTimeout(timer));
   }
 
   stop(): void {
@@ -232,6 +281,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     }
     if (typeof id.result !== 'string') return;
     m.chainId = Number(id.result);
+    m.chainIdAt = Date.now();
     if (m.chainId !== this.chainId) {
       if (!m.refused) this.log.error({ upstream: m.label, chainId: m.chainId, expected: this.chainId }, 'upstream refused: it serves another chain');
       m.refused = true;
@@ -498,18 +548,21 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
 
   /**
    * The safe and finalized blocks, from an upstream at the best head (networks of several upstreams, where calls
-   * naming them are pinned): two reads per round. A node without them (null, an error) leaves them unknown.
+   * naming them are pinned): two reads in a round where the best head moved (they move only with it; an idle
+   * chain costs none). A node without them (null, an error) leaves them unknown; a failed read is tried next round.
    */
   private async readSettled(best: number): Promise<void> {
+    if (best === this.settledAt) return;
     const m = this.members.find((x) => x.head === best && x.usable(best, this.policy, Date.now(), this.lagFrom()));
     if (!m) return;
+    this.settledAt = best;
     await Promise.all((['safe', 'finalized'] as const).map(async (tag) => {
       try {
         const a = await this.pool.probe(m, 'eth_getBlockByNumber', [tag, false], Math.max(1000, this.checkIntervalMs));
         const n = (a.result as { number?: unknown } | null)?.number;
         if (typeof n === 'string') this.head.settled(tag, Number(n));
       } catch {
-        // Recorded by the pool; the next round tries again.
+        this.settledAt = undefined; // recorded by the pool; the next round reads again
       }
     }));
   }
@@ -553,9 +606,10 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     const timeout = Math.max(1000, this.checkIntervalMs);
     // With several nodes, their latest block (number and hash, in one request), to compare them (`agree`).
     const several = this.members.length > 1;
+    const rereadId = m.unconfirmed || Date.now() - m.chainIdAt >= CHAIN_ID_RECHECK_MS;
     try {
       const [, a] = await Promise.all([
-        this.confirm(m),
+        rereadId ? this.confirm(m) : undefined,
         m.refused ? undefined : several ? this.pool.probe(m, 'eth_getBlockByNumber', ['latest', false], timeout) : this.pool.probe(m, 'eth_blockNumber', [], timeout),
       ]);
       if (m.unconfirmed) return undefined;

@@ -196,6 +196,15 @@ export function admitter(deps: EndpointDeps) {
     const charge = opts.charge !== false;
     const network = networks.get(a.network);
     if (!network) return unknownNetwork(a, charge);
+    // The first call since the network's last round of checks: an idle network checks its nodes first.
+    if (!network.chain.asked && charge) {
+      const woke = network.chain.wake();
+      if (woke) return woke.then(() => authenticate(a, network, charge));
+    }
+    return authenticate(a, network, charge);
+  };
+
+  function authenticate(a: Arrival, network: Network, charge: boolean): Admitted | Refusal | Promise<Admitted | Refusal> {
     // Stage authenticate.
     let key: ResolvedKey | Promise<ResolvedKey>;
     try {
@@ -205,7 +214,7 @@ export function admitter(deps: EndpointDeps) {
     }
     if (key instanceof Promise) return key.then((k) => authorized(a, network, k, charge), (err) => unknownKey(a, err, network.name, charge));
     return authorized(a, network, key, charge);
-  };
+  }
 }
 
 /** Admission's outcome: at once when nothing had to be waited for, else a promise of it. */
