@@ -22,6 +22,9 @@ function monthBounds(ms: number): [number, number] {
  * flush, the accounts this instance saw are re-read, which folds in what other instances spent: across instances
  * an account can overshoot by at most one flush interval of traffic.
  */
+/** Accounts read together at most, when first seen. */
+const READ_BATCH = 1000;
+
 export class QuotaTracker {
   private month: string;
   /** The month's bounds, ms: checked on every request, so the `YYYY-MM` string is made only when it changes. */
@@ -37,6 +40,8 @@ export class QuotaTracker {
    */
   private unconfirmed: { id: string; month: string; batch: Map<string, number> } | undefined;
   private readonly loading = new Map<string, Promise<number>>();
+  /** The accounts asked for in this turn of the event loop, and their read (`readSoon`). */
+  private batch: { ids: Set<string>; read: Promise<Map<string, number>> } | undefined;
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> | undefined;
 
@@ -58,7 +63,7 @@ export class QuotaTracker {
     if (known !== undefined) return known;
     let p = this.loading.get(accountId);
     if (!p) {
-      p = Promise.resolve().then(() => this.usage.getUsage(accountId, this.month)).then((n) => {
+      p = this.readSoon(accountId).then((n) => {
         this.loading.delete(accountId);
         const total = n + (this.pending.get(accountId) ?? 0);
         this.used.set(accountId, total);
@@ -74,6 +79,22 @@ export class QuotaTracker {
       this.loading.set(accountId, p);
     }
     return p;
+  }
+
+  /**
+   * An account's units of the month, read with the other accounts asked in the same turn of the event loop (one
+   * read for up to READ_BATCH of them): a flood of accounts seen for the first time (a restart, a long tail of
+   * keys) costs the store a read per turn, not one per account.
+   */
+  private readSoon(accountId: string): Promise<number> {
+    if (!this.batch || this.batch.ids.size >= READ_BATCH) {
+      const ids = new Set<string>();
+      const read = new Promise<void>((r) => setImmediate(r)).then(() => this.usage.getUsages([...ids], this.month));
+      this.batch = { ids, read };
+      void read.then(() => { if (this.batch?.ids === ids) this.batch = undefined; }, () => { if (this.batch?.ids === ids) this.batch = undefined; });
+    }
+    this.batch.ids.add(accountId);
+    return this.batch.read.then((m) => m.get(accountId) ?? 0);
   }
 
   /** Counts units an admitted request spent (negative: units given back, for work refused after admission). */
@@ -119,10 +140,10 @@ export class QuotaTracker {
   /** The accounts of a batch just written, read again from the store, plus what is pending here since. */
   private async reread(month: string, batch: ReadonlyMap<string, number>): Promise<void> {
     if (month !== this.month) return;
-    await Promise.all([...batch.keys()].map(async (a) => {
-      const stored = await this.usage.getUsage(a, month).catch(() => undefined);
-      if (stored !== undefined) this.used.set(a, stored + (this.pending.get(a) ?? 0));
-    }));
+    const ids = [...batch.keys()];
+    const stored = await this.usage.getUsages(ids, month).catch(() => undefined);
+    if (stored === undefined) return; // read again after the next flush
+    for (const a of ids) this.used.set(a, (stored.get(a) ?? 0) + (this.pending.get(a) ?? 0));
   }
 
   /** A new month starts every account at zero; what the old month still had pending is written to it. */

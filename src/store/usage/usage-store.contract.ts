@@ -41,6 +41,16 @@ export function usageStoreContract(c: StoreContract): void {
         assert.equal(await store.usage.getUsage(b, '2026-03'), 2);
       });
 
+      test('reads many accounts at once: each its own month, none for an account without usage, past a chunk', async () => {
+        await store.usage.addUsage('2026-03', new Map([[a, 11], [b, 22]]));
+        await store.usage.addUsage('2026-04', new Map([[a, 5]]));
+        // 2,500 ids: the read is split, and the accounts asked last are still found.
+        const ids = [...Array.from({ length: 2500 }, (_, i) => `nobody-${i}`), b, a];
+        assert.deepEqual([...(await store.usage.getUsages(ids, '2026-03'))].sort(), [[a, 11], [b, 22]].sort());
+        assert.deepEqual([...(await store.usage.getUsages([a, b], '2026-04'))], [[a, 5]]);
+        assert.equal((await store.usage.getUsages([], '2026-03')).size, 0);
+      });
+
       test('answers 0 for an account with no usage or no account at all', async () => {
         assert.equal(await store.usage.getUsage(a, '2026-03'), 0);
         assert.equal(await store.usage.getUsage('nope', '2026-03'), 0);
