@@ -3,7 +3,8 @@
  * networks of 3 upstreams each (synthetic chains in a process of their own, a block every 2 s, as an L2 makes them),
  * and with 1 network of 3, no client calling: CPU of the Nodegate process over 30 s as a share of one core, its
  * RSS and its open sockets, and the calls the nodes got per second. The chains' hashes are made up, so the networks
- * are not verified (`verify: off`); their checks and head following are what is measured.
+ * are not verified (`verify: off`); their checks and head following are what is measured, once every network has
+ * gone without a call for `upstreams.idleAfterMs`.
  *   npm run bench -- scale
  */
 import { spawn } from 'node:child_process';
@@ -15,6 +16,8 @@ import { cpuMicros } from '../targets.ts';
 
 const BLOCK_MS = 2000;
 const IDLE_S = 30;
+/** upstreams.idleAfterMs's default: networks nobody called for this long are idle. */
+const IDLE_AFTER_MS = 30_000;
 const SIZES = [1, 50];
 
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
@@ -61,9 +64,9 @@ export async function scaleNetworks(_targets: BenchTargets): Promise<void> {
     }]));
     const proc = await startNodegate({ env: { REDIS_URL: '', DATABASE_URL: '', NODEGATE_LOG_LEVEL: 'warn' }, config: { networks }, timeoutMs: 180_000 });
     try {
-      // Every network answering before the idle time is measured.
+      // Every network answering, then idle (no call for upstreams.idleAfterMs, 30 s) before the time is measured.
       for (let i = 0; i < n; i++) await proc.call('eth_blockNumber', [], `net${i}`);
-      await new Promise((r) => setTimeout(r, 5000));
+      await new Promise((r) => setTimeout(r, IDLE_AFTER_MS + 5000));
       const c0 = cpuMicros(proc.pid) ?? 0;
       const k0 = await chains.calls();
       const t0 = Date.now();

@@ -129,11 +129,14 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   /** The best head the safe and finalized blocks were last read at: they move only as the head does. */
   private settledAt: number | undefined;
   /**
-   * Idle checks (`checkWhenIdle`): rounds the timer skips while nobody asks the network, 0 for none; `asked`, a
-   * caller came since the last round (the hot path tests it: `wake`); `skipped`, rounds skipped since the last.
+   * Idle checks (`checkWhenIdle`): rounds the timer skips between two while the network is idle, 0 for none; after
+   * how long without a caller it is idle (ms); `asked`, a caller came since the last round (the hot path tests it:
+   * `wake`); when a round last found one (start counts as one); `skipped`, rounds skipped since the last.
    */
   private idleSkips = 0;
+  private idleAfterMs = Infinity;
   asked = true;
+  private askedAt = Date.now();
   private skipped = 0;
   private readonly states = new Map<UpstreamMember, UpstreamStatus['state']>();
   /** The last block a quorum agreed on, with its hash (networks of several nodes): the chain the window follows. */
@@ -225,16 +228,20 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   }
 
   /**
-   * A round every `everyMs` instead of every checkIntervalMs while the network is idle: nobody called it since the
-   * last round and nothing follows its blocks. Fifty idle networks of three nodes then cost a tenth of the checks.
-   * Not for a network whose head is shared with other instances: they are called, this one checks.
+   * A round every `everyMs` instead of every checkIntervalMs while the network is idle: nobody called it for
+   * `afterMs` and nothing follows its blocks (subscriptions, webhooks). Fifty idle networks of three nodes then
+   * cost a tenth of the checks. Not for a network whose head is shared with other instances: they are called, this
+   * one checks.
    */
-  checkWhenIdle(everyMs: number): void {
+  checkWhenIdle(everyMs: number, afterMs: number): void {
     this.idleSkips = this.head.shared ? 0 : Math.max(0, Math.ceil(everyMs / this.checkIntervalMs) - 1);
+    this.idleAfterMs = afterMs;
   }
 
   private tick(): void {
-    if (this.idleSkips > 0 && !this.asked && this.skipped < this.idleSkips && this.listenerCount('block') === 0) {
+    const now = Date.now();
+    if (this.asked) this.askedAt = now;
+    if (this.idleSkips > 0 && !this.asked && this.skipped < this.idleSkips && now - this.askedAt >= this.idleAfterMs && this.listenerCount('block') === 0) {
       this.skipped++;
       return;
     }
@@ -596,10 +603,10 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   }
 
   /**
-   * Its chain id and its head, every round, asked together (one request to a batching client). The chain id is asked
-   * every time, not only when the node (re)appears: a URL whose node was replaced by one of another chain (a proxy
-   * in front of nodes) is out at the next round. A refused node is asked its chain id every round too, and is back
-   * as soon as it serves the network's chain. Both within the check's time-out, whatever the node's own for calls.
+   * Its head every round, and its chain id when it is not confirmed or was read CHAIN_ID_RECHECK_MS ago, asked
+   * together (one request to a batching client): a node replaced behind its URL drops its connections and is not
+   * confirmed until read again; one behind a proxy that keeps the connections open is read within the recheck. Both
+   * within the check's time-out, whatever the node's own for calls.
    */
   private async checkOne(m: UpstreamMember): Promise<CheckedBlock | undefined> {
     if (m.resting()) return undefined;

@@ -580,12 +580,14 @@ export const configSchema = section({
      */
     checkIntervalMs: int('ms', { minimum: 20, maximum: 60000, default: 500 }),
     /**
-     * A network of nodes by URL that nobody called since its last round of checks, and that nobody follows
-     * (subscriptions, webhooks), is checked this often instead (ms; at most checkIntervalMs apart: 0 or a value not
-     * above it never slows down). The first call after that waits for a round (at most checkIntervalMs), so it is
-     * answered from a fresh head. One instance only: in a cluster the instance that checks is not the one called.
+     * A network of nodes by URL that nobody called for idleAfterMs, and whose blocks nothing follows (subscriptions,
+     * webhooks), is checked this often instead (ms; 0 or a value not above checkIntervalMs: never slowed). The first
+     * call after that waits for a round (at most checkIntervalMs), so it is answered from a fresh head. One instance
+     * only: in a cluster the instance that checks is not the one called.
      */
     idleCheckMs: int('ms', { minimum: 0, maximum: 600000, default: 5000 }),
+    /** How long without a call before a network is idle (idleCheckMs). */
+    idleAfterMs: int('ms', { minimum: 0, maximum: 86400000, default: 30000 }),
     /** Blocks an upstream may lag the best head before it is skipped (per network: networks.<n>.maxLagBlocks). */
     maxLagBlocks: int('blocks', { minimum: 0, maximum: 100000, default: 5 }),
     /**

@@ -106,7 +106,7 @@ export class Networks {
         chain.head.shared = cluster.network(net.chainId, net.upstreams.map((u) => u.url), (n) => chain.head.advance(n, true));
       }
       // An embedded chain's watchdog hears of its head from the rounds: it keeps to them.
-      if (kind === 'upstream') chain.checkWhenIdle(config.upstreams.idleCheckMs);
+      if (kind === 'upstream') chain.checkWhenIdle(config.upstreams.idleCheckMs, config.upstreams.idleAfterMs);
       // Subscribers: the embedded chain's watchdog hears of heads, and its restarts reset the chain.
       if (supervisor) {
         const s = supervisor;

@@ -116,7 +116,11 @@ describe('the request explorer', { timeout: 600_000 }, () => {
         await page.goto(`${g.url}/dashboard/#/requests`);
         await heading(page, 'Requests');
         await page.fill('#request-id', requestId);
+        // The page's first list (every request) may still be on its way: the search's answer drawn is what counts.
+        const searched = page.waitForResponse((r) => r.url().includes(`requestId=${requestId}`));
         await page.press('#request-id', 'Enter');
+        await searched;
+        await page.locator('#requests[aria-busy="false"]').waitFor();
         const row = page.locator('#requests-table tbody tr');
         await row.first().waitFor();
         assert.equal(await row.count(), 1);

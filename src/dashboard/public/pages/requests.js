@@ -51,20 +51,25 @@ export async function requestsPage(ctx, operator = false) {
     if (id) return { requestId: id };
     return { from: span ? new Date(Date.now() - span).toISOString() : undefined, keyId: key.value || undefined, network: network.value || undefined, method: method.value.trim() || undefined, outcome: outcome.value || undefined };
   };
+  /** The latest load: an earlier one answered after it (the first list, then a search) draws nothing. */
+  let loads = 0;
   /** @param {boolean} older the next page of the same selection */
   const load = async (older = false) => {
+    const mine = ++loads;
     list.setAttribute('aria-busy', 'true');
     try {
       const page = /** @type {{ requests: RequestRecord[], nextCursor: string | null }} */ (await api('GET', `${operator ? '/operator/requests' : '/requests'}${query({ ...filters(), limit: '50', cursor: older && cursor ? cursor : undefined })}`));
+      if (mine !== loads) return;
       rows = older ? rows.concat(page.requests) : page.requests;
       cursor = page.nextCursor;
       if (!older) details.hidden = true;
       draw();
     } catch (err) {
+      if (mine !== loads) return;
       list.replaceChildren(failed(err, 'The requests'));
       more.hidden = true;
     } finally {
-      list.setAttribute('aria-busy', 'false');
+      if (mine === loads) list.setAttribute('aria-busy', 'false');
     }
   };
   const draw = () => {
