@@ -21,7 +21,7 @@ const store = {
   requests: { addRequests: async () => new Map<string, number>(), countRequests: async () => 0 },
   plans: { listPlans: async () => [] },
 } as never;
-const log = new RequestLog(store, { flushMs: 600_000, maxBuffered: 1_000_000, maxParamsChars: 512, maxMessageChars: 256 }, pino({ level: 'silent' }));
+const log = new RequestLog(store, { flushMs: 600_000, maxBuffered: 1_000_000, maxParamsChars: 512, maxMessageChars: 256, maxRecordsPerSecond: 1_000_000 }, pino({ level: 'silent' }));
 const plan = { requestLogHours: 24, requestLogMax: 100_000_000 };
 const key = { account: { id: 'account-1' }, key: { id: 'key-1' }, plan } as never;
 const network = { name: 'mainnet', methods: new Map([['eth_call', { name: 'eth_call' }]]) } as never;

@@ -15,7 +15,7 @@ const plan = { requestLogHours: 24, requestLogMax: 10_000 };
 test('1,000,000 requests of one account leave the store within its plan\'s bound', async () => {
   const store = sqliteStores(':memory:');
   let t = Date.parse('2026-03-01T10:00:00Z');
-  const log = new RequestLog(store, { flushMs: 600_000, maxBuffered: 20_000, maxParamsChars: 512, maxMessageChars: 256 }, silent, () => t);
+  const log = new RequestLog(store, { flushMs: 600_000, maxBuffered: 20_000, maxParamsChars: 512, maxMessageChars: 256, maxRecordsPerSecond: 1_000_000 }, silent, () => t);
   const seen = call();
   let most = 0;
   for (let i = 0; i < 1_000_000; i++) {
@@ -45,7 +45,7 @@ test('1,000,000 requests of one account leave the store within its plan\'s bound
 test('the time bound: an account keeps no record older than its plan\'s hours', async () => {
   const store = sqliteStores(':memory:');
   let t = Date.parse('2026-03-01T10:00:00Z');
-  const log = new RequestLog(store, { flushMs: 600_000, maxBuffered: 1000, maxParamsChars: 512, maxMessageChars: 256 }, silent, () => t);
+  const log = new RequestLog(store, { flushMs: 600_000, maxBuffered: 1000, maxParamsChars: 512, maxMessageChars: 256, maxRecordsPerSecond: 1_000_000 }, silent, () => t);
   log.record(call({ requestId: 'old' }), { requestLogHours: 1, requestLogMax: 100 });
   await log.flush();
   t += 2 * 3_600_000;
@@ -58,7 +58,7 @@ test('the time bound: an account keeps no record older than its plan\'s hours', 
 
 test('past the buffer\'s bound calls are dropped and counted; a plan that keeps none records none', async () => {
   const store = sqliteStores(':memory:');
-  const log = new RequestLog(store, { flushMs: 600_000, maxBuffered: 100, maxParamsChars: 512, maxMessageChars: 256 }, silent);
+  const log = new RequestLog(store, { flushMs: 600_000, maxBuffered: 100, maxParamsChars: 512, maxMessageChars: 256, maxRecordsPerSecond: 1_000_000 }, silent);
   for (let i = 0; i < 150; i++) log.record(call({ accountId: `a${i}` }), plan);
   assert.deepEqual([log.stats.recorded, log.stats.dropped], [100, 50]);
   log.record(call({ accountId: 'none' }), { requestLogHours: 24, requestLogMax: 0 });
@@ -81,7 +81,7 @@ test('params and errors are cut as they are recorded: a megabyte of params costs
 
 test('a recorded call keeps its params as JSON and its error cut', async () => {
   const store = sqliteStores(':memory:');
-  const log = new RequestLog(store, { flushMs: 600_000, maxBuffered: 100, maxParamsChars: 40, maxMessageChars: 8 }, silent);
+  const log = new RequestLog(store, { flushMs: 600_000, maxBuffered: 100, maxParamsChars: 40, maxMessageChars: 8, maxRecordsPerSecond: 1_000_000 }, silent);
   log.record(call({ requestId: 'small', code: 3, message: 'execution reverted' }), plan);
   log.record(call({ requestId: 'large', params: [{ data: '0x' + 'ab'.repeat(100) }] }), plan);
   await log.flush();
@@ -89,6 +89,24 @@ test('a recorded call keeps its params as JSON and its error cut', async () => {
   assert.equal(small.params, '[{"to":"0x01"},"latest"]');
   assert.equal(small.message, 'executio…');
   assert.equal(large.params, '[{"data":"0xabababababababababababababab…');
+  await log.close();
+  await store.close();
+});
+
+test('past the instance\'s records a second, every account is sampled for the rest of that second', async () => {
+  const store = sqliteStores(':memory:');
+  let t = Date.parse('2026-03-01T10:00:00.000Z');
+  const log = new RequestLog(store, { flushMs: 600_000, maxBuffered: 20_000, maxParamsChars: 512, maxMessageChars: 256, maxRecordsPerSecond: 1000 }, silent, () => t);
+  // 3,000 accounts, one call each (each well within its own share), in one second; then 3,000 more in the next.
+  for (let i = 0; i < 3000; i++) log.record(call({ accountId: `a${i}`, requestId: `r${i}` }), plan);
+  assert.deepEqual([log.stats.recorded, log.stats.sampledOut], [1000 + 20, 1980], '1,000, then 1 in 100 of the 2,000 past it');
+  t += 1000;
+  for (let i = 0; i < 3000; i++) log.record(call({ accountId: `b${i}`, requestId: `s${i}` }), plan);
+  assert.equal(log.stats.recorded, 2 * 1020, 'the next second has its own 1,000');
+  await log.flush();
+  const kept = await store.requests.listRequests({ limit: 5000 });
+  assert.equal(kept.length, 2 * 1020);
+  assert.equal(kept.filter((r) => r.sampleEvery === SAMPLE_EVERY).length, 40, 'the calls kept past the bound say they stand for 100');
   await log.close();
   await store.close();
 });

@@ -30,7 +30,7 @@ export interface CallSeen {
 }
 
 /** The explorer settings the recorder reads (docs/configuration.md `explorer.*`). */
-export interface RequestLogOptions { flushMs: number; maxBuffered: number; maxParamsChars: number; maxMessageChars: number }
+export interface RequestLogOptions { flushMs: number; maxBuffered: number; maxParamsChars: number; maxMessageChars: number; maxRecordsPerSecond: number }
 
 /**
  * What an account's plan keeps, its calls this minute, and how many records it holds in the store (as this instance
@@ -53,7 +53,9 @@ export interface RequestLogStats { recorded: number; sampledOut: number; dropped
  * drop is sized by what the account holds (counted once a minute, then followed by what this instance writes), so it
  * reads only the records it drops; another instance's writes are seen at the next count. An account keeps every
  * call up to a sixtieth of its `requestLogMax` a minute (a flood fills its store in no less than an hour); past it,
- * 1 in `SAMPLE_EVERY`. Past `maxBuffered` entries waiting, calls are not recorded, and counted (`dropped`). A plan
+ * 1 in `SAMPLE_EVERY`; and past `maxRecordsPerSecond` calls recorded in a second by this instance, every account's
+ * calls are kept 1 in `SAMPLE_EVERY` for the rest of that second (the store's writes stay bounded however many
+ * accounts call). Past `maxBuffered` entries waiting, calls are not recorded, and counted (`dropped`). A plan
  * with either bound 0 keeps nothing. Hourly, records older than the longest plan's hours go (accounts that made no
  * call since are trimmed by no flush).
  */
@@ -61,6 +63,10 @@ export class RequestLog {
   /** Calls waiting for the flush: `t` their time, `raw` small params kept as parsed (serialised at the flush). */
   private buffer: Array<RequestRecord & { t: number; raw: unknown }> = [];
   private readonly accounts = new Map<string, Account>();
+  /** This second (of the clock), the calls recorded in it, and the calls past maxRecordsPerSecond in it. */
+  private second = 0;
+  private keptInSecond = 0;
+  private overInSecond = 0;
   private readonly timer: NodeJS.Timeout;
   private readonly pruner: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
@@ -88,7 +94,12 @@ export class RequestLog {
     if (a.max === 0 || a.hours === 0) return;
     const minute = Math.floor(t / MINUTE);
     if (a.minute !== minute) { a.minute = minute; a.calls = 0; }
-    const past = ++a.calls - Math.ceil(a.max / 60);
+    let past = ++a.calls - Math.ceil(a.max / 60);
+    // The instance's share: past maxRecordsPerSecond calls recorded this second, every account's are sampled too (many
+    // accounts each within its own share would otherwise have every call written).
+    const second = Math.floor(t / 1000);
+    if (second !== this.second) { this.second = second; this.keptInSecond = 0; this.overInSecond = 0; }
+    if (past <= 0 && this.keptInSecond >= this.opts.maxRecordsPerSecond) past = ++this.overInSecond;
     if (past > 0 && past % SAMPLE_EVERY !== 0) { this.stats.sampledOut++; return; }
     if (this.buffer.length >= this.opts.maxBuffered) { this.stats.dropped++; return; }
     const max = this.opts.maxParamsChars;
@@ -103,6 +114,7 @@ export class RequestLog {
       raw: small ? c.params : undefined, params: c.params === undefined || small ? null : clippedJson(c.params, max), sampleEvery: past > 0 ? SAMPLE_EVERY : 1,
     });
     this.stats.recorded++;
+    this.keptInSecond++;
   }
 
   /** Writes what was recorded (and waits for a flush under way): the explorer's API reads after it. */
@@ -135,13 +147,17 @@ export class RequestLog {
     try {
       const now = this.now();
       const trims = new Map<string, RequestTrim>();
+      // The accounts to count again, in one read (a flush names thousands of accounts when many make few calls).
+      const recount = [...written.keys()].filter((id) => { const a = this.accounts.get(id)!; return a.held === undefined || now - a.countedAt >= RECOUNT_MS; });
+      const counted = recount.length > 0 ? await this.store.requests.countRequestsOf(recount) : undefined;
+      for (const id of recount) {
+        const a = this.accounts.get(id)!;
+        a.held = counted!.get(id) ?? 0;
+        a.countedAt = now;
+      }
       for (const [id, n] of written) {
         const a = this.accounts.get(id)!;
-        if (a.held === undefined || now - a.countedAt >= RECOUNT_MS) {
-          a.held = await this.store.requests.countRequests(id);
-          a.countedAt = now;
-        }
-        trims.set(id, { oldest: Math.max(0, a.held + n - a.max), since: new Date(now - a.hours * HOUR).toISOString() });
+        trims.set(id, { oldest: Math.max(0, a.held! + n - a.max), since: new Date(now - a.hours * HOUR).toISOString() });
       }
       const aged = await this.store.requests.addRequests(records, trims);
       for (const [id, n] of written) {

@@ -490,6 +490,8 @@ export const configSchema = section({
     flushMs: int('ms', { minimum: 100, maximum: 600000, default: 1000 }),
     /** Calls held in memory until the next flush, all accounts together; past it, calls are not recorded (counted). */
     maxBuffered: int('calls', { minimum: 100, maximum: 1000000, default: 20000 }),
+    /** Calls recorded per second by this instance, all accounts together; past it, 1 call in 100 is kept. */
+    maxRecordsPerSecond: int('calls', { minimum: 1, maximum: 1000000, default: 1000 }),
     /** A call's params are kept as JSON cut to this many characters. */
     maxParamsChars: int('characters', { minimum: 0, maximum: 65536, default: 512 }),
     /** An error's message is kept cut to this many characters. */

@@ -51,5 +51,19 @@ export function requestStoreContract(c: StoreContract): void {
       assert.equal(await store.requests.pruneRequests('2026-11-29T11:30:00.000Z'), 1);
       assert.equal(await store.requests.countRequests(), 3);
     });
+
+    test('counts many accounts at once, and drops the aged records of many accounts of one bound in one write', async () => {
+      // 1,200 accounts: past one statement's share, so the count and the drop are each split.
+      const ids = Array.from({ length: 1200 }, (_, i) => `m${i}`);
+      await store.requests.addRequests(ids.flatMap((id, i) => [record({ accountId: id, at: '2026-11-29T10:00:00.000Z' }), ...(i % 2 ? [record({ accountId: id })] : [])]), none);
+      const counts = await store.requests.countRequestsOf([...ids, 'nobody']);
+      assert.deepEqual([counts.get('m0'), counts.get('m1'), counts.get('m1199'), counts.has('nobody')], [1, 2, 2, false]);
+      const since = '2026-11-29T11:00:00.000Z';
+      const aged = await store.requests.addRequests([], new Map(ids.map((id) => [id, { oldest: 0, since }])));
+      assert.equal(aged.size, 1200, 'each account had one record past its time');
+      assert.equal(aged.get('m1199'), 1);
+      const left = await store.requests.countRequestsOf(ids);
+      assert.deepEqual([left.has('m0'), left.get('m1'), left.get('m1199')], [false, 1, 1], 'the recent records stay');
+    });
   });
 }

@@ -7,6 +7,8 @@ export type { RequestQuery, RequestRecord } from './request-record.ts';
 
 /** Rows per INSERT: 16 values a row, far below SQLite's 32,766 variables a statement. */
 const ROWS_PER_INSERT = 500;
+/** Accounts named in one statement (a flush names thousands): far below either dialect's bound on parameters. */
+const ACCOUNTS_PER_STATEMENT = 1000;
 
 /** What an account's write drops: its `oldest` records (past its count bound), and those from before `since` (ISO time). */
 export interface RequestTrim { oldest: number; since: string }
@@ -15,8 +17,9 @@ export interface RequestTrim { oldest: number; since: string }
 export interface RequestStore {
   /**
    * Writes a batch and drops, per account of `trims`, its oldest records and its records past their time, in one
-   * transaction; answers per account how many went for their age. Each drop reads as many index entries as it
-   * drops (by the (account, id) index), never the whole account.
+   * transaction; answers per account how many went for their age (absent: none). The oldest are dropped per account
+   * (only accounts past their count bound have any); the aged, for all accounts of the same `since` at once, in one
+   * statement per ACCOUNTS_PER_STATEMENT accounts.
    */
   addRequests(records: readonly RequestRecord[], trims: ReadonlyMap<string, RequestTrim>): Promise<Map<string, number>>;
   /** Records matching `q`, newest first, at most `q.limit`. */
@@ -25,6 +28,8 @@ export interface RequestStore {
   pruneRequests(before: string): Promise<number>;
   /** How many records the account has (absent: all accounts). */
   countRequests(accountId?: string): Promise<number>;
+  /** How many records each of `accountIds` has (absent: none), in one read per ACCOUNTS_PER_STATEMENT accounts. */
+  countRequestsOf(accountIds: readonly string[]): Promise<Map<string, number>>;
 }
 
 /** The request store on a database. */
@@ -48,6 +53,7 @@ export function requestStore(db: SqlDb): RequestStore {
             response_bytes: r.responseBytes, cache: r.cache, node: r.node, request_id: r.requestId, params: r.params, sample_every: r.sampleEvery,
           }))).execute();
         }
+        const bySince = new Map<string, string[]>();
         for (const [accountId, t] of trims) {
           if (t.oldest > 0) {
             // The newest of the `oldest` records: it and every older one of the account go.
@@ -55,7 +61,16 @@ export function requestStore(db: SqlDb): RequestStore {
               .orderBy('id', 'asc').offset(t.oldest - 1).limit(1).executeTakeFirst();
             if (edge) await q.deleteFrom('request_log').where('account_id', '=', accountId).where('id', '<=', edge.id).execute();
           }
-          aged.set(accountId, SqlDb.changed(await q.deleteFrom('request_log').where('account_id', '=', accountId).where('at', '<', isoTime(t.since)).executeTakeFirst()));
+          const same = bySince.get(t.since);
+          if (same) same.push(accountId);
+          else bySince.set(t.since, [accountId]);
+        }
+        for (const [since, ids] of bySince) {
+          for (let i = 0; i < ids.length; i += ACCOUNTS_PER_STATEMENT) {
+            const gone = await q.deleteFrom('request_log').where('account_id', 'in', ids.slice(i, i + ACCOUNTS_PER_STATEMENT))
+              .where('at', '<', isoTime(since)).returning('account_id').execute();
+            for (const r of gone) aged.set(r.account_id, (aged.get(r.account_id) ?? 0) + 1);
+          }
         }
       });
       return aged;
@@ -83,6 +98,15 @@ export function requestStore(db: SqlDb): RequestStore {
       let q = k.selectFrom('request_log').select((eb) => eb.fn.countAll<number | string>().as('n'));
       if (accountId !== undefined) q = q.where('account_id', '=', accountId);
       return Number((await q.executeTakeFirstOrThrow()).n);
+    },
+    async countRequestsOf(accountIds) {
+      const out = new Map<string, number>();
+      for (let i = 0; i < accountIds.length; i += ACCOUNTS_PER_STATEMENT) {
+        const rows = await k.selectFrom('request_log').select((eb) => ['account_id', eb.fn.countAll<number | string>().as('n')])
+          .where('account_id', 'in', accountIds.slice(i, i + ACCOUNTS_PER_STATEMENT)).groupBy('account_id').execute();
+        for (const r of rows) out.set(r.account_id, Number(r.n));
+      }
+      return out;
     },
   };
 }
