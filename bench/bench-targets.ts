@@ -60,8 +60,8 @@ export class BenchTargets {
   }
 
   /** Nodegate with traces sampled at `sampleRatio`, exported to `otlpUrl`. */
-  nodegateTraced(sampleRatio: number, otlpUrl: string): Promise<Target> {
-    return this.once(`nodegate-traced-${sampleRatio}`, async () => startNodegateTarget((await this.anvil()).url, { tracing: { sampleRatio, otlpUrl } }));
+  nodegateTraced(sampleRatio: number, otlpUrl: string, followCallerSampled = false): Promise<Target> {
+    return this.once(`nodegate-traced-${sampleRatio}-${followCallerSampled}`, async () => startNodegateTarget((await this.anvil()).url, { tracing: { sampleRatio, otlpUrl, followCallerSampled } }));
   }
 
   /** Stops every process started, the upstream last. */

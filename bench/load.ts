@@ -20,6 +20,8 @@ export interface LoadOptions {
   connections: number;
   /** Seconds; ignored when the workload has an `amount`. */
   duration: number;
+  /** Headers of each request in turn, repeated (a fixed body only): each connection goes through them in order. */
+  headerCycle?: Array<Record<string, string>>;
 }
 
 const HEADERS = { 'content-type': 'application/json' };
@@ -27,7 +29,9 @@ const HEADERS = { 'content-type': 'application/json' };
 /** Runs the workload against `url` and returns its throughput and latency. */
 export async function load(url: string, w: Workload, o: LoadOptions): Promise<LoadResult> {
   const body = w.body;
-  const requests: autocannon.Request[] = typeof body === 'string' ? [{ body }] : [{ setupRequest: (req) => ({ ...req, body: body() }) }];
+  const requests: autocannon.Request[] = typeof body === 'string'
+    ? (o.headerCycle ?? [{}]).map((h) => ({ body, headers: { ...HEADERS, ...h } }))
+    : [{ setupRequest: (req) => ({ ...req, body: body() }) }];
   // autocannon notices that a fixed amount is done only on its next one-second tick: time the answers ourselves.
   const start = performance.now();
   let last = start;

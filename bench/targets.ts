@@ -86,7 +86,7 @@ const socketLimits = (root: string | undefined) => (root ? {} : { subscriptionsP
  * its source, or from `build` (its scripts/build.mjs output). `limits: false` sets `limits.enabled: false`; the
  * response cache is off unless `cache: true`, so that "uncached" means what it says.
  */
-export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean; analytics?: boolean; tracing?: { sampleRatio: number; otlpUrl: string }; root?: string; build?: string; name?: string; workers?: number; wrap?: string[]; ws?: boolean } = {}): Promise<Target & { proc: NodegateProcess }> {
+export async function startNodegateTarget(upstream: string, opts: { limits?: boolean; cache?: boolean; analytics?: boolean; tracing?: { sampleRatio: number; otlpUrl: string; followCallerSampled?: boolean }; root?: string; build?: string; name?: string; workers?: number; wrap?: string[]; ws?: boolean } = {}): Promise<Target & { proc: NodegateProcess }> {
   const proc = await startNodegate({
     cwd: opts.root,
     build: opts.build,
