@@ -31,3 +31,27 @@ test('a usage write that fails for the gateway but reached the store is sent aga
   await quota.close();
   await store.close();
 });
+
+test('accounts seen for the first time in one turn are read together, and read again after a flush in one read', async () => {
+  const store = sqliteStores(':memory:');
+  await store.plans.createPlan(freePlan);
+  const ids: string[] = [];
+  for (let i = 0; i < 300; i++) ids.push((await store.accounts.createAccount(newAccount())).id);
+  const month = monthOf(Date.now());
+  await store.usage.addUsage(month, new Map(ids.map((id, i) => [id, i])));
+  const reads: number[] = [];
+  const counted = Object.create(store.usage, {
+    getUsage: { value: () => assert.fail('one account at a time') },
+    getUsages: { value: (asked: readonly string[], m: string) => { reads.push(asked.length); return store.usage.getUsages(asked, m); } },
+  }) as UsageStore;
+  const quota = new QuotaTracker(counted, 60_000, pino({ level: 'silent' }));
+  const used = await Promise.all(ids.map((id) => quota.usedBy(id)));
+  assert.deepEqual(used, ids.map((_, i) => i), "each account's units as the store has them");
+  assert.deepEqual(reads, [300], 'one read for the 300 accounts');
+  for (const id of ids) quota.add(id, 1000);
+  await quota.flush();
+  assert.deepEqual(reads, [300, 300], 'after the flush, the 300 are read again at once');
+  assert.equal(quota.usedBy(ids[7]), 1007);
+  await quota.close();
+  await store.close();
+});
