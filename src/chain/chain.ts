@@ -92,13 +92,6 @@ const HOLD_ROUNDS = 3;
  */
 const PROBE_FIRST_MS = 100;
 const PROBE_MAX_MS = 1000;
-/**
- * A confirmed member's chain id is read again this often (ms), not every round: a node replaced behind its URL drops
- * its connections and is unconfirmed at once (so it is read before its next call); this bounds the rarer case of a
- * balancer that swaps the node behind connections it keeps open. Each round's read of it was 3 of a network's 8
- * calls to its nodes per round.
- */
-const CHAIN_ID_RECHECK_MS = 30_000;
 
 /** A member's latest block as a round's check read it, and its head (as answers raised it) at that moment. */
 interface CheckedBlock {
@@ -126,6 +119,12 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   /** When each member not confirmed may be probed next, and the gap after that (PROBE_FIRST_MS, doubling). */
   private readonly probes = new Map<UpstreamMember, { at: number; gap: number }>();
   private checking: Promise<void> | undefined;
+  /**
+   * The round under way is an idle one; an idle round ran since the last full one (chain ids of confirmed members
+   * unread since): a caller waking the network waits for a full round.
+   */
+  private checkingIdle = false;
+  private fullDue = false;
   /** The best head the safe and finalized blocks were last read at: they move only as the head does. */
   private settledAt: number | undefined;
   /**
@@ -245,9 +244,10 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
       this.skipped++;
       return;
     }
+    const idle = this.skipped > 0;
     this.skipped = 0;
     this.asked = false;
-    void this.check();
+    void this.check(idle);
   }
 
   /**
@@ -257,11 +257,13 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
    */
   wake(): Promise<void> | undefined {
     this.asked = true;
-    if (this.skipped === 0) return undefined;
+    if (this.skipped === 0 && !this.fullDue) return undefined;
     this.skipped = 0;
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<void>((r) => { timer = setTimeout(r, this.checkIntervalMs); });
-    return Promise.race([this.check(), bound]).finally(() => clearTimeout(timer));
+    // A full round under way serves; an idle one read no chain id: a full round after it.
+    const full = this.checking && !this.checkingIdle ? this.checking : (this.checking ?? Promise.resolve()).then(() => this.check());
+    return Promise.race([full, bound]).finally(() => clearTimeout(timer));
   }
 
   stop(): void {
@@ -288,7 +290,6 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     }
     if (typeof id.result !== 'string') return;
     m.chainId = Number(id.result);
-    m.chainIdAt = Date.now();
     if (m.chainId !== this.chainId) {
       if (!m.refused) this.log.error({ upstream: m.label, chainId: m.chainId, expected: this.chainId }, 'upstream refused: it serves another chain');
       m.refused = true;
@@ -387,11 +388,18 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   }
 
   /** One round of checks of every upstream (one round at a time; callers share it). */
-  check(): Promise<void> {
-    return (this.checking ??= this.checkAll().finally(() => { this.checking = undefined; }));
+  check(idle = false): Promise<void> {
+    if (this.checking) return this.checking;
+    this.checkingIdle = idle;
+    this.fullDue = idle;
+    return (this.checking = this.checkAll(idle).finally(() => { this.checking = undefined; this.checkingIdle = false; }));
   }
 
-  private async checkAll(): Promise<void> {
+  /**
+   * `idle`: a round of an idle network (`checkWhenIdle`), which serves nobody: confirmed members' chain ids are not
+   * read (a caller waking it waits for a full round first).
+   */
+  private async checkAll(idle = false): Promise<void> {
     // Cluster mode: one instance checks the nodes (a lease), the others take its report.
     const shared = this.head.shared;
     const ttl = Math.max(1500, 3 * this.checkIntervalMs);
@@ -401,7 +409,7 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
     if (report) {
       agreed = this.take(report);
     } else {
-      const latest = await Promise.all(this.members.map((m) => this.checkOne(m)));
+      const latest = await Promise.all(this.members.map((m) => this.checkOne(m, idle)));
       agreed = this.members.length > 1 ? await this.agree(latest) : undefined;
       await this.proveHeld();
       if (shared) void shared.report(this.reportOf(agreed), ttl);
@@ -603,17 +611,19 @@ export class Chain extends EventEmitter<ChainEvents> implements Upstream {
   }
 
   /**
-   * Its head every round, and its chain id when it is not confirmed or was read CHAIN_ID_RECHECK_MS ago, asked
-   * together (one request to a batching client): a node replaced behind its URL drops its connections and is not
-   * confirmed until read again; one behind a proxy that keeps the connections open is read within the recheck. Both
-   * within the check's time-out, whatever the node's own for calls.
+   * Its chain id and its head, every round, asked together (one request to a batching client). The chain id is asked
+   * every time, not only when the node (re)appears: a URL whose node was replaced by one of another chain (a proxy
+   * in front of nodes; its connections dropped while callers reopen others, so the last one never closes) is out
+   * at the next round. A refused node is asked its chain id every round too, and is back as soon as it serves the
+   * network's chain. Not in an idle round (`idle`: nobody is served; a caller waking the network waits for a full
+   * round), unless the node is not confirmed. Both within the check's time-out, whatever the node's own for calls.
    */
-  private async checkOne(m: UpstreamMember): Promise<CheckedBlock | undefined> {
+  private async checkOne(m: UpstreamMember, idle = false): Promise<CheckedBlock | undefined> {
     if (m.resting()) return undefined;
     const timeout = Math.max(1000, this.checkIntervalMs);
     // With several nodes, their latest block (number and hash, in one request), to compare them (`agree`).
     const several = this.members.length > 1;
-    const rereadId = m.unconfirmed || Date.now() - m.chainIdAt >= CHAIN_ID_RECHECK_MS;
+    const rereadId = !idle || m.unconfirmed;
     try {
       const [, a] = await Promise.all([
         rereadId ? this.confirm(m) : undefined,

@@ -99,8 +99,6 @@ export class UpstreamMember {
   forked = false;
   /** The chain id it reported; a member whose chain id is not the network's is `refused` until it serves it again. */
   chainId: number | undefined;
-  /** When its chain id was last read (ms; 0: never): a confirmed member's is read again every CHAIN_ID_RECHECK_MS. */
-  chainIdAt = 0;
   refused = false;
   /**
    * Its chain id is not confirmed since it (re)appeared: at start, after its breaker opened (it was down), after its
