@@ -55,3 +55,26 @@ test('accounts seen for the first time in one turn are read together, and read a
   await quota.close();
   await store.close();
 });
+
+test('an account first asked while a read is under way is read on its own, not answered 0', async () => {
+  const store = sqliteStores(':memory:');
+  await store.plans.createPlan(freePlan);
+  const [a, b] = [(await store.accounts.createAccount(newAccount())).id, (await store.accounts.createAccount(newAccount())).id];
+  const month = monthOf(Date.now());
+  await store.usage.addUsage(month, new Map([[a, 5], [b, 9]]));
+  let started!: () => void;
+  const reading = new Promise<void>((r) => { started = r; });
+  let release!: () => void;
+  const held = new Promise<void>((r) => { release = r; });
+  const slow = Object.create(store.usage, {
+    getUsages: { value: async (asked: readonly string[], m: string) => { started(); await held; return store.usage.getUsages(asked, m); } },
+  }) as UsageStore;
+  const quota = new QuotaTracker(slow, 60_000, pino({ level: 'silent' }));
+  const first = quota.usedBy(a);
+  await reading; // a's read is under way
+  const second = quota.usedBy(b);
+  release();
+  assert.deepEqual([await first, await second], [5, 9]);
+  await quota.close();
+  await store.close();
+});

@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { UsageStore } from '../store/usage/usage-store.ts';
 import type { Logger } from 'pino';
 
+/** Accounts read together at most, when first seen. */
+const READ_BATCH = 1000;
+
 /** `YYYY-MM` of a time, UTC: quotas are per calendar month. */
 export const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
 
@@ -22,9 +25,6 @@ function monthBounds(ms: number): [number, number] {
  * flush, the accounts this instance saw are re-read, which folds in what other instances spent: across instances
  * an account can overshoot by at most one flush interval of traffic.
  */
-/** Accounts read together at most, when first seen. */
-const READ_BATCH = 1000;
-
 export class QuotaTracker {
   private month: string;
   /** The month's bounds, ms: checked on every request, so the `YYYY-MM` string is made only when it changes. */
@@ -89,9 +89,12 @@ export class QuotaTracker {
   private readSoon(accountId: string): Promise<number> {
     if (!this.batch || this.batch.ids.size >= READ_BATCH) {
       const ids = new Set<string>();
-      const read = new Promise<void>((r) => setImmediate(r)).then(() => this.usage.getUsages([...ids], this.month));
+      // The batch closes as its read starts: an account asked after that goes in the next one.
+      const read = new Promise<void>((r) => setImmediate(r)).then(() => {
+        if (this.batch?.ids === ids) this.batch = undefined;
+        return this.usage.getUsages([...ids], this.month);
+      });
       this.batch = { ids, read };
-      void read.then(() => { if (this.batch?.ids === ids) this.batch = undefined; }, () => { if (this.batch?.ids === ids) this.batch = undefined; });
     }
     this.batch.ids.add(accountId);
     return this.batch.read.then((m) => m.get(accountId) ?? 0);
