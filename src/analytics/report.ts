@@ -1,4 +1,4 @@
-import { LATENCY_BUCKETS_MS, type UsageMinute } from '../store/usage/usage-store.ts';
+import { EVERYONE, LATENCY_BUCKETS_MS, type UsageMinute } from '../store/usage/usage-store.ts';
 import { percentileMs } from './percentile.ts';
 
 export type Bucket = 'minute' | 'hour' | 'day';
@@ -57,6 +57,8 @@ export class UsageReport {
     const s = this.series.get(bucketOf(r.minute, this.bucket));
     if (s) { add(s, r); s.latencyMsSum += r.latencyMsSum; s.timed += timed(r); }
     for (const [name, value] of [['method', r.method], ['key', shownKey(r.keyId)], ['network', r.network], ['code', String(r.code)], ['account', r.accountId]] as const) {
+      // Everyone's rows belong to no key and no account.
+      if (value === EVERYONE && (name === 'key' || name === 'account')) continue;
       const m = this.by[name];
       let t = m.get(value);
       if (!t) m.set(value, (t = timedTally()));
@@ -64,6 +66,14 @@ export class UsageReport {
     }
     for (let i = 0; i < r.latency.length; i++) this.latency[i] += r.latency[i];
     this.latencyMsSum += r.latencyMsSum;
+  }
+
+  /** The accounts shown, each added up already (the top accounts of everyone's usage), in place of those of the rows. */
+  setAccounts(accounts: ReadonlyArray<UsageMinute & { errors: number }>): void {
+    this.by.account.clear();
+    for (const a of accounts) {
+      this.by.account.set(a.accountId, { requests: a.requests, computeUnits: a.computeUnits, errors: a.errors, latency: [...a.latency] });
+    }
   }
 
   result() {

@@ -7,7 +7,7 @@ import { UsageCsv } from '../analytics/usage-csv.ts';
 import { readUsageRows, TooManyUsageRowsError, UsageReadGate, UsageReadTimeoutError } from '../analytics/read-usage.ts';
 import type { Networks } from '../networks/networks.ts';
 import { monthOf } from '../limits/quota.ts';
-import type { UsageMinute, UsageStatus, UsageStore } from '../store/usage/usage-store.ts';
+import { EVERYONE, grainStart, type UsageMinute, type UsageStatus, type UsageStore } from '../store/usage/usage-store.ts';
 import { ApiError } from './errors.ts';
 import { errorResponses } from './schemas.ts';
 import type { KeyStore } from '../store/keys/key-store.ts';
@@ -36,6 +36,8 @@ const query = {
 
 /** How long one analytics query may wait for its pages before it is refused (429), ms. */
 const QUERY_DEADLINE_MS = 30_000;
+/** Accounts the operator's report of everyone lists, most requests first. */
+const TOP_ACCOUNTS = 100;
 
 /** [from, to) as minutes, and the bucket; refuses what cannot be read, spans too long or would be too many buckets. */
 function range(q: Query['Querystring'], maxRangeDays: number): { from: string; to: string; bucket: Bucket } {
@@ -54,7 +56,8 @@ function range(q: Query['Querystring'], maxRangeDays: number): { from: string; t
   const bucket = (q.bucket as Bucket | undefined) ?? (span <= 3 * 3_600_000 ? 'minute' : span <= 3 * 86_400_000 ? 'hour' : 'day');
   const step = bucket === 'minute' ? 60_000 : bucket === 'hour' ? 3_600_000 : 86_400_000;
   if (span / step > 1500) throw new ApiError(400, 'validation_failed', `too many ${bucket}s in the range (at most 1500); choose a larger bucket`, 'bucket');
-  return { from: minuteOf(from), to: minuteOf(to), bucket };
+  // Hours and days are read whole, from the rows kept at their grain: the first bucket starts at its own start.
+  return { from: grainStart(minuteOf(from), bucket), to: minuteOf(to), bucket };
 }
 
 /** The outcome filter: `ok`, `error`, or one code (HTTP statuses are not what rows keep: -32005 is the 429). */
@@ -101,7 +104,8 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
     const status = statusOf(q.status);
     await usage?.flush();
     try {
-      const query = { from: r.from, to: r.to, accountId, keyId: q.keyId, network: q.network, method: q.method, status };
+      // The rows of the buckets' grain: a month by days reads 31 rows a cell, not 44,640.
+      const query = { grain: r.bucket, from: r.from, to: r.to, accountId, keyId: q.keyId, network: q.network, method: q.method, status };
       await readUsageRows(store.usage, query, { maxRows: opts.bounds.maxRowsPerQuery, gate, deadline: performance.now() + QUERY_DEADLINE_MS }, add);
       return r;
     } catch (err) {
@@ -113,7 +117,14 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
   const read = async (q: Query['Querystring'], accountId: string | undefined) => {
     const r = range(q, opts.bounds.maxRangeDays);
     const report = new UsageReport(r.from, r.to, r.bucket);
-    await readRows(q, accountId, (row) => report.add(row));
+    // Everyone's usage (the operator, no account or key chosen) is read from the rows that add up every account's
+    // calls, and its accounts are the top ones the database added up: neither reads every account's rows.
+    const everyone = accountId === undefined && q.keyId === undefined;
+    await readRows(q, everyone ? EVERYONE : accountId, (row) => report.add(row));
+    if (everyone) {
+      const top = { grain: r.bucket, from: r.from, to: r.to, network: q.network, method: q.method, status: statusOf(q.status) };
+      report.setAccounts(await gate.run(() => store.usage.topAccounts(top, TOP_ACCOUNTS)));
+    }
     return report.result();
   };
   /** The CSV export: the same rows as the JSON report, one line per bucket, key, network, method and code. */
@@ -168,7 +179,7 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
 
   api.register(async (op) => {
     op.addHook('onRequest', opts.operator);
-    op.get<Query>('/operator/analytics', { schema: { summary: "Everyone's usage, or one account's", tags: ['analytics'], querystring: query, security: operator, response: errorResponses(400, 401, 403) } }, async (req) => {
+    op.get<Query>('/operator/analytics', { schema: { summary: "Everyone's usage (with the 100 accounts of most requests), or one account's", tags: ['analytics'], querystring: query, security: operator, response: errorResponses(400, 401, 403) } }, async (req) => {
       const r = await read(req.query, req.query.accountId);
       return req.query.accountId ? { ...r, quota: await quota(req.query.accountId) } : r;
     });

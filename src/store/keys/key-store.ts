@@ -7,6 +7,7 @@ import { given } from '../sql/patch.ts';
 import { SqlDb, type Violation } from '../sql/sql-db.ts';
 import type { ApiKeysTable, Json, List, Q, Tables, Time } from '../sql/tables.ts';
 import { groupKeyId } from '../usage/usage-store.ts';
+import { USAGE_CELL, USAGE_SUMMED as USAGE_SUMS, USAGE_TABLES } from '../usage/usage-rows.ts';
 
 /** What a key's rules are, as made and changed (the rest of a record is the store's or the rotation's). */
 export type KeyRules = Pick<ApiKey, 'ipAllowlist' | 'originAllowlist' | 'networkAllowlist' | 'methodAllowlist' | 'methodDenylist'
@@ -145,10 +146,6 @@ const LIST_FIELDS = ['ipAllowlist', 'originAllowlist', 'networkAllowlist', 'meth
 
 const conflict = (key: { id: string; accountId: string }) => (v: Violation) =>
   v.kind === 'reference' ? `unknown account "${key.accountId}"` : `a key with this ${v.column === 'id' ? `id (${key.id})` : 'value'} already exists`;
-
-/** The usage columns a fold adds up, and how: its rows' sums, added to a row already there. */
-const USAGE_SUMS = ['requests', 'compute_units', 'latency_ms_sum', 'l0', 'l1', 'l2', 'l3', 'l4', 'l5'] as const;
-const USAGE_CELL = ['minute', 'key_id', 'network', 'method', 'code'] as const;
 
 /** The key store on a database. */
 export function keyStore(db: SqlDb, feed: SqlDb = db): KeyStore {
@@ -326,16 +323,18 @@ function byAccount(keys: readonly { id: string; account_id: string }[]): Map<str
  */
 async function foldUsage(q: Q, accountId: string, keyIds: string[]): Promise<void> {
   const group = groupKeyId('(revoked)', accountId);
-  await q.insertInto('usage_minutes')
-    .columns(['minute', 'account_id', 'key_id', 'network', 'method', 'code', ...USAGE_SUMS])
-    .expression((eb) => eb.selectFrom('usage_minutes')
-      // A cast, so that PostgreSQL knows the parameter's type in a select list.
-      .select(['minute', 'account_id', sql<string>`cast(${group} as text)`.as('key_id'), 'network', 'method', 'code'])
-      .select((s) => USAGE_SUMS.map((col) => s.fn.sum(col).as(col)))
-      .where('account_id', '=', accountId).where('key_id', 'in', keyIds)
-      .groupBy(['minute', 'account_id', 'network', 'method', 'code']))
-    .onConflict((oc) => oc.columns(USAGE_CELL).doUpdateSet((eb) =>
-      Object.fromEntries(USAGE_SUMS.map((col) => [col, eb(eb.ref(`usage_minutes.${col}`), '+', eb.ref(`excluded.${col}`))]))))
-    .execute();
-  await q.deleteFrom('usage_minutes').where('account_id', '=', accountId).where('key_id', 'in', keyIds).execute();
+  for (const table of Object.values(USAGE_TABLES) as 'usage_minutes'[]) {
+    await q.insertInto(table)
+      .columns(['minute', 'account_id', 'key_id', 'network', 'method', 'code', ...USAGE_SUMS])
+      .expression((eb) => eb.selectFrom(table)
+        // A cast, so that PostgreSQL knows the parameter's type in a select list.
+        .select(['minute', 'account_id', sql<string>`cast(${group} as text)`.as('key_id'), 'network', 'method', 'code'])
+        .select((s) => USAGE_SUMS.map((col) => s.fn.sum(col).as(col)))
+        .where('account_id', '=', accountId).where('key_id', 'in', keyIds)
+        .groupBy(['minute', 'account_id', 'network', 'method', 'code']))
+      .onConflict((oc) => oc.columns(USAGE_CELL).doUpdateSet((eb) =>
+        Object.fromEntries(USAGE_SUMS.map((col) => [col, eb(sql.ref(`${table}.${col}`), '+', eb.ref(`excluded.${col}`))]))))
+      .execute();
+    await q.deleteFrom(table).where('account_id', '=', accountId).where('key_id', 'in', keyIds).execute();
+  }
 }

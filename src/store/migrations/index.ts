@@ -18,6 +18,7 @@ import { keyCreatedBy } from './16-key-created-by.ts';
 import { keyRules } from './17-key-rules.ts';
 import { keyChanges } from './18-key-changes.ts';
 import { requestLog } from './19-request-log.ts';
+import { usageGrains } from './20-usage-grains.ts';
 import type { Migration } from './migration.ts';
 
 export type { Migration } from './migration.ts';
@@ -48,6 +49,7 @@ export const MIGRATIONS: readonly Migration[] = [
   keyRules,
   keyChanges,
   requestLog,
+  usageGrains,
 ];
 
 /** The DDL of the steps a dialect has, in order: its version N means the first N of these ran. */

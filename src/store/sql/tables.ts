@@ -246,6 +246,8 @@ export interface Tables {
   usage: UsageTable;
   usage_batches: UsageBatchesTable;
   usage_minutes: UsageMinutesTable;
+  usage_hours: UsageMinutesTable;
+  usage_days: UsageMinutesTable;
   request_log: RequestLogTable;
   sessions: SessionsTable;
   members: MembersTable;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Expression, type OnConflictBuilder, type QueryCreator } from 'kysely';
 import { SqlDb } from '../sql/sql-db.ts';
 import type { Q, Tables, Time } from '../sql/tables.ts';
-import { addUpUsage, USAGE_COLUMNS, usageMinuteRow } from './usage-rows.ts';
+import { addUpUsage, rowsAtGrain, USAGE_COLUMNS, USAGE_TABLES, usageMinuteRow, type UsageGrain } from './usage-rows.ts';
 import type { UsageMinute } from './usage-minute.ts';
 
 /**
@@ -35,6 +35,9 @@ const claimBatch = (q: QueryCreator<Tables>, id: string, at: Expression<Time> | 
 const addUnits = (oc: OnConflictBuilder<Tables, 'usage'>) =>
   oc.columns(['account_id', 'month']).doUpdateSet((eb) => ({ compute_units: eb('usage.compute_units', '+', eb.ref('excluded.compute_units')) }));
 
+/** A flush's rows to write at `grain`: the minute rows themselves and everyone's; the cells' and everyone's buckets above. */
+const grainRows = (rows: readonly UsageMinute[], grain: UsageGrain) => (grain === 'minute' ? [...rows, ...rowsAtGrain(rows, 'minute')] : rowsAtGrain(rows, grain));
+
 export function usageBatches(db: SqlDb): UsageBatches {
   return db.dialect === 'postgres' ? postgresBatches(db) : sqliteBatches(db);
 }
@@ -62,13 +65,16 @@ function postgresBatches({ k }: SqlDb): UsageBatches {
         .execute();
     },
     async addUsageMinutes(rows, batchId) {
-      const table = rows.map(usageMinuteRow);
-      const arrays = USAGE_COLUMNS.map((col) => sql`${table.map((r) => r[col])}::${sql.raw(PG_TYPES[col])}[]`);
-      const v = sql<Record<(typeof USAGE_COLUMNS)[number], string>>`unnest(${sql.join(arrays)})`.as<'v'>(sql`v (${sql.join(USAGE_COLUMNS.map((c) => sql.ref(c)))})`);
-      await once(batchId).insertInto('usage_minutes').columns(USAGE_COLUMNS)
-        .expression((eb) => eb.selectFrom(v).selectAll('v').where(({ exists, selectFrom }) => exists(selectFrom('fresh').select('fresh.id'))))
-        .onConflict(addUpUsage)
-        .execute();
+      // Every grain's rows in the one statement that claims the batch: each grain counts the batch once, or none does.
+      const values = (grain: UsageGrain) => {
+        const table = grainRows(rows, grain).map(usageMinuteRow);
+        const arrays = USAGE_COLUMNS.map((col) => sql`${table.map((r) => r[col])}::${sql.raw(PG_TYPES[col])}[]`);
+        return sql<Record<(typeof USAGE_COLUMNS)[number], string>>`unnest(${sql.join(arrays)})`.as<'v'>(sql`v (${sql.join(USAGE_COLUMNS.map((c) => sql.ref(c)))})`);
+      };
+      const write = (w: QueryCreator<Tables & { fresh: { id: string } }>, grain: UsageGrain) => w.insertInto(USAGE_TABLES[grain] as 'usage_minutes').columns(USAGE_COLUMNS)
+        .expression((eb) => eb.selectFrom(values(grain)).selectAll('v').where(({ exists, selectFrom }) => exists(selectFrom('fresh').select('fresh.id'))))
+        .onConflict((oc) => addUpUsage(oc, USAGE_TABLES[grain]));
+      await write(once(batchId).with('hours', (w) => write(w, 'hour')).with('days', (w) => write(w, 'day')), 'minute').execute();
     },
   };
 }
@@ -95,8 +101,12 @@ function sqliteBatches(db: SqlDb): UsageBatches {
     }),
     addUsageMinutes: (rows, batchId) => db.write(async (q) => {
       if (!(await firstTime(q, batchId))) return;
-      for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-        await q.insertInto('usage_minutes').values(rows.slice(i, i + ROWS_PER_INSERT).map(usageMinuteRow)).onConflict(addUpUsage).execute();
+      for (const grain of ['minute', 'hour', 'day'] as const) {
+        const table = USAGE_TABLES[grain];
+        const all = grainRows(rows, grain);
+        for (let i = 0; i < all.length; i += ROWS_PER_INSERT) {
+          await q.insertInto(table as 'usage_minutes').values(all.slice(i, i + ROWS_PER_INSERT).map(usageMinuteRow)).onConflict((oc) => addUpUsage(oc, table)).execute();
+        }
       }
     }),
   };

@@ -22,6 +22,9 @@ export interface UsageMinute {
 export interface UsageQuery {
   from: string;
   to: string;
+  /** The rows of this grain (default: minute). An hour's row is at its first minute, a day's at `T00:00`. */
+  grain?: 'minute' | 'hour' | 'day';
+  /** One account; EVERYONE (''): every account's calls added up; absent: every account's own rows. */
   accountId?: string;
   keyId?: string;
   network?: string;

@@ -1,4 +1,4 @@
-import type { ExpressionBuilder, Expression, OnConflictBuilder, SqlBool } from 'kysely';
+import { sql, type ExpressionBuilder, type Expression, type OnConflictBuilder, type SqlBool } from 'kysely';
 import type { Codec } from '../sql/codec.ts';
 import type { Tables, UsageMinutesTable } from '../sql/tables.ts';
 import type { UsageMinute, UsageQuery } from './usage-minute.ts';
@@ -46,10 +46,50 @@ export function usageBatch(month: string, byAccount: ReadonlyMap<string, number>
 }
 
 /** Adds an INSERT's usage rows to those already there (flushes and roll-ups add up; nothing is overwritten). */
-export function addUpUsage(oc: OnConflictBuilder<Tables, 'usage_minutes'>) {
+export function addUpUsage(oc: OnConflictBuilder<Tables, 'usage_minutes'>, table: UsageTable = 'usage_minutes') {
   return oc.columns(USAGE_CELL).doUpdateSet((eb) => Object.fromEntries(
-    USAGE_SUMMED.map((col) => [col, eb(`usage_minutes.${col}`, '+', eb.ref(`excluded.${col}`))]),
+    USAGE_SUMMED.map((col) => [col, eb(sql.ref(`${table}.${col}`), '+', eb.ref(`excluded.${col}`))]),
   ));
+}
+
+/** The grains usage is kept at; a report reads the grain of its buckets. */
+export type UsageGrain = 'minute' | 'hour' | 'day';
+/** The table of each grain: the same columns, `minute` holding the bucket's first minute. */
+export const USAGE_TABLES = { minute: 'usage_minutes', hour: 'usage_hours', day: 'usage_days' } as const;
+export type UsageTable = (typeof USAGE_TABLES)[UsageGrain];
+
+/**
+ * The account and key of the rows that add up everyone's calls (per bucket, network, method and outcome): no real
+ * account or key is empty. A query of all accounts leaves them out; the operator's report of everyone reads them alone.
+ */
+export const EVERYONE = '';
+
+/** The first minute of `minute`'s bucket at `grain`. */
+export const grainStart = (minute: string, grain: UsageGrain) =>
+  (grain === 'minute' ? minute : grain === 'hour' ? `${minute.slice(0, 13)}:00` : `${minute.slice(0, 10)}T00:00`);
+
+/**
+ * A flush's minute rows as the rows of `grain` they add to: each cell's rows of one bucket added up, and everyone's
+ * rows of the bucket (account and key EVERYONE) per network, method and outcome. Every row a write takes once.
+ */
+export function rowsAtGrain(rows: readonly UsageMinute[], grain: UsageGrain): UsageMinute[] {
+  const out = new Map<string, UsageMinute>();
+  const addTo = (id: string, r: UsageMinute, minute: string, accountId: string, keyId: string) => {
+    const t = out.get(id);
+    if (!t) { out.set(id, { ...r, minute, accountId, keyId, latency: [...r.latency] }); return; }
+    t.requests += r.requests;
+    t.computeUnits += r.computeUnits;
+    t.latencyMsSum += r.latencyMsSum;
+    for (let i = 0; i < r.latency.length; i++) t.latency[i] += r.latency[i];
+  };
+  for (const r of rows) {
+    if (r.accountId === EVERYONE) continue;
+    const minute = grainStart(r.minute, grain);
+    const cell = `${r.network}\0${r.method}\0${r.code}`;
+    if (grain !== 'minute') addTo(`${minute}\0${r.keyId}\0${cell}`, r, minute, r.accountId, r.keyId);
+    addTo(`${minute}\0\0${cell}`, r, minute, EVERYONE, EVERYONE);
+  }
+  return [...out.values()];
 }
 
 /** The conditions of a usage query: its range (or, after a page, its cursor), account, key, network, method, outcome. */
@@ -58,7 +98,8 @@ export function usageFilter(q: UsageQuery) {
     // After a page, the cursor replaces the lower bound (it is past it): with both, SQLite seeks by the minute alone
     // and reads every row before the cursor again, page after page.
     const parts = q.after ? [eb('minute', '<', q.to)] : [eb('minute', '>=', q.from), eb('minute', '<', q.to)];
-    if (q.accountId !== undefined) parts.push(eb('account_id', '=', q.accountId));
+    // All accounts: every real account's rows, not everyone's added up (they would count each call twice).
+    parts.push(q.accountId !== undefined ? eb('account_id', '=', q.accountId) : eb('account_id', '<>', EVERYONE));
     if (q.keyId !== undefined) parts.push(eb('key_id', '=', q.keyId));
     if (q.network !== undefined) parts.push(eb('network', '=', q.network));
     if (q.method !== undefined) parts.push(eb('method', '=', q.method));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
 import { freePlan, newAccount, storePerTest, type StoreContract } from '../fixtures.contract.ts';
-import type { UsageMinute, UsageQuery } from './usage-store.ts';
+import { EVERYONE, type UsageMinute, type UsageQuery } from './usage-store.ts';
 
 /** The usage part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function usageStoreContract(c: StoreContract): void {
@@ -115,6 +115,38 @@ export function usageStoreContract(c: StoreContract): void {
         assert.deepEqual((await store.usage.listUsageMinutes({ from: '2026-01-01T00:00', to: '2027-01-01T00:00' })).map((r) => r.minute), ['2026-03-01T10:01']);
       });
 
+      test('keeps each flush at the hour and day grains, and everyone\'s calls added up, at every grain', async () => {
+        await store.usage.addUsageMinutes([
+          row(), row({ minute: '2026-03-01T10:59' }), row({ minute: '2026-03-01T11:00' }), row({ minute: '2026-03-02T00:00' }),
+          row({ accountId: 'acc-2', keyId: 'key-2' }), row({ accountId: 'acc-2', keyId: 'key-2', code: -32005, computeUnits: 0 }),
+        ], 'grains-1');
+        await store.usage.addUsageMinutes([row()], 'grains-1');
+        const day = { from: '2026-03-01T00:00', to: '2026-03-03T00:00' };
+        const cells = (rows: UsageMinute[]) => rows.map((r) => [r.minute, r.accountId, r.keyId, r.code, r.requests, r.computeUnits]);
+        assert.deepEqual(cells(await store.usage.listUsageMinutes({ ...day, grain: 'hour', accountId: 'acc-1' })), [
+          ['2026-03-01T10:00', 'acc-1', 'key-1', 0, 4, 104], ['2026-03-01T11:00', 'acc-1', 'key-1', 0, 2, 52], ['2026-03-02T00:00', 'acc-1', 'key-1', 0, 2, 52],
+        ]);
+        assert.deepEqual(cells(await store.usage.listUsageMinutes({ ...day, grain: 'day', accountId: 'acc-1' })), [
+          ['2026-03-01T00:00', 'acc-1', 'key-1', 0, 6, 156], ['2026-03-02T00:00', 'acc-1', 'key-1', 0, 2, 52],
+        ]);
+        // Everyone's rows: both accounts' calls per bucket, network, method and outcome; never in a read of all accounts.
+        assert.deepEqual(cells(await store.usage.listUsageMinutes({ ...day, grain: 'day', accountId: EVERYONE })), [
+          ['2026-03-01T00:00', EVERYONE, EVERYONE, -32005, 2, 0], ['2026-03-01T00:00', EVERYONE, EVERYONE, 0, 8, 208], ['2026-03-02T00:00', EVERYONE, EVERYONE, 0, 2, 52],
+        ]);
+        assert.deepEqual(cells(await store.usage.listUsageMinutes({ from: '2026-03-01T10:00', to: '2026-03-01T10:01', accountId: EVERYONE })), [
+          ['2026-03-01T10:00', EVERYONE, EVERYONE, -32005, 2, 0], ['2026-03-01T10:00', EVERYONE, EVERYONE, 0, 4, 104],
+        ]);
+        assert.equal((await store.usage.listUsageMinutes({ ...day, grain: 'hour' })).length, 5, 'all accounts: their own rows alone');
+        assert.deepEqual(await store.usage.sumUsageMinutes({ ...day, grain: 'day' }), { requests: 12, errors: 2, computeUnits: 260 });
+        const top = await store.usage.topAccounts({ ...day, grain: 'day' }, 10);
+        assert.deepEqual(top.map((a) => [a.accountId, a.requests, a.errors, a.computeUnits, a.latency[0]]), [['acc-1', 8, 0, 208, 4], ['acc-2', 4, 2, 52, 2]]);
+        assert.deepEqual((await store.usage.topAccounts({ ...day, grain: 'hour', status: 'error' }, 1)).map((a) => a.accountId), ['acc-2']);
+        assert.equal((await store.usage.topAccounts({ ...day, grain: 'day' }, 1)).length, 1);
+        await store.usage.pruneUsageMinutes('2026-03-02T00:00');
+        assert.deepEqual((await store.usage.listUsageMinutes({ ...day, grain: 'day', accountId: 'acc-1' })).map((r) => r.minute), ['2026-03-02T00:00']);
+        assert.deepEqual((await store.usage.listUsageMinutes({ ...day, grain: 'hour', accountId: EVERYONE })).map((r) => r.minute), ['2026-03-02T00:00']);
+      });
+
       test('rows sent again under their batch id count once', async () => {
         await store.usage.addUsageMinutes([row()], 'rows-1');
         await store.usage.addUsageMinutes([row()], 'rows-1');
@@ -142,9 +174,10 @@ export function usageStoreContract(c: StoreContract): void {
         await store.usage.addUsageMinutes(rows);
         const before = sum(await all());
         const first = await store.usage.rollupUsageHour('2026-01-01T00:00', '2026-03-01T12:00');
-        assert.deepEqual(first, { hour: '2026-03-01T10:00', removed: 177 });
+        // 177 rows of the cells, 118 of everyone's (two a minute: eth_call of both accounts added up, and eth_chainId).
+        assert.deepEqual(first, { hour: '2026-03-01T10:00', removed: 295 });
         const second = await store.usage.rollupUsageHour('2026-03-01T11:00', '2026-03-01T12:00');
-        assert.deepEqual(second, { hour: '2026-03-01T11:00', removed: 1 });
+        assert.deepEqual(second, { hour: '2026-03-01T11:00', removed: 2 });
         assert.equal(await store.usage.rollupUsageHour('2026-03-01T12:00', '2026-03-01T12:00'), undefined, 'the hour not yet due stays');
         const after = await all();
         console.log(`usage roll-up: ${rows.length} rows -> ${after.length} rows, ${before.requests} requests before and after`);
@@ -152,7 +185,7 @@ export function usageStoreContract(c: StoreContract): void {
         assert.deepEqual(sum(after), before);
         assert.deepEqual(after.find((r) => r.minute === '2026-03-01T10:00' && r.keyId === 'key-1' && r.method === 'eth_call'), row({ requests: 60, computeUnits: 1560, latencyMsSum: 180, latency: [60, 0, 0, 0, 0, 0] }));
         await store.usage.addUsageMinutes([row({ minute: '2026-03-01T10:30' })]);
-        assert.equal((await store.usage.rollupUsageHour('2026-01-01T00:00', '2026-03-01T12:00'))?.removed, 1, 'a late flush into a rolled hour is rolled up again');
+        assert.equal((await store.usage.rollupUsageHour('2026-01-01T00:00', '2026-03-01T12:00'))?.removed, 2, 'a late flush into a rolled hour is rolled up again (its row and everyone\'s)');
         assert.equal(sum(await all()).requests, before.requests + 1);
       });
 

@@ -3,9 +3,10 @@ import { maintenanceWrite } from '../sql/maintenance.ts';
 import { SqlDb } from '../sql/sql-db.ts';
 import { usageBatches } from './usage-batches.ts';
 import type { UsageMinute, UsageQuery, UsageSums } from './usage-minute.ts';
-import { addUpUsage, hourOf, USAGE_CELL, USAGE_COLUMNS, USAGE_SUMMED, usageBatch, usageFilter, usageMinuteFromRow } from './usage-rows.ts';
+import { addUpUsage, hourOf, USAGE_CELL, USAGE_COLUMNS, USAGE_SUMMED, USAGE_TABLES, usageBatch, usageFilter, usageMinuteFromRow } from './usage-rows.ts';
 
 export { groupKeyId, LATENCY_BUCKETS_MS } from './usage-minute.ts';
+export { EVERYONE, grainStart, type UsageGrain } from './usage-rows.ts';
 export type { UsageCursor, UsageMinute, UsageQuery, UsageStatus, UsageSums } from './usage-minute.ts';
 
 /** Usage: compute units per account and month (the quota), and per-minute rows (analytics). */
@@ -37,7 +38,13 @@ export interface UsageStore {
   countUsageMinutes(query: Omit<UsageQuery, 'limit' | 'after'>, cap: number): Promise<number>;
   /** Requests, errors (rows with a non-zero code) and units of the rows `query` selects, added up. */
   sumUsageMinutes(query: Omit<UsageQuery, 'limit' | 'after'>): Promise<UsageSums>;
-  /** Drops usage minutes before `minute` (retention). */
+  /**
+   * The accounts with the most requests among the rows `query` selects (of all accounts), at most `limit`, each
+   * with its rows added up into one (keyId, network and method empty, code 0; `errors`: its requests answered with an
+   * error), most requests first. Added up by the database: the operator's report of everyone reads no account's rows.
+   */
+  topAccounts(query: Omit<UsageQuery, 'limit' | 'after' | 'accountId'>, limit: number): Promise<Array<UsageMinute & { errors: number }>>;
+  /** Drops usage rows (every grain) before `minute` (retention). */
   pruneUsageMinutes(before: string): Promise<void>;
   /**
    * Rolls up one hour: the first hour at or after `from` and before `before` that has usage rows; its
@@ -49,6 +56,9 @@ export interface UsageStore {
 
 /** Accounts per read of getUsages: far below either dialect's bound on a statement's parameters. */
 const GET_USAGES_CHUNK = 1000;
+
+/** The table a query reads: its grain's. */
+const tableOf = (q: { grain?: keyof typeof USAGE_TABLES }) => USAGE_TABLES[q.grain ?? 'minute'] as 'usage_minutes';
 
 /** The usage store on a database. */
 export function usageStore(db: SqlDb): UsageStore {
@@ -77,7 +87,7 @@ export function usageStore(db: SqlDb): UsageStore {
     },
     async listUsageMinutes(q) {
       // In row order, the order the cursor of a page is compared in.
-      let read = k.selectFrom('usage_minutes').selectAll().where(usageFilter(q));
+      let read = k.selectFrom(tableOf(q)).selectAll().where(usageFilter(q));
       for (const col of USAGE_CELL) read = read.orderBy(col);
       if (q.limit !== undefined) read = read.limit(q.limit);
       return (await read.execute()).map((r) => usageMinuteFromRow(r, codec));
@@ -85,12 +95,12 @@ export function usageStore(db: SqlDb): UsageStore {
     async countUsageMinutes(q, cap) {
       // The inner LIMIT stops the scan at `cap` rows: a refused analytics query costs one bounded count, not a read.
       // The same filters as the read, unordered (a count needs no order), so the same index answers it.
-      const capped = k.selectFrom('usage_minutes').select(sql.lit(1).as('one')).where(usageFilter({ ...q, after: undefined })).limit(cap);
+      const capped = k.selectFrom(tableOf(q)).select(sql.lit(1).as('one')).where(usageFilter({ ...q, after: undefined })).limit(cap);
       const row = await k.selectFrom(capped.as('capped')).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
       return Number(row.n);
     },
     async sumUsageMinutes(q) {
-      const row = await k.selectFrom('usage_minutes')
+      const row = await k.selectFrom(tableOf(q))
         .select((eb) => [
           eb.fn.coalesce(eb.fn.sum('requests'), eb.lit(0)).as('requests'),
           eb.fn.coalesce(eb.fn.sum(eb.case().when('code', '<>', eb.lit(0)).then(eb.ref('requests')).else(eb.lit(0)).end()), eb.lit(0)).as('errors'),
@@ -100,8 +110,25 @@ export function usageStore(db: SqlDb): UsageStore {
         .executeTakeFirstOrThrow();
       return { requests: Number(row.requests), errors: Number(row.errors), computeUnits: Number(row.compute_units) };
     },
+    async topAccounts(q, limit) {
+      const rows = await k.selectFrom(tableOf(q))
+        .select((eb) => [
+          'account_id',
+          ...USAGE_SUMMED.map((col) => eb.fn.sum<number>(col).as(col)),
+          eb.fn.sum<number>(eb.case().when('code', '<>', eb.lit(0)).then(eb.ref('requests')).else(eb.lit(0)).end()).as('errors'),
+        ])
+        .where(usageFilter({ ...q, accountId: undefined, after: undefined }))
+        .groupBy('account_id')
+        .orderBy('requests', 'desc').orderBy('account_id')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => ({
+        ...usageMinuteFromRow({ ...r, minute: q.from, key_id: '', network: '', method: '', code: 0 }, codec),
+        errors: codec.big(r.errors),
+      }));
+    },
     async pruneUsageMinutes(before) {
-      await k.deleteFrom('usage_minutes').where('minute', '<', before).execute();
+      for (const table of Object.values(USAGE_TABLES)) await k.deleteFrom(table as 'usage_minutes').where('minute', '<', before).execute();
     },
     async rollupUsageHour(from, before) {
       const first = await k.selectFrom('usage_minutes').select('minute').where('minute', '>=', from).where('minute', '<', before)
