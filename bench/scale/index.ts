@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchTargets } from '../bench-targets.ts';
+import { scaleHistory } from './history.ts';
 import { scaleKeys } from './keys.ts';
 import { scaleNetworks } from './networks.ts';
 import { scaleSockets } from './sockets.ts';
@@ -18,6 +19,7 @@ const SECTIONS: Array<[string, ScaleSection]> = [
   ['keys', scaleKeys],
   ['networks', scaleNetworks],
   ['sockets', scaleSockets],
+  ['history', scaleHistory],
 ];
 
 export async function benchScale(targets: BenchTargets): Promise<void> {

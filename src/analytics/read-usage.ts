@@ -1,5 +1,6 @@
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { UsageMinute, UsageQuery, UsageStore } from '../store/usage/usage-store.ts';
+import type { UsageGroup, UsageMinute, UsageQuery, UsageStore } from '../store/usage/usage-store.ts';
 
 /** Rows read per page: a page takes about a millisecond, so a caller's turn waits at most that long behind one. */
 const PAGE_ROWS = 500;
@@ -16,9 +17,11 @@ export class UsageReadTimeoutError extends Error {}
 
 /**
  * The share of the event loop that analytics reads may take together (one call over 758,000 rows held
- * every caller for 9 s). Every page of every read waits its turn here; after a page that took `t` ms, the next
- * page of any read starts no sooner than `t / share` ms after the first began. Reads get slower when several run;
- * the gateway's callers do not.
+ * every caller for 9 s). Every page of every read waits its turn here; after a page that kept the event loop busy
+ * for `t` ms, the next page of any read starts no sooner than `t / share` ms after the first began. What is charged
+ * is the loop's busy time while the page ran (its own work and whatever else ran meanwhile), not the time the
+ * database took to answer: an instance with no callers answers a report at the database's pace, one under load
+ * slows its reports. Reads get slower when several run; the gateway's callers do not.
  */
 export class UsageReadGate {
   private nextAt = 0;
@@ -34,17 +37,37 @@ export class UsageReadGate {
     try {
       const wait = this.nextAt - performance.now();
       if (wait > 0) await sleep(Math.ceil(wait));
-      const t0 = performance.now();
+      const elu0 = performance.eventLoopUtilization();
       try {
         return await work();
       } finally {
-        const now = performance.now();
-        this.nextAt = now + (now - t0) * (1 / this.share - 1);
+        const busy = performance.eventLoopUtilization(elu0).active;
+        this.nextAt = performance.now() + busy * (1 / this.share - 1);
       }
     } finally {
       release();
     }
   }
+}
+
+/**
+ * Counted first, up to one row past the bound, and refused before any page: a refusal found by reading cost ~200
+ * pages and 100,000 rows added up for nothing, as often as a caller asked. The count waits its turn at the gate like
+ * a page and is charged the same, so repeated refusals too keep to analytics' share of the event loop.
+ */
+async function countWithin(usage: UsageStore, q: Omit<UsageQuery, 'limit' | 'after'>, opts: ReadUsageOptions): Promise<void> {
+  const counted = await opts.gate.run(() => usage.countUsageMinutes(q, opts.maxRows + 1));
+  if (counted > opts.maxRows) throw new TooManyUsageRowsError(opts.maxRows);
+}
+
+/**
+ * The rows of [from, to) added up by the database per bucket, method, key, network, outcome and account
+ * (UsageStore.summarizeUsage), within the same bound of rows as a read: what a report needs, in one statement.
+ */
+export async function summarizeUsageRows(usage: UsageStore, q: Omit<UsageQuery, 'limit' | 'after'>, opts: ReadUsageOptions): Promise<UsageGroup[]> {
+  await countWithin(usage, q, opts);
+  if (performance.now() > opts.deadline) throw new UsageReadTimeoutError('analytics are busy: try again shortly');
+  return opts.gate.run(() => usage.summarizeUsage(q));
 }
 
 export interface ReadUsageOptions {
@@ -60,11 +83,7 @@ export interface ReadUsageOptions {
  * the event loop's time, and never holding more than one page of rows.
  */
 export async function readUsageRows(usage: UsageStore, q: Omit<UsageQuery, 'limit' | 'after'>, opts: ReadUsageOptions, add: (r: UsageMinute) => void): Promise<void> {
-  // Counted first, up to one row past the bound, and refused before any page: a refusal found by reading cost
-  // ~200 pages and 100,000 rows added up for nothing, as often as a caller asked. The count waits its turn at the
-  // gate like a page and is charged the same, so repeated refusals too keep to analytics' share of the event loop.
-  const counted = await opts.gate.run(() => usage.countUsageMinutes(q, opts.maxRows + 1));
-  if (counted > opts.maxRows) throw new TooManyUsageRowsError(opts.maxRows);
+  await countWithin(usage, q, opts);
   let read = 0;
   let after: UsageQuery['after'];
   for (;;) {

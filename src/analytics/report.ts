@@ -1,4 +1,4 @@
-import { EVERYONE, LATENCY_BUCKETS_MS, type UsageMinute } from '../store/usage/usage-store.ts';
+import { EVERYONE, LATENCY_BUCKETS_MS, type UsageGroup, type UsageMinute } from '../store/usage/usage-store.ts';
 import { percentileMs } from './percentile.ts';
 
 export type Bucket = 'minute' | 'hour' | 'day';
@@ -66,6 +66,38 @@ export class UsageReport {
     }
     for (let i = 0; i < r.latency.length; i++) this.latency[i] += r.latency[i];
     this.latencyMsSum += r.latencyMsSum;
+  }
+
+  /**
+   * Groups the database added up (UsageStore.summarizeUsage), in place of rows: the same report. The totals and the
+   * latency histogram are those of the outcome groups (every row is in exactly one of them).
+   */
+  addGroups(groups: readonly UsageGroup[]): void {
+    const dims = { method: 'method', key: 'key', network: 'network', code: 'code', account: 'account' } as const;
+    for (const g of groups) {
+      if (g.by === 'minute') {
+        const s = this.series.get(bucketOf(g.value, this.bucket));
+        if (s) { s.requests += g.requests; s.computeUnits += g.computeUnits; s.errors += g.errors; s.latencyMsSum += g.latencyMsSum; s.timed += g.latency.reduce((a, n) => a + n, 0); }
+        continue;
+      }
+      if (g.by === 'code') {
+        this.totals.requests += g.requests;
+        this.totals.computeUnits += g.computeUnits;
+        this.totals.errors += g.errors;
+        for (let i = 0; i < g.latency.length; i++) this.latency[i] += g.latency[i];
+        this.latencyMsSum += g.latencyMsSum;
+      }
+      // Everyone's rows belong to no key and no account.
+      if (g.value === EVERYONE && (g.by === 'key' || g.by === 'account')) continue;
+      const value = g.by === 'key' ? shownKey(g.value) : g.value;
+      const m = this.by[dims[g.by]];
+      let t = m.get(value);
+      if (!t) m.set(value, (t = timedTally()));
+      t.requests += g.requests;
+      t.computeUnits += g.computeUnits;
+      t.errors += g.errors;
+      for (let i = 0; i < g.latency.length; i++) t.latency[i] += g.latency[i];
+    }
   }
 
   /** The accounts shown, each added up already (the top accounts of everyone's usage), in place of those of the rows. */

@@ -4,10 +4,10 @@ import type { UsageRecorder } from '../analytics/usage-recorder.ts';
 import { minuteOf } from '../store/minute.ts';
 import { UsageReport, type Bucket } from '../analytics/report.ts';
 import { UsageCsv } from '../analytics/usage-csv.ts';
-import { readUsageRows, TooManyUsageRowsError, UsageReadGate, UsageReadTimeoutError } from '../analytics/read-usage.ts';
+import { readUsageRows, summarizeUsageRows, TooManyUsageRowsError, UsageReadGate, UsageReadTimeoutError } from '../analytics/read-usage.ts';
 import type { Networks } from '../networks/networks.ts';
 import { monthOf } from '../limits/quota.ts';
-import { EVERYONE, grainStart, type UsageMinute, type UsageStatus, type UsageStore } from '../store/usage/usage-store.ts';
+import { EVERYONE, grainStart, type UsageStatus, type UsageStore } from '../store/usage/usage-store.ts';
 import { ApiError } from './errors.ts';
 import { errorResponses } from './schemas.ts';
 import type { KeyStore } from '../store/keys/key-store.ts';
@@ -98,16 +98,17 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
   // Every query of this instance reads its rows in pages through one gate: together they take a bounded share of
   // the event loop, and each at most `maxRowsPerQuery` rows.
   const gate = new UsageReadGate();
-  /** The bounded read of a query's rows, each to `add`; answers the range read. */
-  const readRows = async (q: Query['Querystring'], accountId: string | undefined, add: (r: UsageMinute) => void) => {
+  /** The query of the rows a request selects: its range at its buckets' grain, its account and filters. */
+  const queryOf = (q: Query['Querystring'], accountId: string | undefined) => {
     const r = range(q, opts.bounds.maxRangeDays);
-    const status = statusOf(q.status);
+    // The rows of the buckets' grain: a month by days reads 31 rows a cell, not 44,640.
+    return { r, query: { grain: r.bucket, from: r.from, to: r.to, accountId, keyId: q.keyId, network: q.network, method: q.method, status: statusOf(q.status) } };
+  };
+  /** A bounded read of the store: refusals as the API answers them. */
+  const bounded = async <T>(read: (o: { maxRows: number; gate: UsageReadGate; deadline: number }) => Promise<T>): Promise<T> => {
     await usage?.flush();
     try {
-      // The rows of the buckets' grain: a month by days reads 31 rows a cell, not 44,640.
-      const query = { grain: r.bucket, from: r.from, to: r.to, accountId, keyId: q.keyId, network: q.network, method: q.method, status };
-      await readUsageRows(store.usage, query, { maxRows: opts.bounds.maxRowsPerQuery, gate, deadline: performance.now() + QUERY_DEADLINE_MS }, add);
-      return r;
+      return await read({ maxRows: opts.bounds.maxRowsPerQuery, gate, deadline: performance.now() + QUERY_DEADLINE_MS });
     } catch (err) {
       if (err instanceof TooManyUsageRowsError) throw new ApiError(400, 'validation_failed', err.message, 'from');
       if (err instanceof UsageReadTimeoutError) throw new ApiError(429, 'too_many_requests', err.message, undefined, { 'retry-after': '5' });
@@ -115,23 +116,23 @@ export async function analyticsRoutes(api: FastifyInstance, opts: Opts) {
     }
   };
   const read = async (q: Query['Querystring'], accountId: string | undefined) => {
-    const r = range(q, opts.bounds.maxRangeDays);
-    const report = new UsageReport(r.from, r.to, r.bucket);
     // Everyone's usage (the operator, no account or key chosen) is read from the rows that add up every account's
     // calls, and its accounts are the top ones the database added up: neither reads every account's rows.
     const everyone = accountId === undefined && q.keyId === undefined;
-    await readRows(q, everyone ? EVERYONE : accountId, (row) => report.add(row));
+    const { r, query } = queryOf(q, everyone ? EVERYONE : accountId);
+    const report = new UsageReport(r.from, r.to, r.bucket);
+    report.addGroups(await bounded((o) => summarizeUsageRows(store.usage, query, o)));
     if (everyone) {
-      const top = { grain: r.bucket, from: r.from, to: r.to, network: q.network, method: q.method, status: statusOf(q.status) };
-      report.setAccounts(await gate.run(() => store.usage.topAccounts(top, TOP_ACCOUNTS)));
+      const { accountId: _, ...all } = query;
+      report.setAccounts(await gate.run(() => store.usage.topAccounts(all, TOP_ACCOUNTS)));
     }
     return report.result();
   };
   /** The CSV export: the same rows as the JSON report, one line per bucket, key, network, method and code. */
   const csv = async (q: Query['Querystring'], accountId: string | undefined, reply: FastifyReply) => {
-    const r = range(q, opts.bounds.maxRangeDays);
+    const { r, query } = queryOf(q, accountId);
     const out = new UsageCsv(r.bucket);
-    await readRows(q, accountId, (row) => out.add(row));
+    await bounded((o) => readUsageRows(store.usage, query, o, (row) => out.add(row)));
     const names = new Map<string, string>();
     for (const id of out.keyIds()) {
       const k = id.startsWith('(') ? undefined : await store.keys.getKey(id);

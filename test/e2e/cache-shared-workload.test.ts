@@ -13,7 +13,7 @@ import { nginxSkipReason, startBalancer, type Balancer } from '../helpers/balanc
 import { freshDatabase, postgresSkipReason } from '../helpers/postgres.ts';
 import { killAll, startNodegate, type NodegateProcess } from '../helpers/process.ts';
 import { REDIS_URL, redisSkipReason, removeKeys, testPrefix } from '../helpers/redis.ts';
-import { sized } from '../helpers/soak.ts';
+import { SOAK, sized } from '../helpers/soak.ts';
 import { startSyntheticChain, txHash, type SyntheticChain } from '../helpers/synthetic-chain.ts';
 
 const suite = 'shared cache workload';
@@ -87,7 +87,7 @@ describe('an indexer and wallets through three instances sharing the cache tier,
     await removeKeys(prefix);
   });
 
-  test('the first run costs the provider fewer calls; after every instance restarts, at most 0.4x', async () => {
+  test('the first run costs the provider fewer calls (the soak: at most 0.4x); after every instance restarts, at most 0.4x', async () => {
     // verify off: the synthetic chain's hashes are made up, not the keccak of its headers (and the calls counted are
     // the cache's alone).
     const networks = { mainnet: { chainId: 1, upstream: node.url, finalityDepth: 10, verify: 'off' } };
@@ -131,8 +131,10 @@ describe('an indexer and wallets through three instances sharing the cache tier,
     console.log(`# one instance, no cache:           ${baseline.node} node calls for ${baseline.clients} client calls`);
     console.log(`# three instances, shared tier:     ${shared.node} node calls for ${shared.clients} client calls: ${ratio(shared).toFixed(3)}x`);
     console.log(`# the three again after restarting: ${restarted.node} node calls for ${restarted.clients} client calls: ${ratio(restarted).toFixed(3)}x`);
-    // The first run's indexer calls are each made once (nothing to share yet); its wallets share answers per head.
-    assert.ok(ratio(shared) < 1, `three instances sharing the tier: ${ratio(shared).toFixed(3)}x the calls of one instance without a cache`);
+    // The first run's indexer calls are each made once (nothing to share yet); its wallets share answers per head. At
+    // the suite's size the indexer is most of the calls; at the soak's the wallets' polls are, and the bar is 0.4x.
+    const firstBar = SOAK ? 0.4 : 1;
+    assert.ok(ratio(shared) <= firstBar, `three instances sharing the tier: ${ratio(shared).toFixed(3)}x the calls of one instance without a cache`);
     assert.ok(ratio(restarted) <= 0.4, `after restarting every instance: ${ratio(restarted).toFixed(3)}x`);
   });
 });

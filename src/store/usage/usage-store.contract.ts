@@ -147,6 +147,29 @@ export function usageStoreContract(c: StoreContract): void {
         assert.deepEqual((await store.usage.listUsageMinutes({ ...day, grain: 'hour', accountId: EVERYONE })).map((r) => r.minute), ['2026-03-02T00:00']);
       });
 
+      test('adds up the rows of a query by bucket, method, key, network, outcome and account, as the rows read add up', async () => {
+        await store.usage.addUsageMinutes([
+          row(), row({ minute: '2026-03-01T10:01', method: 'eth_chainId', computeUnits: 0 }), row({ keyId: 'key-2', network: 'sepolia' }),
+          row({ code: -32005, computeUnits: 0, latency: [2, 0, 0, 0, 0, 0] }), row({ accountId: 'acc-2', keyId: 'key-9', latencyMsSum: 700, latency: [0, 0, 0, 2, 0, 0] }),
+        ]);
+        const range = { from: '2026-03-01T10:00', to: '2026-03-01T11:00' };
+        for (const q of [{ ...range, accountId: 'acc-1' }, { ...range, accountId: 'acc-1', status: 'error' as const }, { ...range }, { ...range, accountId: EVERYONE }, { ...range, grain: 'hour' as const, network: 'mainnet' }]) {
+          const rows = await store.usage.listUsageMinutes(q);
+          const expected = new Map<string, number[]>();
+          const fold = (by: string, value: string, r: UsageMinute) => {
+            const t = expected.get(`${by}=${value}`) ?? [0, 0, 0, 0, 0];
+            expected.set(`${by}=${value}`, [t[0] + r.requests, t[1] + r.computeUnits, t[2] + (r.code === 0 ? 0 : r.requests), t[3] + r.latencyMsSum, t[4] + r.latency[0]]);
+          };
+          for (const r of rows) {
+            for (const [by, value] of [['minute', r.minute], ['method', r.method], ['key', r.keyId], ['network', r.network], ['code', String(r.code)], ['account', r.accountId]]) fold(by, value, r);
+          }
+          const groups = await store.usage.summarizeUsage(q);
+          const got = new Map(groups.map((g) => [`${g.by}=${g.value}`, [g.requests, g.computeUnits, g.errors, g.latencyMsSum, g.latency[0]]]));
+          assert.ok(rows.length > 0, `rows for ${JSON.stringify(q)}`);
+          assert.deepEqual(got, expected, `groups of ${JSON.stringify(q)}`);
+        }
+      });
+
       test('rows sent again under their batch id count once', async () => {
         await store.usage.addUsageMinutes([row()], 'rows-1');
         await store.usage.addUsageMinutes([row()], 'rows-1');

@@ -39,6 +39,12 @@ export interface UsageStore {
   /** Requests, errors (rows with a non-zero code) and units of the rows `query` selects, added up. */
   sumUsageMinutes(query: Omit<UsageQuery, 'limit' | 'after'>): Promise<UsageSums>;
   /**
+   * The rows `query` selects added up by each of their dimensions, by the database: per bucket (`minute`), method,
+   * key, network, outcome and account, each group with its sums and its errors. A report of any size is a few
+   * dozen groups; the rows stay in the database.
+   */
+  summarizeUsage(query: Omit<UsageQuery, 'limit' | 'after'>): Promise<UsageGroup[]>;
+  /**
    * The accounts with the most requests among the rows `query` selects (of all accounts), at most `limit`, each
    * with its rows added up into one (keyId, network and method empty, code 0; `errors`: its requests answered with an
    * error), most requests first. Added up by the database: the operator's report of everyone reads no account's rows.
@@ -56,6 +62,21 @@ export interface UsageStore {
 
 /** Accounts per read of getUsages: far below either dialect's bound on a statement's parameters. */
 const GET_USAGES_CHUNK = 1000;
+
+/** One group of summarizeUsage: the rows with `value` in dimension `by`, added up. */
+export interface UsageGroup {
+  by: UsageDimension;
+  value: string;
+  requests: number;
+  computeUnits: number;
+  errors: number;
+  latencyMsSum: number;
+  latency: number[];
+}
+export type UsageDimension = 'minute' | 'method' | 'key' | 'network' | 'code' | 'account';
+const DIMENSIONS: Array<[UsageDimension, 'minute' | 'method' | 'key_id' | 'network' | 'code' | 'account_id']> = [
+  ['minute', 'minute'], ['method', 'method'], ['key', 'key_id'], ['network', 'network'], ['code', 'code'], ['account', 'account_id'],
+];
 
 /** The table a query reads: its grain's. */
 const tableOf = (q: { grain?: keyof typeof USAGE_TABLES }) => USAGE_TABLES[q.grain ?? 'minute'] as 'usage_minutes';
@@ -109,6 +130,25 @@ export function usageStore(db: SqlDb): UsageStore {
         .where(usageFilter({ ...q, after: undefined }))
         .executeTakeFirstOrThrow();
       return { requests: Number(row.requests), errors: Number(row.errors), computeUnits: Number(row.compute_units) };
+    },
+    async summarizeUsage(q) {
+      // One group-by per dimension over the same range of the same index, in one statement.
+      const filter = usageFilter({ ...q, after: undefined });
+      const per = ([by, col]: (typeof DIMENSIONS)[number]) => k.selectFrom(tableOf(q))
+        .select((eb) => [
+          sql.lit(by).as('by'), eb.cast<string>(eb.ref(col), 'text').as('value'),
+          ...USAGE_SUMMED.map((c) => eb.fn.sum<number>(c).as(c)),
+          eb.fn.sum<number>(eb.case().when('code', '<>', eb.lit(0)).then(eb.ref('requests')).else(eb.lit(0)).end()).as('errors'),
+        ])
+        .where(filter)
+        .groupBy(col);
+      let all = per(DIMENSIONS[0]);
+      for (const d of DIMENSIONS.slice(1)) all = all.unionAll(per(d));
+      const rows = await all.execute();
+      return rows.map((r) => ({
+        by: r.by as UsageDimension, value: String(r.value), requests: codec.big(r.requests), computeUnits: codec.big(r.compute_units),
+        errors: codec.big(r.errors), latencyMsSum: codec.big(r.latency_ms_sum), latency: [r.l0, r.l1, r.l2, r.l3, r.l4, r.l5].map(codec.big),
+      }));
     },
     async topAccounts(q, limit) {
       const rows = await k.selectFrom(tableOf(q))
