@@ -5,6 +5,7 @@
  * dashboard's usage page offers (last hour, 24 hours, 7 days, 30 days) asked in turn, for the largest account (its
  * own key with `analytics`), for the operator of everyone, and for the operator of that account: p50 and p99.
  *   SCALE_SECTIONS=history npm run bench -- scale
+ *   SCALE_HISTORY_URL=postgres://…/db SCALE_SECTIONS=history npm run bench -- scale   (a database built before, kept)
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { startNodegate } from '../../test/helpers/process.ts';
 import type { BenchTargets } from '../bench-targets.ts';
 import { printTable } from '../rpc-throughput.ts';
 import { CHAIN_ID } from '../targets.ts';
-import { buildKeyState, SCALE_PLAN, valueOf } from './key-state.ts';
+import { buildKeyState, SCALE_PLAN } from './key-state.ts';
 
 const ACCOUNTS = 100_000;
 /** The largest account's keys (keys 0 … 19): each calls 6 methods on 2 networks every hour of the year, and errs on one. */
@@ -30,8 +31,21 @@ const SUMMED = 'requests, compute_units, latency_ms_sum, l0, l1, l2, l3, l4, l5'
 const SUMS = SUMMED.split(', ').map((c) => `sum(${c})`).join(', ');
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 
+/** How many rows each usage table of a database built before holds. */
+async function countRows(url: string): Promise<Record<string, number>> {
+  const db = new pg.Client(url);
+  await db.connect();
+  try {
+    const out: Record<string, number> = {};
+    for (const table of ['usage_minutes', 'usage_hours', 'usage_days']) out[table] = Number((await db.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
+    return out;
+  } finally {
+    await db.end();
+  }
+}
+
 /** A year of usage rows at every grain, ending now; answers how many rows each table got. */
-async function buildHistory(url: string): Promise<Record<string, number>> {
+export async function buildHistory(url: string): Promise<Record<string, number>> {
   const db = new pg.Client(url);
   await db.connect();
   try {
@@ -80,11 +94,13 @@ async function buildHistory(url: string): Promise<Record<string, number>> {
 
 export async function scaleHistory(targets: BenchTargets): Promise<void> {
   const anvil = await targets.anvil();
-  const state = await buildKeyState(ACCOUNTS, ACCOUNTS + BIG_KEYS, BIG_KEYS);
+  // SCALE_HISTORY_URL: a database this section built before (kept, not dropped), to measure again without building.
+  const kept = process.env.SCALE_HISTORY_URL;
+  const state = kept ? { url: kept, drop: async () => {} } : await buildKeyState(ACCOUNTS, ACCOUNTS + BIG_KEYS, BIG_KEYS);
   let proc: Awaited<ReturnType<typeof startNodegate>> | undefined;
   try {
     const t0 = performance.now();
-    const rows = await buildHistory(state.url);
+    const rows = kept ? await countRows(kept) : await buildHistory(state.url);
     const buildS = (performance.now() - t0) / 1000;
     const { id: _, ...plan } = SCALE_PLAN;
     proc = await startNodegate({
@@ -95,17 +111,18 @@ export async function scaleHistory(targets: BenchTargets): Promise<void> {
         analytics: { retentionDays: 400 },
       },
     });
-    // The largest account's key with `analytics`, and a key of the operator with `operator`, as another writer of the
-    // store adds them (hashes as the store keeps them).
-    const member = valueOf(state.salt, 0);
+    // A key of the largest account with `analytics`, and one of the operator with `operator`, as another writer of
+    // the store adds them (hashes as the store keeps them).
+    const member = `ngk_${randomBytes(16).toString('hex')}`;
     const operator = `ngk_${randomBytes(16).toString('hex')}`;
     const db = new pg.Client(state.url);
     await db.connect();
     try {
-      await db.query(`UPDATE api_keys SET permissions = ARRAY['rpc', 'admin', 'analytics'], changed_at = now() WHERE id = 'key0'`);
-      await db.query(`INSERT INTO api_keys (id, account_id, name, type, permissions, prefix, hash, created_at)
-        SELECT 'operator-key', id, 'operator', 'Restricted', ARRAY['analytics', 'operator'], left($1, 8), encode(sha256(convert_to($1, 'UTF8')), 'hex'), now()
-        FROM accounts WHERE role = 'operator' LIMIT 1`, [operator]);
+      for (const [id, value, account, permissions] of [['history-member', member, `'acct0'`, ['analytics']], ['history-operator', operator, `(SELECT id FROM accounts WHERE role = 'operator' LIMIT 1)`, ['analytics', 'operator']]] as const) {
+        await db.query(`INSERT INTO api_keys (id, account_id, name, type, permissions, prefix, hash, created_at)
+          VALUES ($1, ${account}, $1, 'Restricted', $3, left($2, 8), encode(sha256(convert_to($2, 'UTF8')), 'hex'), now())
+          ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, prefix = excluded.prefix, hash = excluded.hash, changed_at = now()`, [id, value, permissions]);
+      }
     } finally {
       await db.end();
     }
@@ -141,7 +158,7 @@ export async function scaleHistory(targets: BenchTargets): Promise<void> {
       }
     }
     const f = (x: number) => x.toLocaleString('en-US');
-    console.log(`\nScale, history: ${f(ACCOUNTS)} accounts, a year of usage in PostgreSQL (built in ${buildS.toFixed(0)} s): ${Object.entries(rows).map(([t, n]) => `${t} ${f(n)} rows`).join(', ')}; `
+    console.log(`\nScale, history: ${f(ACCOUNTS)} accounts, a year of usage in PostgreSQL (${kept ? 'built before' : `built in ${buildS.toFixed(0)} s`}): ${Object.entries(rows).map(([t, n]) => `${t} ${f(n)} rows`).join(', ')}; `
       + `the largest account: ${BIG_KEYS} keys × 2 networks × ${METHODS.length} methods and one error each, every hour; the others 1 day in ${ACTIVE_EVERY}, ${ACTIVE_HOURS} hours of it. `
       + `Each view asked ${ASKS} times in a row (after 3), the dashboard's ranges`);
     printTable(['who', 'range', 'requests shown', 'accounts listed', 'p50 ms', 'p99 ms'], table);

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { UsageGroup, UsageMinute, UsageQuery, UsageStore } from '../store/usage/usage-store.ts';
+import type { UsageMinute, UsageQuery, UsageStore } from '../store/usage/usage-store.ts';
 
 /** Rows read per page: a page takes about a millisecond, so a caller's turn waits at most that long behind one. */
 const PAGE_ROWS = 500;
@@ -61,13 +61,13 @@ async function countWithin(usage: UsageStore, q: Omit<UsageQuery, 'limit' | 'aft
 }
 
 /**
- * The rows of [from, to) added up by the database per bucket, method, key, network, outcome and account
- * (UsageStore.summarizeUsage), within the same bound of rows as a read: what a report needs, in one statement.
+ * `work` on the rows of [from, to) (the database adding them up: UsageStore.summarizeUsage), within the same bound of
+ * rows as a read and in one turn of the gate.
  */
-export async function summarizeUsageRows(usage: UsageStore, q: Omit<UsageQuery, 'limit' | 'after'>, opts: ReadUsageOptions): Promise<UsageGroup[]> {
+export async function withinBound<T>(usage: UsageStore, q: Omit<UsageQuery, 'limit' | 'after'>, opts: ReadUsageOptions, work: () => Promise<T>): Promise<T> {
   await countWithin(usage, q, opts);
   if (performance.now() > opts.deadline) throw new UsageReadTimeoutError('analytics are busy: try again shortly');
-  return opts.gate.run(() => usage.summarizeUsage(q));
+  return opts.gate.run(work);
 }
 
 export interface ReadUsageOptions {
