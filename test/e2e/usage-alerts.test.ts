@@ -115,6 +115,31 @@ describe('usage you can filter, refusals counted, CSV, alerts', { timeout: 180_0
     assert.equal((await opApi('/operator/analytics?method=eth_blockNumber&keyId=' + k1.id)).body.totals.requests, 2);
   });
 
+  test("the operator's report of everyone counts each call once and lists each account with its own totals, by minute, hour and day", async () => {
+    const a = await account('everyone-a', 'test', [{}]);
+    const b = await account('everyone-b', 'test', [{}]);
+    for (let i = 0; i < 5; i++) await g.rpc(call('eth_chainId'), { key: a.keys[0].value });
+    await g.rpc(call('eth_getBalance', ['not an address', 'latest']), { key: a.keys[0].value });
+    for (let i = 0; i < 2; i++) await g.rpc(call('eth_blockNumber'), { key: b.keys[0].value });
+    const from = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    for (const bucket of ['minute', 'hour', 'day']) {
+      const range = bucket === 'minute' ? '' : `from=${from}&bucket=${bucket}`;
+      const all = await opApi(`/operator/analytics?${range}`);
+      assert.equal(all.status, 200, JSON.stringify(all.body));
+      const listed = all.body.byAccount as Array<{ accountId: string; requests: number; errors: number; computeUnits: number }>;
+      const sum = (k: 'requests' | 'errors' | 'computeUnits') => listed.reduce((n, x) => n + x[k], 0);
+      assert.deepEqual({ requests: sum('requests'), errors: sum('errors'), computeUnits: sum('computeUnits') }, all.body.totals, `${bucket}: everyone's totals are the accounts' added up`);
+      assert.equal(all.body.series.reduce((n: number, x: { requests: number }) => n + x.requests, 0), all.body.totals.requests, `${bucket}: the series adds up to the totals`);
+      assert.deepEqual(all.body.byKey, [], "everyone's report has no key of its own");
+      for (const [acct, requests, errors] of [[a, 6, 1], [b, 2, 0]] as const) {
+        const own = (await api('GET', `/analytics?${range}`, acct.admin)).body.totals;
+        assert.deepEqual(own.requests, requests, `${bucket}: the account's own report`);
+        const entry = listed.find((x) => x.accountId === acct.id);
+        assert.deepEqual(entry && { requests: entry.requests, errors: entry.errors, computeUnits: entry.computeUnits }, { ...own, errors }, `${bucket}: listed with its own totals`);
+      }
+    }
+  });
+
   test("a known key's 401 (revoked), 403 (IP allowlist), 404 (unknown network) and 429 (quota) are counted under it; its last use moves on success only", async () => {
     const a = await account('refused', 'tiny', [{ ipAllowlist: ['10.9.8.7'] }, {}, {}]);
     const [fenced, revoked, quota] = a.keys;
