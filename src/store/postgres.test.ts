@@ -30,7 +30,7 @@ async function emptyStore(): Promise<Stores> {
   const url = await sharedUrl();
   const store = await postgresStores(url);
   // DELETE, children first: on these few rows ~2 ms, where TRUNCATE (new files for every table) took ~300 ms a test.
-  const tables = ['usage', 'usage_minutes', 'request_log', 'sessions', 'account_tokens', 'members', 'mail_outbox', 'webhook_events', 'webhook_counters', 'webhooks', 'api_keys', 'accounts', 'plans', 'meta'];
+  const tables = ['usage', 'usage_minutes', 'usage_hours', 'usage_days', 'request_log', 'sessions', 'account_tokens', 'members', 'mail_outbox', 'webhook_events', 'webhook_counters', 'webhooks', 'api_keys', 'accounts', 'plans', 'meta'];
   await sql(url, `BEGIN; ${tables.map((t) => `DELETE FROM ${t};`).join(' ')} COMMIT`);
   return store;
 }

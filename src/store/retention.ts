@@ -22,7 +22,7 @@ const KEYS_PER_STEP = 100;
 export interface RetentionOptions {
   /** Usage rows older than this are dropped, days; 0: never. */
   retentionDays: number;
-  /** Minute rows older than this are rolled up into hourly rows, hours. */
+  /** Minute rows older than this leave the store (their hours' rows stay), hours. */
   rollupAfterHours: number;
   /** Keys revoked longer ago leave the store, days; 0: never. */
   revokedKeyDays: number;
@@ -30,23 +30,21 @@ export interface RetentionOptions {
   testEventHours: number;
 }
 
-/** What one run removed. */
+/** What one run removed (`hoursRolledUp`: hours whose minute rows left, read from their hour rows since). */
 export interface RetentionRun { sessions: number; testEvents: number; revokedKeys: number; hoursRolledUp: number; usageRowsRolledUp: number }
 
 /**
  * Store retention (churned keys and test events grew the store by 146 GB a day), run at start and hourly:
  * expired sessions deleted; webhook test events past `testEventHours` deleted; keys revoked more than
  * `revokedKeyDays` ago deleted, their usage folded into the account's `(revoked)` rows; usage minute rows older than
- * `rollupAfterHours` rolled up into one row per hour and cell; usage past `retentionDays` dropped. Each step is one
- * short statement or transaction, and every step waits its turn on the background pacer, so retention yields to
+ * `rollupAfterHours` dropped, an hour at a time (reads of those minutes read the hour rows, which every flush writes
+ * too); usage past `retentionDays` dropped. Each step is one short statement or transaction, and every step waits its turn on the background pacer, so retention yields to
  * callers as webhook work does.
  */
 export class Retention {
   private timer: NodeJS.Timeout | undefined;
   private previousValues: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
-  /** Hours before this one are rolled up already (by this process; at start, every hour is looked at once). */
-  private rolledUntil = '';
 
   constructor(private readonly store: { keys: KeyStore; usage: UsageStore; sessions: SessionStore; tokens: TokenStore; mail: MailStore; webhookEvents: WebhookEventStore }, private readonly opts: RetentionOptions, private readonly log: Logger, private readonly pacer: Pacer) {}
 
@@ -81,14 +79,13 @@ export class Retention {
       const before = new Date(now - o.revokedKeyDays * DAY).toISOString();
       for (let n = KEYS_PER_STEP; n === KEYS_PER_STEP;) out.revokedKeys += n = await this.step(() => this.store.keys.pruneRevokedKeys(before, KEYS_PER_STEP));
     }
-    // Whole hours only: the hour that holds the cutoff is rolled up at the next run.
+    // Whole hours only: the hour that holds the cutoff goes at the next run. Reads of older minutes read the hours.
     const cutoff = `${minuteOf(now - o.rollupAfterHours * HOUR).slice(0, 13)}:00`;
     for (;;) {
-      const r = await this.step(() => this.store.usage.rollupUsageHour(this.rolledUntil, cutoff));
+      const r = await this.step(() => this.store.usage.dropMinuteHour(cutoff));
       if (!r) break;
       out.hoursRolledUp++;
       out.usageRowsRolledUp += r.removed;
-      this.rolledUntil = minuteOf(Date.parse(`${r.hour}Z`) + HOUR);
     }
     if (o.retentionDays > 0) await this.step(() => this.store.usage.pruneUsageMinutes(minuteOf(now - o.retentionDays * DAY)));
     // Invitation and reset tokens go a day after they expired or were used; mail a week after it was sent

@@ -187,7 +187,7 @@ export function usageStoreContract(c: StoreContract): void {
       const all = () => store.usage.listUsageMinutes({ from: '2026-01-01T00:00', to: '2027-01-01T00:00' });
       const sum = (rows: UsageMinute[]) => rows.reduce((t, r) => ({ requests: t.requests + r.requests, computeUnits: t.computeUnits + r.computeUnits, latencyMsSum: t.latencyMsSum + r.latencyMsSum, l0: t.l0 + r.latency[0] }), { requests: 0, computeUnits: 0, latencyMsSum: 0, l0: 0 });
 
-      test('rolls up one hour at a time into one row per cell at its first minute: fewer rows, the same totals', async () => {
+      test('drops minute rows an hour at a time; reads of those minutes read the hours: fewer rows, the same totals', async () => {
         const rows: UsageMinute[] = [];
         for (let m = 0; m < 60; m++) {
           const minute = `2026-03-01T10:${String(m).padStart(2, '0')}`;
@@ -196,19 +196,22 @@ export function usageStoreContract(c: StoreContract): void {
         rows.push(row({ minute: '2026-03-01T11:05' }), row({ minute: '2026-03-01T12:00' }));
         await store.usage.addUsageMinutes(rows);
         const before = sum(await all());
-        const first = await store.usage.rollupUsageHour('2026-01-01T00:00', '2026-03-01T12:00');
-        // 177 rows of the cells, 118 of everyone's (two a minute: eth_call of both accounts added up, and eth_chainId).
-        assert.deepEqual(first, { hour: '2026-03-01T10:00', removed: 295 });
-        const second = await store.usage.rollupUsageHour('2026-03-01T11:00', '2026-03-01T12:00');
-        assert.deepEqual(second, { hour: '2026-03-01T11:00', removed: 2 });
-        assert.equal(await store.usage.rollupUsageHour('2026-03-01T12:00', '2026-03-01T12:00'), undefined, 'the hour not yet due stays');
+        // 180 rows of the cells, 120 of everyone's (two a minute: eth_call of both accounts added up, and eth_chainId).
+        assert.deepEqual(await store.usage.dropMinuteHour('2026-03-01T12:00'), { hour: '2026-03-01T10:00', removed: 300 });
+        // A read while only some hours before the mark are gone still counts every call once.
+        assert.deepEqual(sum(await all()), before);
+        assert.deepEqual(await store.usage.dropMinuteHour('2026-03-01T12:00'), { hour: '2026-03-01T11:00', removed: 2 });
+        assert.equal(await store.usage.dropMinuteHour('2026-03-01T12:00'), undefined, 'the hour not yet due stays');
         const after = await all();
-        console.log(`usage roll-up: ${rows.length} rows -> ${after.length} rows, ${before.requests} requests before and after`);
+        console.log(`usage minute rows dropped: ${rows.length} rows -> ${after.length} rows read, ${before.requests} requests before and after`);
         assert.equal(after.length, 5);
         assert.deepEqual(sum(after), before);
         assert.deepEqual(after.find((r) => r.minute === '2026-03-01T10:00' && r.keyId === 'key-1' && r.method === 'eth_call'), row({ requests: 60, computeUnits: 1560, latencyMsSum: 180, latency: [60, 0, 0, 0, 0, 0] }));
+        assert.equal(after.find((r) => r.minute === '2026-03-01T12:00')?.requests, 1, 'the minute after the mark is read as a minute');
+        // A late flush of a dropped minute counts at once (in its hour), and its minute row goes with the next drop.
         await store.usage.addUsageMinutes([row({ minute: '2026-03-01T10:30' })]);
-        assert.equal((await store.usage.rollupUsageHour('2026-01-01T00:00', '2026-03-01T12:00'))?.removed, 2, 'a late flush into a rolled hour is rolled up again (its row and everyone\'s)');
+        assert.equal(sum(await all()).requests, before.requests + 1);
+        assert.equal((await store.usage.dropMinuteHour('2026-03-01T12:00'))?.removed, 2, "the late row and everyone's");
         assert.equal(sum(await all()).requests, before.requests + 1);
       });
 

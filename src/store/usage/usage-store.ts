@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
 import { maintenanceWrite } from '../sql/maintenance.ts';
 import { SqlDb } from '../sql/sql-db.ts';
+import type { Q } from '../sql/tables.ts';
 import { usageBatches } from './usage-batches.ts';
 import type { UsageMinute, UsageQuery, UsageSums } from './usage-minute.ts';
-import { addUpUsage, hourOf, USAGE_CELL, USAGE_COLUMNS, USAGE_SUMMED, USAGE_TABLES, usageBatch, usageFilter, usageMinuteFromRow } from './usage-rows.ts';
+import { hourOf, USAGE_CELL, USAGE_SUMMED, USAGE_TABLES, usageBatch, usageFilter, usageMinuteFromRow } from './usage-rows.ts';
 
 export { groupKeyId, LATENCY_BUCKETS_MS } from './usage-minute.ts';
 export { EVERYONE, grainStart, type UsageGrain } from './usage-rows.ts';
@@ -53,11 +54,13 @@ export interface UsageStore {
   /** Drops usage rows (every grain) before `minute` (retention). */
   pruneUsageMinutes(before: string): Promise<void>;
   /**
-   * Rolls up one hour: the first hour at or after `from` and before `before` that has usage rows; its
-   * rows are folded into one row per cell at the hour's first minute (`HH:00`). Answers that hour and how many rows
-   * went, or undefined when no such hour has rows. Adds stay exact: a late flush into a rolled hour is a minute row again.
+   * Minute rows before `before` (an hour's first minute) leave the store, the oldest hour of them per call: from then
+   * on a read of minutes before `before` reads the hour rows (each hour's calls at its first minute), which hold the
+   * same calls (every flush writes both). Answers the hour and how many rows went, or undefined when none is left.
+   * Exact whatever comes late: a late flush of such a minute is in its hour's row already, and its minute row goes
+   * with the next call.
    */
-  rollupUsageHour(from: string, before: string): Promise<{ hour: string; removed: number } | undefined>;
+  dropMinuteHour(before: string): Promise<{ hour: string; removed: number } | undefined>;
 }
 
 /** Accounts per read of getUsages: far below either dialect's bound on a statement's parameters. */
@@ -78,8 +81,21 @@ const DIMENSIONS: Array<[UsageDimension, 'minute' | 'method' | 'key_id' | 'netwo
   ['minute', 'minute'], ['method', 'method'], ['key', 'key_id'], ['network', 'network'], ['code', 'code'], ['account', 'account_id'],
 ];
 
-/** The table a query reads: its grain's. */
-const tableOf = (q: { grain?: keyof typeof USAGE_TABLES }) => USAGE_TABLES[q.grain ?? 'minute'] as 'usage_minutes';
+/** The meta entry naming the first minute whose minute rows are all kept (older ones are read from the hours). */
+const MINUTES_FROM = 'usage.minutesFrom';
+
+/**
+ * What a query reads: its grain's table; for minutes, the hour rows before the first minute kept and the minute rows
+ * from it, in one statement (so a drop of minute rows running meanwhile is seen whole or not at all). Typed as the
+ * minute table: the derived table has its columns.
+ */
+function tableOf(q: { grain?: keyof typeof USAGE_TABLES }, k: SqlDb['k']): 'usage_minutes' {
+  if (q.grain !== undefined && q.grain !== 'minute') return USAGE_TABLES[q.grain] as 'usage_minutes';
+  const from = k.selectFrom('meta').select((eb) => eb.fn.coalesce(eb.fn.max('value'), eb.val('')).as('v')).where('name', '=', MINUTES_FROM);
+  const both = k.selectFrom('usage_hours').selectAll().where('minute', '<', from)
+    .unionAll(k.selectFrom('usage_minutes').selectAll().where('minute', '>=', from));
+  return both.as('usage_minutes') as unknown as 'usage_minutes';
+}
 
 /** The usage store on a database. */
 export function usageStore(db: SqlDb): UsageStore {
@@ -108,7 +124,7 @@ export function usageStore(db: SqlDb): UsageStore {
     },
     async listUsageMinutes(q) {
       // In row order, the order the cursor of a page is compared in.
-      let read = k.selectFrom(tableOf(q)).selectAll().where(usageFilter(q));
+      let read = k.selectFrom(tableOf(q, k)).selectAll().where(usageFilter(q));
       for (const col of USAGE_CELL) read = read.orderBy(col);
       if (q.limit !== undefined) read = read.limit(q.limit);
       return (await read.execute()).map((r) => usageMinuteFromRow(r, codec));
@@ -116,12 +132,12 @@ export function usageStore(db: SqlDb): UsageStore {
     async countUsageMinutes(q, cap) {
       // The inner LIMIT stops the scan at `cap` rows: a refused analytics query costs one bounded count, not a read.
       // The same filters as the read, unordered (a count needs no order), so the same index answers it.
-      const capped = k.selectFrom(tableOf(q)).select(sql.lit(1).as('one')).where(usageFilter({ ...q, after: undefined })).limit(cap);
+      const capped = k.selectFrom(tableOf(q, k)).select(sql.lit(1).as('one')).where(usageFilter({ ...q, after: undefined })).limit(cap);
       const row = await k.selectFrom(capped.as('capped')).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
       return Number(row.n);
     },
     async sumUsageMinutes(q) {
-      const row = await k.selectFrom(tableOf(q))
+      const row = await k.selectFrom(tableOf(q, k))
         .select((eb) => [
           eb.fn.coalesce(eb.fn.sum('requests'), eb.lit(0)).as('requests'),
           eb.fn.coalesce(eb.fn.sum(eb.case().when('code', '<>', eb.lit(0)).then(eb.ref('requests')).else(eb.lit(0)).end()), eb.lit(0)).as('errors'),
@@ -134,7 +150,7 @@ export function usageStore(db: SqlDb): UsageStore {
     async summarizeUsage(q) {
       // One group-by per dimension over the same range of the same index, in one statement.
       const filter = usageFilter({ ...q, after: undefined });
-      const per = ([by, col]: (typeof DIMENSIONS)[number]) => k.selectFrom(tableOf(q))
+      const per = ([by, col]: (typeof DIMENSIONS)[number]) => k.selectFrom(tableOf(q, k))
         .select((eb) => [
           sql.lit(by).as('by'), eb.cast<string>(eb.ref(col), 'text').as('value'),
           ...USAGE_SUMMED.map((c) => eb.fn.sum<number>(c).as(c)),
@@ -154,12 +170,12 @@ export function usageStore(db: SqlDb): UsageStore {
       // First the accounts, by one sum (added up across a month of every account's rows, each further sum cost as
       // much again); then their sums, by the account index.
       const filter = usageFilter({ ...q, accountId: undefined, after: undefined });
-      const top = await k.selectFrom(tableOf(q))
+      const top = await k.selectFrom(tableOf(q, k))
         .select((eb) => ['account_id', eb.fn.sum<number>('requests').as('requests')])
         .where(filter).groupBy('account_id').orderBy('requests', 'desc').orderBy('account_id').limit(limit)
         .execute();
       if (top.length === 0) return [];
-      const rows = await k.selectFrom(tableOf(q))
+      const rows = await k.selectFrom(tableOf(q, k))
         .select((eb) => [
           'account_id',
           ...USAGE_SUMMED.map((col) => eb.fn.sum<number>(col).as(col)),
@@ -176,25 +192,22 @@ export function usageStore(db: SqlDb): UsageStore {
     async pruneUsageMinutes(before) {
       for (const table of Object.values(USAGE_TABLES)) await k.deleteFrom(table as 'usage_minutes').where('minute', '<', before).execute();
     },
-    async rollupUsageHour(from, before) {
-      const first = await k.selectFrom('usage_minutes').select('minute').where('minute', '>=', from).where('minute', '<', before)
-        .orderBy('minute').limit(1).executeTakeFirst();
-      if (!first) return undefined;
+    async dropMinuteHour(before) {
+      // Marked first, in the same transaction as the delete: a read that sees the rows gone also reads their hours.
+      const mark = (q: Q) => q.insertInto('meta').values({ name: MINUTES_FROM, value: before })
+        .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({
+          value: eb.case().when(eb.ref('excluded.value'), '>', eb.ref('meta.value')).then(eb.ref('excluded.value')).else(eb.ref('meta.value')).end(),
+        })))
+        .execute();
+      const first = await k.selectFrom('usage_minutes').select('minute').where('minute', '<', before).orderBy('minute').limit(1).executeTakeFirst();
+      if (!first) {
+        await maintenanceWrite(db, mark);
+        return undefined;
+      }
       const { hour, next } = hourOf(first.minute);
-      // The minutes after `HH:00` folded into the `HH:00` row of their cell, then deleted, in one transaction.
       const removed = await maintenanceWrite(db, async (q) => {
-        await q.insertInto('usage_minutes').columns(USAGE_COLUMNS)
-          .expression((eb) => eb.selectFrom('usage_minutes')
-            .select([
-              // Typed: PostgreSQL cannot tell a bare parameter's type in a select list.
-              eb.cast<string>(eb.val(hour), 'text').as('minute'), 'account_id', 'key_id', 'network', 'method', 'code',
-              ...USAGE_SUMMED.map((col) => eb.fn.sum<number>(col).as(col)),
-            ])
-            .where('minute', '>', hour).where('minute', '<', next)
-            .groupBy(['account_id', 'key_id', 'network', 'method', 'code']))
-          .onConflict(addUpUsage)
-          .execute();
-        return SqlDb.changed(await q.deleteFrom('usage_minutes').where('minute', '>', hour).where('minute', '<', next).execute());
+        await mark(q);
+        return SqlDb.changed(await q.deleteFrom('usage_minutes').where('minute', '>=', hour).where('minute', '<', next).where('minute', '<', before).execute());
       });
       return { hour, removed };
     },
