@@ -104,6 +104,8 @@ export async function scaleHistory(targets: BenchTargets): Promise<void> {
     const buildS = (performance.now() - t0) / 1000;
     const { id: _, ...plan } = SCALE_PLAN;
     proc = await startNodegate({
+      // A store started before prints no key: this section makes its own.
+      ...(kept ? { key: 'ngk_none' } : {}),
       env: { REDIS_URL: '', DATABASE_URL: state.url, NODEGATE_LOG_LEVEL: 'warn', NODEGATE_WORKERS: '' },
       config: {
         networks: { mainnet: { chainId: CHAIN_ID, upstream: anvil.url } },

@@ -148,18 +148,19 @@ export function usageStore(db: SqlDb): UsageStore {
       return { requests: Number(row.requests), errors: Number(row.errors), computeUnits: Number(row.compute_units) };
     },
     async summarizeUsage(q) {
-      // One group-by per dimension over the same range of the same index, in one statement.
-      const filter = usageFilter({ ...q, after: undefined });
-      const per = ([by, col]: (typeof DIMENSIONS)[number]) => k.selectFrom(tableOf(q, k))
+      // The rows selected once (a CTE materialized: for minutes it is two tables' ranges), then one group-by per
+      // dimension over them, in one statement.
+      const selected = k.with((cte) => cte('selected').materialized(), (w) => w.selectFrom(tableOf(q, k)).selectAll().where(usageFilter({ ...q, after: undefined })));
+      const per = (from: typeof selected | typeof k, [by, col]: (typeof DIMENSIONS)[number]) => (from as typeof selected).selectFrom('selected')
         .select((eb) => [
           sql.lit(by).as('by'), eb.cast<string>(eb.ref(col), 'text').as('value'),
           ...USAGE_SUMMED.map((c) => eb.fn.sum<number>(c).as(c)),
           eb.fn.sum<number>(eb.case().when('code', '<>', eb.lit(0)).then(eb.ref('requests')).else(eb.lit(0)).end()).as('errors'),
         ])
-        .where(filter)
         .groupBy(col);
-      let all = per(DIMENSIONS[0]);
-      for (const d of DIMENSIONS.slice(1)) all = all.unionAll(per(d));
+      // The first branch carries the WITH; the others name the CTE, which the whole statement sees.
+      let all = per(selected, DIMENSIONS[0]);
+      for (const d of DIMENSIONS.slice(1)) all = all.unionAll(per(k, d));
       const rows = await all.execute();
       return rows.map((r) => ({
         by: r.by as UsageDimension, value: String(r.value), requests: codec.big(r.requests), computeUnits: codec.big(r.compute_units),
