@@ -53,8 +53,21 @@ export function redisWhere(url: string): string {
   return `${u.hostname}:${u.port || 6379}`;
 }
 
-/** Closes a connection without waiting on a server that does not answer (quit() waits for a reply). */
+/** The commands a connection holds unanswered (ioredis's own queues: sent, and waiting to be sent). */
+type Queued = { command: { promise: Promise<unknown> } };
+const queuedOf = (redis: Redis): Queued[] => {
+  const q = redis as unknown as { offlineQueue?: { toArray(): Queued[] }; commandQueue?: { toArray(): Queued[] } };
+  return [...(q.offlineQueue?.toArray() ?? []), ...(q.commandQueue?.toArray() ?? [])];
+};
+
+/**
+ * Closes a connection without waiting on a server that does not answer (quit() waits for a reply). A close rejects
+ * every command still queued, and some have no caller to hear it: ioredis's own SUBSCRIBE after a reconnect is sent
+ * with no handler, and a rejection nobody handles ends the process. Each gets one here first; a caller still
+ * waiting on its command gets the rejection as before.
+ */
 export async function closeConnection(redis: Redis): Promise<void> {
   if (redis.status === 'ready') await redis.quit().catch(() => {});
+  for (const item of queuedOf(redis)) item.command.promise?.catch(() => {});
   redis.disconnect();
 }
