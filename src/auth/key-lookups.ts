@@ -38,7 +38,10 @@ export class KeyLookups {
     if (!batch || batch.size === 0) return;
     this.batch = undefined;
     const hashes = [...batch.keys()];
-    this.store.keys.findKeysByHash(hashes, now).then(
+    const read = hashes.length === 1
+      ? this.store.keys.findKeyByHash(hashes[0], now).then((c) => new Map(c ? [[hashes[0], c]] : []))
+      : this.store.keys.findKeysByHash(hashes, now);
+    read.then(
       (found) => { for (const [h, w] of batch) w.resolve(found.get(h)); },
       (err) => { for (const w of batch.values()) w.reject(err); },
     );

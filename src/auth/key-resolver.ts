@@ -6,9 +6,8 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import { bounded } from '../store/bounded.ts';
 import { StoreOutage } from '../store/outage.ts';
 import { parseAllowlist } from './ip-allowlist.ts';
-import { findKeyByHash, type KeyChanges, type KeyStore } from '../store/keys/key-store.ts';
+import type { KeyChanges, KeyStore } from '../store/keys/key-store.ts';
 import { KeyChangeFeed } from './key-changes.ts';
-import { KeyDirectory, type DirectorySource } from './key-directory.ts';
 import { KeyLookups } from './key-lookups.ts';
 import { RecentMap } from './recent-map.ts';
 
@@ -61,8 +60,6 @@ export interface KeyCacheSize {
   unknownEntries: number;
   /** Follow the store's changes (auth/key-changes.ts): keys in use are not looked up again each ttl. */
   followChanges: boolean;
-  /** Keys read into memory at start (auth/key-directory.ts), when changes are followed; 0: none. */
-  directoryKeys: number;
 }
 
 /** How a resolver behaves when the store does not answer (docs/deployment.md, "When the store is lost"). */
@@ -90,11 +87,6 @@ export class KeyResolver {
   private readonly unknown: RecentMap<Entry>;
   private readonly feed: KeyChangeFeed | undefined;
   private readonly lookups: KeyLookups;
-  private readonly directory: KeyDirectory | undefined;
-  /** Settles when the directory's read at start has ended (at once without a directory). */
-  readonly directoryRead: Promise<void> = Promise.resolve();
-  /** When this instance last changed keys, accounts or plans itself (`invalidate`). */
-  private invalidatedAt = -Infinity;
   /** Key id → last use, ms; turned into ISO strings only when flushed. */
   private readonly lastUsed = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
@@ -105,14 +97,14 @@ export class KeyResolver {
   readonly jwts: JwtChecks;
 
   constructor(
-    private readonly store: { keys: KeyStore } & Partial<DirectorySource>,
+    private readonly store: { keys: KeyStore },
     private readonly ttlMs = 1000,
     flushMs = 10_000,
     size: Partial<KeyCacheSize> = {},
     failStatic: Partial<FailStatic> = {},
     private readonly now: () => number = Date.now,
   ) {
-    const { entries = 200_000, unknownEntries = 10_000, followChanges = false, directoryKeys = 0 } = size;
+    const { entries = 200_000, unknownEntries = 10_000, followChanges = false } = size;
     this.known = new RecentMap(entries);
     this.unknown = new RecentMap(unknownEntries);
     this.lookups = new KeyLookups(store);
@@ -122,15 +114,6 @@ export class KeyResolver {
       const { outage } = this.failStatic;
       this.feed = new KeyChangeFeed(store, ttlMs, (c) => this.drop(c), now, () => outage.answered());
       this.feed.start();
-      const { accounts, plans } = store;
-      if (directoryKeys > 0 && accounts && plans) {
-        // Read after the feed's first look: what that look reports (the last seconds' changes) is then in what is read,
-        // and every change reported later is newer than the read. A failed read leaves the directory as far as it got:
-        // a key not in it is looked up, as without one.
-        const directory = new KeyDirectory({ keys: store.keys, accounts, plans }, directoryKeys);
-        this.directory = directory;
-        this.directoryRead = this.feed.look().catch(() => {}).then(() => directory.load()).catch(() => {});
-      }
     }
     this.jwts = new JwtChecks(now);
     if (flushMs > 0) {
@@ -151,24 +134,8 @@ export class KeyResolver {
     if (!entry && (!value || !isKeyValue(value))) throw new GatewayError(value ? 'INVALID_KEY' : 'KEY_MISSING');
     const now = this.now();
     // A key known and fresh is decided at once (no promise: every request passes here); else once the store answers.
-    if (!entry || (entry.followed ? this.feed!.trustedUntil : entry.expires) < now) {
-      const found = this.fromDirectory(value!, entry, now);
-      if (found) return this.usable(found, now);
-      return this.refresh(value!, entry, now).then((e) => this.usable(e, now));
-    }
+    if (!entry || (entry.followed ? this.feed!.trustedUntil : entry.expires) < now) return this.refresh(value!, entry, now).then((e) => this.usable(e, now));
     return this.usable(entry, now);
-  }
-
-  /**
-   * The key as the directory holds it, while the feed answers and has looked since this instance's own last change
-   * (`invalidate`: until the feed reports it, the directory may hold what the change replaced); else undefined.
-   */
-  private fromDirectory(value: string, stale: Entry | undefined, now: number): Entry | undefined {
-    const { directory, feed } = this;
-    if (!directory || now > feed!.trustedUntil || feed!.seenAt <= this.invalidatedAt) return undefined;
-    const hash = hashKey(value);
-    const ctx = directory.get(hash);
-    return ctx && this.put(value, hash, ctx, now, stale, feed!.generation);
   }
 
   private usable(entry: Entry, now: number): ResolvedKey {
@@ -255,7 +222,6 @@ export class KeyResolver {
     const keys = ids(c.keys);
     const accounts = ids(c.accounts);
     const plans = ids(c.plans);
-    this.directory?.forget(c);
     this.known.sweep((e) => keys.has(e.resolved!.key.id) || accounts.has(e.resolved!.account.id) || plans.has(e.resolved!.plan.id));
   }
 
@@ -273,7 +239,7 @@ export class KeyResolver {
     const { outage, storeWaitMs } = this.failStatic;
     const hash = hashKey(value);
     const generation = this.feed?.generation;
-    bounded(findKeyByHash(this.store.keys, hash, new Date(now).toISOString()), storeWaitMs).then(
+    bounded(this.store.keys.findKeyByHash(hash, new Date(now).toISOString()), storeWaitMs).then(
       (ctx) => {
         outage.answered();
         this.put(value, hash, ctx, this.now(), undefined, generation);
@@ -284,7 +250,6 @@ export class KeyResolver {
 
   /** Drops every cached resolution: called on every change to accounts, plans or keys. */
   invalidate(): void {
-    this.invalidatedAt = this.now();
     this.known.clear();
     this.unknown.clear();
   }
@@ -306,7 +271,6 @@ export class KeyResolver {
   async close(): Promise<void> {
     clearInterval(this.timer);
     this.feed?.stop();
-    this.directory?.stop();
     await this.flushLastUsed().catch(() => {});
   }
 }

@@ -50,13 +50,12 @@ export interface KeyStore {
   listKeys(accountId: string, page?: KeyPage): Promise<ApiKey[]>;
   /** How many of the account's keys are not revoked. */
   countActiveKeys(accountId: string): Promise<number>;
-  /** Keys not revoked, in id order, after the key `afterId` ('': from the first): at most `limit` (a keyset page). */
-  pageKeys(afterId: string, limit: number): Promise<ApiKey[]>;
   /**
-   * The keys with these SHA-256s, each with its account and plan, in one read (the hot path's only store access); also
-   * a key whose previous value has one of them, while that value's overlap (`previousUntil`) runs at `now`. What was
-   * found, by the hash asked.
+   * The key with this SHA-256, with its account and plan, in one read (the hot path's only store access); also a
+   * key whose previous value has this hash, while that value's overlap (`previousUntil`) runs at `now`.
    */
+  findKeyByHash(hash: string, now?: string): Promise<KeyContext | undefined>;
+  /** As findKeyByHash for several hashes in one read: what was found, by the hash asked. */
   findKeysByHash(hashes: readonly string[], now: string): Promise<Map<string, KeyContext>>;
   /**
    * Keys whose value starts with `prefix` (as `prefix` shows it), or whose previous value does while its overlap
@@ -148,11 +147,6 @@ const LIST_FIELDS = ['ipAllowlist', 'originAllowlist', 'networkAllowlist', 'meth
 const conflict = (key: { id: string; accountId: string }) => (v: Violation) =>
   v.kind === 'reference' ? `unknown account "${key.accountId}"` : `a key with this ${v.column === 'id' ? `id (${key.id})` : 'value'} already exists`;
 
-/** The key with this hash (KeyStore.findKeysByHash, for one). */
-export async function findKeyByHash(keys: Pick<KeyStore, 'findKeysByHash'>, hash: string, now = new Date().toISOString()): Promise<KeyContext | undefined> {
-  return (await keys.findKeysByHash([hash], now)).get(hash);
-}
-
 /** The key store on a database. */
 export function keyStore(db: SqlDb, feed: SqlDb = db): KeyStore {
   const { k, codec } = db;
@@ -201,17 +195,15 @@ export function keyStore(db: SqlDb, feed: SqlDb = db): KeyStore {
         .where('account_id', '=', accountId).where('revoked_at', 'is', null).executeTakeFirstOrThrow();
       return Number(n);
     },
-    async pageKeys(afterId, limit) {
-      const rows = await k.selectFrom('api_keys').selectAll().where('id', '>', afterId).where('revoked_at', 'is', null).orderBy('id').limit(limit).execute();
-      return rows.map((r) => keyFromRow(r as Record<string, unknown>, codec));
+    async findKeyByHash(hash, now = new Date().toISOString()) {
+      const [row] = (await k.executeQuery<Record<string, unknown>>({ ...lookup, parameters: [hash, hash, now] })).rows;
+      if (!row) return undefined;
+      return { key: keyFromRow(row, codec, 'k_'), account: accountFromRow(row, codec, 'a_'), plan: planFromRow(row, codec, 'p_') };
     },
     async findKeysByHash(hashes, now) {
-      // One hash (the common miss) takes the statement compiled once; several, one statement made for them.
-      const rows = hashes.length === 1
-        ? (await k.executeQuery<Record<string, unknown>>({ ...lookup, parameters: [hashes[0], hashes[0], isoTime(now)] })).rows
-        : await withContext()
-          .where((eb) => eb.or([eb('k.hash', 'in', hashes), eb.and([eb('k.previous_hash', 'in', hashes), eb('k.previous_until', '>', isoTime(now))])]))
-          .execute();
+      const rows = await withContext()
+        .where((eb) => eb.or([eb('k.hash', 'in', hashes), eb.and([eb('k.previous_hash', 'in', hashes), eb('k.previous_until', '>', isoTime(now))])]))
+        .execute();
       const asked = new Set(hashes);
       const found = new Map<string, KeyContext>();
       for (const r of rows as Array<Record<string, unknown>>) {
