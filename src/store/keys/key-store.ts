@@ -264,7 +264,9 @@ export function keyStore(db: SqlDb, feed: SqlDb = db): KeyStore {
       // statement (one round trip, one transaction); SQLite, in process, pays no round trip per statement, and has no
       // arrays to unnest, so there it is one update per key in one transaction.
       if (db.dialect === 'postgres') {
-        await sql`UPDATE api_keys k SET last_used_at = v.t FROM unnest(${[...lastUsed.keys()]}::text[], ${[...lastUsed.values()].map(isoTime)}::timestamptz[]) AS v (id, t)
+        // The batch as one JSON parameter: encoded natively, where arrays are encoded element by element.
+        const pairs = JSON.stringify(Array.from(lastUsed, ([id, at]) => [id, isoTime(at)]));
+        await sql`UPDATE api_keys k SET last_used_at = v.t FROM (SELECT e->>0 AS id, (e->>1)::timestamptz AS t FROM jsonb_array_elements(${pairs}::jsonb) AS e) AS v
           WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.t)`.execute(k);
         return;
       }
