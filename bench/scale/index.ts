@@ -11,6 +11,7 @@ import { scaleHistory } from './history.ts';
 import { scaleKeys } from './keys.ts';
 import { scaleNetworks } from './networks.ts';
 import { scaleSockets } from './sockets.ts';
+import { scaleWrites } from './writes.ts';
 
 /** A section: `tmp` is a directory of its own for scripts and files, removed after it. */
 export type ScaleSection = (targets: BenchTargets, tmp: string) => Promise<void>;
@@ -20,6 +21,7 @@ const SECTIONS: Array<[string, ScaleSection]> = [
   ['networks', scaleNetworks],
   ['sockets', scaleSockets],
   ['history', scaleHistory],
+  ['writes', scaleWrites],
 ];
 
 export async function benchScale(targets: BenchTargets): Promise<void> {
