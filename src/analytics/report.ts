@@ -5,19 +5,10 @@ export type Bucket = 'minute' | 'hour' | 'day';
 
 interface Tally { requests: number; computeUnits: number; errors: number }
 const tally = (): Tally => ({ requests: 0, computeUnits: 0, errors: 0 });
-const add = (t: Tally, r: UsageMinute) => {
-  t.requests += r.requests;
-  t.computeUnits += r.computeUnits;
-  if (r.code !== 0) t.errors += r.requests;
-};
 
 /** A breakdown's tally with its latency histogram, for its median and p99. */
 interface Timed extends Tally { latency: number[] }
 const timedTally = (): Timed => ({ ...tally(), latency: LATENCY_BUCKETS_MS.map(() => 0).concat(0) });
-const addTimed = (t: Timed, r: UsageMinute) => {
-  add(t, r);
-  for (let i = 0; i < r.latency.length; i++) t.latency[i] += r.latency[i];
-};
 /** A tally as answered: its counts, and the median and p99 latency (bucket bounds, ms; null: none timed or slower than the last bound). */
 const shown = ({ latency, ...t }: Timed) => ({ ...t, p50Ms: percentileMs(latency, 0.5), p99Ms: percentileMs(latency, 0.99) });
 
@@ -36,7 +27,7 @@ export const shownKey = (keyId: string) => (keyId.startsWith('(') ? keyId.slice(
 /**
  * Usage rows folded into what the analytics API and the dashboard show: totals, a time series per bucket (empty
  * buckets included, so a chart has no gaps), breakdowns by method, key, network and outcome, and the latency
- * histogram. Rows are added as they are read (page by page: nothing holds them all), then `result()`.
+ * histogram, from the groups the database added up (`addGroups`), then `result()`.
  */
 export class UsageReport {
   private readonly totals = tally();
@@ -50,22 +41,6 @@ export class UsageReport {
     for (let t = Date.parse(`${bucketOf(from, bucket)}Z`); t < Date.parse(`${to}Z`); t += step) {
       this.series.set(new Date(t).toISOString().slice(0, 16), { ...tally(), latencyMsSum: 0, timed: 0 });
     }
-  }
-
-  add(r: UsageMinute): void {
-    add(this.totals, r);
-    const s = this.series.get(bucketOf(r.minute, this.bucket));
-    if (s) { add(s, r); s.latencyMsSum += r.latencyMsSum; s.timed += timed(r); }
-    for (const [name, value] of [['method', r.method], ['key', shownKey(r.keyId)], ['network', r.network], ['code', String(r.code)], ['account', r.accountId]] as const) {
-      // Everyone's rows belong to no key and no account.
-      if (value === EVERYONE && (name === 'key' || name === 'account')) continue;
-      const m = this.by[name];
-      let t = m.get(value);
-      if (!t) m.set(value, (t = timedTally()));
-      addTimed(t, r);
-    }
-    for (let i = 0; i < r.latency.length; i++) this.latency[i] += r.latency[i];
-    this.latencyMsSum += r.latencyMsSum;
   }
 
   /**
@@ -126,11 +101,4 @@ export class UsageReport {
       },
     };
   }
-}
-
-/** The report of rows read at once (the CLI). */
-export function report(rows: readonly UsageMinute[], from: string, to: string, bucket: Bucket) {
-  const r = new UsageReport(from, to, bucket);
-  for (const row of rows) r.add(row);
-  return r.result();
 }

@@ -1,4 +1,5 @@
-import { report } from '../../analytics/report.ts';
+import { bucketOf, UsageReport } from '../../analytics/report.ts';
+import { EVERYONE } from '../../store/usage/usage-rows.ts';
 import { minuteOf } from '../../store/minute.ts';
 import { monthOf } from '../../limits/quota.ts';
 import { UsageError } from '../errors.ts';
@@ -19,7 +20,9 @@ export const USAGE_COMMANDS: Record<string, Subcommand> = {
       const hours = v.hours === undefined ? 24 : Number(v.hours);
       if (!Number.isFinite(hours) || hours <= 0 || hours > 24 * 90) throw new UsageError('--hours must be a number of hours from 1 to 2160');
       const now = Date.now();
-      const from = minuteOf(now - hours * HOURS);
+      const bucket = hours <= 3 ? 'minute' : hours <= 72 ? 'hour' : 'day';
+      // From its bucket's start: an hour or day bucket counts whole hours or days, as the analytics API does.
+      const from = bucketOf(minuteOf(now - hours * HOURS), bucket);
       const to = minuteOf(now + 60_000);
       // An account that does not exist is an error, not a report of zeros.
       const ref = str(v, 'account');
@@ -27,8 +30,14 @@ export const USAGE_COMMANDS: Record<string, Subcommand> = {
       const s = str(v, 'status');
       if (s !== undefined && !/^(ok|error|-?\d{1,6})$/.test(s)) throw new UsageError('--status must be ok, error, or an error code such as -32005');
       const status = s === undefined || s === 'ok' || s === 'error' ? s : Number(s);
-      const rows = await cx.store.usage.listUsageMinutes({ from, to, accountId, keyId: str(v, 'key'), network: str(v, 'network'), method: str(v, 'method'), status });
-      const r = report(rows, from, to, hours <= 3 ? 'minute' : hours <= 72 ? 'hour' : 'day');
+      const keyId = str(v, 'key');
+      // Added up by the database at the buckets' grain; all accounts from the rows that add up everyone's calls.
+      const everyone = accountId === undefined && keyId === undefined;
+      const report = new UsageReport(from, to, bucket);
+      report.addGroups(await cx.store.usage.summarizeUsage({
+        grain: bucket, from, to, accountId: everyone ? EVERYONE : accountId, keyId, network: str(v, 'network'), method: str(v, 'method'), status,
+      }));
+      const r = report.result();
       const month = monthOf(now);
       const quota = accountId ? { month, used: await cx.store.usage.getUsage(accountId, month) } : undefined;
       const text = [
