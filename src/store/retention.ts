@@ -30,8 +30,8 @@ export interface RetentionOptions {
   testEventHours: number;
 }
 
-/** What one run removed (`hoursRolledUp`: hours whose minute rows left, read from their hour rows since). */
-export interface RetentionRun { sessions: number; testEvents: number; revokedKeys: number; hoursRolledUp: number; usageRowsRolledUp: number }
+/** What one run removed (`minuteHoursDropped`: hours whose minute rows left, read from their hour rows since). */
+export interface RetentionRun { sessions: number; testEvents: number; revokedKeys: number; minuteHoursDropped: number; minuteRowsDropped: number }
 
 /**
  * Store retention (churned keys and test events grew the store by 146 GB a day), run at start and hourly:
@@ -71,7 +71,7 @@ export class Retention {
   /** One run at time `now`. */
   async run(now = Date.now()): Promise<RetentionRun> {
     const o = this.opts;
-    const out: RetentionRun = { sessions: 0, testEvents: 0, revokedKeys: 0, hoursRolledUp: 0, usageRowsRolledUp: 0 };
+    const out: RetentionRun = { sessions: 0, testEvents: 0, revokedKeys: 0, minuteHoursDropped: 0, minuteRowsDropped: 0 };
     out.sessions = await this.step(() => this.store.sessions.pruneSessions(new Date(now).toISOString()));
     await this.forgetPreviousValues(now);
     if (o.testEventHours > 0) out.testEvents = await this.step(() => this.store.webhookEvents.pruneWebhookTestEvents(new Date(now - o.testEventHours * HOUR).toISOString()));
@@ -84,15 +84,15 @@ export class Retention {
     for (;;) {
       const r = await this.step(() => this.store.usage.dropMinuteHour(cutoff));
       if (!r) break;
-      out.hoursRolledUp++;
-      out.usageRowsRolledUp += r.removed;
+      out.minuteHoursDropped++;
+      out.minuteRowsDropped += r.removed;
     }
     if (o.retentionDays > 0) await this.step(() => this.store.usage.pruneUsageMinutes(minuteOf(now - o.retentionDays * DAY)));
     // Invitation and reset tokens go a day after they expired or were used; mail a week after it was sent
     // (or given up: its body is empty then, only the record of it stays).
     await this.step(() => this.store.tokens.pruneAccountTokens(new Date(now - DAY).toISOString()));
     await this.step(() => this.store.mail.pruneMail(new Date(now - 7 * DAY).toISOString()));
-    if (out.sessions + out.testEvents + out.revokedKeys + out.usageRowsRolledUp > 0) this.log.info(out, 'store retention');
+    if (out.sessions + out.testEvents + out.revokedKeys + out.minuteRowsDropped > 0) this.log.info(out, 'store retention');
     return out;
   }
 

@@ -139,12 +139,12 @@ describe('usage roll-up and store retention', { timeout: 180_000 }, () => {
     const run = await g.gw.retention.run();
     const rowsAfter = (await g.gw.store.usage.listUsageMinutes({ ...range, accountId: a.id })).length;
     const afterDrop = await get(g, q, bearer);
-    console.log(`minute rows dropped: ${run.usageRowsRolledUp} (${run.hoursRolledUp} hours); rows read ${rowsBefore} -> ${rowsAfter}; requests ${before.body.totals.requests} -> ${afterDrop.body.totals.requests}`);
+    console.log(`minute rows dropped: ${run.minuteRowsDropped} (${run.minuteHoursDropped} hours); rows read ${rowsBefore} -> ${rowsAfter}; requests ${before.body.totals.requests} -> ${afterDrop.body.totals.requests}`);
     // Past the cutoff the minutes are read from their hours already (the run at start marked it): 3 hours × 10 cells.
     assert.equal(rowsBefore, 30);
     assert.equal(rowsAfter, 30);
-    assert.equal(run.usageRowsRolledUp, 3600, "the 1,800 minute rows of the cells and the 1,800 of everyone's leave the store");
-    assert.equal(run.hoursRolledUp, 3);
+    assert.equal(run.minuteRowsDropped, 3600, "the 1,800 minute rows of the cells and the 1,800 of everyone's leave the store");
+    assert.equal(run.minuteHoursDropped, 3);
     assert.equal(before.status, 200);
     assert.equal(before.body.totals.requests, 3600);
     assert.deepEqual(afterDrop.body.totals, before.body.totals);
