@@ -19,6 +19,7 @@ import { keyRules } from './17-key-rules.ts';
 import { keyChanges } from './18-key-changes.ts';
 import { requestLog } from './19-request-log.ts';
 import { usageGrains } from './20-usage-grains.ts';
+import { roomForUpdates } from './21-room-for-updates.ts';
 import type { Migration } from './migration.ts';
 
 export type { Migration } from './migration.ts';
@@ -50,6 +51,7 @@ export const MIGRATIONS: readonly Migration[] = [
   keyChanges,
   requestLog,
   usageGrains,
+  roomForUpdates,
 ];
 
 /** The DDL of the steps a dialect has, in order: its version N means the first N of these ran. */
