@@ -265,7 +265,8 @@ export function keyStore(db: SqlDb, feed: SqlDb = db): KeyStore {
       // arrays to unnest, so there it is one update per key in one transaction.
       if (db.dialect === 'postgres') {
         // The batch as one JSON parameter: encoded natively, where arrays are encoded element by element.
-        const pairs = JSON.stringify(Array.from(lastUsed, ([id, at]) => [id, isoTime(at)]));
+        // ISO times as given: PostgreSQL reads them (normalising them here would parse and format each again).
+        const pairs = JSON.stringify(Array.from(lastUsed));
         await sql`UPDATE api_keys k SET last_used_at = v.t FROM (SELECT e->>0 AS id, (e->>1)::timestamptz AS t FROM jsonb_array_elements(${pairs}::jsonb) AS e) AS v
           WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.t)`.execute(k);
         return;
