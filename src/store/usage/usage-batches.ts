@@ -27,8 +27,8 @@ const PG_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
 
 /**
  * The rows of one flush on PostgreSQL, after its batch id is claimed (`fresh`): the minute rows come as one JSON
- * array of arrays (JSON.stringify is native: building 15 PostgreSQL arrays element by element was a tenth of a
- * request's CPU under a long tail of keys), everyone's rows of each minute are added up from them, and the hour and
+ * array of arrays (JSON.stringify is native; 15 PostgreSQL arrays encoded element by element cost this process about
+ * 20 times the CPU a row, bench/scale/writes.ts), everyone's rows of each minute are added up from them, and the hour and
  * day rows from both, by the database, in the same statement. Each INSERT goes in its key's order, so concurrent
  * flushes (everyone's rows are shared by every instance) lock rows in one order.
  */
