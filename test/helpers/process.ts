@@ -233,15 +233,19 @@ export function isRunning(pid: number): boolean {
   return info !== undefined && info.state !== 'Z';
 }
 
-/** For after() hooks: SIGKILLs every Nodegate still running and the anvils their data directories name. */
+/**
+ * For after() hooks: SIGKILLs every Nodegate still running, then the anvils their data directories name. Nodegate
+ * first: until it is gone, one still starting (or restarting a chain) may spawn an anvil, in a process group of its
+ * own, and names it in the pid file as it spawns it; the files are read once no further anvil can come.
+ */
 export async function killAll(): Promise<void> {
   for (const p of [...started]) {
+    try { process.kill(-p.pid, 'SIGKILL'); } catch { /* gone */ }
+    await p.exited;
     for (const net of ['mainnet', 'testnet']) {
       const rec = readAnvilPid(p.dataDir, net);
       if (rec && procInfo(rec.pid)?.cmdline[0]?.endsWith('anvil')) try { process.kill(rec.pid, 'SIGKILL'); } catch { /* gone */ }
     }
-    try { process.kill(-p.pid, 'SIGKILL'); } catch { /* gone */ }
-    await p.exited;
     started.delete(p);
   }
 }
