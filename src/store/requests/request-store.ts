@@ -47,23 +47,26 @@ export function requestStore(db: SqlDb): RequestStore {
       const aged = new Map<string, number>();
       if (records.length === 0 && trims.size === 0) return aged;
       await db.write(async (q) => {
-        if (db.dialect === 'postgres' && records.length > 0) {
-          // One statement, the records as one JSON parameter (encoded natively; a thousand rows of 16 values as
-          // parameters cost this process their building and encoding each second), in their order (ids follow it).
-          const rows = JSON.stringify(records.map((r) => [r.at, r.accountId, r.keyId, r.network, r.method, r.code, r.message, r.latencyMs,
-            r.computeUnits, r.requestBytes, r.responseBytes, r.cache, r.node, r.requestId, r.params, r.sampleEvery]));
-          await sql`INSERT INTO request_log (at, account_id, key_id, network, method, code, message, latency_ms, compute_units,
-              request_bytes, response_bytes, cache, node, request_id, params, sample_every)
-            SELECT (e->>0)::timestamptz, e->>1, e->>2, e->>3, e->>4, (e->>5)::int, e->>6, (e->>7)::double precision, (e->>8)::int,
-              (e->>9)::int, (e->>10)::int, e->>11, e->>12, e->>13, e->>14, (e->>15)::int
-            FROM jsonb_array_elements(${rows}::jsonb) WITH ORDINALITY AS x (e, n) ORDER BY n`.execute(q);
-        }
-        for (let i = 0; i < records.length && db.dialect !== 'postgres'; i += ROWS_PER_INSERT) {
-          await q.insertInto('request_log').values(records.slice(i, i + ROWS_PER_INSERT).map((r) => ({
-            at: isoTime(r.at), account_id: r.accountId, key_id: r.keyId, network: r.network, method: r.method, code: r.code,
-            message: r.message, latency_ms: r.latencyMs, compute_units: r.computeUnits, request_bytes: r.requestBytes,
-            response_bytes: r.responseBytes, cache: r.cache, node: r.node, request_id: r.requestId, params: r.params, sample_every: r.sampleEvery,
-          }))).execute();
+        if (db.dialect === 'postgres') {
+          if (records.length > 0) {
+            // One statement, the records as one JSON parameter (encoded natively; a thousand rows of 16 values as
+            // parameters cost this process their building and encoding each second), in their order (ids follow it).
+            const rows = JSON.stringify(records.map((r) => [r.at, r.accountId, r.keyId, r.network, r.method, r.code, r.message, r.latencyMs,
+              r.computeUnits, r.requestBytes, r.responseBytes, r.cache, r.node, r.requestId, r.params, r.sampleEvery]));
+            await sql`INSERT INTO request_log (at, account_id, key_id, network, method, code, message, latency_ms, compute_units,
+                request_bytes, response_bytes, cache, node, request_id, params, sample_every)
+              SELECT (e->>0)::timestamptz, e->>1, e->>2, e->>3, e->>4, (e->>5)::int, e->>6, (e->>7)::double precision, (e->>8)::int,
+                (e->>9)::int, (e->>10)::int, e->>11, e->>12, e->>13, e->>14, (e->>15)::int
+              FROM jsonb_array_elements(${rows}::jsonb) WITH ORDINALITY AS x (e, n) ORDER BY n`.execute(q);
+          }
+        } else {
+          for (let i = 0; i < records.length; i += ROWS_PER_INSERT) {
+            await q.insertInto('request_log').values(records.slice(i, i + ROWS_PER_INSERT).map((r) => ({
+              at: isoTime(r.at), account_id: r.accountId, key_id: r.keyId, network: r.network, method: r.method, code: r.code,
+              message: r.message, latency_ms: r.latencyMs, compute_units: r.computeUnits, request_bytes: r.requestBytes,
+              response_bytes: r.responseBytes, cache: r.cache, node: r.node, request_id: r.requestId, params: r.params, sample_every: r.sampleEvery,
+            }))).execute();
+          }
         }
         const bySince = new Map<string, string[]>();
         for (const [accountId, t] of trims) {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Expression, type OnConflictBuilder, type QueryCreator } from 'kysely';
 import { SqlDb } from '../sql/sql-db.ts';
-import type { Q, Tables, Time } from '../sql/tables.ts';
+import type { Q, Tables, Time, UsageMinutesTable } from '../sql/tables.ts';
 import { addUpUsage, EVERYONE, rowsAtGrain, USAGE_CELL, USAGE_COLUMNS, USAGE_SUMMED, USAGE_TABLES, usageMinuteRow, type UsageGrain } from './usage-rows.ts';
 import type { UsageMinute } from './usage-minute.ts';
 
@@ -36,17 +36,16 @@ const PG_FLUSH = (() => {
   const cols = USAGE_COLUMNS.join(', ');
   const cell = USAGE_CELL.join(', ');
   const sums = USAGE_SUMMED.map((c) => `sum(${c})`).join(', ');
-  const addUp = (table: string) => `ON CONFLICT (${cell}) DO UPDATE SET ${USAGE_SUMMED.map((c) => `${c} = ${table}.${c} + excluded.${c}`).join(', ')}`;
-  const atGrain = (table: string, bucket: string) =>
-    `INSERT INTO ${table} (${cols}) SELECT ${bucket}, account_id, key_id, network, method, code, ${sums} FROM minutes
-      GROUP BY 1, account_id, key_id, network, method, code ORDER BY 1, key_id, network, method, code ${addUp(table)}`;
+  const atGrain = (bucket: string) => `SELECT ${bucket}, account_id, key_id, network, method, code, ${sums} FROM minutes
+    GROUP BY 1, account_id, key_id, network, method, code ORDER BY 1, key_id, network, method, code`;
+  // The cells' columns read out of the JSON, everyone's rows of each minute with them, and each grain's rows to write.
   return {
     columns: USAGE_COLUMNS.map((c, i) => `(e->>${i})::${PG_TYPES[c]} AS ${c}`).join(', '),
     minutes: `SELECT ${cols} FROM cells UNION ALL SELECT minute, '${EVERYONE}', '${EVERYONE}', network, method, code, ${sums} FROM cells
       WHERE account_id <> '${EVERYONE}' GROUP BY minute, network, method, code`,
-    hours: atGrain(USAGE_TABLES.hour, "left(minute, 13) || ':00'"),
-    days: atGrain(USAGE_TABLES.day, "left(minute, 10) || 'T00:00'"),
-    insert: `INSERT INTO ${USAGE_TABLES.minute} (${cols}) SELECT ${cols} FROM minutes ORDER BY ${cell} ${addUp(USAGE_TABLES.minute)}`,
+    hour: atGrain("left(minute, 13) || ':00'"),
+    day: atGrain("left(minute, 10) || 'T00:00'"),
+    minute: `SELECT ${cols} FROM minutes ORDER BY ${cell}`,
   };
 })();
 
@@ -95,15 +94,19 @@ function postgresBatches({ k }: SqlDb): UsageBatches {
     },
     async addUsageMinutes(rows, batchId) {
       // Every grain's rows in the one statement that claims the batch: each grain counts the batch once, or none does.
+      // (A raw body of a CTE is written as it is: its parentheses are its own.)
       const q = PG_FLUSH;
-      await sql`WITH old AS (DELETE FROM usage_batches WHERE at < now() - interval '1 day'),
-        fresh AS (INSERT INTO usage_batches (id, at) VALUES (${batchId ?? randomUUID()}, now()) ON CONFLICT (id) DO NOTHING RETURNING id),
-        cells AS MATERIALIZED (SELECT ${sql.raw(q.columns)} FROM jsonb_array_elements(${JSON.stringify(rows.map(flushRow))}::jsonb) AS e
-          WHERE EXISTS (SELECT 1 FROM fresh)),
-        minutes AS MATERIALIZED (${sql.raw(q.minutes)}),
-        hours AS (${sql.raw(q.hours)}),
-        days AS (${sql.raw(q.days)})
-        ${sql.raw(q.insert)}`.execute(k);
+      const json = JSON.stringify(rows.map(flushRow));
+      // The rows of one grain, added to those there.
+      const write = (w: QueryCreator<Tables>, grain: UsageGrain) => w.insertInto(USAGE_TABLES[grain] as 'usage_minutes').columns(USAGE_COLUMNS)
+        .expression(sql.raw(q[grain])).onConflict((oc) => addUpUsage(oc, USAGE_TABLES[grain]));
+      await write(once(batchId)
+        .with((cte) => cte('cells').materialized(), () => sql<UsageMinutesTable>`(SELECT ${sql.raw(q.columns)} FROM jsonb_array_elements(${json}::jsonb) AS e
+          WHERE EXISTS (SELECT 1 FROM fresh))`)
+        .with((cte) => cte('minutes').materialized(), () => sql.raw<UsageMinutesTable>(`(${q.minutes})`))
+        .with('hours', (w) => write(w, 'hour'))
+        .with('days', (w) => write(w, 'day')), 'minute')
+        .execute();
     },
   };
 }
