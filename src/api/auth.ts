@@ -90,7 +90,7 @@ export function apiAuthentication(keys: KeyResolver, logins: PasswordLogins, gua
     if (k.ipRanges && !ipAllowed(req.ip, k.ipRanges)) throw forbidden(`IP address ${req.ip} is not in the key's allowlist`);
     const origin = req.headers.origin;
     if (k.origins && origin && !k.origins.has(origin)) throw forbidden(`origin ${origin.slice(0, 200)} is not in the key's allowlist`);
-    keys.used(k.key.id);
+    keys.used(k);
     return { account: k.account, key: k, role: 'owner' };
   }
 

@@ -25,6 +25,9 @@ export interface ResolvedKey extends KeyContext {
   /** Rules on a call's params; undefined when the key has none, so a call pays one test. */
   calls: CallRules | undefined;
   expiresAtMs: number;
+  /** The last successful use seen here (ms), and the round of last-use writes it was listed for (`KeyResolver.used`). */
+  usedAtMs: number;
+  usedRound: number;
 }
 
 /** A key's rules on a call's params (auth/authorize.ts `authorizeCall`). */
@@ -87,8 +90,14 @@ export class KeyResolver {
   private readonly unknown: RecentMap<Entry>;
   private readonly feed: KeyChangeFeed | undefined;
   private readonly lookups: KeyLookups;
-  /** Key id → last use, ms; turned into ISO strings only when flushed. */
-  private readonly lastUsed = new Map<string, number>();
+  /**
+   * The keys used since the last write of last uses, each listed once per round (its `usedRound`): a use writes the
+   * time on the key itself, so a request costs no lookup here; times become ISO strings only when written.
+   */
+  private usedKeys: ResolvedKey[] = [];
+  private round = 0;
+  /** Last uses whose write failed, kept for the next one (a later use of the key, meanwhile, is newer and wins). */
+  private unwritten: Map<string, number> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private probing = false;
   private lastProbe = 0;
@@ -154,8 +163,12 @@ export class KeyResolver {
    * The key was used with success (its last use moves on success only, not when a request is refused
    * by its allowlists or limits): noted here, written in the next batch.
    */
-  used(keyId: string): void {
-    this.lastUsed.set(keyId, this.now());
+  used(key: ResolvedKey): void {
+    key.usedAtMs = this.now();
+    if (key.usedRound !== this.round) {
+      key.usedRound = this.round;
+      this.usedKeys.push(key);
+    }
   }
 
   /**
@@ -255,15 +268,19 @@ export class KeyResolver {
   }
 
   async flushLastUsed(): Promise<void> {
-    if (this.lastUsed.size === 0) return;
+    if (this.usedKeys.length === 0 && !this.unwritten) return;
+    // By id: a key whose records changed is listed once per object it was used through; the latest use counts.
+    const latest = this.unwritten ?? new Map<string, number>();
+    this.unwritten = undefined;
+    for (const k of this.usedKeys) if (!(latest.get(k.key.id)! >= k.usedAtMs)) latest.set(k.key.id, k.usedAtMs);
+    this.usedKeys = [];
+    this.round++;
     const batch = new Map<string, string>();
-    for (const [id, ms] of this.lastUsed) batch.set(id, new Date(ms).toISOString());
-    this.lastUsed.clear();
+    for (const [id, ms] of latest) batch.set(id, new Date(ms).toISOString());
     try {
       await this.store.keys.touchKeys(batch);
     } catch (err) {
-      // Kept for the next flush (a later use of the key, meanwhile, is newer and stays).
-      for (const [id, iso] of batch) if (!this.lastUsed.has(id)) this.lastUsed.set(id, Date.parse(iso));
+      this.unwritten = latest;
       throw err;
     }
   }
@@ -298,5 +315,7 @@ function prepare(ctx: KeyContext): ResolvedKey {
     jwt: keyJwt(k.jwtKeys, k.jwtAudiences),
     calls: contracts || logsRange !== undefined ? { contracts, logsRange } : undefined,
     expiresAtMs: k.expiresAt ? Date.parse(k.expiresAt) : Infinity,
+    usedAtMs: 0,
+    usedRound: -1,
   };
 }

@@ -20,6 +20,12 @@ function monthBounds(ms: number): [number, number] {
 }
 
 /**
+ * An account's units this month. `used`: the store's figure at last read plus what this instance added since
+ * (undefined until read); `pending`: added here and not yet written.
+ */
+interface AccountUnits { id: string; used: number | undefined; pending: number; listed: boolean }
+
+/**
  * Monthly compute-unit quotas per account (docs/decisions.md §7). Usage is counted in memory and written to the store in
  * batches every `flushMs` (and on shutdown), so it survives a restart without a write per request. After each
  * flush, the accounts this instance saw are re-read, which folds in what other instances spent: across instances
@@ -30,9 +36,13 @@ export class QuotaTracker {
   /** The month's bounds, ms: checked on every request, so the `YYYY-MM` string is made only when it changes. */
   private monthStart: number;
   private monthEnd: number;
-  /** Units known used this month: the store's figure at last read plus what this instance added since. */
-  private readonly used = new Map<string, number>();
-  private readonly pending = new Map<string, number>();
+  /**
+   * Each account seen this month, one record: every request reads and adds to it, so it costs one lookup, and the
+   * flush takes the accounts with units pending from `spent` instead of from a map made again each interval.
+   */
+  private readonly accounts = new Map<string, AccountUnits>();
+  /** The accounts with units pending (each once, `listed`), in the order they first spent since the last flush. */
+  private spent: AccountUnits[] = [];
   /**
    * A batch whose write failed for this instance (a time-out, the store gone) but may have been applied all the
    * same: sent again as it was, under the same id, before anything newer, so that the store counts it once
@@ -59,26 +69,30 @@ export class QuotaTracker {
    */
   usedBy(accountId: string): number | Promise<number> {
     this.rollOver();
-    const known = this.used.get(accountId);
+    const known = this.accounts.get(accountId)?.used;
     if (known !== undefined) return known;
     let p = this.loading.get(accountId);
     if (!p) {
       p = this.readSoon(accountId).then((n) => {
         this.loading.delete(accountId);
-        const total = n + (this.pending.get(accountId) ?? 0);
-        this.used.set(accountId, total);
-        return total;
+        const a = this.account(accountId);
+        return (a.used = n + a.pending);
       }, (err) => {
         // The store being unreachable must not stop traffic: count from zero here, correct at the next flush.
         this.loading.delete(accountId);
         this.log.warn({ err: (err as Error).message }, 'could not read usage; counting from zero until the store answers');
-        const total = (this.pending.get(accountId) ?? 0) + (this.unconfirmed?.batch.get(accountId) ?? 0);
-        this.used.set(accountId, total);
-        return total;
+        const a = this.account(accountId);
+        return (a.used = a.pending + (this.unconfirmed?.batch.get(accountId) ?? 0));
       });
       this.loading.set(accountId, p);
     }
     return p;
+  }
+
+  private account(accountId: string): AccountUnits {
+    let a = this.accounts.get(accountId);
+    if (a === undefined) this.accounts.set(accountId, (a = { id: accountId, used: undefined, pending: 0, listed: false }));
+    return a;
   }
 
   /**
@@ -104,8 +118,25 @@ export class QuotaTracker {
   add(accountId: string, units: number): void {
     if (units === 0) return;
     this.rollOver();
-    this.pending.set(accountId, (this.pending.get(accountId) ?? 0) + units);
-    this.used.set(accountId, (this.used.get(accountId) ?? 0) + units);
+    const a = this.account(accountId);
+    a.pending += units;
+    a.used = (a.used ?? 0) + units;
+    if (!a.listed) {
+      a.listed = true;
+      this.spent.push(a);
+    }
+  }
+
+  /** The units pending, by account, taken: they are the caller's to write from now on. */
+  private takePending(): Map<string, number> {
+    const batch = new Map<string, number>();
+    for (const a of this.spent) {
+      if (a.pending !== 0) batch.set(a.id, a.pending);
+      a.pending = 0;
+      a.listed = false;
+    }
+    this.spent = [];
+    return batch;
   }
 
   /** Writes pending usage to the store and refreshes the accounts it touched. */
@@ -123,9 +154,9 @@ export class QuotaTracker {
       const retry = this.unconfirmed;
       let sent = retry;
       if (!sent) {
-        if (this.pending.size === 0) return;
-        sent = { id: randomUUID(), month: this.month, batch: new Map(this.pending) };
-        this.pending.clear();
+        const batch = this.takePending();
+        if (batch.size === 0) return;
+        sent = { id: randomUUID(), month: this.month, batch };
       }
       try {
         await this.usage.addUsage(sent.month, sent.batch, sent.id);
@@ -146,7 +177,10 @@ export class QuotaTracker {
     const ids = [...batch.keys()];
     const stored = await this.usage.getUsages(ids, month).catch(() => undefined);
     if (stored === undefined) return; // read again after the next flush
-    for (const a of ids) this.used.set(a, (stored.get(a) ?? 0) + (this.pending.get(a) ?? 0));
+    for (const id of ids) {
+      const a = this.account(id);
+      a.used = (stored.get(id) ?? 0) + a.pending;
+    }
   }
 
   /** A new month starts every account at zero; what the old month still had pending is written to it. */
@@ -157,10 +191,9 @@ export class QuotaTracker {
     const m = monthOf(t);
     if (m === this.month) return;
     const old = this.month;
-    const oldPending = new Map(this.pending);
+    const oldPending = this.takePending();
     this.month = m;
-    this.pending.clear();
-    this.used.clear();
+    this.accounts.clear();
     if (oldPending.size) void this.usage.addUsage(old, oldPending).catch((err) => this.log.warn({ err: (err as Error).message }, 'could not write last month\'s usage'));
   }
 

@@ -50,7 +50,7 @@ export function createRpcEndpoint(deps: Omit<EndpointDeps, 'guard' | 'responses'
     spend: (key: Admitted['key'], units: number, network: string): boolean => {
       if (deps.limits && !deps.limits.spend(key, units)) return false;
       deps.usage?.notified(key.account.id, key.key.id, network, units);
-      deps.keys.used(key.key.id);
+      deps.keys.used(key);
       return true;
     },
     /** A known key's message refused by its transport (a socket's message rate): counted in its usage. */

@@ -14,6 +14,7 @@ import { recorder } from './record.ts';
 import { responseBytes, responseJson } from './respond.ts';
 import { SMALL_BYTES, type RequestBytes } from './response-budget.ts';
 import type { Answer } from './respond.ts';
+import type { ResolvedKey } from '../auth/key-resolver.ts';
 
 /** A request's answers, ready to be sent: serialised pieces held against the response budget. */
 export interface Ran {
@@ -42,7 +43,7 @@ export function runner(deps: EndpointDeps) {
 
   // A split eth_getLogs's further pieces are charged as the limit stage charges calls (chain/logs-split.ts).
   const charger: Charger | undefined = limits && { charge: (key, units) => limits.admit(key, units) };
-  const shared: RunShared = { limits, metrics, invalidCost, record, responses, fit, charger, concurrency: config.rpc.batchConcurrency, used: (id) => deps.keys.used(id) };
+  const shared: RunShared = { limits, metrics, invalidCost, record, responses, fit, charger, concurrency: config.rpc.batchConcurrency, used: (key) => deps.keys.used(key) };
   /** The request's answers: at once when every item was answered at once (a cache hit), else a promise of them. */
   return (f: Framed, l: Limited, deadline: RequestDeadline, t0: number, log: Arrival['log']): Ran | Promise<Ran> => {
     // One object per request with its steps as methods, not closures made per request.
@@ -83,7 +84,7 @@ interface RunShared {
   record: ReturnType<typeof recorder>;
   fit: (held: RequestBytes, item: FramedItem, answer: UpstreamAnswer, method: string, answers: Array<Answer | undefined>, i: number) => string | Buffer | undefined;
   /** The key's last use moves (on success only). */
-  used: (keyId: string) => void;
+  used: (key: ResolvedKey) => void;
   charger: Charger | undefined;
 }
 
@@ -268,7 +269,7 @@ class RequestRun {
     if (cache) this.s.metrics?.cacheLookup(ctx.network.name, cache === 'MISS' ? 'MISS' : 'HIT');
     this.s.record(this.t0, ctx.network, ctx.key, items, answers, (i) => this.units(i), { requestId: ctx.requestId, bodyBytes: this.f.bytes, calls: this.calls, pieces: this.pieces });
     // "Last used" is the last success: a request with at least one item answered with a result.
-    for (let i = 0; i < items.length; i++) if (answers[i] && !answers[i]!.answer.error) { this.s.used(ctx.key.key.id); break; }
+    for (let i = 0; i < items.length; i++) if (answers[i] && !answers[i]!.answer.error) { this.s.used(ctx.key); break; }
     return { answers: answers as Answer[], pieces: this.pieces, held: this.held, cache: cache && cacheHeader(cache) };
   }
 }
