@@ -3,6 +3,7 @@ import { ACCOUNT_COLUMNS, accountFromRow } from '../accounts/account-store.ts';
 import type { ApiKey, JwtPublicKey, KeyContext, KeyType, Permission } from './api-key.ts';
 import { PLAN_COLUMNS, planFromRow } from '../plans/plan-store.ts';
 import { isoTime, timeOrNull, type Codec } from '../sql/codec.ts';
+import { anyOf } from '../sql/any-of.ts';
 import { given } from '../sql/patch.ts';
 import { SqlDb, type Violation } from '../sql/sql-db.ts';
 import type { ApiKeysTable, Json, List, Q, Tables, Time } from '../sql/tables.ts';
@@ -166,6 +167,12 @@ export function keyStore(db: SqlDb, feed: SqlDb = db): KeyStore {
   const lookup = withContext()
     .where((eb) => eb.or([eb('k.hash', '=', ''), eb.and([eb('k.previous_hash', '=', ''), eb('k.previous_until', '>', '')])]))
     .compile();
+  // Several hashes in one read, one statement text whatever their number (compiled once, read by the database as
+  // one list): a long tail of keys seen for the first time makes a read per turn of the event loop.
+  const lookupMany = withContext()
+    .where((eb) => eb.or([anyOf(db, 'k.hash', []), eb.and([anyOf(db, 'k.previous_hash', []), eb('k.previous_until', '>', '')])]))
+    .compile();
+  const listParameter = (values: readonly string[]) => (db.dialect === 'postgres' ? [...values] : JSON.stringify(values));
   const previousEnds = (eb: ExpressionBuilder<Tables, 'api_keys'>) => eb('previous_until', '>', new Date().toISOString());
 
   return {
@@ -201,12 +208,11 @@ export function keyStore(db: SqlDb, feed: SqlDb = db): KeyStore {
       return { key: keyFromRow(row, codec, 'k_'), account: accountFromRow(row, codec, 'a_'), plan: planFromRow(row, codec, 'p_') };
     },
     async findKeysByHash(hashes, now) {
-      const rows = await withContext()
-        .where((eb) => eb.or([eb('k.hash', 'in', hashes), eb.and([eb('k.previous_hash', 'in', hashes), eb('k.previous_until', '>', isoTime(now))])]))
-        .execute();
+      const list = listParameter(hashes);
+      const { rows } = await k.executeQuery<Record<string, unknown>>({ ...lookupMany, parameters: [list, list, isoTime(now)] });
       const asked = new Set(hashes);
       const found = new Map<string, KeyContext>();
-      for (const r of rows as Array<Record<string, unknown>>) {
+      for (const r of rows) {
         const ctx = { key: keyFromRow(r, codec, 'k_'), account: accountFromRow(r, codec, 'a_'), plan: planFromRow(r, codec, 'p_') };
         if (asked.has(ctx.key.hash)) found.set(ctx.key.hash, ctx);
         const previous = ctx.key.previousHash;
