@@ -8,7 +8,7 @@ export interface Due {
 
 /**
  * Moments checked by one interval instead of a timer each: calls' and requests' deadlines (rpc/deadline.ts) and
- * reads' hedges (chain/upstream-pool.ts) are one or more per request, and a `setTimeout` each, with the closure
+ * reads' hedges (chain/hedged-read.ts) are one or more per request, and a `setTimeout` each, with the closure
  * that clears it, was a measurable share of a request (docs/performance.md, "Changes"). The
  * interval runs only while something is pending (as the timers it replaces, it keeps the process alive meanwhile);
  * a moment is met up to one tick late.

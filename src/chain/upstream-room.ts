@@ -1,7 +1,7 @@
 /**
  * An upstream's own bounds, as a provider's plan sells them (upstreams[].rate, upstreams[].concurrency): calls a
  * second, as a bucket that holds one second of them and fills continuously, and calls in flight at once. Kept per
- * instance. Only reads wait for room (upstream-pool.ts); writes and the chain module's checks are counted but never
+ * instance. Only reads wait for room (room-wait.ts); writes and the chain module's checks are counted but never
  * wait, so the bucket may go below empty.
  */
 export class UpstreamRoom {

@@ -53,7 +53,7 @@ export const UNVERIFIED: Outcome = { kind: 'unverified', retry: true, breaker: '
  * indexing is in progress"), erigon/reth ("unknown block", "block not found", "state at block #N is pruned") and
  * Nethermind ("... is not available", "pruned"), and providers' ("state histories haven't been fully indexed yet"):
  * a node behind, or pruned, not a wrong request. The pool sends such a call to a node that holds the block, and
- * never passes these words on (chain/upstream-pool.ts, BLOCK_NOT_HELD when none does).
+ * never passes these words on (chain/retried-read.ts, BLOCK_NOT_HELD when none does).
  */
 const MISSING_DATA = /header not found|missing trie node|unknown block|block not found|required historical state unavailable|historical state .*not available|state (is )?not available|pruned|state histor(y|ies) .*(not|n't) (yet |been )?(fully )?(available|indexed)|transaction indexing is in progress/i;
 

@@ -148,7 +148,7 @@ describe('a fixed node is used again within 2 s (default checks and breaker)', {
     const backMs = await within(2000, () => (fixed.served.get(anvil.url) ?? 0) > before, 'the fixed node serves again');
     await r.stop();
     // Readers' errors are printed, not asserted: a read whose first node stalls while its hedge meets the node just
-    // gone down waits for the stalled one (upstream-pool.ts `hedged` tries one other node), which is not this test's.
+    // gone down waits for the stalled one (hedged-read.ts `hedged` tries one other node), which is not this test's.
     console.log(`# fixed node: used again ${backMs} ms after it answers (checks every 500 ms, breaker 5 s, a node stalled with a 10 s time-out); ${r.reads} reads, ${r.errors.length} errors ${r.errors.slice(0, 2).join('; ')}`);
     assert.ok(backMs < 2000);
   });
