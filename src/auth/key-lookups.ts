@@ -13,6 +13,8 @@ const MAX_BATCH = 256;
 export class KeyLookups {
   private readonly running = new Map<string, Promise<KeyContext | undefined>>();
   private batch: Map<string, { resolve(c: KeyContext | undefined): void; reject(e: unknown): void }> | undefined;
+  /** Hashes asked of the store since start (for /metrics). */
+  asked = 0;
 
   constructor(private readonly store: { keys: KeyStore }) {}
 
@@ -38,6 +40,7 @@ export class KeyLookups {
     if (!batch || batch.size === 0) return;
     this.batch = undefined;
     const hashes = [...batch.keys()];
+    this.asked += hashes.length;
     const read = hashes.length === 1
       ? this.store.keys.findKeyByHash(hashes[0], now).then((c) => new Map(c ? [[hashes[0], c]] : []))
       : this.store.keys.findKeysByHash(hashes, now);

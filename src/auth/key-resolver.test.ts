@@ -5,6 +5,8 @@ import { KeyResolver, type ResolvedKey } from './key-resolver.ts';
 import { sqliteStores } from '../store/open-store.ts';
 import { freePlan, newAccount, newKey } from '../store/store.contract.ts';
 import { AccountsService } from '../accounts/service.ts';
+import { Metrics } from '../analytics/metrics.ts';
+import type { Networks } from '../networks/networks.ts';
 
 /** The values of the keys made here, by hash (the store keeps hashes only). */
 const valueOf = new Map<string, string>();
@@ -158,6 +160,46 @@ test('a flood of values no key has does not evict the keys in use', async () => 
   for (let i = 0; i < 1000; i++) await assert.rejects(async () => keys.resolve(newKeyMaterial('x').value), /invalid API key/);
   assert.equal((keys.resolve(value) as ResolvedKey).key.id, key.id, 'still in memory');
   assert.equal(seen.lookups, 1001);
+  await keys.close();
+  await store.close();
+});
+
+test('/metrics counts the keys looked up in the store and the resolutions held: a key held is not looked up again', async () => {
+  const { store, keys, resolve, later } = await setUp();
+  const metrics = new Metrics({ list: [], subscriptions: { stats: { sockets: 0, notifications: {}, dropped: {}, messagesRefused: 0, subscriptionsRefused: {} }, counts: () => ({}) } } as unknown as Networks,
+    () => 0, undefined, undefined, { storeDown: () => false, limits: () => 'memory', keys: { held: () => keys.stats.held, lookups: () => keys.stats.lookups } });
+  const scrape = async () => {
+    const text = await metrics.registry.metrics();
+    return [Number(/^nodegate_key_lookups_total (\d+)$/m.exec(text)?.[1]), Number(/^nodegate_key_cache_entries (\d+)$/m.exec(text)?.[1])];
+  };
+  assert.deepEqual(await scrape(), [0, 0]);
+  const key = await resolve();
+  keys.used(key);
+  await resolve();
+  assert.deepEqual(await scrape(), [1, 1], 'one lookup for two requests; one resolution held');
+  later(1500); // past its ttl (no change feed here): looked up again, still one held
+  await resolve();
+  assert.deepEqual(await scrape(), [2, 1]);
+  await keys.close();
+  await store.close();
+});
+
+test('last uses are written once per key per round, the latest of each, and kept for the next round when the write fails', async () => {
+  const { store, key, keys, resolve, later } = await setUp();
+  const r = await resolve();
+  keys.used(r);
+  later(500);
+  keys.used(r);
+  await keys.flushLastUsed();
+  assert.equal((await store.keys.getKey(key.id))!.lastUsedAt, new Date(1_000_500).toISOString(), 'the later of the two uses');
+  later(500);
+  keys.used(r);
+  const failing = Object.create(store.keys, { touchKeys: { value: async () => { throw new Error('store down'); } } });
+  (keys as unknown as { store: { keys: unknown } }).store = { keys: failing };
+  await assert.rejects(keys.flushLastUsed());
+  (keys as unknown as { store: { keys: unknown } }).store = store;
+  await keys.flushLastUsed();
+  assert.equal((await store.keys.getKey(key.id))!.lastUsedAt, new Date(1_001_000).toISOString(), 'the use whose write failed, written at the next round');
   await keys.close();
   await store.close();
 });

@@ -238,6 +238,11 @@ export class KeyResolver {
     this.known.sweep((e) => keys.has(e.resolved!.key.id) || accounts.has(e.resolved!.account.id) || plans.has(e.resolved!.plan.id));
   }
 
+  /** Resolutions held in memory (keys that exist), and keys asked of the store since start: for /metrics. */
+  get stats(): { held: number; lookups: number } {
+    return { held: this.known.size, lookups: this.lookups.asked };
+  }
+
   /** Asks the store for its changes now (the feed does every half ttl): resolves once they are applied. */
   followChanges(): Promise<void> {
     return this.feed ? this.feed.look() : Promise.resolve();
