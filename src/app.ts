@@ -130,6 +130,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
   const networks = new Networks(config, log, filters, heads, worker ? (name) => worker.embeddedAt(name) : undefined, shared.answers);
   const keys = new KeyResolver(store, config.auth.keyCacheTtlMs, config.auth.lastUsedFlushMs, {
     entries: config.auth.keyCacheEntries, unknownEntries: config.auth.unknownKeyCacheEntries, followChanges: config.auth.keyCacheFollowsChanges,
+    directoryKeys: config.auth.keyDirectoryKeys,
   }, {
     failStaticMs: config.auth.failStaticMs,
     storeWaitMs: config.auth.storeWaitMs,

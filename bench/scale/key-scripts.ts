@@ -19,7 +19,9 @@ export function keyScript(draw: KeyDraw, salt: string, n: number, seed: number):
 wrk.body = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}'
 local N = ${n}
 local lnN = math.log(N + 1)
-math.randomseed(${seed})
+-- Each run draws afresh (wrk is started once per round): the same sequence each time would bring back the same
+-- few keys of the tail, which a cache then holds, where traffic keeps reaching keys not seen for a while.
+math.randomseed(${seed} * 1000003 + os.time())
 local function pick() ${pick} end
 request = function()
   return wrk.format(nil, string.format("/v1/mainnet/ngk_${salt}%07d", pick()))

@@ -11,6 +11,7 @@ import { KEY_TYPES, MAX_OVERLAP_MS, PERMISSIONS, permissionsFor, type ApiKey, ty
 import type { Account, Role } from '../store/accounts/account.ts';
 import type { Plan } from '../store/plans/plan.ts';
 import { hashPassword } from './password.ts';
+import { findKeyByHash } from '../store/keys/key-store.ts';
 
 export interface NewKeyInput extends KeyRulesInput {
   name: string;
@@ -255,7 +256,7 @@ export class AccountsService {
     if (UUID.test(r)) key = await this.getKey(r, ownerId);
     else if (isKeyValue(r)) {
       const hash = hashKey(r);
-      key = (await this.store.keys.findKeyByHash(hash, new Date(this.now()).toISOString()))?.key;
+      key = (await findKeyByHash(this.store.keys, hash, new Date(this.now()).toISOString()))?.key;
       current = key?.hash === hash;
     } else {
       if (!PREFIX.test(r)) throw new ValidationError('key', 'a key id, a key value (ngk_…) or the prefix shown for it (at least ngk_ and two characters)');

@@ -41,10 +41,7 @@ export class KeyLookups {
     this.batch = undefined;
     const hashes = [...batch.keys()];
     this.asked += hashes.length;
-    const read = hashes.length === 1
-      ? this.store.keys.findKeyByHash(hashes[0], now).then((c) => new Map(c ? [[hashes[0], c]] : []))
-      : this.store.keys.findKeysByHash(hashes, now);
-    read.then(
+    this.store.keys.findKeysByHash(hashes, now).then(
       (found) => { for (const [h, w] of batch) w.resolve(found.get(h)); },
       (err) => { for (const w of batch.values()) w.reject(err); },
     );

@@ -99,7 +99,6 @@ function counted(store: ReturnType<typeof sqliteStores>) {
   const seen = { lookups: 0 };
   const keys = {
     ...store.keys,
-    findKeyByHash: (hash: string, now?: string) => { seen.lookups++; return store.keys.findKeyByHash(hash, now); },
     findKeysByHash: (hashes: readonly string[], now: string) => { seen.lookups += hashes.length; return store.keys.findKeysByHash(hashes, now); },
   };
   return { store: { keys }, seen };
@@ -139,7 +138,7 @@ test('a key asked for by many requests at once, and many keys at once, are looke
   await here.close();
   const value = [...valueOf].find(([hash]) => hash === key.hash)![1];
   let reads = 0;
-  const watched = { keys: { ...store.keys, findKeyByHash: (h: string, n?: string) => { reads++; return store.keys.findKeyByHash(h, n); }, findKeysByHash: (hs: readonly string[], n: string) => { reads++; return store.keys.findKeysByHash(hs, n); } } };
+  const watched = { keys: { ...store.keys, findKeysByHash: (hs: readonly string[], n: string) => { reads++; return store.keys.findKeysByHash(hs, n); } } };
   const keys = new KeyResolver(watched, 1000, 0, {}, {}, () => 1_000_000);
   const unknown = Array.from({ length: 20 }, () => newKeyMaterial('x').value);
   const answers = await Promise.allSettled([...Array.from({ length: 32 }, () => keys.resolve(value)), ...unknown.map((v) => keys.resolve(v))]);
@@ -184,6 +183,41 @@ test('/metrics counts the keys looked up in the store and the resolutions held: 
   await store.close();
 });
 
+test('keys read ahead at start resolve without a lookup; revoked elsewhere, one stops at the next look; a change made here is asked of the store', async () => {
+  const { store, account, key, keys: here } = await setUp();
+  await here.close();
+  let now = Date.now();
+  const value = [...valueOf].find(([hash]) => hash === key.hash)![1];
+  const others = await Promise.all([0, 1].map(async () => {
+    const m = newKeyMaterial('k');
+    return { key: await store.keys.insertKey(newKey(account.id, m.key)), value: m.value };
+  }));
+  const { store: watched, seen } = counted(store);
+  const keys = new KeyResolver({ ...store, ...watched }, 1000, 0, { followChanges: true, directoryKeys: 10 }, {}, () => now);
+  await keys.directoryRead;
+  await keys.followChanges();
+  for (const [v, id] of [[value, key.id], [others[0].value, others[0].key.id], [others[1].value, others[1].key.id]]) {
+    assert.equal((keys.resolve(v) as ResolvedKey).key.id, id, 'decided at once, from memory');
+  }
+  assert.equal(seen.lookups, 0);
+  // A key made after the read is looked up.
+  const later = newKeyMaterial('k');
+  await store.keys.insertKey(newKey(account.id, later.key));
+  assert.ok((await keys.resolve(later.value)).key);
+  assert.equal(seen.lookups, 1);
+  // Revoked by another writer: refused once the feed has looked, and not served from the directory again.
+  await store.keys.revokeKey(others[0].key.id);
+  now += 400;
+  await keys.followChanges();
+  await assert.rejects(async () => keys.resolve(others[0].value), /revoked/);
+  // Revoked here (this instance's own change): the next request asks the store, before the feed has looked.
+  await store.keys.revokeKey(others[1].key.id);
+  keys.invalidate();
+  await assert.rejects(async () => keys.resolve(others[1].value), /revoked/);
+  await keys.close();
+  await store.close();
+});
+
 test('last uses are written once per key per round, the latest of each, and kept for the next round when the write fails', async () => {
   const { store, key, keys, resolve, later } = await setUp();
   const r = await resolve();
@@ -200,6 +234,39 @@ test('last uses are written once per key per round, the latest of each, and kept
   (keys as unknown as { store: { keys: unknown } }).store = store;
   await keys.flushLastUsed();
   assert.equal((await store.keys.getKey(key.id))!.lastUsedAt, new Date(1_001_000).toISOString(), 'the use whose write failed, written at the next round');
+  await keys.close();
+  await store.close();
+});
+
+test('the directory keeps nothing read before a change it was told of while reading', async () => {
+  const { store, key, keys: here } = await setUp();
+  await here.close();
+  const value = [...valueOf].find(([hash]) => hash === key.hash)![1];
+  const other = await store.accounts.createAccount(newAccount());
+  const m = newKeyMaterial('k');
+  await store.keys.insertKey(newKey(other.id, m.key));
+  let keys: KeyResolver | undefined;
+  const { store: watched, seen } = counted(store);
+  // While the accounts, then the keys are read, the feed reports the other account suspended and the key revoked
+  // (changes that landed after those reads).
+  const accounts = { ...store.accounts, listAccounts: async () => {
+    const all = await store.accounts.listAccounts();
+    await store.accounts.updateAccount(other.id, { status: 'suspended' });
+    await keys!.followChanges();
+    return all;
+  } };
+  const racing = { ...watched.keys, pageKeys: async (after: string, limit: number) => {
+    const page = await store.keys.pageKeys(after, limit);
+    await store.keys.revokeKey(key.id);
+    await keys!.followChanges();
+    return page;
+  } };
+  keys = new KeyResolver({ ...store, accounts, keys: racing }, 1000, 0, { followChanges: true, directoryKeys: 10 }, {}, () => Date.now());
+  await keys.directoryRead;
+  await keys.followChanges();
+  await assert.rejects(async () => keys.resolve(value), /revoked/);
+  await assert.rejects(async () => keys.resolve(m.value), /suspended/);
+  assert.equal(seen.lookups, 2, 'both asked of the store');
   await keys.close();
   await store.close();
 });

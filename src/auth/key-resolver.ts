@@ -6,8 +6,9 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import { bounded } from '../store/bounded.ts';
 import { StoreOutage } from '../store/outage.ts';
 import { parseAllowlist } from './ip-allowlist.ts';
-import type { KeyChanges, KeyStore } from '../store/keys/key-store.ts';
+import { findKeyByHash, type KeyChanges, type KeyStore } from '../store/keys/key-store.ts';
 import { KeyChangeFeed } from './key-changes.ts';
+import { KeyDirectory, type DirectorySource } from './key-directory.ts';
 import { KeyLookups } from './key-lookups.ts';
 import { RecentMap } from './recent-map.ts';
 
@@ -63,6 +64,8 @@ export interface KeyCacheSize {
   unknownEntries: number;
   /** Follow the store's changes (auth/key-changes.ts): keys in use are not looked up again each ttl. */
   followChanges: boolean;
+  /** Keys read into memory at start (auth/key-directory.ts), when changes are followed; 0: none. */
+  directoryKeys: number;
 }
 
 /** How a resolver behaves when the store does not answer (docs/deployment.md, "When the store is lost"). */
@@ -90,6 +93,11 @@ export class KeyResolver {
   private readonly unknown: RecentMap<Entry>;
   private readonly feed: KeyChangeFeed | undefined;
   private readonly lookups: KeyLookups;
+  private readonly directory: KeyDirectory | undefined;
+  /** Settles when the directory's read at start has ended (at once without a directory). */
+  readonly directoryRead: Promise<void> = Promise.resolve();
+  /** When this instance last changed keys, accounts or plans itself (`invalidate`). */
+  private invalidatedAt = -Infinity;
   /**
    * The keys used since the last write of last uses, each listed once per round (its `usedRound`): a use writes the
    * time on the key itself, so a request costs no lookup here; times become ISO strings only when written.
@@ -106,14 +114,14 @@ export class KeyResolver {
   readonly jwts: JwtChecks;
 
   constructor(
-    private readonly store: { keys: KeyStore },
+    private readonly store: { keys: KeyStore } & Partial<DirectorySource>,
     private readonly ttlMs = 1000,
     flushMs = 10_000,
     size: Partial<KeyCacheSize> = {},
     failStatic: Partial<FailStatic> = {},
     private readonly now: () => number = Date.now,
   ) {
-    const { entries = 200_000, unknownEntries = 10_000, followChanges = false } = size;
+    const { entries = 200_000, unknownEntries = 10_000, followChanges = false, directoryKeys = 0 } = size;
     this.known = new RecentMap(entries);
     this.unknown = new RecentMap(unknownEntries);
     this.lookups = new KeyLookups(store);
@@ -123,6 +131,15 @@ export class KeyResolver {
       const { outage } = this.failStatic;
       this.feed = new KeyChangeFeed(store, ttlMs, (c) => this.drop(c), now, () => outage.answered());
       this.feed.start();
+      const { accounts, plans } = store;
+      if (directoryKeys > 0 && accounts && plans) {
+        // Read after the feed's first look: what that look reports (the last seconds' changes) is then in what is read,
+        // and every change reported later is newer than the read. A failed read leaves the directory as far as it got:
+        // a key not in it is looked up, as without one.
+        const directory = new KeyDirectory({ keys: store.keys, accounts, plans }, directoryKeys);
+        this.directory = directory;
+        this.directoryRead = this.feed.look().catch(() => {}).then(() => directory.load()).catch(() => {});
+      }
     }
     this.jwts = new JwtChecks(now);
     if (flushMs > 0) {
@@ -143,8 +160,24 @@ export class KeyResolver {
     if (!entry && (!value || !isKeyValue(value))) throw new GatewayError(value ? 'INVALID_KEY' : 'KEY_MISSING');
     const now = this.now();
     // A key known and fresh is decided at once (no promise: every request passes here); else once the store answers.
-    if (!entry || (entry.followed ? this.feed!.trustedUntil : entry.expires) < now) return this.refresh(value!, entry, now).then((e) => this.usable(e, now));
+    if (!entry || (entry.followed ? this.feed!.trustedUntil : entry.expires) < now) {
+      const found = this.fromDirectory(value!, entry, now);
+      if (found) return this.usable(found, now);
+      return this.refresh(value!, entry, now).then((e) => this.usable(e, now));
+    }
     return this.usable(entry, now);
+  }
+
+  /**
+   * The key as the directory holds it, while the feed answers and has looked since this instance's own last change
+   * (`invalidate`: until the feed reports it, the directory may hold what the change replaced); else undefined.
+   */
+  private fromDirectory(value: string, stale: Entry | undefined, now: number): Entry | undefined {
+    const { directory, feed } = this;
+    if (!directory || now > feed!.trustedUntil || feed!.seenAt <= this.invalidatedAt) return undefined;
+    const hash = hashKey(value);
+    const ctx = directory.get(hash);
+    return ctx && this.put(value, hash, ctx, now, stale, feed!.generation);
   }
 
   private usable(entry: Entry, now: number): ResolvedKey {
@@ -235,6 +268,7 @@ export class KeyResolver {
     const keys = ids(c.keys);
     const accounts = ids(c.accounts);
     const plans = ids(c.plans);
+    this.directory?.forget(c);
     this.known.sweep((e) => keys.has(e.resolved!.key.id) || accounts.has(e.resolved!.account.id) || plans.has(e.resolved!.plan.id));
   }
 
@@ -257,7 +291,7 @@ export class KeyResolver {
     const { outage, storeWaitMs } = this.failStatic;
     const hash = hashKey(value);
     const generation = this.feed?.generation;
-    bounded(this.store.keys.findKeyByHash(hash, new Date(now).toISOString()), storeWaitMs).then(
+    bounded(findKeyByHash(this.store.keys, hash, new Date(now).toISOString()), storeWaitMs).then(
       (ctx) => {
         outage.answered();
         this.put(value, hash, ctx, this.now(), undefined, generation);
@@ -268,6 +302,7 @@ export class KeyResolver {
 
   /** Drops every cached resolution: called on every change to accounts, plans or keys. */
   invalidate(): void {
+    this.invalidatedAt = this.now();
     this.known.clear();
     this.unknown.clear();
   }
@@ -293,6 +328,7 @@ export class KeyResolver {
   async close(): Promise<void> {
     clearInterval(this.timer);
     this.feed?.stop();
+    this.directory?.stop();
     await this.flushLastUsed().catch(() => {});
   }
 }

@@ -370,6 +370,12 @@ export const configSchema = section({
      * the same. false: each cached key is looked up again after keyCacheTtlMs.
      */
     keyCacheFollowsChanges: flag(true),
+    /**
+     * Keys (not revoked) read into memory at start, with their accounts and plans, and kept as the followed changes
+     * say: a key's first use here needs no read of the store. Past it, further keys are looked up on first use.
+     * Only with keyCacheFollowsChanges; 0: none read ahead.
+     */
+    keyDirectoryKeys: int('keys', { minimum: 0, default: 2000000 }),
     /** How often last-used times are written (batched, never per request). */
     lastUsedFlushMs: int('ms', { minimum: 100, default: 10000 }),
     /**

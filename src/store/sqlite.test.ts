@@ -12,6 +12,7 @@ import { migrationsOf } from './migrations/index.ts';
 
 const sqliteMigrations = migrationsOf('sqlite');
 import { freePlan, newAccount, newKey, storeContract } from './store.contract.ts';
+import { findKeyByHash } from './keys/key-store.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ng-sqlite-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -40,7 +41,7 @@ describe('sqlite store, specifically', () => {
     const key = await first.keys.insertKey(newKey(account.id));
     await first.close();
     const second = sqliteStores(file);
-    assert.deepEqual((await second.keys.findKeyByHash(key.hash))!.key, key);
+    assert.deepEqual((await findKeyByHash(second.keys, key.hash))!.key, key);
     await second.close();
   });
 
@@ -50,7 +51,7 @@ describe('sqlite store, specifically', () => {
     const old = newKeyMaterial('old').key;
     releasedV1Store(file, [demo, old], old.id);
     const store = sqliteStores(file);
-    const ctx = (await store.keys.findKeyByHash(demo.hash))!;
+    const ctx = (await findKeyByHash(store.keys, demo.hash))!;
     assert.deepEqual(ctx.key, {
       ...demo, accountId: 'legacy', type: 'Standard', permissions: ['rpc', 'webhooks', 'analytics'], ipAllowlist: [],
       originAllowlist: [], networkAllowlist: [], methodAllowlist: [], expiresAt: null, createdBy: null, createdAt: '2025-06-01T12:00:00.000Z',

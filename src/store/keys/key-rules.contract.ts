@@ -3,6 +3,7 @@ import { beforeEach, describe, test } from 'node:test';
 import { newKeyMaterial } from '../../auth/key-value.ts';
 import { freePlan, newAccount, newKey, storePerTest, type StoreContract } from '../fixtures.contract.ts';
 import type { JwtPublicKey } from './api-key.ts';
+import { findKeyByHash } from './key-store.ts';
 
 const JWK: JwtPublicKey = { id: 'signer-1', alg: 'EdDSA', jwk: { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' } };
 const at = (ms: number) => new Date(ms).toISOString();
@@ -24,7 +25,7 @@ export function keyRulesContract(c: StoreContract): void {
       };
       const key = await store.keys.insertKey(newKey(account, rules));
       assert.deepEqual({ ...key, ...rules }, key);
-      assert.deepEqual((await store.keys.findKeyByHash(key.hash))!.key, key);
+      assert.deepEqual((await findKeyByHash(store.keys, key.hash))!.key, key);
       const cleared = await store.keys.updateKey(key.id, { methodDenylist: [], logsMaxBlockRange: null, jwtKeys: [], jwtAudiences: [] });
       assert.deepEqual(cleared, { ...key, methodDenylist: [], logsMaxBlockRange: null, jwtKeys: [], jwtAudiences: [] });
     });
@@ -35,9 +36,9 @@ export function keyRulesContract(c: StoreContract): void {
       const until = at(Date.now() + 60_000);
       const rotated = (await store.keys.rotateKey(key.id, { prefix: next.prefix, hash: next.hash, previousUntil: until }))!;
       assert.deepEqual([rotated.hash, rotated.prefix, rotated.previousHash, rotated.previousPrefix, rotated.previousUntil], [next.hash, next.prefix, key.hash, key.prefix, until]);
-      assert.equal((await store.keys.findKeyByHash(next.hash))!.key.id, key.id);
-      assert.equal((await store.keys.findKeyByHash(key.hash))!.key.id, key.id, 'the old value during the overlap');
-      assert.equal(await store.keys.findKeyByHash(key.hash, at(Date.now() + 60_001)), undefined, 'not past it, even before it is forgotten');
+      assert.equal((await findKeyByHash(store.keys, next.hash))!.key.id, key.id);
+      assert.equal((await findKeyByHash(store.keys, key.hash))!.key.id, key.id, 'the old value during the overlap');
+      assert.equal(await findKeyByHash(store.keys, key.hash, at(Date.now() + 60_001)), undefined, 'not past it, even before it is forgotten');
       // Its hash leaves the store once the overlap is over; a key still in its overlap keeps it.
       assert.equal(await store.keys.forgetPreviousValues({ endedBy: at(Date.now()) }), 0);
       assert.equal(await store.keys.forgetPreviousValues({ endedBy: at(Date.now() + 60_000) }), 1);
@@ -51,11 +52,11 @@ export function keyRulesContract(c: StoreContract): void {
       const third = newKeyMaterial('x').key;
       await store.keys.rotateKey(key.id, { ...second, previousUntil: at(Date.now() + 60_000) });
       await store.keys.rotateKey(key.id, { ...third, previousUntil: at(Date.now() + 60_000) });
-      assert.equal(await store.keys.findKeyByHash(key.hash), undefined, 'the first value');
-      assert.equal((await store.keys.findKeyByHash(second.hash))!.key.id, key.id);
+      assert.equal(await findKeyByHash(store.keys, key.hash), undefined, 'the first value');
+      assert.equal((await findKeyByHash(store.keys, second.hash))!.key.id, key.id);
       const fourth = newKeyMaterial('x').key;
       await store.keys.rotateKey(key.id, { ...fourth, previousUntil: null });
-      assert.equal(await store.keys.findKeyByHash(third.hash), undefined);
+      assert.equal(await findKeyByHash(store.keys, third.hash), undefined);
       assert.equal((await store.keys.getKey(key.id))!.previousHash, null);
     });
 
@@ -64,7 +65,7 @@ export function keyRulesContract(c: StoreContract): void {
       const next = newKeyMaterial('x').key;
       await store.keys.rotateKey(key.id, { ...next, previousUntil: at(Date.now() + 60_000) });
       assert.equal(await store.keys.forgetPreviousValues({ id: key.id }), 1);
-      assert.equal(await store.keys.findKeyByHash(key.hash), undefined);
+      assert.equal(await findKeyByHash(store.keys, key.hash), undefined);
       await store.keys.revokeKey(key.id);
       assert.equal(await store.keys.rotateKey(key.id, { ...newKeyMaterial('x').key, previousUntil: null }), undefined);
     });

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
 import { bigPlan, conflict, freePlan, isIso, newAccount, newKey, tick, storePerTest, type StoreContract } from '../fixtures.contract.ts';
 import type { UsageMinute } from '../usage/usage-store.ts';
+import type { ApiKey } from './api-key.ts';
+import { findKeyByHash } from './key-store.ts';
 
 /** The keys part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function keyStoreContract(c: StoreContract): void {
@@ -96,18 +98,35 @@ export function keyStoreContract(c: StoreContract): void {
         assert.equal(await store.keys.countActiveKeys(acct), 4);
       });
 
+      test('pages every key not revoked, of every account, in id order', async () => {
+        const other = (await store.accounts.createAccount(newAccount())).id;
+        const made: ApiKey[] = [];
+        for (let i = 0; i < 5; i++) made.push(await store.keys.insertKey(newKey(i % 2 ? other : account)));
+        await store.keys.revokeKey(made[2].id);
+        const ids: string[][] = [];
+        for (let after = ''; ;) {
+          const page = await store.keys.pageKeys(after, 2);
+          if (page.length === 0) break;
+          ids.push(page.map((k) => k.id));
+          after = page.at(-1)!.id;
+        }
+        const live = made.filter((_, i) => i !== 2).map((k) => k.id).sort();
+        assert.deepEqual(ids, [live.slice(0, 2), live.slice(2, 4)]);
+        assert.deepEqual((await store.keys.pageKeys('', 10)).find((k) => k.id === made[1].id), made[1]);
+      });
+
       test('finds a key by its hash together with its account and plan', async () => {
         const key = await store.keys.insertKey(newKey(account));
-        const ctx = await store.keys.findKeyByHash(key.hash);
+        const ctx = await findKeyByHash(store.keys, key.hash);
         assert.deepEqual(ctx, { key, account: await store.accounts.getAccount(account), plan: await store.plans.getPlan('free') });
-        assert.equal(await store.keys.findKeyByHash('0'.repeat(64)), undefined);
+        assert.equal(await findKeyByHash(store.keys, '0'.repeat(64)), undefined);
       });
 
       test("the key lookup reflects the account's current plan and status", async () => {
         await store.plans.createPlan(bigPlan);
         const key = await store.keys.insertKey(newKey(account));
         await store.accounts.updateAccount(account, { planId: 'enterprise', status: 'suspended' });
-        const ctx = (await store.keys.findKeyByHash(key.hash))!;
+        const ctx = (await findKeyByHash(store.keys, key.hash))!;
         assert.equal(ctx.plan.cuPerMonth, 10_000_000_000);
         assert.equal(ctx.account.status, 'suspended');
       });
@@ -117,7 +136,7 @@ export function keyStoreContract(c: StoreContract): void {
         const patch = { name: 'renamed', ipAllowlist: ['192.0.2.1'], originAllowlist: [], networkAllowlist: ['testnet'], methodAllowlist: ['eth_blockNumber'], expiresAt: null };
         const updated = await store.keys.updateKey(key.id, patch);
         assert.deepEqual(updated, { ...key, ...patch });
-        assert.deepEqual((await store.keys.findKeyByHash(key.hash))!.key, updated);
+        assert.deepEqual((await findKeyByHash(store.keys, key.hash))!.key, updated);
         assert.equal(await store.keys.updateKey('nope', { name: 'x' }), undefined);
       });
 
@@ -134,7 +153,7 @@ export function keyStoreContract(c: StoreContract): void {
       test('still finds a revoked key by hash, with its revocation time, so the resolver can refuse it', async () => {
         const key = await store.keys.insertKey(newKey(account));
         const revoked = await store.keys.revokeKey(key.id);
-        assert.equal((await store.keys.findKeyByHash(key.hash))!.key.revokedAt, revoked!.revokedAt);
+        assert.equal((await findKeyByHash(store.keys, key.hash))!.key.revokedAt, revoked!.revokedAt);
       });
 
       test('records the last use of many keys in one call, ignoring keys that are gone', async () => {

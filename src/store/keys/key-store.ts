@@ -51,12 +51,13 @@ export interface KeyStore {
   listKeys(accountId: string, page?: KeyPage): Promise<ApiKey[]>;
   /** How many of the account's keys are not revoked. */
   countActiveKeys(accountId: string): Promise<number>;
+  /** Keys not revoked, in id order, after the key `afterId` ('': from the first): at most `limit` (a keyset page). */
+  pageKeys(afterId: string, limit: number): Promise<ApiKey[]>;
   /**
-   * The key with this SHA-256, with its account and plan, in one read (the hot path's only store access); also a
-   * key whose previous value has this hash, while that value's overlap (`previousUntil`) runs at `now`.
+   * The keys with these SHA-256s, each with its account and plan, in one read (the hot path's only store access); also
+   * a key whose previous value has one of them, while that value's overlap (`previousUntil`) runs at `now`. What was
+   * found, by the hash asked.
    */
-  findKeyByHash(hash: string, now?: string): Promise<KeyContext | undefined>;
-  /** As findKeyByHash for several hashes in one read: what was found, by the hash asked. */
   findKeysByHash(hashes: readonly string[], now: string): Promise<Map<string, KeyContext>>;
   /**
    * Keys whose value starts with `prefix` (as `prefix` shows it), or whose previous value does while its overlap
@@ -148,6 +149,11 @@ const LIST_FIELDS = ['ipAllowlist', 'originAllowlist', 'networkAllowlist', 'meth
 const conflict = (key: { id: string; accountId: string }) => (v: Violation) =>
   v.kind === 'reference' ? `unknown account "${key.accountId}"` : `a key with this ${v.column === 'id' ? `id (${key.id})` : 'value'} already exists`;
 
+/** The key with this hash (KeyStore.findKeysByHash, for one). */
+export async function findKeyByHash(keys: Pick<KeyStore, 'findKeysByHash'>, hash: string, now = new Date().toISOString()): Promise<KeyContext | undefined> {
+  return (await keys.findKeysByHash([hash], now)).get(hash);
+}
+
 /** The key store on a database. */
 export function keyStore(db: SqlDb, feed: SqlDb = db): KeyStore {
   const { k, codec } = db;
@@ -202,14 +208,16 @@ export function keyStore(db: SqlDb, feed: SqlDb = db): KeyStore {
         .where('account_id', '=', accountId).where('revoked_at', 'is', null).executeTakeFirstOrThrow();
       return Number(n);
     },
-    async findKeyByHash(hash, now = new Date().toISOString()) {
-      const [row] = (await k.executeQuery<Record<string, unknown>>({ ...lookup, parameters: [hash, hash, now] })).rows;
-      if (!row) return undefined;
-      return { key: keyFromRow(row, codec, 'k_'), account: accountFromRow(row, codec, 'a_'), plan: planFromRow(row, codec, 'p_') };
+    async pageKeys(afterId, limit) {
+      const rows = await k.selectFrom('api_keys').selectAll().where('id', '>', afterId).where('revoked_at', 'is', null).orderBy('id').limit(limit).execute();
+      return rows.map((r) => keyFromRow(r as Record<string, unknown>, codec));
     },
     async findKeysByHash(hashes, now) {
-      const list = listParameter(hashes);
-      const { rows } = await k.executeQuery<Record<string, unknown>>({ ...lookupMany, parameters: [list, list, isoTime(now)] });
+      // One hash (the common miss) takes the single lookup; several, the list's: each statement compiled once.
+      const list = hashes.length === 1 ? undefined : listParameter(hashes);
+      const { rows } = list === undefined
+        ? await k.executeQuery<Record<string, unknown>>({ ...lookup, parameters: [hashes[0], hashes[0], isoTime(now)] })
+        : await k.executeQuery<Record<string, unknown>>({ ...lookupMany, parameters: [list, list, isoTime(now)] });
       const asked = new Set(hashes);
       const found = new Map<string, KeyContext>();
       for (const r of rows) {

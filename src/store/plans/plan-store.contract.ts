@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { bigPlan, conflict, freePlan, isIso, newAccount, newKey, tick, storePerTest, type StoreContract } from '../fixtures.contract.ts';
 import { PLAN_LIMITS } from '../../config/plan-limits.ts';
 import type { NewPlan } from './plan-store.ts';
+import { findKeyByHash } from '../keys/key-store.ts';
 
 /** The plans part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function planStoreContract(c: StoreContract): void {
@@ -33,7 +34,7 @@ export function planStoreContract(c: StoreContract): void {
         const account = await store.accounts.createAccount(newAccount({ planId: 'every-limit' }));
         const key = newKey(account.id);
         await store.keys.insertKey(key);
-        const context = await store.keys.findKeyByHash(key.hash);
+        const context = await findKeyByHash(store.keys, key.hash);
         for (const l of PLAN_LIMITS) assert.equal(context!.plan[l.name], own(1, 1)[l.name], `${l.name} with a key`);
       });
 

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import { conflict, freePlan, isIso, newAccount, newKey, tick, storePerTest, type StoreContract } from '../fixtures.contract.ts';
 import type { NewMember } from './member-store.ts';
 import type { AccountToken } from './token-store.ts';
+import { findKeyByHash } from '../keys/key-store.ts';
 
 /** The team part of the store contract (fixtures.contract.ts), run on SQLite and PostgreSQL. */
 export function teamStoreContract(c: StoreContract): void {
@@ -51,7 +52,7 @@ export function teamStoreContract(c: StoreContract): void {
         assert.equal(made.createdBy, m.id);
         assert.equal(owners.createdBy, null);
         assert.equal((await store.keys.getKey(made.id))?.createdBy, m.id);
-        assert.equal((await store.keys.findKeyByHash(made.hash))?.key.createdBy, m.id);
+        assert.equal((await findKeyByHash(store.keys, made.hash))?.key.createdBy, m.id);
         const revokedAt = (await store.keys.getKey(already.id))!.revokedAt;
         assert.equal(await store.keys.revokeKeysMadeBy(m.id), 1);
         assert.ok((await store.keys.getKey(made.id))?.revokedAt);

@@ -1,0 +1,119 @@
+import type { Account } from '../store/accounts/account.ts';
+import type { AccountStore } from '../store/accounts/account-store.ts';
+import type { ApiKey, KeyContext } from '../store/keys/api-key.ts';
+import type { KeyChanges, KeyStore } from '../store/keys/key-store.ts';
+import type { Plan } from '../store/plans/plan.ts';
+import type { PlanStore } from '../store/plans/plan-store.ts';
+
+/** Keys one read of the load asks for. */
+const PAGE = 1000;
+/** Between the fields of a packed key: a character no field of a plain key holds (one that does stays whole). */
+const SEP = '\u001f';
+const NONE = Object.freeze([]) as unknown as never[];
+
+/**
+ * A key with no rules, in one string: a million keys as objects of 25 fields took about 1 KB each; packed, a
+ * tenth of that. Unpacked when first used here (then kept, prepared, in the resolver's cache).
+ */
+function pack(k: ApiKey): string | undefined {
+  const rules = k.ipAllowlist.length + k.originAllowlist.length + k.networkAllowlist.length + k.methodAllowlist.length
+    + k.methodDenylist.length + k.contractAllowlist.length + k.userAgentAllowlist.length + k.jwtKeys.length + k.jwtAudiences.length;
+  if (rules > 0 || k.logsMaxBlockRange !== null || k.previousHash !== null || k.permissions.length === 0) return undefined;
+  const fields = [k.id, k.accountId, k.name, k.type, k.permissions.join(','), k.prefix, k.expiresAt ?? '', k.createdBy ?? '', k.createdAt, k.lastUsedAt ?? ''];
+  return fields.some((f) => f.includes(SEP)) ? undefined : fields.join(SEP);
+}
+
+function unpack(packed: string, hash: string): ApiKey {
+  const [id, accountId, name, type, permissions, prefix, expiresAt, createdBy, createdAt, lastUsedAt] = packed.split(SEP);
+  return {
+    id, accountId, name, type: type as ApiKey['type'], permissions: permissions.split(',') as ApiKey['permissions'], prefix, hash,
+    ipAllowlist: NONE, originAllowlist: NONE, networkAllowlist: NONE, methodAllowlist: NONE, methodDenylist: NONE,
+    contractAllowlist: NONE, userAgentAllowlist: NONE, logsMaxBlockRange: null, jwtKeys: NONE, jwtAudiences: NONE,
+    previousPrefix: null, previousUntil: null, previousHash: null, expiresAt: expiresAt || null, createdBy: createdBy || null,
+    createdAt, lastUsedAt: lastUsedAt || null, revokedAt: null,
+  };
+}
+
+/** What the directory reads: keys in pages, every account and plan. */
+export interface DirectorySource { keys: KeyStore; accounts: AccountStore; plans: PlanStore }
+
+/**
+ * Every key that is not revoked (up to `max`), with the accounts and plans, read from the store once at start in the
+ * background, a page at a time: a key seen for the first time by this instance is then found in memory, not asked of
+ * the store. With a million keys in use and a long tail of them, most first sights would otherwise each wait for a
+ * read. The directory holds what the store said; it is kept true only by the change feed (auth/key-changes.ts): a
+ * change reported for a key, an account or a plan takes it out, and from then on that key is looked up in the store
+ * as any key not here. The resolver asks it only while the feed answers (key-resolver.ts).
+ */
+export class KeyDirectory {
+  /** Keys by the hash of their value: packed (`pack`), or whole when they have rules. */
+  private readonly byHash = new Map<string, string | ApiKey>();
+  /** Keys reported changed (at most one entry per key): a change names a key by id, which a packed key holds inside (no second map of a million ids). */
+  private readonly gone = new Set<string>();
+  private readonly accounts = new Map<string, Account>();
+  private readonly plans = new Map<string, Plan>();
+  /** Accounts and plans reported changed while the load runs: read before the change, they are not kept (keys: `gone`). */
+  private changed: { accounts: Set<string>; plans: Set<string> } | undefined;
+  private stopped = false;
+
+  constructor(private readonly source: DirectorySource, private readonly max: number) {}
+
+  /** Reads the store: plans and accounts, then keys a page at a time (each page's read yields to callers). */
+  async load(): Promise<void> {
+    const changed = { accounts: new Set<string>(), plans: new Set<string>() };
+    this.changed = changed;
+    try {
+      const [plans, accounts] = await Promise.all([this.source.plans.listPlans(), this.source.accounts.listAccounts()]);
+      for (const p of plans) if (!changed.plans.has(p.id)) this.plans.set(p.id, p);
+      for (const a of accounts) if (!changed.accounts.has(a.id)) this.accounts.set(a.id, a);
+      let after = '';
+      for (;;) {
+        const room = this.max - this.byHash.size;
+        if (room <= 0 || this.stopped) return;
+        const page = await this.source.keys.pageKeys(after, Math.min(PAGE, room));
+        for (const key of page) this.add(key);
+        if (page.length < Math.min(PAGE, room)) break;
+        after = page[page.length - 1].id;
+      }
+    } finally {
+      this.changed = undefined;
+    }
+  }
+
+  /** The key whose value has this hash, with its account and plan, as the store last said; undefined: ask the store. */
+  get(hash: string): KeyContext | undefined {
+    const held = this.byHash.get(hash);
+    if (held === undefined) return undefined;
+    const key = typeof held === 'string' ? unpack(held, hash) : held;
+    if (this.gone.has(key.id)) return undefined;
+    const account = this.accounts.get(key.accountId);
+    const plan = account && this.plans.get(account.planId);
+    return plan && { key, account: account!, plan };
+  }
+
+  /** The feed reported these changes: what they touch leaves (an account's or plan's keys, by their account or plan). */
+  forget(c: KeyChanges): void {
+    for (const { id } of c.keys) this.gone.add(id);
+    for (const { id } of c.accounts) {
+      this.accounts.delete(id);
+      this.changed?.accounts.add(id);
+    }
+    for (const { id } of c.plans) {
+      this.plans.delete(id);
+      this.changed?.plans.add(id);
+    }
+  }
+
+  /** No further page is read (the instance is closing). */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  get size(): number {
+    return this.byHash.size;
+  }
+
+  private add(key: ApiKey): void {
+    this.byHash.set(key.hash, pack(key) ?? key);
+  }
+}
