@@ -27,7 +27,7 @@ const CONNECTIONS = 32;
 const WARM_S = 2;
 /**
  * Before the rounds, the Zipf-like draw runs in windows of this long until its keys looked up in the store per
- * request settle (the key cache holds what it would in an instance that has run a while), at most WARM_WINDOWS of them;
+ * request settle, at least three (the key cache holds what it would in an instance that has run a while), at most WARM_WINDOWS;
  * then each other draw runs one window.
  */
 const FIRST_WARM_S = 10;
@@ -54,7 +54,7 @@ async function startOn(url: string, anvilUrl: string, key?: string) {
   });
   const res = await fetch(`${new URL(proc.url).origin}/v1/mainnet/${key ?? proc.key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
   if (res.status !== 200) throw new Error(`the first call was refused: ${res.status} ${await res.text()}`);
-  return { proc, startMs: performance.now() - t0 };
+  return { proc, startMs: performance.now() - t0, t0 };
 }
 
 export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<void> {
@@ -78,18 +78,27 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     const startMs = started.startMs;
     const base = new URL(proc.url).origin;
     const call = (j: number) => fetch(`${base}/v1/mainnet/${valueOf(state.salt, j)}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+    // The keys read ahead (auth.keyDirectoryKeys), in the background after the first answer: until all are in.
+    const metric = async (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(await (await fetch(`${base}/metrics`)).text())?.[1]);
+    let readAhead = 0;
+    for (let last = -1; readAhead < KEYS && performance.now() - started.t0 < 120_000; await new Promise((r) => setTimeout(r, 100))) {
+      last = readAhead;
+      readAhead = await metric('nodegate_key_directory_keys');
+      if (readAhead === last && readAhead > 0 && performance.now() - started.t0 > 60_000) break;
+    }
+    const readAheadMs = performance.now() - started.t0;
     const rssStart = rssMiB(proc.pid);
 
     const scripts = Object.fromEntries(DRAWS.map((d, i) => [d, writeScript(join(tmp, `keys-${i}.lua`), keyScript(d, state.salt, KEYS, 1 + i))])) as Record<KeyDraw, string>;
     const cells: Record<KeyDraw, { rps: number[]; cpu: number[]; failed: number; p99: number[]; lookups: number[] }> = Object.fromEntries(DRAWS.map((d) => [d, { rps: [], cpu: [], failed: 0, p99: [], lookups: [] }])) as never;
     /** Keys this Nodegate has looked up in the store since it started (its /metrics). */
-    const lookups = async () => Number(/^nodegate_key_lookups_total (\d+)$/m.exec(await (await fetch(`${base}/metrics`)).text())?.[1]);
+    const lookups = () => metric('nodegate_key_lookups_total');
     const warm: number[] = [];
     for (let w = 0; w < WARM_WINDOWS; w++) {
       const l0 = await lookups();
       const res = await runWrk(base + '/', scripts['Zipf-like'], FIRST_WARM_S, CONNECTIONS);
       warm.push((await lookups() - l0) / res.requests);
-      if (w > 0 && Math.abs(warm[w] - warm[w - 1]) <= 0.1 * warm[w - 1]) break;
+      if (w >= 2 && Math.abs(warm[w] - warm[w - 1]) <= 0.1 * warm[w - 1]) break;
     }
     for (const d of DRAWS) if (d !== 'Zipf-like') await runWrk(base + '/', scripts[d], FIRST_WARM_S, CONNECTIONS);
     // Alternating rounds, so a drift of the machine's speed falls on all alike.
@@ -167,7 +176,8 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
       }
     }
 
-    console.log(`startup with ${f(KEYS)} keys: ${(startMs / 1000).toFixed(2)} s to the first answer (${(proc.startMs / 1000).toFixed(2)} s to the banner; on an empty store: ${(emptyMs / 1000).toFixed(2)} s); RSS ${rssStart.toFixed(0)} MiB at start, ${rssLoaded.toFixed(0)} MiB after the runs`);
+    console.log(`startup with ${f(KEYS)} keys: ${(startMs / 1000).toFixed(2)} s to the first answer (${(proc.startMs / 1000).toFixed(2)} s to the banner; on an empty store: ${(emptyMs / 1000).toFixed(2)} s), `
+      + `${f(readAhead)} keys read ahead ${(readAheadMs / 1000).toFixed(2)} s after the spawn; RSS ${rssStart.toFixed(0)} MiB then, ${rssLoaded.toFixed(0)} MiB after the runs`);
     console.log(`keys list of one account (${f(listed)} keys, 100 a page, ${pages.length} pages): p50 ${pct(pages, 50).toFixed(1)} ms, p99 ${pct(pages, 99).toFixed(1)} ms`);
   } finally {
     await proc?.stop('SIGTERM');

@@ -272,9 +272,9 @@ export class KeyResolver {
     this.known.sweep((e) => keys.has(e.resolved!.key.id) || accounts.has(e.resolved!.account.id) || plans.has(e.resolved!.plan.id));
   }
 
-  /** Resolutions held in memory (keys that exist), and keys asked of the store since start: for /metrics. */
-  get stats(): { held: number; lookups: number } {
-    return { held: this.known.size, lookups: this.lookups.asked };
+  /** Resolutions held in memory (keys that exist), keys read ahead, and keys asked of the store since start: for /metrics. */
+  get stats(): { held: number; readAhead: number; lookups: number } {
+    return { held: this.known.size, readAhead: this.directory?.size ?? 0, lookups: this.lookups.asked };
   }
 
   /** Asks the store for its changes now (the feed does every half ttl): resolves once they are applied. */
