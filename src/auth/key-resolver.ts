@@ -85,7 +85,7 @@ const PROBE_MS = 1000;
  * Resolves the key of a request (docs/decisions.md §6). Resolutions are cached in memory so the hot path does not hit
  * the store per request: an entry lives `ttlMs` (the bound on seeing a change made by another instance or the
  * CLI), or, following the store's changes, as long as the feed answers and reports no change to it (the same bound,
- * one read per half ttl instead of one per key in use); `invalidate()` drops all at once for changes made here, so a
+ * one read per quarter ttl instead of one per key in use); `invalidate()` drops all at once for changes made here, so a
  * revocation is effective on the next request. The cache is bounded, least recently used out first. Last-use times (of successful uses: `used()`) are collected here and written in batches by `flushLastUsed()`.
  */
 export class KeyResolver {
@@ -277,7 +277,7 @@ export class KeyResolver {
     return { held: this.known.size, readAhead: this.directory?.size ?? 0, lookups: this.lookups.asked };
   }
 
-  /** Asks the store for its changes now (the feed does every half ttl): resolves once they are applied. */
+  /** Asks the store for its changes now (the feed does every quarter ttl): resolves once they are applied. */
   followChanges(): Promise<void> {
     return this.feed ? this.feed.look() : Promise.resolve();
   }

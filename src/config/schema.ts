@@ -365,7 +365,7 @@ export const configSchema = section({
     /** Values no key has, kept apart (a flood of random values evicts only these), each for keyCacheTtlMs. */
     unknownKeyCacheEntries: int('entries', { minimum: 0, default: 10000 }),
     /**
-     * Follow the store's changes to keys, accounts and plans (one indexed read every keyCacheTtlMs / 2): a key in use
+     * Follow the store's changes to keys, accounts and plans (one indexed read every keyCacheTtlMs / 4): a key in use
      * stays cached until it changes, instead of being looked up again every keyCacheTtlMs; the revocation bound is
      * the same. false: each cached key is looked up again after keyCacheTtlMs.
      */

@@ -82,7 +82,7 @@ export async function postgresStores(url: string, bounds: { connectTimeoutMs?: n
     throw err;
   }
   // Under a flood of first-seen keys the pool's queue holds their lookups for seconds; the change feed's read, one
-  // every half key-cache ttl, goes on a connection of its own, so a revoked key is refused within the ttl all the same.
+  // every quarter key-cache ttl, goes on a connection of its own, so a revoked key is refused within the ttl all the same.
   const feed = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: bounds.connectTimeoutMs ?? 3000, query_timeout: bounds.queryTimeoutMs ?? 30_000 });
   feed.on('error', () => {});
   return byDomain(SqlDb.postgres(pool), SqlDb.postgres(feed));
