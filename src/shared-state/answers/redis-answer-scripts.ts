@@ -30,8 +30,8 @@ end
 
 /**
  * KEYS: index, sizes, bytes, lease. ARGV: key, text, ttl ms, now ms, byte budget, size, answers' prefix, channel.
- * What expired gives its bytes back (a bounded number per call), the answer is kept, then the soonest to expire go
- * until the budget holds; the lease goes and the waiters hear of it.
+ * What expired gives its bytes back (a bounded number per call), the answer is kept, then the soonest to expire
+ * (but this one) go until the budget holds; the lease goes and the waiters hear of it.
  */
 export const KEEP_LUA = `${FORGET}
 local idx, sizes, total, pre = KEYS[1], KEYS[2], KEYS[3], ARGV[7]
@@ -43,9 +43,12 @@ redis.call('HSET', sizes, ARGV[1], ARGV[6])
 local bytes = redis.call('INCRBY', total, ARGV[6])
 local max, n = tonumber(ARGV[5]), 0
 while bytes > max and n < 256 do
-  local first = redis.call('ZRANGE', idx, 0, 0)
-  if #first == 0 then break end
-  forget(idx, sizes, total, pre, first[1])
+  -- Answers kept in the same millisecond with the same ttl expire together, and a tie is broken by the key's text:
+  -- the answer just kept is never the one to go.
+  local first = redis.call('ZRANGE', idx, 0, 1)
+  local m = first[1] == ARGV[1] and first[2] or first[1]
+  if not m then break end
+  forget(idx, sizes, total, pre, m)
   bytes = tonumber(redis.call('GET', total) or '0')
   n = n + 1
 end
