@@ -242,12 +242,29 @@ export async function killAll(): Promise<void> {
   for (const p of [...started]) {
     try { process.kill(-p.pid, 'SIGKILL'); } catch { /* gone */ }
     await p.exited;
-    for (const net of ['mainnet', 'testnet']) {
-      const rec = readAnvilPid(p.dataDir, net);
-      if (rec && procInfo(rec.pid)?.cmdline[0]?.endsWith('anvil')) try { process.kill(rec.pid, 'SIGKILL'); } catch { /* gone */ }
-    }
+    killAnvilsOf(p.dataDir);
     started.delete(p);
   }
+}
+
+/**
+ * SIGKILLs every anvil of a data directory: those its pid files name, and those whose home is in it (each anvil runs
+ * with HOME in `chains/{network}/anvil-home`). A Nodegate killed while it starts its chains can have spawned an
+ * anvil it had not yet named; the next start cannot know of it, so a test that kills one there cleans up with this.
+ */
+export function killAnvilsOf(dataDir: string): void {
+  const pids = new Set<number>();
+  for (const net of ['mainnet', 'testnet']) {
+    const rec = readAnvilPid(dataDir, net);
+    if (rec && procInfo(rec.pid)?.cmdline[0]?.endsWith('anvil')) pids.add(rec.pid);
+  }
+  const home = `HOME=${join(dataDir, 'chains')}/`;
+  for (const a of anvilProcesses()) {
+    try {
+      if (readFileSync(`/proc/${a.pid}/environ`, 'utf8').split('\0').some((e) => e.startsWith(home))) pids.add(a.pid);
+    } catch { /* gone */ }
+  }
+  for (const pid of pids) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
