@@ -124,6 +124,21 @@ export async function startNodegateTarget(upstream: string, opts: { limits?: boo
 }
 
 /**
+ * CPU time of a server that forks a process per connection (PostgreSQL's postmaster), µs, from /proc (Linux): its own,
+ * its children's that it has reaped (cutime, cstime: a backend that ended), and each live child's.
+ */
+export function forkingServerCpuMicros(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const own = (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10_000;
+    const children = readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+    return children.reduce((sum, c) => sum + (cpuMicros(c) ?? 0), own);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * CPU time of a process and its children (a `--workers N` primary and its workers), µs, from /proc (Linux): the
  * children are listed by /proc/PID/task/TID/children.
  */

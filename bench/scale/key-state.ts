@@ -4,6 +4,8 @@
  * the socket but the statements. Key `j`'s value is `valueOf(salt, j)`: the wrk scripts rebuild it from `j`.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { postgresStores } from '../bench-stores.ts';
 import type { Stores } from '../../src/store/stores.ts';
@@ -23,6 +25,23 @@ export interface KeyState {
   bigAccount: number;
   buildMs: number;
   drop(): Promise<void>;
+}
+
+/**
+ * The PostgreSQL server's process (its postmaster), read from its data directory: undefined when this process cannot
+ * read it (another machine, another user), and the bench then prints no store CPU.
+ */
+export async function postgresServerPid(url: string): Promise<number | undefined> {
+  const db = new pg.Client(url);
+  await db.connect();
+  try {
+    const dir = (await db.query<{ data_directory: string }>('SHOW data_directory')).rows[0].data_directory;
+    return Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]) || undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await db.end();
+  }
 }
 
 /** The store at `url`, as another instance writes it (a revocation made elsewhere). */

@@ -14,11 +14,11 @@ import { performance } from 'node:perf_hooks';
 import { startNodegate } from '../../test/helpers/process.ts';
 import type { BenchTargets } from '../bench-targets.ts';
 import { printTable } from '../rpc-throughput.ts';
-import { CHAIN_ID, cpuMicros } from '../targets.ts';
+import { CHAIN_ID, cpuMicros, forkingServerCpuMicros } from '../targets.ts';
 import { median, runWrk } from '../wrk-cells.ts';
 import { writeScript } from '../wrk-scripts.ts';
 import { keyScript, type KeyDraw } from './key-scripts.ts';
-import { buildKeyState, SCALE_PLAN, storeAt, valueOf } from './key-state.ts';
+import { buildKeyState, postgresServerPid, SCALE_PLAN, storeAt, valueOf } from './key-state.ts';
 
 const ACCOUNTS = 100_000;
 const KEYS = 1_000_000;
@@ -90,7 +90,11 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     const rssStart = rssMiB(proc.pid);
 
     const scripts = Object.fromEntries(DRAWS.map((d, i) => [d, writeScript(join(tmp, `keys-${i}.lua`), keyScript(d, state.salt, KEYS, 1 + i))])) as Record<KeyDraw, string>;
-    const cells: Record<KeyDraw, { rps: number[]; cpu: number[]; failed: number; p99: number[]; lookups: number[] }> = Object.fromEntries(DRAWS.map((d) => [d, { rps: [], cpu: [], failed: 0, p99: [], lookups: [] }])) as never;
+    const cells: Record<KeyDraw, { rps: number[]; cpu: number[]; store: number[]; failed: number; p99: number[]; lookups: number[] }> = Object.fromEntries(DRAWS.map((d) => [d, { rps: [], cpu: [], store: [], failed: 0, p99: [], lookups: [] }])) as never;
+    // PostgreSQL's CPU in the same windows: what the keys' writes (usage, last uses, quota, explorer) cost the store,
+    // on the same two cores as Nodegate and wrk.
+    const postmaster = await postgresServerPid(state.url);
+    const storeCpu = () => (postmaster === undefined ? NaN : forkingServerCpuMicros(postmaster) ?? NaN);
     /** Keys this Nodegate has looked up in the store since it started (its /metrics). */
     const lookups = () => metric('nodegate_key_lookups_total');
     const warm: number[] = [];
@@ -107,8 +111,10 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
         await runWrk(base + '/', scripts[d], WARM_S, CONNECTIONS);
         const l0 = await lookups();
         const c0 = cpuMicros(proc.pid)!;
+        const s0 = storeCpu();
         const res = await runWrk(base + '/', scripts[d], DURATION_S, CONNECTIONS);
         const c1 = cpuMicros(proc.pid)!;
+        cells[d].store.push((storeCpu() - s0) / res.requests);
         cells[d].lookups.push((await lookups() - l0) / res.requests);
         cells[d].rps.push(res.requests / (res.us / 1e6));
         cells[d].cpu.push((c1 - c0) / res.requests);
@@ -124,9 +130,9 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     console.log(`\nScale, keys: ${f(ACCOUNTS)} accounts, ${f(KEYS)} keys in PostgreSQL (built in ${(state.buildMs / 1000).toFixed(1)} s); `
       + `cached eth_chainId, wrk ${CONNECTIONS} connections; the Zipf-like draw first until its key lookups settled (${warm.length} × ${FIRST_WARM_S} s: ${warm.map((x) => (x * 1000).toFixed(0)).join(', ')} per 1,000 requests), `
       + `${FIRST_WARM_S} s of each other, then ${ROUNDS} alternating rounds of ${DURATION_S} s (medians); ${cpus().length} × ${cpus()[0]?.model.trim()} shared by wrk, PostgreSQL and Nodegate`);
-    printTable(['keys', 'req/s', '× one key', 'cpu µs/req', '× one key', 'p99 ms', 'store lookups / 1,000 req', 'failed'], DRAWS.map((d) => {
+    printTable(['keys', 'req/s', '× one key', 'cpu µs/req', '× one key', 'PostgreSQL cpu µs/req', 'p99 ms', 'store lookups / 1,000 req', 'failed'], DRAWS.map((d) => {
       const c = cells[d];
-      return [d, f(median(c.rps)), `${(median(c.rps) / rps1).toFixed(2)}x`, median(c.cpu).toFixed(1), `${(median(c.cpu) / cpu1).toFixed(2)}x`, (median(c.p99) / 1000).toFixed(1), (median(c.lookups) * 1000).toFixed(1), String(c.failed)];
+      return [d, f(median(c.rps)), `${(median(c.rps) / rps1).toFixed(2)}x`, median(c.cpu).toFixed(1), `${(median(c.cpu) / cpu1).toFixed(2)}x`, Number.isNaN(median(c.store)) ? 'n/a' : median(c.store).toFixed(1), (median(c.p99) / 1000).toFixed(1), (median(c.lookups) * 1000).toFixed(1), String(c.failed)];
     }));
 
     // Revocation by another writer of the store, under the Zipf-like load: keys in use (asked for until cached).

@@ -27,8 +27,8 @@ interface AccountUnits { id: string; used: number | undefined; pending: number; 
 
 /**
  * Monthly compute-unit quotas per account (docs/decisions.md §7). Usage is counted in memory and written to the store in
- * batches every `flushMs` (and on shutdown), so it survives a restart without a write per request. After each
- * flush, the accounts this instance saw are re-read, which folds in what other instances spent: across instances
+ * batches every `flushMs` (and on shutdown), so it survives a restart without a write per request. Each flush's
+ * write answers the totals of the accounts it wrote, which folds in what other instances spent: across instances
  * an account can overshoot by at most one flush interval of traffic.
  */
 export class QuotaTracker {
@@ -158,28 +158,36 @@ export class QuotaTracker {
         if (batch.size === 0) return;
         sent = { id: randomUUID(), month: this.month, batch };
       }
+      let totals: Map<string, number>;
       try {
-        await this.usage.addUsage(sent.month, sent.batch, sent.id);
+        totals = await this.usage.addUsage(sent.month, sent.batch, sent.id);
       } catch (err) {
         this.unconfirmed = sent; // sent again as it is, same id, at the next flush
         this.log.warn({ err: (err as Error).message }, 'could not write usage; will retry');
         return;
       }
       this.unconfirmed = undefined;
-      await this.reread(sent.month, sent.batch);
+      await this.refresh(sent.month, sent.batch, totals);
       if (!retry) return; // a batch written late: what waited behind it goes now
     }
   }
 
-  /** The accounts of a batch just written, read again from the store, plus what is pending here since. */
-  private async reread(month: string, batch: ReadonlyMap<string, number>): Promise<void> {
+  /**
+   * The accounts of a batch just written, at the totals the write answered (other instances' units in them), plus what
+   * is pending here since; an account the write did not answer for (a batch applied before) is read again.
+   */
+  private async refresh(month: string, batch: ReadonlyMap<string, number>, totals: Map<string, number>): Promise<void> {
     if (month !== this.month) return;
-    const ids = [...batch.keys()];
-    const stored = await this.usage.getUsages(ids, month).catch(() => undefined);
-    if (stored === undefined) return; // read again after the next flush
-    for (const id of ids) {
+    const missing: string[] = [];
+    for (const id of batch.keys()) if (!totals.has(id)) missing.push(id);
+    if (missing.length > 0) {
+      const stored = await this.usage.getUsages(missing, month).catch(() => undefined);
+      if (stored === undefined) return; // read again after the next flush
+      for (const id of missing) totals.set(id, stored.get(id) ?? 0);
+    }
+    for (const id of batch.keys()) {
       const a = this.account(id);
-      a.used = (stored.get(id) ?? 0) + a.pending;
+      a.used = totals.get(id)! + a.pending;
     }
   }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Expression, type OnConflictBuilder, type QueryCreator } from 'kysely';
 import { SqlDb } from '../sql/sql-db.ts';
-import type { Q, Tables, Time, UsageMinutesTable } from '../sql/tables.ts';
+import type { Big, Q, Tables, Time, UsageMinutesTable } from '../sql/tables.ts';
 import { addUpUsage, EVERYONE, rowsAtGrain, USAGE_CELL, USAGE_COLUMNS, USAGE_SUMMED, USAGE_TABLES, usageMinuteRow, type UsageGrain } from './usage-rows.ts';
 import type { UsageMinute } from './usage-minute.ts';
 
@@ -12,9 +12,13 @@ import type { UsageMinute } from './usage-minute.ts';
  * (BEGIN IMMEDIATE), its batch id claimed first, and the loop costs no round trip on an embedded database.
  */
 export interface UsageBatches {
-  addUsage(month: string, ids: readonly string[], units: readonly number[], batchId?: string): Promise<void>;
+  /** Answers the totals written (usage-store.ts addUsage). */
+  addUsage(month: string, ids: readonly string[], units: readonly number[], batchId?: string): Promise<UsageTotal[]>;
   addUsageMinutes(rows: readonly UsageMinute[], batchId?: string): Promise<void>;
 }
+
+/** An account's units of a month, as the store holds them after a write. */
+export interface UsageTotal { account_id: string; compute_units: Big }
 
 const DAY = 86_400_000;
 /** SQLite rows per INSERT: 15 values a row, far below its 32,766 variables a statement. */
@@ -83,13 +87,14 @@ function postgresBatches({ k }: SqlDb): UsageBatches {
       // one stale entry must not lose the batch.
       const pairs = JSON.stringify(ids.map((id, i) => [id, units[i]]));
       const v = sql<{ id: string; units: string; n: string }>`(SELECT e->>0 AS id, (e->>1)::bigint AS units, n FROM jsonb_array_elements(${pairs}::jsonb) WITH ORDINALITY AS x (e, n))`.as<'v'>('v');
-      await once(batchId).insertInto('usage').columns(['account_id', 'month', 'compute_units'])
+      return once(batchId).insertInto('usage').columns(['account_id', 'month', 'compute_units'])
         .expression((eb) => eb.selectFrom(v).innerJoin('accounts as a', 'a.id', 'v.id')
           // The month typed: PostgreSQL cannot tell a bare parameter's type in a select list.
           .select(['v.id', eb.cast<string>(eb.val(month), 'text').as('month'), 'v.units'])
           .where(({ exists, selectFrom }) => exists(selectFrom('fresh').select('fresh.id')))
           .orderBy('v.n'))
         .onConflict(addUnits)
+        .returning(['usage.account_id', 'usage.compute_units'])
         .execute();
     },
     async addUsageMinutes(rows, batchId) {
@@ -122,14 +127,18 @@ function sqliteBatches(db: SqlDb): UsageBatches {
   };
   return {
     addUsage: (month, ids, units, batchId) => db.write(async (q) => {
-      if (!(await firstTime(q, batchId))) return;
+      const totals: UsageTotal[] = [];
+      if (!(await firstTime(q, batchId))) return totals;
       // Accounts that are gone are skipped: one stale entry must not lose the batch.
       for (const [i, id] of ids.entries()) {
-        await q.insertInto('usage').columns(['account_id', 'month', 'compute_units'])
+        const row = await q.insertInto('usage').columns(['account_id', 'month', 'compute_units'])
           .expression((eb) => eb.selectFrom('accounts').select(['id', eb.val(month).as('month'), eb.val(units[i]).as('units')]).where('id', '=', id))
           .onConflict(addUnits)
-          .execute();
+          .returning(['account_id', 'compute_units'])
+          .executeTakeFirst();
+        if (row) totals.push(row);
       }
+      return totals;
     }),
     addUsageMinutes: (rows, batchId) => db.write(async (q) => {
       if (!(await firstTime(q, batchId))) return;

@@ -33,9 +33,14 @@ export function usageStoreContract(c: StoreContract): void {
         assert.equal(await store.usage.getUsage(a, '2026-05'), 0);
       });
 
+      test('answers the totals it leaves, what other writers added in them', async () => {
+        await store.usage.addUsage('2026-03', new Map([[a, 120]]));
+        assert.deepEqual([...(await store.usage.addUsage('2026-03', new Map([[a, 30], [b, 7], ['no-such-account', 3]])))].sort(), [[a, 150], [b, 7]].sort());
+      });
+
       test('a batch sent again under its id counts once (a write that timed out for its sender, then retried)', async () => {
-        await store.usage.addUsage('2026-03', new Map([[a, 40], [b, 2]]), 'batch-1');
-        await store.usage.addUsage('2026-03', new Map([[a, 40], [b, 2]]), 'batch-1');
+        assert.deepEqual([...(await store.usage.addUsage('2026-03', new Map([[a, 40], [b, 2]]), 'batch-1'))].sort(), [[a, 40], [b, 2]].sort());
+        assert.equal((await store.usage.addUsage('2026-03', new Map([[a, 40], [b, 2]]), 'batch-1')).size, 0, 'nothing written, no total');
         await store.usage.addUsage('2026-03', new Map([[a, 5]]), 'batch-2');
         assert.equal(await store.usage.getUsage(a, '2026-03'), 45);
         assert.equal(await store.usage.getUsage(b, '2026-03'), 2);

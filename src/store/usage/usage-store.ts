@@ -16,9 +16,11 @@ export interface UsageStore {
    * Adds compute units to accounts' usage of `month` (`YYYY-MM`, UTC), in one batch (docs/decisions.md §7: flushed
    * periodically, never per request). Concurrent adds from several instances all count. With `batchId`, the batch
    * counts once however often it is sent: a write that failed for its sender (a time-out) may still have been
-   * applied, and is sent again with the same id (limits/quota.ts); ids are kept a day.
+   * applied, and is sent again with the same id (limits/quota.ts); ids are kept a day. Answers each account's total of
+   * the month once the batch is added, as the store holds it (other instances' units in it): an account is absent
+   * when nothing was written for it (the account gone, the batch applied before), and its total is then read apart.
    */
-  addUsage(month: string, byAccount: ReadonlyMap<string, number>, batchId?: string): Promise<void>;
+  addUsage(month: string, byAccount: ReadonlyMap<string, number>, batchId?: string): Promise<Map<string, number>>;
   /** Compute units an account has used in `month` (0 when none). */
   getUsage(accountId: string, month: string): Promise<number>;
   /**
@@ -104,7 +106,10 @@ export function usageStore(db: SqlDb): UsageStore {
   return {
     async addUsage(month, byAccount, batchId) {
       const { ids, units } = usageBatch(month, byAccount);
-      if (ids.length > 0) await batches.addUsage(month, ids, units, batchId);
+      const totals = new Map<string, number>();
+      if (ids.length === 0) return totals;
+      for (const r of await batches.addUsage(month, ids, units, batchId)) totals.set(r.account_id, codec.big(r.compute_units));
+      return totals;
     },
     async getUsage(accountId, month) {
       const row = await k.selectFrom('usage').select('compute_units').where('account_id', '=', accountId).where('month', '=', month).executeTakeFirst();
