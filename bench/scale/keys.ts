@@ -2,7 +2,7 @@
  * The keys section of `npm run bench -- scale`: 100,000 accounts and 1,000,000 keys in PostgreSQL, Nodegate started
  * on them (its startup timed), then cached eth_chainId calls (wrk, 32 connections, its own process) with one key,
  * keys drawn Zipf-like and uniformly from the million: rate and CPU per request of the Nodegate process, as ratios
- * against one key, in alternating rounds. Then, under the Zipf-like load, keys revoked by another writer of the store
+ * against one key, in alternating rounds (SCALE_KEYS_CONFIG: JSON merged over Nodegate's config, for comparisons). Then, under the Zipf-like load, keys revoked by another writer of the store
  * (as another instance or the CLI does), each timed until Nodegate refuses it; and the API's list of the 10,000 keys
  * of one account, a page at a time, its p99.
  *   npm run bench -- scale
@@ -50,6 +50,8 @@ async function startOn(url: string, anvilUrl: string, key?: string) {
       plans: { scale: plan },
       accounts: { defaultPlan: 'scale' },
       cache: { enabled: true },
+      // Settings to compare (e.g. every flush put off past the runs): JSON merged over these.
+      ...(process.env.SCALE_KEYS_CONFIG ? JSON.parse(process.env.SCALE_KEYS_CONFIG) as object : {}),
     },
   });
   const res = await fetch(`${new URL(proc.url).origin}/v1/mainnet/${key ?? proc.key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
