@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { maintenanceWrite } from '../sql/maintenance.ts';
 import { SqlDb } from '../sql/sql-db.ts';
-import type { Q } from '../sql/tables.ts';
+import type { Big, Q } from '../sql/tables.ts';
+import { anyOf } from '../sql/any-of.ts';
 import { usageBatches } from './usage-batches.ts';
 import type { UsageMinute, UsageQuery, UsageSums } from './usage-minute.ts';
 import { hourOf, USAGE_CELL, USAGE_SUMMED, USAGE_TABLES, usageBatch, usageFilter, usageMinuteFromRow } from './usage-rows.ts';
@@ -65,7 +66,7 @@ export interface UsageStore {
   dropMinuteHour(before: string): Promise<{ hour: string; removed: number } | undefined>;
 }
 
-/** Accounts per read of getUsages: far below either dialect's bound on a statement's parameters. */
+/** Accounts per read of getUsages: a list parameter each, so the database plans a bounded list. */
 const GET_USAGES_CHUNK = 1000;
 
 /** One group of summarizeUsage: the rows with `value` in dimension `by`, added up. */
@@ -103,6 +104,10 @@ function tableOf(q: { grain?: keyof typeof USAGE_TABLES }, k: SqlDb['k']): 'usag
 export function usageStore(db: SqlDb): UsageStore {
   const { k, codec } = db;
   const batches = usageBatches(db);
+  // The quota's reads of many accounts: compiled once, the ids one list parameter (a long tail of accounts seen for
+  // the first time makes a read per turn of the event loop, and building each anew cost Kysely a node per id).
+  const usagesOf = k.selectFrom('usage').select(['account_id', 'compute_units']).where('month', '=', '').where(anyOf(db, 'account_id', [])).compile();
+  const listParameter = (values: readonly string[]) => (db.dialect === 'postgres' ? [...values] : JSON.stringify(values));
   return {
     async addUsage(month, byAccount, batchId) {
       const { ids, units } = usageBatch(month, byAccount);
@@ -117,17 +122,9 @@ export function usageStore(db: SqlDb): UsageStore {
     },
     async getUsages(accountIds, month) {
       const out = new Map<string, number>();
-      if (db.dialect === 'postgres' && accountIds.length > 0) {
-        // One read whatever the number: the ids as one JSON parameter (a statement of a thousand parameters costs
-        // this process its compiling and each parameter's encoding, every flush).
-        const rows = await k.selectFrom('usage').select(['account_id', 'compute_units']).where('month', '=', month)
-          .where('account_id', 'in', sql<string>`(SELECT jsonb_array_elements_text(${JSON.stringify(accountIds)}::jsonb))`).execute();
-        for (const r of rows) out.set(r.account_id, codec.big(r.compute_units));
-        return out;
-      }
       for (let i = 0; i < accountIds.length; i += GET_USAGES_CHUNK) {
-        const rows = await k.selectFrom('usage').select(['account_id', 'compute_units'])
-          .where('month', '=', month).where('account_id', 'in', accountIds.slice(i, i + GET_USAGES_CHUNK)).execute();
+        const ids = accountIds.slice(i, i + GET_USAGES_CHUNK);
+        const { rows } = await k.executeQuery<{ account_id: string; compute_units: Big }>({ ...usagesOf, parameters: [month, listParameter(ids)] });
         for (const r of rows) out.set(r.account_id, codec.big(r.compute_units));
       }
       return out;
