@@ -32,7 +32,7 @@ export interface ProviderOptions {
   lie?: { olderThan: number; logs?: boolean; receipt?: boolean; blockHash?: boolean; emptyLogs?: boolean };
 }
 
-/** One HTTP request it got: when (ms, Date.now), the methods in it, the status it answered. */
+/** One HTTP request it got: when it arrived (ms, Date.now), the methods in it, the status it answered. */
 export interface ProviderRequest {
   at: number;
   methods: string[];
@@ -242,7 +242,8 @@ export async function startProvider(anvilUrl: string, o: ProviderOptions = {}): 
       const items: any[] = Array.isArray(doc) ? doc : [doc];
       const arrived = Date.now();
       for (const m of items) calls.push({ at: arrived, method: String(m?.method) });
-      const note = (status: number) => requests.push({ at: Date.now(), methods: items.map((m) => String(m?.method)), status });
+      // When it arrived, not when it was answered: an answer of the node behind can come late on a busy machine.
+      const note = (status: number) => requests.push({ at: arrived, methods: items.map((m) => String(m?.method)), status });
       const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
         note(status);
         res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
