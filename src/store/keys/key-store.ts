@@ -3,7 +3,7 @@ import { ACCOUNT_COLUMNS, accountFromRow } from '../accounts/account-store.ts';
 import type { ApiKey, JwtPublicKey, KeyContext, KeyType, Permission } from './api-key.ts';
 import { PLAN_COLUMNS, planFromRow } from '../plans/plan-store.ts';
 import { isoTime, timeOrNull, type Codec } from '../sql/codec.ts';
-import { anyOf } from '../sql/any-of.ts';
+import { anyOf, anyOfParameter } from '../sql/any-of.ts';
 import { given } from '../sql/patch.ts';
 import { SqlDb, type Violation } from '../sql/sql-db.ts';
 import type { ApiKeysTable, Json, List, Q, Tables, Time } from '../sql/tables.ts';
@@ -178,7 +178,6 @@ export function keyStore(db: SqlDb, feed: SqlDb = db): KeyStore {
   const lookupMany = withContext()
     .where((eb) => eb.or([anyOf(db, 'k.hash', []), eb.and([anyOf(db, 'k.previous_hash', []), eb('k.previous_until', '>', '')])]))
     .compile();
-  const listParameter = (values: readonly string[]) => (db.dialect === 'postgres' ? [...values] : JSON.stringify(values));
   const previousEnds = (eb: ExpressionBuilder<Tables, 'api_keys'>) => eb('previous_until', '>', new Date().toISOString());
 
   return {
@@ -214,7 +213,7 @@ export function keyStore(db: SqlDb, feed: SqlDb = db): KeyStore {
     },
     async findKeysByHash(hashes, now) {
       // One hash (the common miss) takes the single lookup; several, the list's: each statement compiled once.
-      const list = hashes.length === 1 ? undefined : listParameter(hashes);
+      const list = hashes.length === 1 ? undefined : anyOfParameter(db, hashes);
       const { rows } = list === undefined
         ? await k.executeQuery<Record<string, unknown>>({ ...lookup, parameters: [hashes[0], hashes[0], isoTime(now)] })
         : await k.executeQuery<Record<string, unknown>>({ ...lookupMany, parameters: [list, list, isoTime(now)] });

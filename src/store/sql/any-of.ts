@@ -12,3 +12,8 @@ export function anyOf(db: SqlDb, column: string, values: readonly string[]): Exp
     ? sql<SqlBool>`${sql.ref(column)} = ANY(${[...values]}::text[])`
     : sql<SqlBool>`${sql.ref(column)} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
 }
+
+/** `values` as the parameter of a statement compiled with `anyOf` (the list given then stands for any list). */
+export function anyOfParameter(db: SqlDb, values: readonly string[]): string[] | string {
+  return db.dialect === 'postgres' ? [...values] : JSON.stringify(values);
+}

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { maintenanceWrite } from '../sql/maintenance.ts';
 import { SqlDb } from '../sql/sql-db.ts';
 import type { Big, Q } from '../sql/tables.ts';
-import { anyOf } from '../sql/any-of.ts';
+import { anyOf, anyOfParameter } from '../sql/any-of.ts';
 import { usageBatches } from './usage-batches.ts';
 import type { UsageMinute, UsageQuery, UsageSums } from './usage-minute.ts';
 import { hourOf, USAGE_CELL, USAGE_SUMMED, USAGE_TABLES, usageBatch, usageFilter, usageMinuteFromRow } from './usage-rows.ts';
@@ -107,7 +107,6 @@ export function usageStore(db: SqlDb): UsageStore {
   // The quota's reads of many accounts: compiled once, the ids one list parameter (a long tail of accounts seen for
   // the first time makes a read per turn of the event loop, and building each anew cost Kysely a node per id).
   const usagesOf = k.selectFrom('usage').select(['account_id', 'compute_units']).where('month', '=', '').where(anyOf(db, 'account_id', [])).compile();
-  const listParameter = (values: readonly string[]) => (db.dialect === 'postgres' ? [...values] : JSON.stringify(values));
   return {
     async addUsage(month, byAccount, batchId) {
       const { ids, units } = usageBatch(month, byAccount);
@@ -124,7 +123,7 @@ export function usageStore(db: SqlDb): UsageStore {
       const out = new Map<string, number>();
       for (let i = 0; i < accountIds.length; i += GET_USAGES_CHUNK) {
         const ids = accountIds.slice(i, i + GET_USAGES_CHUNK);
-        const { rows } = await k.executeQuery<{ account_id: string; compute_units: Big }>({ ...usagesOf, parameters: [month, listParameter(ids)] });
+        const { rows } = await k.executeQuery<{ account_id: string; compute_units: Big }>({ ...usagesOf, parameters: [month, anyOfParameter(db, ids)] });
         for (const r of rows) out.set(r.account_id, codec.big(r.compute_units));
       }
       return out;
