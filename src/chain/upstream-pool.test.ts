@@ -107,7 +107,8 @@ describe('upstream pool: reads', () => {
   test('a node answering 429 is retried elsewhere and then rested for its Retry-After', async () => {
     const a = new FakeNode('a', () => { throw new NodeHttpError(429, 30_000); });
     const b = ok('b');
-    const { pool: p, members } = pool([a, b]);
+    // The node answering 429 is the primary, so every read goes to it first unless it is rested.
+    const { pool: p, members } = pool([a, b], [{}, { role: 'fallback' }]);
     for (let i = 0; i < 10; i++) assert.deepEqual(await p.call('eth_chainId', [], 1000), { result: 'b' });
     assert.equal(a.calls.length, 1, 'asked once, then left alone while it asked to be');
     assert.equal(members[0].usable(undefined, policy, T0 + 29_999), false);

@@ -30,15 +30,18 @@ export interface RetentionOptions {
   testEventHours: number;
 }
 
-/** What one run removed (`minuteHoursDropped`: hours whose minute rows left, read from their hour rows since). */
-export interface RetentionRun { sessions: number; testEvents: number; revokedKeys: number; minuteHoursDropped: number; minuteRowsDropped: number }
+/**
+ * What one run did: `hoursRolledUp`, hours of minute rows added into their hour and day rows; the rest what it
+ * removed (`minuteHoursDropped`: hours whose minute rows left, read from their hour rows since).
+ */
+export interface RetentionRun { sessions: number; testEvents: number; revokedKeys: number; hoursRolledUp: number; minuteHoursDropped: number; minuteRowsDropped: number }
 
 /**
  * Store retention (churned keys and test events grew the store by 146 GB a day), run at start and hourly:
  * expired sessions deleted; webhook test events past `testEventHours` deleted; keys revoked more than
- * `revokedKeyDays` ago deleted, their usage folded into the account's `(revoked)` rows; usage minute rows older than
- * `rollupAfterHours` dropped, an hour at a time (reads of those minutes read the hour rows, which every flush writes
- * too); usage past `retentionDays` dropped. Each step is one short statement or transaction, and every step waits its turn on the background pacer, so retention yields to
+ * `revokedKeyDays` ago deleted, their usage folded into the account's `(revoked)` rows; each hour over rolled up into
+ * its hour and day rows; usage minute rows older than `rollupAfterHours` dropped, an hour at a time (reads of those
+ * minutes read the hour rows); usage past `retentionDays` dropped. Each step is one short statement or transaction, and every step waits its turn on the background pacer, so retention yields to
  * callers as webhook work does.
  */
 export class Retention {
@@ -71,13 +74,18 @@ export class Retention {
   /** One run at time `now`. */
   async run(now = Date.now()): Promise<RetentionRun> {
     const o = this.opts;
-    const out: RetentionRun = { sessions: 0, testEvents: 0, revokedKeys: 0, minuteHoursDropped: 0, minuteRowsDropped: 0 };
+    const out: RetentionRun = { sessions: 0, testEvents: 0, revokedKeys: 0, hoursRolledUp: 0, minuteHoursDropped: 0, minuteRowsDropped: 0 };
     out.sessions = await this.step(() => this.store.sessions.pruneSessions(new Date(now).toISOString()));
     await this.forgetPreviousValues(now);
     if (o.testEventHours > 0) out.testEvents = await this.step(() => this.store.webhookEvents.pruneWebhookTestEvents(new Date(now - o.testEventHours * HOUR).toISOString()));
     if (o.revokedKeyDays > 0) {
       const before = new Date(now - o.revokedKeyDays * DAY).toISOString();
       for (let n = KEYS_PER_STEP; n === KEYS_PER_STEP;) out.revokedKeys += n = await this.step(() => this.store.keys.pruneRevokedKeys(before, KEYS_PER_STEP));
+    }
+    // Each hour over is rolled up into its hour and day rows (the current one at a later run).
+    for (const hour = `${minuteOf(now).slice(0, 13)}:00`; ;) {
+      if ((await this.step(() => this.store.usage.rollUpHour(hour))) === undefined) break;
+      out.hoursRolledUp++;
     }
     // Whole hours only: the hour that holds the cutoff goes at the next run. Reads of older minutes read the hours.
     const cutoff = `${minuteOf(now - o.rollupAfterHours * HOUR).slice(0, 13)}:00`;
@@ -92,7 +100,7 @@ export class Retention {
     // (or given up: its body is empty then, only the record of it stays).
     await this.step(() => this.store.tokens.pruneAccountTokens(new Date(now - DAY).toISOString()));
     await this.step(() => this.store.mail.pruneMail(new Date(now - 7 * DAY).toISOString()));
-    if (out.sessions + out.testEvents + out.revokedKeys + out.minuteRowsDropped > 0) this.log.info(out, 'store retention');
+    if (out.sessions + out.testEvents + out.revokedKeys + out.hoursRolledUp + out.minuteRowsDropped > 0) this.log.info(out, 'store retention');
     return out;
   }
 

@@ -20,6 +20,7 @@ import { keyChanges } from './18-key-changes.ts';
 import { requestLog } from './19-request-log.ts';
 import { usageGrains } from './20-usage-grains.ts';
 import { roomForUpdates } from './21-room-for-updates.ts';
+import { usageRollUp } from './22-usage-roll-up.ts';
 import type { Migration } from './migration.ts';
 
 export type { Migration } from './migration.ts';
@@ -52,6 +53,7 @@ export const MIGRATIONS: readonly Migration[] = [
   requestLog,
   usageGrains,
   roomForUpdates,
+  usageRollUp,
 ];
 
 /** The DDL of the steps a dialect has, in order: its version N means the first N of these ran. */

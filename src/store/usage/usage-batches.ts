@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Expression, type OnConflictBuilder, type QueryCreator } from 'kysely';
 import { SqlDb } from '../sql/sql-db.ts';
 import type { Big, Q, Tables, Time, UsageMinutesTable } from '../sql/tables.ts';
-import { addUpUsage, EVERYONE, rowsAtGrain, USAGE_CELL, USAGE_COLUMNS, USAGE_SUMMED, USAGE_TABLES, usageMinuteRow, type UsageGrain } from './usage-rows.ts';
+import { addUpUsage, EVERYONE, HOURS_FROM, rowsAtGrain, USAGE_CELL, USAGE_COLUMNS, USAGE_SUMMED, USAGE_TABLES, usageMinuteRow, type UsageGrain } from './usage-rows.ts';
 import type { UsageMinute } from './usage-minute.ts';
 
 /**
@@ -32,16 +32,17 @@ const PG_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
 /**
  * The rows of one flush on PostgreSQL, after its batch id is claimed (`fresh`): the minute rows come as one JSON
  * array of arrays (JSON.stringify is native; 15 PostgreSQL arrays encoded element by element cost this process about
- * 20 times the CPU a row, bench/scale/writes.ts), everyone's rows of each minute are added up from them, and the hour and
- * day rows from both, by the database, in the same statement. Each INSERT goes in its key's order, so concurrent
- * flushes (everyone's rows are shared by every instance) lock rows in one order.
+ * 20 times the CPU a row, bench/scale/writes.ts), everyone's rows of each minute are added up from them, and, for the
+ * minutes of hours already rolled up (`rolled`: a late flush), the hour and day rows from both, by the database, in
+ * the same statement. Each INSERT goes in its key's order, so concurrent flushes (everyone's rows are shared by every
+ * instance) lock rows in one order.
  */
 const PG_FLUSH = (() => {
   const cols = USAGE_COLUMNS.join(', ');
   const cell = USAGE_CELL.join(', ');
   const sums = USAGE_SUMMED.map((c) => `sum(${c})`).join(', ');
   const atGrain = (bucket: string) => `SELECT ${bucket}, account_id, key_id, network, method, code, ${sums} FROM minutes
-    GROUP BY 1, account_id, key_id, network, method, code ORDER BY 1, key_id, network, method, code`;
+    WHERE minute < (SELECT value FROM rolled) GROUP BY 1, account_id, key_id, network, method, code ORDER BY 1, key_id, network, method, code`;
   // The cells' columns read out of the JSON, everyone's rows of each minute with them, and each grain's rows to write.
   return {
     columns: USAGE_COLUMNS.map((c, i) => `(e->>${i})::${PG_TYPES[c]} AS ${c}`).join(', '),
@@ -66,8 +67,13 @@ const claimBatch = (q: QueryCreator<Tables>, id: string, at: Expression<Time> | 
 const addUnits = (oc: OnConflictBuilder<Tables, 'usage'>) =>
   oc.columns(['account_id', 'month']).doUpdateSet((eb) => ({ compute_units: eb('usage.compute_units', '+', eb.ref('excluded.compute_units')) }));
 
-/** A flush's rows to write at `grain`: the minute rows themselves and everyone's; the cells' and everyone's buckets above. */
-const grainRows = (rows: readonly UsageMinute[], grain: UsageGrain) => (grain === 'minute' ? [...rows, ...rowsAtGrain(rows, 'minute')] : rowsAtGrain(rows, grain));
+/**
+ * A flush's rows to write at `grain`: the minute rows themselves and everyone's; above, the cells' and everyone's
+ * buckets of the minutes before `hoursFrom` (hours already rolled up: a late flush adds to them itself).
+ */
+const grainRows = (rows: readonly UsageMinute[], grain: UsageGrain, hoursFrom: string) => (grain === 'minute'
+  ? [...rows, ...rowsAtGrain(rows, 'minute')]
+  : rowsAtGrain(rows.filter((r) => r.minute < hoursFrom), grain));
 
 export function usageBatches(db: SqlDb): UsageBatches {
   return db.dialect === 'postgres' ? postgresBatches(db) : sqliteBatches(db);
@@ -99,7 +105,10 @@ function postgresBatches({ k }: SqlDb): UsageBatches {
     },
     async addUsageMinutes(rows, batchId) {
       // Every grain's rows in the one statement that claims the batch: each grain counts the batch once, or none does.
-      // (A raw body of a CTE is written as it is: its parentheses are its own.)
+      // (A raw body of a CTE is written as it is: its parentheses are its own.) The first hour not rolled up is read
+      // under a share lock, which the roll-up's update waits for: either the roll-up reads this flush's minute rows,
+      // or this flush reads the hour it moved to and adds its earlier minutes to their hours itself; never both, never
+      // neither.
       const q = PG_FLUSH;
       const json = JSON.stringify(rows.map(flushRow));
       // The rows of one grain, added to those there.
@@ -109,6 +118,7 @@ function postgresBatches({ k }: SqlDb): UsageBatches {
         .with((cte) => cte('cells').materialized(), () => sql<UsageMinutesTable>`(SELECT ${sql.raw(q.columns)} FROM jsonb_array_elements(${json}::jsonb) AS e
           WHERE EXISTS (SELECT 1 FROM fresh))`)
         .with((cte) => cte('minutes').materialized(), () => sql.raw<UsageMinutesTable>(`(${q.minutes})`))
+        .with('rolled', (w) => w.selectFrom('meta').select('value').where('name', '=', HOURS_FROM).forShare())
         .with('hours', (w) => write(w, 'hour'))
         .with('days', (w) => write(w, 'day')), 'minute')
         .execute();
@@ -142,9 +152,10 @@ function sqliteBatches(db: SqlDb): UsageBatches {
     }),
     addUsageMinutes: (rows, batchId) => db.write(async (q) => {
       if (!(await firstTime(q, batchId))) return;
+      const hoursFrom = (await q.selectFrom('meta').select('value').where('name', '=', HOURS_FROM).executeTakeFirst())?.value ?? '';
       for (const grain of ['minute', 'hour', 'day'] as const) {
         const table = USAGE_TABLES[grain];
-        const all = grainRows(rows, grain);
+        const all = grainRows(rows, grain, hoursFrom);
         for (let i = 0; i < all.length; i += ROWS_PER_INSERT) {
           await q.insertInto(table as 'usage_minutes').values(all.slice(i, i + ROWS_PER_INSERT).map(usageMinuteRow)).onConflict((oc) => addUpUsage(oc, table)).execute();
         }

@@ -220,6 +220,56 @@ export function usageStoreContract(c: StoreContract): void {
         assert.equal(sum(await all()).requests, before.requests + 1);
       });
 
+      test('rolls each hour over into its hour and day rows: reads the same before and after, each call once', async () => {
+        // Minutes of a later year: a new store has rolled up no hour of it yet, so flushes keep them as minute rows alone.
+        const rows = [
+          row({ minute: '2030-03-01T10:00' }), row({ minute: '2030-03-01T10:59', code: -32005, computeUnits: 0 }), row({ minute: '2030-03-01T11:00' }),
+          row({ minute: '2030-03-02T00:00' }), row({ minute: '2030-03-01T10:07', accountId: 'acc-2', keyId: 'key-2' }),
+        ];
+        await store.usage.addUsageMinutes(rows);
+        const range = { from: '2030-03-01T00:00', to: '2030-03-03T00:00' };
+        const cells = (list: UsageMinute[]) => list.map((r) => [r.minute, r.keyId, r.code, r.requests, r.computeUnits, r.latency[0]]);
+        const reads = async () => ({
+          hours: cells(await store.usage.listUsageMinutes({ ...range, grain: 'hour', accountId: 'acc-1' })),
+          days: cells(await store.usage.listUsageMinutes({ ...range, grain: 'day' })),
+          everyone: cells(await store.usage.listUsageMinutes({ ...range, grain: 'day', accountId: EVERYONE })),
+          sums: await store.usage.sumUsageMinutes({ ...range, grain: 'hour' }),
+          top: (await store.usage.topAccounts({ ...range, grain: 'day' }, 5)).map((a) => [a.accountId, a.requests]),
+        });
+        const before = await reads();
+        assert.deepEqual(before.hours, [
+          ['2030-03-01T10:00', 'key-1', -32005, 1, 0, 1], ['2030-03-01T10:00', 'key-1', 0, 1, 26, 1],
+          ['2030-03-01T11:00', 'key-1', 0, 1, 26, 1], ['2030-03-02T00:00', 'key-1', 0, 1, 26, 1],
+        ]);
+        assert.deepEqual(before.days, [
+          ['2030-03-01T00:00', 'key-1', -32005, 1, 0, 1], ['2030-03-01T00:00', 'key-1', 0, 2, 52, 2], ['2030-03-01T00:00', 'key-2', 0, 1, 26, 1],
+          ['2030-03-02T00:00', 'key-1', 0, 1, 26, 1],
+        ]);
+        assert.deepEqual(before.sums, { requests: 5, errors: 1, computeUnits: 104 });
+        assert.equal(await store.usage.dropMinuteHour('2030-03-02T00:00'), undefined, 'minute rows of hours not rolled up stay');
+
+        assert.equal(await store.usage.rollUpHour('2030-03-01T11:00'), '2030-03-01T10:00', 'the first hour with calls, the empty ones passed over');
+        assert.equal(await store.usage.rollUpHour('2030-03-01T11:00'), undefined, 'the hour of the bound is not over');
+        assert.deepEqual(await reads(), before, 'the rolled-up hour and the minutes after it read as the minutes did');
+
+        // A late flush of a rolled-up hour, a flush of one not rolled up and two roll-ups at once: each call counts once.
+        await Promise.all([
+          store.usage.rollUpHour('2030-03-03T00:00'), store.usage.rollUpHour('2030-03-03T00:00'),
+          store.usage.addUsageMinutes([row({ minute: '2030-03-01T10:30' }), row({ minute: '2030-03-01T11:30' })]),
+        ]);
+        while ((await store.usage.rollUpHour('2030-03-03T00:00')) !== undefined);
+        const after = await reads();
+        assert.deepEqual(after.sums, { requests: 7, errors: 1, computeUnits: 156 });
+        assert.deepEqual(after.hours.filter((h) => h[2] === 0).map((h) => [h[0], h[3]]), [['2030-03-01T10:00', 2], ['2030-03-01T11:00', 2], ['2030-03-02T00:00', 1]]);
+        assert.deepEqual(after.everyone, [['2030-03-01T00:00', EVERYONE, -32005, 1, 0, 1], ['2030-03-01T00:00', EVERYONE, 0, 5, 130, 5], ['2030-03-02T00:00', EVERYONE, 0, 1, 26, 1]]);
+        assert.deepEqual(after.top, [['acc-1', 6], ['acc-2', 1]]);
+        // Rolled up, the minute rows may go: the same totals from the hour rows.
+        assert.equal((await store.usage.dropMinuteHour('2030-03-02T01:00'))?.hour, '2030-03-01T10:00');
+        while ((await store.usage.dropMinuteHour('2030-03-02T01:00')) !== undefined);
+        assert.deepEqual(await reads(), after);
+        assert.deepEqual(await store.usage.sumUsageMinutes(range), after.sums, 'the minutes read from the hours');
+      });
+
       test('reads rows in pages, each after the last of the one before, as one read would', async () => {
         const rows: UsageMinute[] = [];
         for (let m = 0; m < 7; m++) for (const keyId of ['k-a', 'k-b']) for (const code of [0, 3]) rows.push(row({ minute: `2026-03-01T10:0${m}`, keyId, code }));

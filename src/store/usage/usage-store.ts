@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import { maintenanceWrite } from '../sql/maintenance.ts';
 import { SqlDb } from '../sql/sql-db.ts';
-import type { Big, Q } from '../sql/tables.ts';
+import type { Big, Q, UsageMinutesTable } from '../sql/tables.ts';
 import { anyOf, anyOfParameter } from '../sql/any-of.ts';
 import { usageBatches } from './usage-batches.ts';
 import type { UsageMinute, UsageQuery, UsageSums } from './usage-minute.ts';
-import { hourOf, USAGE_CELL, USAGE_SUMMED, USAGE_TABLES, usageBatch, usageFilter, usageMinuteFromRow } from './usage-rows.ts';
+import { addUpUsage, grainStart, hourOf, HOURS_FROM, USAGE_CELL, USAGE_COLUMNS, USAGE_SUMMED, USAGE_TABLES, usageBatch, usageFilter, usageMinuteFromRow } from './usage-rows.ts';
 
 export { groupKeyId, LATENCY_BUCKETS_MS } from './usage-minute.ts';
 export { EVERYONE, grainStart, type UsageGrain } from './usage-rows.ts';
@@ -57,11 +57,19 @@ export interface UsageStore {
   /** Drops usage rows (every grain) before `minute` (retention). */
   pruneUsageMinutes(before: string): Promise<void>;
   /**
-   * Minute rows before `before` (an hour's first minute) leave the store, the oldest hour of them per call: from then
-   * on a read of minutes before `before` reads the hour rows (each hour's calls at its first minute), which hold the
-   * same calls (every flush writes both). Answers the hour and how many rows went, or undefined when none is left.
-   * Exact whatever comes late: a late flush of such a minute is in its hour's row already, and its minute row goes
-   * with the next call.
+   * Rolls the oldest hour of minute rows not rolled up yet into its hour and day rows, if that hour starts before
+   * `before` (an hour's first minute); answers it, or undefined when no such hour is left. Flushes write minute rows
+   * alone, so the hour and day rows grow by one roll-up an hour, not by each flush; until its roll-up, reads of an
+   * hour or day add its minute rows up. Exact whatever comes late or runs at once: a flush of a minute already
+   * rolled up adds to its hour and day rows itself, and several instances rolling up take turns (each hour once).
+   */
+  rollUpHour(before: string): Promise<string | undefined>;
+  /**
+   * Minute rows before `before` (an hour's first minute) leave the store, the oldest hour of them per call, once
+   * their hour is rolled up: from then on a read of minutes before `before` reads the hour rows (each hour's calls at
+   * its first minute), which hold the same calls. Answers the hour and how many rows went, or undefined when none is
+   * left. Exact whatever comes late: a late flush of such a minute is in its hour's row already, and its minute row
+   * goes with the next call.
    */
   dropMinuteHour(before: string): Promise<{ hour: string; removed: number } | undefined>;
 }
@@ -87,17 +95,34 @@ const DIMENSIONS: Array<[UsageDimension, 'minute' | 'method' | 'key_id' | 'netwo
 /** The meta entry naming the first minute whose minute rows are all kept (older ones are read from the hours). */
 const MINUTES_FROM = 'usage.minutesFrom';
 
+/** A meta entry's value, '' when absent, as an SQL scalar. */
+const metaValue = (name: string) => `(SELECT coalesce(max(value), '') FROM meta WHERE name = '${name}')`;
+const COLUMNS = USAGE_COLUMNS.join(', ');
+// Cast back: PostgreSQL's sum of bigints is numeric, and a branch of a UNION must have the other's types.
+const SUMS = USAGE_SUMMED.map((c) => `CAST(sum(${c}) AS bigint) AS ${c}`).join(', ');
+/** Rows added up per bucket (the first column) and cell; positions, since `minute` names both a column and the bucket. */
+const addedUp = (from: string) => `SELECT minute, account_id, key_id, network, method, code, ${SUMS} FROM (${from}) AS rows GROUP BY 1, 2, 3, 4, 5, 6`;
+/** Minute rows from the first hour not rolled up, each at its bucket of `grain`. */
+const notRolledUp = (grain: 'hour' | 'day') => `SELECT ${grain === 'hour' ? "substr(minute, 1, 13) || ':00'" : "substr(minute, 1, 10) || 'T00:00'"} AS minute,
+  ${USAGE_COLUMNS.slice(1).join(', ')} FROM usage_minutes WHERE minute >= ${metaValue(HOURS_FROM)}`;
 /**
- * What a query reads: its grain's table; for minutes, the hour rows before the first minute kept and the minute rows
- * from it, in one statement (so a drop of minute rows running meanwhile is seen whole or not at all). Typed as the
- * minute table: the derived table has its columns.
+ * The rows of each grain as reads see them, one statement each (a roll-up or drop running meanwhile is seen whole or
+ * not at all): minutes are the hour rows before the first minute kept and the minute rows from it; hours are the
+ * rolled-up hour rows and the minute rows not rolled up added up per hour; days are the day rows of days before the
+ * first hour not rolled up, and that day's and later days' rows added up with the minute rows not rolled up.
  */
-function tableOf(q: { grain?: keyof typeof USAGE_TABLES }, k: SqlDb['k']): 'usage_minutes' {
-  if (q.grain !== undefined && q.grain !== 'minute') return USAGE_TABLES[q.grain] as 'usage_minutes';
-  const from = k.selectFrom('meta').select((eb) => eb.fn.coalesce(eb.fn.max('value'), eb.val('')).as('v')).where('name', '=', MINUTES_FROM);
-  const both = k.selectFrom('usage_hours').selectAll().where('minute', '<', from)
-    .unionAll(k.selectFrom('usage_minutes').selectAll().where('minute', '>=', from));
-  return both.as('usage_minutes') as unknown as 'usage_minutes';
+const GRAIN_ROWS = {
+  minute: `SELECT ${COLUMNS} FROM usage_hours WHERE minute < ${metaValue(MINUTES_FROM)}
+    UNION ALL SELECT ${COLUMNS} FROM usage_minutes WHERE minute >= ${metaValue(MINUTES_FROM)}`,
+  hour: `SELECT ${COLUMNS} FROM usage_hours WHERE minute < ${metaValue(HOURS_FROM)}
+    UNION ALL ${addedUp(notRolledUp('hour'))}`,
+  day: `SELECT ${COLUMNS} FROM usage_days WHERE minute < substr(${metaValue(HOURS_FROM)}, 1, 10) || 'T00:00'
+    UNION ALL ${addedUp(`SELECT ${COLUMNS} FROM usage_days WHERE minute >= substr(${metaValue(HOURS_FROM)}, 1, 10) || 'T00:00' UNION ALL ${notRolledUp('day')}`)}`,
+};
+
+/** What a query reads: its grain's rows (GRAIN_ROWS). Typed as the minute table: the derived table has its columns. */
+function tableOf(q: { grain?: keyof typeof USAGE_TABLES }): 'usage_minutes' {
+  return sql.raw<UsageMinutesTable>(`(${GRAIN_ROWS[q.grain ?? 'minute']})`).as('usage_minutes') as unknown as 'usage_minutes';
 }
 
 /** The usage store on a database. */
@@ -133,7 +158,7 @@ export function usageStore(db: SqlDb): UsageStore {
     },
     async listUsageMinutes(q) {
       // In row order, the order the cursor of a page is compared in.
-      let read = k.selectFrom(tableOf(q, k)).selectAll().where(usageFilter(q));
+      let read = k.selectFrom(tableOf(q)).selectAll().where(usageFilter(q));
       for (const col of USAGE_CELL) read = read.orderBy(col);
       if (q.limit !== undefined) read = read.limit(q.limit);
       return (await read.execute()).map((r) => usageMinuteFromRow(r, codec));
@@ -141,12 +166,12 @@ export function usageStore(db: SqlDb): UsageStore {
     async countUsageMinutes(q, cap) {
       // The inner LIMIT stops the scan at `cap` rows: a refused analytics query costs one bounded count, not a read.
       // The same filters as the read, unordered (a count needs no order), so the same index answers it.
-      const capped = k.selectFrom(tableOf(q, k)).select(sql.lit(1).as('one')).where(usageFilter({ ...q, after: undefined })).limit(cap);
+      const capped = k.selectFrom(tableOf(q)).select(sql.lit(1).as('one')).where(usageFilter({ ...q, after: undefined })).limit(cap);
       const row = await k.selectFrom(capped.as('capped')).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
       return Number(row.n);
     },
     async sumUsageMinutes(q) {
-      const row = await k.selectFrom(tableOf(q, k))
+      const row = await k.selectFrom(tableOf(q))
         .select((eb) => [
           eb.fn.coalesce(eb.fn.sum('requests'), eb.lit(0)).as('requests'),
           eb.fn.coalesce(eb.fn.sum(eb.case().when('code', '<>', eb.lit(0)).then(eb.ref('requests')).else(eb.lit(0)).end()), eb.lit(0)).as('errors'),
@@ -159,7 +184,7 @@ export function usageStore(db: SqlDb): UsageStore {
     async summarizeUsage(q) {
       // The rows selected once (a CTE materialized: for minutes it is two tables' ranges), then one group-by per
       // dimension over them, in one statement.
-      const selected = k.with((cte) => cte('selected').materialized(), (w) => w.selectFrom(tableOf(q, k)).selectAll().where(usageFilter({ ...q, after: undefined })));
+      const selected = k.with((cte) => cte('selected').materialized(), (w) => w.selectFrom(tableOf(q)).selectAll().where(usageFilter({ ...q, after: undefined })));
       const per = (from: typeof selected | typeof k, [by, col]: (typeof DIMENSIONS)[number]) => (from as typeof selected).selectFrom('selected')
         .select((eb) => [
           sql.lit(by).as('by'), eb.cast<string>(eb.ref(col), 'text').as('value'),
@@ -180,12 +205,12 @@ export function usageStore(db: SqlDb): UsageStore {
       // First the accounts, by one sum (added up across a month of every account's rows, each further sum cost as
       // much again); then their sums, by the account index.
       const filter = usageFilter({ ...q, accountId: undefined, after: undefined });
-      const top = await k.selectFrom(tableOf(q, k))
+      const top = await k.selectFrom(tableOf(q))
         .select((eb) => ['account_id', eb.fn.sum<number>('requests').as('requests')])
         .where(filter).groupBy('account_id').orderBy('requests', 'desc').orderBy('account_id').limit(limit)
         .execute();
       if (top.length === 0) return [];
-      const rows = await k.selectFrom(tableOf(q, k))
+      const rows = await k.selectFrom(tableOf(q))
         .select((eb) => [
           'account_id',
           ...USAGE_SUMMED.map((col) => eb.fn.sum<number>(col).as(col)),
@@ -202,6 +227,39 @@ export function usageStore(db: SqlDb): UsageStore {
     async pruneUsageMinutes(before) {
       for (const table of Object.values(USAGE_TABLES)) await k.deleteFrom(table as 'usage_minutes').where('minute', '<', before).execute();
     },
+    async rollUpHour(before) {
+      return maintenanceWrite(db, async (q) => {
+        // Locked for the roll-up's length: a flush reads the first hour not rolled up under a share lock (usage-batches.ts).
+        let mark = q.selectFrom('meta').select('value').where('name', '=', HOURS_FROM);
+        if (db.dialect === 'postgres') mark = mark.forUpdate();
+        const from = (await mark.executeTakeFirst())?.value ?? '';
+        const moveTo = (value: string) => q.insertInto('meta').values({ name: HOURS_FROM, value })
+          .onConflict((oc) => oc.column('name').doUpdateSet({ value })).execute();
+        // The first hour with minute rows: hours without calls are passed over at once.
+        const first = await q.selectFrom('usage_minutes').select('minute').where('minute', '>=', from).orderBy('minute').limit(1).executeTakeFirst();
+        const { hour, next } = first ? hourOf(first.minute) : { hour: before, next: before };
+        if (hour >= before) {
+          if (before > from) await moveTo(before);
+          return undefined;
+        }
+        for (const grain of ['hour', 'day'] as const) {
+          const table = USAGE_TABLES[grain] as 'usage_minutes';
+          // Every minute of the hour falls in one bucket of each grain. In key order, as flushes write (no deadlock).
+          await q.insertInto(table).columns(USAGE_COLUMNS)
+            .expression((eb) => eb.selectFrom('usage_minutes')
+              // A cast, so that PostgreSQL knows the parameter's type in a select list.
+              .select([sql<string>`cast(${grainStart(hour, grain)} as text)`.as('minute'), 'account_id', 'key_id', 'network', 'method', 'code'])
+              .select((s) => USAGE_SUMMED.map((col) => s.fn.sum<number>(col).as(col)))
+              .where('minute', '>=', hour).where('minute', '<', next)
+              .groupBy(['account_id', 'key_id', 'network', 'method', 'code'])
+              .orderBy('key_id').orderBy('network').orderBy('method').orderBy('code'))
+            .onConflict((oc) => addUpUsage(oc, table))
+            .execute();
+        }
+        await moveTo(next);
+        return hour;
+      });
+    },
     async dropMinuteHour(before) {
       // Marked first, in the same transaction as the delete: a read that sees the rows gone also reads their hours.
       const mark = (q: Q) => q.insertInto('meta').values({ name: MINUTES_FROM, value: before })
@@ -209,6 +267,9 @@ export function usageStore(db: SqlDb): UsageStore {
           value: eb.case().when(eb.ref('excluded.value'), '>', eb.ref('meta.value')).then(eb.ref('excluded.value')).else(eb.ref('meta.value')).end(),
         })))
         .execute();
+      // Only hours rolled up: the others' calls are in no hour row yet.
+      const rolled = (await k.selectFrom('meta').select('value').where('name', '=', HOURS_FROM).executeTakeFirst())?.value ?? '';
+      if (rolled < before) before = rolled;
       const first = await k.selectFrom('usage_minutes').select('minute').where('minute', '<', before).orderBy('minute').limit(1).executeTakeFirst();
       if (!first) {
         await maintenanceWrite(db, mark);
