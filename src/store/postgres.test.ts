@@ -7,7 +7,6 @@ import { openStore } from './open-store.ts';
 import { postgresStores } from './open-store.ts';
 import type { Stores } from './stores.ts';
 import { migrationsOf } from './migrations/index.ts';
-import { HOURS_FROM } from './usage/usage-rows.ts';
 import { freePlan, newAccount, newKey, storeContract } from './store.contract.ts';
 
 const where = postgresWhere;
@@ -32,9 +31,7 @@ async function emptyStore(): Promise<Stores> {
   const store = await postgresStores(url);
   // DELETE, children first: on these few rows ~2 ms, where TRUNCATE (new files for every table) took ~300 ms a test.
   const tables = ['usage', 'usage_minutes', 'usage_hours', 'usage_days', 'request_log', 'sessions', 'account_tokens', 'members', 'mail_outbox', 'webhook_events', 'webhook_counters', 'webhooks', 'api_keys', 'accounts', 'plans', 'meta'];
-  // Then the meta entry a migrated store starts with: the first hour not rolled up is the next one.
-  const hoursFrom = `${new Date(Date.now() + 3_600_000).toISOString().slice(0, 13)}:00`;
-  await sql(url, `BEGIN; ${tables.map((t) => `DELETE FROM ${t};`).join(' ')} INSERT INTO meta (name, value) VALUES ('${HOURS_FROM}', '${hoursFrom}'); COMMIT`);
+  await sql(url, `BEGIN; ${tables.map((t) => `DELETE FROM ${t};`).join(' ')} COMMIT`);
   return store;
 }
 

@@ -79,6 +79,36 @@ describe('sqlite store, specifically', () => {
     await store.close();
   });
 
+  test('usage kept before hours were rolled up reads the same after the upgrade, and counts each call once after roll-ups', async () => {
+    // The store one step before: every flush wrote its minute, hour and day rows.
+    const file = freshFile();
+    const db = new Database(file);
+    for (const step of sqliteMigrations.slice(0, -1)) db.exec(step);
+    db.pragma(`user_version = ${sqliteMigrations.length - 1}`);
+    const insert = (table: string, minute: string) => db.prepare(`INSERT INTO ${table} (minute, account_id, key_id, network, method, code, requests, compute_units, latency_ms_sum, l0, l1, l2, l3, l4, l5)
+      VALUES (?, 'acc-1', 'key-1', 'mainnet', 'eth_call', 0, 2, 52, 4, 2, 0, 0, 0, 0, 0)
+      ON CONFLICT DO UPDATE SET requests = requests + 2, compute_units = compute_units + 52, latency_ms_sum = latency_ms_sum + 4, l0 = l0 + 2`).run(minute);
+    for (const minute of ['2026-03-01T10:05', '2026-03-01T23:10']) {
+      insert('usage_minutes', minute);
+      insert('usage_hours', `${minute.slice(0, 13)}:00`);
+      insert('usage_days', `${minute.slice(0, 10)}T00:00`);
+    }
+    db.close();
+    const store = sqliteStores(file);
+    const day = { from: '2026-03-01T00:00', to: '2026-03-03T00:00', accountId: 'acc-1' };
+    const requests = async (grain: 'minute' | 'hour' | 'day') => (await store.usage.listUsageMinutes({ ...day, grain })).reduce((n, r) => n + r.requests, 0);
+    assert.deepEqual([await requests('minute'), await requests('hour'), await requests('day')], [4, 4, 4]);
+    // A flush of an hour the old flushes wrote, and of the hour after: then every hour rolled up.
+    await store.usage.addUsageMinutes(['2026-03-01T23:30', '2026-03-02T00:10'].map((minute) => ({
+      minute, accountId: 'acc-1', keyId: 'key-1', network: 'mainnet', method: 'eth_call', code: 0, requests: 1, computeUnits: 26, latencyMsSum: 1, latency: [1, 0, 0, 0, 0, 0],
+    })));
+    assert.deepEqual([await requests('minute'), await requests('hour'), await requests('day')], [6, 6, 6]);
+    assert.equal(await store.usage.rollUpHour('2026-03-03T00:00'), '2026-03-02T00:00', 'the hours the old flushes wrote are not rolled up again');
+    assert.equal(await store.usage.rollUpHour('2026-03-03T00:00'), undefined);
+    assert.deepEqual([await requests('minute'), await requests('hour'), await requests('day')], [6, 6, 6]);
+    await store.close();
+  });
+
   test('refuses a store file written by a newer Nodegate', () => {
     const file = freshFile();
     const db = new Database(file);

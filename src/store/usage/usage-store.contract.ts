@@ -201,6 +201,8 @@ export function usageStoreContract(c: StoreContract): void {
         rows.push(row({ minute: '2026-03-01T11:05' }), row({ minute: '2026-03-01T12:00' }));
         await store.usage.addUsageMinutes(rows);
         const before = sum(await all());
+        assert.equal(await store.usage.dropMinuteHour('2026-03-01T12:00'), undefined, 'no minute row goes before its hour is rolled up');
+        while ((await store.usage.rollUpHour('2026-03-01T12:00')) !== undefined);
         // 180 rows of the cells, 120 of everyone's (two a minute: eth_call of both accounts added up, and eth_chainId).
         assert.deepEqual(await store.usage.dropMinuteHour('2026-03-01T12:00'), { hour: '2026-03-01T10:00', removed: 300 });
         // A read while only some hours before the mark are gone still counts every call once.
