@@ -3,8 +3,8 @@
  * (the keys section measures them inside the gateway, where two cores shared with wrk and PostgreSQL blur them).
  * A throwaway PostgreSQL database of 2,000 accounts and 20,000 keys; then, 8 times: one usage flush of 20,000 cells
  * (one per key, as a minute of a long tail makes), the last uses of the 20,000 keys, and the quota's write of the
- * 2,000 accounts (which answers their totals). For each: this process's CPU (encoding the rows), PostgreSQL's CPU and
- * the time until the database answered.
+ * 2,000 accounts (which answers their totals); then the roll-up of the hour those flushes wrote into its hour and day
+ * rows. For each: this process's CPU (encoding the rows), PostgreSQL's CPU and the time until the database answered.
  *   SCALE_SECTIONS=writes npm run bench -- scale
  */
 import { randomUUID } from 'node:crypto';
@@ -35,7 +35,7 @@ export async function scaleWrites(): Promise<void> {
   const state = await buildKeyState(ACCOUNTS, KEYS, 10);
   const stores = await postgresStores(state.url);
   const postmaster = await postgresServerPid(state.url);
-  const cells: Record<string, Timed[]> = { flush: [], touch: [], quota: [] };
+  const cells: Record<string, Timed[]> = { flush: [], touch: [], quota: [], rollUp: [] };
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const minute = new Date(Date.UTC(2026, 0, 1, 0, round)).toISOString().slice(0, 16);
@@ -50,6 +50,7 @@ export async function scaleWrites(): Promise<void> {
       const units = new Map(Array.from({ length: ACCOUNTS - 1 }, (_, i) => [`acct${i + 1}`, 5]));
       cells.quota.push(await timed(() => stores.usage.addUsage('2026-01', units, randomUUID()), postmaster));
     }
+    cells.rollUp.push(await timed(() => stores.usage.rollUpHour('2026-01-01T01:00'), postmaster));
   } finally {
     await stores.close();
     await state.drop();
@@ -57,9 +58,10 @@ export async function scaleWrites(): Promise<void> {
   const f = (x: number) => x.toFixed(0);
   console.log(`\nScale, writes: PostgreSQL, ${ROUNDS} rounds (medians); CPU of this process, PostgreSQL's CPU, and the time until the database answered`);
   printTable(['write', 'rows', 'cpu ms', 'cpu µs/row', 'PostgreSQL cpu µs/row', 'until answered ms'], [
-    ['usage flush (minute, hour, day, everyone)', KEYS, cells.flush],
+    ['usage flush (minute rows, everyone\'s)', KEYS, cells.flush],
     ['last uses of keys', KEYS, cells.touch],
     ['quota: write (answers the totals)', ACCOUNTS - 1, cells.quota],
+    [`roll-up of the hour: its ${ROUNDS} minute rows per key into hour and day rows, per key`, KEYS, cells.rollUp],
   ].map(([name, n, c]) => {
     const xs = c as Timed[];
     const cpu = median(xs.map((x) => x.cpu));
