@@ -2,7 +2,9 @@
  * The keys section of `npm run bench -- scale`: 100,000 accounts and 1,000,000 keys in PostgreSQL, Nodegate started
  * on them (its startup timed), then cached eth_chainId calls (wrk, 32 connections, its own process) with one key,
  * keys drawn Zipf-like and uniformly from the million: rate and CPU per request of the Nodegate process, as ratios
- * against one key, in alternating rounds (SCALE_KEYS_CONFIG: JSON merged over Nodegate's config, for comparisons). Then, under the Zipf-like load, keys revoked by another writer of the store
+ * against one key, in alternating rounds (SCALE_KEYS_CONFIG: JSON merged over Nodegate's config, for comparisons).
+ * Each window's CPU, Nodegate's and PostgreSQL's, counts the writes its requests put off (last uses, usage, quota,
+ * explorer) until they are done, less what both use idle meanwhile: no draw pays for the one before it. Then, under the Zipf-like load, keys revoked by another writer of the store
  * (as another instance or the CLI does), each timed until Nodegate refuses it; and the API's list of the 10,000 keys
  * of one account, a page at a time, its p99.
  *   npm run bench -- scale
@@ -15,6 +17,7 @@ import { startNodegate } from '../../test/helpers/process.ts';
 import type { BenchTargets } from '../bench-targets.ts';
 import { printTable } from '../rpc-throughput.ts';
 import { CHAIN_ID, cpuMicros, forkingServerCpuMicros } from '../targets.ts';
+import { validateConfig } from '../../src/config/load.ts';
 import { median, runWrk } from '../wrk-cells.ts';
 import { writeScript } from '../wrk-scripts.ts';
 import { keyScript, type KeyDraw } from './key-scripts.ts';
@@ -24,7 +27,6 @@ const ACCOUNTS = 100_000;
 const KEYS = 1_000_000;
 const BIG_ACCOUNT = 10_000;
 const CONNECTIONS = 32;
-const WARM_S = 2;
 /**
  * Before the rounds, the Zipf-like draw runs in windows of this long until its keys looked up in the store per
  * request settle, at least three (the key cache holds what it would in an instance that has run a while), at most WARM_WINDOWS;
@@ -39,20 +41,32 @@ const DRAWS: KeyDraw[] = ['one key', 'Zipf-like', 'uniform'];
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 
+/** Nodegate's configuration in this section. */
+function configOn(anvilUrl: string): Record<string, unknown> {
+  const { id: _, ...plan } = SCALE_PLAN;
+  return {
+    networks: { mainnet: { chainId: CHAIN_ID, upstream: anvilUrl } },
+    plans: { scale: plan },
+    accounts: { defaultPlan: 'scale' },
+    cache: { enabled: true },
+    // Settings to compare (e.g. every flush put off past the runs): JSON merged over these.
+    ...(process.env.SCALE_KEYS_CONFIG ? JSON.parse(process.env.SCALE_KEYS_CONFIG) as object : {}),
+  };
+}
+
+/** Until every write put off by requests is done: the longest interval of them under `config`, and a second to write. */
+const deferredMs = (config: Record<string, unknown>) => {
+  const c = validateConfig(structuredClone(config));
+  return Math.max(c.auth.lastUsedFlushMs, c.analytics.flushMs, c.limits.usageFlushMs, c.explorer.flushMs) + 1000;
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 /** Nodegate on the database at `url`, answering: its process, and the ms from spawn to the first answer with `key`. */
 async function startOn(url: string, anvilUrl: string, key?: string) {
-  const { id: _, ...plan } = SCALE_PLAN;
   const t0 = performance.now();
   const proc = await startNodegate({
     env: { REDIS_URL: '', DATABASE_URL: url, NODEGATE_LOG_LEVEL: 'warn', NODEGATE_WORKERS: '' },
-    config: {
-      networks: { mainnet: { chainId: CHAIN_ID, upstream: anvilUrl } },
-      plans: { scale: plan },
-      accounts: { defaultPlan: 'scale' },
-      cache: { enabled: true },
-      // Settings to compare (e.g. every flush put off past the runs): JSON merged over these.
-      ...(process.env.SCALE_KEYS_CONFIG ? JSON.parse(process.env.SCALE_KEYS_CONFIG) as object : {}),
-    },
+    config: configOn(anvilUrl),
   });
   const res = await fetch(`${new URL(proc.url).origin}/v1/mainnet/${key ?? proc.key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
   if (res.status !== 200) throw new Error(`the first call was refused: ${res.status} ${await res.text()}`);
@@ -107,19 +121,29 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
       if (w >= 2 && Math.abs(warm[w] - warm[w - 1]) <= 0.1 * warm[w - 1]) break;
     }
     for (const d of DRAWS) if (d !== 'Zipf-like') await runWrk(base + '/', scripts[d], FIRST_WARM_S, CONNECTIONS);
+    // The writes put off by the warm-ups done, then Nodegate's and PostgreSQL's CPU while idle (checks of the node),
+    // per ms: taken out of each window's wait for its own writes.
+    const settleMs = deferredMs(configOn(anvil.url));
+    await sleep(settleMs);
+    const [i0, is0, it0] = [cpuMicros(proc.pid)!, storeCpu(), performance.now()];
+    await sleep(settleMs);
+    const idleMs = performance.now() - it0;
+    const [idle, storeIdle] = [(cpuMicros(proc.pid)! - i0) / idleMs, (storeCpu() - is0) / idleMs];
     // Alternating rounds, so a drift of the machine's speed falls on all alike.
     for (let r = 0; r < ROUNDS; r++) {
       for (const d of r % 2 ? [...DRAWS].reverse() : DRAWS) {
-        await runWrk(base + '/', scripts[d], WARM_S, CONNECTIONS);
         const l0 = await lookups();
-        const c0 = cpuMicros(proc.pid)!;
-        const s0 = storeCpu();
+        const [c0, s0] = [cpuMicros(proc.pid)!, storeCpu()];
         const res = await runWrk(base + '/', scripts[d], DURATION_S, CONNECTIONS);
-        const c1 = cpuMicros(proc.pid)!;
-        cells[d].store.push((storeCpu() - s0) / res.requests);
         cells[d].lookups.push((await lookups() - l0) / res.requests);
+        // The window's writes done (and so none left for the next draw's window).
+        const waited = performance.now();
+        await sleep(settleMs);
+        const waitedMs = performance.now() - waited;
+        const [c1, s1] = [cpuMicros(proc.pid)!, storeCpu()];
+        cells[d].store.push((s1 - s0 - storeIdle * waitedMs) / res.requests);
         cells[d].rps.push(res.requests / (res.us / 1e6));
-        cells[d].cpu.push((c1 - c0) / res.requests);
+        cells[d].cpu.push((c1 - c0 - idle * waitedMs) / res.requests);
         cells[d].p99.push(res.p99);
         cells[d].failed += res.failed + res.socket;
       }
@@ -131,7 +155,7 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     const f = (x: number) => Math.round(x).toLocaleString('en-US');
     console.log(`\nScale, keys: ${f(ACCOUNTS)} accounts, ${f(KEYS)} keys in PostgreSQL (built in ${(state.buildMs / 1000).toFixed(1)} s); `
       + `cached eth_chainId, wrk ${CONNECTIONS} connections; the Zipf-like draw first until its key lookups settled (${warm.length} × ${FIRST_WARM_S} s: ${warm.map((x) => (x * 1000).toFixed(0)).join(', ')} per 1,000 requests), `
-      + `${FIRST_WARM_S} s of each other, then ${ROUNDS} alternating rounds of ${DURATION_S} s (medians); ${cpus().length} × ${cpus()[0]?.model.trim()} shared by wrk, PostgreSQL and Nodegate`);
+      + `${FIRST_WARM_S} s of each other, then ${ROUNDS} alternating rounds of ${DURATION_S} s (medians), each window's CPU with its put-off writes (${(settleMs / 1000).toFixed(0)} s after it, less idle); ${cpus().length} × ${cpus()[0]?.model.trim()} shared by wrk, PostgreSQL and Nodegate`);
     printTable(['keys', 'req/s', '× one key', 'cpu µs/req', '× one key', 'PostgreSQL cpu µs/req', 'p99 ms', 'store lookups / 1,000 req', 'failed'], DRAWS.map((d) => {
       const c = cells[d];
       return [d, f(median(c.rps)), `${(median(c.rps) / rps1).toFixed(2)}x`, median(c.cpu).toFixed(1), `${(median(c.cpu) / cpu1).toFixed(2)}x`, Number.isNaN(median(c.store)) ? 'n/a' : median(c.store).toFixed(1), (median(c.p99) / 1000).toFixed(1), (median(c.lookups) * 1000).toFixed(1), String(c.failed)];

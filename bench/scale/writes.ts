@@ -50,7 +50,7 @@ export async function scaleWrites(): Promise<void> {
       const units = new Map(Array.from({ length: ACCOUNTS - 1 }, (_, i) => [`acct${i + 1}`, 5]));
       cells.quota.push(await timed(() => stores.usage.addUsage('2026-01', units, randomUUID()), postmaster));
     }
-    cells.rollUp.push(await timed(() => stores.usage.rollUpHour('2026-01-01T01:00'), postmaster));
+    cells.rollUp.push(await timed(() => stores.usage.rollUp('2026-01-01T01:00'), postmaster));
   } finally {
     await stores.close();
     await state.drop();

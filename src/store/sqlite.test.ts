@@ -103,8 +103,8 @@ describe('sqlite store, specifically', () => {
       minute, accountId: 'acc-1', keyId: 'key-1', network: 'mainnet', method: 'eth_call', code: 0, requests: 1, computeUnits: 26, latencyMsSum: 1, latency: [1, 0, 0, 0, 0, 0],
     })));
     assert.deepEqual([await requests('minute'), await requests('hour'), await requests('day')], [6, 6, 6]);
-    assert.equal(await store.usage.rollUpHour('2026-03-03T00:00'), '2026-03-02T00:00', 'the hours the old flushes wrote are not rolled up again');
-    assert.equal(await store.usage.rollUpHour('2026-03-03T00:00'), undefined);
+    assert.deepEqual(await store.usage.rollUp('2026-03-03T00:00'), { from: '2026-03-02T00:10', to: '2026-03-02T01:00' }, 'the hours the old flushes wrote are not rolled up again');
+    assert.equal(await store.usage.rollUp('2026-03-03T00:00'), undefined);
     assert.deepEqual([await requests('minute'), await requests('hour'), await requests('day')], [6, 6, 6]);
     await store.close();
   });

@@ -91,6 +91,17 @@ describe('dashboard sessions, analytics and metrics', { timeout: 120_000 }, () =
     assert.equal(a.body.series.reduce((n: number, s: any) => n + s.requests, 0), 11, 'the time series adds up');
     assert.ok(a.body.quota.limit > 0);
     assert.equal(a.body.quota.used, a.body.totals.computeUnits, 'the quota used this month is exact: what these calls cost, none behind');
+    // Rolled up into hour and day rows (as the retention job does once the minutes are over), the same reports.
+    const span = `from=${new Date(Date.now() - 86_400_000).toISOString()}&to=${new Date(Date.now() + 3_600_000).toISOString()}`;
+    const reports = async () => Promise.all(['hour', 'day'].map(async (bucket) => {
+      const r = await call('GET', `/analytics?bucket=${bucket}&${span}`, { bearer: alice.key });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return { totals: r.body.totals, byMethod: r.body.byMethod, series: r.body.series };
+    }));
+    const minutesAddedUp = await reports();
+    assert.deepEqual(minutesAddedUp.map((r) => r.totals.requests), [11, 11]);
+    assert.ok(await g.gw.retention.rollUp(Date.now() + 120_000) > 0, 'the minutes were rolled up');
+    assert.deepEqual(await reports(), minutesAddedUp, 'the hour and day rows read as the minute rows added up did');
     // Bob's own view has his call only; his key cannot read alice's key's usage.
     const b = await call('GET', `/analytics?keyId=${encodeURIComponent((await g.gw.accounts.listKeys(alice.id))[0].id)}`, { bearer: bob.key });
     assert.equal(b.body.totals.requests, 0);

@@ -1,6 +1,6 @@
 import type { Migration } from './migration.ts';
 
-/** The meta entry of the first hour whose calls the hour and day rows do not hold yet (usage-rows.ts HOURS_FROM). */
+/** The meta entry of the first minute whose calls the hour and day rows do not hold yet (usage-rows.ts HOURS_FROM). */
 const NAME = 'usage.hoursFrom';
 
 /**

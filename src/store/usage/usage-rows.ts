@@ -65,9 +65,9 @@ export type UsageTable = (typeof USAGE_TABLES)[UsageGrain];
 export const EVERYONE = '';
 
 /**
- * The meta entry naming the first hour whose calls the hour and day rows do not hold yet: minutes from it are kept as
- * minute rows alone until the roll-up of their hour (usage-store.ts rollUpHour); a flush of an earlier minute (late)
- * adds to its hour and day rows itself. Reads of hours and days add the minute rows from it to the rolled-up rows.
+ * The meta entry naming the first minute whose calls the hour and day rows do not hold yet: minutes from it are kept
+ * as minute rows alone until their roll-up (usage-store.ts rollUp); a flush of an earlier minute (late) adds to its
+ * hour and day rows itself. Reads of hours and days add the minute rows from it to the rolled-up rows.
  */
 export const HOURS_FROM = 'usage.hoursFrom';
 

@@ -202,7 +202,7 @@ export function usageStoreContract(c: StoreContract): void {
         await store.usage.addUsageMinutes(rows);
         const before = sum(await all());
         assert.equal(await store.usage.dropMinuteHour('2026-03-01T12:00'), undefined, 'no minute row goes before its hour is rolled up');
-        while ((await store.usage.rollUpHour('2026-03-01T12:00')) !== undefined);
+        while ((await store.usage.rollUp('2026-03-01T12:00')) !== undefined);
         // 180 rows of the cells, 120 of everyone's (two a minute: eth_call of both accounts added up, and eth_chainId).
         assert.deepEqual(await store.usage.dropMinuteHour('2026-03-01T12:00'), { hour: '2026-03-01T10:00', removed: 300 });
         // A read while only some hours before the mark are gone still counts every call once.
@@ -222,7 +222,7 @@ export function usageStoreContract(c: StoreContract): void {
         assert.equal(sum(await all()).requests, before.requests + 1);
       });
 
-      test('rolls each hour over into its hour and day rows: reads the same before and after, each call once', async () => {
+      test('rolls minute rows up into their hour and day rows: reads the same before, between and after, each call once', async () => {
         // Minutes of a later year: a new store has rolled up no hour of it yet, so flushes keep them as minute rows alone.
         const rows = [
           row({ minute: '2030-03-01T10:00' }), row({ minute: '2030-03-01T10:59', code: -32005, computeUnits: 0 }), row({ minute: '2030-03-01T11:00' }),
@@ -250,16 +250,18 @@ export function usageStoreContract(c: StoreContract): void {
         assert.deepEqual(before.sums, { requests: 5, errors: 1, computeUnits: 104 });
         assert.equal(await store.usage.dropMinuteHour('2030-03-02T00:00'), undefined, 'minute rows of hours not rolled up stay');
 
-        assert.equal(await store.usage.rollUpHour('2030-03-01T11:00'), '2030-03-01T10:00', 'the first hour with calls, the empty ones passed over');
-        assert.equal(await store.usage.rollUpHour('2030-03-01T11:00'), undefined, 'the hour of the bound is not over');
+        assert.deepEqual(await store.usage.rollUp('2030-03-01T10:30'), { from: '2030-03-01T10:00', to: '2030-03-01T10:30' }, 'from the first minute with calls');
+        assert.equal(await store.usage.rollUp('2030-03-01T10:30'), undefined, 'nothing left before the bound');
+        assert.deepEqual(await reads(), before, 'an hour rolled up in part reads as its minutes did');
+        assert.deepEqual(await store.usage.rollUp('2030-03-01T11:00'), { from: '2030-03-01T10:59', to: '2030-03-01T11:00' });
         assert.deepEqual(await reads(), before, 'the rolled-up hour and the minutes after it read as the minutes did');
 
         // A late flush of a rolled-up hour, a flush of one not rolled up and two roll-ups at once: each call counts once.
         await Promise.all([
-          store.usage.rollUpHour('2030-03-03T00:00'), store.usage.rollUpHour('2030-03-03T00:00'),
+          store.usage.rollUp('2030-03-03T00:00'), store.usage.rollUp('2030-03-03T00:00'),
           store.usage.addUsageMinutes([row({ minute: '2030-03-01T10:30' }), row({ minute: '2030-03-01T11:30' })]),
         ]);
-        while ((await store.usage.rollUpHour('2030-03-03T00:00')) !== undefined);
+        while ((await store.usage.rollUp('2030-03-03T00:00')) !== undefined);
         const after = await reads();
         assert.deepEqual(after.sums, { requests: 7, errors: 1, computeUnits: 156 });
         assert.deepEqual(after.hours.filter((h) => h[2] === 0).map((h) => [h[0], h[3]]), [['2030-03-01T10:00', 2], ['2030-03-01T11:00', 2], ['2030-03-02T00:00', 1]]);

@@ -57,13 +57,14 @@ export interface UsageStore {
   /** Drops usage rows (every grain) before `minute` (retention). */
   pruneUsageMinutes(before: string): Promise<void>;
   /**
-   * Rolls the oldest hour of minute rows not rolled up yet into its hour and day rows, if that hour starts before
-   * `before` (an hour's first minute); answers it, or undefined when no such hour is left. Flushes write minute rows
-   * alone, so the hour and day rows grow by one roll-up an hour, not by each flush; until its roll-up, reads of an
-   * hour or day add its minute rows up. Exact whatever comes late or runs at once: a flush of a minute already
-   * rolled up adds to its hour and day rows itself, and several instances rolling up take turns (each hour once).
+   * Adds the oldest minute rows not rolled up yet, before `before` (a minute) and within one hour, into their hour
+   * and day rows; answers the minutes rolled up ([from, to)), or undefined when none is left before `before`.
+   * Flushes write minute rows alone, so the hour and day rows grow by a roll-up every few minutes, not by each
+   * flush; until their roll-up, reads of hours and days add the minute rows up. Exact whatever comes late or runs at
+   * once: a flush of a minute already rolled up adds to its hour and day rows itself, and several instances rolling
+   * up take turns (each minute once).
    */
-  rollUpHour(before: string): Promise<string | undefined>;
+  rollUp(before: string): Promise<{ from: string; to: string } | undefined>;
   /**
    * Minute rows before `before` (an hour's first minute) leave the store, the oldest hour of them per call, once
    * their hour is rolled up: from then on a read of minutes before `before` reads the hour rows (each hour's calls at
@@ -95,29 +96,38 @@ const DIMENSIONS: Array<[UsageDimension, 'minute' | 'method' | 'key_id' | 'netwo
 /** The meta entry naming the first minute whose minute rows are all kept (older ones are read from the hours). */
 const MINUTES_FROM = 'usage.minutesFrom';
 
-/** A meta entry's value, '' when absent, as an SQL scalar. */
-const metaValue = (name: string) => `(SELECT coalesce(max(value), '') FROM meta WHERE name = '${name}')`;
+/** A meta entry's value, '' when absent, as a derived table of one row and column `v`. */
+const metaValue = (name: string) => `(SELECT coalesce(max(value), '') AS v FROM meta WHERE name = '${name}')`;
 const COLUMNS = USAGE_COLUMNS.join(', ');
 // Cast back: PostgreSQL's sum of bigints is numeric, and a branch of a UNION must have the other's types.
 const SUMS = USAGE_SUMMED.map((c) => `CAST(sum(${c}) AS bigint) AS ${c}`).join(', ');
 /** Rows added up per bucket (the first column) and cell; positions, since `minute` names both a column and the bucket. */
 const addedUp = (from: string) => `SELECT minute, account_id, key_id, network, method, code, ${SUMS} FROM (${from}) AS rows GROUP BY 1, 2, 3, 4, 5, 6`;
-/** Minute rows from the first hour not rolled up, each at its bucket of `grain`. */
-const notRolledUp = (grain: 'hour' | 'day') => `SELECT ${grain === 'hour' ? "substr(minute, 1, 13) || ':00'" : "substr(minute, 1, 10) || 'T00:00'"} AS minute,
-  ${USAGE_COLUMNS.slice(1).join(', ')} FROM usage_minutes WHERE minute >= ${metaValue(HOURS_FROM)}`;
+/** The SQL of the first minute of the bucket at `grain` of the minute `m` (an SQL text expression). */
+const bucketOf = (m: string, grain: 'hour' | 'day') => (grain === 'hour' ? `substr(${m}, 1, 13) || ':00'` : `substr(${m}, 1, 10) || 'T00:00'`);
+/**
+ * The rows of an hour or day grain: that grain's rows of buckets before the one holding the first minute not rolled
+ * up as they are; that bucket's and later ones' added up with the minute rows not rolled up (a bucket's row holds
+ * its minutes rolled up so far). Nothing rolled up (''): every row of the grain with the minute rows.
+ */
+function grainRows(grain: 'hour' | 'day'): string {
+  const table = USAGE_TABLES[grain];
+  const from = `(SELECT CASE WHEN h.v = '' THEN '' ELSE ${bucketOf('h.v', grain)} END FROM ${metaValue(HOURS_FROM)} AS h)`;
+  const minutes = `SELECT ${bucketOf('minute', grain)} AS minute, ${USAGE_COLUMNS.slice(1).join(', ')} FROM usage_minutes
+    WHERE minute >= (SELECT v FROM ${metaValue(HOURS_FROM)} AS h)`;
+  return `SELECT ${COLUMNS} FROM ${table} WHERE minute < ${from}
+    UNION ALL ${addedUp(`SELECT ${COLUMNS} FROM ${table} WHERE minute >= ${from} UNION ALL ${minutes}`)}`;
+}
 /**
  * The rows of each grain as reads see them, one statement each (a roll-up or drop running meanwhile is seen whole or
- * not at all): minutes are the hour rows before the first minute kept and the minute rows from it; hours are the
- * rolled-up hour rows and the minute rows not rolled up added up per hour; days are the day rows of days before the
- * first hour not rolled up, and that day's and later days' rows added up with the minute rows not rolled up.
+ * not at all): minutes are the hour rows before the first minute kept and the minute rows from it; hours and days
+ * as grainRows says.
  */
 const GRAIN_ROWS = {
-  minute: `SELECT ${COLUMNS} FROM usage_hours WHERE minute < ${metaValue(MINUTES_FROM)}
-    UNION ALL SELECT ${COLUMNS} FROM usage_minutes WHERE minute >= ${metaValue(MINUTES_FROM)}`,
-  hour: `SELECT ${COLUMNS} FROM usage_hours WHERE minute < ${metaValue(HOURS_FROM)}
-    UNION ALL ${addedUp(notRolledUp('hour'))}`,
-  day: `SELECT ${COLUMNS} FROM usage_days WHERE minute < substr(${metaValue(HOURS_FROM)}, 1, 10) || 'T00:00'
-    UNION ALL ${addedUp(`SELECT ${COLUMNS} FROM usage_days WHERE minute >= substr(${metaValue(HOURS_FROM)}, 1, 10) || 'T00:00' UNION ALL ${notRolledUp('day')}`)}`,
+  minute: `SELECT ${COLUMNS} FROM usage_hours WHERE minute < (SELECT v FROM ${metaValue(MINUTES_FROM)} AS m)
+    UNION ALL SELECT ${COLUMNS} FROM usage_minutes WHERE minute >= (SELECT v FROM ${metaValue(MINUTES_FROM)} AS m)`,
+  hour: grainRows('hour'),
+  day: grainRows('day'),
 };
 
 /** What a query reads: its grain's rows (GRAIN_ROWS). Typed as the minute table: the derived table has its columns. */
@@ -227,7 +237,7 @@ export function usageStore(db: SqlDb): UsageStore {
     async pruneUsageMinutes(before) {
       for (const table of Object.values(USAGE_TABLES)) await k.deleteFrom(table as 'usage_minutes').where('minute', '<', before).execute();
     },
-    async rollUpHour(before) {
+    async rollUp(before) {
       return maintenanceWrite(db, async (q) => {
         // Locked for the roll-up's length: a flush reads the first hour not rolled up under a share lock (usage-batches.ts).
         let mark = q.selectFrom('meta').select('value').where('name', '=', HOURS_FROM);
@@ -235,29 +245,30 @@ export function usageStore(db: SqlDb): UsageStore {
         const from = (await mark.executeTakeFirst())?.value ?? '';
         const moveTo = (value: string) => q.insertInto('meta').values({ name: HOURS_FROM, value })
           .onConflict((oc) => oc.column('name').doUpdateSet({ value })).execute();
-        // The first hour with minute rows: hours without calls are passed over at once.
+        // The first minute with rows: minutes without calls are passed over at once.
         const first = await q.selectFrom('usage_minutes').select('minute').where('minute', '>=', from).orderBy('minute').limit(1).executeTakeFirst();
-        const { hour, next } = first ? hourOf(first.minute) : { hour: before, next: before };
-        if (hour >= before) {
+        if (!first || first.minute >= before) {
           if (before > from) await moveTo(before);
           return undefined;
         }
+        const { hour, next: hourEnd } = hourOf(first.minute);
+        const next = hourEnd < before ? hourEnd : before;
         for (const grain of ['hour', 'day'] as const) {
           const table = USAGE_TABLES[grain] as 'usage_minutes';
-          // Every minute of the hour falls in one bucket of each grain. In key order, as flushes write (no deadlock).
+          // Every minute rolled up falls in one bucket of each grain. In key order, as flushes write (no deadlock).
           await q.insertInto(table).columns(USAGE_COLUMNS)
             .expression((eb) => eb.selectFrom('usage_minutes')
               // A cast, so that PostgreSQL knows the parameter's type in a select list.
               .select([sql<string>`cast(${grainStart(hour, grain)} as text)`.as('minute'), 'account_id', 'key_id', 'network', 'method', 'code'])
               .select((s) => USAGE_SUMMED.map((col) => s.fn.sum<number>(col).as(col)))
-              .where('minute', '>=', hour).where('minute', '<', next)
+              .where('minute', '>=', first.minute).where('minute', '<', next)
               .groupBy(['account_id', 'key_id', 'network', 'method', 'code'])
               .orderBy('key_id').orderBy('network').orderBy('method').orderBy('code'))
             .onConflict((oc) => addUpUsage(oc, table))
             .execute();
         }
         await moveTo(next);
-        return hour;
+        return { from: first.minute, to: next };
       });
     },
     async dropMinuteHour(before) {
@@ -267,9 +278,10 @@ export function usageStore(db: SqlDb): UsageStore {
           value: eb.case().when(eb.ref('excluded.value'), '>', eb.ref('meta.value')).then(eb.ref('excluded.value')).else(eb.ref('meta.value')).end(),
         })))
         .execute();
-      // Only hours rolled up: the others' calls are in no hour row yet.
+      // Only hours rolled up whole: the others' calls are not all in their hour rows yet.
       const rolled = (await k.selectFrom('meta').select('value').where('name', '=', HOURS_FROM).executeTakeFirst())?.value ?? '';
-      if (rolled < before) before = rolled;
+      const rolledHours = rolled === '' ? '' : hourOf(rolled).hour;
+      if (rolledHours < before) before = rolledHours;
       const first = await k.selectFrom('usage_minutes').select('minute').where('minute', '<', before).orderBy('minute').limit(1).executeTakeFirst();
       if (!first) {
         await maintenanceWrite(db, mark);
