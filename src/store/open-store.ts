@@ -66,13 +66,21 @@ export function sqliteStores(file: string): Stores {
 }
 
 /**
+ * Each connection's settings: no JIT compilation. Nodegate's statements are short (a report reads in tens of ms), and
+ * PostgreSQL compiles any statement whose estimate passes `jit_above_cost`, as a report's does (it cannot know how
+ * many minute rows are not rolled up yet): 80-100 ms of compiling for a 50 ms read, which took a year's history views
+ * from 50-60 ms to 190-250 ms (`SCALE_SECTIONS=history npm run bench -- scale`, plans by auto_explain).
+ */
+const CONNECTION_OPTIONS = '-c jit=off';
+
+/**
  * The PostgreSQL store at this URL, connected and migrated (safe when several instances start at once). Every I/O is
  * bounded: a server that is down or hung (SIGSTOP, a lost network) fails a connect within connectTimeoutMs and a query
  * within queryTimeoutMs, instead of holding its callers for ever.
  */
 export async function postgresStores(url: string, bounds: { connectTimeoutMs?: number; queryTimeoutMs?: number } = {}): Promise<Stores> {
   const [{ default: pg }, { migratePostgres }] = await Promise.all([import('pg'), import('./migrations/migrate-postgres.ts')]);
-  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: bounds.connectTimeoutMs ?? 3000, query_timeout: bounds.queryTimeoutMs ?? 30_000 });
+  const pool = new pg.Pool({ connectionString: url, options: CONNECTION_OPTIONS, connectionTimeoutMillis: bounds.connectTimeoutMs ?? 3000, query_timeout: bounds.queryTimeoutMs ?? 30_000 });
   // An idle connection dropped by the server must not crash the process; the next query reports the failure.
   pool.on('error', () => {});
   try {
@@ -83,7 +91,7 @@ export async function postgresStores(url: string, bounds: { connectTimeoutMs?: n
   }
   // Under a flood of first-seen keys the pool's queue holds their lookups for seconds; the change feed's read, one
   // every quarter key-cache ttl, goes on a connection of its own, so a revoked key is refused within the ttl all the same.
-  const feed = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: bounds.connectTimeoutMs ?? 3000, query_timeout: bounds.queryTimeoutMs ?? 30_000 });
+  const feed = new pg.Pool({ connectionString: url, options: CONNECTION_OPTIONS, max: 1, connectionTimeoutMillis: bounds.connectTimeoutMs ?? 3000, query_timeout: bounds.queryTimeoutMs ?? 30_000 });
   feed.on('error', () => {});
   return byDomain(SqlDb.postgres(pool), SqlDb.postgres(feed));
 }
