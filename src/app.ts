@@ -58,7 +58,7 @@ export interface Gateway {
   refusals: RefusalLog;
   /** Webhooks' outbox writer and deliverer; absent when `webhooks.enabled` is false. */
   webhooks: { producer: WebhookProducer; delivery: WebhookDelivery } | undefined;
-  /** Store retention (sessions, revoked keys, test events, usage roll-up), run at start and hourly; `poke()` runs it now. */
+  /** Store retention (sessions, revoked keys, test events, usage roll-up), run at start and hourly (the roll-up every 5 minutes too); `poke()` runs it now. */
   retention: Retention;
   /** Usage alerts' background check; absent when `alerts.enabled` is false. `check()` runs a round now. */
   alerts: AlertChecker | undefined;

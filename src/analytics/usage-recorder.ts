@@ -37,7 +37,7 @@ if (LATENCY_BUCKETS_MS.length !== 5) throw new Error('usage-recorder: the bucket
  * network, method and outcome (three Map lookups on strings the caller already has, and a few additions: no
  * string, object or closure is made per call once the cell exists); every `flushMs` the cells go to the store in
  * one batch, where flushes of every instance add up. A crash loses at most `flushMs` of analytics (never of quota,
- * which is kept apart, src/limits/quota.ts). Retention and the hourly roll-up are the retention job's (store/retention.ts).
+ * which is kept apart, src/limits/quota.ts). Retention and the roll-up of minute rows into hour and day rows are the retention job's (store/retention.ts).
  * An account makes at most `maxCellsPerAccountMinute` cells a minute (churning keys made 25,000 rows a
  * minute); past it, its calls count in one cell per network and outcome, under key and method `(other)`. And its
  * calls are kept apart by key for at most `maxKeysPerAccountMinute` keys a minute: a new key is a new set of rows,

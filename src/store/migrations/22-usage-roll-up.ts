@@ -4,9 +4,9 @@ import type { Migration } from './migration.ts';
 const NAME = 'usage.hoursFrom';
 
 /**
- * Hour and day rows made by a roll-up of each hour's minute rows once the hour is over, no longer by every flush:
+ * Hour and day rows made by a roll-up of the minute rows every few minutes, no longer by every flush:
  * usage written per flush is one row per cell, not three. Until this step every flush wrote all three grains, so the
- * hour and day rows hold every call kept: the first hour not rolled up is the one after the last hour row (a flush of
+ * hour and day rows hold every call kept: the first minute not rolled up is the hour after the last hour row (a flush of
  * a minute before it writes that minute's hour and day rows itself, as a late flush does), and on a store without
  * usage, the first of all ('').
  */

@@ -33,7 +33,7 @@ const PG_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
  * The rows of one flush on PostgreSQL, after its batch id is claimed (`fresh`): the minute rows come as one JSON
  * array of arrays (JSON.stringify is native; 15 PostgreSQL arrays encoded element by element cost this process about
  * 20 times the CPU a row, bench/scale/writes.ts), everyone's rows of each minute are added up from them, and, for the
- * minutes of hours already rolled up (`rolled`: a late flush), the hour and day rows from both, by the database, in
+ * minutes already rolled up (`rolled`: a late flush), the hour and day rows from both, by the database, in
  * the same statement. Each INSERT goes in its key's order, so concurrent flushes (everyone's rows are shared by every
  * instance) lock rows in one order.
  */
@@ -105,7 +105,7 @@ function postgresBatches({ k }: SqlDb): UsageBatches {
     },
     async addUsageMinutes(rows, batchId) {
       // Every grain's rows in the one statement that claims the batch: each grain counts the batch once, or none does.
-      // (A raw body of a CTE is written as it is: its parentheses are its own.) The first hour not rolled up is read
+      // (A raw body of a CTE is written as it is: its parentheses are its own.) The first minute not rolled up is read
       // under a share lock, which the roll-up's update waits for: either the roll-up reads this flush's minute rows,
       // or this flush reads the hour it moved to and adds its earlier minutes to their hours itself; never both, never
       // neither.

@@ -239,7 +239,7 @@ export function usageStore(db: SqlDb): UsageStore {
     },
     async rollUp(before) {
       return maintenanceWrite(db, async (q) => {
-        // Locked for the roll-up's length: a flush reads the first hour not rolled up under a share lock (usage-batches.ts).
+        // Locked for the roll-up's length: a flush reads the first minute not rolled up under a share lock (usage-batches.ts).
         let mark = q.selectFrom('meta').select('value').where('name', '=', HOURS_FROM);
         if (db.dialect === 'postgres') mark = mark.forUpdate();
         const from = (await mark.executeTakeFirst())?.value ?? '';
