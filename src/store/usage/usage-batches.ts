@@ -107,7 +107,7 @@ function postgresBatches({ k }: SqlDb): UsageBatches {
       // Every grain's rows in the one statement that claims the batch: each grain counts the batch once, or none does.
       // (A raw body of a CTE is written as it is: its parentheses are its own.) The first minute not rolled up is read
       // under a share lock, which the roll-up's update waits for: either the roll-up reads this flush's minute rows,
-      // or this flush reads the hour it moved to and adds its earlier minutes to their hours itself; never both, never
+      // or this flush reads the minute it moved to and adds its earlier minutes to their hours itself; never both, never
       // neither.
       const q = PG_FLUSH;
       const json = JSON.stringify(rows.map(flushRow));
