@@ -21,7 +21,10 @@ const DAY = 24 * HOUR;
  * roll-up writes a row per key, hour and day used meanwhile, so a longer period writes fewer.
  */
 const ROLL_UP_MS = 5 * 60_000;
-/** Minutes rolled up are over by at least this much: a flush of theirs is due by then (a later one is still exact). */
+/**
+ * Minutes rolled up are over by at least this much, and by a flush interval and 10 s: a flush of theirs is due by then
+ * (a later one is still exact, and writes their hour and day rows itself).
+ */
 const ROLL_UP_LAG_MS = 60_000;
 /** Revoked keys pruned per statement: one short transaction each, paced. */
 const KEYS_PER_STEP = 100;
@@ -30,6 +33,8 @@ const KEYS_PER_STEP = 100;
 export interface RetentionOptions {
   /** Usage rows older than this are dropped, days; 0: never. */
   retentionDays: number;
+  /** How often usage minute rows are written, ms: minutes are rolled up once their flush is due. */
+  flushMs: number;
   /** Minute rows older than this leave the store (their hours' rows stay), hours. */
   rollupAfterHours: number;
   /** Keys revoked longer ago leave the store, days; 0: never. */
@@ -76,11 +81,11 @@ export class Retention {
   }
 
   /**
-   * Adds the minute rows of minutes over by ROLL_UP_LAG_MS into their hour and day rows, an hour at most per step;
-   * answers the steps taken.
+   * Adds the minute rows of minutes over by ROLL_UP_LAG_MS (or a flush interval and 10 s) into their hour and day
+   * rows, an hour at most per step; answers the steps taken.
    */
   async rollUp(now = Date.now()): Promise<number> {
-    const before = minuteOf(now - ROLL_UP_LAG_MS);
+    const before = minuteOf(now - Math.max(ROLL_UP_LAG_MS, this.opts.flushMs + 10_000));
     let steps = 0;
     while ((await this.step(() => this.store.usage.rollUp(before))) !== undefined) steps++;
     return steps;
