@@ -240,6 +240,8 @@ export function usageStore(db: SqlDb): UsageStore {
     async rollUp(before) {
       return maintenanceWrite(db, async (q) => {
         // Locked for the roll-up's length: a flush reads the first minute not rolled up under a share lock (usage-batches.ts).
+        // Made first if it is missing (a store that lost it), so that there is a row to lock: '' (nothing rolled up).
+        await q.insertInto('meta').values({ name: HOURS_FROM, value: '' }).onConflict((oc) => oc.column('name').doNothing()).execute();
         let mark = q.selectFrom('meta').select('value').where('name', '=', HOURS_FROM);
         if (db.dialect === 'postgres') mark = mark.forUpdate();
         const from = (await mark.executeTakeFirst())?.value ?? '';
