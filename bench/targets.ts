@@ -172,6 +172,19 @@ export function cpuMicros(pid: number): number | undefined {
   }
 }
 
+/**
+ * CPU time of a process's main thread (a Node.js process's JavaScript thread), µs, user and kernel apart, from /proc
+ * (Linux; undefined elsewhere): whether a process is held back by its one thread of JavaScript, and by what.
+ */
+export function mainThreadMicros(pid: number): { user: number; kernel: number } | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return { user: Number(fields[11]) * 10_000, kernel: Number(fields[12]) * 10_000 };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Posts one body and returns the parsed answer. */
 export async function post(url: string, body: string): Promise<any> {
   const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });

@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { startNodegate } from '../../test/helpers/process.ts';
 import type { BenchTargets } from '../bench-targets.ts';
 import { printTable } from '../rpc-throughput.ts';
-import { CHAIN_ID, cpuMicros, forkingServerCpuMicros } from '../targets.ts';
+import { CHAIN_ID, cpuMicros, forkingServerCpuMicros, mainThreadMicros } from '../targets.ts';
 import { validateConfig } from '../../src/config/load.ts';
 import { median, runWrk } from '../wrk-cells.ts';
 import { writeScript } from '../wrk-scripts.ts';
@@ -106,13 +106,15 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     const rssStart = rssMiB(proc.pid);
 
     const scripts = Object.fromEntries(DRAWS.map((d, i) => [d, writeScript(join(tmp, `keys-${i}.lua`), keyScript(d, state.salt, KEYS, 1 + i))])) as Record<KeyDraw, string>;
-    const cells: Record<KeyDraw, { rps: number[]; cpu: number[]; store: number[]; failed: number; p99: number[]; lookups: number[] }> = Object.fromEntries(DRAWS.map((d) => [d, { rps: [], cpu: [], store: [], failed: 0, p99: [], lookups: [] }])) as never;
+    const cells: Record<KeyDraw, { rps: number[]; cpu: number[]; store: number[]; failed: number; p99: number[]; lookups: number[]; user: number[]; kernel: number[]; busy: number[]; gc: number[] }> = Object.fromEntries(DRAWS.map((d) => [d, { rps: [], cpu: [], store: [], failed: 0, p99: [], lookups: [], user: [], kernel: [], busy: [], gc: [] }])) as never;
     // PostgreSQL's CPU in the same windows: what the keys' writes (usage, last uses, quota, explorer) cost the store,
     // on the same two cores as Nodegate and wrk.
     const postmaster = await postgresServerPid(state.url);
     const storeCpu = () => (postmaster === undefined ? NaN : forkingServerCpuMicros(postmaster) ?? NaN);
     /** Keys this Nodegate has looked up in the store since it started (its /metrics). */
     const lookups = () => metric('nodegate_key_lookups_total');
+    /** Seconds of garbage collection since start, every kind (prom-client's default metrics in /metrics). */
+    const gcSeconds = async () => [...(await (await fetch(`${base}/metrics`)).text()).matchAll(/^nodegate_nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
     const warm: number[] = [];
     for (let w = 0; w < WARM_WINDOWS; w++) {
       const l0 = await lookups();
@@ -133,8 +135,15 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     for (let r = 0; r < ROUNDS; r++) {
       for (const d of r % 2 ? [...DRAWS].reverse() : DRAWS) {
         const l0 = await lookups();
-        const [c0, s0] = [cpuMicros(proc.pid)!, storeCpu()];
+        const g0 = await gcSeconds();
+        const [c0, s0, m0] = [cpuMicros(proc.pid)!, storeCpu(), mainThreadMicros(proc.pid)!];
         const res = await runWrk(base + '/', scripts[d], DURATION_S, CONNECTIONS);
+        // The window alone: where the CPU of Nodegate's JavaScript thread goes while it answers.
+        const m1 = mainThreadMicros(proc.pid)!;
+        cells[d].user.push((m1.user - m0.user) / res.requests);
+        cells[d].kernel.push((m1.kernel - m0.kernel) / res.requests);
+        cells[d].busy.push((m1.user + m1.kernel - m0.user - m0.kernel) / res.us);
+        cells[d].gc.push(((await gcSeconds()) - g0) * 1e6 / res.requests);
         cells[d].lookups.push((await lookups() - l0) / res.requests);
         // The window's writes done (and so none left for the next draw's window).
         const waited = performance.now();
@@ -159,6 +168,15 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     printTable(['keys', 'req/s', '× one key', 'cpu µs/req', '× one key', 'PostgreSQL cpu µs/req', 'p99 ms', 'store lookups / 1,000 req', 'failed'], DRAWS.map((d) => {
       const c = cells[d];
       return [d, f(median(c.rps)), `${(median(c.rps) / rps1).toFixed(2)}x`, median(c.cpu).toFixed(1), `${(median(c.cpu) / cpu1).toFixed(2)}x`, Number.isNaN(median(c.store)) ? 'n/a' : median(c.store).toFixed(1), (median(c.p99) / 1000).toFixed(1), (median(c.lookups) * 1000).toFixed(1), String(c.failed)];
+    }));
+
+    // The rate is Nodegate's one JavaScript thread's when it is busy all the window: its CPU per request, user and
+    // kernel apart, and the part of it garbage collection took (V8's helper threads collect too, off this figure).
+    console.log('Nodegate\'s JavaScript thread in the same windows (medians):');
+    printTable(['keys', 'busy', 'user µs/req', 'kernel µs/req', '× one key', 'of which GC µs/req'], DRAWS.map((d) => {
+      const c = cells[d];
+      const thread = (x: typeof c) => median(x.user) + median(x.kernel);
+      return [d, `${Math.round(median(c.busy) * 100)} %`, median(c.user).toFixed(1), median(c.kernel).toFixed(1), `${(thread(c) / thread(one)).toFixed(2)}x`, median(c.gc).toFixed(1)];
     }));
 
     // Revocation by another writer of the store, under the Zipf-like load: keys in use (asked for until cached).
