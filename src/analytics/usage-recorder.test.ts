@@ -29,3 +29,32 @@ test('usage rows whose write fails for the gateway but reached the store are sen
   await recorder.close();
   await store.close();
 });
+
+test('calls of one key over networks, methods and outcomes, however they interleave, each count in their own row', async () => {
+  const store = sqliteStores(':memory:');
+  const t = Date.parse('2026-03-01T10:00:30Z');
+  const calls: Array<[string, string, number]> = [];
+  for (const network of ['mainnet', 'sepolia', 'base']) for (const method of ['eth_call', 'eth_getLogs', 'eth_blockNumber']) for (const code of [0, -32000]) calls.push([network, method, code]);
+  // The account may make exactly the cells these calls need: a cell made twice would push a call under (other).
+  const recorder = new UsageRecorder(store.usage, 60_000, calls.length + 1, 20, pino({ level: 'silent' }), () => t);
+  // Each call i made i % 5 + 1 times, in an order that moves every row about in its key's list.
+  const expected = new Map<string, number>();
+  for (let round = 0; round < 5; round++) {
+    for (const [i, [network, method, code]] of calls.entries()) {
+      if (round > i % 5) continue;
+      recorder.record('acc-1', 'key-1', network, method, code, 1, 1);
+      expected.set(`${network} ${method} ${code}`, (expected.get(`${network} ${method} ${code}`) ?? 0) + 1);
+    }
+    calls.reverse();
+  }
+  recorder.record('acc-1', 'key-2', 'mainnet', 'eth_call', 0, 1, 1);
+  await recorder.flush();
+  const rows = await store.usage.listUsageMinutes({ from: '2026-03-01T10:00', to: '2026-03-01T10:01' });
+  const key1 = rows.filter((r) => r.keyId === 'key-1');
+  assert.equal(key1.length, calls.length, 'one row per network, method and outcome');
+  assert.deepEqual(new Map(key1.map((r) => [`${r.network} ${r.method} ${r.code}`, r.requests])), expected);
+  assert.deepEqual(rows.filter((r) => r.keyId === 'key-2').map((r) => r.requests), [1]);
+  assert.equal(rows.length, calls.length + 1, 'no call counted under (other)');
+  await recorder.close();
+  await store.close();
+});

@@ -25,8 +25,12 @@ type Cell = UsageMinute;
 /** What one account made in one minute: cells, and the keys its calls are kept apart by. */
 interface Made { cells: number; keys: Set<string> }
 
-/** A minute's cells by key, network, method, then a short list by outcome: found without building a string. */
-type Index = Map<string, Map<string, Map<string, Cell[]>>>;
+/**
+ * A minute's cells by key, each key's in a short list (found without building a string): one map and one array per
+ * key and minute. A long tail of keys makes a cell for most of its calls, and a map per network and per method of
+ * each key cost more to make than the cell itself.
+ */
+type Index = Map<string, Cell[]>;
 
 
 const [B0, B1, B2, B3, B4] = LATENCY_BUCKETS_MS;
@@ -34,7 +38,7 @@ if (LATENCY_BUCKETS_MS.length !== 5) throw new Error('usage-recorder: the bucket
 
 /**
  * Usage recording off the hot path (docs/decisions.md §10): each answered item adds to an in-memory cell of its minute, key,
- * network, method and outcome (three Map lookups on strings the caller already has, and a few additions: no
+ * network, method and outcome (one Map lookup by the key's id, a short scan of its cells, and a few additions: no
  * string, object or closure is made per call once the cell exists); every `flushMs` the cells go to the store in
  * one batch, where flushes of every instance add up. A crash loses at most `flushMs` of analytics (never of quota,
  * which is kept apart, src/limits/quota.ts). Retention and the roll-up of minute rows into hour and day rows are the retention job's (store/retention.ts).
@@ -151,13 +155,9 @@ export class UsageRecorder {
   }
 
   private add(index: Index, c: Cell): void {
-    let byNetwork = index.get(c.keyId);
-    if (byNetwork === undefined) index.set(c.keyId, (byNetwork = new Map()));
-    let byMethod = byNetwork.get(c.network);
-    if (byMethod === undefined) byNetwork.set(c.network, (byMethod = new Map()));
-    let byCode = byMethod.get(c.method);
-    if (byCode === undefined) byMethod.set(c.method, (byCode = []));
-    byCode.push(c);
+    const cells = index.get(c.keyId);
+    if (cells === undefined) index.set(c.keyId, [c]);
+    else cells.push(c);
     this.cells.push(c);
   }
 
@@ -230,8 +230,23 @@ export class UsageRecorder {
   }
 }
 
+/**
+ * The key's cell of this network, method and outcome. A cell found moves one place towards the front of its key's
+ * list, so the calls a key makes most are found first: a key of many methods and networks (up to the account's cells a
+ * minute) scans little for its common calls.
+ */
 function find(index: Index, keyId: string, network: string, method: string, code: number): Cell | undefined {
-  const byCode = index.get(keyId)?.get(network)?.get(method);
-  if (byCode !== undefined) for (let i = 0; i < byCode.length; i++) if (byCode[i].code === code) return byCode[i];
+  const cells = index.get(keyId);
+  if (cells === undefined) return undefined;
+  for (let i = 0; i < cells.length; i++) {
+    const c = cells[i];
+    if (c.code === code && c.method === method && c.network === network) {
+      if (i > 0) {
+        cells[i] = cells[i - 1];
+        cells[i - 1] = c;
+      }
+      return c;
+    }
+  }
   return undefined;
 }
