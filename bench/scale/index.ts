@@ -11,6 +11,7 @@ import { scaleHistory } from './history.ts';
 import { scaleKeys } from './keys.ts';
 import { scaleNetworks } from './networks.ts';
 import { scaleSockets } from './sockets.ts';
+import { scaleStructures } from './structures.ts';
 import { scaleWrites } from './writes.ts';
 
 /** A section: `tmp` is a directory of its own for scripts and files, removed after it. */
@@ -22,6 +23,7 @@ const SECTIONS: Array<[string, ScaleSection]> = [
   ['sockets', scaleSockets],
   ['history', scaleHistory],
   ['writes', scaleWrites],
+  ['structures', () => scaleStructures()],
 ];
 
 export async function benchScale(targets: BenchTargets): Promise<void> {
