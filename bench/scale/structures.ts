@@ -5,7 +5,8 @@
  * ahead). Each structure is driven alone, as the gateway does per request: the resolution cache (RecentMap, 200,000
  * entries), the directory's hash and lookup (sha256 of the value, one Map of 1,000,000), the usage recorder's cell, the
  * quota's record and the in-process bucket. Two runs of each draw, alternating; ns a call. The keys section measures
- * them together inside the gateway; this says which of them grows with the keys in use.
+ * them together inside the gateway; this says which of them grows with the keys in use. Then what one read the
+ * processor's caches do not hold costs on this host, against one they do.
  *   SCALE_SECTIONS=structures npm run bench -- scale
  */
 import pino from 'pino';
@@ -74,10 +75,36 @@ export async function scaleStructures(): Promise<void> {
     }
     await Promise.all([usage.close(), quota.close(), buckets.close()]);
   }
+  // What one read the processor's caches do not hold costs on this host: a Zipf-like call makes dozens of them
+  // (each structure's map and record, the key's own objects), one key's none.
+  const [warmRead, coldRead] = [dependentReadNs(1000), dependentReadNs(KEYS)];
   const runs = (xs: number[]) => xs.map((x) => Math.round(x).toLocaleString('en-US')).join(', ');
   console.log(`\nScale, structures: each alone, ${CALLS.toLocaleString('en-US')} calls a run after ${WARM.toLocaleString('en-US')} to warm, beside a directory of ${KEYS.toLocaleString('en-US')} packed keys; ns a call, two runs`);
   printTable(['structure', 'one key', 'Zipf-like', '× one key'], Object.entries(ns).map(([name, d]) => {
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     return [name, runs(d['one key']), runs(d['Zipf-like']), `${(mean(d['Zipf-like']) / mean(d['one key'])).toFixed(1)}x`];
   }));
+  console.log(`one read that waits for the one before it (a chase through objects in a random cycle, as a call goes from a map to its entry to a record): ${warmRead.toFixed(1)} ns among 1,000 objects, ${coldRead.toFixed(1)} ns among ${KEYS.toLocaleString('en-US')} (${(coldRead / warmRead).toFixed(0)}x)`);
+}
+
+/** ns a read, each of an object whose address the previous read gave, over `n` objects linked in a random cycle. */
+function dependentReadNs(n: number, reads = 4_000_000): number {
+  const objects = Array.from({ length: n }, (_, i) => ({ next: undefined as unknown as { next: unknown; v: number }, v: i }));
+  const order = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  for (let i = 0; i < n; i++) objects[order[i]].next = objects[order[(i + 1) % n]];
+  let o = objects[0];
+  let sum = 0;
+  for (let i = 0; i < n; i++) o = o.next as typeof o; // once round the cycle: what fits in the caches is in them
+  const t = process.hrtime.bigint();
+  for (let i = 0; i < reads; i++) {
+    o = o.next as typeof o;
+    sum += o.v;
+  }
+  const ns = Number(process.hrtime.bigint() - t) / reads;
+  if (sum < 0) throw new Error('unreachable'); // the reads are used, so none is optimised away
+  return ns;
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newKeyMaterial } from './key-value.ts';
-import { KeyResolver, type ResolvedKey } from './key-resolver.ts';
+import { KeyResolver, LAST_USE_GRAIN_MS, type ResolvedKey } from './key-resolver.ts';
 import { sqliteStores } from '../store/open-store.ts';
 import { freePlan, newAccount, newKey } from '../store/store.contract.ts';
 import { AccountsService } from '../accounts/service.ts';
@@ -218,7 +218,7 @@ test('keys read ahead at start resolve without a lookup; revoked elsewhere, one 
   await store.close();
 });
 
-test('last uses are written once per key per round, the latest of each, and kept for the next round when the write fails', async () => {
+test('last uses are written once per key per round, the latest of each, at most once a minute, and kept for the next round when the write fails', async () => {
   const { store, key, keys, resolve, later } = await setUp();
   const r = await resolve();
   keys.used(r);
@@ -226,6 +226,11 @@ test('last uses are written once per key per round, the latest of each, and kept
   keys.used(r);
   await keys.flushLastUsed();
   assert.equal((await store.keys.getKey(key.id))!.lastUsedAt, new Date(1_000_500).toISOString(), 'the later of the two uses');
+  // Within a minute of the use listed last, a use is not written again.
+  later(LAST_USE_GRAIN_MS - 1000);
+  keys.used(r);
+  await keys.flushLastUsed();
+  assert.equal((await store.keys.getKey(key.id))!.lastUsedAt, new Date(1_000_500).toISOString(), 'within the minute');
   later(500);
   keys.used(r);
   const failing = Object.create(store.keys, { touchKeys: { value: async () => { throw new Error('store down'); } } });
@@ -233,7 +238,12 @@ test('last uses are written once per key per round, the latest of each, and kept
   await assert.rejects(keys.flushLastUsed());
   (keys as unknown as { store: { keys: unknown } }).store = store;
   await keys.flushLastUsed();
-  assert.equal((await store.keys.getKey(key.id))!.lastUsedAt, new Date(1_001_000).toISOString(), 'the use whose write failed, written at the next round');
+  assert.equal((await store.keys.getKey(key.id))!.lastUsedAt, new Date(1_000_000 + LAST_USE_GRAIN_MS).toISOString(), 'the use whose write failed, written at the next round');
+  // Nothing of the failed batch was written: the next use, a second later, is listed again.
+  later(1000);
+  keys.used(r);
+  await keys.flushLastUsed();
+  assert.equal((await store.keys.getKey(key.id))!.lastUsedAt, new Date(1_001_000 + LAST_USE_GRAIN_MS).toISOString(), 'listed again after the failure');
   await keys.close();
   await store.close();
 });

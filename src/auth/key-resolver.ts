@@ -29,7 +29,15 @@ export interface ResolvedKey extends KeyContext {
   /** The last successful use seen here (ms), and the round of last-use writes it was listed for (`KeyResolver.used`). */
   usedAtMs: number;
   usedRound: number;
+  /** The last use last listed for writing, or the store's when resolved (ms; -Infinity: none). */
+  listedAtMs: number;
 }
+
+/**
+ * A key's last use is written at most once per this long: it tells a member whether a key is in use, to the minute,
+ * and a key in steady use would otherwise be an update of its row every round (`auth.lastUsedFlushMs`).
+ */
+export const LAST_USE_GRAIN_MS = 60_000;
 
 /** A key's rules on a call's params (auth/authorize.ts `authorizeCall`). */
 export interface CallRules {
@@ -86,7 +94,7 @@ const PROBE_MS = 1000;
  * the store per request: an entry lives `ttlMs` (the bound on seeing a change made by another instance or the
  * CLI), or, following the store's changes, as long as the feed answers and reports no change to it (the same bound,
  * one read per quarter ttl instead of one per key in use); `invalidate()` drops all at once for changes made here, so a
- * revocation is effective on the next request. The cache is bounded, least recently used out first. Last-use times (of successful uses: `used()`) are collected here and written in batches by `flushLastUsed()`.
+ * revocation is effective on the next request. The cache is bounded, least recently used out first. Last-use times (of successful uses: `used()`) are collected here, each key's at most once per LAST_USE_GRAIN_MS, and written in batches by `flushLastUsed()`.
  */
 export class KeyResolver {
   private readonly known: RecentMap<Entry>;
@@ -197,9 +205,11 @@ export class KeyResolver {
    * by its allowlists or limits): noted here, written in the next batch.
    */
   used(key: ResolvedKey): void {
-    key.usedAtMs = this.now();
-    if (key.usedRound !== this.round) {
+    const now = this.now();
+    key.usedAtMs = now;
+    if (key.usedRound !== this.round && now - key.listedAtMs >= LAST_USE_GRAIN_MS) {
       key.usedRound = this.round;
+      key.listedAtMs = now;
       this.usedKeys.push(key);
     }
   }
@@ -312,7 +322,8 @@ export class KeyResolver {
     // By id: a key whose records changed is listed once per object it was used through; the latest use counts.
     const latest = this.unwritten ?? new Map<string, number>();
     this.unwritten = undefined;
-    for (const k of this.usedKeys) if (!(latest.get(k.key.id)! >= k.usedAtMs)) latest.set(k.key.id, k.usedAtMs);
+    const listed = this.usedKeys;
+    for (const k of listed) if (!(latest.get(k.key.id)! >= k.usedAtMs)) latest.set(k.key.id, k.usedAtMs);
     this.usedKeys = [];
     this.round++;
     const batch = new Map<string, string>();
@@ -321,6 +332,8 @@ export class KeyResolver {
       await this.store.keys.touchKeys(batch);
     } catch (err) {
       this.unwritten = latest;
+      // Nothing of the batch is written: the keys' next uses are listed again, whatever the grain.
+      for (const k of listed) k.listedAtMs = -Infinity;
       throw err;
     }
   }
@@ -358,5 +371,6 @@ function prepare(ctx: KeyContext): ResolvedKey {
     expiresAtMs: k.expiresAt ? Date.parse(k.expiresAt) : Infinity,
     usedAtMs: 0,
     usedRound: -1,
+    listedAtMs: k.lastUsedAt ? Date.parse(k.lastUsedAt) : -Infinity,
   };
 }
