@@ -4,7 +4,8 @@
  * keys drawn Zipf-like and uniformly from the million: rate and CPU per request of the Nodegate process, as ratios
  * against one key, in alternating rounds (SCALE_KEYS_CONFIG: JSON merged over Nodegate's config, for comparisons).
  * Each window's CPU, Nodegate's and PostgreSQL's, counts the writes its requests put off (last uses, usage, quota,
- * explorer) until they are done, less what both use idle meanwhile: no draw pays for the one before it. Then, under the Zipf-like load, keys revoked by another writer of the store
+ * explorer) until they are done, less what both use idle meanwhile: no draw pays for the one before it; and the rows
+ * those writes are, per kind. Then, under the Zipf-like load, keys revoked by another writer of the store
  * (as another instance or the CLI does), each timed until Nodegate refuses it; and the API's list of the 10,000 keys
  * of one account, a page at a time, its p99.
  *   npm run bench -- scale
@@ -106,7 +107,7 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     const rssStart = rssMiB(proc.pid);
 
     const scripts = Object.fromEntries(DRAWS.map((d, i) => [d, writeScript(join(tmp, `keys-${i}.lua`), keyScript(d, state.salt, KEYS, 1 + i))])) as Record<KeyDraw, string>;
-    const cells: Record<KeyDraw, { rps: number[]; cpu: number[]; store: number[]; failed: number; p99: number[]; lookups: number[]; user: number[]; kernel: number[]; busy: number[]; gc: number[] }> = Object.fromEntries(DRAWS.map((d) => [d, { rps: [], cpu: [], store: [], failed: 0, p99: [], lookups: [], user: [], kernel: [], busy: [], gc: [] }])) as never;
+    const cells: Record<KeyDraw, { rps: number[]; cpu: number[]; store: number[]; failed: number; p99: number[]; lookups: number[]; user: number[]; kernel: number[]; busy: number[]; gc: number[]; rows: Array<Record<string, number>> }> = Object.fromEntries(DRAWS.map((d) => [d, { rps: [], cpu: [], store: [], failed: 0, p99: [], lookups: [], user: [], kernel: [], busy: [], gc: [], rows: [] }])) as never;
     // PostgreSQL's CPU in the same windows: what the keys' writes (usage, last uses, quota, explorer) cost the store,
     // on the same two cores as Nodegate and wrk.
     const postmaster = await postgresServerPid(state.url);
@@ -114,6 +115,8 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     /** Keys this Nodegate has looked up in the store since it started (its /metrics). */
     const lookups = () => metric('nodegate_key_lookups_total');
     /** Seconds of garbage collection since start, every kind (prom-client's default metrics in /metrics). */
+    /** Rows this Nodegate has written to the store since start for the records of requests, by kind (its /metrics). */
+    const rowsWritten = async () => Object.fromEntries([...(await (await fetch(`${base}/metrics`)).text()).matchAll(/^nodegate_store_rows_written_total\{kind="(\w+)"\} (\S+)$/gm)].map((m) => [m[1], Number(m[2])]));
     const gcSeconds = async () => [...(await (await fetch(`${base}/metrics`)).text()).matchAll(/^nodegate_nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
     const warm: number[] = [];
     for (let w = 0; w < WARM_WINDOWS; w++) {
@@ -136,6 +139,7 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
       for (const d of r % 2 ? [...DRAWS].reverse() : DRAWS) {
         const l0 = await lookups();
         const g0 = await gcSeconds();
+        const w0 = await rowsWritten();
         const [c0, s0, m0] = [cpuMicros(proc.pid)!, storeCpu(), mainThreadMicros(proc.pid)!];
         const res = await runWrk(base + '/', scripts[d], DURATION_S, CONNECTIONS);
         // The window alone: where the CPU of Nodegate's JavaScript thread goes while it answers.
@@ -150,6 +154,8 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
         await sleep(settleMs);
         const waitedMs = performance.now() - waited;
         const [c1, s1] = [cpuMicros(proc.pid)!, storeCpu()];
+        const w1 = await rowsWritten();
+        cells[d].rows.push(Object.fromEntries(Object.keys(w1).map((k) => [k, ((w1[k] - (w0[k] ?? 0)) * 1000) / res.requests])));
         cells[d].store.push((s1 - s0 - storeIdle * waitedMs) / res.requests);
         cells[d].rps.push(res.requests / (res.us / 1e6));
         cells[d].cpu.push((c1 - c0 - idle * waitedMs) / res.requests);
@@ -177,6 +183,14 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
       const c = cells[d];
       const thread = (x: typeof c) => median(x.user) + median(x.kernel);
       return [d, `${Math.round(median(c.busy) * 100)} %`, median(c.user).toFixed(1), median(c.kernel).toFixed(1), `${(thread(c) / thread(one)).toFixed(2)}x`, median(c.gc).toFixed(1)];
+    }));
+
+    // What the store is asked to write for them: a row per key, account or call in use per flush, whatever the requests.
+    const KINDS = ['usage', 'quota', 'last_use', 'explorer'];
+    console.log('Rows written to the store per 1,000 requests in the same windows (medians; nodegate_store_rows_written_total):');
+    printTable(['keys', ...KINDS, 'all'], DRAWS.map((d) => {
+      const of = (k: string) => median(cells[d].rows.map((r) => r[k] ?? 0));
+      return [d, ...KINDS.map((k) => of(k).toFixed(1)), median(cells[d].rows.map((r) => KINDS.reduce((sum, k) => sum + (r[k] ?? 0), 0))).toFixed(1)];
     }));
 
     // Revocation by another writer of the store, under the Zipf-like load: keys in use (asked for until cached).

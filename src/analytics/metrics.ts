@@ -17,6 +17,12 @@ export interface SharedStateSource {
   keys?: { held(): number; readAhead(): number; lookups(): number };
 }
 
+/**
+ * What /metrics reads of the writers that put the request path's records in the store, off the path: rows each has
+ * written since start (a kind absent: its writer is off).
+ */
+export type StoreWritesSource = () => Partial<Record<'usage' | 'quota' | 'last_use' | 'explorer', number>>;
+
 /** What /metrics reads of webhooks: this instance's attempts (and each as it ends), and the shared outbox. */
 export interface WebhookMetricsSource {
   counts: { delivered: number; failed: number };
@@ -43,7 +49,7 @@ export class Metrics {
    * With `usage` (analytics on), requests and compute units are read from the usage recorder at scrape time, and
    * the hot path records each item once; without it, `item` counts here.
    */
-  constructor(networks: Networks, liveFilters: () => number, private readonly usage?: UsageRecorder, webhooks?: WebhookMetricsSource, shared?: SharedStateSource) {
+  constructor(networks: Networks, liveFilters: () => number, private readonly usage?: UsageRecorder, webhooks?: WebhookMetricsSource, shared?: SharedStateSource, writes?: StoreWritesSource) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'nodegate_' });
     const fromUsage = usage;
@@ -143,6 +149,13 @@ export class Metrics {
         new Counter({ name: 'nodegate_key_lookups_total', help: 'Keys looked up in the store: not held in memory, or held past their trust (a rate near the request rate: auth.keyCacheEntries is too small for the keys in use)', registers, collect() { this.reset(); this.inc(keys.lookups()); } });
       }
       new Gauge({ name: 'nodegate_limits_degraded', help: 'Whether the per-second limits fell back to this process\'s memory (1: Redis, or the workers\' primary, unreachable)', registers, collect() { this.set(shared.limits() === 'degraded' ? 1 : 0); } });
+    }
+    if (writes) {
+      new Counter({
+        name: 'nodegate_store_rows_written_total', labelNames: ['kind'], registers,
+        help: 'Rows written to the store by this instance for the records requests leave, by kind: usage (analytics minute rows), quota (accounts\' monthly units), last_use (keys\' last uses), explorer (request explorer records)',
+        collect() { this.reset(); for (const [kind, n] of Object.entries(writes())) this.inc({ kind }, n!); },
+      });
     }
     const statusGauge = (name: string, help: string, value: (s: ReturnType<Networks['list'][number]['chain']['status']>[number]) => number | undefined) =>
       new Gauge({

@@ -42,7 +42,7 @@ interface Account { minute: number; calls: number; hours: number; max: number; h
 const RECOUNT_MS = 60_000;
 
 /** Counters since start (for /metrics and the bound test). */
-export interface RequestLogStats { recorded: number; sampledOut: number; dropped: number; unwritten: number }
+export interface RequestLogStats { recorded: number; sampledOut: number; dropped: number; unwritten: number; written: number }
 
 /**
  * The request explorer's recording, off the hot path: a call appends one entry to a bounded in-memory buffer (its
@@ -70,7 +70,7 @@ export class RequestLog {
   private readonly timer: NodeJS.Timeout;
   private readonly pruner: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
-  readonly stats: RequestLogStats = { recorded: 0, sampledOut: 0, dropped: 0, unwritten: 0 };
+  readonly stats: RequestLogStats = { recorded: 0, sampledOut: 0, dropped: 0, unwritten: 0, written: 0 };
 
   constructor(
     private readonly store: { requests: RequestStore; plans: Pick<PlanStore, 'listPlans'> },
@@ -160,6 +160,7 @@ export class RequestLog {
         trims.set(id, { oldest: Math.max(0, a.held! + n - a.max), since: new Date(now - a.hours * HOUR).toISOString() });
       }
       const aged = await this.store.requests.addRequests(records, trims);
+      this.stats.written += records.length;
       for (const [id, n] of written) {
         const a = this.accounts.get(id)!;
         a.held = Math.min(a.held! + n, a.max) - (aged.get(id) ?? 0);

@@ -61,6 +61,8 @@ export class UsageRecorder {
   private unwritten: { id: string; rows: Cell[] } | undefined;
   /** Everything recorded since start, by network, method and outcome, folded in at each flush (for /metrics). */
   private readonly totals = new Map<string, Total>();
+  /** Cells written to the store since start, each once (a batch sent again is counted when it is written). */
+  rowsWritten = 0;
   /** The current minute's text and when it ends: formatted once a minute, not per call. */
   private minute = '';
   private minuteEnds = 0;
@@ -220,6 +222,7 @@ export class UsageRecorder {
         return;
       }
       this.unwritten = undefined;
+      this.rowsWritten += batch.rows.length;
       if (!retry) return; // rows written late: the cells that waited behind them go now
     }
   }

@@ -112,6 +112,8 @@ export class KeyResolver {
    */
   private usedKeys: ResolvedKey[] = [];
   private round = 0;
+  /** Last uses written since start, a row per key. */
+  private lastUsesWritten = 0;
   /** Last uses whose write failed, kept for the next one (a later use of the key, meanwhile, is newer and wins). */
   private unwritten: Map<string, number> | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -282,9 +284,12 @@ export class KeyResolver {
     this.known.sweep((e) => keys.has(e.resolved!.key.id) || accounts.has(e.resolved!.account.id) || plans.has(e.resolved!.plan.id));
   }
 
-  /** Resolutions held in memory (keys that exist), keys read ahead, and keys asked of the store since start: for /metrics. */
-  get stats(): { held: number; readAhead: number; lookups: number } {
-    return { held: this.known.size, readAhead: this.directory?.size ?? 0, lookups: this.lookups.asked };
+  /**
+   * Resolutions held in memory (keys that exist), keys read ahead, keys asked of the store since start, and last uses
+   * written since start: for /metrics.
+   */
+  get stats(): { held: number; readAhead: number; lookups: number; lastUsesWritten: number } {
+    return { held: this.known.size, readAhead: this.directory?.size ?? 0, lookups: this.lookups.asked, lastUsesWritten: this.lastUsesWritten };
   }
 
   /** Asks the store for its changes now (the feed does every quarter ttl): resolves once they are applied. */
@@ -330,6 +335,7 @@ export class KeyResolver {
     for (const [id, ms] of latest) batch.set(id, new Date(ms).toISOString());
     try {
       await this.store.keys.touchKeys(batch);
+      this.lastUsesWritten += batch.size;
     } catch (err) {
       this.unwritten = latest;
       // Nothing of the batch is written: the keys' next uses are listed again, whatever the grain.

@@ -54,6 +54,8 @@ export class QuotaTracker {
   private batch: { ids: Set<string>; read: Promise<Map<string, number>> } | undefined;
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> | undefined;
+  /** Accounts' units written to the store since start, a row per account and flush. */
+  rowsWritten = 0;
 
   constructor(private readonly usage: UsageStore, flushMs: number, private readonly log: Logger, private readonly now: () => number = Date.now) {
     const t = now();
@@ -167,6 +169,7 @@ export class QuotaTracker {
         return;
       }
       this.unconfirmed = undefined;
+      this.rowsWritten += sent.batch.size;
       await this.refresh(sent.month, sent.batch, totals);
       if (!retry) return; // a batch written late: what waited behind it goes now
     }
