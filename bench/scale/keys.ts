@@ -2,7 +2,8 @@
  * The keys section of `npm run bench -- scale`: 100,000 accounts and 1,000,000 keys in PostgreSQL, Nodegate started
  * on them (its startup timed), then cached eth_chainId calls (wrk, 32 connections, its own process) with one key,
  * keys drawn Zipf-like and uniformly from the million: rate and CPU per request of the Nodegate process, as ratios
- * against one key, in alternating rounds (SCALE_KEYS_CONFIG: JSON merged over Nodegate's config, for comparisons).
+ * against one key, in alternating rounds: one key with the Zipf-like draw, then one key with the uniform draw
+ * (SCALE_KEYS_CONFIG: JSON merged over Nodegate's config, for comparisons).
  * Each window's CPU, Nodegate's and PostgreSQL's, counts the writes its requests put off (last uses, usage, quota,
  * explorer) until they are done, less what both use idle meanwhile: no draw pays for the one before it; and the rows
  * those writes are, per kind. Then, under the Zipf-like load, keys revoked by another writer of the store
@@ -31,7 +32,7 @@ const CONNECTIONS = 32;
 /**
  * Before the rounds, the Zipf-like draw runs in windows of this long until its keys looked up in the store per
  * request settle, at least three (the key cache holds what it would in an instance that has run a while), at most WARM_WINDOWS;
- * then each other draw runs one window.
+ * then one key runs one window; the uniform draw runs one before its own rounds.
  */
 const FIRST_WARM_S = 10;
 const WARM_WINDOWS = 15;
@@ -125,7 +126,7 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
       warm.push((await lookups() - l0) / res.requests);
       if (w >= 2 && Math.abs(warm[w] - warm[w - 1]) <= 0.1 * warm[w - 1]) break;
     }
-    for (const d of DRAWS) if (d !== 'Zipf-like') await runWrk(base + '/', scripts[d], FIRST_WARM_S, CONNECTIONS);
+    await runWrk(base + '/', scripts['one key'], FIRST_WARM_S, CONNECTIONS);
     // The writes put off by the warm-ups done, then Nodegate's and PostgreSQL's CPU while idle (checks of the node),
     // per ms: taken out of each window's wait for its own writes.
     const settleMs = deferredMs(configOn(anvil.url));
@@ -134,34 +135,41 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     await sleep(settleMs);
     const idleMs = performance.now() - it0;
     const [idle, storeIdle] = [(cpuMicros(proc.pid)! - i0) / idleMs, (storeCpu() - is0) / idleMs];
-    // Alternating rounds, so a drift of the machine's speed falls on all alike.
-    for (let r = 0; r < ROUNDS; r++) {
-      for (const d of r % 2 ? [...DRAWS].reverse() : DRAWS) {
-        const l0 = await lookups();
-        const g0 = await gcSeconds();
-        const w0 = await rowsWritten();
-        const [c0, s0, m0] = [cpuMicros(proc.pid)!, storeCpu(), mainThreadMicros(proc.pid)!];
-        const res = await runWrk(base + '/', scripts[d], DURATION_S, CONNECTIONS);
-        // The window alone: where the CPU of Nodegate's JavaScript thread goes while it answers.
-        const m1 = mainThreadMicros(proc.pid)!;
-        cells[d].user.push((m1.user - m0.user) / res.requests);
-        cells[d].kernel.push((m1.kernel - m0.kernel) / res.requests);
-        cells[d].busy.push((m1.user + m1.kernel - m0.user - m0.kernel) / res.us);
-        cells[d].gc.push(((await gcSeconds()) - g0) * 1e6 / res.requests);
-        cells[d].lookups.push((await lookups() - l0) / res.requests);
-        // The window's writes done (and so none left for the next draw's window).
-        const waited = performance.now();
-        await sleep(settleMs);
-        const waitedMs = performance.now() - waited;
-        const [c1, s1] = [cpuMicros(proc.pid)!, storeCpu()];
-        const w1 = await rowsWritten();
-        cells[d].rows.push(Object.fromEntries(Object.keys(w1).map((k) => [k, ((w1[k] - (w0[k] ?? 0)) * 1000) / res.requests])));
-        cells[d].store.push((s1 - s0 - storeIdle * waitedMs) / res.requests);
-        cells[d].rps.push(res.requests / (res.us / 1e6));
-        cells[d].cpu.push((c1 - c0 - idle * waitedMs) / res.requests);
-        cells[d].p99.push(res.p99);
-        cells[d].failed += res.failed + res.socket;
-      }
+    const pid = proc.pid;
+    /** One measured window of draw `d`, and the wait for the writes it put off. */
+    const window = async (d: KeyDraw) => {
+      const l0 = await lookups();
+      const g0 = await gcSeconds();
+      const w0 = await rowsWritten();
+      const [c0, s0, m0] = [cpuMicros(pid)!, storeCpu(), mainThreadMicros(pid)!];
+      const res = await runWrk(base + '/', scripts[d], DURATION_S, CONNECTIONS);
+      // The window alone: where the CPU of Nodegate's JavaScript thread goes while it answers.
+      const m1 = mainThreadMicros(pid)!;
+      cells[d].user.push((m1.user - m0.user) / res.requests);
+      cells[d].kernel.push((m1.kernel - m0.kernel) / res.requests);
+      cells[d].busy.push((m1.user + m1.kernel - m0.user - m0.kernel) / res.us);
+      cells[d].gc.push(((await gcSeconds()) - g0) * 1e6 / res.requests);
+      cells[d].lookups.push((await lookups() - l0) / res.requests);
+      // The window's writes done (and so none left for the next draw's window).
+      const waited = performance.now();
+      await sleep(settleMs);
+      const waitedMs = performance.now() - waited;
+      const [c1, s1] = [cpuMicros(pid)!, storeCpu()];
+      const w1 = await rowsWritten();
+      cells[d].rows.push(Object.fromEntries(Object.keys(w1).map((k) => [k, ((w1[k] - (w0[k] ?? 0)) * 1000) / res.requests])));
+      cells[d].store.push((s1 - s0 - storeIdle * waitedMs) / res.requests);
+      cells[d].rps.push(res.requests / (res.us / 1e6));
+      cells[d].cpu.push((c1 - c0 - idle * waitedMs) / res.requests);
+      cells[d].p99.push(res.p99);
+      cells[d].failed += res.failed + res.socket;
+    };
+    // Alternating rounds, so a drift of the machine's speed falls on all alike: one key and the Zipf-like draw, then
+    // the uniform draw, after a warm-up of its own, with one key. Each long-tailed draw is measured in its own
+    // steady state: a uniform window between two Zipf-like ones fills the caches and records with keys the
+    // Zipf-like draw seldom asks for, and the next Zipf-like window pays for them (docs/performance.md).
+    for (const phase of [['one key', 'Zipf-like'], ['one key', 'uniform']] as KeyDraw[][]) {
+      if (phase[1] === 'uniform') await runWrk(base + '/', scripts.uniform, FIRST_WARM_S, CONNECTIONS);
+      for (let r = 0; r < ROUNDS; r++) for (const d of r % 2 ? [...phase].reverse() : phase) await window(d);
     }
     const rssLoaded = rssMiB(proc.pid);
     const one = cells['one key'];
@@ -170,7 +178,7 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     const f = (x: number) => Math.round(x).toLocaleString('en-US');
     console.log(`\nScale, keys: ${f(ACCOUNTS)} accounts, ${f(KEYS)} keys in PostgreSQL (built in ${(state.buildMs / 1000).toFixed(1)} s); `
       + `cached eth_chainId, wrk ${CONNECTIONS} connections; the Zipf-like draw first until its key lookups settled (${warm.length} × ${FIRST_WARM_S} s: ${warm.map((x) => (x * 1000).toFixed(0)).join(', ')} per 1,000 requests), `
-      + `${FIRST_WARM_S} s of each other, then ${ROUNDS} alternating rounds of ${DURATION_S} s (medians), each window's CPU with its put-off writes (${(settleMs / 1000).toFixed(0)} s after it, less idle); ${cpus().length} × ${cpus()[0]?.model.trim()} shared by wrk, PostgreSQL and Nodegate`);
+      + `${FIRST_WARM_S} s of one key, then ${ROUNDS} alternating rounds of ${DURATION_S} s of one key and the Zipf-like draw, then ${FIRST_WARM_S} s of the uniform draw and ${ROUNDS} rounds of one key and it (medians), each window's CPU with its put-off writes (${(settleMs / 1000).toFixed(0)} s after it, less idle); ${cpus().length} × ${cpus()[0]?.model.trim()} shared by wrk, PostgreSQL and Nodegate`);
     printTable(['keys', 'req/s', '× one key', 'cpu µs/req', '× one key', 'PostgreSQL cpu µs/req', 'p99 ms', 'store lookups / 1,000 req', 'failed'], DRAWS.map((d) => {
       const c = cells[d];
       return [d, f(median(c.rps)), `${(median(c.rps) / rps1).toFixed(2)}x`, median(c.cpu).toFixed(1), `${(median(c.cpu) / cpu1).toFixed(2)}x`, Number.isNaN(median(c.store)) ? 'n/a' : median(c.store).toFixed(1), (median(c.p99) / 1000).toFixed(1), (median(c.lookups) * 1000).toFixed(1), String(c.failed)];
