@@ -1,5 +1,5 @@
 /**
- * What usage recording costs (issue 12: throughput within 5 % of recording off):
+ * What usage recording costs (the bar: throughput within 5 % of recording off):
  *   npm run bench -- analytics
  *   ANALYTICS_ROUNDS=24 ANALYTICS_SECONDS=3 npm run bench -- analytics      (more or longer rounds)
  *

@@ -1,5 +1,5 @@
 /**
- * Throughput of two commits side by side (issue 18: "no throughput lost"):
+ * Throughput of two commits side by side (to show that a change loses no throughput):
  *   npm run bench -- compare <before-ref> [<after-ref>]      (after: HEAD when absent)
  *   npm run bench -- compare A B C ... [--only=WORD] [--rounds=N]   (several commits, e.g. to find which one did it;
  *                                                               only the workloads whose name contains WORD)

@@ -1,5 +1,5 @@
 /**
- * The floor of any Node.js gateway on this machine (issue 23): plain `node:http` that reads the request's body and
+ * The floor of any Node.js gateway on this machine: plain `node:http` that reads the request's body and
  * answers the same bytes from memory, a JSON-RPC answer as a cache hit's, with nothing else done. A Nodegate cache
  * hit is measured against it: the distance is what the gateway's own work costs.
  *   node bench/floor.ts            → prints "floor listening on PORT"  (no TypeScript of its own beyond types: runs as is)

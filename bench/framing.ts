@@ -1,7 +1,7 @@
 /**
  * What an inexact numeric id costs when a body is framed: a 4 MiB body whose id is 0.5 (a double may not give its
- * text back, so the id is read from the body, src/rpc/raw-ids.ts) against JSON.parse of the same body. Issue 17: the
- * lossless re-parse it replaced took several times JSON.parse; the scan adds a fraction of one. Printed, not asserted
+ * text back, so the id is read from the body, src/rpc/raw-ids.ts) against JSON.parse of the same body. A lossless
+ * re-parse of the whole body takes several times JSON.parse; the scan adds a fraction of one. Printed, not asserted
  * (moved here from src/rpc/raw-ids.test.ts: a unit test times nothing).
  *   npm run bench -- framing
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 23's measure of the hot path, in one run: each figure the issue asks for, as a ratio to a reference measured
+ * The measure of the hot path, in one run: each figure it is held to, as a ratio to a reference measured
  * in the same run, by wrk (native, its own process, one thread), the targets taking turns in rounds so that a slow
  * spell of the machine falls on all of them alike; each figure is the median of the rounds.
  * - a cache hit (eth_blockNumber on Nodegate with its cache) against the floor (bench/floor.ts: node:http answering
@@ -76,9 +76,9 @@ export async function benchHotPath(targets: BenchTargets): Promise<void> {
   const p50 = (id: string) => m(id, (c) => c.p50);
   const x = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
   const n = (v: number) => Math.round(v).toLocaleString('en-US');
-  console.log(`\nhot path (issue 23): ${CONNECTIONS} connections, ${DURATION} s a cell, median of ${ROUNDS} rounds; wrk -t1 in its own process; `
+  console.log(`\nhot path: ${CONNECTIONS} connections, ${DURATION} s a cell, median of ${ROUNDS} rounds; wrk -t1 in its own process; `
     + `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}`);
-  printTable(['figure', 'Nodegate', 'reference', 'ratio', 'issue 23 asks'], [
+  printTable(['figure', 'Nodegate', 'reference', 'ratio', 'the bar'], [
     ['cache hit, req/s (eth_blockNumber) vs the floor', n(rps('cached hit')), n(rps('floor hit')), x(rps('cached hit'), rps('floor hit')), '>= 0.80x'],
     ['cache hit, CPU µs a request vs the floor', cpu('cached hit').toFixed(0), cpu('floor hit').toFixed(0), x(cpu('cached hit'), cpu('floor hit')), '<= 1.30x'],
     ['  the floor with a cache hit\'s headers, req/s vs the floor', n(rps('floor headers hit')), n(rps('floor hit')), x(rps('floor headers hit'), rps('floor hit')), '(reference)'],

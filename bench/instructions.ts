@@ -1,5 +1,5 @@
 /**
- * Instructions a request costs, counted by valgrind's callgrind (issue 23): what a request's user-space work is, free
+ * Instructions a request costs, counted by valgrind's callgrind: what a request's user-space work is, free
  * of the machine's load. CPU timings here move 20-40 % between runs of the same build (a shared VM with no hardware
  * counters).
  *   npm run bench -- instructions                   (this checkout: the references and Nodegate)

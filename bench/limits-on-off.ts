@@ -1,5 +1,5 @@
 /**
- * What the limit stage costs (plan limits, item 5): eth_blockNumber through Nodegate with `limits.enabled` true
+ * What the limit stage costs: eth_blockNumber through Nodegate with `limits.enabled` true
  * (per-second bucket and monthly quota, in memory) and false, in alternating rounds, as a ratio.
  *   npm run bench -- limits
  */

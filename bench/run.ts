@@ -61,7 +61,7 @@ if (spawnSync('wrk', ['--version']).error) {
   console.error('npm run bench needs wrk, the load generator (native, run in its own process): apt-get install wrk');
   process.exit(1);
 }
-// Nodegate as `npm start` runs it since issue 23: built (scripts/build.mjs), not the source through tsx. The
+// Nodegate as `npm start` runs it: built (scripts/build.mjs), not the source through tsx. The
 // benchmarks' Nodegates run this build (test/helpers/process.ts cliCommand reads NODEGATE_TEST_BUILD).
 const build = join('.tmp', `bench-build-${process.pid}`);
 if (spawnSync(process.execPath, ['scripts/build.mjs', build], { stdio: 'inherit' }).status !== 0) throw new Error('the build for the benchmarks failed');

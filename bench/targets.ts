@@ -50,7 +50,7 @@ export function startBareWsProxy(upstream: string, wrap: string[] = []): Promise
   return startScript('bare ws proxy', 'bench/bare-ws-proxy.ts', [upstream], wrap);
 }
 
-/** bench/floor.ts as a child process: node:http answering from memory (issue 23's floor); with a cache hit's headers. */
+/** bench/floor.ts as a child process: node:http answering from memory (the floor); with a cache hit's headers. */
 export function startFloor(withHeaders = false, wrap: string[] = [], raw = false): Promise<Target> {
   if (raw) return startScript('floor, head made whole', 'bench/floor.ts', ['raw'], wrap);
   return startScript(withHeaders ? 'floor with headers' : 'floor', 'bench/floor.ts', withHeaders ? ['headers'] : [], wrap);

@@ -1,5 +1,5 @@
 /**
- * RPC while webhooks drain (issue 13, item 5): 20 `block.mined` webhooks, 1,000 blocks mined at once on the node,
+ * RPC while webhooks drain: 20 `block.mined` webhooks, 1,000 blocks mined at once on the node,
  * and eth_blockNumber load on Nodegate while the 20,000 events are written and delivered, against the same load
  * on the same Nodegate quiet (before and after), and on the node directly. Every part is its own process: anvil,
  * Nodegate, the receiver (answers 200 and counts), and the load generator (wrk).

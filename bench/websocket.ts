@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- websocket` (issue 20): events per second fanned out to 1,000 subscribers, and request/answer
+ * `npm run bench -- websocket`: events per second fanned out to 1,000 subscribers, and request/answer
  * over a socket against HTTP, in the same run, on the shared anvil and Nodegate (bench/bench-targets.ts).
  *
  * Fan-out: the client process (bench/websocket-client.ts, its own process) opens SOCKETS WebSockets with

@@ -1,5 +1,5 @@
 /**
- * `nodegate start --workers 2` against one process (issue 21, must-show 3), in front of the same anvil, with anvil
+ * `nodegate start --workers 2` against one process, in front of the same anvil, with anvil
  * itself measured in the same run: cache hits (eth_blockNumber and one address's balance, response cache on) and
  * calls that reach the node (eth_call, cache off). The load generator is wrk (native, its own process, one thread),
  * on the same 2 cores as everything else: on this machine two workers compete with wrk, anvil and the primary.

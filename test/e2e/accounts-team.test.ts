@@ -1,5 +1,5 @@
 /**
- * Issue 22, through the wire: team members with roles, invitations, password reset by mail (read from a real SMTP
+ * Through the wire: team members with roles, invitations, password reset by mail (read from a real SMTP
  * server the test runs), and the operator's links. Tokens are single-use and expire; a reset never tells whether an
  * email exists; a viewer cannot make keys; a member sees only its own account.
  */

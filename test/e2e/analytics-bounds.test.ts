@@ -1,6 +1,6 @@
 // Runs alone (scripts/run-tests.mjs): another tenant's p50 under an analytics attack against quiet windows (2x).
 /**
- * Analytics bounds and store retention through the wire (issue 17): analytics over hundreds of thousands of usage
+ * Analytics bounds and store retention through the wire: analytics over hundreds of thousands of usage
  * rows answer within a bound and leave another tenant's RPC calls where they were; minute rows older than a day are
  * rolled up into hourly rows that report the same; retention removes revoked keys (their usage kept as
  * `(revoked)`), expired sessions and webhook test events, and nothing else.

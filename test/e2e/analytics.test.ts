@@ -1,5 +1,5 @@
 /**
- * Sessions, analytics and /metrics through the wire (issue 12): logins and their CSRF token, what a member may see,
+ * Sessions, analytics and /metrics through the wire: logins and their CSRF token, what a member may see,
  * analytics that equal the requests sent, and /metrics that a Prometheus parser reads with the same counts.
  */
 import assert from 'node:assert/strict';
@@ -134,7 +134,7 @@ describe('dashboard sessions, analytics and metrics', { timeout: 120_000 }, () =
     console.log(`metrics: ${families.length} families, requests_total eth_chainId=${count('eth_chainId', '0')}`);
   });
 
-  test('in the dashboard session, usage filters by key and status show a refused call of that key, and /metrics counts it (issue 22)', async () => {
+  test('in the dashboard session, usage filters by key and status show a refused call of that key, and /metrics counts it', async () => {
     const s = await login('bob@example.com', 'bob-password-123');
     const made = await call('POST', '/keys', { cookie: s.cookie, csrf: s.body.csrfToken, body: { name: 'fenced', ipAllowlist: ['192.0.2.1'] } });
     assert.equal(made.status, 201);

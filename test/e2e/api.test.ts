@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /** Every route of the management API (docs/api.md), as the OpenAPI document must list them. */
-/** Routes without credentials (issue 22): limited per address, never a 401. */
+/** Routes without credentials: limited per address, never a 401. */
 const PUBLIC_ROUTES = [
   'POST /api/v1/invitations/accept',
   'POST /api/v1/invitations/preview',

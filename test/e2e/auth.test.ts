@@ -36,7 +36,7 @@ describe('who may call the JSON-RPC endpoint', () => {
   const expectError = async (value: string, status: number, code: number, message: string, opts: Parameters<TestGateway['rpc']>[1] = {}, on = g, body: unknown = chainId) => {
     const r = await on.rpc(body, { ...opts, key: value });
     assert.equal(r.status, status, r.text);
-    // Refused before its body is read (issue 10): a request-level refusal cannot know the id (JSON-RPC 2.0: null);
+    // Refused before its body is read: a request-level refusal cannot know the id (JSON-RPC 2.0: null);
     // an item's refusal (method allowlist, debug methods) answers with its id.
     assert.equal(r.body.id, status === 403 && /method|debug/.test(message) ? 1 : null);
     assert.equal(r.body.error.code, code);

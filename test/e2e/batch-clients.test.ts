@@ -1,5 +1,5 @@
 /**
- * Clients batch as they are written to (issue 17): viem with `batch: true` (its batch size is 1,000) and web3.js
+ * Clients batch as they are written to: viem with `batch: true` (its batch size is 1,000) and web3.js
  * v4's `BatchRequest` send 300 calls in one HTTP request. On the demo key of a gateway with the quick start's
  * configuration (the `developer` plan: maxBatchSize 1,000), every call gets its answer; before, the whole batch
  * was 400 "batch of 300 requests exceeds the limit of 100".

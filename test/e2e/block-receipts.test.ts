@@ -1,5 +1,5 @@
 /**
- * eth_getBlockReceipts (issue 18): one spec file, enabled by default on embedded chains. Through the gateway on an
+ * eth_getBlockReceipts: one spec file, enabled by default on embedded chains. Through the gateway on an
  * embedded chain that mines a block a second, a block holding several transactions sent in one batch: its receipts
  * equal the receipts asked one by one (by number, by bare hash, by EIP-1898 hash), the second call is a cache HIT,
  * bad params are -32602, and the raw call viem (and ponder's receipts mode) makes is answered, never -32601.

@@ -1,6 +1,6 @@
 // Runs alone (scripts/run-tests.mjs): three Nodegate processes, nginx and rolling restarts under a steady client.
 /**
- * Many instances behind a load balancer (issue 21, must-show 1): Debian's nginx, round-robin, in front of three
+ * Many instances behind a load balancer: Debian's nginx, round-robin, in front of three
  * Nodegate processes on one PostgreSQL and one Redis, all in front of the same node. A client goes round after round
  * through the balancer: a transaction, its receipt, the nonce, the block number and a poll of its filters, each call
  * landing on whichever instance nginx picks. No answer may be older than what the client was already shown by

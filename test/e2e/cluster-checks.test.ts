@@ -1,6 +1,6 @@
 /**
- * Health checks once per cluster (issue 21): three instances in front of one node checked it three times over (4
- * calls/s became 11). In cluster mode one instance holds a lease and checks; the others take its report from Redis.
+ * Health checks once per cluster: three instances each checking one node check it three times over (4
+ * calls/s become 11). In cluster mode one instance holds a lease and checks; the others take its report from Redis.
  * When that instance stops, another takes the lease and the node is still checked.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Connection caps that a few addresses cannot fill (issue 17), through the wire: clients bind their sockets to
+ * Connection caps that a few addresses cannot fill, through the wire: clients bind their sockets to
  * 127.0.x.y (loopback covers the whole /8 on Linux) to act as many addresses in many /24s.
  */
 import assert from 'node:assert/strict';

@@ -192,7 +192,7 @@ describe('crash safety: SIGKILL loses nothing that was reported', () => {
     const remaining = Math.floor((QUOTA - inspected.result) / COST);
     let admitted = 0;
     // Batches of 20 (a batch is admitted or refused as a whole), then single calls for the rest. A batch under 1 KiB
-    // (20 calls: 981 bytes) refused for its cost costs nothing; a larger one keeps its body's size units (issue 17).
+    // (20 calls: 981 bytes) refused for its cost costs nothing; a larger one keeps its body's size units.
     for (const size of [20, 1]) {
       for (;;) {
         const status = await chainId(ng.rpcUrl(), size);

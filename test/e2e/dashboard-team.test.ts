@@ -1,5 +1,5 @@
 /**
- * The dashboard's team pages in Chromium (issue 22), against the accounts routes: an owner invites a developer and a
+ * The dashboard's team pages in Chromium, against the accounts routes: an owner invites a developer and a
  * viewer (the link shown with a copy button, the focus on it), each accepts in their own browser and is logged in
  * with their role; the viewer sees keys read-only; the owner changes a role and withdraws an invitation; "forgot
  * password" answers the same for any email; the operator issues a reset link and the account's owner sets a new

@@ -1,5 +1,5 @@
 /**
- * The usage page in Chromium against the analytics routes of issue 22: filters by method and by outcome (a code,
+ * The usage page in Chromium against the analytics routes: filters by method and by outcome (a code,
  * shown with its meaning), a refused call of the key counted, the CSV export of the same selection, and live refresh
  * showing a new call without a click.
  */

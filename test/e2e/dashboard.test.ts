@@ -1,5 +1,5 @@
 /**
- * The dashboard in a real browser (issues 12 and 22): Debian's Chromium driven by playwright-core.
+ * The dashboard in a real browser: Debian's Chromium driven by playwright-core.
  * - A member makes a Restricted key with an IP allowlist (its name has HTML in it: shown as text), gets the complete
  *   endpoint URLs once with the focus on the first, copies the URL and calls it, filters the usage by that key, edits
  *   the allowlists (a bad address is named next to the field; Cancel; "Saved"), revokes the key and sees it refused.

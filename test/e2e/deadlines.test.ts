@@ -1,6 +1,6 @@
 // Runs alone (scripts/run-tests.mjs): a read is answered at its budget (within 1.5 s), not when the node finishes.
 /**
- * A deadline on every call (issue 18): when the caller disconnects, the node request is aborted and no further
+ * A deadline on every call: when the caller disconnects, the node request is aborted and no further
  * batch item starts; a read over its budget is 504 -32015, even when the node keeps sending bytes. Through the
  * wire, against a small fake node on loopback that answers slowly and counts the calls it receives.
  */

@@ -1,8 +1,8 @@
 // Runs alone (scripts/run-tests.mjs): mining may not stand still for 2 s with transactions waiting.
 // Durability of the embedded chains (docs/decisions.md §11), shown on Nodegate as a real process: graceful restarts,
 // SIGKILL of Nodegate, of Nodegate and its anvils together, of anvil alone, a torn journal line, Ctrl-C on
-// the process group, and a burst of raw transactions from 32 concurrent senders (320 in the suite, the issue's 2,000
-// under `npm run soak -- durability`, test/helpers/soak.ts). The chain's record is its journal (issue 17).
+// the process group, and a burst of raw transactions from 32 concurrent senders (320 in the suite, 2,000
+// under `npm run soak -- durability`, test/helpers/soak.ts). The chain's record is its journal.
 // Run: node --import tsx --test test/e2e/durability.test.ts
 import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -24,7 +24,7 @@ const CHAIN_ID = 1; // mainnet, the default embedded network
 const FEES = { maxFeePerGas: 20_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
 const RECIPIENT = '0x000000000000000000000000000000000000beef';
 const ETH = 10n ** 18n;
-/** The burst's size: 10 transactions per sender in the suite, the issue's 2,000 in the soak. */
+/** The burst's size: 10 transactions per sender in the suite, 2,000 in the soak. */
 const BURST = sized(320, 2000);
 
 // A contract that emits LOG1(topic 0xaa, data = first calldata word) on any call. Runtime:

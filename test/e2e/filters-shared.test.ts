@@ -1,5 +1,5 @@
 /**
- * Filters in cluster mode (issue 21): three gateways in this process on one PostgreSQL and one Redis, in front of
+ * Filters in cluster mode: three gateways in this process on one PostgreSQL and one Redis, in front of
  * one anvil. A filter made on one instance polls on any other (before: "filter not found" there), every log and block
  * is reported exactly once whichever instance each poll lands on, an uninstall on one is seen by all, the plan's
  * filters are counted across instances (before: per instance, so a cap of 2 allowed 6), and a filter outlives the

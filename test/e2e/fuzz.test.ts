@@ -26,8 +26,8 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { SOAK, sized } from '../helpers/soak.ts';
 import { answerProblems, type Received } from '../helpers/wire-oracle.ts';
 
-// The suite: 0.3 of the base runs (~3,000 random inputs); the soak: 12 times them, over 100,000 inputs (issue 10),
-// which took ~260 s on an idle 2-core machine and ~580 s with both cores kept busy: load, not a suite test.
+// The suite: 0.3 of the base runs (~3,000 random inputs); the soak: 12 times them, over 100,000 inputs,
+// which take ~260 s on an idle 2-core machine and ~580 s with both cores kept busy: load, not a suite test.
 const RUNS = sized(0.3, 12, 'FUZZ_RUNS');
 /** The suite's seed: fixed, so a run fails only when the gateway changed, never because the dice did. */
 const SUITE_SEED = 20261124;

@@ -9,7 +9,7 @@ import { freshDatabase, postgresSkipReason } from '../helpers/postgres.ts';
 import { redisSkipReason, REDIS_URL } from '../helpers/redis.ts';
 
 /**
- * Issue 21: three gateways on one PostgreSQL and one Redis (cluster mode) hold an address to the failure guards'
+ * Three gateways on one PostgreSQL and one Redis (cluster mode) hold an address to the failure guards'
  * burst once in all, not once per instance: bad keys and wrong passwords spread round-robin over the instances are
  * refused as they would be by one. Each test calls from a loopback address of its own (127.x.y.z), so parallel runs
  * on the same Redis do not share buckets.

@@ -1,9 +1,9 @@
 // Runs alone (scripts/run-tests.mjs): every read within a bound in ms while heavy blocks are mined.
-// Event-heavy transactions on the embedded chain (issue 17), on the quick-start configuration and through the
+// Event-heavy transactions on the embedded chain, on the quick-start configuration and through the
 // wire: transactions of 3,000 logs each while a reader calls uncached reads, none slower than 1 s; then a
 // graceful restart keeps every block (same hashes) and the state at every past block, and so does a hard crash
 // (Nodegate and anvil SIGKILLed) with one more such transaction just accepted. The suite sends 4 such transactions;
-// `npm run soak -- heavy-events` the issue's 30 (test/helpers/soak.ts).
+// `npm run soak -- heavy-events` 30 (test/helpers/soak.ts).
 // Run: node --import tsx --test test/e2e/heavy-events.test.ts
 import assert from 'node:assert/strict';
 import { rmSync, statSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { compileEmitter } from '../helpers/emitter.ts';
 const MNEMONIC = 'test test test test test test test test test test test junk';
 const LOGS = 3000;
 const TXS = sized(4, 30);
-/** The issue's bound on every read while the heavy transactions are mined. */
+/** The bound on every read while the heavy transactions are mined. */
 const READ_MS = 1000;
 /** A start replays 31 blocks of 3,000 logs (a few seconds; well under a minute on a busy 2-core machine). */
 const START_MS = 120_000;

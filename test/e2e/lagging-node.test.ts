@@ -1,5 +1,5 @@
 /**
- * A node kept 3 blocks behind (issue 19, must-show 2): one network of two upstreams on the same chain, an anvil and a
+ * A node kept 3 blocks behind: one network of two upstreams on the same chain, an anvil and a
  * replica of it that lags 3 blocks (test/helpers/lagging-node.ts: anvil cannot lag on the same chain). Reads go to
  * either. A client that writes and reads back what it wrote never sees it undone: 200 rounds of send → receipt →
  * lookups by hash, logs by block hash, nonce, block number, with 0 read-your-writes violations.

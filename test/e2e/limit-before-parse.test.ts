@@ -1,6 +1,6 @@
 // Runs alone (scripts/run-tests.mjs): another tenant's p50 under a body attack against quiet (2x).
 /**
- * The limit stage comes before the body is parsed (issue 17). A free key whose bucket is empty sent 1 MiB bodies,
+ * The limit stage comes before the body is parsed. A free key whose bucket is empty sent 1 MiB bodies,
  * malformed or with a non-integer id (`"id":0.5`, which made the gateway parse the whole body a second time,
  * losslessly: ~300 ms per MiB, for one unit): they were parsed, answered 400 and never refused; one such connection
  * took another tenant's p50 from 1.5 to 350 ms. Now a key whose bucket cannot pay for reading its body (a unit per

@@ -50,7 +50,7 @@ describe('plan limits on the wire (memory backend)', () => {
     assert.ok(Number(r.headers.get('ratelimit-remaining')) < 5, `remaining ${r.headers.get('ratelimit-remaining')}`);
     assert.deepEqual(Object.keys(r.body).sort(), ['error', 'id', 'jsonrpc']);
     // A body under 1 KiB costs no units to read: the request is limited once, after framing, so the refusal
-    // carries its id (issue 23; a larger body is refused at admission, before its id is read: issue 17).
+    // carries its id (a larger body is refused at admission, before its id is read).
     assert.equal(r.body.id, 7);
     assert.equal(r.body.error.code, -32005);
     assert.equal(r.body.error.message, 'limit exceeded: 10 compute units per second');

@@ -1,5 +1,5 @@
 /**
- * Issue 17: one upstream, even a fallback, claiming head 10^12 took its network over (callers were shown block
+ * One upstream, even a fallback, claiming head 10^12 must not take its network over (callers would be shown block
  * `0xe8d4a51000`). Two real anvils and a node on loopback that is the same chain but says its head is 10^12, as
  * the first primary of one network and as the fallback of another: callers never see that block, eth_blockNumber
  * stays on the real chain, and the liar is shown `suspect` in /readyz and down in /metrics.
@@ -44,7 +44,7 @@ describe('a node claiming head 10^12 does not take its network over', { timeout:
     for (let round = 1; round <= 5; round++) {
       await Promise.all(nodes.map((n) => n.call('evm_mine', [{ timestamp: 1735689700 + round }])));
       const real = Number(await nodes[0].call('eth_blockNumber'));
-      // eth_blockNumber is the block a quorum of nodes has, learnt at the next round of checks (100 ms; issue 19).
+      // eth_blockNumber is the block a quorum of nodes has, learnt at the next round of checks (100 ms).
       await eventually(() => ['liarfirst', 'liarlast'].every((k) => g.gw.networks.get(k)!.head.number === real), 5000, `the head reaches block ${real}`);
       for (const network of ['liarfirst', 'liarlast']) {
         for (let i = 0; i < 20; i++) {

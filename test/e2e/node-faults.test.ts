@@ -1,6 +1,6 @@
 // Runs alone (scripts/run-tests.mjs): no read may wait longer than 1.5 s while nodes are killed and stopped.
 /**
- * Node faults an operator meets (issue 19, must-show 1): three real anvils behind one network, default time-outs,
+ * Node faults an operator meets: three real anvils behind one network, default time-outs,
  * eight readers and a writer going through the gateway the whole time, while one node is killed (SIGKILL) and
  * another stopped (SIGSTOP) for 10 s, then resumed. No read waits longer than 1.5 s and no client sees an error:
  * a read its node does not answer in its usual time is also sent to another node (hedged), and a node overtaken

@@ -1,5 +1,5 @@
 /**
- * The log lines an operator must see (issue 12, docs/decisions.md §10), read from the gateway's own pino output: limit
+ * The log lines an operator must see (docs/decisions.md §10), read from the gateway's own pino output: limit
  * refusals summarised per key (one line with the count, not a line per request), management changes (who, how they
  * came in, what), and upstream state changes; and no key value in any line.
  */

@@ -11,7 +11,7 @@ import { compileCounter } from '../helpers/counter.ts';
 import { freePort, killAll, startNodegate, type NodegateProcess } from '../helpers/process.ts';
 
 /**
- * Issue 20, the last client of "It must show": ponder's realtime indexing over `ws://` on the embedded default with
+ * Ponder's realtime indexing over `ws://` on the embedded default with
  * the key the quick start prints, with 0 warnings. Ponder (0.16.x, the newest line that runs on Node 20; 0.17 needs
  * Node 22) is the devDependency, pinned: a minimal app (one chain whose `ws` is Nodegate's ws:// URL and whose `rpc` is
  * its http:// URL, or in the second test the ws:// URL too, the Counter contract, a table written by the Incremented
@@ -19,7 +19,7 @@ import { freePort, killAll, startNodegate, type NodegateProcess } from '../helpe
  * there, its telemetry off (PONDER_TELEMETRY_DISABLED: the one address it would reach beyond 127.0.0.1). Before Nodegate served sockets ponder logged "Failed
  * JSON-RPC WebSocket subscription: Unexpected server response: 405" and fell back to polling.
  *
- * Issue 18, must-show 2: the contract has `includeTransactionReceipts: true`, so ponder fetches each event's block
+ * The contract has `includeTransactionReceipts: true`, so ponder fetches each event's block
  * receipts with `eth_getBlockReceipts` by block hash (node_modules/ponder/dist/esm/sync-historical/index.js and
  * sync-realtime/index.js, `syncTransactionReceipts`); on any error it logs the warning "Caught eth_getBlockReceipts
  * error, switching to eth_getTransactionReceipt method" and asks per transaction from then on. So the test reads

@@ -1,5 +1,5 @@
 /**
- * The quorum head against a node that diverges block by block (issue 19): three real anvils of one chain behind
+ * The quorum head against a node that diverges block by block: three real anvils of one chain behind
  * one network; from block 4 on, two of them mine the same blocks (same timestamps) and the third mines its own at
  * the same heights with other timestamps, so other hashes: sometimes before the two, sometimes after, sometimes a
  * block ahead of them. A newHeads subscriber over WebSocket sees each number once, in order, every hash the two's;

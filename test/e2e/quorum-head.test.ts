@@ -1,5 +1,5 @@
 /**
- * The quorum head (issue 19): three real anvils of one chain behind one network, one of which then mines a branch of
+ * The quorum head: three real anvils of one chain behind one network, one of which then mines a branch of
  * its own (a transaction only it has, then 20 more blocks: 21 blocks above the others, before they have a block at
  * its height to compare). With the default quorum of 2, a client reading before, while and after never sees that
  * node's height or its blocks: `eth_blockNumber` is the head the other two share and follows them as they mine,

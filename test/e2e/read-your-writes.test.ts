@@ -1,5 +1,5 @@
 /**
- * Read-your-writes through the wire (docs/decisions.md §9, issue 9), with the response cache on: once a caller has seen a
+ * Read-your-writes through the wire (docs/decisions.md §9), with the response cache on: once a caller has seen a
  * receipt in block N, nothing the gateway answers afterwards is older: not `eth_blockNumber`, not the sender's
  * transaction count, not a filter poll (which reports that receipt's log and block). Each round asks the cacheable
  * questions before the transaction and again while it is being mined, so that the cache holds answers of the

@@ -1,6 +1,6 @@
 /**
- * Answers are held within a memory budget (issue 17): a batch of identical 14.8 MB eth_getLogs was built as one
- * string (445 MB for 30 items, RSS 307 -> 2,813 MB; 40 items: 500 "Invalid string length"). Now each item is
+ * Answers are held within a memory budget: a batch of identical 14.8 MB eth_getLogs built as one string takes
+ * 445 MB for 30 items (RSS 307 -> 2,813 MB) and fails at 40 (500 "Invalid string length"). Each item is
  * counted against rpc.maxResponseBytes (32 MiB) as it arrives, an item past it is -32005 answer_too_large, and
  * the rest is written as a stream of pieces. Through the wire, against a fake node on loopback whose eth_getLogs
  * answers 10,000 logs of ~1.5 kB (the default maxResults), 14.8 MB.

@@ -1,5 +1,5 @@
 /**
- * Dashboard logins and sessions under attack (issue 17), through the wire: clients act as many addresses and
+ * Dashboard logins and sessions under attack, through the wire: clients act as many addresses and
  * subnets by binding their sockets to 127.0.x.y (loopback covers the whole /8 on Linux). Each test prints what the
  * attacker got and what the real users saw.
  */
@@ -73,7 +73,7 @@ describe('dashboard logins and sessions under attack', { timeout: 420_000 }, () 
     quiet.sort((a, b) => a - b);
     let stop = false;
     const attack = { checked: 0, refused: 0, other: 0 };
-    // Six addresses in six /24s, each offering 4 tries a second with unknown emails (the issue's attack), every try
+    // Six addresses in six /24s, each offering 4 tries a second with unknown emails, every try
     // sent on time whether the last one was answered or not.
     const attackers = Array.from({ length: 6 }, (_, i) => (async () => {
       const address = `127.0.${11 + i}.1`;

@@ -11,7 +11,7 @@ import { startInstantNode } from '../helpers/instant-node.ts';
 import { ADMIN_URL, freshDatabase, postgresSkipReason } from '../helpers/postgres.ts';
 
 /**
- * Issue 19, "a lost store is not an outage": a gateway on PostgreSQL reached through a TCP relay on loopback that
+ * A lost store is not an outage: a gateway on PostgreSQL reached through a TCP relay on loopback that
  * the test stops (connections cut and refused, as a stopped server) or hangs (bytes no longer passed either way, as
  * a server under SIGSTOP), while callers keep calling. Keys seen recently are served from memory, a key never seen
  * gets 503 store_unavailable, /readyz says degraded (still 200), one log line opens and one closes each outage, and
@@ -131,7 +131,7 @@ describe('a lost store is not an outage: PostgreSQL stopped, then hung, under ca
 
   test('stopped: every call of a key seen recently answered; a key never seen gets 503 store_unavailable; /readyz 200 degraded', async () => {
     await relay.stop();
-    // The issue's outage: 15 s, four callers calling all along.
+    // An outage of 15 s, four callers calling all along.
     const { n } = await callFor(15_000, 4);
     const unseen = await g.rpc({ jsonrpc: '2.0', id: 7, method: 'eth_chainId', params: [] }, { key: neverUsed });
     assert.equal(unseen.status, 503, unseen.text);

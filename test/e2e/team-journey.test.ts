@@ -1,5 +1,5 @@
 /**
- * Issue 22's journey, in Chromium, as one story a team lives through (nothing set up behind the page's back but the
+ * A team's journey, in Chromium, as one story it lives through (nothing set up behind the page's back but the
  * operator's plan and the team's account):
  * - the account's owner invites a developer from the Team page; the invitation arrives by mail (a real SMTP server
  *   on loopback); the member opens its link, chooses a password and is logged in;

@@ -1,5 +1,5 @@
 /**
- * One tenant cannot hurt another (issue 10), through the wire: work a cheap call can ask of the shared node is
+ * One tenant cannot hurt another, through the wire: work a cheap call can ask of the shared node is
  * bounded (the gas cap), an answer is never held whole past its limit, and trace options outside geth's set are
  * refused. Each test prints what an attacker got and what it cost.
  */

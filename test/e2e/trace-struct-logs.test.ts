@@ -1,6 +1,6 @@
 /**
- * docs/decisions.md §4, issue 17: the embedded anvil runs without `--steps-tracing` (it held every read for ~1.6 s while
- * anvil mined a block of 3,000 logs), so its debug_trace* struct logs are empty; the gateway's adapters execute
+ * docs/decisions.md §4: the embedded anvil runs without `--steps-tracing` (with it, every read waits ~1.6 s while
+ * anvil mines a block of 3,000 logs), so its debug_trace* struct logs are empty; the gateway's adapters execute
  * such a transaction again (debug_traceCall on the state just before it). Here the same transactions, signed
  * once, are mined under the same timestamps on two anvils: one without the flag behind the gateway, one with the
  * flag asked directly. Every trace through the gateway must equal the flagged anvil's, byte for byte.

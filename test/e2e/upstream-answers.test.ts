@@ -1,5 +1,5 @@
 /**
- * A node's answer is checked before it is passed on (issue 17): an answer carrying another call's id, or a result
+ * A node's answer is checked before it is passed on: an answer carrying another call's id, or a result
  * nested 200,000 deep, is a bad answer (503 -32002, like one that is not JSON), never a caller's result. Through
  * the wire, against a small fake node on loopback.
  */

@@ -1,5 +1,5 @@
 /**
- * A node's answers, each handled as classified (issue 18, src/upstream/classify.ts), seen from a client of the
+ * A node's answers, each handled as classified (src/upstream/classify.ts), seen from a client of the
  * gateway. Small fake nodes on loopback make the faults anvil cannot: a node out of capacity (-32005), a node
  * missing data (`header not found`, `missing trie node`), HTTP 429 with Retry-After, a Hardhat-style
  * `-32004 not supported` and a ganache-style `-32700 … not supported`, a ganache error carrying `data.stack`.

@@ -1,6 +1,6 @@
 // Runs alone (scripts/run-tests.mjs): a node swapped for another chain must be out within 2 s.
 /**
- * One network, several real nodes (issue 11): three anvil processes behind one network, with faults made the way
+ * One network, several real nodes: three anvil processes behind one network, with faults made the way
  * they happen (SIGKILL, SIGSTOP, a node that stops mining, a node answering 429), seen from a client of the gateway.
  */
 import assert from 'node:assert/strict';

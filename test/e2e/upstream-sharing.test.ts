@@ -1,5 +1,5 @@
 /**
- * Light reads of many callers share node requests (issue 23, docs/methods.md "Upstream batching"): requests that the
+ * Light reads of many callers share node requests (docs/methods.md "Upstream batching"): requests that the
  * gateway reads in one turn of its event loop send their balances, nonces and block numbers to the node as one
  * JSON-RPC batch, and each caller still gets its own answer. Code-executing calls (eth_call) of different callers
  * never share one. Through the wire: 20 requests pipelined on one connection (so that the gateway reads them in

@@ -1,5 +1,5 @@
 /**
- * Issue 17: a hosted node's key in its URL (Infura `/v3/KEY`, the docs' own example; Alchemy `/v2/KEY`; QuickNode
+ * A hosted node's key in its URL (Infura `/v3/KEY`, the docs' own example; Alchemy `/v2/KEY`; QuickNode
  * `/KEY/`; a query value; a password) is shown nowhere: not in the banner, the logs, `/metrics`, `/readyz` or
  * `nodegate config check`. Nodegate runs as its own process, its upstreams reached through those very paths.
  */

@@ -1,5 +1,5 @@
 /**
- * Usage you can filter and alerts (issue 22), through the wire: analytics by key, method and status; a known key's
+ * Usage you can filter and alerts, through the wire: analytics by key, method and status; a known key's
  * refusals (401, 403, 404, 429) counted under it while its last use stays; the CSV export adding up to the report;
  * quota alerts sent once by mail and webhook with two checkers on one store; an error-rate alert that re-arms.
  */

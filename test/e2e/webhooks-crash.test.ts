@@ -1,5 +1,5 @@
 /**
- * Webhooks across a crash (issue 13, docs/webhooks.md "a restart or a crash loses none, and an acknowledged one is
+ * Webhooks across a crash (docs/webhooks.md "a restart or a crash loses none, and an acknowledged one is
  * not sent again"), on Nodegate as a real process with its default SQLite store: Nodegate is killed with SIGKILL
  * while block.mined events wait undelivered (the receiver failing them, or one delivery held open, in flight), then
  * started again on the same data directory. Every block's event is delivered, in order; none acknowledged before the

@@ -1,5 +1,5 @@
 /**
- * Webhooks as issue 22 asks (through the wire, a real receiver on 127.0.0.1): options refused naming the field, the
+ * Webhooks, end to end (through the wire, a real receiver on 127.0.0.1): options refused naming the field, the
  * deliveries view (payload, the receiver's answer, the next retry), redelivery, secret rotation checked by the
  * receiver's own verification, and the account kind `usage.threshold` (no network; its events written to the
  * outbox as the alerts checker writes them, then delivered like any other).
@@ -41,7 +41,7 @@ class Receiver {
   }
 }
 
-describe('webhook deliveries, redelivery, secret rotation and usage.threshold (issue 22)', { timeout: 120_000 }, () => {
+describe('webhook deliveries, redelivery, secret rotation and usage.threshold', { timeout: 120_000 }, () => {
   let g: TestGateway;
   const receiver = new Receiver();
   const api = async (method: string, path: string, body?: unknown, key = g.key) => {

@@ -1,5 +1,5 @@
 /**
- * Webhooks with two Nodegate processes on one PostgreSQL in front of one node (issue 13): both find the same
+ * Webhooks with two Nodegate processes on one PostgreSQL in front of one node: both find the same
  * events (the store keeps one of each), each event is delivered by one of them, and when one is killed with SIGKILL
  * the other delivers the rest, none acknowledged twice.
  */

@@ -1,8 +1,8 @@
 // Runs alone (scripts/run-tests.mjs): another tenant's delivery times against quiet (2x).
 /**
- * A slow receiver delays only its own webhook (issue 17: deliveries ran in rounds that waited for every delivery,
- * and `timeoutMs` bounded the gap between chunks, not the attempt: a receiver trickling a byte every 4 s held another
- * tenant's webhook to 1 block of 30 in 30 s; one that never answers raised others' median delay 143 -> 4,318 ms).
+ * A slow receiver delays only its own webhook (with deliveries in rounds that wait for every delivery, and a
+ * `timeoutMs` that bounds the gap between chunks, not the attempt, a receiver trickling a byte every 4 s holds another
+ * tenant's webhook to 1 block of 30 in 30 s; one that never answers raises others' median delay 143 -> 4,318 ms).
  * Here a trickling receiver (a byte every 300 ms, forever) and a silent one run beside a healthy receiver; the
  * healthy webhook's delay (block mined -> event received) is measured quiet and then with both bad receivers, back
  * to back in the same test, and every bad attempt is cut at webhooks.timeoutMs (the whole attempt).

@@ -1,5 +1,5 @@
 /**
- * A webhook delivery resumes within 5 s when its instance is SIGKILLed mid-attempt (issue 21, must-show 2): two
+ * A webhook delivery resumes within 5 s when its instance is SIGKILLed mid-attempt: two
  * Nodegate processes on one PostgreSQL, a receiver on loopback that holds the first delivery open (the receivers'
  * time-out, webhooks.timeoutMs, is a minute here), the instance sending it killed with SIGKILL. The lease on the
  * event is webhooks.leaseMs (4 s, the default) and is renewed every webhooks.leaseRenewMs (1 s) while the attempt

@@ -1,10 +1,10 @@
 /**
- * Webhooks under a burst (issue 13): many blocks mined at once with several webhooks active. Every event reaches its
+ * Webhooks under a burst: many blocks mined at once with several webhooks active. Every event reaches its
  * receiver once and in order, the backlog drains, and the gateway keeps answering RPC calls while it does (their
  * latency is printed, not asserted: speed belongs in the bench, `npm run bench -- webhooks`). Nodegate runs as its
  * own process, as users run it: webhooks yield to callers by how busy its event loop is (background/pacer.ts), which
  * a gateway sharing the test's process could not show.
- * The suite mines 100 blocks for 5 webhooks (500 deliveries); `npm run soak -- webhooks-load` the issue's 1,000 blocks
+ * The suite mines 100 blocks for 5 webhooks (500 deliveries); `npm run soak -- webhooks-load` 1,000 blocks
  * for 20 (20,000 deliveries, test/helpers/soak.ts).
  */
 import assert from 'node:assert/strict';

@@ -1,7 +1,7 @@
 /**
- * The webhook producer's memory is bounded and freed on delete (issue 17: it kept 128 blocks of events per webhook
- * with no byte budget, also after the webhook was deleted: 2 `logs` webhooks x 20 blocks of 3,000 logs took RSS
- * from 193 to 727 MB, then 1,338 MB on a second run). The same workload here, on the embedded chain: a contract
+ * The webhook producer's memory is bounded and freed on delete: 128 blocks of events kept per webhook with no byte
+ * budget, and kept after the webhook is deleted, take RSS from 193 to 727 MB with 2 `logs` webhooks x 20 blocks of
+ * 3,000 logs, and to 1,338 MB on a second run. The same workload here, on the embedded chain: a contract
  * that emits N logs per call, two `logs` webhooks on it, 20 calls of 3,000 logs; the gateway's heap (after a full
  * GC) and the producer's kept bytes are printed before, after the blocks, and after both webhooks are deleted.
  */

@@ -1,6 +1,6 @@
 /**
- * Webhooks per account are capped by the plan (issue 17: 250 were made in 29 s, and every block re-read every
- * tenant's webhooks). On a plan with `maxWebhooks: 3`, the fourth is refused with 409 and a message naming the cap,
+ * Webhooks per account are capped by the plan (uncapped, an account can make 250 in 29 s, and every webhook is
+ * work on every block). On a plan with `maxWebhooks: 3`, the fourth is refused with 409 and a message naming the cap,
  * also when ten are asked for at once; deleting one makes room.
  */
 import assert from 'node:assert/strict';

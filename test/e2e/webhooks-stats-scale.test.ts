@@ -1,7 +1,7 @@
 // Runs alone (scripts/run-tests.mjs): scrape and call times at a large outbox against a small one (5x).
 /**
- * The outbox in numbers through the wire at scale (issue 17: every /metrics scrape and every /analytics/webhooks
- * counted every tenant's events, 2.6 s at 2 million). A gateway on its SQLite store; 100 tenants with 2 webhooks each;
+ * The outbox in numbers through the wire at scale (a /metrics scrape or an /analytics/webhooks call that counts
+ * every tenant's events takes 2.6 s at 2 million). A gateway on its SQLite store; 100 tenants with 2 webhooks each;
  * 2,000 events, then more written in one transaction beside the running gateway: 10,000 in the suite, 500,000 under
  * `npm run soak -- webhooks-stats-scale` (test/helpers/soak.ts). A scrape and an analytics call take about as long
  * after as before, and show the same numbers a count of the events gives. That the reads do not grow with the outbox

@@ -1,6 +1,6 @@
 /**
- * Webhook targets written as IPv6 forms that carry an IPv4 address (issue 17: `[::127.0.0.1]`, `[::169.254.169.254]`
- * and `[::a00:1]` were accepted): refused when the webhook is made, as literals and as names whose DNS answers are
+ * Webhook targets written as IPv6 forms that carry an IPv4 address (`[::127.0.0.1]`, `[::169.254.169.254]`
+ * and `[::a00:1]` among them): refused when the webhook is made, as literals and as names whose DNS answers are
  * such addresses, and at delivery time for a name that turns into one, before any socket opens (injected DNS answers
  * and a connection spy: nothing leaves the machine).
  */
@@ -17,7 +17,7 @@ const api = async (g: TestGateway, method: string, path: string, body?: unknown)
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 };
 
-/** Each written as the issue's finding or as the other embedded-IPv4 forms of IPv6. */
+/** Each written as one of the IPv4-compatible forms or as one of the other embedded-IPv4 forms of IPv6. */
 const LITERALS = [
   'http://[::127.0.0.1]/hook', // IPv4-compatible loopback
   'http://[::169.254.169.254]/latest/meta-data', // IPv4-compatible cloud metadata

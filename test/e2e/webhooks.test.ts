@@ -1,5 +1,5 @@
 /**
- * Webhooks through the wire (issue 13): a real receiver on loopback (allowed by configuration here), events of the
+ * Webhooks through the wire: a real receiver on loopback (allowed by configuration here), events of the
  * embedded chain, signatures checked with the documented snippet, retries in order, a restart that loses nothing,
  * and targets inside the machine refused before any socket opens (injected DNS answers and a connection spy:
  * nothing leaves 127.0.0.0/8).

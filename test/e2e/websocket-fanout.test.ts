@@ -11,7 +11,7 @@ import { compileCounter, counterInitCode } from '../helpers/counter.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /**
- * Issue 20: subscriptions fanned out from the chain module's events. 50 sockets subscribed to newHeads while 1,000
+ * Subscriptions fanned out from the chain module's events. 50 sockets subscribed to newHeads while 1,000
  * blocks are mined see every block number once, in order; a client that stops reading is closed (1008) once what
  * is queued for it passes ws.maxBufferedBytes, while the others go on; a key revoked while its socket is idle
  * closes the socket within about a second. And the same 50 sockets and 1,000 blocks on a network of three anvils,

@@ -1,5 +1,5 @@
 /**
- * Issue 20, the limits a socket meets besides its account's compute units: subscriptions per key and per account,
+ * The limits a socket meets besides its account's compute units: subscriptions per key and per account,
  * capped by the plan (eth_subscribe past them is -32005 naming the cap and the plan, the socket stays open, and an
  * unsubscribe or a closed socket frees the slot); messages per socket per second (the excess of a burst is -32005
  * `message_rate`, traffic after a second is answered, a socket that keeps flooding is closed with 1008); and what

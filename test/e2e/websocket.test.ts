@@ -11,7 +11,7 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { killAll, startNodegate, type NodegateProcess } from '../helpers/process.ts';
 
 /**
- * Issue 20, first part: the endpoint over WebSocket on the key the quick start prints, with the clients users bring
+ * The endpoint over WebSocket on the key the quick start prints, with the clients users bring
  * (viem's webSocket() transport, ethers v6's WebSocketProvider, web3.js v4's new Web3('ws://…')): reads, writes and their receipts, new blocks and
  * contract events by eth_subscribe. Then what a socket must not do: open with a bad key, subscribe over HTTP, or
  * keep going once its key is revoked.

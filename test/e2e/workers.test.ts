@@ -1,5 +1,5 @@
 /**
- * `nodegate start --workers 2` (issue 21): one port served by two processes, on the embedded default (no Redis, no
+ * `nodegate start --workers 2`: one port served by two processes, on the embedded default (no Redis, no
  * PostgreSQL). A client's connections land on either worker (node's cluster module hands them out in turn); each
  * call below opens a connection of its own, so consecutive calls are served by different workers, as behind a load
  * balancer. What one process guarantees must hold: the real-client workflows, read-your-writes across the workers,
