@@ -11,6 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const GROUPS = { unit: ['src'], e2e: ['test'] };
 const args = process.argv.slice(2);
@@ -79,6 +80,10 @@ const build = () => {
   console.log(`# build for e2e: ${buildDir} (${Date.now() - t0} ms)`);
 };
 
+// Every test process writes its results with blocking writes: with --test-force-exit a file's last results could
+// otherwise be lost on their way to the runner, which then counted fewer tests than ran (scripts/blocking-stdout.mjs).
+const BLOCKING_STDOUT = fileURLToPath(new URL('./blocking-stdout.mjs', import.meta.url));
+
 const CONCURRENCY = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 2));
 const ALONE = /^\/\/ Runs alone \(scripts\/run-tests\.mjs\)/m;
 
@@ -86,7 +91,7 @@ const ALONE = /^\/\/ Runs alone \(scripts\/run-tests\.mjs\)/m;
 const runFiles = (group, files, concurrency) => {
   const r = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=900000', '--test-force-exit', '--test-reporter=spec', ...files],
+    ['--import', 'tsx', '--import', BLOCKING_STDOUT, '--test', `--test-concurrency=${concurrency}`, '--test-timeout=900000', '--test-force-exit', '--test-reporter=spec', ...files],
     {
       stdio: 'inherit', timeout: Math.max(1, deadline - Date.now()), killSignal: 'SIGKILL',
       env: group === 'e2e' ? { ...process.env, NODEGATE_TEST_BUILD: buildDir } : process.env,
