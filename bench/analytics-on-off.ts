@@ -13,7 +13,7 @@
  *
  * Two workloads: `eth_chainId` with the response cache on (every answer a cache hit: the gateway alone is the
  * bottleneck, and recording is the largest share of a request it can ever be), and `eth_getBalance` of a distinct
- * address per request with the cache off (every request goes to anvil, as the earlier version of this bench did).
+ * address per request with the cache off (every request goes to anvil: recording's cost next to a node's answer).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,8 +1,8 @@
 /**
  * Gateway-kept filters at load size: 50 log filters, each behind 3 transactions of 5,000 logs (15,000 logs per
  * filter), polled until drained. Prints the first filter's poll sizes (capped at eth_getLogs' 10,000) and the
- * gateway's RSS before and after. Moved out of the test suite (tenant-isolation.test.ts keeps a 3-filter twin that
- * asserts the polls), since on a busy machine it alone took minutes.
+ * gateway's RSS before and after. A bench, not a test (tenant-isolation.test.ts has a 3-filter twin that
+ * asserts the polls): on a busy machine it alone takes minutes.
  *   npm run bench -- filters
  */
 import { startTestGateway } from '../test/helpers/gateway.ts';

@@ -55,7 +55,7 @@ export function checkout(sha: string): string {
 
 /**
  * A checkout's build (its scripts/build.mjs into `.bench-build`, made once and kept with the worktree), so that it
- * runs as `npm start` runs it: compiled, not through tsx. A commit from before the compiled start has no build.
+ * runs as `npm start` runs it: compiled, not through tsx. A commit without scripts/build.mjs has no build.
  */
 export function built(dir: string, sha: string): string {
   const out = join(dir, '.bench-build');

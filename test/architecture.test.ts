@@ -10,7 +10,7 @@
  *      place, src/shared-state/open-shared-state.ts.
  *
  * The graph is read here rather than with dependency-cruiser or madge: both parse TypeScript through the
- * `typescript` package's JavaScript API, which TypeScript 7 (this project's compiler) no longer has, and the
+ * `typescript` package's JavaScript API, which TypeScript 7 (this project's compiler) does not have, and the
  * other parser dependency-cruiser accepts (@swc/core) brings platform packages this project's registry does not
  * serve, which `npm ci` then refuses. The sources use one import style (ES modules with explicit `.ts`
  * specifiers), so their imports are read exactly by the patterns below.
@@ -84,7 +84,7 @@ test('the import graph is read whole: every src module, and their imports resolv
 test('no import circles in src/ (type-only imports included)', () => {
   const found = circles(graph()).map((c) => c.join(' → '));
   assert.deepEqual(found, []);
-  // The rule bites: the shape this project had before the chain module (filters ↔ pipeline ↔ networks).
+  // The rule bites: a circle through filters, pipeline and networks is found.
   const before = new Map([['filters', ['pipeline']], ['pipeline', ['networks']], ['networks', ['filters', 'table']], ['table', ['filters']]]);
   assert.ok(circles(before).length >= 1);
 });
@@ -110,7 +110,7 @@ test('no module but the chain module asks a node for the head (eth_blockNumber, 
   const asksHead = /(call|next)\(\s*['"]eth_blockNumber['"]|(call|next)\(\s*['"]eth_getBlockByNumber['"]\s*,\s*\[\s*['"]latest['"]/;
   const offenders = sources().filter((f) => !relative(root, f).startsWith('src/chain/') && asksHead.test(readFileSync(f, 'utf8'))).map((f) => relative(root, f));
   assert.deepEqual(offenders, []);
-  // The rule bites: the code before the chain module asked in four places, in this very shape.
+  // The rule bites: a module asking for the head in this shape is caught; one naming the method only is not.
   assert.ok(asksHead.test("next('eth_blockNumber', [])") && !asksHead.test("methodAllowlist.includes('eth_blockNumber')"));
   assert.ok(asksHead.test("await node.call('eth_getBlockByNumber', ['latest', false])"));
 });
@@ -178,7 +178,8 @@ test('method facts only in src/methods: no module outside it decides by a method
     .filter((f) => !relative(root, f).startsWith('src/methods/') && !f.includes('/fixtures/'))
     .flatMap((f) => namesDecidedOn(readFileSync(f, 'utf8')).filter((n) => !notMethods.has(n)).map((n) => `${relative(root, f)}: '${n}'`));
   assert.deepEqual(offenders, []);
-  // The rule bites: the shapes the code had before (a prefix test, a list of names, a comparison, a lookup by name).
+  // The rule bites: each shape of a decision by name is caught (a prefix test, a list of names, a comparison, a
+  // lookup by name).
   assert.deepEqual(namesDecidedOn("const trace = method.startsWith('debug_');"), ['debug_']);
   assert.deepEqual(namesDecidedOn("const ONE_NODE = new Set(['eth_signTransaction', 'eth_signTypedData']);"), ['eth_signTransaction', 'eth_signTypedData']);
   assert.deepEqual(namesDecidedOn("if (method === 'eth_sendRawTransaction') return raw();"), ['eth_sendRawTransaction']);
@@ -204,8 +205,8 @@ test('the shared state\'s Redis and IPC variants are chosen and built in one pla
   const g = graph();
   assert.ok([...g.keys()].filter(isRemoteVariant).length >= 10, 'the variants are where the rule looks for them');
   assert.deepEqual(variantsBuiltElsewhere(g), []);
-  // The rule bites: the shapes the code had before (the composition root, a worker's entry and an opener per kind
-  // each building a variant), while a variant's own parts beside it stay allowed.
+  // The rule bites: a variant built by the composition root, a worker's entry or an opener per kind is caught,
+  // while a variant's own parts beside it stay allowed.
   assert.deepEqual(variantsBuiltElsewhere(new Map([
     ['src/app.ts', ['src/shared-state/heads/redis-heads.ts']],
     ['src/cli/worker.ts', ['src/shared-state/rate-limiter/remote-rate-limiter.ts']],

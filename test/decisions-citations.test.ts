@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 /**
- * Comments and docs cite the contract as `docs/decisions.md §N` (and older text as "DECISIONS N"): each citation must
+ * Comments and docs cite the contract as `docs/decisions.md §N` (and some text as "DECISIONS N"): each citation must
  * name a section that docs/decisions.md has, so that a reader following it lands on the rule it means.
  */
 const root = new URL('..', import.meta.url).pathname;

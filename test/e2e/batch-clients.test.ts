@@ -1,8 +1,8 @@
 /**
  * Clients batch as they are written to: viem with `batch: true` (its batch size is 1,000) and web3.js
  * v4's `BatchRequest` send 300 calls in one HTTP request. On the demo key of a gateway with the quick start's
- * configuration (the `developer` plan: maxBatchSize 1,000), every call gets its answer; before, the whole batch
- * was 400 "batch of 300 requests exceeds the limit of 100".
+ * configuration (the `developer` plan: maxBatchSize 1,000), every call gets its answer, not one 400 for
+ * the whole batch (a limit of 100 answers "batch of 300 requests exceeds the limit of 100").
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

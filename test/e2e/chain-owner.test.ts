@@ -1,8 +1,8 @@
 /**
  * One chain, one gateway: a second Nodegate started on a data directory whose embedded chain another Nodegate runs
  * is refused at start, naming the directory and the owner, and the first keeps its chain (the same anvil, the same
- * blocks, still answering). Without the owner's file, the second found the first one's anvil, "saved its chain and
- * stopped it" and took it over. Once the first is killed, a start on that directory takes the chain over as before.
+ * blocks, still answering). Without the owner's file, the second would find the first one's anvil, "save its chain and
+ * stop it" and take it over. Once the first is killed, a start on that directory takes the chain over.
  * Instances that share a PostgreSQL store share accounts and keys: a second one with the embedded default is refused,
  * naming the fix, rather than serving a chain of its own under the same network.
  */

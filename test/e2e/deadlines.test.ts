@@ -11,7 +11,7 @@ import { eventually } from '../helpers/eventually.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const HASH = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
-/** How long the fake node takes for one trace: long enough that the old gateway sent the next items after a disconnect. */
+/** How long the fake node takes for one trace: long enough that a gateway not stopping at a disconnect sends the next items after it. */
 const TRACE_MS = 1_500;
 
 describe('deadlines: a caller that leaves stops its calls; a read over its budget is -32015', { timeout: 60_000 }, () => {

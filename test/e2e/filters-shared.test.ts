@@ -1,8 +1,8 @@
 /**
  * Filters in cluster mode: three gateways in this process on one PostgreSQL and one Redis, in front of
- * one anvil. A filter made on one instance polls on any other (before: "filter not found" there), every log and block
+ * one anvil. A filter made on one instance polls on any other (not "filter not found" there), every log and block
  * is reported exactly once whichever instance each poll lands on, an uninstall on one is seen by all, the plan's
- * filters are counted across instances (before: per instance, so a cap of 2 allowed 6), and a filter outlives the
+ * filters are counted across instances (not per instance, where a cap of 2 would allow 6), and a filter outlives the
  * graceful restart of the instance that made it. A gateway whose Redis does not answer answers filter calls with
  * -32002 filters_unavailable and everything else as usual.
  */

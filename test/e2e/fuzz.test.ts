@@ -239,7 +239,7 @@ describe('fuzzing the endpoint through the wire', { timeout: SOAK ? 60 * 60_000 
     const calls = mutatedCall(randomSeeds, callableMethods(ALLOWED_METHODS));
     await fc.assert(fc.asyncProperty(bodies(calls), envelopes, (b, e) => probe(b, e).then(() => {})), {
       ...fcOptions(6000),
-      // Inputs that once failed (see the regressions test): kept as examples so every run tries them first.
+      // The regressions test's hard inputs: examples, so every run tries them first.
       examples: [
         [Buffer.from('{"jsonrpc":"2.0","id":1e400,"method":"eth_chainId"}'), { path: 'good', segment: '', contentType: 'application/json' }],
         [serialize({ jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ to: ZERO }, 'latest', { a: nested(10_000, 'array') }] }), { path: 'good', segment: '', contentType: 'application/json' }],
@@ -325,14 +325,14 @@ describe('fuzzing the endpoint through the wire', { timeout: SOAK ? 60 * 60_000 
   });
 
   test('regressions found by the fuzzer: huge numbers, deep nesting, long strings, invalid UTF-8, odd paths', async () => {
-    // An id of 1e400 parsed to Infinity and was echoed as `"id":Infinity`: invalid JSON (src/rpc/framing.ts).
+    // An id of 1e400 parses to Infinity; echoed, it would be `"id":Infinity`: invalid JSON (src/rpc/framing.ts).
     for (const id of ['1e400', '-1e400']) {
       const r = await probe(Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":"eth_chainId"}`));
       assert.equal(r.status, 400);
       assert.deepEqual([JSON.parse(r.text).id, JSON.parse(r.text).error.code], [null, -32600]);
     }
-    // An open-ended object nested 10,000 deep passed the schema, then overflowed JSON.stringify on its way to
-    // the node: HTTP 500 (src/methods/param-validator.ts now refuses more than 128 levels).
+    // An open-ended object nested 10,000 deep passes the schema and would overflow JSON.stringify on its way to
+    // the node (an HTTP 500): src/methods/param-validator.ts refuses more than 128 levels.
     for (const [params, index] of [
       [[{ to: ZERO }, 'latest', { a: nested(10_000, 'array') }], 2],
       [[{ to: ZERO, extra: nested(100_000, 'object') }, 'latest'], 0],
@@ -349,8 +349,8 @@ describe('fuzzing the endpoint through the wire', { timeout: SOAK ? 60 * 60_000 
     const extra = await probe(serialize({ jsonrpc: '2.0', id: 5, method: 'anvil_nodeInfo', params: [nested(10_000, 'array')] }));
     assert.deepEqual([extra.status, JSON.parse(extra.text).error.code], [200, -32602]);
     assert.ok('result' in JSON.parse((await probe(serialize({ jsonrpc: '2.0', id: 6, method: 'anvil_nodeInfo', params: [] }))).text));
-    // fastify answered an undecodable or over-long path segment itself, in its own shape, echoing the whole path
-    // (API key included): now a catalogued -32600 that never echoes it (src/http/client-errors.ts).
+    // Left to fastify, an undecodable or over-long path segment gets fastify's own shape, echoing the whole path (API
+    // key included): the gateway answers a catalogued -32600 that never echoes it (src/http/client-errors.ts).
     for (const path of [`/v1/%ff/${g.key}`, `/v1/${'a'.repeat(101)}/${g.key}`, `/v1/mainnet/${g.key}${'x'.repeat(100)}`]) {
       tried++;
       const r = await send(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}'), path, 'application/json');

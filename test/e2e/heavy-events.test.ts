@@ -117,8 +117,8 @@ test(`${TXS} transactions of 3,000 logs each: no read slower than 1 s, one block
     `p99 ${sorted[Math.floor(sorted.length * 0.99)].toFixed(1)} ms, max ${max.toFixed(1)} ms, failed ${r.failures.length}`);
   const last = await ng.call<any>('eth_getTransactionReceipt', [hashes.at(-1)]);
   assert.equal(last.logs.length, LOGS, 'the last transaction emitted its 3,000 logs');
-  // No read fails, none takes over 1 s: the chain is never stopped to dump its state (before: 11 s stalls, breaker
-  // open), and anvil runs without --steps-tracing (with it, mining a 3,000-log block held reads up to 5.2 s).
+  // No read fails, none takes over 1 s: the chain is never stopped to dump its state (a stop: 11 s stalls, breaker
+  // open), and anvil runs without --steps-tracing (with it, mining a 3,000-log block holds reads up to 5.2 s).
   assert.deepEqual(r.failures, [], 'no read failed');
   assert.ok(max < READ_MS, `every read within ${READ_MS} ms (slowest ${max.toFixed(1)} ms)`);
   note(t, `blocks of the ${TXS} txs: ${blocks.join(',')}`);

@@ -1,9 +1,9 @@
 // Runs alone (scripts/run-tests.mjs): another tenant's p50 under a body attack against quiet (2x).
 /**
- * The limit stage comes before the body is parsed. A free key whose bucket is empty sent 1 MiB bodies,
- * malformed or with a non-integer id (`"id":0.5`, which made the gateway parse the whole body a second time,
- * losslessly: ~300 ms per MiB, for one unit): they were parsed, answered 400 and never refused; one such connection
- * took another tenant's p50 from 1.5 to 350 ms. Now a key whose bucket cannot pay for reading its body (a unit per
+ * The limit stage comes before the body is parsed. A free key whose bucket is empty sends 1 MiB bodies,
+ * malformed or with a non-integer id (`"id":0.5`, which makes the gateway parse the whole body a second time,
+ * losslessly: ~300 ms per MiB, for one unit). Parsed and answered 400 rather than refused, one such connection would
+ * take another tenant's p50 from 1.5 to 350 ms. So a key whose bucket cannot pay for reading its body (a unit per
  * KiB) is refused 429 before the body is read (held up to limits.refusalDelayMs first, so that a connection
  * cannot make hundreds of refusals a second), and a body that is read costs its size whatever it holds.
  */
@@ -144,11 +144,11 @@ describe('an attacker with an empty bucket cannot make the gateway parse its bod
       console.log(`victim p50 per round (ms): quiet ${ms(quiet)}; attacked ${ms(attacked)}; control ${ms(controlled)}`);
       console.log(`victim p50 median: quiet ${q.toFixed(2)} ms, attacked ${at.toFixed(2)} ms (x${(at / q).toFixed(2)} of quiet), control ${c.toFixed(2)} ms (x${(at / c).toFixed(2)} of control)`);
       // Structural: bodies are refused unread while the bucket is empty, and those read were paid for: 1,025 units
-      // each (a unit per KiB and one), of 330 per second. Before, every body was read, and the lossless re-parse
-      // took ~300 ms per MiB.
+      // each (a unit per KiB and one), of 330 per second. Read unpaid, every body would cost ~300 ms of
+      // lossless re-parse per MiB.
       assert.ok(refused + closed >= conns, `refused ${refused + closed} of ${all}`);
       assert.ok(read <= Math.ceil((330 * seconds) / 1025) + 1, `${read} bodies read in ${seconds.toFixed(1)} s: no more than the bucket pays for`);
-      // Timing, with a margin a loaded machine keeps (before: x233 with one connection, x691 with four): within 2x
+      // Timing, with a margin a loaded machine keeps (unpaid reads: x233 with one connection, x691 with four): within 2x
       // of quiet, or of the control when the attacker's own traffic already costs the machine more than that.
       assert.ok(at <= 2 * Math.max(q, c) + 1, `attacked p50 ${at.toFixed(2)} ms against quiet ${q.toFixed(2)} ms, control ${c.toFixed(2)} ms`);
     });

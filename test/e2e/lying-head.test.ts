@@ -49,7 +49,7 @@ describe('a node claiming head 10^12 does not take its network over', { timeout:
       for (const network of ['liarfirst', 'liarlast']) {
         for (let i = 0; i < 20; i++) {
           const n = Number(await g.call('eth_blockNumber', [], network));
-          // null when `latest` was pinned to a block no node has (the old code pinned it to the liar's head).
+          // null when `latest` is pinned to a block no node has (such as the liar's head).
           const block = (await g.call('eth_getBlockByNumber', ['latest', false], network)) as { number: string } | null;
           const latest = block ? Number(block.number) : undefined;
           calls += 2;

@@ -16,8 +16,8 @@ import { freePort, killAll, startNodegate, type NodegateProcess } from '../helpe
  * Node 22) is the devDependency, pinned: a minimal app (one chain whose `ws` is Nodegate's ws:// URL and whose `rpc` is
  * its http:// URL, or in the second test the ws:// URL too, the Counter contract, a table written by the Incremented
  * handler, an API route reading it) is written into a temporary directory and started with `ponder start` on PGlite
- * there, its telemetry off (PONDER_TELEMETRY_DISABLED: the one address it would reach beyond 127.0.0.1). Before Nodegate served sockets ponder logged "Failed
- * JSON-RPC WebSocket subscription: Unexpected server response: 405" and fell back to polling.
+ * there, its telemetry off (PONDER_TELEMETRY_DISABLED: the one address it would reach beyond 127.0.0.1). Without sockets served, ponder logs "Failed
+ * JSON-RPC WebSocket subscription: Unexpected server response: 405" and falls back to polling.
  *
  * The contract has `includeTransactionReceipts: true`, so ponder fetches each event's block
  * receipts with `eth_getBlockReceipts` by block hash (node_modules/ponder/dist/esm/sync-historical/index.js and

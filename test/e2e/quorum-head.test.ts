@@ -5,7 +5,7 @@
  * node's height or its blocks: `eth_blockNumber` is the head the other two share and follows them as they mine,
  * `latest` reads are answered with their blocks and state, a transfer sent meanwhile reaches them, and the node is
  * `forked` in /readyz and down in /metrics. The same nodes behind a gateway with `quorum: 1` (the highest believed
- * head, as before) show the branch's height: the figures of both are printed.
+ * head) show the branch's height: the figures of both are printed.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -28,7 +28,7 @@ const hex = (n: number) => `0x${n.toString(16)}`;
 describe('a node mining a branch of its own, 20 blocks above the others', { timeout: 120_000 }, () => {
   let nodes: TestAnvil[];
   let g: TestGateway;
-  /** The same nodes with a quorum of 1: what callers saw before. */
+  /** The same nodes with a quorum of 1 (the highest believed head), for comparison. */
   let one: TestGateway;
   let time = 1735689700;
   /** Mines one block on each of `which` with the same timestamp: empty blocks on one parent are the same block. */

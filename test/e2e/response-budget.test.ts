@@ -92,8 +92,8 @@ describe('a batch of huge answers stays within the response budget', { timeout: 
     assert.equal(whole + tooLarge + busy, 40, 'each item is a whole answer or a -32005 refusal');
     assert.ok(whole >= 1, 'what fits is answered');
     assert.ok(text.length <= 32 * MiB, `the response is within rpc.maxResponseBytes: ${text.length}`);
-    // Before: ~600 MB of answer built as one string (and 500). The budget holds 32 MiB of answers; the rest is the
-    // node's answers being read and parsed (rpc.maxAnswerBytesInFlight, 64 MiB) and this test's own client.
+    // Without the budget: ~600 MB of answer built as one string (and a 500). The budget holds 32 MiB of answers;
+    // the rest is the node's answers being read and parsed (rpc.maxAnswerBytesInFlight, 64 MiB) and this test's own client.
     assert.ok(peak - rssBefore < 768 * MiB, `RSS grew ${((peak - rssBefore) / MiB).toFixed(0)} MiB`);
   });
 });

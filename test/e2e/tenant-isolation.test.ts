@@ -154,7 +154,7 @@ describe('bounded work and answers for every key', { timeout: 180_000 }, () => {
     assert.equal(r.body.error.message, "the node's answer to eth_call exceeds 8388608 bytes; ask for less (a smaller range, a lighter tracer)");
     console.log(`answer limit: the node had written ${(atAnswer / 1048576).toFixed(1)} MB of its 256 MB when the gateway answered; gateway RSS ${(rss0 / 1048576).toFixed(0)} → ${(rss1 / 1048576).toFixed(0)} MB`);
     // Past the limit the node can only have filled the two sockets' kernel buffers (the gateway's receive buffer,
-    // its own send buffer), whose ceilings are Linux's tcp_rmem and tcp_wmem maxima; the old code read all 256 MB.
+    // its own send buffer), whose ceilings are Linux's tcp_rmem and tcp_wmem maxima; reading on would take all 256 MB.
     const kernelBuffers = socketBufferCeiling();
     assert.ok(atAnswer <= 8 * 1024 * 1024 + kernelBuffers, `the gateway answered without reading on: ${atAnswer} bytes written by then (limit 8 MiB + ${kernelBuffers} bytes of socket buffers)`);
     assert.ok(rss1 - rss0 < 96 * 1024 * 1024, `memory stayed bounded: +${((rss1 - rss0) / 1048576).toFixed(0)} MB`);
@@ -173,7 +173,7 @@ describe('bounded work and answers for every key', { timeout: 180_000 }, () => {
     console.log(`answers in flight: 20 traces of 6 MiB at once with a 32 MiB budget → ${answered} answered, ${busy.length} refused (answers_busy); RSS ${(rss0 / 1048576).toFixed(0)} → ${(rss1 / 1048576).toFixed(0)} MB (the answered ones included)`);
     assert.equal(answered + busy.length, 20, 'every call was answered or refused as busy');
     // An answer refused gives its bytes back at once and an answer parsed gives them back too, so more than 32/6
-    // may be answered in turn; never fewer than fit side by side, and never all of them (on the old code: all 20).
+    // may be answered in turn; never fewer than fit side by side, and never all of them (all 20 would mean no budget).
     assert.ok(answered >= 4 && busy.length >= 1, `${answered} answered, ${busy.length} busy`);
     assert.equal(busy[0].body.error.code, -32005);
     assert.equal(busy[0].body.error.message, 'the gateway holds 33554432 bytes of node answers for other calls; try again shortly');

@@ -118,7 +118,7 @@ describe('webhooks: a slow receiver delays only its own webhook', { timeout: 120
     assert.ok(cut.every((n) => n >= 1), 'the bad receivers\' attempts ended at the whole-attempt deadline');
     assert.ok(logs.every((l) => l.every((e) => e.status !== 'delivered')), 'nothing from a bad receiver counted as delivered');
     // Within 2x of quiet; the 100 ms floor keeps a loaded CI machine's jitter on a ~50 ms quiet median from failing it,
-    // while the old rounds gave 1,500 ms (the silent receiver) to never (the trickle).
+    // while rounds that wait for every delivery give 1,500 ms (the silent receiver) to never (the trickle).
     assert.ok(median(attacked) <= Math.max(2 * median(quiet), median(quiet) + 100), `median ${median(attacked).toFixed(0)} ms against ${median(quiet).toFixed(0)} ms quiet`);
     for (const id of [...bad, healthy.body.id]) await api(g, 'DELETE', `/webhooks/${id}`);
   });

@@ -33,9 +33,9 @@ const BLOCKS_AFTER = sized(4, 10);
  * grows to its full size (2 x 64 MB with `npm start`'s --max-semi-space-size=64, docs/deployment.md; 64 MB of it is
  * there at the start), the store's page cache fills (16 MB) and large strings wait in the old generation for its next
  * full collection, which comes when the old generation reaches its limit: RSS goes up and down from block to block.
- * The mean over the blocks is the steady figure. Measured after the fix (a delivery holds its body as bytes, the
- * producer serialises a block's logs once): mean 69-126, peak 88-185 (12 blocks); mean 94, peak 129 (40 blocks).
- * Before: mean 147-173, peak 197-256. The mean tells them apart; the peak bound only catches what no sawtooth explains.
+ * The mean over the blocks is the steady figure. Measured with a delivery holding its body as bytes and the
+ * producer serialising a block's logs once: mean 69-126, peak 88-185 (12 blocks); mean 94, peak 129 (40 blocks).
+ * Without those: mean 147-173, peak 197-256. The mean tells them apart; the peak bound only catches what no sawtooth explains.
  */
 const MEAN_MB = 140;
 const PEAK_MB = 230;

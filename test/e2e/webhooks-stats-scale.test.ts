@@ -100,8 +100,8 @@ describe('webhook outbox numbers at scale, through the wire', { timeout: 240_000
       }
     }
     assert.equal(big.calls.at(-1)!.body.webhooks.find((w) => w.webhookId === 'wh0')!.oldestPendingAt, '2026-11-01T00:00:00.000Z');
-    // The scan these replace took ~1.2 s for everyone's numbers at 502,000 events on this machine (about 200x the
-    // read at 2,000): a read that grew with the outbox fails here by far.
+    // A scan of the events takes ~1.2 s for everyone's numbers at 502,000 events on this machine (about 200x the
+    // read at 2,000): a read that grows with the outbox fails here by far.
     assert.ok(big.scrapeMs <= small.scrapeMs * 5 + 100, `/metrics: ${big.scrapeMs.toFixed(1)} ms at ${SMALL + BIG} events against ${small.scrapeMs.toFixed(1)} ms at ${SMALL}`);
     assert.ok(big.callMs <= small.callMs * 5 + 100, `/analytics/webhooks: ${big.callMs.toFixed(1)} ms against ${small.callMs.toFixed(1)} ms`);
   });

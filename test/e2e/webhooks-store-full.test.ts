@@ -1,8 +1,8 @@
 /**
  * Webhook events across a full disk: the gateway's SQLite store on a tmpfs of its own, filled to the last byte while
  * blocks are mined (the outbox writes fail: SQLITE_FULL), then freed. Every block mined while the disk was full gets
- * its block.mined event once it is freed, in order, on the same running gateway: 0 missing (a write failure used to
- * be passed by the next block's success, and its block never got an event).
+ * its block.mined event once it is freed, in order, on the same running gateway: 0 missing (a write failure is not
+ * passed by the next block's success, which would leave its block without an event).
  * Run: node --import tsx --test test/e2e/webhooks-store-full.test.ts
  */
 import assert from 'node:assert/strict';

@@ -61,7 +61,7 @@ const api = async (g: TestGateway, method: string, path: string, body?: unknown)
 /**
  * A transaction's receipt, once its block is mined. anvil mines an accepted transaction on its own schedule (and its
  * automine can stall: docs/deployment.md, the watchdog re-arms it), so a receipt asked for right after the send can
- * be null on a loaded machine: the restart reorganisation test failed so, on the deploy's receipt, before any webhook.
+ * be null on a loaded machine, even the restart reorganisation test's deploy receipt, before any webhook.
  */
 async function receiptOf<T>(gw: TestGateway, hash: string): Promise<T> {
   let receipt: T | null;

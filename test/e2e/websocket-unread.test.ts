@@ -99,7 +99,8 @@ describe('WebSocket answers nobody reads are bounded by the response budget', { 
     const bound = idle + 256 * MiB;
     const end = Date.now() + 12_000;
     // Each socket asks for one more answer every 500 ms, for 12 s (or until the bound is passed): 1,440 answers asked,
-    // several times the rate that took the gateway's RSS up by 1.2 GB in 20 s (about 300 answers to 60 sockets).
+    // several times the rate (about 300 answers to 60 sockets) that, unbounded, takes the gateway's RSS up by 1.2 GB
+    // in 20 s.
     while (Date.now() < end && peak <= bound) {
       for (const s of clients) {
         if (!s.destroyed) s.write(frame(JSON.stringify({ jsonrpc: '2.0', id: ++asked, method: 'eth_call', params: [{ to: '0x00000000000000000000000000000000000000aa', data: `0x${asked.toString(16).padStart(8, '0')}` }, 'latest'] })));

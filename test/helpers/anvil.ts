@@ -48,8 +48,8 @@ export async function startAnvil(extra: string[] = [], chainId = 1, o: { readyMs
       // Each block's time is its parent's plus one second, not the wall clock's: several anvils given the same
       // transactions then make the same blocks, hash for hash, as nodes of one chain do. With the wall clock, two
       // anvils started a few milliseconds apart (or mining one transaction a few apart) put a second boundary
-      // between their clocks now and then, and from that block on their hashes differed: the gateway rightly saw a
-      // fork and left one of them out, and a test counting on it as a spare failed when the other stopped.
+      // between their clocks now and then, and from that block on their hashes differ: the gateway rightly sees a
+      // fork and leaves one of them out, and a test counting on it as a spare fails when the other stops.
       await call('anvil_setBlockTimestampInterval', [1]);
       return { url, proc, call, stop: () => { try { proc.kill('SIGKILL'); } catch { /* gone */ } } };
     }
