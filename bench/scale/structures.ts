@@ -3,7 +3,8 @@
  * costs a call, with one key and with keys drawn Zipf-like from 1,000,000 (the keys section's draw), in this process
  * and beside a directory of 1,000,000 packed keys (a heap the size of an instance's with a million keys read
  * ahead). Each structure is driven alone, as the gateway does per request: the resolution cache (RecentMap, 200,000
- * entries), the directory's hash and lookup (sha256 of the value, one Map of 1,000,000), the usage recorder's cell, the
+ * entries; empty, and full of keys seen earlier, where each key not in it evicts one), the directory's hash and
+ * lookup (sha256 of the value, one Map of 1,000,000), the usage recorder's cell, the
  * quota's record and the in-process bucket. Two runs of each draw, alternating; ns a call. The keys section measures
  * them together inside the gateway; this says which of them grows with the keys in use. Then what one read the
  * processor's caches do not hold costs on this host, against one they do.
@@ -56,11 +57,15 @@ export async function scaleStructures(): Promise<void> {
   const ns: Record<string, Record<string, number[]>> = {};
   for (const d of ['one key', 'Zipf-like', 'one key', 'Zipf-like'] as const) {
     const cache = new RecentMap<{ moved: number }>(200_000);
+    // As in an instance that has run a while: full of keys seen earlier, so each key not in it evicts the oldest.
+    const full = new RecentMap<{ moved: number }>(200_000);
+    for (let j = 0; j < 200_000; j++) full.set(`ngk_earlier${j}`, { moved: 0 });
     const usage = new UsageRecorder(noStore, 1e9, 1000, 20, log);
     const quota = new QuotaTracker(noStore, 1e9, log);
     const buckets = new MemoryRateLimiter();
     const structures: Array<[string, (c: Call) => void]> = [
       ['resolution cache (200,000 entries)', (c) => { if (!cache.get(c.value)) cache.set(c.value, { moved: 0 }); }],
+      ['resolution cache, full (a new key evicts one)', (c) => { if (!full.get(c.value)) full.set(c.value, { moved: 0 }); }],
       ['sha256 and directory lookup', (c) => { directory.get(hashKey(c.value)); }],
       ['usage cell', (c) => usage.record(c.accountId, c.keyId, 'mainnet', 'eth_chainId', 0, 1, 0.3)],
       ['quota record', (c) => { quota.add(c.accountId, 1); quota.usedBy(c.accountId); }],

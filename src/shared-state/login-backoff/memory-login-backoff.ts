@@ -1,17 +1,18 @@
+import { LRUCache } from 'lru-cache';
 import { backoffWait, type BackoffOptions, type LoginBackoffStore, type Streak } from './login-backoff.ts';
 
-/** A small map that forgets its oldest entries past `max` (Map keeps insertion order; writes move a key last). */
-export class BoundedMap<V> {
-  private readonly m = new Map<string, V>();
-  constructor(private readonly max: number) {}
-  get(k: string): V | undefined { return this.m.get(k); }
+/**
+ * A map that forgets its oldest entries past `max`; writes move a key last, reads do not. lru-cache keeps the order
+ * (an eviction is a constant cost, where a Map that drops its first entry by iterating from its start pays for every
+ * entry deleted before it).
+ */
+export class BoundedMap<V extends NonNullable<unknown>> {
+  private readonly m: LRUCache<string, V>;
+  constructor(max: number) { this.m = new LRUCache<string, V>({ max: Math.max(1, max) }); }
+  get(k: string): V | undefined { return this.m.peek(k); }
   delete(k: string): void { this.m.delete(k); }
-  set(k: string, v: V): void {
-    this.m.delete(k);
-    this.m.set(k, v);
-    // The oldest entry goes, never all at once: a flood of new names cannot wipe everyone's backoff.
-    if (this.m.size > this.max) this.m.delete(this.m.keys().next().value!);
-  }
+  // The oldest entry goes, never all at once: a flood of new names cannot wipe everyone's backoff.
+  set(k: string, v: V): void { this.m.set(k, v); }
   get size(): number { return this.m.size; }
 }
 
