@@ -30,9 +30,9 @@ const KEYS = 1_000_000;
 const BIG_ACCOUNT = 10_000;
 const CONNECTIONS = 32;
 /**
- * Before the rounds, the Zipf-like draw runs in windows of this long until its keys looked up in the store per
- * request settle, at least three (the key cache holds what it would in an instance that has run a while), at most WARM_WINDOWS;
- * then one key runs one window; the uniform draw runs one before its own rounds.
+ * Before the rounds, the Zipf-like draw runs in windows of this long until the resolution cache is full (as in an
+ * instance that has run a while: each key not in it then evicts one), at least three, at most WARM_WINDOWS; then one
+ * key runs one window; the uniform draw runs one before its own rounds.
  */
 const FIRST_WARM_S = 10;
 const WARM_WINDOWS = 15;
@@ -119,12 +119,17 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     /** Rows this Nodegate has written to the store since start for the records of requests, by kind (its /metrics). */
     const rowsWritten = async () => Object.fromEntries([...(await (await fetch(`${base}/metrics`)).text()).matchAll(/^nodegate_store_rows_written_total\{kind="(\w+)"\} (\S+)$/gm)].map((m) => [m[1], Number(m[2])]));
     const gcSeconds = async () => [...(await (await fetch(`${base}/metrics`)).text()).matchAll(/^nodegate_nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    /** Resolutions the key cache holds (its /metrics), and its bound (auth.keyCacheEntries). */
+    const held = () => metric('nodegate_key_cache_entries');
+    const cacheEntries = validateConfig(structuredClone(configOn(anvil.url))).auth.keyCacheEntries;
     const warm: number[] = [];
+    const heldAfter: number[] = [];
     for (let w = 0; w < WARM_WINDOWS; w++) {
       const l0 = await lookups();
       const res = await runWrk(base + '/', scripts['Zipf-like'], FIRST_WARM_S, CONNECTIONS);
       warm.push((await lookups() - l0) / res.requests);
-      if (w >= 2 && Math.abs(warm[w] - warm[w - 1]) <= 0.1 * warm[w - 1]) break;
+      heldAfter.push(await held());
+      if (w >= 2 && heldAfter[w] >= cacheEntries) break;
     }
     await runWrk(base + '/', scripts['one key'], FIRST_WARM_S, CONNECTIONS);
     // The writes put off by the warm-ups done, then Nodegate's and PostgreSQL's CPU while idle (checks of the node),
@@ -177,7 +182,7 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     const cpu1 = median(one.cpu);
     const f = (x: number) => Math.round(x).toLocaleString('en-US');
     console.log(`\nScale, keys: ${f(ACCOUNTS)} accounts, ${f(KEYS)} keys in PostgreSQL (built in ${(state.buildMs / 1000).toFixed(1)} s); `
-      + `cached eth_chainId, wrk ${CONNECTIONS} connections; the Zipf-like draw first until its key lookups settled (${warm.length} × ${FIRST_WARM_S} s: ${warm.map((x) => (x * 1000).toFixed(0)).join(', ')} per 1,000 requests), `
+      + `cached eth_chainId, wrk ${CONNECTIONS} connections; the Zipf-like draw first until the key cache was full (${warm.length} × ${FIRST_WARM_S} s: ${heldAfter.map(f).join(', ')} of ${f(cacheEntries)} resolutions held; store lookups ${warm.map((x) => (x * 1000).toFixed(0)).join(', ')} per 1,000 requests), `
       + `${FIRST_WARM_S} s of one key, then ${ROUNDS} alternating rounds of ${DURATION_S} s of one key and the Zipf-like draw, then ${FIRST_WARM_S} s of the uniform draw and ${ROUNDS} rounds of one key and it (medians), each window's CPU with its put-off writes (${(settleMs / 1000).toFixed(0)} s after it, less idle); ${cpus().length} × ${cpus()[0]?.model.trim()} shared by wrk, PostgreSQL and Nodegate`);
     printTable(['keys', 'req/s', '× one key', 'cpu µs/req', '× one key', 'PostgreSQL cpu µs/req', 'p99 ms', 'store lookups / 1,000 req', 'failed'], DRAWS.map((d) => {
       const c = cells[d];
