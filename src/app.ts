@@ -149,7 +149,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
   const retention = new Retention(store, config.analytics, log.child({ part: 'retention' }), background);
   const delivery = config.webhooks.enabled ? new WebhookDelivery(store, { ...config.webhooks, ...opts.webhookNet, resolve }, log.child({ part: 'webhooks' }), background) : undefined;
   const producer = delivery ? new WebhookProducer(store, networks, log.child({ part: 'webhooks' }), () => delivery.poke(), background, { perWebhook: config.webhooks.keptBytesPerWebhook, total: config.webhooks.keptBytesTotal }) : undefined;
-  const metrics = config.metrics.enabled ? new Metrics(networks, () => filterStore.size, usage, delivery, { storeDown: () => keys.failStatic.outage.down, limits: () => rateLimiter.status(), keys: { held: () => keys.stats.held, readAhead: () => keys.stats.readAhead, lookups: () => keys.stats.lookups } },
+  const metrics = config.metrics.enabled ? new Metrics(networks, () => filterStore.size, usage, delivery, { storeDown: () => keys.failStatic.outage.down, limits: () => rateLimiter.status(), keys: { held: () => keys.stats.held, readAhead: () => keys.stats.readAhead, directoryReads: () => keys.stats.directoryReads, lookups: () => keys.stats.lookups } },
     () => ({ quota: quota.rowsWritten, last_use: keys.stats.lastUsesWritten, ...(usage && { usage: usage.rowsWritten }), ...(requests && { explorer: requests.stats.written }) })) : undefined;
   const webhooks = delivery && producer ? { resolve, written: () => delivery.poke(), changed: () => producer.refresh().catch(() => {}) } : undefined;
   // Mail: written to the outbox, sent by every instance's sender (leases: each message once).

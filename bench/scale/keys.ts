@@ -108,13 +108,15 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     const rssStart = rssMiB(proc.pid);
 
     const scripts = Object.fromEntries(DRAWS.map((d, i) => [d, writeScript(join(tmp, `keys-${i}.lua`), keyScript(d, state.salt, KEYS, 1 + i))])) as Record<KeyDraw, string>;
-    const cells: Record<KeyDraw, { rps: number[]; cpu: number[]; store: number[]; failed: number; p99: number[]; lookups: number[]; user: number[]; kernel: number[]; busy: number[]; gc: number[]; rows: Array<Record<string, number>> }> = Object.fromEntries(DRAWS.map((d) => [d, { rps: [], cpu: [], store: [], failed: 0, p99: [], lookups: [], user: [], kernel: [], busy: [], gc: [], rows: [] }])) as never;
+    const cells: Record<KeyDraw, { rps: number[]; cpu: number[]; store: number[]; failed: number; p99: number[]; lookups: number[]; directory: number[]; user: number[]; kernel: number[]; busy: number[]; gc: number[]; rows: Array<Record<string, number>> }> = Object.fromEntries(DRAWS.map((d) => [d, { rps: [], cpu: [], store: [], failed: 0, p99: [], lookups: [], directory: [], user: [], kernel: [], busy: [], gc: [], rows: [] }])) as never;
     // PostgreSQL's CPU in the same windows: what the keys' writes (usage, last uses, quota, explorer) cost the store,
     // on the same two cores as Nodegate and wrk.
     const postmaster = await postgresServerPid(state.url);
     const storeCpu = () => (postmaster === undefined ? NaN : forkingServerCpuMicros(postmaster) ?? NaN);
     /** Keys this Nodegate has looked up in the store since it started (its /metrics). */
     const lookups = () => metric('nodegate_key_lookups_total');
+    /** Keys not in the resolution cache, taken from the keys read ahead (its /metrics). */
+    const directoryReads = () => metric('nodegate_key_directory_reads_total');
     /** Seconds of garbage collection since start, every kind (prom-client's default metrics in /metrics). */
     /** Rows this Nodegate has written to the store since start for the records of requests, by kind (its /metrics). */
     const rowsWritten = async () => Object.fromEntries([...(await (await fetch(`${base}/metrics`)).text()).matchAll(/^nodegate_store_rows_written_total\{kind="(\w+)"\} (\S+)$/gm)].map((m) => [m[1], Number(m[2])]));
@@ -144,6 +146,7 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     /** One measured window of draw `d`, and the wait for the writes it put off. */
     const window = async (d: KeyDraw) => {
       const l0 = await lookups();
+      const r0 = await directoryReads();
       const g0 = await gcSeconds();
       const w0 = await rowsWritten();
       const [c0, s0, m0] = [cpuMicros(pid)!, storeCpu(), mainThreadMicros(pid)!];
@@ -155,6 +158,7 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
       cells[d].busy.push((m1.user + m1.kernel - m0.user - m0.kernel) / res.us);
       cells[d].gc.push(((await gcSeconds()) - g0) * 1e6 / res.requests);
       cells[d].lookups.push((await lookups() - l0) / res.requests);
+      cells[d].directory.push((await directoryReads() - r0) / res.requests);
       // The window's writes done (and so none left for the next draw's window).
       const waited = performance.now();
       await sleep(settleMs);
@@ -184,9 +188,9 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     console.log(`\nScale, keys: ${f(ACCOUNTS)} accounts, ${f(KEYS)} keys in PostgreSQL (built in ${(state.buildMs / 1000).toFixed(1)} s); `
       + `cached eth_chainId, wrk ${CONNECTIONS} connections; the Zipf-like draw first until the key cache was full (${warm.length} × ${FIRST_WARM_S} s: ${heldAfter.map(f).join(', ')} of ${f(cacheEntries)} resolutions held; store lookups ${warm.map((x) => (x * 1000).toFixed(0)).join(', ')} per 1,000 requests), `
       + `${FIRST_WARM_S} s of one key, then ${ROUNDS} alternating rounds of ${DURATION_S} s of one key and the Zipf-like draw, then ${FIRST_WARM_S} s of the uniform draw and ${ROUNDS} rounds of one key and it (medians), each window's CPU with its put-off writes (${(settleMs / 1000).toFixed(0)} s after it, less idle); ${cpus().length} × ${cpus()[0]?.model.trim()} shared by wrk, PostgreSQL and Nodegate`);
-    printTable(['keys', 'req/s', '× one key', 'cpu µs/req', '× one key', 'PostgreSQL cpu µs/req', 'p99 ms', 'store lookups / 1,000 req', 'failed'], DRAWS.map((d) => {
+    printTable(['keys', 'req/s', '× one key', 'cpu µs/req', '× one key', 'PostgreSQL cpu µs/req', 'p99 ms', 'store lookups / 1,000 req', 'read ahead / 1,000 req', 'failed'], DRAWS.map((d) => {
       const c = cells[d];
-      return [d, f(median(c.rps)), `${(median(c.rps) / rps1).toFixed(2)}x`, median(c.cpu).toFixed(1), `${(median(c.cpu) / cpu1).toFixed(2)}x`, Number.isNaN(median(c.store)) ? 'n/a' : median(c.store).toFixed(1), (median(c.p99) / 1000).toFixed(1), (median(c.lookups) * 1000).toFixed(1), String(c.failed)];
+      return [d, f(median(c.rps)), `${(median(c.rps) / rps1).toFixed(2)}x`, median(c.cpu).toFixed(1), `${(median(c.cpu) / cpu1).toFixed(2)}x`, Number.isNaN(median(c.store)) ? 'n/a' : median(c.store).toFixed(1), (median(c.p99) / 1000).toFixed(1), (median(c.lookups) * 1000).toFixed(1), (median(c.directory) * 1000).toFixed(1), String(c.failed)];
     }));
 
     // The rate is Nodegate's one JavaScript thread's when it is busy all the window: its CPU per request, user and

@@ -14,7 +14,7 @@ export interface SharedStateSource {
   storeDown(): boolean;
   limits(): string;
   /** The key resolver's memory: resolutions held, and keys looked up in the store since start (not held, or stale). */
-  keys?: { held(): number; readAhead(): number; lookups(): number };
+  keys?: { held(): number; readAhead(): number; directoryReads(): number; lookups(): number };
 }
 
 /**
@@ -146,6 +146,7 @@ export class Metrics {
       if (keys) {
         new Gauge({ name: 'nodegate_key_cache_entries', help: 'Resolutions of keys held in memory (auth.keyCacheEntries bounds them)', registers, collect() { this.set(keys.held()); } });
         new Gauge({ name: 'nodegate_key_directory_keys', help: 'Keys read into memory at start and still held as read (auth.keyDirectoryKeys)', registers, collect() { this.set(keys.readAhead()); } });
+        new Counter({ name: 'nodegate_key_directory_reads_total', help: 'Keys not in the resolution cache taken from the keys read ahead, with no store read (a rate near the request rate: auth.keyCacheEntries is small for the keys in use)', registers, collect() { this.reset(); this.inc(keys.directoryReads()); } });
         new Counter({ name: 'nodegate_key_lookups_total', help: 'Keys looked up in the store: not held in memory, or held past their trust (a rate near the request rate: auth.keyCacheEntries is too small for the keys in use)', registers, collect() { this.reset(); this.inc(keys.lookups()); } });
       }
       new Gauge({ name: 'nodegate_limits_degraded', help: 'Whether the per-second limits fell back to this process\'s memory (1: Redis, or the workers\' primary, unreachable)', registers, collect() { this.set(shared.limits() === 'degraded' ? 1 : 0); } });

@@ -166,7 +166,7 @@ test('a flood of values no key has does not evict the keys in use', async () => 
 test('/metrics counts the keys looked up in the store and the resolutions held: a key held is not looked up again', async () => {
   const { store, keys, resolve, later } = await setUp();
   const metrics = new Metrics({ list: [], subscriptions: { stats: { sockets: 0, notifications: {}, dropped: {}, messagesRefused: 0, subscriptionsRefused: {} }, counts: () => ({}) } } as unknown as Networks,
-    () => 0, undefined, undefined, { storeDown: () => false, limits: () => 'memory', keys: { held: () => keys.stats.held, readAhead: () => keys.stats.readAhead, lookups: () => keys.stats.lookups } });
+    () => 0, undefined, undefined, { storeDown: () => false, limits: () => 'memory', keys: { held: () => keys.stats.held, readAhead: () => keys.stats.readAhead, directoryReads: () => keys.stats.directoryReads, lookups: () => keys.stats.lookups } });
   const scrape = async () => {
     const text = await metrics.registry.metrics();
     return [Number(/^nodegate_key_lookups_total (\d+)$/m.exec(text)?.[1]), Number(/^nodegate_key_cache_entries (\d+)$/m.exec(text)?.[1])];
@@ -200,6 +200,9 @@ test('keys read ahead at start resolve without a lookup; revoked elsewhere, one 
     assert.equal((keys.resolve(v) as ResolvedKey).key.id, id, 'decided at once, from memory');
   }
   assert.equal(seen.lookups, 0);
+  assert.equal(keys.stats.directoryReads, 3, 'each taken from the keys read ahead once');
+  keys.resolve(value);
+  assert.equal(keys.stats.directoryReads, 3, 'then held in the resolution cache');
   // A key made after the read is looked up.
   const later = newKeyMaterial('k');
   await store.keys.insertKey(newKey(account.id, later.key));

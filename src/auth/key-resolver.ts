@@ -114,6 +114,8 @@ export class KeyResolver {
   private round = 0;
   /** Last uses written since start, a row per key. */
   private lastUsesWritten = 0;
+  /** Resolutions taken from the directory since start: keys not in the cache, found without a store read. */
+  private directoryReads = 0;
   /** Last uses whose write failed, kept for the next one (a later use of the key, meanwhile, is newer and wins). */
   private unwritten: Map<string, number> | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -187,7 +189,9 @@ export class KeyResolver {
     if (!directory || now > feed!.trustedUntil || feed!.seenAt <= this.invalidatedAt) return undefined;
     const hash = hashKey(value);
     const ctx = directory.get(hash);
-    return ctx && this.put(value, hash, ctx, now, stale, feed!.generation);
+    if (!ctx) return undefined;
+    this.directoryReads++;
+    return this.put(value, hash, ctx, now, stale, feed!.generation);
   }
 
   private usable(entry: Entry, now: number): ResolvedKey {
@@ -288,8 +292,8 @@ export class KeyResolver {
    * Resolutions held in memory (keys that exist), keys read ahead, keys asked of the store since start, and last uses
    * written since start: for /metrics.
    */
-  get stats(): { held: number; readAhead: number; lookups: number; lastUsesWritten: number } {
-    return { held: this.known.size, readAhead: this.directory?.size ?? 0, lookups: this.lookups.asked, lastUsesWritten: this.lastUsesWritten };
+  get stats(): { held: number; readAhead: number; directoryReads: number; lookups: number; lastUsesWritten: number } {
+    return { held: this.known.size, readAhead: this.directory?.size ?? 0, directoryReads: this.directoryReads, lookups: this.lookups.asked, lastUsesWritten: this.lastUsesWritten };
   }
 
   /** Asks the store for its changes now (the feed does every quarter ttl): resolves once they are applied. */
