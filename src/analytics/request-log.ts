@@ -38,6 +38,12 @@ export interface RequestLogOptions { flushMs: number; maxBuffered: number; maxPa
  */
 interface Account { minute: number; calls: number; hours: number; max: number; held: number | undefined; countedAt: number }
 
+/**
+ * Where a caller keeps an account's record between its requests (a key's resolution, auth/key-resolver.ts): found in
+ * the log's map once, then read through here (an account's record stays for the log's life).
+ */
+export interface RequestLogHolder { logAccount: unknown }
+
 /** An account's records are counted again this often: other instances write to the same account. */
 const RECOUNT_MS = 60_000;
 
@@ -85,10 +91,14 @@ export class RequestLog {
   }
 
   /** One call of a key on `plan`: kept, sampled out, or dropped (the buffer is full). */
-  record(c: CallSeen, plan: Pick<PlanLimits, 'requestLogHours' | 'requestLogMax'>): void {
+  record(c: CallSeen, plan: Pick<PlanLimits, 'requestLogHours' | 'requestLogMax'>, holder?: RequestLogHolder): void {
     const t = this.now();
-    let a = this.accounts.get(c.accountId);
-    if (a === undefined) this.accounts.set(c.accountId, (a = { minute: 0, calls: 0, hours: 0, max: 0, held: undefined, countedAt: 0 }));
+    let a = holder?.logAccount as Account | undefined;
+    if (a === undefined) {
+      a = this.accounts.get(c.accountId);
+      if (a === undefined) this.accounts.set(c.accountId, (a = { minute: 0, calls: 0, hours: 0, max: 0, held: undefined, countedAt: 0 }));
+      if (holder !== undefined) holder.logAccount = a;
+    }
     a.hours = plan.requestLogHours;
     a.max = plan.requestLogMax;
     if (a.max === 0 || a.hours === 0) return;

@@ -58,3 +58,33 @@ test('calls of one key over networks, methods and outcomes, however they interle
   await recorder.close();
   await store.close();
 });
+
+test("a key's calls over several flushes of one minute, read through its resolution, are counted in one row each and never pushed under (other)", async () => {
+  const store = sqliteStores(':memory:');
+  let t = Date.parse('2026-03-01T10:00:05Z');
+  // Exactly the cells the key needs this minute: a cell made again after a flush would push a call under (other).
+  const recorder = new UsageRecorder(store.usage, 60_000, 3, 20, pino({ level: 'silent' }), () => t);
+  const holder = { usageEpoch: -1, usageCells: undefined };
+  const methods = ['eth_call', 'eth_getLogs', 'eth_blockNumber'];
+  for (let flush = 0; flush < 4; flush++) {
+    for (const m of methods) recorder.record('acc-1', 'key-1', 'mainnet', m, 0, 2, 1, holder);
+    recorder.record('acc-1', 'key-1', 'mainnet', 'eth_call', 0, 2, 1); // without the holder: the same cell
+    await recorder.flush();
+    t += 10_000;
+  }
+  // The next minute: the holder's cells are the last minute's, and are not used.
+  t = Date.parse('2026-03-01T10:01:05Z');
+  recorder.record('acc-1', 'key-1', 'mainnet', 'eth_call', 0, 2, 1, holder);
+  await recorder.flush();
+  const rows = await store.usage.listUsageMinutes({ from: '2026-03-01T10:00', to: '2026-03-01T10:02' });
+  assert.deepEqual(rows.filter((r) => r.accountId === 'acc-1').map((r) => [r.minute, r.method, r.keyId, r.requests, r.computeUnits]).sort(), [
+    ['2026-03-01T10:00', 'eth_blockNumber', 'key-1', 4, 8],
+    ['2026-03-01T10:00', 'eth_call', 'key-1', 8, 16],
+    ['2026-03-01T10:00', 'eth_getLogs', 'key-1', 4, 8],
+    ['2026-03-01T10:01', 'eth_call', 'key-1', 1, 2],
+  ]);
+  assert.equal(recorder.rowsWritten, 13, 'each flush writes what its cells counted since the one before');
+  assert.deepEqual(recorder.totalsNow().map((x) => x.requests).sort(), [4, 4, 9]);
+  await recorder.close();
+  await store.close();
+});

@@ -33,14 +33,23 @@ interface Made { cells: number; keys: Set<string> }
 type Index = Map<string, Cell[]>;
 
 
+/**
+ * Where a caller keeps a key's cells between its requests (the key's resolution, auth/key-resolver.ts): found in the
+ * minute's index once, then read through here while the index is the same (`usageEpoch`). With a long tail of keys,
+ * a lookup in an index of every key in use is a chain of reads the processor's caches do not hold.
+ */
+export interface UsageHolder { usageEpoch: number; usageCells: unknown }
+
 const [B0, B1, B2, B3, B4] = LATENCY_BUCKETS_MS;
 if (LATENCY_BUCKETS_MS.length !== 5) throw new Error('usage-recorder: the bucket chain below assumes 5 latency bounds');
 
 /**
  * Usage recording off the hot path (docs/decisions.md §10): each answered item adds to an in-memory cell of its minute, key,
  * network, method and outcome (one Map lookup by the key's id, a short scan of its cells, and a few additions: no
- * string, object or closure is made per call once the cell exists); every `flushMs` the cells go to the store in
- * one batch, where flushes of every instance add up. A crash loses at most `flushMs` of analytics (never of quota,
+ * string, object or closure is made per call once the cell exists); every `flushMs` what the cells counted since the
+ * last flush goes to the store in one batch, where flushes of every instance add up. A cell stays for its minute,
+ * counted again from zero after each flush: a key's further calls in the minute find it, and it is made (and counted
+ * against the account's cells of the minute) once. A crash loses at most `flushMs` of analytics (never of quota,
  * which is kept apart, src/limits/quota.ts). Retention and the roll-up of minute rows into hour and day rows are the retention job's (store/retention.ts).
  * An account makes at most `maxCellsPerAccountMinute` cells a minute (churning keys made 25,000 rows a
  * minute); past it, its calls count in one cell per network and outcome, under key and method `(other)`. And its
@@ -49,9 +58,9 @@ if (LATENCY_BUCKETS_MS.length !== 5) throw new Error('usage-recorder: the bucket
  * `(other)`, their network, method and outcome kept.
  */
 export class UsageRecorder {
-  /** The cells since the last flush, in the order they were made. */
+  /** The cells with calls since the last flush, each once, in the order they had their first. */
   private cells: Cell[] = [];
-  /** The same cells by minute (one minute, unless a flush is late or the clock stepped back). */
+  /** The current minute's cells by key, by minute (and an earlier minute's until the next flush: a call late to it, or a clock that stepped back). */
   private indexes = new Map<string, Index>();
   /** The current minute's index. */
   private index: Index = new Map();
@@ -69,6 +78,8 @@ export class UsageRecorder {
   /** Cells made and keys seen per account, by minute (as `indexes`), and the current minute's. */
   private counts = new Map<string, Map<string, Made>>();
   private count = new Map<string, Made>();
+  /** Counts the indexes this recorder has made current: a key's cells held from an earlier one are not used. */
+  private epoch = 0;
 
   constructor(
     private readonly usage: UsageStore,
@@ -83,8 +94,8 @@ export class UsageRecorder {
   }
 
   /** One answered item. `code`: 0 for a result, else its JSON-RPC error code. */
-  record(accountId: string, keyId: string, network: string, method: string, code: number, computeUnits: number, ms: number): void {
-    const c = this.cell(accountId, keyId, network, method, code);
+  record(accountId: string, keyId: string, network: string, method: string, code: number, computeUnits: number, ms: number, holder?: UsageHolder): void {
+    const c = this.cell(accountId, keyId, network, method, code, holder);
     c.requests++;
     c.computeUnits += computeUnits;
     c.latencyMsSum += Math.round(ms);
@@ -111,10 +122,20 @@ export class UsageRecorder {
   }
 
   /** The cell of the current minute for this key, network, method and outcome, made if need be. */
-  private cell(accountId: string, keyId: string, network: string, method: string, code: number): Cell {
+  private cell(accountId: string, keyId: string, network: string, method: string, code: number, holder?: UsageHolder): Cell {
     const t = this.now();
     if (t >= this.minuteEnds || t < this.minuteEnds - 60_000) this.tick(t);
-    let c = find(this.index, keyId, network, method, code);
+    let cells: Cell[] | undefined;
+    if (holder !== undefined && holder.usageEpoch === this.epoch) cells = holder.usageCells as Cell[];
+    else {
+      cells = this.index.get(keyId);
+      // Held once the key has cells in this index (the list is then the one its further cells go in).
+      if (cells !== undefined && holder !== undefined) {
+        holder.usageEpoch = this.epoch;
+        holder.usageCells = cells;
+      }
+    }
+    let c = cells === undefined ? undefined : scan(cells, network, method, code);
     if (c === undefined) {
       let made = this.count.get(accountId);
       if (made === undefined) this.count.set(accountId, (made = { cells: 0, keys: new Set() }));
@@ -137,6 +158,8 @@ export class UsageRecorder {
         this.add(this.index, c);
       }
     }
+    // A cell with no calls since the last flush (made now, or counted again from zero) is listed for the next.
+    if (c.requests === 0) this.cells.push(c);
     return c;
   }
 
@@ -145,6 +168,7 @@ export class UsageRecorder {
     this.minute = minuteOf(t);
     this.minuteEnds = Math.floor(t / 60_000) * 60_000 + 60_000;
     this.index = this.indexOf(this.minute);
+    this.epoch++;
     let count = this.counts.get(this.minute);
     if (count === undefined) this.counts.set(this.minute, (count = new Map()));
     this.count = count;
@@ -160,7 +184,6 @@ export class UsageRecorder {
     const cells = index.get(c.keyId);
     if (cells === undefined) index.set(c.keyId, [c]);
     else cells.push(c);
-    this.cells.push(c);
   }
 
   /** Writes what was recorded so far (and waits for a flush under way): the analytics API reads after it. */
@@ -204,11 +227,11 @@ export class UsageRecorder {
       let batch = retry;
       if (!batch) {
         if (this.cells.length === 0) return;
-        const rows = this.cells;
+        const rows = this.cells.map(taken);
         this.cells = [];
-        this.indexes = new Map();
-        this.index = this.indexOf(this.minute);
-        // The cells written stay counted for their minute: a flush must not let an account make its cap again.
+        // An earlier minute's cells go: what they counted is in `rows`. The current minute's stay, and stay counted:
+        // a flush must not let an account make its cap again.
+        for (const m of [...this.indexes.keys()]) if (m !== this.minute) this.indexes.delete(m);
         for (const m of [...this.counts.keys()]) if (m !== this.minute) this.counts.delete(m);
         // In the totals from now on, written or waiting to be (/metrics counts what was answered).
         this.fold(rows);
@@ -233,6 +256,16 @@ export class UsageRecorder {
   }
 }
 
+/** What a cell counted since the last flush, as a row of its own; the cell counts again from zero. */
+function taken(c: Cell): Cell {
+  const row = { ...c, latency: c.latency.slice() };
+  c.requests = 0;
+  c.computeUnits = 0;
+  c.latencyMsSum = 0;
+  c.latency.fill(0);
+  return row;
+}
+
 /**
  * The key's cell of this network, method and outcome. A cell found moves one place towards the front of its key's
  * list, so the calls a key makes most are found first: a key of many methods and networks (up to the account's cells a
@@ -240,7 +273,11 @@ export class UsageRecorder {
  */
 function find(index: Index, keyId: string, network: string, method: string, code: number): Cell | undefined {
   const cells = index.get(keyId);
-  if (cells === undefined) return undefined;
+  return cells === undefined ? undefined : scan(cells, network, method, code);
+}
+
+/** `find` in one key's list. */
+function scan(cells: Cell[], network: string, method: string, code: number): Cell | undefined {
   for (let i = 0; i < cells.length; i++) {
     const c = cells[i];
     if (c.code === code && c.method === method && c.network === network) {

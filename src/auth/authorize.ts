@@ -25,7 +25,7 @@ export interface Caller {
  * before, else a promise). A key without these rules pays a property test for each.
  */
 export function authorizeRequest(k: ResolvedKey, caller: Caller, jwts: JwtChecks): void | Promise<void> {
-  if (!k.key.permissions.includes('rpc')) forbid('the key lacks the rpc permission');
+  if (!k.rpc) forbid('the key lacks the rpc permission');
   if (k.ipRanges && !ipAllowed(caller.ip, k.ipRanges)) forbid(`IP address ${caller.ip} is not in the key's allowlist`);
   if (k.origins && (!caller.origin || !k.origins.has(caller.origin))) {
     forbid(caller.origin ? `origin ${caller.origin.slice(0, 200)} is not in the key's allowlist` : 'the key only accepts requests from its allowed origins');

@@ -86,7 +86,7 @@ export class KeyDirectory {
     const held = this.byHash.get(hash);
     if (held === undefined) return undefined;
     const key = typeof held === 'string' ? unpack(held, hash) : held;
-    if (this.gone.has(key.id)) return undefined;
+    if (this.gone.size > 0 && this.gone.has(key.id)) return undefined;
     const account = this.accounts.get(key.accountId);
     const plan = account && this.plans.get(account.planId);
     return plan && { key, account: account!, plan };

@@ -11,9 +11,25 @@ import { KeyChangeFeed } from './key-changes.ts';
 import { KeyDirectory, type DirectorySource } from './key-directory.ts';
 import { KeyLookups } from './key-lookups.ts';
 import { RecentMap } from './recent-map.ts';
+import type { LimitedKey } from '../limits/limits.ts';
+import type { UsageHolder } from '../analytics/usage-recorder.ts';
+import type { RequestLogHolder } from '../analytics/request-log.ts';
 
-/** A key as the hot path uses it: the records plus its restrictions parsed once, when it enters the cache. */
-export interface ResolvedKey extends KeyContext {
+/**
+ * A key as the hot path uses it: the records plus its restrictions parsed once, when it enters the cache; and, held
+ * while it stays there, its records in the structures each request of it updates (its account's monthly units and
+ * bucket name, its usage cells of the minute, its account's explorer share), each found by a lookup once.
+ */
+export interface ResolvedKey extends KeyContext, LimitedKey, UsageHolder, RequestLogHolder {
+  /**
+   * What every request reads of the key and its account, on the resolution itself: read there, a key not recently
+   * used costs the processor one object it does not hold, not also its key's, account's and permissions' objects.
+   */
+  keyId: string;
+  revoked: boolean;
+  suspended: boolean;
+  /** The key has the `rpc` permission. */
+  rpc: boolean;
   ipRanges: ReturnType<typeof parseAllowlist> | undefined;
   origins: ReadonlySet<string> | undefined;
   networks: ReadonlySet<string> | undefined;
@@ -197,12 +213,12 @@ export class KeyResolver {
   private usable(entry: Entry, now: number): ResolvedKey {
     const r = entry.resolved;
     if (!r) throw new GatewayError('INVALID_KEY');
-    if (r.key.revokedAt) throw new KnownKeyRefusal('KEY_REVOKED', {}, r);
+    if (r.revoked) throw new KnownKeyRefusal('KEY_REVOKED', {}, r);
     // A value rotated out stops at its overlap's end on every instance by the clock, whatever the cache holds.
     if (r.expiresAtMs <= now || entry.until <= now) {
       throw new KnownKeyRefusal('INVALID_KEY', { detail: entry.until <= now ? 'the key was rotated: this value no longer works' : 'the key has expired' }, r);
     }
-    if (r.account.status !== 'active') throw new KnownKeyRefusal('INVALID_KEY', { detail: 'the account is suspended' }, r);
+    if (r.suspended) throw new KnownKeyRefusal('INVALID_KEY', { detail: 'the account is suspended' }, r);
     return r;
   }
 
@@ -370,6 +386,11 @@ function prepare(ctx: KeyContext): ResolvedKey {
   const logsRange = k.logsMaxBlockRange ?? undefined;
   return {
     ...ctx,
+    keyId: k.id,
+    accountId: ctx.account.id,
+    revoked: Boolean(k.revokedAt),
+    suspended: ctx.account.status !== 'active',
+    rpc: k.permissions.includes('rpc'),
     ipRanges: k.ipAllowlist.length ? parseAllowlist(k.ipAllowlist) : undefined,
     origins: set(k.originAllowlist),
     networks: set(k.networkAllowlist),
@@ -382,5 +403,11 @@ function prepare(ctx: KeyContext): ResolvedKey {
     usedAtMs: 0,
     usedRound: -1,
     listedAtMs: k.lastUsedAt ? Date.parse(k.lastUsedAt) : -Infinity,
+    quotaUnits: undefined,
+    bucketName: undefined,
+    rateBucket: undefined,
+    usageEpoch: -1,
+    usageCells: undefined,
+    logAccount: undefined,
   };
 }

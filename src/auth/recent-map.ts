@@ -23,7 +23,8 @@ export class RecentMap<V extends Recency> {
 
   get(k: string): V | undefined {
     const m = this.m;
-    if (m === undefined) return undefined;
+    // Empty (the map of unknown values, nearly always): no lookup, which would hash the value and probe a table.
+    if (m === undefined || m.size === 0) return undefined;
     const v = m.peek(k);
     if (v !== undefined && this.count - v.moved > this.half) {
       m.get(k);
@@ -39,7 +40,7 @@ export class RecentMap<V extends Recency> {
   }
 
   delete(k: string): void {
-    this.m?.delete(k);
+    if (this.m !== undefined && this.m.size > 0) this.m.delete(k);
   }
 
   clear(): void {

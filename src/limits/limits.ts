@@ -1,8 +1,18 @@
 import type { Config } from '../config/schema.ts';
 import type { KeyContext } from '../store/keys/api-key.ts';
 import { decisionOf, LimitRefusal } from './limit-refusal.ts';
-import { secondsToNextMonth, type QuotaTracker } from './quota.ts';
-import type { RateDecision, RateLimiter } from '../shared-state/rate-limiter/rate-limiter.ts';
+import { secondsToNextMonth, type QuotaHolder, type QuotaTracker } from './quota.ts';
+import type { BucketHolder, RateDecision, RateLimiter } from '../shared-state/rate-limiter/rate-limiter.ts';
+
+/**
+ * A key as the limits read it: its records, and where its account's quota record and bucket name are held between
+ * its requests (the key's resolution holds them: auth/key-resolver.ts).
+ */
+export interface LimitedKey extends KeyContext, QuotaHolder, BucketHolder {
+  /** Its account's id (`account.id`), read on the key itself. */
+  accountId: string;
+  bucketName: string | undefined;
+}
 
 /**
  * The `limit` stage (docs/decisions.md §7): a request's compute units against the account's per-second bucket (its keys
@@ -32,7 +42,7 @@ export class Limits {
    * A bucket in debt (after a call dearer than the bucket) says to come back when it is full again: the refused
    * body is unknown, and that is when any call passes.
    */
-  admitBody(k: KeyContext, units: number): RateDecision | Promise<RateDecision> {
+  admitBody(k: LimitedKey, units: number): RateDecision | Promise<RateDecision> {
     try {
       const d = this.admit(k, units);
       return d instanceof Promise ? d.catch((err) => this.refusedBody(k, units, err)) : d;
@@ -41,7 +51,7 @@ export class Limits {
     }
   }
 
-  private refusedBody(k: KeyContext, units: number, err: unknown): never {
+  private refusedBody(k: LimitedKey, units: number, err: unknown): never {
     const d = decisionOf(err);
     // Longer to wait than earning `units` from empty takes: the bucket is below zero.
     const inDebt = d !== undefined && d.retryAfterMs > Math.ceil((units * 1000) / k.plan.cuPerSecond);
@@ -59,16 +69,16 @@ export class Limits {
    * refusal thrown (every request passes here twice, and a promise per step cost ~14 promises a request). Otherwise
    * a promise of the same.
    */
-  admit(k: KeyContext, cost: number, credit = 0): RateDecision | Promise<RateDecision> {
+  admit(k: LimitedKey, cost: number, credit = 0): RateDecision | Promise<RateDecision> {
     if (cost > credit) {
-      const used = this.quota.usedBy(k.account.id);
+      const used = this.quota.usedBy(k.accountId, k);
       if (used instanceof Promise) return used.then((u) => this.withinQuota(k, u, cost, credit));
       return this.withinQuota(k, used, cost, credit);
     }
     return this.spend1s(k, cost, credit);
   }
 
-  private withinQuota(k: KeyContext, used: number, cost: number, credit: number): RateDecision | Promise<RateDecision> {
+  private withinQuota(k: LimitedKey, used: number, cost: number, credit: number): RateDecision | Promise<RateDecision> {
     const plan = k.plan;
     if (used + cost - credit > plan.cuPerMonth) {
       const retryAfter = secondsToNextMonth(Date.now());
@@ -84,19 +94,21 @@ export class Limits {
    * One bucket per account, not per key: keys are free to make, so five keys must not be five times the plan's
    * rate. Each key is held to it too (a key's spending is part of its account's).
    */
-  private spend1s(k: KeyContext, cost: number, credit: number): RateDecision | Promise<RateDecision> {
+  private spend1s(k: LimitedKey, cost: number, credit: number): RateDecision | Promise<RateDecision> {
     const plan = k.plan;
-    const d = this.rate.consume(this.bucketOf(k.account), cost, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds, credit);
+    const d = this.rate.consume(k.bucketName ?? this.bucketOf(k), cost, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds, credit, k);
     return d instanceof Promise ? d.then((x) => this.spent(k, cost, credit, x)) : this.spent(k, cost, credit, d);
   }
 
-  private bucketOf(account: KeyContext['account']): string {
-    let name = this.buckets.get(account);
-    if (name === undefined) this.buckets.set(account, (name = `a:${account.id}`));
+  /** The key's account's bucket name, then held by the key (one string per account object, its hash made once). */
+  private bucketOf(k: LimitedKey): string {
+    let name = this.buckets.get(k.account);
+    if (name === undefined) this.buckets.set(k.account, (name = `a:${k.account.id}`));
+    k.bucketName = name;
     return name;
   }
 
-  private spent(k: KeyContext, cost: number, credit: number, d: RateDecision): RateDecision {
+  private spent(k: LimitedKey, cost: number, credit: number, d: RateDecision): RateDecision {
     const plan = k.plan;
     // A request whose items were all refused costs nothing and is never refused for its cost (0).
     if (!d.allowed && cost > 0) {
@@ -105,7 +117,7 @@ export class Limits {
         limit: plan.cuPerSecond, window: 'second', retryAfter: d.retryAfterSeconds,
       }, d);
     }
-    this.quota.add(k.account.id, cost - credit);
+    this.quota.add(k.accountId, cost - credit, k);
     return d;
   }
 
@@ -116,11 +128,11 @@ export class Limits {
    * per-second bucket is not charged: the event exists already, and a bucket would refuse a burst of them rather
    * than pace it. An account's first usage read still under way lets the notification through (it is counted).
    */
-  spend(k: KeyContext, units: number): boolean {
+  spend(k: LimitedKey, units: number): boolean {
     if (units <= 0) return true;
-    const used = this.quota.usedBy(k.account.id);
+    const used = this.quota.usedBy(k.accountId, k);
     if (typeof used === 'number' && used + units > k.plan.cuPerMonth) return false;
-    this.quota.add(k.account.id, units);
+    this.quota.add(k.accountId, units, k);
     return true;
   }
 
@@ -128,11 +140,11 @@ export class Limits {
    * Gives back `units` of work the gateway refused after the limit stage had admitted it (a filter over the plan's
    * count): a refused request costs no more than an invalid one. Best effort, off the answer's path.
    */
-  refund(k: KeyContext, units: number): void {
+  refund(k: LimitedKey, units: number): void {
     if (units <= 0) return;
     const plan = k.plan;
-    const d = this.rate.consume(this.bucketOf(k.account), -units, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds);
+    const d = this.rate.consume(k.bucketName ?? this.bucketOf(k), -units, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds, 0, k);
     if (d instanceof Promise) d.catch(() => {});
-    this.quota.add(k.account.id, -units);
+    this.quota.add(k.accountId, -units, k);
   }
 }

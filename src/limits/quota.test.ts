@@ -82,3 +82,27 @@ test('an account first asked while a read is under way is read on its own, not a
   await quota.close();
   await store.close();
 });
+
+test("an account's units read through a holder count in its record, and a new month's record replaces the holder's", async () => {
+  const store = sqliteStores(':memory:');
+  await store.plans.createPlan(freePlan);
+  const account = (await store.accounts.createAccount(newAccount())).id;
+  let now = Date.parse('2026-03-31T23:59:00Z');
+  const quota = new QuotaTracker(store.usage, 60_000, pino({ level: 'silent' }), () => now);
+  const key = { quotaUnits: undefined };
+  const other = { quotaUnits: undefined };
+  assert.equal(await quota.usedBy(account, key), 0);
+  quota.add(account, 5, key);
+  quota.add(account, 2, other);
+  quota.add(account, 1);
+  assert.equal(quota.usedBy(account, other), 8, 'one record for every holder and none');
+  now = Date.parse('2026-04-01T00:00:01Z');
+  assert.equal(await quota.usedBy(account, key), 0, "April: March's record is not used");
+  quota.add(account, 3, key);
+  assert.equal(quota.usedBy(account), 3);
+  await quota.flush();
+  assert.equal(await store.usage.getUsage(account, '2026-04'), 3);
+  assert.equal(await store.usage.getUsage(account, '2026-03'), 8, "March's units written to March");
+  await quota.close();
+  await store.close();
+});

@@ -23,7 +23,16 @@ function monthBounds(ms: number): [number, number] {
  * An account's units this month. `used`: the store's figure at last read plus what this instance added since
  * (undefined until read); `pending`: added here and not yet written.
  */
-interface AccountUnits { id: string; used: number | undefined; pending: number; listed: boolean }
+interface AccountUnits { id: string; used: number | undefined; pending: number; listed: boolean; epoch: number }
+
+/**
+ * Where a caller keeps an account's record between its requests (a key's resolution, auth/key-resolver.ts): found in
+ * the tracker's map once, then read through here. With a long tail of keys, a lookup in a map of every account in
+ * use is a chain of reads the processor's caches do not hold; the record itself is one.
+ */
+export interface QuotaHolder { quotaUnits: QuotaSlot | undefined }
+/** The record a QuotaHolder keeps: opaque to it. */
+export type QuotaSlot = Readonly<AccountUnits>;
 
 /**
  * Monthly compute-unit quotas per account (docs/decisions.md §7). Usage is counted in memory and written to the store in
@@ -41,6 +50,8 @@ export class QuotaTracker {
    * flush takes the accounts with units pending from `spent` instead of from a map made again each interval.
    */
   private readonly accounts = new Map<string, AccountUnits>();
+  /** Counts the months this tracker has started: a record of an earlier one, held by a caller, is not used. */
+  private epoch = 0;
   /** The accounts with units pending (each once, `listed`), in the order they first spent since the last flush. */
   private spent: AccountUnits[] = [];
   /**
@@ -69,9 +80,9 @@ export class QuotaTracker {
    * Units the account has used this month (read from the store once per account, then tracked here): at once when
    * known (every request but an account's first: no promise on the hot path), else once the store answers.
    */
-  usedBy(accountId: string): number | Promise<number> {
+  usedBy(accountId: string, holder?: QuotaHolder): number | Promise<number> {
     this.rollOver();
-    const known = this.accounts.get(accountId)?.used;
+    const known = this.held(accountId, holder)?.used;
     if (known !== undefined) return known;
     let p = this.loading.get(accountId);
     if (!p) {
@@ -93,7 +104,16 @@ export class QuotaTracker {
 
   private account(accountId: string): AccountUnits {
     let a = this.accounts.get(accountId);
-    if (a === undefined) this.accounts.set(accountId, (a = { id: accountId, used: undefined, pending: 0, listed: false }));
+    if (a === undefined) this.accounts.set(accountId, (a = { id: accountId, used: undefined, pending: 0, listed: false, epoch: this.epoch }));
+    return a;
+  }
+
+  /** The account's record of this month: the holder's when it holds it, else the map's (then held). */
+  private held(accountId: string, holder: QuotaHolder | undefined): AccountUnits | undefined {
+    const h = holder?.quotaUnits as AccountUnits | undefined;
+    if (h !== undefined && h.epoch === this.epoch) return h;
+    const a = this.accounts.get(accountId);
+    if (a !== undefined && holder !== undefined) holder.quotaUnits = a;
     return a;
   }
 
@@ -117,10 +137,10 @@ export class QuotaTracker {
   }
 
   /** Counts units an admitted request spent (negative: units given back, for work refused after admission). */
-  add(accountId: string, units: number): void {
+  add(accountId: string, units: number, holder?: QuotaHolder): void {
     if (units === 0) return;
     this.rollOver();
-    const a = this.account(accountId);
+    const a = this.held(accountId, holder) ?? this.account(accountId);
     a.pending += units;
     a.used = (a.used ?? 0) + units;
     if (!a.listed) {
@@ -205,6 +225,7 @@ export class QuotaTracker {
     const oldPending = this.takePending();
     this.month = m;
     this.accounts.clear();
+    this.epoch++;
     if (oldPending.size) void this.usage.addUsage(old, oldPending).catch((err) => this.log.warn({ err: (err as Error).message }, 'could not write last month\'s usage'));
   }
 

@@ -35,19 +35,19 @@ export function recorder({ usage, metrics, requests }: Pick<EndpointDeps, 'usage
       const error = answers[i]?.answer.error;
       const code = error?.code ?? 0;
       const u = units(i);
-      usage?.record(key.account.id, key.key.id, network.name, method, code, u, ms);
+      usage?.record(key.accountId, key.keyId, network.name, method, code, u, ms, key);
       metrics?.item(network.name, method, code, u);
       if (requests) {
         const call = r.calls?.[i];
         // An answer made before any stage ran (a refusal) has no piece: it is serialised here, errors only.
         const piece = r.pieces?.[i] ?? (item.notification || !answers[i] ? undefined : responseJson(item.id, answers[i]!.answer));
         requests.record({
-          accountId: key.account.id, keyId: key.key.id, network: network.name, method, code, message: error?.message,
+          accountId: key.accountId, keyId: key.keyId, network: network.name, method, code, message: error?.message,
           latencyMs: ms, computeUnits: u, requestBytes: r.bodyBytes, responseBytes: piece === undefined ? 0 : piece.length,
           // The member is told HIT only of its own account's entries, as X-Cache tells it (cache-policy).
           cache: call?.cache && cacheHeader(call.cache), node: call?.cache === undefined || call.cache === 'MISS' ? call?.node : undefined,
           requestId: r.requestId, params: 'params' in item ? item.params : undefined,
-        }, key.plan);
+        }, key.plan, key);
       }
     }
   };

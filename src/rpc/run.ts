@@ -165,7 +165,7 @@ class RequestRun {
     const call: Call = {
       network: ctx.network, key: ctx.key, requestId: ctx.requestId, session: ctx.session,
       method, params: p.call.params, spec: p.entry, cost: p.entry.cost, charger: this.s.charger, signal,
-      looked, cache: hit ? hitFor(hit, ctx.key.account.id) : undefined, refusedByRules: undefined, seenBlock: undefined, node: undefined,
+      looked, cache: hit ? hitFor(hit, ctx.key.accountId) : undefined, refusedByRules: undefined, seenBlock: undefined, node: undefined,
     };
     this.calls[i] = call;
     if (hit) {

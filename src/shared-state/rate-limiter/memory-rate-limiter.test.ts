@@ -20,3 +20,21 @@ describe('memory rate limiter, specifically', () => {
     await limiter.close();
   });
 });
+
+test("buckets read through holders: a holder's bucket swept when full again is not used, and every holder of a name shares one bucket", async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
+  let now = 1_000_000;
+  const limiter = new MemoryRateLimiter(() => now);
+  const a = { rateBucket: undefined as unknown };
+  const b = { rateBucket: undefined as unknown };
+  assert.equal(limiter.consume('acct', 2, 1, 3, 0, a).remaining, 1);
+  assert.equal(limiter.consume('acct', 1, 1, 3, 0, b).remaining, 0, "b holds a's bucket");
+  assert.equal(limiter.consume('acct', 1, 1, 3, 0, a).allowed, false, 'one bucket for both');
+  // Full again after 3 s; the sweep forgets it, and a new one is made by the next call.
+  now += 61_000;
+  t.mock.timers.tick(60_000);
+  assert.equal(limiter.consume('acct', 3, 1, 3, 0, a).remaining, 0, 'a new, full bucket');
+  assert.equal(limiter.consume('acct', 1, 1, 3, 0, b).allowed, false, "b's swept bucket is not used: the new one is spent");
+  assert.equal(limiter.consume('acct', 1, 1, 3).allowed, false, 'and it is the one found by name');
+  await limiter.close();
+});

@@ -30,9 +30,17 @@ export interface RateLimiter {
    * A limiter that decides in the process answers at once (no promise: the memory limiter, on every request's
    * path twice); one that asks Redis answers with a promise.
    */
-  consume(bucket: string, cost: number, ratePerSecond: number, burst: number, credit?: number): RateDecision | Promise<RateDecision>;
+  consume(bucket: string, cost: number, ratePerSecond: number, burst: number, credit?: number, holder?: BucketHolder): RateDecision | Promise<RateDecision>;
   close(): Promise<void>;
 }
+
+/**
+ * Where a caller keeps its bucket's record between requests (a key's resolution, for its account's bucket): a limiter
+ * in the process reads the bucket there instead of looking it up by name (with a long tail of accounts, a lookup in a
+ * map of every bucket is a chain of reads the processor's caches do not hold); any other ignores it. One holder, one
+ * bucket name.
+ */
+export interface BucketHolder { rateBucket: unknown }
 
 /** Where the buckets are kept: this process alone, Redis, the workers' primary, or this process while those fail. */
 export type RateLimiterStatus = 'memory' | 'redis' | 'primary' | 'degraded';

@@ -24,7 +24,7 @@ let turn = 0;
 rateLimiterContract('worker (the primary, over IPC)', async () => {
   const limiters = two.map((w) => new RemoteRateLimiter(w));
   opened.push(...limiters);
-  return { consume: (...args) => limiters[turn++ % 2].consume(...args), close: async () => {} };
+  return { consume: (bucket, cost, rate, burst, credit) => limiters[turn++ % 2].consume(bucket, cost, rate, burst, credit), close: async () => {} };
 });
 
 /** A worker's limiter whose messages to the primary are counted; `gaveBack` settles at its first share given back. */
