@@ -34,6 +34,9 @@ export interface QuotaHolder { quotaUnits: QuotaSlot | undefined }
 /** The record a QuotaHolder keeps: opaque to it. */
 export type QuotaSlot = Readonly<AccountUnits>;
 
+/** A batch of units sent to the store: its id, month, units by account, and the accounts' records (read again after it). */
+interface Sent { id: string; month: string; batch: Map<string, number>; records: AccountUnits[] }
+
 /**
  * Monthly compute-unit quotas per account (docs/decisions.md §7). Usage is counted in memory and written to the store in
  * batches every `flushMs` (and on shutdown), so it survives a restart without a write per request. Each flush's
@@ -59,7 +62,7 @@ export class QuotaTracker {
    * same: sent again as it was, under the same id, before anything newer, so that the store counts it once
    * (Stores.usage.addUsage's `batchId`). Counted in `used` meanwhile. Until it is written, newer usage waits in `pending`.
    */
-  private unconfirmed: { id: string; month: string; batch: Map<string, number> } | undefined;
+  private unconfirmed: Sent | undefined;
   private readonly loading = new Map<string, Promise<number>>();
   /** The accounts asked for in this turn of the event loop, and their read (`readSoon`). */
   private batch: { ids: Set<string>; read: Promise<Map<string, number>> } | undefined;
@@ -149,16 +152,20 @@ export class QuotaTracker {
     }
   }
 
-  /** The units pending, by account, taken: they are the caller's to write from now on. */
-  private takePending(): Map<string, number> {
+  /** The units pending, by account, taken (they are the caller's to write from now on), and those accounts' records. */
+  private takePending(): { batch: Map<string, number>; records: AccountUnits[] } {
     const batch = new Map<string, number>();
+    const records: AccountUnits[] = [];
     for (const a of this.spent) {
-      if (a.pending !== 0) batch.set(a.id, a.pending);
+      if (a.pending !== 0) {
+        batch.set(a.id, a.pending);
+        records.push(a);
+      }
       a.pending = 0;
       a.listed = false;
     }
     this.spent = [];
-    return batch;
+    return { batch, records };
   }
 
   /** Writes pending usage to the store and refreshes the accounts it touched. */
@@ -176,9 +183,9 @@ export class QuotaTracker {
       const retry = this.unconfirmed;
       let sent = retry;
       if (!sent) {
-        const batch = this.takePending();
+        const { batch, records } = this.takePending();
         if (batch.size === 0) return;
-        sent = { id: randomUUID(), month: this.month, batch };
+        sent = { id: randomUUID(), month: this.month, batch, records };
       }
       let totals: Map<string, number>;
       try {
@@ -190,7 +197,7 @@ export class QuotaTracker {
       }
       this.unconfirmed = undefined;
       this.rowsWritten += sent.batch.size;
-      await this.refresh(sent.month, sent.batch, totals);
+      await this.refresh(sent, totals);
       if (!retry) return; // a batch written late: what waited behind it goes now
     }
   }
@@ -199,7 +206,7 @@ export class QuotaTracker {
    * The accounts of a batch just written, at the totals the write answered (other instances' units in them), plus what
    * is pending here since; an account the write did not answer for (a batch applied before) is read again.
    */
-  private async refresh(month: string, batch: ReadonlyMap<string, number>, totals: Map<string, number>): Promise<void> {
+  private async refresh({ month, batch, records }: Sent, totals: Map<string, number>): Promise<void> {
     if (month !== this.month) return;
     const missing: string[] = [];
     for (const id of batch.keys()) if (!totals.has(id)) missing.push(id);
@@ -208,10 +215,9 @@ export class QuotaTracker {
       if (stored === undefined) return; // read again after the next flush
       for (const id of missing) totals.set(id, stored.get(id) ?? 0);
     }
-    for (const id of batch.keys()) {
-      const a = this.account(id);
-      a.used = totals.get(id)! + a.pending;
-    }
+    // The records themselves, not looked up by id: a flush of a long tail names tens of thousands of accounts. A
+    // month that started while the batch was written has records of its own (checked above).
+    for (const a of records) a.used = totals.get(a.id)! + a.pending;
   }
 
   /** A new month starts every account at zero; what the old month still had pending is written to it. */
@@ -222,7 +228,7 @@ export class QuotaTracker {
     const m = monthOf(t);
     if (m === this.month) return;
     const old = this.month;
-    const oldPending = this.takePending();
+    const oldPending = this.takePending().batch;
     this.month = m;
     this.accounts.clear();
     this.epoch++;
