@@ -12,7 +12,8 @@
  */
 import pino from 'pino';
 import { RecentMap } from '../../src/auth/recent-map.ts';
-import { hashKey } from '../../src/auth/key-value.ts';
+import { keyDigest } from '../../src/auth/key-value.ts';
+import { PackedKeys } from '../../src/auth/packed-keys.ts';
 import { UsageRecorder } from '../../src/analytics/usage-recorder.ts';
 import { QuotaTracker } from '../../src/limits/quota.ts';
 import { MemoryRateLimiter } from '../../src/shared-state/rate-limiter/memory-rate-limiter.ts';
@@ -39,9 +40,9 @@ const noStore = { addUsageMinutes: async () => {}, addUsage: async () => new Map
 interface Call { value: string; keyId: string; accountId: string; bucket: string }
 
 export async function scaleStructures(): Promise<void> {
-  // The directory's heap: packed keys by hash, as auth/key-directory.ts holds them.
-  const directory = new Map<string, string>();
-  for (let j = 0; j < KEYS; j++) directory.set(hashKey(value(j)), `key${j}\u001facct${j % ACCOUNTS}\u001fkey ${j}\u001fRestricted\u001frpc\u001fngk_stru\u001f\u001f\u001f2026-01-01T00:00:00.000Z\u001f`);
+  // The directory's keys: packed, by the digest of their value, as auth/key-directory.ts holds them.
+  const directory = new PackedKeys();
+  for (let j = 0; j < KEYS; j++) directory.add(keyDigest(value(j)), `key${j}\u001facct${j % ACCOUNTS}\u001fkey ${j}\u001fRestricted\u001frpc\u001fngk_stru\u001f\u001f\u001f2026-01-01T00:00:00.000Z\u001f`);
   // Each key's strings made once, as a resolved key holds them: a call passes the same strings every time.
   const calls = new Map<number, Call>();
   const callOf = (j: number) => {
@@ -66,7 +67,7 @@ export async function scaleStructures(): Promise<void> {
     const structures: Array<[string, (c: Call) => void]> = [
       ['resolution cache (200,000 entries)', (c) => { if (!cache.get(c.value)) cache.set(c.value, { moved: 0 }); }],
       ['resolution cache, full (a new key evicts one)', (c) => { if (!full.get(c.value)) full.set(c.value, { moved: 0 }); }],
-      ['sha256 and directory lookup', (c) => { directory.get(hashKey(c.value)); }],
+      ['sha256 and directory lookup', (c) => { directory.get(keyDigest(c.value)); }],
       ['usage cell', (c) => usage.record(c.accountId, c.keyId, 'mainnet', 'eth_chainId', 0, 1, 0.3)],
       ['quota record', (c) => { quota.add(c.accountId, 1); quota.usedBy(c.accountId); }],
       ['bucket', (c) => { buckets.consume(c.bucket, 1, 1e9, 1e9); }],

@@ -4,6 +4,8 @@ import type { ApiKey, KeyContext } from '../store/keys/api-key.ts';
 import type { KeyChanges, KeyStore } from '../store/keys/key-store.ts';
 import type { Plan } from '../store/plans/plan.ts';
 import type { PlanStore } from '../store/plans/plan-store.ts';
+import { hashOfDigest } from './key-value.ts';
+import { PackedKeys } from './packed-keys.ts';
 
 /** Keys one read of the load asks for. */
 const PAGE = 1000;
@@ -12,9 +14,8 @@ const SEP = '\u001f';
 const NONE = Object.freeze([]) as unknown as never[];
 
 /**
- * A key with no rules, in one string: a million keys as objects of 25 fields took about 1 KB each; packed, the string
- * is a tenth of that (with its hash and the map's entry, about 625 MiB of RSS for a million keys, bench/scale/keys.ts).
- * Unpacked when first used here (then kept, prepared, in the resolver's cache).
+ * A key with no rules, in one string (its fields between SEP): kept as bytes in the directory's arena, and made an
+ * object again only when first used here (then kept, prepared, in the resolver's cache).
  */
 function pack(k: ApiKey): string | undefined {
   const rules = k.ipAllowlist.length + k.originAllowlist.length + k.networkAllowlist.length + k.methodAllowlist.length
@@ -47,8 +48,10 @@ export interface DirectorySource { keys: KeyStore; accounts: AccountStore; plans
  * as any key not here. The resolver asks it only while the feed answers (key-resolver.ts).
  */
 export class KeyDirectory {
-  /** Keys by the hash of their value: packed (`pack`), or whole when they have rules. */
-  private readonly byHash = new Map<string, string | ApiKey>();
+  /** Keys without rules, packed (`pack`), by the digest of their value. */
+  private readonly packed = new PackedKeys();
+  /** Keys with rules (few), whole, by the hash of their value. */
+  private readonly whole = new Map<string, ApiKey>();
   /** Keys reported changed (at most one entry per key): a change names a key by id, which a packed key holds inside (no second map of a million ids). */
   private readonly gone = new Set<string>();
   private readonly accounts = new Map<string, Account>();
@@ -69,7 +72,7 @@ export class KeyDirectory {
       for (const a of accounts) if (!changed.accounts.has(a.id)) this.accounts.set(a.id, a);
       let after = '';
       for (;;) {
-        const room = this.max - this.byHash.size;
+        const room = this.max - this.size;
         if (room <= 0 || this.stopped) return;
         const page = await this.source.keys.pageKeys(after, Math.min(PAGE, room));
         for (const key of page) this.add(key);
@@ -81,11 +84,14 @@ export class KeyDirectory {
     }
   }
 
-  /** The key whose value has this hash, with its account and plan, as the store last said; undefined: ask the store. */
-  get(hash: string): KeyContext | undefined {
-    const held = this.byHash.get(hash);
-    if (held === undefined) return undefined;
-    const key = typeof held === 'string' ? unpack(held, hash) : held;
+  /**
+   * The key whose value has this SHA-256 digest (`keyDigest`), with its account and plan, as the store last said;
+   * undefined: ask the store.
+   */
+  get(digest: string): KeyContext | undefined {
+    const text = this.packed.get(digest);
+    const key = text !== undefined ? unpack(text, hashOfDigest(digest)) : this.whole.size > 0 ? this.whole.get(hashOfDigest(digest)) : undefined;
+    if (key === undefined) return undefined;
     if (this.gone.size > 0 && this.gone.has(key.id)) return undefined;
     const account = this.accounts.get(key.accountId);
     const plan = account && this.plans.get(account.planId);
@@ -111,10 +117,13 @@ export class KeyDirectory {
   }
 
   get size(): number {
-    return this.byHash.size;
+    return this.packed.size + this.whole.size;
   }
 
   private add(key: ApiKey): void {
-    this.byHash.set(key.hash, pack(key) ?? key);
+    const text = pack(key);
+    if (text === undefined) this.whole.set(key.hash, key);
+    // An arena at its bound (4 GiB) takes no more: such a key is looked up in the store, as one past `max`.
+    else this.packed.add(Buffer.from(key.hash, 'hex').toString('latin1'), text);
   }
 }

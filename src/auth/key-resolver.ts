@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { hashKey, isKeyValue } from './key-value.ts';
+import { hashKey, isKeyValue, keyDigest } from './key-value.ts';
 import { JwtChecks, keyJwt, type KeyJwt } from './jwt.ts';
 import type { KeyContext } from '../store/keys/api-key.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
@@ -203,11 +203,11 @@ export class KeyResolver {
   private fromDirectory(value: string, stale: Entry | undefined, now: number): Entry | undefined {
     const { directory, feed } = this;
     if (!directory || now > feed!.trustedUntil || feed!.seenAt <= this.invalidatedAt) return undefined;
-    const hash = hashKey(value);
-    const ctx = directory.get(hash);
+    const ctx = directory.get(keyDigest(value));
     if (!ctx) return undefined;
     this.directoryReads++;
-    return this.put(value, hash, ctx, now, stale, feed!.generation);
+    // Found by the hash of its value: the key's own (the directory holds no value rotated out).
+    return this.put(value, ctx.key.hash, ctx, now, stale, feed!.generation);
   }
 
   private usable(entry: Entry, now: number): ResolvedKey {
