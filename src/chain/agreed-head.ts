@@ -17,7 +17,7 @@ export interface HeadClaim {
   head: number;
   /**
    * The highest block this node has served when asked for it by number, after keeping to a claim that was held
-   * back (chain.ts): proof that a far jump is real, taken only when no other healthy node disagrees.
+   * back (check-round.ts): proof that a far jump is real, taken only when no other healthy node disagrees.
    */
   served?: number;
 }

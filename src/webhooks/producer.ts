@@ -31,7 +31,7 @@ const DEFAULT_BUDGET: KeptBudget = { perWebhook: 8 * 1024 * 1024, total: 64 * 10
 /**
  * Blocks whose events a failed write left out, produced at most per block told (read again from the nodes, each in a
  * turn of the pacer): as many as the chain module reads per round when following resumes after a restart
- * (chain.ts BLOCKS_PER_ROUND). More are produced by a turn queued after this one.
+ * (chain/block-following.ts BLOCKS_PER_ROUND). More are produced by a turn queued after this one.
  */
 const CATCH_UP_BLOCKS = 256;
 
