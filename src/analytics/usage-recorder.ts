@@ -19,11 +19,18 @@ export const UNKNOWN_NETWORK = '(unknown)';
 /** Calls of one network, method and outcome since start. */
 export interface Total { network: string; method: string; code: number; requests: number; computeUnits: number }
 
-/** One usage row of the current minutes, in memory until the next flush (handed to the store as it is). */
-type Cell = UsageMinute;
+/**
+ * One usage row of the current minutes, in memory until the next flush, when what it counted becomes a row
+ * (`taken`). Its latency buckets are fields of its own: a cell lives for its minute, and an array of them would be a
+ * second object per cell for the collector to copy and keep.
+ */
+interface Cell extends Omit<UsageMinute, 'latency'> { l0: number; l1: number; l2: number; l3: number; l4: number; l5: number }
 
-/** What one account made in one minute: cells, and the keys its calls are kept apart by. */
-interface Made { cells: number; keys: Set<string> }
+/**
+ * What one account made in one minute: cells, and the keys its calls are kept apart by (a key counts once, when its
+ * first cell of the minute is made: the index then holds its list).
+ */
+interface Made { cells: number; keys: number }
 
 /**
  * A minute's cells by key, each key's in a short list (found without building a string): one map and one array per
@@ -67,7 +74,7 @@ export class UsageRecorder {
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
   /** Rows whose write failed for this instance, sent again as they were, under their batch id (see `write`). */
-  private unwritten: { id: string; rows: Cell[] } | undefined;
+  private unwritten: { id: string; rows: UsageMinute[] } | undefined;
   /** Everything recorded since start, by network, method and outcome, folded in at each flush (for /metrics). */
   private readonly totals = new Map<string, Total>();
   /** Cells written to the store since start, each once (a batch sent again is counted when it is written). */
@@ -100,7 +107,12 @@ export class UsageRecorder {
     c.computeUnits += computeUnits;
     c.latencyMsSum += Math.round(ms);
     // The first bound `ms` does not exceed (as `while (ms > bounds[b]) b++` would find), or the last bucket.
-    c.latency[!(ms > B0) ? 0 : !(ms > B1) ? 1 : !(ms > B2) ? 2 : !(ms > B3) ? 3 : !(ms > B4) ? 4 : 5]++;
+    if (!(ms > B0)) c.l0++;
+    else if (!(ms > B1)) c.l1++;
+    else if (!(ms > B2)) c.l2++;
+    else if (!(ms > B3)) c.l3++;
+    else if (!(ms > B4)) c.l4++;
+    else c.l5++;
   }
 
   /**
@@ -138,12 +150,13 @@ export class UsageRecorder {
     let c = cells === undefined ? undefined : scan(cells, network, method, code);
     if (c === undefined) {
       let made = this.count.get(accountId);
-      if (made === undefined) this.count.set(accountId, (made = { cells: 0, keys: new Set() }));
-      if (!made.keys.has(keyId)) {
-        if (made.keys.size >= this.maxKeysPerAccountMinute) {
+      if (made === undefined) this.count.set(accountId, (made = { cells: 0, keys: 0 }));
+      // A key with no cells yet this minute is a key more for its account.
+      if (cells === undefined) {
+        if (made.keys >= this.maxKeysPerAccountMinute) {
           keyId = groupKeyId('(other)', accountId);
           c = find(this.index, keyId, network, method, code);
-        } else made.keys.add(keyId);
+        } else made.keys++;
       }
     }
     if (c === undefined) {
@@ -154,7 +167,7 @@ export class UsageRecorder {
         c = find(this.index, keyId, network, method, code);
       } else made.cells++;
       if (c === undefined) {
-        c = { minute: this.minute, accountId, keyId, network, method, code, requests: 0, computeUnits: 0, latencyMsSum: 0, latency: [0, 0, 0, 0, 0, 0] };
+        c = { minute: this.minute, accountId, keyId, network, method, code, requests: 0, computeUnits: 0, latencyMsSum: 0, l0: 0, l1: 0, l2: 0, l3: 0, l4: 0, l5: 0 };
         this.add(this.index, c);
       }
     }
@@ -207,7 +220,7 @@ export class UsageRecorder {
     return [...out.values()];
   }
 
-  private fold(cells: Cell[]): void {
+  private fold(cells: UsageMinute[]): void {
     for (const c of cells) {
       const id = `${c.network}\u0000${c.method}\u0000${c.code}`;
       const t = this.totals.get(id);
@@ -257,12 +270,15 @@ export class UsageRecorder {
 }
 
 /** What a cell counted since the last flush, as a row of its own; the cell counts again from zero. */
-function taken(c: Cell): Cell {
-  const row = { ...c, latency: c.latency.slice() };
+function taken(c: Cell): UsageMinute {
+  const row: UsageMinute = {
+    minute: c.minute, accountId: c.accountId, keyId: c.keyId, network: c.network, method: c.method, code: c.code,
+    requests: c.requests, computeUnits: c.computeUnits, latencyMsSum: c.latencyMsSum, latency: [c.l0, c.l1, c.l2, c.l3, c.l4, c.l5],
+  };
   c.requests = 0;
   c.computeUnits = 0;
   c.latencyMsSum = 0;
-  c.latency.fill(0);
+  c.l0 = c.l1 = c.l2 = c.l3 = c.l4 = c.l5 = 0;
   return row;
 }
 
