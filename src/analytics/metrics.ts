@@ -14,7 +14,7 @@ export interface SharedStateSource {
   storeDown(): boolean;
   limits(): string;
   /** The key resolver's memory: resolutions held, and keys looked up in the store since start (not held, or stale). */
-  keys?: { held(): number; readAhead(): number; directoryReads(): number; lookups(): number };
+  keys?: { held(): number; readAhead(): number; directoryReads(): number; lookups(): number; signals?: { heard: number; joined: number } };
 }
 
 /**
@@ -148,6 +148,11 @@ export class Metrics {
         new Gauge({ name: 'nodegate_key_directory_keys', help: 'Keys read into memory at start and still held as read (auth.keyDirectoryKeys)', registers, collect() { this.set(keys.readAhead()); } });
         new Counter({ name: 'nodegate_key_directory_reads_total', help: 'Keys not in the resolution cache taken from the keys read ahead, with no store read (a rate near the request rate: auth.keyCacheEntries is small for the keys in use)', registers, collect() { this.reset(); this.inc(keys.directoryReads()); } });
         new Counter({ name: 'nodegate_key_lookups_total', help: 'Keys looked up in the store: not held in memory, or held past their trust (a rate near the request rate: auth.keyCacheEntries is too small for the keys in use)', registers, collect() { this.reset(); this.inc(keys.lookups()); } });
+        const signals = keys.signals;
+        if (signals) {
+          new Counter({ name: 'nodegate_key_change_signals_total', help: 'Changes to keys, accounts or plans the store announced as they committed (PostgreSQL NOTIFY), each answered by a look at once', registers, collect() { this.reset(); this.inc(signals.heard); } });
+          new Counter({ name: 'nodegate_key_change_channel_joins_total', help: 'Times the store\'s channel of changes was joined (LISTEN): 1 a start, one more for each lost connection opened again', registers, collect() { this.reset(); this.inc(signals.joined); } });
+        }
       }
       new Gauge({ name: 'nodegate_limits_degraded', help: 'Whether the per-second limits fell back to this process\'s memory (1: Redis, or the workers\' primary, unreachable)', registers, collect() { this.set(shared.limits() === 'degraded' ? 1 : 0); } });
     }

@@ -7,6 +7,12 @@ import type { Changed, KeyChanges, KeyStore } from '../store/keys/key-store.ts';
 const MARGIN_MS = 5000;
 
 /**
+ * Looks made on the store's word (KeyStore.signals) start at least this long after the one before: a stream of changes
+ * costs at most ten looks a second, each a read and, when it reports changes, a pass over the cached resolutions.
+ */
+const SIGNALLED_GAP_MS = 100;
+
+/**
  * The store's changes to keys, accounts and plans, asked for every `everyMs` (one small indexed read, whatever the
  * number of keys): a cached resolution stays trusted while this feed answers, and is dropped when its key, account
  * or plan changes, so keys in use are not looked up again each ttl. `trustedUntil` is the last answered look's start
@@ -23,6 +29,10 @@ export class KeyChangeFeed {
   /** What the last look answered: looks overlap by the margin, and a change is reported once. */
   private reported = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  /** Start of the last look (ms), and the look set to follow a signal. */
+  private startedAt = -Infinity;
+  private signalled: NodeJS.Timeout | undefined;
+  private unlisten: (() => void) | undefined;
 
   constructor(
     private readonly store: { keys: KeyStore },
@@ -35,11 +45,30 @@ export class KeyChangeFeed {
 
   /**
    * Looks every quarter ttl: a change is seen well within the ttl even when a look or two are slow (a database short
-   * of CPU under load), and a look is one small indexed read.
+   * of CPU under load), and a look is one small indexed read. Where the store gives word of each change as it commits,
+   * looks at once on it too: the polls then only bound a signal lost.
    */
   start(): void {
     this.timer = setInterval(() => void this.look().catch(() => {}), Math.max(10, this.ttlMs >>> 2));
     this.timer.unref();
+    this.unlisten = this.store.keys.signals?.listen(() => this.onSignal());
+  }
+
+  /**
+   * A change committed: a look that starts after it. A look under way may have read before the commit, so the one
+   * made for the signal starts once it has ended; signals meanwhile are answered by that same look.
+   */
+  private onSignal(): void {
+    if (this.signalled) return;
+    const wait = Math.max(0, this.startedAt + SIGNALLED_GAP_MS - this.now());
+    this.signalled = setTimeout(() => {
+      const under = this.looking;
+      void (under ? under.catch(() => {}) : Promise.resolve()).then(() => {
+        this.signalled = undefined;
+        return this.look();
+      }).catch(() => {});
+    }, wait);
+    this.signalled.unref();
   }
 
   /** One look (a look already under way is joined); rejects when the store does not answer. */
@@ -50,6 +79,7 @@ export class KeyChangeFeed {
 
   private async lookOnce(): Promise<void> {
     const started = this.now();
+    this.startedAt = started;
     const from = Number.isFinite(this.seenAt) ? this.seenAt : started;
     const all = await this.store.keys.changesSince(new Date(from - MARGIN_MS).toISOString());
     const seen = new Set<string>();
@@ -71,5 +101,7 @@ export class KeyChangeFeed {
 
   stop(): void {
     clearInterval(this.timer);
+    clearTimeout(this.signalled);
+    this.unlisten?.();
   }
 }

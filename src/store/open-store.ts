@@ -5,6 +5,7 @@ import { redactUrl } from '../errors/redact.ts';
 import { openSqlite } from './sqlite-open.ts';
 import { accountStore } from './accounts/account-store.ts';
 import { alertStore } from './alerts/alert-store.ts';
+import { postgresChangeSignals, type ChangeSignals } from './keys/change-signals.ts';
 import { keyStore } from './keys/key-store.ts';
 import { mailStore } from './mail/mail-store.ts';
 import { metaStore } from './meta/meta-store.ts';
@@ -47,16 +48,17 @@ export async function openStore(config: { dataDir: string; database: Partial<Con
 
 /**
  * The domain stores over one opened, migrated database. `feed`: a connection of its own for the key change feed
- * (KeyStore.changesSince), so that the read that makes a revocation take effect never waits behind the pool's queue.
+ * (KeyStore.changesSince), so that the read that makes a revocation take effect never waits behind the pool's queue;
+ * `signals`: word of each change as it commits (KeyStore.signals), so that read is made at once.
  */
-export function byDomain(db: SqlDb, feed?: SqlDb): Stores {
+export function byDomain(db: SqlDb, feed?: SqlDb, signals?: ChangeSignals): Stores {
   let closing: Promise<void> | undefined;
   return {
-    kind: db.dialect, plans: planStore(db), accounts: accountStore(db), keys: keyStore(db, feed), usage: usageStore(db), requests: requestStore(db),
+    kind: db.dialect, plans: planStore(db), accounts: accountStore(db), keys: keyStore(db, feed, signals), usage: usageStore(db), requests: requestStore(db),
     alerts: alertStore(db), sessions: sessionStore(db), members: memberStore(db), tokens: tokenStore(db), mail: mailStore(db),
     webhooks: webhookStore(db), webhookEvents: webhookEventStore(db), meta: metaStore(db),
     ping: () => db.ping(),
-    close: () => (closing ??= Promise.all([db.close(), feed?.close()]).then(() => undefined)),
+    close: () => (closing ??= Promise.all([db.close(), feed?.close(), signals?.close()]).then(() => undefined)),
   };
 }
 
@@ -93,5 +95,9 @@ export async function postgresStores(url: string, bounds: { connectTimeoutMs?: n
   // every quarter key-cache ttl, goes on a connection of its own, so a revoked key is refused within the ttl all the same.
   const feed = new pg.Pool({ connectionString: url, options: CONNECTION_OPTIONS, max: 1, connectionTimeoutMillis: bounds.connectTimeoutMs ?? 3000, query_timeout: bounds.queryTimeoutMs ?? 30_000 });
   feed.on('error', () => {});
-  return byDomain(SqlDb.postgres(pool), SqlDb.postgres(feed));
+  // One more connection, opened only while an instance follows the changes: keepAlive finds a peer gone silent.
+  const signals = postgresChangeSignals(() => new pg.Client({
+    connectionString: url, options: CONNECTION_OPTIONS, connectionTimeoutMillis: bounds.connectTimeoutMs ?? 3000, query_timeout: bounds.queryTimeoutMs ?? 30_000, keepAlive: true,
+  }));
+  return byDomain(SqlDb.postgres(pool), SqlDb.postgres(feed), signals);
 }

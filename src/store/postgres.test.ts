@@ -7,6 +7,8 @@ import { openStore } from './open-store.ts';
 import { postgresStores } from './open-store.ts';
 import type { Stores } from './stores.ts';
 import { migrationsOf } from './migrations/index.ts';
+import { KEY_CHANGE_CHANNEL } from './migrations/23-key-change-signal.ts';
+import { eventually } from '../../test/helpers/eventually.ts';
 import { freePlan, newAccount, newKey, storeContract } from './store.contract.ts';
 
 const where = postgresWhere;
@@ -88,6 +90,74 @@ if (!up && process.env.CI) {
       assert.ok(text.includes(key.hash), 'the hash is there (the search sees the records)');
       assert.ok(!text.includes(value), 'the value is not');
       assert.ok(!text.includes(value.slice(key.prefix.length)), 'nor the part of it beyond the listed prefix');
+    });
+
+    test('a change a resolution reads is announced as it commits, by any writer; a last use is not', async () => {
+      const url = await freshDatabase();
+      const writer = await postgresStores(url);
+      await writer.plans.createPlan(freePlan);
+      const account = await writer.accounts.createAccount(newAccount());
+      const { key } = newKeyMaterial('secret');
+      await writer.keys.insertKey(newKey(account.id, key));
+      // The channel as any client hears it: notifications come in commit order, so a mark sent after a write comes
+      // after whatever that write announced.
+      const ear = new pg.Client(url);
+      await ear.connect();
+      const heard: string[] = [];
+      let told: (() => void) | undefined;
+      ear.on('notification', (n) => { heard.push(n.payload ?? ''); told?.(); });
+      await ear.query(`LISTEN ${KEY_CHANGE_CHANNEL}`);
+      const next = () => new Promise<void>((r) => { told = r; });
+      const mark = async (name: string) => {
+        const h = next();
+        await sql(url, `SELECT pg_notify($1, $2)`, [KEY_CHANGE_CHANNEL, name]);
+        await h;
+      };
+      try {
+        await writer.keys.touchKeys(new Map([[key.id, new Date().toISOString()]]));
+        await mark('after the last use');
+        assert.deepEqual(heard, ['after the last use'], 'a last use is no change');
+        for (const [what, write] of [
+          ['revocation', () => writer.keys.revokeKey(key.id)],
+          ['account', () => writer.accounts.updateAccount(account.id, { name: 'Renamed' })],
+          ['plan', () => writer.plans.updatePlan('free', { cuPerSecond: 331 })],
+        ] as const) {
+          heard.length = 0;
+          await write();
+          await mark(`after the ${what}`);
+          assert.deepEqual(heard, ['', `after the ${what}`], `the ${what} is announced`);
+        }
+      } finally {
+        await ear.end();
+        await writer.close();
+      }
+    });
+
+    test("a store's signals: heard from another writer, and again after their connection is cut", async () => {
+      const url = await freshDatabase();
+      const writer = await postgresStores(url);
+      const follower = await postgresStores(url);
+      await writer.plans.createPlan(freePlan);
+      const account = await writer.accounts.createAccount(newAccount());
+      const keys = [newKeyMaterial('secret').key, newKeyMaterial('secret').key];
+      for (const key of keys) await writer.keys.insertKey(newKey(account.id, key));
+      const signals = follower.keys.signals!;
+      let calls = 0;
+      const stop = signals.listen(() => { calls++; });
+      try {
+        await eventually(() => signals.stats.joined === 1 && calls === 1, 10_000, 'the channel joined (a signal)');
+        await writer.keys.revokeKey(keys[0].id);
+        await eventually(() => signals.stats.heard === 1 && calls === 2, 10_000, 'the revocation heard');
+        // The listening connection cut by the server, as a restart or a fault cuts it: joined again, which is a signal.
+        await sql(url, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = $1`, [`LISTEN ${KEY_CHANGE_CHANNEL}`]);
+        await eventually(() => signals.stats.joined === 2 && calls === 3, 10_000, 'the channel joined again');
+        await writer.keys.revokeKey(keys[1].id);
+        await eventually(() => signals.stats.heard === 2 && calls === 4, 10_000, 'a revocation heard on the new connection');
+      } finally {
+        stop();
+        await follower.close();
+        await writer.close();
+      }
     });
 
     test('openStore opens PostgreSQL when a database URL is set', async () => {

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { newKeyMaterial } from '../auth/key-value.ts';
 import { openStore } from './open-store.ts';
 import { sqliteStores } from './open-store.ts';
-import { migrationsOf } from './migrations/index.ts';
+import { MIGRATIONS, migrationsOf } from './migrations/index.ts';
 
 const sqliteMigrations = migrationsOf('sqlite');
 import { freePlan, newAccount, newKey, storeContract } from './store.contract.ts';
@@ -80,11 +80,12 @@ describe('sqlite store, specifically', () => {
   });
 
   test('usage kept before hours were rolled up reads the same after the upgrade, and counts each call once after roll-ups', async () => {
-    // The store one step before: every flush wrote its minute, hour and day rows.
+    // The store one step before the roll-up: every flush wrote its minute, hour and day rows.
     const file = freshFile();
     const db = new Database(file);
-    for (const step of sqliteMigrations.slice(0, -1)) db.exec(step);
-    db.pragma(`user_version = ${sqliteMigrations.length - 1}`);
+    const rollUp = MIGRATIONS.filter((m) => m.sqlite !== undefined).findIndex((m) => m.name === 'usage-roll-up');
+    for (const step of sqliteMigrations.slice(0, rollUp)) db.exec(step);
+    db.pragma(`user_version = ${rollUp}`);
     const insert = (table: string, minute: string) => db.prepare(`INSERT INTO ${table} (minute, account_id, key_id, network, method, code, requests, compute_units, latency_ms_sum, l0, l1, l2, l3, l4, l5)
       VALUES (?, 'acc-1', 'key-1', 'mainnet', 'eth_call', 0, 2, 52, 4, 2, 0, 0, 0, 0, 0)
       ON CONFLICT DO UPDATE SET requests = requests + 2, compute_units = compute_units + 52, latency_ms_sum = latency_ms_sum + 4, l0 = l0 + 2`).run(minute);

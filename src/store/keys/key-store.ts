@@ -1,6 +1,7 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import { ACCOUNT_COLUMNS, accountFromRow } from '../accounts/account-store.ts';
 import type { ApiKey, JwtPublicKey, KeyContext, KeyType, Permission } from './api-key.ts';
+import type { ChangeSignals } from './change-signals.ts';
 import { PLAN_COLUMNS, planFromRow } from '../plans/plan-store.ts';
 import { isoTime, timeOrNull, type Codec } from '../sql/codec.ts';
 import { anyOf, anyOfParameter } from '../sql/any-of.ts';
@@ -92,6 +93,8 @@ export interface KeyStore {
    * accounts and plans, by id. Last use is no change.
    */
   changesSince(since: string): Promise<KeyChanges>;
+  /** Word of each change `changesSince` would report, as it commits, where the store can give it (PostgreSQL). */
+  readonly signals?: ChangeSignals;
 }
 
 /** Every column of a key row. */
@@ -155,7 +158,7 @@ export async function findKeyByHash(keys: Pick<KeyStore, 'findKeysByHash'>, hash
 }
 
 /** The key store on a database. */
-export function keyStore(db: SqlDb, feed: SqlDb = db): KeyStore {
+export function keyStore(db: SqlDb, feed: SqlDb = db, signals?: ChangeSignals): KeyStore {
   const { k, codec } = db;
   const one = (row: object | undefined) => row && keyFromRow(row as Record<string, unknown>, codec);
   const getKey = async (id: string) => one(await k.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst());
@@ -181,6 +184,7 @@ export function keyStore(db: SqlDb, feed: SqlDb = db): KeyStore {
   const previousEnds = (eb: ExpressionBuilder<Tables, 'api_keys'>) => eb('previous_until', '>', new Date().toISOString());
 
   return {
+    signals,
     async insertKey(key) {
       const l = (xs: readonly string[] | undefined) => codec.toList(xs ?? []);
       const row: ApiKeysTable = {

@@ -21,6 +21,7 @@ import { requestLog } from './19-request-log.ts';
 import { usageGrains } from './20-usage-grains.ts';
 import { roomForUpdates } from './21-room-for-updates.ts';
 import { usageRollUp } from './22-usage-roll-up.ts';
+import { keyChangeSignal } from './23-key-change-signal.ts';
 import type { Migration } from './migration.ts';
 
 export type { Migration } from './migration.ts';
@@ -54,6 +55,7 @@ export const MIGRATIONS: readonly Migration[] = [
   usageGrains,
   roomForUpdates,
   usageRollUp,
+  keyChangeSignal,
 ];
 
 /** The DDL of the steps a dialect has, in order: its version N means the first N of these ran. */
