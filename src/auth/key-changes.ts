@@ -33,6 +33,8 @@ export class KeyChangeFeed {
   private startedAt = -Infinity;
   private signalled: NodeJS.Timeout | undefined;
   private unlisten: (() => void) | undefined;
+  /** Keys the store said were revoked, told to `revoked` together at the end of this turn of the event loop. */
+  private revokedIds: Set<string> | undefined;
 
   constructor(
     private readonly store: { keys: KeyStore },
@@ -41,6 +43,8 @@ export class KeyChangeFeed {
     private readonly now: () => number,
     /** Told each time a look answered. */
     private readonly answered: () => void = () => {},
+    /** Told the keys the store's signals said were revoked, before any look reports them. */
+    private readonly revoked: (ids: ReadonlySet<string>) => void = () => {},
   ) {}
 
   /**
@@ -51,7 +55,21 @@ export class KeyChangeFeed {
   start(): void {
     this.timer = setInterval(() => void this.look().catch(() => {}), Math.max(10, this.ttlMs >>> 2));
     this.timer.unref();
-    this.unlisten = this.store.keys.signals?.listen(() => this.onSignal());
+    this.unlisten = this.store.keys.signals?.listen((id) => {
+      if (id !== undefined) this.onRevoked(id);
+      this.onSignal();
+    });
+  }
+
+  /** A key's revocation committed: told at the end of this turn, with any other revoked meanwhile (a bulk revocation). */
+  private onRevoked(id: string): void {
+    if (this.revokedIds) return void this.revokedIds.add(id);
+    const ids = new Set([id]);
+    this.revokedIds = ids;
+    setImmediate(() => {
+      this.revokedIds = undefined;
+      this.revoked(ids);
+    });
   }
 
   /**

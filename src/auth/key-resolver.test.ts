@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newKeyMaterial } from './key-value.ts';
+import type { ChangeListener, ChangeSignals } from '../store/keys/change-signals.ts';
 import { KeyResolver, LAST_USE_GRAIN_MS, type ResolvedKey } from './key-resolver.ts';
 import { sqliteStores } from '../store/open-store.ts';
 import { freePlan, newAccount, newKey } from '../store/store.contract.ts';
@@ -129,6 +130,31 @@ test('following the store\'s changes, a key in use is not looked up again each t
   now += 1500;
   await assert.rejects(async () => other.resolve(value), /revoked/);
   assert.equal(seen.lookups, 3);
+  await other.close();
+  await store.close();
+});
+
+test("the store's word of a revocation refuses the key at once, before any look at the changes and with no lookup", async () => {
+  const { store, key, keys: here } = await setUp();
+  await here.close();
+  const now = Date.now();
+  const value = [...valueOf].find(([hash]) => hash === key.hash)![1];
+  const listeners: ChangeListener[] = [];
+  const signals: ChangeSignals = { listen: (l) => { listeners.push(l); return () => {}; }, stats: { heard: 0, joined: 0 }, close: async () => {} };
+  const { store: watched, seen } = counted(store);
+  let looks = 0;
+  const keys = { ...watched.keys, signals, changesSince: (since: string) => { looks++; return store.keys.changesSince(since); } };
+  const other = new KeyResolver({ keys }, 1000, 0, { followChanges: true }, {}, () => now);
+  await other.followChanges();
+  assert.equal((await other.resolve(value)).key.id, key.id);
+  // Revoked by another writer: this instance has not looked since, and is told only the store's word.
+  await store.keys.revokeKey(key.id);
+  assert.equal((other.resolve(value) as ResolvedKey).key.id, key.id, 'still served before the word');
+  const [lookups, looked] = [seen.lookups, looks];
+  for (const l of listeners) l(key.id);
+  await new Promise((r) => setImmediate(r));
+  await assert.rejects(async () => other.resolve(value), /revoked/);
+  assert.deepEqual([seen.lookups, looks], [lookups, looked], 'refused on the word alone');
   await other.close();
   await store.close();
 });

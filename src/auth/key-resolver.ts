@@ -157,7 +157,7 @@ export class KeyResolver {
     if (followChanges && ttlMs > 0) {
       // The feed's answer is the store's: it ends an outage, which keys trusted on the feed's word would not probe.
       const { outage } = this.failStatic;
-      this.feed = new KeyChangeFeed(store, ttlMs, (c) => this.drop(c), now, () => outage.answered());
+      this.feed = new KeyChangeFeed(store, ttlMs, (c) => this.drop(c), now, () => outage.answered(), (ids) => this.revokedNow(ids));
       this.feed.start();
       const { accounts, plans } = store;
       if (directoryKeys > 0 && accounts && plans) {
@@ -302,6 +302,16 @@ export class KeyResolver {
     const plans = ids(c.plans);
     this.directory?.forget(c);
     this.known.sweep((e) => keys.has(e.resolved!.key.id) || accounts.has(e.resolved!.account.id) || plans.has(e.resolved!.plan.id));
+  }
+
+  /**
+   * The store said, as they committed, that these keys were revoked (a revocation is for ever): their resolutions are
+   * refused from the next request on, with no read of the store (which may be short of CPU under load), and the keys
+   * read ahead are not used for them. The look that follows reports them and takes them out.
+   */
+  private revokedNow(ids: ReadonlySet<string>): void {
+    this.directory?.forget({ keys: [...ids].map((id) => ({ id, at: '' })), accounts: [], plans: [] });
+    this.known.each((e) => { if (e.resolved && ids.has(e.resolved.keyId)) e.resolved.revoked = true; });
   }
 
   /**

@@ -47,6 +47,11 @@ export class RecentMap<V extends Recency> {
     this.m?.clear();
   }
 
+  /** Calls `f` with every entry (one pass: for changes, which are rare). */
+  each(f: (v: V) => void): void {
+    this.m?.forEach((v) => f(v));
+  }
+
   /** Removes every entry `drop` says to (one pass: for changes, which are rare). */
   sweep(drop: (v: V) => boolean): void {
     const m = this.m;

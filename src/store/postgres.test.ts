@@ -117,15 +117,17 @@ if (!up && process.env.CI) {
         await writer.keys.touchKeys(new Map([[key.id, new Date().toISOString()]]));
         await mark('after the last use');
         assert.deepEqual(heard, ['after the last use'], 'a last use is no change');
-        for (const [what, write] of [
-          ['revocation', () => writer.keys.revokeKey(key.id)],
-          ['account', () => writer.accounts.updateAccount(account.id, { name: 'Renamed' })],
-          ['plan', () => writer.plans.updatePlan('free', { cuPerSecond: 331 })],
+        // Each change once, a revocation with its key's id (refused on the word alone).
+        for (const [what, write, payload] of [
+          ["key's rules", () => writer.keys.updateKey(key.id, { name: 'renamed' }), ''],
+          ['revocation', () => writer.keys.revokeKey(key.id), `revoked ${key.id}`],
+          ['account', () => writer.accounts.updateAccount(account.id, { name: 'Renamed' }), ''],
+          ['plan', () => writer.plans.updatePlan('free', { cuPerSecond: 331 }), ''],
         ] as const) {
           heard.length = 0;
           await write();
           await mark(`after the ${what}`);
-          assert.deepEqual(heard, ['', `after the ${what}`], `the ${what} is announced`);
+          assert.deepEqual(heard, [payload, `after the ${what}`], `the ${what} is announced`);
         }
       } finally {
         await ear.end();
@@ -143,7 +145,8 @@ if (!up && process.env.CI) {
       for (const key of keys) await writer.keys.insertKey(newKey(account.id, key));
       const signals = follower.keys.signals!;
       let calls = 0;
-      const stop = signals.listen(() => { calls++; });
+      const revoked: Array<string | undefined> = [];
+      const stop = signals.listen((id) => { calls++; revoked.push(id); });
       try {
         await eventually(() => signals.stats.joined === 1 && calls === 1, 10_000, 'the channel joined (a signal)');
         await writer.keys.revokeKey(keys[0].id);
@@ -153,6 +156,7 @@ if (!up && process.env.CI) {
         await eventually(() => signals.stats.joined === 2 && calls === 3, 10_000, 'the channel joined again');
         await writer.keys.revokeKey(keys[1].id);
         await eventually(() => signals.stats.heard === 2 && calls === 4, 10_000, 'a revocation heard on the new connection');
+        assert.deepEqual(revoked, [undefined, keys[0].id, undefined, keys[1].id], 'each join, then each revocation with its key');
       } finally {
         stop();
         await follower.close();

@@ -1,18 +1,23 @@
 import type pg from 'pg';
-import { KEY_CHANGE_CHANNEL } from '../migrations/23-key-change-signal.ts';
+import { KEY_CHANGE_CHANNEL, REVOKED_PAYLOAD } from '../migrations/23-key-change-signal.ts';
 
 /**
  * Word from the store that keys, accounts or plans changed, by any writer, as each change commits: a hint to read
- * `changesSince` now, never the changes themselves (a signal lost or late costs only speed: the feed polls all the
- * same). Only where other writers can announce it (PostgreSQL's LISTEN); absent on SQLite.
+ * `changesSince` now, and for a key's revocation the key's id (a signal lost or late costs only speed: the feed polls
+ * all the same). Only where other writers can announce it (PostgreSQL's LISTEN); absent on SQLite.
  */
 export interface ChangeSignals {
-  /** Calls `listener` on each signal, and once each time the store's channel is (re)joined; answers how to stop. */
-  listen(listener: () => void): () => void;
+  /**
+   * Calls `listener` on each signal, with the id of the key revoked when it is a revocation, and once each time the
+   * store's channel is (re)joined; answers how to stop.
+   */
+  listen(listener: ChangeListener): () => void;
   /** Signals heard since start, and how many times the channel was joined: for /metrics. */
   readonly stats: { heard: number; joined: number };
   close(): Promise<void>;
 }
+
+export type ChangeListener = (revokedKeyId: string | undefined) => void;
 
 /** After a lost or failed connection, the next try is this long after. */
 const RETRY_MS = 1000;
@@ -24,12 +29,12 @@ const RETRY_MS = 1000;
  * signal, as a change may have committed meanwhile.
  */
 export function postgresChangeSignals(connect: () => pg.Client): ChangeSignals {
-  const listeners = new Set<() => void>();
+  const listeners = new Set<ChangeListener>();
   const stats = { heard: 0, joined: 0 };
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
   let closed = false;
-  const emit = () => { for (const l of listeners) l(); };
+  const emit = (revoked?: string) => { for (const l of listeners) l(revoked); };
 
   const lost = (c: pg.Client) => {
     if (client !== c) return;
@@ -49,7 +54,8 @@ export function postgresChangeSignals(connect: () => pg.Client): ChangeSignals {
     c.on('notification', (n) => {
       if (n.channel !== KEY_CHANGE_CHANNEL) return;
       stats.heard++;
-      emit();
+      const p = n.payload ?? '';
+      emit(p.startsWith(REVOKED_PAYLOAD) ? p.slice(REVOKED_PAYLOAD.length) : undefined);
     });
     c.connect()
       .then(() => c.query(`LISTEN ${KEY_CHANGE_CHANNEL}`))
