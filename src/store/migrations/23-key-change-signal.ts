@@ -9,7 +9,7 @@ export const REVOKED_PAYLOAD = 'revoked ';
 /**
  * Every writer of the store (an instance, the CLI, an operator's own SQL) announces a change that a key's resolution
  * reads, when it commits: instances that follow the changes look at once, instead of at their next poll of
- * `changesSince` (a revocation under load waited 700-940 ms for it on a host short of CPU). A key's revocation names the
+ * `changesSince` (on a host short of CPU, a poll and the lookup after it take hundreds of ms). A key's revocation names the
  * key, so an instance refuses it on the word alone, with no read of a store that may be short of CPU; a revocation is
  * for ever, so the word cannot be stale. Announced by each statement that sets a key's `changed_at` (a row each) or an
  * account's or plan's `updated_at` (what `changesSince` reads); a key's last use sets neither, and costs nothing here.
