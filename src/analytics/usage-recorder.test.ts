@@ -88,3 +88,46 @@ test("a key's calls over several flushes of one minute, read through its resolut
   await recorder.close();
   await store.close();
 });
+
+test('cells of minutes gone are made again for later minutes, and every minute counts its own calls, late ones included', async () => {
+  const store = sqliteStores(':memory:');
+  // Each minute a different set of keys and methods (so a slot freed from one key's chain serves another's), and in
+  // the third a call late to the second, after the clock moved on (its cells are still there until the next flush).
+  const calls: Array<{ at: string; minute: number; key: number; method: string }> = [];
+  for (let minute = 0; minute < 4; minute++) {
+    for (let i = 0; i < 40; i++) calls.push({ at: `2026-03-01T10:0${minute}:10Z`, minute, key: (i * (minute + 1)) % 30, method: ['eth_call', 'eth_getLogs', 'eth_chainId'][(i + minute) % 3] });
+    if (minute === 2) calls.push({ at: '2026-03-01T10:01:59Z', minute: 1, key: 7, method: 'eth_call' }, { at: '2026-03-01T10:02:30Z', minute: 2, key: 7, method: 'eth_call' });
+  }
+  // Exactly the cells and keys each account needs in a minute: a cell made twice pushes a call under (other).
+  const need = (id: (c: (typeof calls)[number]) => string) => {
+    const sets = new Map<string, Set<string>>();
+    for (const c of calls) {
+      const at = `${c.minute} ${c.key % 3}`;
+      if (!sets.has(at)) sets.set(at, new Set());
+      sets.get(at)!.add(id(c));
+    }
+    return Math.max(10, ...[...sets.values()].map((x) => x.size));
+  };
+  let t = 0;
+  const recorder = new UsageRecorder(store.usage, 60_000, need((c) => `${c.key} ${c.method}`), need((c) => String(c.key)), pino({ level: 'silent' }), () => t);
+  const holders = Array.from({ length: 30 }, () => ({ usageEpoch: -1, usageCells: undefined }));
+  const expected = new Map<string, number>();
+  for (const [i, c] of calls.entries()) {
+    t = Date.parse(c.at);
+    recorder.record(`acc-${c.key % 3}`, `key-${c.key}`, 'mainnet', c.method, 0, 1, 1, holders[c.key]);
+    const id = `2026-03-01T10:0${c.minute} key-${c.key} ${c.method}`;
+    expected.set(id, (expected.get(id) ?? 0) + 1);
+    // Flushes within each minute too: a minute's cells stay through its flushes, however many keys come and go.
+    if (i % 10 === 9) await recorder.flush();
+  }
+  await recorder.flush();
+  const rows = await store.usage.listUsageMinutes({ from: '2026-03-01T10:00', to: '2026-03-01T10:04' });
+  const got = new Map<string, number>();
+  for (const r of rows.filter((x) => x.accountId.startsWith('acc-'))) {
+    const id = `${r.minute} ${r.keyId} ${r.method}`;
+    got.set(id, (got.get(id) ?? 0) + r.requests);
+  }
+  assert.deepEqual(new Map([...got].sort()), new Map([...expected].sort()));
+  await recorder.close();
+  await store.close();
+});
