@@ -36,7 +36,12 @@ const CONNECTIONS = 32;
  */
 const FIRST_WARM_S = 10;
 const WARM_WINDOWS = 15;
-const DURATION_S = 5;
+/**
+ * Each measured window: long enough to hold several rounds of the collector's full marking and of every flush, whose
+ * timing alone moved a 5 s window's Zipf-like CPU between 1.29x and 1.86x one key's in two runs of one commit in one
+ * hour (45 s windows of an ad-hoc run stayed within 1.62x-1.84x).
+ */
+const DURATION_S = 15;
 const ROUNDS = 3;
 const DRAWS: KeyDraw[] = ['one key', 'Zipf-like', 'uniform'];
 
