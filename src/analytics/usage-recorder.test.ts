@@ -91,8 +91,9 @@ test("a key's calls over several flushes of one minute, read through its resolut
 
 test('cells of minutes gone are made again for later minutes, and every minute counts its own calls, late ones included', async () => {
   const store = sqliteStores(':memory:');
-  // Each minute a different set of keys and methods (so a slot freed from one key's chain serves another's), and in
-  // the third a call late to the second, after the clock moved on (its cells are still there until the next flush).
+  // Each minute a different set of keys and methods (a minute's cells go at the first flush after it, and the next
+  // minute's are made anew), and in the third a call late to the second, after the clock moved on (its cells are
+  // still there until the next flush).
   const calls: Array<{ at: string; minute: number; key: number; method: string }> = [];
   for (let minute = 0; minute < 4; minute++) {
     for (let i = 0; i < 40; i++) calls.push({ at: `2026-03-01T10:0${minute}:10Z`, minute, key: (i * (minute + 1)) % 30, method: ['eth_call', 'eth_getLogs', 'eth_chainId'][(i + minute) % 3] });
