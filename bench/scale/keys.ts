@@ -37,9 +37,9 @@ const CONNECTIONS = 32;
 const FIRST_WARM_S = 10;
 const WARM_WINDOWS = 15;
 /**
- * Each measured window: long enough to hold several rounds of the collector's full marking and of every flush, whose
- * timing alone moved a 5 s window's Zipf-like CPU between 1.29x and 1.86x one key's in two runs of one commit in one
- * hour (45 s windows of an ad-hoc run stayed within 1.62x-1.84x).
+ * Each measured window: long enough to hold several rounds of the collector's full marking and of every flush. With
+ * 5 s windows, two runs in one hour of builds that 45 s windows of an ad-hoc run could not tell apart (1.62x-1.79x
+ * each) read the Zipf-like CPU at 1.29x and 1.86x one key's (docs/performance.md).
  */
 const DURATION_S = 15;
 const ROUNDS = 3;
