@@ -6,10 +6,11 @@ import { freshDatabase, postgresReachable, postgresWhere } from '../../test/help
 import { openStore } from './open-store.ts';
 import { postgresStores } from './open-store.ts';
 import type { Stores } from './stores.ts';
-import { migrationsOf } from './migrations/index.ts';
+import { MIGRATIONS, migrationsOf } from './migrations/index.ts';
 import { KEY_CHANGE_CHANNEL } from './migrations/23-key-change-signal.ts';
 import { eventually } from '../../test/helpers/eventually.ts';
 import { freePlan, newAccount, newKey, storeContract } from './store.contract.ts';
+import { findKeyByHash } from './keys/key-store.ts';
 
 const where = postgresWhere;
 const reachable = postgresReachable;
@@ -73,6 +74,49 @@ if (!up && process.env.CI) {
       await (await postgresStores(url)).close();
       await sql(url, 'INSERT INTO schema_migrations (version) VALUES ($1)', [migrationsOf('postgres').length + 1]);
       await assert.rejects(postgresStores(url), /newer than this Nodegate knows/);
+    });
+
+    test('text is in byte order on a database of a language\'s collation: each column, rows of before the step kept, a search by prefix a range of its index', async () => {
+      // ICU's en-US, as a database made on a host whose locale is en_US.UTF-8 sorts: 'a' < 'B', where bytes put 'B' first.
+      const url = await freshDatabase("TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'");
+      const textColumns = `SELECT table_name || '.' || column_name AS c, collation_name AS coll FROM information_schema.columns
+        WHERE table_schema = 'public' AND data_type = 'text' ORDER BY 1`;
+      const first = await postgresStores(url);
+      await first.plans.createPlan(freePlan);
+      const account = await first.accounts.createAccount(newAccount());
+      const key = newKey(account.id);
+      await first.keys.insertKey(key);
+      const minute = { minute: '2026-03-01T10:00', accountId: account.id, keyId: key.id, network: 'mainnet', method: 'eth_call', code: 0, requests: 2, computeUnits: 52, latencyMsSum: 9, latency: [1, 1, 0, 0, 0, 0] };
+      await first.usage.addUsageMinutes([minute]);
+      await first.close();
+      // The database as the step before found it: every text column in the database's collation, its rows in.
+      // PostgreSQL's version of the step before it: the steps PostgreSQL has, counted up to it.
+      const before = MIGRATIONS.filter((m) => m.postgres !== undefined).findIndex((m) => m.name === 'byte-order-text');
+      assert.ok(before > 0, 'the step is in the list');
+      const { rows: columns } = await sql(url, textColumns);
+      assert.ok(columns.length > 50, 'the text columns are read');
+      assert.deepEqual(columns.filter((r) => r.coll !== 'C'), [], 'a fresh store has every text column in byte order: a new one is `text COLLATE "C"` on PostgreSQL (migrations/24-byte-order-text.ts)');
+      const undo = columns.map((r) => { const [t, c] = (r.c as string).split('.'); return `ALTER TABLE ${t} ALTER COLUMN ${c} TYPE text COLLATE "default";`; });
+      await sql(url, `BEGIN; ${undo.join(' ')} DELETE FROM schema_migrations WHERE version > ${before}; COMMIT`);
+      assert.ok((await sql(url, textColumns)).rows.every((r) => r.coll === null), 'undone: the database\'s own collation');
+
+      const again = await postgresStores(url);
+      try {
+        assert.deepEqual((await sql(url, textColumns)).rows.filter((r) => r.coll !== 'C'), [], 'every text column in byte order');
+        assert.equal((await findKeyByHash(again.keys, key.hash))?.key.id, key.id);
+        assert.deepEqual((await again.keys.findKeysByPrefix(key.prefix, account.id, 10)).map((k) => k.id), [key.id]);
+        assert.deepEqual((await again.usage.listUsageMinutes({ from: '2026-03-01T10:00', to: '2026-03-01T10:01', accountId: account.id })).map((r) => [r.keyId, r.requests]), [[key.id, 2]]);
+        // A search of a million keys by prefix reads the keys with that prefix, not the whole index (the plan with
+        // sequential scans off, so that the planner shows what the index allows on a handful of rows).
+        const { rows: plan } = await sql(url, "SET enable_seqscan = off; EXPLAIN SELECT id FROM api_keys WHERE prefix LIKE 'ngk\\_ab%' ESCAPE '\\'")
+          .then((r) => (r as unknown as pg.QueryResult[])[1]);
+        const text = plan.map((r) => r['QUERY PLAN'] as string).join('\n');
+        assert.match(text, /Index Cond: \(\(prefix >= 'ngk_ab'::text\) AND \(prefix < 'ngk_ac'::text\)\)/, text);
+        const { rows: order } = await sql(url, "SELECT string_agg(id, ' ' ORDER BY id) AS ids FROM (VALUES ('b'), ('B'), ('a')) AS v (id)");
+        assert.equal(order[0].ids, 'a b B', 'the database itself still sorts as its language does (the test would not tell otherwise)');
+      } finally {
+        await again.close();
+      }
     });
 
     test("a key's value never reaches the database: only its hash", async () => {

@@ -45,12 +45,15 @@ after(async () => {
   await admin.end();
 });
 
-/** A new, empty database (its URL); dropped when the file's tests are done. */
-export async function freshDatabase(): Promise<string> {
+/**
+ * A new, empty database (its URL); dropped when the file's tests are done. `options`: what CREATE DATABASE is given
+ * after the name (a collation of its own, say).
+ */
+export async function freshDatabase(options = ''): Promise<string> {
   const name = `nodegate_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client(ADMIN_URL);
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.query(`CREATE DATABASE ${name} ${options}`);
   await admin.end();
   created.push(name);
   const url = new URL(ADMIN_URL);

@@ -22,6 +22,7 @@ import { usageGrains } from './20-usage-grains.ts';
 import { roomForUpdates } from './21-room-for-updates.ts';
 import { usageRollUp } from './22-usage-roll-up.ts';
 import { keyChangeSignal } from './23-key-change-signal.ts';
+import { byteOrderText } from './24-byte-order-text.ts';
 import type { Migration } from './migration.ts';
 
 export type { Migration } from './migration.ts';
@@ -56,6 +57,7 @@ export const MIGRATIONS: readonly Migration[] = [
   roomForUpdates,
   usageRollUp,
   keyChangeSignal,
+  byteOrderText,
 ];
 
 /** The DDL of the steps a dialect has, in order: its version N means the first N of these ran. */
