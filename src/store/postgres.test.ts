@@ -103,6 +103,8 @@ if (!up && process.env.CI) {
       const again = await postgresStores(url);
       try {
         assert.deepEqual((await sql(url, textColumns)).rows.filter((r) => r.coll !== 'C'), [], 'every text column in byte order');
+        const { rows: stats } = await sql(url, "SELECT attname FROM pg_stats WHERE schemaname = 'public' AND tablename = 'api_keys' AND attname IN ('id', 'hash') ORDER BY 1");
+        assert.deepEqual(stats.map((r) => r.attname), ['hash', 'id'], 'analyzed again: a column altered loses its statistics');
         assert.equal((await findKeyByHash(again.keys, key.hash))?.key.id, key.id);
         assert.deepEqual((await again.keys.findKeysByPrefix(key.prefix, account.id, 10)).map((k) => k.id), [key.id]);
         assert.deepEqual((await again.usage.listUsageMinutes({ from: '2026-03-01T10:00', to: '2026-03-01T10:01', accountId: account.id })).map((r) => [r.keyId, r.requests]), [[key.id, 2]]);

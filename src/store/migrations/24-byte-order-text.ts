@@ -31,16 +31,20 @@ const TEXT_COLUMNS: Record<string, readonly string[]> = {
 /**
  * Text in byte order on PostgreSQL (`COLLATE "C"`), as SQLite keeps it (BINARY) and as JavaScript compares strings.
  * A database made with a language's collation (`en_US.UTF-8`, the default of many installs) compares text through
- * the C library's rules: every step of a B-tree over ids costs a copy and a `strcoll`, a usage flush's row about a
- * third more of the database's CPU than in byte order and a roll-up nearly twice as much, and a search of keys by
- * prefix (`LIKE 'abc%'`) cannot use its index at all (docs/performance.md, "Writes"). In byte order the same
+ * the C library's rules: every step of a B-tree over ids costs a copy and a `strcoll`, a usage flush's row a quarter
+ * more of the database's CPU than in byte order and a roll-up twice as much, and a search of keys by prefix
+ * (`LIKE 'abc%'`) reads its index whole (docs/performance.md, "Writes"). In byte order the same
  * comparisons are a `memcmp`. The columns keep their type: PostgreSQL rewrites no table for this, it rebuilds the
- * indexes on these columns (docs/production.md, "Upgrading"). SQLite is in byte order already: nothing there.
+ * indexes on these columns and analyzes the tables again (docs/deployment.md, "Rolling upgrades"). SQLite is in byte
+ * order already: nothing there.
  */
 export const byteOrderText: Migration = {
   name: 'byte-order-text',
   sqlite: 'SELECT 1;',
-  postgres: Object.entries(TEXT_COLUMNS)
-    .map(([table, columns]) => `ALTER TABLE ${table} ${columns.map((c) => `ALTER COLUMN ${c} TYPE text COLLATE "C"`).join(', ')};`)
-    .join('\n   '),
+  postgres: [
+    ...Object.entries(TEXT_COLUMNS).map(([table, columns]) => `ALTER TABLE ${table} ${columns.map((c) => `ALTER COLUMN ${c} TYPE text COLLATE "C"`).join(', ')};`),
+    // A column's type altered, PostgreSQL forgets its statistics, and autovacuum analyzes a table again only after
+    // enough of its rows change: until then every plan on these columns would be made blind.
+    `ANALYZE ${Object.keys(TEXT_COLUMNS).join(', ')};`,
+  ].join('\n   '),
 };
