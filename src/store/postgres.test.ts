@@ -89,13 +89,13 @@ if (!up && process.env.CI) {
       const minute = { minute: '2026-03-01T10:00', accountId: account.id, keyId: key.id, network: 'mainnet', method: 'eth_call', code: 0, requests: 2, computeUnits: 52, latencyMsSum: 9, latency: [1, 1, 0, 0, 0, 0] };
       await first.usage.addUsageMinutes([minute]);
       await first.close();
-      // The database as the step before found it: every text column in the database's collation, its rows in.
       // PostgreSQL's version of the step before it: the steps PostgreSQL has, counted up to it.
       const before = MIGRATIONS.filter((m) => m.postgres !== undefined).findIndex((m) => m.name === 'byte-order-text');
       assert.ok(before > 0, 'the step is in the list');
       const { rows: columns } = await sql(url, textColumns);
       assert.ok(columns.length > 50, 'the text columns are read');
       assert.deepEqual(columns.filter((r) => r.coll !== 'C'), [], 'a fresh store has every text column in byte order: a new one is `text COLLATE "C"` on PostgreSQL (migrations/24-byte-order-text.ts)');
+      // The database as the step before found it: every text column in the database's collation, its rows in.
       const undo = columns.map((r) => { const [t, c] = (r.c as string).split('.'); return `ALTER TABLE ${t} ALTER COLUMN ${c} TYPE text COLLATE "default";`; });
       await sql(url, `BEGIN; ${undo.join(' ')} DELETE FROM schema_migrations WHERE version > ${before}; COMMIT`);
       assert.ok((await sql(url, textColumns)).rows.every((r) => r.coll === null), 'undone: the database\'s own collation');
