@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchTargets } from '../bench-targets.ts';
 import { scaleHistory } from './history.ts';
+import { scaleKeyFloor } from './key-floor.ts';
 import { scaleKeys } from './keys.ts';
 import { scaleNetworks } from './networks.ts';
 import { scaleSockets } from './sockets.ts';
@@ -19,6 +20,7 @@ export type ScaleSection = (targets: BenchTargets, tmp: string) => Promise<void>
 
 const SECTIONS: Array<[string, ScaleSection]> = [
   ['keys', scaleKeys],
+  ['key-floor', (_, tmp) => scaleKeyFloor(tmp)],
   ['networks', scaleNetworks],
   ['sockets', scaleSockets],
   ['history', scaleHistory],

@@ -2,8 +2,8 @@
  * The keys section of `npm run bench -- scale`: 100,000 accounts and 1,000,000 keys in PostgreSQL, Nodegate started
  * on them (its startup timed), then cached eth_chainId calls (wrk, 32 connections, its own process) with one key,
  * keys drawn Zipf-like and uniformly from the million: rate and CPU per request of the Nodegate process, as ratios
- * against one key, in alternating rounds: one key with the Zipf-like draw, then one key with the uniform draw
- * (SCALE_KEYS_CONFIG: JSON merged over Nodegate's config, for comparisons).
+ * against one key, in alternating rounds: one key with the Zipf-like draw, then one key with the uniform draw, each
+ * draw's window against the one-key window of its round (paired.ts) (SCALE_KEYS_CONFIG: JSON merged over Nodegate's config, for comparisons).
  * Each window's CPU, Nodegate's and PostgreSQL's, counts the writes its requests put off (last uses, usage, quota,
  * explorer) until they are done, less what both use idle meanwhile: no draw pays for the one before it; and the rows
  * those writes are, per kind. Then, under the Zipf-like load, keys revoked by another writer of the store
@@ -23,6 +23,7 @@ import { validateConfig } from '../../src/config/load.ts';
 import { median, runWrk } from '../wrk-cells.ts';
 import { writeScript } from '../wrk-scripts.ts';
 import { keyScript, type KeyDraw } from './key-scripts.ts';
+import { pairedRatios } from './paired.ts';
 import { buildKeyState, postgresServerPid, SCALE_PLAN, storeAt, valueOf } from './key-state.ts';
 
 const ACCOUNTS = 100_000;
@@ -187,15 +188,27 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     }
     const rssLoaded = rssMiB(proc.pid);
     const one = cells['one key'];
-    const rps1 = median(one.rps);
-    const cpu1 = median(one.cpu);
+    /**
+     * Each draw against one key round by round (paired.ts): one key's first ROUNDS windows are the Zipf-like draw's
+     * rounds, the next ROUNDS the uniform draw's. Per window: rate, CPU, and the JavaScript thread's CPU a request.
+     */
+    const thread = (c: typeof one) => c.user.map((u, i) => u + c.kernel[i]);
+    const paired = (d: KeyDraw) => {
+      const c = cells[d];
+      const at = d === 'uniform' ? ROUNDS : 0;
+      const of = (xs: number[]) => xs.slice(at, at + ROUNDS);
+      const main = pairedRatios(c, { rps: of(one.rps), cpu: of(one.cpu) });
+      const t1 = of(thread(one));
+      return { ...main, thread: thread(c).slice(0, t1.length).map((t, i) => t / t1[i]) };
+    };
+    const ratio = (d: KeyDraw, k: 'rps' | 'cpu' | 'thread') => (d === 'one key' ? '1.00x' : `${median(paired(d)[k]).toFixed(2)}x`);
     const f = (x: number) => Math.round(x).toLocaleString('en-US');
     console.log(`\nScale, keys: ${f(ACCOUNTS)} accounts, ${f(KEYS)} keys in PostgreSQL (built in ${(state.buildMs / 1000).toFixed(1)} s); `
       + `cached eth_chainId, wrk ${CONNECTIONS} connections; the Zipf-like draw first until the key cache was full (${warm.length} × ${FIRST_WARM_S} s: ${heldAfter.map(f).join(', ')} of ${f(cacheEntries)} resolutions held; store lookups ${warm.map((x) => (x * 1000).toFixed(0)).join(', ')} per 1,000 requests), `
-      + `${FIRST_WARM_S} s of one key, then ${ROUNDS} alternating rounds of ${DURATION_S} s of one key and the Zipf-like draw, then ${FIRST_WARM_S} s of the uniform draw and ${ROUNDS} rounds of one key and it (medians), each window's CPU with its put-off writes (${(settleMs / 1000).toFixed(0)} s after it, less idle); ${cpus().length} × ${cpus()[0]?.model.trim()} shared by wrk, PostgreSQL and Nodegate`);
+      + `${FIRST_WARM_S} s of one key, then ${ROUNDS} alternating rounds of ${DURATION_S} s of one key and the Zipf-like draw, then ${FIRST_WARM_S} s of the uniform draw and ${ROUNDS} rounds of one key and it (medians; each ratio the median of a draw's windows against its round's one key), each window's CPU with its put-off writes (${(settleMs / 1000).toFixed(0)} s after it, less idle); ${cpus().length} × ${cpus()[0]?.model.trim()} shared by wrk, PostgreSQL and Nodegate`);
     printTable(['keys', 'req/s', '× one key', 'cpu µs/req', '× one key', 'PostgreSQL cpu µs/req', 'p99 ms', 'store lookups / 1,000 req', 'read ahead / 1,000 req', 'failed'], DRAWS.map((d) => {
       const c = cells[d];
-      return [d, f(median(c.rps)), `${(median(c.rps) / rps1).toFixed(2)}x`, median(c.cpu).toFixed(1), `${(median(c.cpu) / cpu1).toFixed(2)}x`, Number.isNaN(median(c.store)) ? 'n/a' : median(c.store).toFixed(1), (median(c.p99) / 1000).toFixed(1), (median(c.lookups) * 1000).toFixed(1), (median(c.directory) * 1000).toFixed(1), String(c.failed)];
+      return [d, f(median(c.rps)), ratio(d, 'rps'), median(c.cpu).toFixed(1), ratio(d, 'cpu'), Number.isNaN(median(c.store)) ? 'n/a' : median(c.store).toFixed(1), (median(c.p99) / 1000).toFixed(1), (median(c.lookups) * 1000).toFixed(1), (median(c.directory) * 1000).toFixed(1), String(c.failed)];
     }));
 
     // The rate is Nodegate's one JavaScript thread's when it is busy all the window: its CPU per request, user and
@@ -203,8 +216,7 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     console.log('Nodegate\'s JavaScript thread in the same windows (medians):');
     printTable(['keys', 'busy', 'user µs/req', 'kernel µs/req', '× one key', 'of which GC µs/req'], DRAWS.map((d) => {
       const c = cells[d];
-      const thread = (x: typeof c) => median(x.user) + median(x.kernel);
-      return [d, `${Math.round(median(c.busy) * 100)} %`, median(c.user).toFixed(1), median(c.kernel).toFixed(1), `${(thread(c) / thread(one)).toFixed(2)}x`, median(c.gc).toFixed(1)];
+      return [d, `${Math.round(median(c.busy) * 100)} %`, median(c.user).toFixed(1), median(c.kernel).toFixed(1), ratio(d, 'thread'), median(c.gc).toFixed(1)];
     }));
 
     // What the store is asked to write for them: a row per key, account or call in use per flush, whatever the requests.
