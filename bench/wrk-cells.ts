@@ -44,11 +44,25 @@ export async function measureSends(t: Target, script: string, connections: numbe
 
 function cellOf(t: Target, n: number, rps: number, r: WrkResult, c0: number | undefined, c1: number | undefined): Cell {
   const failed = r.failed + r.socket;
-  if (failed) console.error(`  ${t.name}: ${failed} of ${n} requests failed`);
+  if (failed) console.error(`  ${t.name}: ${failed} of ${n} requests failed${r.kinds ? ` (${kindsOf(r.kinds)})` : ''}`);
   return { rps, p50: r.p50, p99: r.p99, failed, requests: n, cpuUs: c0 === undefined || c1 === undefined ? undefined : (c1 - c0) / n };
 }
 
-export interface WrkResult { requests: number; us: number; socket: number; failed: number; p50: number; p99: number }
+export interface WrkResult {
+  requests: number; us: number; socket: number; failed: number; p50: number; p99: number;
+  /** What failed, by kind (wrk-scripts.ts HEAD): `"503 -32050"`, `"200 -32005"`, `"socket timeout"`; absent for scripts of their own. */
+  kinds?: Record<string, number>;
+}
+
+/** Failures by kind as one phrase: `503 -32050 × 20, socket timeout × 12`. */
+export function kindsOf(kinds: Record<string, number> | undefined): string {
+  return Object.entries(kinds ?? {}).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} × ${n}`).join(', ');
+}
+
+/** Adds `more`'s counts into `into`. */
+export function addKinds(into: Record<string, number>, more: Record<string, number> | undefined): void {
+  for (const [k, n] of Object.entries(more ?? {})) into[k] = (into[k] ?? 0) + n;
+}
 
 /** wrk in its own process; `onLine` sees each line of its output as it comes (the send script's SENT line). */
 export function runWrk(url: string, script: string, seconds: number, connections: number, onLine?: (line: string, child: ChildProcess) => void): Promise<WrkResult> {

@@ -5,22 +5,41 @@
  */
 import { writeFileSync } from 'node:fs';
 
-/** wrk.method, the JSON header, and every answer checked: failed counts non-200 statuses and JSON-RPC errors. */
+/**
+ * wrk.method, the JSON header, and every answer checked: failed counts non-200 statuses and JSON-RPC errors, and
+ * `kinds` says what they were (the status, then the first JSON-RPC error code of the body; wrk's socket errors by
+ * kind), so a bench's failures read as what a client saw.
+ */
 export const HEAD = `
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 failed = 0
+kinds = {}
 local threads = {}
 function setup(thread) table.insert(threads, thread) end
 function response(status, headers, body)
-  if status ~= 200 or string.find(body, '"error":', 1, true) then failed = failed + 1 end
+  if status ~= 200 or string.find(body, '"error":', 1, true) then
+    failed = failed + 1
+    local code = string.match(body, '"code":(%-?%d+)')
+    local kind = code and (status .. ' ' .. code) or tostring(status)
+    kinds[kind] = (kinds[kind] or 0) + 1
+  end
 end
 function done(s, latency, requests)
   local f = 0
-  for _, t in ipairs(threads) do f = f + (t:get("failed") or 0) end
-  io.write(string.format('WRK {"requests":%d,"us":%d,"socket":%d,"failed":%d,"p50":%d,"p99":%d}\\n',
+  local all = {}
+  for _, t in ipairs(threads) do
+    f = f + (t:get("failed") or 0)
+    for k, n in pairs(t:get("kinds") or {}) do all[k] = (all[k] or 0) + n end
+  end
+  for _, k in ipairs({ "connect", "read", "write", "timeout" }) do
+    if s.errors[k] > 0 then all["socket " .. k] = s.errors[k] end
+  end
+  local parts = {}
+  for k, n in pairs(all) do table.insert(parts, string.format('"%s":%d', k, n)) end
+  io.write(string.format('WRK {"requests":%d,"us":%d,"socket":%d,"failed":%d,"p50":%d,"p99":%d,"kinds":{%s}}\\n',
     s.requests, s.duration, s.errors.connect + s.errors.read + s.errors.write + s.errors.timeout, f,
-    latency:percentile(50), latency:percentile(99)))
+    latency:percentile(50), latency:percentile(99), table.concat(parts, ",")))
 end
 `;
 

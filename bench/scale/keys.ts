@@ -20,7 +20,7 @@ import type { BenchTargets } from '../bench-targets.ts';
 import { printTable } from '../rpc-throughput.ts';
 import { CHAIN_ID, cpuMicros, forkingServerCpuMicros, mainThreadMicros } from '../targets.ts';
 import { validateConfig } from '../../src/config/load.ts';
-import { median, runWrk } from '../wrk-cells.ts';
+import { addKinds, kindsOf, median, runWrk } from '../wrk-cells.ts';
 import { writeScript } from '../wrk-scripts.ts';
 import { keyScript, type KeyDraw } from './key-scripts.ts';
 import { pairedRatios } from './paired.ts';
@@ -114,7 +114,7 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
     const rssStart = rssMiB(proc.pid);
 
     const scripts = Object.fromEntries(DRAWS.map((d, i) => [d, writeScript(join(tmp, `keys-${i}.lua`), keyScript(d, state.salt, KEYS, 1 + i))])) as Record<KeyDraw, string>;
-    const cells: Record<KeyDraw, { rps: number[]; cpu: number[]; store: number[]; failed: number; p99: number[]; lookups: number[]; directory: number[]; user: number[]; kernel: number[]; busy: number[]; gc: number[]; rows: Array<Record<string, number>> }> = Object.fromEntries(DRAWS.map((d) => [d, { rps: [], cpu: [], store: [], failed: 0, p99: [], lookups: [], directory: [], user: [], kernel: [], busy: [], gc: [], rows: [] }])) as never;
+    const cells: Record<KeyDraw, { rps: number[]; cpu: number[]; store: number[]; failed: number; kinds: Record<string, number>; p99: number[]; lookups: number[]; directory: number[]; user: number[]; kernel: number[]; busy: number[]; gc: number[]; rows: Array<Record<string, number>> }> = Object.fromEntries(DRAWS.map((d) => [d, { rps: [], cpu: [], store: [], failed: 0, kinds: {}, p99: [], lookups: [], directory: [], user: [], kernel: [], busy: [], gc: [], rows: [] }])) as never;
     // PostgreSQL's CPU in the same windows: what the keys' writes (usage, last uses, quota, explorer) cost the store,
     // on the same two cores as Nodegate and wrk.
     const postmaster = await postgresServerPid(state.url);
@@ -177,6 +177,7 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
       cells[d].cpu.push((c1 - c0 - idle * waitedMs) / res.requests);
       cells[d].p99.push(res.p99);
       cells[d].failed += res.failed + res.socket;
+      addKinds(cells[d].kinds, res.kinds);
     };
     // Alternating rounds, so a drift of the machine's speed falls on all alike: one key and the Zipf-like draw, then
     // the uniform draw, after a warm-up of its own, with one key. Each long-tailed draw is measured in its own
@@ -210,6 +211,9 @@ export async function scaleKeys(targets: BenchTargets, tmp: string): Promise<voi
       const c = cells[d];
       return [d, f(median(c.rps)), ratio(d, 'rps'), median(c.cpu).toFixed(1), ratio(d, 'cpu'), Number.isNaN(median(c.store)) ? 'n/a' : median(c.store).toFixed(1), (median(c.p99) / 1000).toFixed(1), (median(c.lookups) * 1000).toFixed(1), (median(c.directory) * 1000).toFixed(1), String(c.failed)];
     }));
+    // What a client of the failed requests saw: the status and JSON-RPC code, or wrk's socket error (a time-out: no
+    // answer within wrk's 2 s).
+    for (const d of DRAWS) if (cells[d].failed) console.log(`failed, ${d}: ${kindsOf(cells[d].kinds)}`);
 
     // The rate is Nodegate's one JavaScript thread's when it is busy all the window: its CPU per request, user and
     // kernel apart, and the part of it garbage collection took (V8's helper threads collect too, off this figure).
