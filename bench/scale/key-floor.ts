@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { printTable } from '../rpc-throughput.ts';
 import { cpuMicros } from '../targets.ts';
-import { median, runWrk } from '../wrk-cells.ts';
+import { addKinds, kindsOf, median, runWrk } from '../wrk-cells.ts';
 import { writeScript } from '../wrk-scripts.ts';
 import { keyScript, type KeyDraw } from './key-scripts.ts';
 import { pairedRatios } from './paired.ts';
@@ -48,7 +48,7 @@ async function runMode(mode: string, salt: string, tmp: string) {
     while (!/listening on (\d+)/.test(out)) out += (await Promise.race([once(child.stdout!, 'data'), exited]) as [string])[0];
     const base = `http://127.0.0.1:${/listening on (\d+)/.exec(out)![1]}/`;
     const scripts = Object.fromEntries(DRAWS.map((d, i) => [d, writeScript(join(tmp, `floor-${mode}-${i}.lua`), keyScript(d, salt, KEYS, 11 + i))])) as Record<KeyDraw, string>;
-    const cells = Object.fromEntries(DRAWS.map((d) => [d, { rps: [] as number[], cpu: [] as number[], failed: 0 }])) as Record<KeyDraw, { rps: number[]; cpu: number[]; failed: number }>;
+    const cells = Object.fromEntries(DRAWS.map((d) => [d, { rps: [] as number[], cpu: [] as number[], failed: 0, kinds: {} }])) as Record<KeyDraw, { rps: number[]; cpu: number[]; failed: number; kinds: Record<string, number> }>;
     const pid = child.pid!;
     const window = async (d: KeyDraw) => {
       const c0 = cpuMicros(pid)!;
@@ -56,6 +56,7 @@ async function runMode(mode: string, salt: string, tmp: string) {
       cells[d].cpu.push((cpuMicros(pid)! - c0) / res.requests);
       cells[d].rps.push(res.requests / (res.us / 1e6));
       cells[d].failed += res.failed + res.socket;
+      addKinds(cells[d].kinds, res.kinds);
     };
     for (const phase of [['one key', 'Zipf-like'], ['one key', 'uniform']] as KeyDraw[][]) {
       for (const d of phase) await runWrk(base, scripts[d], WARM_S, CONNECTIONS);
@@ -71,6 +72,7 @@ async function runMode(mode: string, salt: string, tmp: string) {
 export async function scaleKeyFloor(tmp: string): Promise<void> {
   const salt = randomBytes(12).toString('hex').slice(0, 20);
   const rows: string[][] = [];
+  const failures: string[] = [];
   for (const [mode, what] of MODES) {
     const cells = await runMode(mode, salt, tmp);
     const one = cells['one key'];
@@ -82,9 +84,11 @@ export async function scaleKeyFloor(tmp: string): Promise<void> {
       const pairs = d === 'one key' ? undefined : pairedRatios(c, { rps: one.rps.slice(at, at + ROUNDS), cpu: one.cpu.slice(at, at + ROUNDS) });
       rows.push([`${mode} (${what})`, d, f(median(c.rps)), pairs ? `${median(pairs.rps).toFixed(2)}x` : '1.00x', median(c.cpu).toFixed(1),
         pairs ? `${median(pairs.cpu).toFixed(2)}x` : '1.00x', pairs ? pairs.rps.map((x, i) => `${x.toFixed(2)}/${pairs.cpu[i].toFixed(2)}`).join(', ') : '', String(c.failed)]);
+      if (c.failed) failures.push(`failed, ${mode}, ${d}: ${kindsOf(c.kinds)}`);
     }
   }
   console.log(`\nScale, key floor: node:http finding each of ${KEYS.toLocaleString('en-US')} keys (${ACCOUNTS.toLocaleString('en-US')} accounts) and counting the call on its and its account's records, nothing else; `
     + `the keys section's draws, wrk ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${DURATION_S} s of one key and each draw; each ratio the median of a draw's windows against its round's one key; the server's process CPU`);
   printTable(['server', 'keys', 'req/s', '× one key', 'cpu µs/req', '× one key', 'each round: rate/cpu × one key', 'failed'], rows);
+  for (const line of failures) console.log(line);
 }
