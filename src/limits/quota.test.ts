@@ -14,8 +14,8 @@ test('a usage write that fails for the gateway but reached the store is sent aga
   let lose = true;
   const flaky = Object.create(store.usage, {
     addUsage: {
-      value: async (month: string, batch: ReadonlyMap<string, number>, id?: string) => {
-        const totals = await store.usage.addUsage(month, batch, id);
+      value: async (month: string, accounts: readonly string[], units: readonly number[], id?: string) => {
+        const totals = await store.usage.addUsage(month, accounts, units, id);
         if (lose) { lose = false; throw new Error('query timed out'); }
         return totals;
       },
@@ -39,7 +39,7 @@ test('accounts seen for the first time in one turn are read together; after a fl
   const ids: string[] = [];
   for (let i = 0; i < 300; i++) ids.push((await store.accounts.createAccount(newAccount())).id);
   const month = monthOf(Date.now());
-  await store.usage.addUsage(month, new Map(ids.map((id, i) => [id, i])));
+  await store.usage.addUsage(month, ids, ids.map((_, i) => i));
   const reads: number[] = [];
   const counted = Object.create(store.usage, {
     getUsage: { value: () => assert.fail('one account at a time') },
@@ -51,7 +51,7 @@ test('accounts seen for the first time in one turn are read together; after a fl
   assert.deepEqual(reads, [300], 'one read for the 300 accounts');
   for (const id of ids) quota.add(id, 1000);
   // Another instance spends on one of them meanwhile.
-  await store.usage.addUsage(month, new Map([[ids[9], 50]]));
+  await store.usage.addUsage(month, [ids[9]], [50]);
   await quota.flush();
   assert.deepEqual(reads, [300], 'no read after the flush: its write answered the totals');
   assert.equal(quota.usedBy(ids[7]), 1007);
@@ -65,7 +65,7 @@ test('an account first asked while a read is under way is read on its own, not a
   await store.plans.createPlan(freePlan);
   const [a, b] = [(await store.accounts.createAccount(newAccount())).id, (await store.accounts.createAccount(newAccount())).id];
   const month = monthOf(Date.now());
-  await store.usage.addUsage(month, new Map([[a, 5], [b, 9]]));
+  await store.usage.addUsage(month, [a, b], [5, 9]);
   let started!: () => void;
   const reading = new Promise<void>((r) => { started = r; });
   let release!: () => void;
@@ -103,6 +103,30 @@ test("an account's units read through a holder count in its record, and a new mo
   await quota.flush();
   assert.equal(await store.usage.getUsage(account, '2026-04'), 3);
   assert.equal(await store.usage.getUsage(account, '2026-03'), 8, "March's units written to March");
+  await quota.close();
+  await store.close();
+});
+
+test('units given back after a flush took the spend wait until the account spends again, and the batch of everyone else is written', async () => {
+  const store = sqliteStores(':memory:');
+  await store.plans.createPlan(freePlan);
+  const [a, b] = [(await store.accounts.createAccount(newAccount())).id, (await store.accounts.createAccount(newAccount())).id];
+  const month = monthOf(Date.now());
+  const quota = new QuotaTracker(store.usage, 60_000, pino({ level: 'silent' }));
+  assert.equal(await quota.usedBy(a), 0);
+  quota.add(a, 40);
+  await quota.flush();
+  // A refund of work admitted before the flush, refused after it.
+  quota.add(a, -15);
+  quota.add(b, 9);
+  await quota.flush();
+  assert.equal(await store.usage.getUsage(b, month), 9, "the other account's units are written");
+  assert.equal(await store.usage.getUsage(a, month), 40, 'the store is not asked to take units away');
+  assert.equal(quota.usedBy(a), 25, 'this instance counts the refund at once');
+  quota.add(a, 20);
+  await quota.flush();
+  assert.equal(await store.usage.getUsage(a, month), 45, 'the refund is written with the next spending');
+  assert.equal(quota.usedBy(a), 45);
   await quota.close();
   await store.close();
 });

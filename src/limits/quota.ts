@@ -34,8 +34,18 @@ export interface QuotaHolder { quotaUnits: QuotaSlot | undefined }
 /** The record a QuotaHolder keeps: opaque to it. */
 export type QuotaSlot = Readonly<AccountUnits>;
 
-/** A batch of units sent to the store: its id, month, units by account, and the accounts' records (read again after it). */
-interface Sent { id: string; month: string; batch: Map<string, number>; records: AccountUnits[] }
+/**
+ * A batch of units sent to the store: its id, month, the accounts' records (read again after it), their ids and
+ * units side by side; and, made only when asked (the store failing), the units by account.
+ */
+interface Sent { id: string; month: string; records: AccountUnits[]; ids: string[]; units: number[]; byId?: Map<string, number> }
+
+/** The units a batch holds for an account (0: none). */
+function unitsIn(sent: Sent | undefined, accountId: string): number {
+  if (sent === undefined) return 0;
+  sent.byId ??= new Map(sent.ids.map((id, i) => [id, sent.units[i]]));
+  return sent.byId.get(accountId) ?? 0;
+}
 
 /**
  * Monthly compute-unit quotas per account (docs/decisions.md §7). Usage is counted in memory and written to the store in
@@ -98,7 +108,7 @@ export class QuotaTracker {
         this.loading.delete(accountId);
         this.log.warn({ err: (err as Error).message }, 'could not read usage; counting from zero until the store answers');
         const a = this.account(accountId);
-        return (a.used = a.pending + (this.unconfirmed?.batch.get(accountId) ?? 0));
+        return (a.used = a.pending + unitsIn(this.unconfirmed, accountId));
       });
       this.loading.set(accountId, p);
     }
@@ -152,20 +162,31 @@ export class QuotaTracker {
     }
   }
 
-  /** The units pending, by account, taken (they are the caller's to write from now on), and those accounts' records. */
-  private takePending(): { batch: Map<string, number>; records: AccountUnits[] } {
-    const batch = new Map<string, number>();
+  /**
+   * The units pending, taken (they are the caller's to write from now on): the accounts' records, ids and units. Units
+   * given back past what was pending (a refund after a flush took the spend) stay pending, listed, until the account's
+   * spending outweighs them: the store adds units, never takes them away.
+   */
+  private takePending(): { records: AccountUnits[]; ids: string[]; units: number[] } {
     const records: AccountUnits[] = [];
+    const ids: string[] = [];
+    const units: number[] = [];
+    const owed: AccountUnits[] = [];
     for (const a of this.spent) {
-      if (a.pending !== 0) {
-        batch.set(a.id, a.pending);
+      if (a.pending < 0) {
+        owed.push(a);
+        continue;
+      }
+      if (a.pending > 0) {
         records.push(a);
+        ids.push(a.id);
+        units.push(a.pending);
       }
       a.pending = 0;
       a.listed = false;
     }
-    this.spent = [];
-    return { batch, records };
+    this.spent = owed;
+    return { records, ids, units };
   }
 
   /** Writes pending usage to the store and refreshes the accounts it touched. */
@@ -183,20 +204,20 @@ export class QuotaTracker {
       const retry = this.unconfirmed;
       let sent = retry;
       if (!sent) {
-        const { batch, records } = this.takePending();
-        if (batch.size === 0) return;
-        sent = { id: randomUUID(), month: this.month, batch, records };
+        const taken = this.takePending();
+        if (taken.ids.length === 0) return;
+        sent = { id: randomUUID(), month: this.month, ...taken };
       }
-      let totals: Map<string, number>;
+      let totals: Array<number | undefined>;
       try {
-        totals = await this.usage.addUsage(sent.month, sent.batch, sent.id);
+        totals = await this.usage.addUsage(sent.month, sent.ids, sent.units, sent.id);
       } catch (err) {
         this.unconfirmed = sent; // sent again as it is, same id, at the next flush
         this.log.warn({ err: (err as Error).message }, 'could not write usage; will retry');
         return;
       }
       this.unconfirmed = undefined;
-      this.rowsWritten += sent.batch.size;
+      this.rowsWritten += sent.ids.length;
       await this.refresh(sent, totals);
       if (!retry) return; // a batch written late: what waited behind it goes now
     }
@@ -206,18 +227,18 @@ export class QuotaTracker {
    * The accounts of a batch just written, at the totals the write answered (other instances' units in them), plus what
    * is pending here since; an account the write did not answer for (a batch applied before) is read again.
    */
-  private async refresh({ month, batch, records }: Sent, totals: Map<string, number>): Promise<void> {
+  private async refresh({ month, records, ids }: Sent, totals: Array<number | undefined>): Promise<void> {
     if (month !== this.month) return;
     const missing: string[] = [];
-    for (const id of batch.keys()) if (!totals.has(id)) missing.push(id);
+    for (let i = 0; i < ids.length; i++) if (totals[i] === undefined) missing.push(ids[i]);
     if (missing.length > 0) {
       const stored = await this.usage.getUsages(missing, month).catch(() => undefined);
       if (stored === undefined) return; // read again after the next flush
-      for (const id of missing) totals.set(id, stored.get(id) ?? 0);
+      for (let i = 0; i < ids.length; i++) totals[i] ??= stored.get(ids[i]) ?? 0;
     }
-    // The records themselves, not looked up by id: a flush of a long tail names tens of thousands of accounts. A
-    // month that started while the batch was written has records of its own (checked above).
-    for (const a of records) a.used = totals.get(a.id)! + a.pending;
+    // The records themselves, side by side with the totals, not looked up by id: a flush of a long tail names tens of
+    // thousands of accounts. A month that started while the batch was written has records of its own (checked above).
+    for (let i = 0; i < records.length; i++) records[i].used = totals[i]! + records[i].pending;
   }
 
   /** A new month starts every account at zero; what the old month still had pending is written to it. */
@@ -228,11 +249,13 @@ export class QuotaTracker {
     const m = monthOf(t);
     if (m === this.month) return;
     const old = this.month;
-    const oldPending = this.takePending().batch;
+    const oldPending = this.takePending();
     this.month = m;
     this.accounts.clear();
     this.epoch++;
-    if (oldPending.size) void this.usage.addUsage(old, oldPending).catch((err) => this.log.warn({ err: (err as Error).message }, 'could not write last month\'s usage'));
+    // Units given back and still owed go with the old month's records: the store never takes units away.
+    this.spent = [];
+    if (oldPending.ids.length) void this.usage.addUsage(old, oldPending.ids, oldPending.units).catch((err) => this.log.warn({ err: (err as Error).message }, 'could not write last month\'s usage'));
   }
 
   async close(): Promise<void> {

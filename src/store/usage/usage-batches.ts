@@ -12,13 +12,10 @@ import type { UsageMinute } from './usage-minute.ts';
  * (BEGIN IMMEDIATE), its batch id claimed first, and the loop costs no round trip on an embedded database.
  */
 export interface UsageBatches {
-  /** Answers the totals written (usage-store.ts addUsage). */
-  addUsage(month: string, ids: readonly string[], units: readonly number[], batchId?: string): Promise<UsageTotal[]>;
+  /** Answers the totals written, in the order of `ids` (usage-store.ts addUsage). */
+  addUsage(month: string, ids: readonly string[], units: readonly number[], batchId?: string): Promise<Array<number | undefined>>;
   addUsageMinutes(rows: readonly UsageMinute[], batchId?: string): Promise<void>;
 }
-
-/** An account's units of a month, as the store holds them after a write. */
-export interface UsageTotal { account_id: string; compute_units: Big }
 
 const DAY = 86_400_000;
 /** SQLite rows per INSERT: 15 values a row, far below its 32,766 variables a statement. */
@@ -79,7 +76,7 @@ export function usageBatches(db: SqlDb): UsageBatches {
   return db.dialect === 'postgres' ? postgresBatches(db) : sqliteBatches(db);
 }
 
-function postgresBatches({ k }: SqlDb): UsageBatches {
+function postgresBatches({ k, codec }: SqlDb): UsageBatches {
   // Once per batch id: the id is inserted by the statement that applies the batch, and a batch already applied (its
   // id there) adds nothing; a retry racing the original waits on the id's row, then adds nothing. A batch without an
   // id gets one, so every batch takes the same path. Ids older than a day go in the same statement, by the server's clock.
@@ -88,20 +85,26 @@ function postgresBatches({ k }: SqlDb): UsageBatches {
     .with('fresh', (w) => claimBatch(w, batchId ?? randomUUID(), sql<Time>`now()`).returning('id'));
   return {
     async addUsage(month, ids, units, batchId) {
-      // Rows in account order (usageBatch sorts them, ORDER BY keeps it through the join) so that concurrent flushes
-      // lock rows in the same order and never deadlock. Accounts that are gone are skipped (as touchKeys skips keys):
-      // one stale entry must not lose the batch.
+      // Rows in account order (byte order: the same on every database and instance), so that concurrent flushes lock
+      // rows in one order and never deadlock. Accounts that are gone are skipped (as touchKeys skips keys): one stale
+      // entry must not lose the batch. The totals come back as one text in the order of `ids` (empty where nothing was
+      // written): a row per account cost this process an object, a parse and a map entry each.
       const pairs = JSON.stringify(ids.map((id, i) => [id, units[i]]));
-      const v = sql<{ id: string; units: string; n: string }>`(SELECT e->>0 AS id, (e->>1)::bigint AS units, n FROM jsonb_array_elements(${pairs}::jsonb) WITH ORDINALITY AS x (e, n))`.as<'v'>('v');
-      return once(batchId).insertInto('usage').columns(['account_id', 'month', 'compute_units'])
-        .expression((eb) => eb.selectFrom(v).innerJoin('accounts as a', 'a.id', 'v.id')
-          // The month typed: PostgreSQL cannot tell a bare parameter's type in a select list.
-          .select(['v.id', eb.cast<string>(eb.val(month), 'text').as('month'), 'v.units'])
-          .where(({ exists, selectFrom }) => exists(selectFrom('fresh').select('fresh.id')))
-          .orderBy('v.n'))
-        .onConflict(addUnits)
-        .returning(['usage.account_id', 'usage.compute_units'])
-        .execute();
+      const row = await once(batchId)
+        .with('v', () => sql<{ id: string; units: Big; n: Big }>`(SELECT e->>0 AS id, (e->>1)::bigint AS units, n FROM jsonb_array_elements(${pairs}::jsonb) WITH ORDINALITY AS x (e, n))`)
+        .with('ins', (w) => w.insertInto('usage').columns(['account_id', 'month', 'compute_units'])
+          .expression((eb) => eb.selectFrom('v').innerJoin('accounts as a', 'a.id', 'v.id')
+            // The month typed: PostgreSQL cannot tell a bare parameter's type in a select list.
+            .select(['v.id', eb.cast<string>(eb.val(month), 'text').as('month'), 'v.units'])
+            .where(({ exists, selectFrom }) => exists(selectFrom('fresh').select('fresh.id')))
+            .orderBy(sql`v.id COLLATE "C"`))
+          .onConflict(addUnits)
+          .returning(['usage.account_id', 'usage.compute_units']))
+        .selectFrom('v').leftJoin('ins', 'ins.account_id', 'v.id')
+        .select(sql<string | null>`string_agg(coalesce(ins.compute_units::text, ''), ',' ORDER BY v.n)`.as('totals'))
+        .executeTakeFirst();
+      const totals = row?.totals?.split(',') ?? [];
+      return ids.map((_, i) => (totals[i] ? codec.big(totals[i]) : undefined));
     },
     async addUsageMinutes(rows, batchId) {
       // Every grain's rows in the one statement that claims the batch: each grain counts the batch once, or none does.
@@ -137,7 +140,7 @@ function sqliteBatches(db: SqlDb): UsageBatches {
   };
   return {
     addUsage: (month, ids, units, batchId) => db.write(async (q) => {
-      const totals: UsageTotal[] = [];
+      const totals: Array<number | undefined> = new Array(ids.length).fill(undefined);
       if (!(await firstTime(q, batchId))) return totals;
       // Accounts that are gone are skipped: one stale entry must not lose the batch.
       for (const [i, id] of ids.entries()) {
@@ -146,7 +149,7 @@ function sqliteBatches(db: SqlDb): UsageBatches {
           .onConflict(addUnits)
           .returning(['account_id', 'compute_units'])
           .executeTakeFirst();
-        if (row) totals.push(row);
+        if (row) totals[i] = db.codec.big(row.compute_units);
       }
       return totals;
     }),

@@ -31,18 +31,14 @@ export function usageMinuteFromRow(r: UsageMinutesTable, c: Codec): UsageMinute 
   };
 }
 
-/**
- * A usage batch as both dialects write it: whole, positive units only (a zero adds nothing; anything else is a
- * caller's bug, refused before it reaches the database), ordered by account id so that concurrent batches lock rows
- * in one order (PostgreSQL would otherwise deadlock two flushes that share accounts).
- */
-export function usageBatch(month: string, byAccount: ReadonlyMap<string, number>): { ids: string[]; units: number[] } {
+/** A batch of monthly units as the store takes it: a month `YYYY-MM`, distinct accounts, whole units not below zero. */
+export function checkUsageBatch(month: string, ids: readonly string[], units: readonly number[]): void {
   if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new TypeError(`usage month must be YYYY-MM, not "${month}"`);
-  const entries = [...byAccount].filter(([, units]) => units !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  for (const [id, units] of entries) {
-    if (!Number.isSafeInteger(units) || units < 0) throw new TypeError(`usage of account "${id}" must be whole compute units, not ${units}`);
+  if (ids.length !== units.length) throw new TypeError(`usage of ${ids.length} accounts with ${units.length} figures`);
+  for (let i = 0; i < units.length; i++) {
+    if (!Number.isSafeInteger(units[i]) || units[i] < 0) throw new TypeError(`usage of account "${ids[i]}" must be whole compute units, not ${units[i]}`);
   }
-  return { ids: entries.map(([id]) => id), units: entries.map(([, units]) => units) };
+  if (new Set(ids).size !== ids.length) throw new TypeError('usage names an account twice in one batch');
 }
 
 /** Adds an INSERT's usage rows to those already there (flushes and roll-ups add up; nothing is overwritten). */

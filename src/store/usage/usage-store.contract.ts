@@ -18,37 +18,37 @@ export function usageStoreContract(c: StoreContract): void {
       });
 
       test('adds up the compute units of several flushes, per account', async () => {
-        await store.usage.addUsage('2026-03', new Map([[a, 120], [b, 7]]));
-        await store.usage.addUsage('2026-03', new Map([[a, 30]]));
-        await store.usage.addUsage('2026-03', new Map());
+        await store.usage.addUsage('2026-03', [a, b], [120, 7]);
+        await store.usage.addUsage('2026-03', [a], [30]);
+        await store.usage.addUsage('2026-03', [], []);
         assert.equal(await store.usage.getUsage(a, '2026-03'), 150);
         assert.equal(await store.usage.getUsage(b, '2026-03'), 7);
       });
 
       test('keeps each month apart, so a new month starts from zero', async () => {
-        await store.usage.addUsage('2026-03', new Map([[a, 500]]));
-        await store.usage.addUsage('2026-04', new Map([[a, 1]]));
+        await store.usage.addUsage('2026-03', [a], [500]);
+        await store.usage.addUsage('2026-04', [a], [1]);
         assert.equal(await store.usage.getUsage(a, '2026-03'), 500);
         assert.equal(await store.usage.getUsage(a, '2026-04'), 1);
         assert.equal(await store.usage.getUsage(a, '2026-05'), 0);
       });
 
       test('answers the totals it leaves, what other writers added in them', async () => {
-        await store.usage.addUsage('2026-03', new Map([[a, 120]]));
-        assert.deepEqual([...(await store.usage.addUsage('2026-03', new Map([[a, 30], [b, 7], ['no-such-account', 3]])))].sort(), [[a, 150], [b, 7]].sort());
+        await store.usage.addUsage('2026-03', [a], [120]);
+        assert.deepEqual(await store.usage.addUsage('2026-03', [b, 'no-such-account', a], [7, 3, 30]), [7, undefined, 150], 'in the order asked; none for an account that is gone');
       });
 
       test('a batch sent again under its id counts once (a write that timed out for its sender, then retried)', async () => {
-        assert.deepEqual([...(await store.usage.addUsage('2026-03', new Map([[a, 40], [b, 2]]), 'batch-1'))].sort(), [[a, 40], [b, 2]].sort());
-        assert.equal((await store.usage.addUsage('2026-03', new Map([[a, 40], [b, 2]]), 'batch-1')).size, 0, 'nothing written, no total');
-        await store.usage.addUsage('2026-03', new Map([[a, 5]]), 'batch-2');
+        assert.deepEqual(await store.usage.addUsage('2026-03', [a, b], [40, 2], 'batch-1'), [40, 2]);
+        assert.deepEqual(await store.usage.addUsage('2026-03', [a, b], [40, 2], 'batch-1'), [undefined, undefined], 'nothing written, no total');
+        await store.usage.addUsage('2026-03', [a], [5], 'batch-2');
         assert.equal(await store.usage.getUsage(a, '2026-03'), 45);
         assert.equal(await store.usage.getUsage(b, '2026-03'), 2);
       });
 
       test('reads many accounts at once: each its own month, none for an account without usage, past a chunk', async () => {
-        await store.usage.addUsage('2026-03', new Map([[a, 11], [b, 22]]));
-        await store.usage.addUsage('2026-04', new Map([[a, 5]]));
+        await store.usage.addUsage('2026-03', [a, b], [11, 22]);
+        await store.usage.addUsage('2026-04', [a], [5]);
         // 2,500 ids: the read is split, and the accounts asked last are still found.
         const ids = [...Array.from({ length: 2500 }, (_, i) => `nobody-${i}`), b, a];
         assert.deepEqual([...(await store.usage.getUsages(ids, '2026-03'))].sort(), [[a, 11], [b, 22]].sort());
@@ -62,23 +62,26 @@ export function usageStoreContract(c: StoreContract): void {
       });
 
       test('skips accounts that are gone without losing the rest of the batch', async () => {
-        await store.usage.addUsage('2026-03', new Map([['gone', 10], [a, 20]]));
+        await store.usage.addUsage('2026-03', ['gone', a], [10, 20]);
         assert.equal(await store.usage.getUsage(a, '2026-03'), 20);
         assert.equal(await store.usage.getUsage('gone', '2026-03'), 0);
       });
 
       test('keeps totals beyond 32 bits exactly, as numbers', async () => {
-        await store.usage.addUsage('2026-03', new Map([[a, 3_000_000_000]]));
-        await store.usage.addUsage('2026-03', new Map([[a, 3_000_000_001]]));
+        await store.usage.addUsage('2026-03', [a], [3_000_000_000]);
+        await store.usage.addUsage('2026-03', [a], [3_000_000_001]);
         const used = await store.usage.getUsage(a, '2026-03');
         assert.equal(typeof used, 'number');
         assert.equal(used, 6_000_000_001);
       });
 
-      test('refuses a malformed month or fractional units before writing anything', async () => {
-        await assert.rejects(store.usage.addUsage('2026-3', new Map([[a, 1]])), TypeError);
-        await assert.rejects(store.usage.addUsage('2026-13', new Map([[a, 1]])), TypeError);
-        await assert.rejects(store.usage.addUsage('2026-03', new Map([[a, 1], [b, 1.5]])), TypeError);
+      test('refuses a malformed month, fractional or negative units, or an account named twice, before writing anything', async () => {
+        await assert.rejects(store.usage.addUsage('2026-3', [a], [1]), TypeError);
+        await assert.rejects(store.usage.addUsage('2026-13', [a], [1]), TypeError);
+        await assert.rejects(store.usage.addUsage('2026-03', [a, b], [1, 1.5]), TypeError);
+        await assert.rejects(store.usage.addUsage('2026-03', [a, b], [1, -1]), TypeError);
+        await assert.rejects(store.usage.addUsage('2026-03', [a, b, a], [1, 1, 1]), TypeError);
+        await assert.rejects(store.usage.addUsage('2026-03', [a, b], [1]), TypeError);
         assert.equal(await store.usage.getUsage(a, '2026-03'), 0);
       });
 
@@ -88,8 +91,8 @@ export function usageStoreContract(c: StoreContract): void {
           const accounts = [a, b];
           for (let i = 0; i < 4; i++) accounts.push((await store.accounts.createAccount(newAccount())).id);
           // Each flush names the accounts in its own order: the store must not deadlock on shared rows.
-          const batch = (i: number) => new Map(accounts.map((id, j) => [accounts[(i + j) % accounts.length], j + 1] as const));
-          await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? other : store).usage.addUsage('2026-03', batch(i))));
+          const named = (i: number) => accounts.map((_, j) => accounts[(i + j) % accounts.length]);
+          await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? other : store).usage.addUsage('2026-03', named(i), accounts.map((_, j) => j + 1))));
           const perFlush = accounts.length * (accounts.length + 1) / 2;
           const totals = await Promise.all(accounts.map((id) => other.usage.getUsage(id, '2026-03')));
           assert.equal(totals.reduce((x, y) => x + y, 0), 20 * perFlush);

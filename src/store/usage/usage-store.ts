@@ -5,7 +5,7 @@ import type { Big, Q, UsageMinutesTable } from '../sql/tables.ts';
 import { anyOf, anyOfParameter } from '../sql/any-of.ts';
 import { usageBatches } from './usage-batches.ts';
 import type { UsageMinute, UsageQuery, UsageSums } from './usage-minute.ts';
-import { addUpUsage, grainStart, hourOf, HOURS_FROM, USAGE_CELL, USAGE_COLUMNS, USAGE_SUMMED, USAGE_TABLES, usageBatch, usageFilter, usageMinuteFromRow } from './usage-rows.ts';
+import { addUpUsage, grainStart, hourOf, HOURS_FROM, USAGE_CELL, USAGE_COLUMNS, USAGE_SUMMED, USAGE_TABLES, checkUsageBatch, usageFilter, usageMinuteFromRow } from './usage-rows.ts';
 
 export { groupKeyId, LATENCY_BUCKETS_MS } from './usage-minute.ts';
 export { EVERYONE, grainStart, type UsageGrain } from './usage-rows.ts';
@@ -14,14 +14,17 @@ export type { UsageCursor, UsageMinute, UsageQuery, UsageStatus, UsageSums } fro
 /** Usage: compute units per account and month (the quota), and per-minute rows (analytics). */
 export interface UsageStore {
   /**
-   * Adds compute units to accounts' usage of `month` (`YYYY-MM`, UTC), in one batch (docs/decisions.md §7: flushed
-   * periodically, never per request). Concurrent adds from several instances all count. With `batchId`, the batch
-   * counts once however often it is sent: a write that failed for its sender (a time-out) may still have been
-   * applied, and is sent again with the same id (limits/quota.ts); ids are kept a day. Answers each account's total of
-   * the month once the batch is added, as the store holds it (other instances' units in it): an account is absent
-   * when nothing was written for it (the account gone, the batch applied before), and its total is then read apart.
+   * Adds `units[i]` compute units (whole, not negative) to account `ids[i]`'s usage of `month` (`YYYY-MM`, UTC), each
+   * account once, in one batch (docs/decisions.md §7: flushed periodically, never per request). Concurrent adds from
+   * several instances all count, whatever order each names its accounts in. With `batchId`, the batch counts once
+   * however often it is sent: a write that failed for its sender (a time-out) may still have been applied, and is sent
+   * again with the same id (limits/quota.ts); ids are kept a day. Answers each account's total of the month once the
+   * batch is added, as the store holds it (other instances' units in it), in the order of `ids`: undefined where
+   * nothing was written (the account gone, the batch applied before), and that total is then read apart. Arrays, not
+   * maps: the quota's flush of a long tail names tens of thousands of accounts, and a map each way cost it a lookup
+   * per account on each side.
    */
-  addUsage(month: string, byAccount: ReadonlyMap<string, number>, batchId?: string): Promise<Map<string, number>>;
+  addUsage(month: string, ids: readonly string[], units: readonly number[], batchId?: string): Promise<Array<number | undefined>>;
   /** Compute units an account has used in `month` (0 when none). */
   getUsage(accountId: string, month: string): Promise<number>;
   /**
@@ -143,12 +146,9 @@ export function usageStore(db: SqlDb): UsageStore {
   // the first time makes a read per turn of the event loop, and building each anew cost Kysely a node per id).
   const usagesOf = k.selectFrom('usage').select(['account_id', 'compute_units']).where('month', '=', '').where(anyOf(db, 'account_id', [])).compile();
   return {
-    async addUsage(month, byAccount, batchId) {
-      const { ids, units } = usageBatch(month, byAccount);
-      const totals = new Map<string, number>();
-      if (ids.length === 0) return totals;
-      for (const r of await batches.addUsage(month, ids, units, batchId)) totals.set(r.account_id, codec.big(r.compute_units));
-      return totals;
+    async addUsage(month, ids, units, batchId) {
+      checkUsageBatch(month, ids, units);
+      return ids.length === 0 ? [] : batches.addUsage(month, ids, units, batchId);
     },
     async getUsage(accountId, month) {
       const row = await k.selectFrom('usage').select('compute_units').where('account_id', '=', accountId).where('month', '=', month).executeTakeFirst();
