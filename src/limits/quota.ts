@@ -19,26 +19,20 @@ function monthBounds(ms: number): [number, number] {
   return [Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)];
 }
 
-/**
- * An account's units this month. `used`: the store's figure at last read plus what this instance added since
- * (undefined until read); `pending`: added here and not yet written.
- */
-interface AccountUnits { id: string; used: number | undefined; pending: number; listed: boolean; epoch: number }
+/** Slots the tables start with; they double when full. */
+const FIRST_SLOTS = 1024;
 
 /**
- * Where a caller keeps an account's record between its requests (a key's resolution, auth/key-resolver.ts): found in
- * the tracker's map once, then read through here. With a long tail of keys, a lookup in a map of every account in
- * use is a chain of reads the processor's caches do not hold; the record itself is one.
+ * Where a caller keeps an account's slot between its requests (a key's resolution, auth/key-resolver.ts): found in
+ * the tracker's map once, then read through here while the slot is still the account's.
  */
-export interface QuotaHolder { quotaUnits: QuotaSlot | undefined }
-/** The record a QuotaHolder keeps: opaque to it. */
-export type QuotaSlot = Readonly<AccountUnits>;
+export interface QuotaHolder { quotaUnits: number | undefined }
 
 /**
- * A batch of units sent to the store: its id, month, the accounts' records (read again after it), their ids and
+ * A batch of units sent to the store: its id, month, the accounts' slots (read again after it), their ids and
  * units side by side; and, made only when asked (the store failing), the units by account.
  */
-interface Sent { id: string; month: string; records: AccountUnits[]; ids: string[]; units: number[]; byId?: Map<string, number> }
+interface Sent { id: string; month: string; slots: number[]; ids: string[]; units: number[]; byId?: Map<string, number> }
 
 /** The units a batch holds for an account (0: none). */
 function unitsIn(sent: Sent | undefined, accountId: string): number {
@@ -52,21 +46,28 @@ function unitsIn(sent: Sent | undefined, accountId: string): number {
  * batches every `flushMs` (and on shutdown), so it survives a restart without a write per request. Each flush's
  * write answers the totals of the accounts it wrote, which folds in what other instances spent: across instances
  * an account can overshoot by at most one flush interval of traffic.
+ *
+ * Each account seen this month is a slot of typed arrays (its units used, known or not, and pending), found by its id
+ * once per key that holds it: a hundred thousand accounts are a few megabytes side by side, where an object per
+ * account was scattered over the heap, a miss of the processor's caches on each request of a long tail of keys.
  */
 export class QuotaTracker {
   private month: string;
   /** The month's bounds, ms: checked on every request, so the `YYYY-MM` string is made only when it changes. */
   private monthStart: number;
   private monthEnd: number;
-  /**
-   * Each account seen this month, one record: every request reads and adds to it, so it costs one lookup, and the
-   * flush takes the accounts with units pending from `spent` instead of from a map made again each interval.
-   */
-  private readonly accounts = new Map<string, AccountUnits>();
-  /** Counts the months this tracker has started: a record of an earlier one, held by a caller, is not used. */
-  private epoch = 0;
-  /** The accounts with units pending (each once, `listed`), in the order they first spent since the last flush. */
-  private spent: AccountUnits[] = [];
+  /** Each account seen this month, its slot. */
+  private accounts = new Map<string, number>();
+  /** Each slot's account id. */
+  private ids: string[] = [];
+  /** The store's figure at last read plus what this instance added since (NaN until read). */
+  private used = new Float64Array(FIRST_SLOTS).fill(NaN);
+  /** Added here and not yet written (negative: given back past what was pending). */
+  private pending = new Float64Array(FIRST_SLOTS);
+  /** 1: the slot is in `spent`. */
+  private listed = new Uint8Array(FIRST_SLOTS);
+  /** The slots with units pending (each once, `listed`), in the order they first spent since the last flush. */
+  private spent: number[] = [];
   /**
    * A batch whose write failed for this instance (a time-out, the store gone) but may have been applied all the
    * same: sent again as it was, under the same id, before anything newer, so that the store counts it once
@@ -95,39 +96,59 @@ export class QuotaTracker {
    */
   usedBy(accountId: string, holder?: QuotaHolder): number | Promise<number> {
     this.rollOver();
-    const known = this.held(accountId, holder)?.used;
-    if (known !== undefined) return known;
+    const slot = this.held(accountId, holder);
+    if (slot !== undefined) {
+      const known = this.used[slot];
+      if (known === known) return known; // not NaN
+    }
     let p = this.loading.get(accountId);
     if (!p) {
       p = this.readSoon(accountId).then((n) => {
         this.loading.delete(accountId);
-        const a = this.account(accountId);
-        return (a.used = n + a.pending);
+        const a = this.slotOf(accountId);
+        return (this.used[a] = n + this.pending[a]);
       }, (err) => {
         // The store being unreachable must not stop traffic: count from zero here, correct at the next flush.
         this.loading.delete(accountId);
         this.log.warn({ err: (err as Error).message }, 'could not read usage; counting from zero until the store answers');
-        const a = this.account(accountId);
-        return (a.used = a.pending + unitsIn(this.unconfirmed, accountId));
+        const a = this.slotOf(accountId);
+        return (this.used[a] = this.pending[a] + unitsIn(this.unconfirmed, accountId));
       });
       this.loading.set(accountId, p);
     }
     return p;
   }
 
-  private account(accountId: string): AccountUnits {
-    let a = this.accounts.get(accountId);
-    if (a === undefined) this.accounts.set(accountId, (a = { id: accountId, used: undefined, pending: 0, listed: false, epoch: this.epoch }));
-    return a;
+  /** The account's slot of this month, made if need be. */
+  private slotOf(accountId: string): number {
+    let slot = this.accounts.get(accountId);
+    if (slot === undefined) {
+      slot = this.ids.length;
+      if (slot === this.used.length) this.grow();
+      this.ids.push(accountId);
+      this.accounts.set(accountId, slot);
+    }
+    return slot;
   }
 
-  /** The account's record of this month: the holder's when it holds it, else the map's (then held). */
-  private held(accountId: string, holder: QuotaHolder | undefined): AccountUnits | undefined {
-    const h = holder?.quotaUnits as AccountUnits | undefined;
-    if (h !== undefined && h.epoch === this.epoch) return h;
-    const a = this.accounts.get(accountId);
-    if (a !== undefined && holder !== undefined) holder.quotaUnits = a;
-    return a;
+  private grow(): void {
+    const n = this.used.length * 2;
+    const used = new Float64Array(n).fill(NaN);
+    used.set(this.used);
+    const pending = new Float64Array(n);
+    pending.set(this.pending);
+    const listed = new Uint8Array(n);
+    listed.set(this.listed);
+    [this.used, this.pending, this.listed] = [used, pending, listed];
+  }
+
+  /** The account's slot of this month: the holder's when it is still the account's, else the map's (then held). */
+  private held(accountId: string, holder: QuotaHolder | undefined): number | undefined {
+    const h = holder?.quotaUnits;
+    if (h !== undefined && this.ids[h] === accountId) return h;
+    const slot = this.accounts.get(accountId);
+    if (slot !== undefined && holder !== undefined) holder.quotaUnits = slot;
+    return slot;
   }
 
   /**
@@ -153,40 +174,42 @@ export class QuotaTracker {
   add(accountId: string, units: number, holder?: QuotaHolder): void {
     if (units === 0) return;
     this.rollOver();
-    const a = this.held(accountId, holder) ?? this.account(accountId);
-    a.pending += units;
-    a.used = (a.used ?? 0) + units;
-    if (!a.listed) {
-      a.listed = true;
+    const a = this.held(accountId, holder) ?? this.slotOf(accountId);
+    this.pending[a] += units;
+    const used = this.used[a];
+    this.used[a] = (used === used ? used : 0) + units;
+    if (this.listed[a] === 0) {
+      this.listed[a] = 1;
       this.spent.push(a);
     }
   }
 
   /**
-   * The units pending, taken (they are the caller's to write from now on): the accounts' records, ids and units. Units
+   * The units pending, taken (they are the caller's to write from now on): the accounts' slots, ids and units. Units
    * given back past what was pending (a refund after a flush took the spend) stay pending, listed, until the account's
    * spending outweighs them: the store adds units, never takes them away.
    */
-  private takePending(): { records: AccountUnits[]; ids: string[]; units: number[] } {
-    const records: AccountUnits[] = [];
+  private takePending(): { slots: number[]; ids: string[]; units: number[] } {
+    const slots: number[] = [];
     const ids: string[] = [];
     const units: number[] = [];
-    const owed: AccountUnits[] = [];
+    const owed: number[] = [];
+    const { pending, listed } = this;
     for (const a of this.spent) {
-      if (a.pending < 0) {
+      if (pending[a] < 0) {
         owed.push(a);
         continue;
       }
-      if (a.pending > 0) {
-        records.push(a);
-        ids.push(a.id);
-        units.push(a.pending);
+      if (pending[a] > 0) {
+        slots.push(a);
+        ids.push(this.ids[a]);
+        units.push(pending[a]);
       }
-      a.pending = 0;
-      a.listed = false;
+      pending[a] = 0;
+      listed[a] = 0;
     }
     this.spent = owed;
-    return { records, ids, units };
+    return { slots, ids, units };
   }
 
   /** Writes pending usage to the store and refreshes the accounts it touched. */
@@ -227,18 +250,18 @@ export class QuotaTracker {
    * The accounts of a batch just written, at the totals the write answered (other instances' units in them), plus what
    * is pending here since; an account the write did not answer for (a batch applied before) is read again.
    */
-  private async refresh({ month, records, ids }: Sent, totals: Array<number | undefined>): Promise<void> {
+  private async refresh({ month, slots, ids }: Sent, totals: Array<number | undefined>): Promise<void> {
     if (month !== this.month) return;
     const missing: string[] = [];
     for (let i = 0; i < ids.length; i++) if (totals[i] === undefined) missing.push(ids[i]);
     if (missing.length > 0) {
       const stored = await this.usage.getUsages(missing, month).catch(() => undefined);
-      if (stored === undefined) return; // read again after the next flush
+      if (stored === undefined || month !== this.month) return; // read again after the next flush
       for (let i = 0; i < ids.length; i++) totals[i] ??= stored.get(ids[i]) ?? 0;
     }
-    // The records themselves, side by side with the totals, not looked up by id: a flush of a long tail names tens of
-    // thousands of accounts. A month that started while the batch was written has records of its own (checked above).
-    for (let i = 0; i < records.length; i++) records[i].used = totals[i]! + records[i].pending;
+    // The slots themselves, side by side with the totals, not looked up by id: a flush of a long tail names tens of
+    // thousands of accounts. A month that started while the batch was written has slots of its own (checked above).
+    for (let i = 0; i < slots.length; i++) this.used[slots[i]] = totals[i]! + this.pending[slots[i]];
   }
 
   /** A new month starts every account at zero; what the old month still had pending is written to it. */
@@ -251,9 +274,13 @@ export class QuotaTracker {
     const old = this.month;
     const oldPending = this.takePending();
     this.month = m;
-    this.accounts.clear();
-    this.epoch++;
-    // Units given back and still owed go with the old month's records: the store never takes units away.
+    // Units given back and still owed go with the old month's slots: the store never takes units away. A holder's
+    // slot is the account's again only if the account is given it anew.
+    this.accounts = new Map();
+    this.ids = [];
+    this.used = new Float64Array(FIRST_SLOTS).fill(NaN);
+    this.pending = new Float64Array(FIRST_SLOTS);
+    this.listed = new Uint8Array(FIRST_SLOTS);
     this.spent = [];
     if (oldPending.ids.length) void this.usage.addUsage(old, oldPending.ids, oldPending.units).catch((err) => this.log.warn({ err: (err as Error).message }, 'could not write last month\'s usage'));
   }

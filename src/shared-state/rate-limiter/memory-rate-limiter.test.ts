@@ -38,3 +38,18 @@ test("buckets read through holders: a holder's bucket swept when full again is n
   assert.equal(limiter.consume('acct', 1, 1, 3).allowed, false, 'and it is the one found by name');
   await limiter.close();
 });
+
+test("a holder's bucket swept and its place given to another bucket is not read for it", async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
+  let now = 1_000_000;
+  const limiter = new MemoryRateLimiter(() => now);
+  const a = { rateBucket: undefined as unknown };
+  assert.equal(limiter.consume('acct-a', 1, 1, 3, 0, a).remaining, 2);
+  now += 61_000;
+  t.mock.timers.tick(60_000);
+  // Another account's bucket, made after the sweep, spent to the bottom.
+  assert.equal(limiter.consume('acct-b', 3, 1, 3).remaining, 0);
+  assert.equal(limiter.consume('acct-a', 1, 1, 3, 0, a).remaining, 2, "a's own bucket, full again: not b's");
+  assert.equal(limiter.consume('acct-b', 1, 1, 3).allowed, false, "b's bucket is untouched by a");
+  await limiter.close();
+});
