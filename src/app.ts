@@ -137,7 +137,7 @@ export async function startGateway(config: Readonly<Config>, opts: {
     outage: new StoreOutage(log),
   }, turnNow);
   const accounts = new AccountsService(store, accountsCatalogue(config), () => keys.invalidate());
-  const quota = new QuotaTracker(store.usage, config.limits.usageFlushMs, log, turnNow);
+  const quota = new QuotaTracker(store.usage, { flushMs: config.limits.usageFlushMs, nearFlushMs: config.limits.nearQuotaFlushMs }, log, turnNow);
   const limits = config.limits.enabled ? new Limits(config, rateLimiter, quota) : undefined;
   const usage = config.analytics.enabled ? new UsageRecorder(store.usage, config.analytics.flushMs, config.analytics.maxCellsPerAccountMinute, config.analytics.maxKeysPerAccountMinute, log, turnNow) : undefined;
   const requests = config.explorer.enabled ? new RequestLog(store, config.explorer, log.child({ part: 'explorer' }), turnNow) : undefined;

@@ -62,7 +62,7 @@ export async function scaleStructures(): Promise<void> {
     const full = new RecentMap<{ moved: number }>(200_000);
     for (let j = 0; j < 200_000; j++) full.set(`ngk_earlier${j}`, { moved: 0 });
     const usage = new UsageRecorder(noStore, 1e9, 1000, 20, log);
-    const quota = new QuotaTracker(noStore, 1e9, log);
+    const quota = new QuotaTracker(noStore, { flushMs: 1e9 }, log);
     const buckets = new MemoryRateLimiter();
     const structures: Array<[string, (c: Call) => void]> = [
       ['resolution cache (200,000 entries)', (c) => { if (!cache.get(c.value)) cache.set(c.value, { moved: 0 }); }],

@@ -412,8 +412,16 @@ export const configSchema = section({
      * connection instead of hundreds.
      */
     refusalDelayMs: int('ms', { minimum: 0, maximum: 10000, default: 1000 }),
-    /** How often monthly usage (the quota) is written to the store (batched, never per request). */
-    usageFlushMs: int('ms', { minimum: 100, default: 2000 }),
+    /**
+     * How long an account's monthly usage (the quota) may wait in memory before it is written to the store (batched,
+     * never per request): a crash loses at most this much of it, and the store's figure is at most this old.
+     */
+    usageFlushMs: int('ms', { minimum: 100, default: 30000 }),
+    /**
+     * How often the usage of an account near its monthly quota is written (less than ten `usageFlushMs` of its plan's
+     * per-second rate left): what another instance's refusal waits for.
+     */
+    nearQuotaFlushMs: int('ms', { minimum: 100, default: 2000 }),
     /** Failed authentications allowed per client IP (keys cannot be guessed at speed); with redisUrl, across instances. */
     unknownKeys: rate('requests', 5, 20),
     /**

@@ -117,7 +117,7 @@ export class Limits {
         limit: plan.cuPerSecond, window: 'second', retryAfter: d.retryAfterSeconds,
       }, d);
     }
-    this.quota.add(k.accountId, cost - credit, k);
+    this.quota.add(k.accountId, cost - credit, k, plan);
     return d;
   }
 
@@ -132,7 +132,7 @@ export class Limits {
     if (units <= 0) return true;
     const used = this.quota.usedBy(k.accountId, k);
     if (typeof used === 'number' && used + units > k.plan.cuPerMonth) return false;
-    this.quota.add(k.accountId, units, k);
+    this.quota.add(k.accountId, units, k, k.plan);
     return true;
   }
 
@@ -145,6 +145,6 @@ export class Limits {
     const plan = k.plan;
     const d = this.rate.consume(k.bucketName ?? this.bucketOf(k), -units, plan.cuPerSecond, plan.cuPerSecond * this.burstSeconds, 0, k);
     if (d instanceof Promise) d.catch(() => {});
-    this.quota.add(k.accountId, -units, k);
+    this.quota.add(k.accountId, -units, k, plan);
   }
 }

@@ -21,7 +21,7 @@ test('a usage write that fails for the gateway but reached the store is sent aga
       },
     },
   }) as UsageStore;
-  const quota = new QuotaTracker(flaky, 60_000, pino({ level: 'silent' }));
+  const quota = new QuotaTracker(flaky, { flushMs: 60_000 }, pino({ level: 'silent' }));
   quota.add(account, 30);
   await quota.flush(); // applied, but the gateway saw it fail
   quota.add(account, 7);
@@ -45,7 +45,7 @@ test('accounts seen for the first time in one turn are read together; after a fl
     getUsage: { value: () => assert.fail('one account at a time') },
     getUsages: { value: (asked: readonly string[], m: string) => { reads.push(asked.length); return store.usage.getUsages(asked, m); } },
   }) as UsageStore;
-  const quota = new QuotaTracker(counted, 60_000, pino({ level: 'silent' }));
+  const quota = new QuotaTracker(counted, { flushMs: 60_000 }, pino({ level: 'silent' }));
   const used = await Promise.all(ids.map((id) => quota.usedBy(id)));
   assert.deepEqual(used, ids.map((_, i) => i), "each account's units as the store has them");
   assert.deepEqual(reads, [300], 'one read for the 300 accounts');
@@ -73,7 +73,7 @@ test('an account first asked while a read is under way is read on its own, not a
   const slow = Object.create(store.usage, {
     getUsages: { value: async (asked: readonly string[], m: string) => { started(); await held; return store.usage.getUsages(asked, m); } },
   }) as UsageStore;
-  const quota = new QuotaTracker(slow, 60_000, pino({ level: 'silent' }));
+  const quota = new QuotaTracker(slow, { flushMs: 60_000 }, pino({ level: 'silent' }));
   const first = quota.usedBy(a);
   await reading; // a's read is under way
   const second = quota.usedBy(b);
@@ -88,7 +88,7 @@ test("an account's units read through a holder count in its record, and a new mo
   await store.plans.createPlan(freePlan);
   const account = (await store.accounts.createAccount(newAccount())).id;
   let now = Date.parse('2026-03-31T23:59:00Z');
-  const quota = new QuotaTracker(store.usage, 60_000, pino({ level: 'silent' }), () => now);
+  const quota = new QuotaTracker(store.usage, { flushMs: 60_000 }, pino({ level: 'silent' }), () => now);
   const key = { quotaUnits: undefined };
   const other = { quotaUnits: undefined };
   assert.equal(await quota.usedBy(account, key), 0);
@@ -112,7 +112,7 @@ test('units given back after a flush took the spend wait until the account spend
   await store.plans.createPlan(freePlan);
   const [a, b] = [(await store.accounts.createAccount(newAccount())).id, (await store.accounts.createAccount(newAccount())).id];
   const month = monthOf(Date.now());
-  const quota = new QuotaTracker(store.usage, 60_000, pino({ level: 'silent' }));
+  const quota = new QuotaTracker(store.usage, { flushMs: 60_000 }, pino({ level: 'silent' }));
   assert.equal(await quota.usedBy(a), 0);
   quota.add(a, 40);
   await quota.flush();
@@ -127,6 +127,49 @@ test('units given back after a flush took the spend wait until the account spend
   await quota.flush();
   assert.equal(await store.usage.getUsage(a, month), 45, 'the refund is written with the next spending');
   assert.equal(quota.usedBy(a), 45);
+  await quota.close();
+  await store.close();
+});
+
+test('an account far from its quota waits for the long round; one near it is written at every short round', async () => {
+  const store = sqliteStores(':memory:');
+  await store.plans.createPlan(freePlan);
+  const far = (await store.accounts.createAccount(newAccount())).id;
+  const near = (await store.accounts.createAccount(newAccount())).id;
+  let now = Date.UTC(2026, 10, 15);
+  const month = monthOf(now);
+  const quota = new QuotaTracker(store.usage, { flushMs: 30_000, nearFlushMs: 2_000 }, pino({ level: 'silent' }), () => now);
+  // Near from 1,000,000 - 10 × 100 units/s × 30 s = 970,000 units used.
+  const plan = { cuPerMonth: 1_000_000, cuPerSecond: 100 };
+  quota.add(far, 10, undefined, plan);
+  quota.add(near, 969_990, undefined, plan);
+  now += 2_000;
+  await quota.round();
+  assert.equal(await store.usage.getUsage(far, month), 0, 'far: not written at a short round');
+  assert.equal(await store.usage.getUsage(near, month), 0, 'not near yet: 10 units short of it');
+  quota.add(near, 10, undefined, plan);
+  now += 2_000;
+  await quota.round();
+  assert.equal(await store.usage.getUsage(near, month), 970_000, 'near: written at the next short round');
+  quota.add(near, 5, undefined, plan);
+  now += 2_000;
+  await quota.round();
+  assert.equal(await store.usage.getUsage(near, month), 970_005, 'and at each after it');
+  assert.equal(await store.usage.getUsage(far, month), 0);
+  now += 24_000;
+  await quota.round();
+  assert.equal(await store.usage.getUsage(far, month), 10, 'far: written at the round 30 s after the last long one');
+  assert.equal(quota.rowsWritten, 3, 'a row per account and write: the far account once');
+  // Without a plan known (a caller that names none), an account is near.
+  const unknown = (await store.accounts.createAccount(newAccount())).id;
+  quota.add(unknown, 3);
+  now += 2_000;
+  await quota.round();
+  assert.equal(await store.usage.getUsage(unknown, month), 3);
+  // A flush (a report about to read the store, shutdown) writes every account at once.
+  quota.add(far, 1, undefined, plan);
+  await quota.flush();
+  assert.equal(await store.usage.getUsage(far, month), 11);
   await quota.close();
   await store.close();
 });

@@ -28,6 +28,19 @@ const FIRST_SLOTS = 1024;
  */
 export interface QuotaHolder { quotaUnits: number | undefined }
 
+/** What the tracker reads of an account's plan: whether the account is near the end of its month's units. */
+export interface QuotaPlan { cuPerMonth: number; cuPerSecond: number }
+
+/** When units are written: every account's at least every `flushMs`; an account near its quota's every `nearFlushMs`. */
+export interface QuotaTiming { flushMs: number; nearFlushMs?: number }
+
+/**
+ * An account is near its quota when what is left of its month is less than this many `flushMs` of its plan's
+ * per-second rate: instances that each spend at that rate (the bucket is an instance's own without Redis) and each
+ * hold a `flushMs` of units the others cannot see could otherwise spend the rest between two writes.
+ */
+const NEAR_FLUSHES = 10;
+
 /**
  * A batch of units sent to the store: its id, month, the accounts' slots (read again after it), their ids and
  * units side by side; and, made only when asked (the store failing), the units by account.
@@ -43,9 +56,11 @@ function unitsIn(sent: Sent | undefined, accountId: string): number {
 
 /**
  * Monthly compute-unit quotas per account (docs/decisions.md §7). Usage is counted in memory and written to the store in
- * batches every `flushMs` (and on shutdown), so it survives a restart without a write per request. Each flush's
- * write answers the totals of the accounts it wrote, which folds in what other instances spent: across instances
- * an account can overshoot by at most one flush interval of traffic.
+ * batches (and on shutdown), so it survives a restart without a write per request. Each write answers the totals
+ * of the accounts it wrote, which folds in what other instances spent. An account near its quota (NEAR_FLUSHES) is
+ * written every `nearFlushMs`: across instances it can overshoot by at most that long of traffic. Every other account
+ * is written every `flushMs`: its units have nothing to decide until then, and with a long tail of accounts each write
+ * is a row, so a longer wait is fewer rows (the same account written once, not at each short round).
  *
  * Each account seen this month is a slot of typed arrays (its units used, known or not, and pending), found by its id
  * once per key that holds it: a hundred thousand accounts are a few megabytes side by side, where an object per
@@ -66,6 +81,8 @@ export class QuotaTracker {
   private pending = new Float64Array(FIRST_SLOTS);
   /** 1: the slot is in `spent`. */
   private listed = new Uint8Array(FIRST_SLOTS);
+  /** The units used from which the account is near its quota (-Infinity until a plan is known: near). */
+  private nearAt = new Float64Array(FIRST_SLOTS).fill(-Infinity);
   /** The slots with units pending (each once, `listed`), in the order they first spent since the last flush. */
   private spent: number[] = [];
   /**
@@ -78,16 +95,34 @@ export class QuotaTracker {
   /** The accounts asked for in this turn of the event loop, and their read (`readSoon`). */
   private batch: { ids: Set<string>; read: Promise<Map<string, number>> } | undefined;
   private readonly timer: NodeJS.Timeout;
-  private flushing: Promise<void> | undefined;
+  private readonly flushMs: number;
+  private readonly roundMs: number;
+  /** When every account's units were last taken for writing (ms). */
+  private lastAll: number;
+  /** The writes, one after another, and the one asked for and not started (asks while it waits join it). */
+  private writes: Promise<void> = Promise.resolve();
+  private queued: { all: boolean; done: Promise<void> } | undefined;
   /** Accounts' units written to the store since start, a row per account and flush. */
   rowsWritten = 0;
 
-  constructor(private readonly usage: UsageStore, flushMs: number, private readonly log: Logger, private readonly now: () => number = Date.now) {
+  constructor(private readonly usage: UsageStore, timing: QuotaTiming, private readonly log: Logger, private readonly now: () => number = Date.now) {
     const t = now();
     this.month = monthOf(t);
     [this.monthStart, this.monthEnd] = monthBounds(t);
-    this.timer = setInterval(() => void this.flush(), flushMs);
+    this.flushMs = timing.flushMs;
+    this.lastAll = t;
+    const round = Math.min(timing.flushMs, timing.nearFlushMs ?? timing.flushMs);
+    this.roundMs = round;
+    this.timer = setInterval(() => void this.round(), round);
     this.timer.unref();
+  }
+
+  /**
+   * A round of writes (the timer's): the accounts near their quota, or every account when the last such write is
+   * `flushMs` ago (less half a round: the timer's own lateness).
+   */
+  round(): Promise<void> {
+    return this.write(this.now() - this.lastAll >= this.flushMs - this.roundMs / 2);
   }
 
   /**
@@ -139,7 +174,9 @@ export class QuotaTracker {
     pending.set(this.pending);
     const listed = new Uint8Array(n);
     listed.set(this.listed);
-    [this.used, this.pending, this.listed] = [used, pending, listed];
+    const nearAt = new Float64Array(n).fill(-Infinity);
+    nearAt.set(this.nearAt);
+    [this.used, this.pending, this.listed, this.nearAt] = [used, pending, listed, nearAt];
   }
 
   /** The account's slot of this month: the holder's when it is still the account's, else the map's (then held). */
@@ -170,11 +207,15 @@ export class QuotaTracker {
     return this.batch.read.then((m) => m.get(accountId) ?? 0);
   }
 
-  /** Counts units an admitted request spent (negative: units given back, for work refused after admission). */
-  add(accountId: string, units: number, holder?: QuotaHolder): void {
+  /**
+   * Counts units an admitted request spent (negative: units given back, for work refused after admission), on the
+   * account's `plan` (without one, the account counts as near its quota: written at every round).
+   */
+  add(accountId: string, units: number, holder?: QuotaHolder, plan?: QuotaPlan): void {
     if (units === 0) return;
     this.rollOver();
     const a = this.held(accountId, holder) ?? this.slotOf(accountId);
+    this.nearAt[a] = plan === undefined ? -Infinity : plan.cuPerMonth - (NEAR_FLUSHES * plan.cuPerSecond * this.flushMs) / 1000;
     this.pending[a] += units;
     const used = this.used[a];
     this.used[a] = (used === used ? used : 0) + units;
@@ -185,19 +226,21 @@ export class QuotaTracker {
   }
 
   /**
-   * The units pending, taken (they are the caller's to write from now on): the accounts' slots, ids and units. Units
-   * given back past what was pending (a refund after a flush took the spend) stay pending, listed, until the account's
-   * spending outweighs them: the store adds units, never takes them away.
+   * The units pending, taken (they are the caller's to write from now on): the accounts' slots, ids and units; of
+   * every account, or (`all` false) of those near their quota, the others left pending. Units given back past what
+   * was pending (a refund after a flush took the spend) stay pending, listed, until the account's spending outweighs
+   * them: the store adds units, never takes them away.
    */
-  private takePending(): { slots: number[]; ids: string[]; units: number[] } {
+  private takePending(all: boolean): { slots: number[]; ids: string[]; units: number[] } {
     const slots: number[] = [];
     const ids: string[] = [];
     const units: number[] = [];
-    const owed: number[] = [];
-    const { pending, listed } = this;
+    const kept: number[] = [];
+    const { pending, listed, used, nearAt } = this;
     for (const a of this.spent) {
-      if (pending[a] < 0) {
-        owed.push(a);
+      // Far from its quota: `used` below where near starts (a NaN, not yet read, is near).
+      if (pending[a] < 0 || (!all && used[a] < nearAt[a])) {
+        kept.push(a);
         continue;
       }
       if (pending[a] > 0) {
@@ -208,26 +251,46 @@ export class QuotaTracker {
       pending[a] = 0;
       listed[a] = 0;
     }
-    this.spent = owed;
+    this.spent = kept;
     return { slots, ids, units };
   }
 
-  /** Writes pending usage to the store and refreshes the accounts it touched. */
+  /** Writes every account's pending usage to the store and refreshes the accounts it touched. */
   flush(): Promise<void> {
-    this.flushing ??= this.doFlush().finally(() => { this.flushing = undefined; });
-    return this.flushing;
+    return this.write(true);
   }
 
   /**
-   * Writes the batch not yet confirmed, if any, then what is pending; each batch written, its accounts are read
-   * again (folding in what other instances spent).
+   * A write of every account's units (`all`) or of those near their quota, after the one under way: what a caller
+   * added before asking is in it. Asks while it waits to start are one write (of every account if any asked so).
    */
-  private async doFlush(): Promise<void> {
+  private write(all: boolean): Promise<void> {
+    const q = this.queued;
+    if (q !== undefined) {
+      q.all ||= all;
+      return q.done;
+    }
+    const next = { all, done: Promise.resolve() };
+    this.queued = next;
+    next.done = this.writes.then(() => {
+      this.queued = undefined;
+      return this.doFlush(next.all);
+    });
+    this.writes = next.done.catch(() => {});
+    return next.done;
+  }
+
+  /**
+   * Writes the batch not yet confirmed, if any, then what is pending (of every account, or of those near their
+   * quota); each batch written, its accounts are read again (folding in what other instances spent).
+   */
+  private async doFlush(all: boolean): Promise<void> {
+    if (all) this.lastAll = this.now();
     for (;;) {
       const retry = this.unconfirmed;
       let sent = retry;
       if (!sent) {
-        const taken = this.takePending();
+        const taken = this.takePending(all);
         if (taken.ids.length === 0) return;
         sent = { id: randomUUID(), month: this.month, ...taken };
       }
@@ -272,7 +335,7 @@ export class QuotaTracker {
     const m = monthOf(t);
     if (m === this.month) return;
     const old = this.month;
-    const oldPending = this.takePending();
+    const oldPending = this.takePending(true);
     this.month = m;
     // Units given back and still owed go with the old month's slots: the store never takes units away. A holder's
     // slot is the account's again only if the account is given it anew.
@@ -281,13 +344,13 @@ export class QuotaTracker {
     this.used = new Float64Array(FIRST_SLOTS).fill(NaN);
     this.pending = new Float64Array(FIRST_SLOTS);
     this.listed = new Uint8Array(FIRST_SLOTS);
+    this.nearAt = new Float64Array(FIRST_SLOTS).fill(-Infinity);
     this.spent = [];
     if (oldPending.ids.length) void this.usage.addUsage(old, oldPending.ids, oldPending.units).catch((err) => this.log.warn({ err: (err as Error).message }, 'could not write last month\'s usage'));
   }
 
   async close(): Promise<void> {
     clearInterval(this.timer);
-    await this.flushing;
     await this.flush();
   }
 }
