@@ -57,16 +57,16 @@ export async function scaleStructures(): Promise<void> {
   const log = pino({ level: 'silent' });
   const ns: Record<string, Record<string, number[]>> = {};
   for (const d of ['one key', 'Zipf-like', 'one key', 'Zipf-like'] as const) {
-    const cache = new RecentMap<{ moved: number }>(200_000);
+    const cache = new RecentMap<{ seen: number; slot: number }>(200_000);
     // As in an instance that has run a while: full of keys seen earlier, so each key not in it evicts the oldest.
-    const full = new RecentMap<{ moved: number }>(200_000);
-    for (let j = 0; j < 200_000; j++) full.set(`ngk_earlier${j}`, { moved: 0 });
+    const full = new RecentMap<{ seen: number; slot: number }>(200_000);
+    for (let j = 0; j < 200_000; j++) full.set(`ngk_earlier${j}`, { seen: 0, slot: -1 });
     const usage = new UsageRecorder(noStore, 1e9, 1000, 20, log);
     const quota = new QuotaTracker(noStore, { flushMs: 1e9 }, log);
     const buckets = new MemoryRateLimiter();
     const structures: Array<[string, (c: Call) => void]> = [
-      ['resolution cache (200,000 entries)', (c) => { if (!cache.get(c.value)) cache.set(c.value, { moved: 0 }); }],
-      ['resolution cache, full (a new key evicts one)', (c) => { if (!full.get(c.value)) full.set(c.value, { moved: 0 }); }],
+      ['resolution cache (200,000 entries)', (c) => { if (!cache.get(c.value)) cache.set(c.value, { seen: 0, slot: -1 }); }],
+      ['resolution cache, full (a new key evicts one)', (c) => { if (!full.get(c.value)) full.set(c.value, { seen: 0, slot: -1 }); }],
       ['sha256 and directory lookup', (c) => { directory.get(keyDigest(c.value)); }],
       ['usage cell', (c) => usage.record(c.accountId, c.keyId, 'mainnet', 'eth_chainId', 0, 1, 0.3)],
       ['quota record', (c) => { quota.add(c.accountId, 1); quota.usedBy(c.accountId); }],

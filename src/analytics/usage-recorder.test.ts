@@ -64,7 +64,7 @@ test("a key's calls over several flushes of one minute, read through its resolut
   let t = Date.parse('2026-03-01T10:00:05Z');
   // Exactly the cells the key needs this minute: a cell made again after a flush would push a call under (other).
   const recorder = new UsageRecorder(store.usage, 60_000, 3, 20, pino({ level: 'silent' }), () => t);
-  const holder = { usageEpoch: -1, usageCells: undefined };
+  const holder = { usageEpoch: -1, usageCells: undefined, usageCell: undefined };
   const methods = ['eth_call', 'eth_getLogs', 'eth_blockNumber'];
   for (let flush = 0; flush < 4; flush++) {
     for (const m of methods) recorder.record('acc-1', 'key-1', 'mainnet', m, 0, 2, 1, holder);
@@ -111,7 +111,7 @@ test('cells of minutes gone are made again for later minutes, and every minute c
   };
   let t = 0;
   const recorder = new UsageRecorder(store.usage, 60_000, need((c) => `${c.key} ${c.method}`), need((c) => String(c.key)), pino({ level: 'silent' }), () => t);
-  const holders = Array.from({ length: 30 }, () => ({ usageEpoch: -1, usageCells: undefined }));
+  const holders = Array.from({ length: 30 }, () => ({ usageEpoch: -1, usageCells: undefined, usageCell: undefined }));
   const expected = new Map<string, number>();
   for (const [i, c] of calls.entries()) {
     t = Date.parse(c.at);

@@ -42,10 +42,11 @@ type Index = Map<string, Cell[]>;
 
 /**
  * Where a caller keeps a key's cells between its requests (the key's resolution, auth/key-resolver.ts): found in the
- * minute's index once, then read through here while the index is the same (`usageEpoch`). With a long tail of keys,
- * a lookup in an index of every key in use is a chain of reads the processor's caches do not hold.
+ * minute's index once, then read through here while the index is the same (`usageEpoch`); and the cell it counted
+ * in last, tried first. With a long tail of keys, a lookup in an index of every key in use is a chain of reads the
+ * processor's caches do not hold, and so is each hop from the holder to the cell (the list, its elements).
  */
-export interface UsageHolder { usageEpoch: number; usageCells: unknown }
+export interface UsageHolder { usageEpoch: number; usageCells: unknown; usageCell: unknown }
 
 const [B0, B1, B2, B3, B4] = LATENCY_BUCKETS_MS;
 if (LATENCY_BUCKETS_MS.length !== 5) throw new Error('usage-recorder: the bucket chain below assumes 5 latency bounds');
@@ -138,15 +139,15 @@ export class UsageRecorder {
     const t = this.now();
     if (t >= this.minuteEnds || t < this.minuteEnds - 60_000) this.tick(t);
     let cells: Cell[] | undefined;
-    if (holder !== undefined && holder.usageEpoch === this.epoch) cells = holder.usageCells as Cell[];
-    else {
-      cells = this.index.get(keyId);
-      // Held once the key has cells in this index (the list is then the one its further cells go in).
-      if (cells !== undefined && holder !== undefined) {
-        holder.usageEpoch = this.epoch;
-        holder.usageCells = cells;
+    if (holder !== undefined && holder.usageEpoch === this.epoch) {
+      const last = holder.usageCell as Cell;
+      if (last.code === code && last.method === method && last.network === network) {
+        if (last.requests === 0) this.cells.push(last);
+        return last;
       }
-    }
+      cells = holder.usageCells as Cell[];
+    } else cells = this.index.get(keyId);
+    const own = keyId;
     let c = cells === undefined ? undefined : scan(cells, network, method, code);
     if (c === undefined) {
       let made = this.count.get(accountId);
@@ -168,8 +169,16 @@ export class UsageRecorder {
       } else made.cells++;
       if (c === undefined) {
         c = { minute: this.minute, accountId, keyId, network, method, code, requests: 0, computeUnits: 0, latencyMsSum: 0, l0: 0, l1: 0, l2: 0, l3: 0, l4: 0, l5: 0 };
-        this.add(this.index, c);
+        const list = this.add(this.index, c);
+        if (keyId === own) cells = list;
       }
+    }
+    // Held while the key's cells are in this index: its list (the one its further cells go in) and this cell. A
+    // cell of the account's `(other)` key is not the key's own, and is found by name each time.
+    if (holder !== undefined && cells !== undefined && c.keyId === own) {
+      holder.usageEpoch = this.epoch;
+      holder.usageCells = cells;
+      holder.usageCell = c;
     }
     // A cell with no calls since the last flush (made now, or counted again from zero) is listed for the next.
     if (c.requests === 0) this.cells.push(c);
@@ -193,10 +202,16 @@ export class UsageRecorder {
     return index;
   }
 
-  private add(index: Index, c: Cell): void {
+  /** Adds the cell to its key's list in `index`, and answers the list. */
+  private add(index: Index, c: Cell): Cell[] {
     const cells = index.get(c.keyId);
-    if (cells === undefined) index.set(c.keyId, [c]);
-    else cells.push(c);
+    if (cells === undefined) {
+      const list = [c];
+      index.set(c.keyId, list);
+      return list;
+    }
+    cells.push(c);
+    return cells;
   }
 
   /** Writes what was recorded so far (and waits for a flush under way): the analytics API reads after it. */

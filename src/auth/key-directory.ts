@@ -25,7 +25,8 @@ function pack(k: ApiKey): string | undefined {
   return fields.some((f) => f.includes(SEP)) ? undefined : fields.join(SEP);
 }
 
-function unpack(packed: string, hash: string): ApiKey {
+/** A packed key whole, as the store gave it. */
+export function unpack(packed: string, hash: string): ApiKey {
   const [id, accountId, name, type, permissions, prefix, expiresAt, createdBy, createdAt, lastUsedAt] = packed.split(SEP);
   return {
     id, accountId, name, type: type as ApiKey['type'], permissions: permissions.split(',') as ApiKey['permissions'], prefix, hash,
@@ -34,6 +35,33 @@ function unpack(packed: string, hash: string): ApiKey {
     previousPrefix: null, previousUntil: null, previousHash: null, expiresAt: expiresAt || null, createdBy: createdBy || null,
     createdAt, lastUsedAt: lastUsedAt || null, revokedAt: null,
   };
+}
+
+/**
+ * A key without rules as the directory holds it: its packed text and the hash of its value, with its account and plan.
+ * What a request needs of it is read from the text (`packedRules`); the key is made whole (`unpack`) only when asked
+ * for, so a key of a long tail held in the resolution cache costs one string, not an object and a dozen strings.
+ */
+export interface PackedContext { packed: string; hash: string; account: Account; plan: Plan }
+
+/**
+ * What a request needs of a packed key: its id, whether it is Dedicated, whether it may call (`rpc`), when it expires
+ * and was last used (ms).
+ */
+export function packedRules(packed: string): { id: string; dedicated: boolean; rpc: boolean; expiresAtMs: number; lastUsedAtMs: number } {
+  let at = packed.indexOf(SEP);
+  const id = packed.slice(0, at);
+  // Past the account's id and the name: the type, then the permissions, the prefix, the expiry.
+  for (let i = 0; i < 2; i++) at = packed.indexOf(SEP, at + 1);
+  const typeEnd = packed.indexOf(SEP, at + 1);
+  const dedicated = packed.slice(at + 1, typeEnd) === 'Dedicated';
+  at = typeEnd;
+  const end = packed.indexOf(SEP, at + 1);
+  const rpc = packed.slice(at + 1, end).split(',').includes('rpc');
+  at = packed.indexOf(SEP, end + 1);
+  const expiresAt = packed.slice(at + 1, packed.indexOf(SEP, at + 1));
+  const lastUsedAt = packed.slice(packed.lastIndexOf(SEP) + 1);
+  return { id, dedicated, rpc, expiresAtMs: expiresAt ? Date.parse(expiresAt) : Infinity, lastUsedAtMs: lastUsedAt ? Date.parse(lastUsedAt) : -Infinity };
 }
 
 /** What the directory reads: keys in pages, every account and plan. */
@@ -85,17 +113,28 @@ export class KeyDirectory {
   }
 
   /**
-   * The key whose value has this SHA-256 digest (`keyDigest`), with its account and plan, as the store last said;
-   * undefined: ask the store.
+   * The key whose value has this SHA-256 digest (`keyDigest`), with its account and plan, as the store last said:
+   * packed when it has no rules (nearly all), else whole; undefined: ask the store.
    */
-  get(digest: string): KeyContext | undefined {
-    const text = this.packed.get(digest);
-    const key = text !== undefined ? unpack(text, hashOfDigest(digest)) : this.whole.size > 0 ? this.whole.get(hashOfDigest(digest)) : undefined;
-    if (key === undefined) return undefined;
-    if (this.gone.size > 0 && this.gone.has(key.id)) return undefined;
-    const account = this.accounts.get(key.accountId);
+  get(digest: string): PackedContext | KeyContext | undefined {
+    const packed = this.packed.get(digest);
+    if (packed !== undefined) {
+      const at = packed.indexOf(SEP);
+      if (this.gone.size > 0 && this.gone.has(packed.slice(0, at))) return undefined;
+      const ids = this.idsOf(packed.slice(at + 1, packed.indexOf(SEP, at + 1)));
+      return ids && { packed, hash: hashOfDigest(digest), account: ids.account, plan: ids.plan };
+    }
+    const key = this.whole.size > 0 ? this.whole.get(hashOfDigest(digest)) : undefined;
+    if (key === undefined || (this.gone.size > 0 && this.gone.has(key.id))) return undefined;
+    const ids = this.idsOf(key.accountId);
+    return ids && { key, account: ids.account, plan: ids.plan };
+  }
+
+  /** The account and its plan, as the store last said (undefined: either was reported changed, or is unknown). */
+  private idsOf(accountId: string): { account: Account; plan: Plan } | undefined {
+    const account = this.accounts.get(accountId);
     const plan = account && this.plans.get(account.planId);
-    return plan && { key, account: account!, plan };
+    return plan && { account: account!, plan };
   }
 
   /** The feed reported these changes: what they touch leaves (an account's or plan's keys, by their account or plan). */

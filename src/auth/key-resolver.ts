@@ -1,14 +1,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import { hashKey, isKeyValue, keyDigest } from './key-value.ts';
 import { JwtChecks, keyJwt, type KeyJwt } from './jwt.ts';
-import type { KeyContext } from '../store/keys/api-key.ts';
+import type { ApiKey, KeyContext } from '../store/keys/api-key.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { bounded } from '../store/bounded.ts';
 import { StoreOutage } from '../store/outage.ts';
 import { parseAllowlist } from './ip-allowlist.ts';
 import { findKeyByHash, type KeyChanges, type KeyStore } from '../store/keys/key-store.ts';
 import { KeyChangeFeed } from './key-changes.ts';
-import { KeyDirectory, type DirectorySource } from './key-directory.ts';
+import { KeyDirectory, packedRules, unpack, type DirectorySource, type PackedContext } from './key-directory.ts';
 import { KeyLookups } from './key-lookups.ts';
 import { RecentMap } from './recent-map.ts';
 import type { LimitedKey } from '../limits/limits.ts';
@@ -30,6 +30,8 @@ export interface ResolvedKey extends KeyContext, LimitedKey, UsageHolder, Reques
   suspended: boolean;
   /** The key has the `rpc` permission. */
   rpc: boolean;
+  /** A Dedicated key: its calls go to the network's dedicated upstreams. */
+  dedicated: boolean;
   ipRanges: ReturnType<typeof parseAllowlist> | undefined;
   origins: ReadonlySet<string> | undefined;
   networks: ReadonlySet<string> | undefined;
@@ -76,9 +78,9 @@ export class KnownKeyRefusal extends GatewayError {
 /**
  * A resolution, as the store gave it at `fetched` (ms); trusted until `expires`, or while the change feed answers
  * when `followed`, then served only in an outage. `until`: when the value stops working, for a value rotated out
- * (its overlap's end); Infinity for a key's value. `moved`: its place in the cache's order (RecentMap).
+ * (its overlap's end); Infinity for a key's value. `seen`, `slot`: its mark and place in the cache (RecentMap).
  */
-interface Entry { resolved: ResolvedKey | null; expires: number; fetched: number; until: number; followed: boolean; moved: number }
+interface Entry { resolved: ResolvedKey | null; expires: number; fetched: number; until: number; followed: boolean; seen: number; slot: number }
 
 /** How many resolutions are kept, and whether the store's changes are followed (auth.keyCache* in the config). */
 export interface KeyCacheSize {
@@ -207,7 +209,7 @@ export class KeyResolver {
     if (!ctx) return undefined;
     this.directoryReads++;
     // Found by the hash of its value: the key's own (the directory holds no value rotated out).
-    return this.put(value, ctx.key.hash, ctx, now, stale, feed!.generation);
+    return this.put(value, 'packed' in ctx ? ctx.hash : ctx.key.hash, ctx, now, stale, feed!.generation);
   }
 
   private usable(entry: Entry, now: number): ResolvedKey {
@@ -280,14 +282,14 @@ export class KeyResolver {
    * request's path that reads them (seen under load as a round of bailouts a second for the first 15-25 s), and the
    * per-account caches keyed by them (limits' bucket names) were made again.
    */
-  private put(value: string, hash: string, ctx: KeyContext | null | undefined, now: number, stale?: Entry, generation?: number): Entry {
+  private put(value: string, hash: string, ctx: KeyContext | PackedContext | null | undefined, now: number, stale?: Entry, generation?: number): Entry {
     const kept = stale?.resolved && ctx && sameContext(stale.resolved, ctx) ? stale.resolved : undefined;
-    // Found by its previous hash: the value was rotated out, and works until the overlap ends.
-    const until = ctx && ctx.key.hash !== hash && ctx.key.previousUntil ? Date.parse(ctx.key.previousUntil) : Infinity;
+    // Found by its previous hash: the value was rotated out, and works until the overlap ends (a packed key has none).
+    const until = ctx && !('packed' in ctx) && ctx.key.hash !== hash && ctx.key.previousUntil ? Date.parse(ctx.key.previousUntil) : Infinity;
     // Followed: the feed answers, and reported no change while the store was read (else the read may predate it).
     const feed = this.feed;
     const followed = Boolean(ctx) && feed !== undefined && generation === feed.generation && this.now() <= feed.trustedUntil;
-    const entry: Entry = { resolved: kept ?? (ctx ? prepare(ctx) : null), expires: now + this.ttlMs, fetched: now, until, followed, moved: 0 };
+    const entry: Entry = { resolved: kept ?? (ctx ? prepare(ctx) : null), expires: now + this.ttlMs, fetched: now, until, followed, seen: 0, slot: -1 };
     // Values no key has are kept apart, so a flood of them cannot evict the keys in use.
     (ctx ? this.unknown : this.known).delete(value);
     (ctx ? this.known : this.unknown).set(value, entry);
@@ -301,7 +303,7 @@ export class KeyResolver {
     const accounts = ids(c.accounts);
     const plans = ids(c.plans);
     this.directory?.forget(c);
-    this.known.sweep((e) => keys.has(e.resolved!.key.id) || accounts.has(e.resolved!.account.id) || plans.has(e.resolved!.plan.id));
+    this.known.sweep((e) => keys.has(e.resolved!.keyId) || accounts.has(e.resolved!.account.id) || plans.has(e.resolved!.plan.id));
   }
 
   /**
@@ -358,7 +360,7 @@ export class KeyResolver {
     const latest = this.unwritten ?? new Map<string, number>();
     this.unwritten = undefined;
     const listed = this.usedKeys;
-    for (const k of listed) if (!(latest.get(k.key.id)! >= k.usedAtMs)) latest.set(k.key.id, k.usedAtMs);
+    for (const k of listed) if (!(latest.get(k.keyId)! >= k.usedAtMs)) latest.set(k.keyId, k.usedAtMs);
     this.usedKeys = [];
     this.round++;
     const batch = new Map<string, string>();
@@ -383,41 +385,89 @@ export class KeyResolver {
 }
 
 /** The store says the same of the key as `held` was made of; its last use aside (written here, read nowhere on the path). */
-function sameContext(held: ResolvedKey, ctx: KeyContext): boolean {
+function sameContext(held: ResolvedKey, ctx: KeyContext | PackedContext): boolean {
+  const key = 'packed' in ctx ? unpack(ctx.packed, ctx.hash) : ctx.key;
   return isDeepStrictEqual(held.plan, ctx.plan) && isDeepStrictEqual(held.account, ctx.account)
-    && isDeepStrictEqual({ ...held.key, lastUsedAt: null }, { ...ctx.key, lastUsedAt: null });
+    && isDeepStrictEqual({ ...held.key, lastUsedAt: null }, { ...key, lastUsedAt: null });
+}
+
+/**
+ * A resolution: what every request reads first, in the order it reads it (the fields a request of a key the
+ * processor's caches do not hold reads are then a line or two of memory), then the records it holds. A key read
+ * ahead packed (no rules) keeps its packed text and is made whole only when something reads `key` (a refusal, a
+ * dedicated route, the API): a resolution of the long tail is one object and one string.
+ */
+class Resolution {
+  revoked = false;
+  suspended: boolean;
+  rpc: boolean;
+  dedicated: boolean;
+  expiresAtMs: number;
+  ipRanges: ReturnType<typeof parseAllowlist> | undefined = undefined;
+  origins: ReadonlySet<string> | undefined = undefined;
+  networks: ReadonlySet<string> | undefined = undefined;
+  methods: ReadonlySet<string> | undefined = undefined;
+  denied: ReadonlySet<string> | undefined = undefined;
+  userAgents: readonly string[] | undefined = undefined;
+  jwt: KeyJwt | undefined = undefined;
+  calls: CallRules | undefined = undefined;
+  quotaUnits: number | undefined = undefined;
+  bucketName: string | undefined = undefined;
+  rateBucket: number | undefined = undefined;
+  usageEpoch = -1;
+  usageCells: unknown = undefined;
+  usageCell: unknown = undefined;
+  logAccount: unknown = undefined;
+  usedAtMs = 0;
+  usedRound = -1;
+  listedAtMs: number;
+  readonly keyId: string;
+  readonly accountId: string;
+  readonly account: KeyContext['account'];
+  readonly plan: KeyContext['plan'];
+  private whole: ApiKey | undefined;
+  private readonly packed: string | undefined;
+  private readonly hash: string | undefined;
+
+  constructor(keyId: string, account: KeyContext['account'], plan: KeyContext['plan'], dedicated: boolean, rpc: boolean, expiresAtMs: number, listedAtMs: number, whole: ApiKey | undefined, packed?: string, hash?: string) {
+    this.keyId = keyId;
+    this.accountId = account.id;
+    this.account = account;
+    this.plan = plan;
+    this.suspended = account.status !== 'active';
+    this.rpc = rpc;
+    this.dedicated = dedicated;
+    this.expiresAtMs = expiresAtMs;
+    this.listedAtMs = listedAtMs;
+    this.whole = whole;
+    this.packed = packed;
+    this.hash = hash;
+  }
+
+  get key(): ApiKey {
+    return (this.whole ??= unpack(this.packed!, this.hash!));
+  }
 }
 
 /** A key's rules in the forms the hot path tests them in, made once: a rule the key does not have is undefined. */
-function prepare(ctx: KeyContext): ResolvedKey {
+function prepare(ctx: KeyContext | PackedContext): ResolvedKey {
+  if ('packed' in ctx) {
+    const p = packedRules(ctx.packed);
+    return new Resolution(p.id, ctx.account, ctx.plan, p.dedicated, p.rpc, p.expiresAtMs, p.lastUsedAtMs, undefined, ctx.packed, ctx.hash);
+  }
   const k = ctx.key;
+  const r = new Resolution(k.id, ctx.account, ctx.plan, k.type === 'Dedicated', k.permissions.includes('rpc'), k.expiresAt ? Date.parse(k.expiresAt) : Infinity, k.lastUsedAt ? Date.parse(k.lastUsedAt) : -Infinity, k);
   const set = (l: string[]) => (l.length ? new Set(l) : undefined);
   const contracts = set(k.contractAllowlist);
   const logsRange = k.logsMaxBlockRange ?? undefined;
-  return {
-    ...ctx,
-    keyId: k.id,
-    accountId: ctx.account.id,
-    revoked: Boolean(k.revokedAt),
-    suspended: ctx.account.status !== 'active',
-    rpc: k.permissions.includes('rpc'),
-    ipRanges: k.ipAllowlist.length ? parseAllowlist(k.ipAllowlist) : undefined,
-    origins: set(k.originAllowlist),
-    networks: set(k.networkAllowlist),
-    methods: set(k.methodAllowlist),
-    denied: set(k.methodDenylist),
-    userAgents: k.userAgentAllowlist.length ? k.userAgentAllowlist.map((u) => u.toLowerCase()) : undefined,
-    jwt: keyJwt(k.jwtKeys, k.jwtAudiences),
-    calls: contracts || logsRange !== undefined ? { contracts, logsRange } : undefined,
-    expiresAtMs: k.expiresAt ? Date.parse(k.expiresAt) : Infinity,
-    usedAtMs: 0,
-    usedRound: -1,
-    listedAtMs: k.lastUsedAt ? Date.parse(k.lastUsedAt) : -Infinity,
-    quotaUnits: undefined,
-    bucketName: undefined,
-    rateBucket: undefined,
-    usageEpoch: -1,
-    usageCells: undefined,
-    logAccount: undefined,
-  };
+  r.revoked = Boolean(k.revokedAt);
+  r.ipRanges = k.ipAllowlist.length ? parseAllowlist(k.ipAllowlist) : undefined;
+  r.origins = set(k.originAllowlist);
+  r.networks = set(k.networkAllowlist);
+  r.methods = set(k.methodAllowlist);
+  r.denied = set(k.methodDenylist);
+  r.userAgents = k.userAgentAllowlist.length ? k.userAgentAllowlist.map((u) => u.toLowerCase()) : undefined;
+  r.jwt = keyJwt(k.jwtKeys, k.jwtAudiences);
+  r.calls = contracts || logsRange !== undefined ? { contracts, logsRange } : undefined;
+  return r;
 }

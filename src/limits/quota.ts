@@ -19,8 +19,29 @@ function monthBounds(ms: number): [number, number] {
   return [Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)];
 }
 
-/** Slots the tables start with; they double when full. */
+/** Slots the table starts with; it doubles when full. */
 const FIRST_SLOTS = 1024;
+/**
+ * Numbers an account's slot holds side by side, and where each is: the store's figure at last read plus what this
+ * instance added since (NaN until read); added here and not yet written (negative: given back past what was
+ * pending); the units used from which the account is near its quota (-Infinity until a plan is known: near); 1 when
+ * the slot is in `spent`.
+ */
+const STRIDE = 4;
+const USED = 0;
+const PENDING = 1;
+const NEAR_AT = 2;
+const LISTED = 3;
+
+/** A table of `slots` slots, each as a slot never used: not read, nothing pending, near, not listed. */
+function newTable(slots: number): Float64Array {
+  const t = new Float64Array(slots * STRIDE);
+  for (let i = 0; i < t.length; i += STRIDE) {
+    t[i + USED] = NaN;
+    t[i + NEAR_AT] = -Infinity;
+  }
+  return t;
+}
 
 /**
  * Where a caller keeps an account's slot between its requests (a key's resolution, auth/key-resolver.ts): found in
@@ -62,9 +83,11 @@ function unitsIn(sent: Sent | undefined, accountId: string): number {
  * is written every `flushMs`: its units have nothing to decide until then, and with a long tail of accounts each write
  * is a row, so a longer wait is fewer rows (the same account written once, not at each short round).
  *
- * Each account seen this month is a slot of typed arrays (its units used, known or not, and pending), found by its id
- * once per key that holds it: a hundred thousand accounts are a few megabytes side by side, where an object per
- * account was scattered over the heap, a miss of the processor's caches on each request of a long tail of keys.
+ * Each account seen this month is a slot of one typed array, its numbers (units used, known or not, pending, where
+ * near starts, listed) side by side in 32 bytes, found by its id once per key that holds it: a hundred thousand
+ * accounts are a few megabytes, where an object per account was scattered over the heap, a miss of the processor's
+ * caches on each request of a long tail of keys; and an account of the long tail costs one line of memory, not one
+ * per number.
  */
 export class QuotaTracker {
   private month: string;
@@ -75,14 +98,8 @@ export class QuotaTracker {
   private accounts = new Map<string, number>();
   /** Each slot's account id. */
   private ids: string[] = [];
-  /** The store's figure at last read plus what this instance added since (NaN until read). */
-  private used = new Float64Array(FIRST_SLOTS).fill(NaN);
-  /** Added here and not yet written (negative: given back past what was pending). */
-  private pending = new Float64Array(FIRST_SLOTS);
-  /** 1: the slot is in `spent`. */
-  private listed = new Uint8Array(FIRST_SLOTS);
-  /** The units used from which the account is near its quota (-Infinity until a plan is known: near). */
-  private nearAt = new Float64Array(FIRST_SLOTS).fill(-Infinity);
+  /** Each slot's numbers (STRIDE). */
+  private table = newTable(FIRST_SLOTS);
   /** The slots with units pending (each once, `listed`), in the order they first spent since the last flush. */
   private spent: number[] = [];
   /**
@@ -133,21 +150,21 @@ export class QuotaTracker {
     this.rollOver();
     const slot = this.held(accountId, holder);
     if (slot !== undefined) {
-      const known = this.used[slot];
+      const known = this.table[slot * STRIDE + USED];
       if (known === known) return known; // not NaN
     }
     let p = this.loading.get(accountId);
     if (!p) {
       p = this.readSoon(accountId).then((n) => {
         this.loading.delete(accountId);
-        const a = this.slotOf(accountId);
-        return (this.used[a] = n + this.pending[a]);
+        const a = this.slotOf(accountId) * STRIDE;
+        return (this.table[a + USED] = n + this.table[a + PENDING]);
       }, (err) => {
         // The store being unreachable must not stop traffic: count from zero here, correct at the next flush.
         this.loading.delete(accountId);
         this.log.warn({ err: (err as Error).message }, 'could not read usage; counting from zero until the store answers');
-        const a = this.slotOf(accountId);
-        return (this.used[a] = this.pending[a] + unitsIn(this.unconfirmed, accountId));
+        const a = this.slotOf(accountId) * STRIDE;
+        return (this.table[a + USED] = this.table[a + PENDING] + unitsIn(this.unconfirmed, accountId));
       });
       this.loading.set(accountId, p);
     }
@@ -159,7 +176,7 @@ export class QuotaTracker {
     let slot = this.accounts.get(accountId);
     if (slot === undefined) {
       slot = this.ids.length;
-      if (slot === this.used.length) this.grow();
+      if (slot * STRIDE === this.table.length) this.grow();
       this.ids.push(accountId);
       this.accounts.set(accountId, slot);
     }
@@ -167,16 +184,9 @@ export class QuotaTracker {
   }
 
   private grow(): void {
-    const n = this.used.length * 2;
-    const used = new Float64Array(n).fill(NaN);
-    used.set(this.used);
-    const pending = new Float64Array(n);
-    pending.set(this.pending);
-    const listed = new Uint8Array(n);
-    listed.set(this.listed);
-    const nearAt = new Float64Array(n).fill(-Infinity);
-    nearAt.set(this.nearAt);
-    [this.used, this.pending, this.listed, this.nearAt] = [used, pending, listed, nearAt];
+    const t = newTable((this.table.length / STRIDE) * 2);
+    t.set(this.table);
+    this.table = t;
   }
 
   /** The account's slot of this month: the holder's when it is still the account's, else the map's (then held). */
@@ -214,14 +224,16 @@ export class QuotaTracker {
   add(accountId: string, units: number, holder?: QuotaHolder, plan?: QuotaPlan): void {
     if (units === 0) return;
     this.rollOver();
-    const a = this.held(accountId, holder) ?? this.slotOf(accountId);
-    this.nearAt[a] = plan === undefined ? -Infinity : plan.cuPerMonth - (NEAR_FLUSHES * plan.cuPerSecond * this.flushMs) / 1000;
-    this.pending[a] += units;
-    const used = this.used[a];
-    this.used[a] = (used === used ? used : 0) + units;
-    if (this.listed[a] === 0) {
-      this.listed[a] = 1;
-      this.spent.push(a);
+    const slot = this.held(accountId, holder) ?? this.slotOf(accountId);
+    const t = this.table;
+    const a = slot * STRIDE;
+    t[a + NEAR_AT] = plan === undefined ? -Infinity : plan.cuPerMonth - (NEAR_FLUSHES * plan.cuPerSecond * this.flushMs) / 1000;
+    t[a + PENDING] += units;
+    const used = t[a + USED];
+    t[a + USED] = (used === used ? used : 0) + units;
+    if (t[a + LISTED] === 0) {
+      t[a + LISTED] = 1;
+      this.spent.push(slot);
     }
   }
 
@@ -236,20 +248,21 @@ export class QuotaTracker {
     const ids: string[] = [];
     const units: number[] = [];
     const kept: number[] = [];
-    const { pending, listed, used, nearAt } = this;
-    for (const a of this.spent) {
+    const t = this.table;
+    for (const slot of this.spent) {
+      const a = slot * STRIDE;
       // Far from its quota: `used` below where near starts (a NaN, not yet read, is near).
-      if (pending[a] < 0 || (!all && used[a] < nearAt[a])) {
-        kept.push(a);
+      if (t[a + PENDING] < 0 || (!all && t[a + USED] < t[a + NEAR_AT])) {
+        kept.push(slot);
         continue;
       }
-      if (pending[a] > 0) {
-        slots.push(a);
-        ids.push(this.ids[a]);
-        units.push(pending[a]);
+      if (t[a + PENDING] > 0) {
+        slots.push(slot);
+        ids.push(this.ids[slot]);
+        units.push(t[a + PENDING]);
       }
-      pending[a] = 0;
-      listed[a] = 0;
+      t[a + PENDING] = 0;
+      t[a + LISTED] = 0;
     }
     this.spent = kept;
     return { slots, ids, units };
@@ -324,7 +337,8 @@ export class QuotaTracker {
     }
     // The slots themselves, side by side with the totals, not looked up by id: a flush of a long tail names tens of
     // thousands of accounts. A month that started while the batch was written has slots of its own (checked above).
-    for (let i = 0; i < slots.length; i++) this.used[slots[i]] = totals[i]! + this.pending[slots[i]];
+    const t = this.table;
+    for (let i = 0; i < slots.length; i++) t[slots[i] * STRIDE + USED] = totals[i]! + t[slots[i] * STRIDE + PENDING];
   }
 
   /** A new month starts every account at zero; what the old month still had pending is written to it. */
@@ -341,10 +355,7 @@ export class QuotaTracker {
     // slot is the account's again only if the account is given it anew.
     this.accounts = new Map();
     this.ids = [];
-    this.used = new Float64Array(FIRST_SLOTS).fill(NaN);
-    this.pending = new Float64Array(FIRST_SLOTS);
-    this.listed = new Uint8Array(FIRST_SLOTS);
-    this.nearAt = new Float64Array(FIRST_SLOTS).fill(-Infinity);
+    this.table = newTable(FIRST_SLOTS);
     this.spent = [];
     if (oldPending.ids.length) void this.usage.addUsage(old, oldPending.ids, oldPending.units).catch((err) => this.log.warn({ err: (err as Error).message }, 'could not write last month\'s usage'));
   }

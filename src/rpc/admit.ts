@@ -77,7 +77,7 @@ export function admitter(deps: EndpointDeps) {
   /** A known key's request refused here, counted in its usage with the refusal's code. */
   const count = (key: ResolvedKey, network: string, e: GatewayError, charge: boolean) => {
     // Not the socket's recheck every second (charge false): that is no request of the caller's.
-    if (charge) usage?.refused(key.account.id, key.key.id, network, e.code);
+    if (charge) usage?.refused(key.account.id, key.keyId, network, e.code);
   };
 
   /**
@@ -170,7 +170,7 @@ export function admitter(deps: EndpointDeps) {
     const decision = decisionOf(err);
     if (e.status === 429) {
       metrics?.refused(network.name);
-      refusals?.refused(key.key.id, key.account.id, network.name);
+      refusals?.refused(key.keyId, key.account.id, network.name);
       count(key, network.name, e, true);
       // A large body refused unread is held a little before the answer (at most limits.refusalDelayMs, never past
       // when a retry could pass): a key that keeps sending them into an empty bucket then costs a few refusals a

@@ -49,12 +49,12 @@ export function createRpcEndpoint(deps: Omit<EndpointDeps, 'guard' | 'responses'
      */
     spend: (key: Admitted['key'], units: number, network: string): boolean => {
       if (deps.limits && !deps.limits.spend(key, units)) return false;
-      deps.usage?.notified(key.account.id, key.key.id, network, units);
+      deps.usage?.notified(key.account.id, key.keyId, network, units);
       deps.keys.used(key);
       return true;
     },
     /** A known key's message refused by its transport (a socket's message rate): counted in its usage. */
-    refused: (key: Admitted['key'], network: string, code: number) => deps.usage?.refused(key.account.id, key.key.id, network, code),
+    refused: (key: Admitted['key'], network: string, code: number) => deps.usage?.refused(key.account.id, key.keyId, network, code),
     /** A socket's own message rate (ws.messagesPerSecond, ws.messageBurst): one per socket, held by its transport. */
     messageRate: () => new MessageRate(config.ws.messagesPerSecond, config.ws.messageBurst),
     /** A message transport's text of a request's answers (undefined: notifications only). */

@@ -116,7 +116,7 @@ export function framerAndLimiter(deps: EndpointDeps) {
       // and a big body is never read for free.
       limits!.refund(key, Math.min(credit, invalidCost));
       metrics?.refused(network.name);
-      refusals?.refused(key.key.id, key.account.id, network.name);
+      refusals?.refused(key.keyId, key.account.id, network.name);
       const refusedAnswer = failed(e);
       record(t0, network, key, f.items, f.items.map(() => refusedAnswer), () => 0, { requestId, bodyBytes: f.bytes });
     }

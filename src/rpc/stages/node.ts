@@ -9,7 +9,7 @@ import type { Call } from '../call.ts';
  * eth_getLogs), takes the way to charge further pieces.
  */
 export const routeOf = (call: Call): Route => {
-  const route: Route = call.key.key.type === 'Dedicated' ? { dedicated: true, signal: call.signal, answered: call } : { signal: call.signal, answered: call };
+  const route: Route = call.key.dedicated ? { dedicated: true, signal: call.signal, answered: call } : { signal: call.signal, answered: call };
   if ((call.spec.splitsRange || call.spec.local) && call.charger) route.charge = (pieces, units) => charged(call, pieces, units);
   return route;
 };

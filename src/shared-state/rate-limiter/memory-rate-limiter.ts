@@ -1,22 +1,26 @@
 import { bucketShape, fullAt, tokenBucket, type BucketHolder, type BucketState, type RateDecision, type RateLimiter } from './rate-limiter.ts';
 
-/** Slots the tables start with; they double when full. */
+/** Slots the table starts with; it doubles when full. */
 const FIRST_SLOTS = 1024;
+/** Numbers a slot holds side by side (level, as of, full again at; one spare), and where each is. */
+const STRIDE = 4;
+const LEVEL = 0;
+const AT = 1;
+const FULL = 2;
 
 /**
- * The in-process limiter (the default, and the fallback when Redis is unreachable). Each bucket is a slot of three
- * typed arrays (level, as of, full again at), found by its name in one map: a hundred thousand accounts' buckets are
- * a few megabytes side by side, which the processor's caches can hold, where an object per bucket was scattered
- * over the whole heap, a miss on each request of the long tail, and an object more for the collector to mark. A
- * coarse sweep every minute frees the slots of buckets that are full again (a missing bucket is full).
+ * The in-process limiter (the default, and the fallback when Redis is unreachable). Each bucket is a slot of one
+ * typed array, its numbers (level, as of, full again at) side by side in 32 bytes, found by its name in one map: a
+ * hundred thousand accounts' buckets are a few megabytes, which the processor's caches can hold, where an object per
+ * bucket was scattered over the whole heap, a miss on each request of the long tail, and an object more for the
+ * collector to mark; and a bucket of the long tail costs one line of memory, not one per number. A coarse sweep every
+ * minute frees the slots of buckets that are full again (a missing bucket is full).
  */
 export class MemoryRateLimiter implements RateLimiter {
   private readonly slots = new Map<string, number>();
   /** Each slot's bucket name (undefined: free): a holder's slot is its bucket's while the name there is the bucket's. */
   private names: Array<string | undefined> = [];
-  private level = new Float64Array(FIRST_SLOTS);
-  private at = new Float64Array(FIRST_SLOTS);
-  private full = new Float64Array(FIRST_SLOTS);
+  private table = new Float64Array(FIRST_SLOTS * STRIDE);
   private readonly free: number[] = [];
   /** The state a step reads, one object reused: tokenBucket takes a state, and one made per request is garbage. */
   private readonly state: BucketState = { level: 0, at: 0 };
@@ -26,7 +30,7 @@ export class MemoryRateLimiter implements RateLimiter {
     this.sweep = setInterval(() => {
       const t = this.now();
       for (const [name, slot] of this.slots) {
-        if (this.full[slot] > t) continue;
+        if (this.table[slot * STRIDE + FULL] > t) continue;
         this.slots.delete(name);
         this.names[slot] = undefined;
         this.free.push(slot);
@@ -54,9 +58,11 @@ export class MemoryRateLimiter implements RateLimiter {
         slot = this.take(bucket);
         if (holder !== undefined) holder.rateBucket = slot;
       }
-      this.level[slot] = level;
-      this.at[slot] = now;
-      this.full[slot] = fullAt(level, now, bucketShape(rate, burst));
+      const i = slot * STRIDE;
+      const b = this.table;
+      b[i + LEVEL] = level;
+      b[i + AT] = now;
+      b[i + FULL] = fullAt(level, now, bucketShape(rate, burst));
     }
     return decision;
   }
@@ -72,25 +78,20 @@ export class MemoryRateLimiter implements RateLimiter {
   private stateOf(slot: number | undefined): BucketState | undefined {
     if (slot === undefined) return undefined;
     const s = this.state;
-    s.level = this.level[slot];
-    s.at = this.at[slot];
+    s.level = this.table[slot * STRIDE + LEVEL];
+    s.at = this.table[slot * STRIDE + AT];
     return s;
   }
 
-  /** A slot for a new bucket: a freed one, else the next, the tables doubled when they are full. */
+  /** A slot for a new bucket: a freed one, else the next, the table doubled when it is full. */
   private take(bucket: string): number {
     let slot = this.free.pop();
     if (slot === undefined) {
       slot = this.names.length;
-      if (slot === this.level.length) {
-        const grow = (a: Float64Array) => {
-          const b = new Float64Array(a.length * 2);
-          b.set(a);
-          return b;
-        };
-        this.level = grow(this.level);
-        this.at = grow(this.at);
-        this.full = grow(this.full);
+      if (slot * STRIDE === this.table.length) {
+        const b = new Float64Array(this.table.length * 2);
+        b.set(this.table);
+        this.table = b;
       }
       this.names.push(bucket);
     } else {
