@@ -247,6 +247,37 @@ test('keys read ahead at start resolve without a lookup; revoked elsewhere, one 
   await store.close();
 });
 
+test('a key read ahead resolves to what the store says of it: its type, permissions, expiry and last use, and the key whole when read', async () => {
+  const { store, account, keys: here } = await setUp();
+  await here.close();
+  let now = Date.now();
+  const made = async (over: Parameters<typeof newKey>[1]) => {
+    const m = newKeyMaterial('k');
+    const key = await store.keys.insertKey(newKey(account.id, { ...m.key, ...over }));
+    return { key, value: m.value };
+  };
+  const dedicated = await made({ type: 'Dedicated', expiresAt: new Date(now + 60_000).toISOString() });
+  const noRpc = await made({ type: 'Restricted', permissions: ['analytics'] });
+  await store.keys.touchKeys(new Map([[dedicated.key.id, new Date(now - 1000).toISOString()]]));
+  const { store: watched, seen } = counted(store);
+  const keys = new KeyResolver({ ...store, ...watched }, 1000, 0, { followChanges: true, directoryKeys: 10 }, {}, () => now);
+  await keys.directoryRead;
+  await keys.followChanges();
+  const d = keys.resolve(dedicated.value) as ResolvedKey;
+  assert.equal(keys.stats.directoryReads, 1, 'from the keys read ahead');
+  assert.equal(seen.lookups, 0);
+  assert.deepEqual([d.keyId, d.accountId, d.dedicated, d.rpc, d.expiresAtMs, d.listedAtMs], [dedicated.key.id, account.id, true, true, now + 60_000, now - 1000]);
+  assert.deepEqual(d.key, (await store.keys.getKey(dedicated.key.id)), 'the key whole, as the store has it');
+  const r = keys.resolve(noRpc.value) as ResolvedKey;
+  assert.deepEqual([r.dedicated, r.rpc, r.expiresAtMs, r.listedAtMs, r.key.permissions], [false, false, Infinity, -Infinity, ['analytics']]);
+  // Past its expiry, the key read ahead is refused as any expired key.
+  now += 61_000;
+  await keys.followChanges();
+  await assert.rejects(async () => keys.resolve(dedicated.value), /expired/);
+  await keys.close();
+  await store.close();
+});
+
 test('last uses are written once per key per round, the latest of each, at most once a minute, and kept for the next round when the write fails', async () => {
   const { store, key, keys, resolve, later } = await setUp();
   const r = await resolve();
