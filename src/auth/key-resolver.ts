@@ -76,11 +76,15 @@ export class KnownKeyRefusal extends GatewayError {
 }
 
 /**
- * A resolution, as the store gave it at `fetched` (ms); trusted until `expires`, or while the change feed answers
- * when `followed`, then served only in an outage. `until`: when the value stops working, for a value rotated out
- * (its overlap's end); Infinity for a key's value. `seen`, `slot`: its mark and place in the cache (RecentMap).
+ * What the cache holds for a value, as the store gave it at `fetched` (ms); trusted until `expires`, or while the
+ * change feed answers when `followed`, then served only in an outage. `until`: when the value stops working, for a
+ * value rotated out (its overlap's end); Infinity for a key's value. `seen`, `slot`: its mark and place in the cache
+ * (RecentMap). A key's entry is its resolution itself (`Resolution`: one object a request reads, not two); a value no
+ * key has is an entry of its own, `resolved` null.
  */
-interface Entry { resolved: ResolvedKey | null; expires: number; fetched: number; until: number; followed: boolean; seen: number; slot: number }
+interface CacheEntry { expires: number; fetched: number; until: number; followed: boolean; seen: number; slot: number }
+interface Unknown extends CacheEntry { readonly resolved: null }
+type Entry = Resolution | Unknown;
 
 /** How many resolutions are kept, and whether the store's changes are followed (auth.keyCache* in the config). */
 export interface KeyCacheSize {
@@ -115,8 +119,8 @@ const PROBE_MS = 1000;
  * revocation is effective on the next request. The cache is bounded, least recently used out first. Last-use times (of successful uses: `used()`) are collected here, each key's at most once per LAST_USE_GRAIN_MS, and written in batches by `flushLastUsed()`.
  */
 export class KeyResolver {
-  private readonly known: RecentMap<Entry>;
-  private readonly unknown: RecentMap<Entry>;
+  private readonly known: RecentMap<Resolution>;
+  private readonly unknown: RecentMap<Unknown>;
   private readonly feed: KeyChangeFeed | undefined;
   private readonly lookups: KeyLookups;
   private readonly directory: KeyDirectory | undefined;
@@ -289,10 +293,20 @@ export class KeyResolver {
     // Followed: the feed answers, and reported no change while the store was read (else the read may predate it).
     const feed = this.feed;
     const followed = Boolean(ctx) && feed !== undefined && generation === feed.generation && this.now() <= feed.trustedUntil;
-    const entry: Entry = { resolved: kept ?? (ctx ? prepare(ctx) : null), expires: now + this.ttlMs, fetched: now, until, followed, seen: 0, slot: -1 };
+    const resolved = kept ?? (ctx ? prepare(ctx) : null);
+    const entry: Entry = resolved ?? { resolved: null, expires: 0, fetched: 0, until: Infinity, followed: false, seen: 0, slot: -1 };
+    entry.expires = now + this.ttlMs;
+    entry.fetched = now;
+    entry.until = until;
+    entry.followed = followed;
     // Values no key has are kept apart, so a flood of them cannot evict the keys in use.
-    (ctx ? this.unknown : this.known).delete(value);
-    (ctx ? this.known : this.unknown).set(value, entry);
+    if (resolved) {
+      this.unknown.delete(value);
+      this.known.set(value, resolved);
+    } else {
+      this.known.delete(value);
+      this.unknown.set(value, entry as Unknown);
+    }
     return entry;
   }
 
@@ -303,7 +317,7 @@ export class KeyResolver {
     const accounts = ids(c.accounts);
     const plans = ids(c.plans);
     this.directory?.forget(c);
-    this.known.sweep((e) => keys.has(e.resolved!.keyId) || accounts.has(e.resolved!.account.id) || plans.has(e.resolved!.plan.id));
+    this.known.sweep((r) => keys.has(r.keyId) || accounts.has(r.account.id) || plans.has(r.plan.id));
   }
 
   /**
@@ -313,7 +327,7 @@ export class KeyResolver {
    */
   private revokedNow(ids: ReadonlySet<string>): void {
     this.directory?.forget({ keys: [...ids].map((id) => ({ id, at: '' })), accounts: [], plans: [] });
-    this.known.each((e) => { if (e.resolved && ids.has(e.resolved.keyId)) e.resolved.revoked = true; });
+    this.known.each((r) => { if (ids.has(r.keyId)) r.revoked = true; });
   }
 
   /**
@@ -392,17 +406,22 @@ function sameContext(held: ResolvedKey, ctx: KeyContext | PackedContext): boolea
 }
 
 /**
- * A resolution: what every request reads first, in the order it reads it (the fields a request of a key the
- * processor's caches do not hold reads are then a line or two of memory), then the records it holds. A key read
- * ahead packed (no rules) keeps its packed text and is made whole only when something reads `key` (a refusal, a
- * dedicated route, the API): a resolution of the long tail is one object and one string.
+ * A resolution, and its entry in the cache: what every request reads first, in the order it reads it (the fields a
+ * request of a key the processor's caches do not hold reads are then a line or two of memory), then the records it
+ * holds. A key read ahead packed (no rules) keeps its packed text and is made whole only when something reads `key` (a
+ * refusal, a dedicated route, the API): a resolution of the long tail is one object and one string.
  */
-class Resolution {
+class Resolution implements CacheEntry {
+  seen = 0;
+  slot = -1;
+  followed = false;
+  expires = 0;
   revoked = false;
   suspended: boolean;
   rpc: boolean;
   dedicated: boolean;
   expiresAtMs: number;
+  until = Infinity;
   ipRanges: ReturnType<typeof parseAllowlist> | undefined = undefined;
   origins: ReadonlySet<string> | undefined = undefined;
   networks: ReadonlySet<string> | undefined = undefined;
@@ -421,6 +440,7 @@ class Resolution {
   usedAtMs = 0;
   usedRound = -1;
   listedAtMs: number;
+  fetched = 0;
   readonly keyId: string;
   readonly accountId: string;
   readonly account: KeyContext['account'];
@@ -447,10 +467,15 @@ class Resolution {
   get key(): ApiKey {
     return (this.whole ??= unpack(this.packed!, this.hash!));
   }
+
+  /** As an entry of the cache: the resolution is itself. */
+  get resolved(): Resolution {
+    return this;
+  }
 }
 
 /** A key's rules in the forms the hot path tests them in, made once: a rule the key does not have is undefined. */
-function prepare(ctx: KeyContext | PackedContext): ResolvedKey {
+function prepare(ctx: KeyContext | PackedContext): Resolution {
   if ('packed' in ctx) {
     const p = packedRules(ctx.packed);
     return new Resolution(p.id, ctx.account, ctx.plan, p.dedicated, p.rpc, p.expiresAtMs, p.lastUsedAtMs, undefined, ctx.packed, ctx.hash);
