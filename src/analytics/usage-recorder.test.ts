@@ -59,20 +59,20 @@ test('calls of one key over networks, methods and outcomes, however they interle
   await store.close();
 });
 
-test("a key's calls over several flushes of one minute, read through its resolution, are counted in one row each and never pushed under (other)", async () => {
+test("a key's calls over several flushes of one minute, read through its resolution, are counted in one row each and never pushed under (other); the next minute's in a row of their own", async () => {
   const store = sqliteStores(':memory:');
   let t = Date.parse('2026-03-01T10:00:05Z');
   // Exactly the cells the key needs this minute: a cell made again after a flush would push a call under (other).
   const recorder = new UsageRecorder(store.usage, 60_000, 3, 20, pino({ level: 'silent' }), () => t);
-  const holder = { usageEpoch: -1, usageCells: undefined, usageCell: undefined };
+  const holder = { usageEpoch: -1, usageCells: undefined, usageCell: undefined, usageAccount: undefined };
   const methods = ['eth_call', 'eth_getLogs', 'eth_blockNumber'];
   for (let flush = 0; flush < 4; flush++) {
     for (const m of methods) recorder.record('acc-1', 'key-1', 'mainnet', m, 0, 2, 1, holder);
-    recorder.record('acc-1', 'key-1', 'mainnet', 'eth_call', 0, 2, 1); // without the holder: the same cell
+    recorder.record('acc-1', 'key-1', 'mainnet', 'eth_call', 0, 2, 1, holder);
     await recorder.flush();
     t += 10_000;
   }
-  // The next minute: the holder's cells are the last minute's, and are not used.
+  // The next minute: the key's cell counts in it, and the minute before keeps what it counted.
   t = Date.parse('2026-03-01T10:01:05Z');
   recorder.record('acc-1', 'key-1', 'mainnet', 'eth_call', 0, 2, 1, holder);
   await recorder.flush();
@@ -111,7 +111,7 @@ test('cells of minutes gone are made again for later minutes, and every minute c
   };
   let t = 0;
   const recorder = new UsageRecorder(store.usage, 60_000, need((c) => `${c.key} ${c.method}`), need((c) => String(c.key)), pino({ level: 'silent' }), () => t);
-  const holders = Array.from({ length: 30 }, () => ({ usageEpoch: -1, usageCells: undefined, usageCell: undefined }));
+  const holders = Array.from({ length: 30 }, () => ({ usageEpoch: -1, usageCells: undefined, usageCell: undefined, usageAccount: undefined }));
   const expected = new Map<string, number>();
   for (const [i, c] of calls.entries()) {
     t = Date.parse(c.at);
@@ -129,6 +129,35 @@ test('cells of minutes gone are made again for later minutes, and every minute c
     got.set(id, (got.get(id) ?? 0) + r.requests);
   }
   assert.deepEqual(new Map([...got].sort()), new Map([...expected].sort()));
+  await recorder.close();
+  await store.close();
+});
+
+test("a key's cell moves on to the next minute before any flush: each minute keeps what it counted, /metrics counts each call once, and an account's bounds count again each minute", async () => {
+  const store = sqliteStores(':memory:');
+  let t = Date.parse('2026-03-01T10:00:50Z');
+  // One key a minute per account: a second key's calls in a minute go under (other).
+  const recorder = new UsageRecorder(store.usage, 60_000, 10, 1, pino({ level: 'silent' }), () => t);
+  const holder = () => ({ usageEpoch: -1, usageCells: undefined, usageCell: undefined, usageAccount: undefined });
+  const [k1, k2, k3] = [holder(), holder(), holder()];
+  for (let i = 0; i < 3; i++) recorder.record('acc-1', 'key-1', 'mainnet', 'eth_call', 0, 2, 1, k1);
+  t = Date.parse('2026-03-01T10:01:10Z');
+  for (let i = 0; i < 2; i++) recorder.record('acc-1', 'key-1', 'mainnet', 'eth_call', 0, 2, 1, k1);
+  recorder.record('acc-1', 'key-2', 'mainnet', 'eth_call', 0, 2, 1, k2);
+  assert.deepEqual(recorder.totalsNow().map((x) => x.requests), [6], 'each call once, before the flush');
+  t = Date.parse('2026-03-01T10:02:10Z');
+  recorder.record('acc-1', 'key-2', 'mainnet', 'eth_call', 0, 2, 1, k2);
+  recorder.record('acc-1', 'key-3', 'mainnet', 'eth_call', 0, 2, 1, k3);
+  await recorder.flush();
+  const rows = await store.usage.listUsageMinutes({ from: '2026-03-01T10:00', to: '2026-03-01T10:03' });
+  assert.deepEqual(rows.filter((r) => r.accountId === 'acc-1').map((r) => [r.minute, r.keyId, r.method, r.requests]).sort(), [
+    ['2026-03-01T10:00', 'key-1', 'eth_call', 3],
+    ['2026-03-01T10:01', 'key-1', 'eth_call', 2],
+    ['2026-03-01T10:01', '(other):acc-1', 'eth_call', 1],
+    ['2026-03-01T10:02', 'key-2', 'eth_call', 1],
+    ['2026-03-01T10:02', '(other):acc-1', 'eth_call', 1],
+  ].sort());
+  assert.deepEqual(recorder.totalsNow().map((x) => x.requests), [8]);
   await recorder.close();
   await store.close();
 });

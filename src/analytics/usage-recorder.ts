@@ -20,17 +20,25 @@ export const UNKNOWN_NETWORK = '(unknown)';
 export interface Total { network: string; method: string; code: number; requests: number; computeUnits: number }
 
 /**
- * One usage row of the current minutes, in memory until the next flush, when what it counted becomes a row
- * (`taken`). Its latency buckets are fields of its own: a cell lives for its minute, and an array of them would be a
- * second object per cell for the collector to copy and keep.
+ * One usage row of a minute, in memory until the next flush, when what it counted becomes a row (`taken`). Its latency
+ * buckets are fields of its own: an array of them would be a second object per cell for the collector to copy and
+ * keep. `listed`: in the list of cells the next flush takes.
  */
-interface Cell extends Omit<UsageMinute, 'latency'> { l0: number; l1: number; l2: number; l3: number; l4: number; l5: number }
+interface Cell extends Omit<UsageMinute, 'latency'> { l0: number; l1: number; l2: number; l3: number; l4: number; l5: number; listed: boolean }
 
 /**
- * What one account made in one minute: cells, and the keys its calls are kept apart by (a key counts once, when its
- * first cell of the minute is made: the index then holds its list).
+ * What one account made in its last minute of calls (`minute`, its number since the epoch): cells, and the keys its
+ * calls are kept apart by (a key counts once, with its first cell of the minute). One object per account while it
+ * calls, counted again from zero in each new minute; `live` false once dropped (idle for IDLE_MINUTES), so a holder
+ * of it asks again.
  */
-interface Made { cells: number; keys: number }
+interface Made { minute: number; cells: number; keys: number; live: boolean }
+
+/** An account's counts are dropped after this many minutes without a call. */
+const IDLE_MINUTES = 10;
+
+/** A key's cells its holder keeps at most (each a network, method and outcome it called); past it, it starts anew. */
+const HELD_CELLS = 32;
 
 /**
  * A minute's cells by key, each key's in a short list (found without building a string): one map and one array per
@@ -41,24 +49,28 @@ type Index = Map<string, Cell[]>;
 
 
 /**
- * Where a caller keeps a key's cells between its requests (the key's resolution, auth/key-resolver.ts): found in the
- * minute's index once, then read through here while the index is the same (`usageEpoch`); and the cell it counted
- * in last, tried first. With a long tail of keys, a lookup in an index of every key in use is a chain of reads the
- * processor's caches do not hold, and so is each hop from the holder to the cell (the list, its elements).
+ * Where a caller keeps a key's usage between its requests (the key's resolution, auth/key-resolver.ts): the key's
+ * cells (`usageCells`, each of a network, method and outcome, of the minute it last counted in), the one it counted in
+ * last, tried first (`usageCell`), its account's counts (`usageAccount`), and the round of minutes (`usageEpoch`) in
+ * which the key last counted as one of its account's keys. A key's cell lives as long as its resolution and counts
+ * each minute in turn: with a long tail of keys, a cell and an entry in an index of every key in use made anew each
+ * minute, and a lookup there, were each reads and writes the processor's caches do not hold, and garbage.
  */
-export interface UsageHolder { usageEpoch: number; usageCells: unknown; usageCell: unknown }
+export interface UsageHolder { usageEpoch: number; usageCells: unknown; usageCell: unknown; usageAccount: unknown }
 
 const [B0, B1, B2, B3, B4] = LATENCY_BUCKETS_MS;
 if (LATENCY_BUCKETS_MS.length !== 5) throw new Error('usage-recorder: the bucket chain below assumes 5 latency bounds');
 
 /**
  * Usage recording off the hot path (docs/decisions.md §10): each answered item adds to an in-memory cell of its minute, key,
- * network, method and outcome (one Map lookup by the key's id, a short scan of its cells, and a few additions: no
- * string, object or closure is made per call once the cell exists); every `flushMs` what the cells counted since the
- * last flush goes to the store in one batch, where flushes of every instance add up. A cell stays for its minute,
- * counted again from zero after each flush: a key's further calls in the minute find it, and it is made (and counted
- * against the account's cells of the minute) once. A crash loses at most `flushMs` of analytics (never of quota,
- * which is kept apart, src/limits/quota.ts). Retention and the roll-up of minute rows into hour and day rows are the retention job's (store/retention.ts).
+ * network, method and outcome (no string, object or closure is made per call once the cell exists); every `flushMs`
+ * what the cells counted since the last flush goes to the store in one batch, where flushes of every instance add up.
+ * A request's key holds its cells (UsageHolder): the one it counted in last is tried first, and a cell of an earlier
+ * minute counts in the current one, what it counted before taken as a row of its own. A call without a holder
+ * (notifications, refusals before the body) finds its cell in the minute's index, by key. A crash loses at most
+ * `flushMs` of analytics (never of quota, which is kept apart, src/limits/quota.ts). Retention and the roll-up of
+ * minute rows into hour and day rows are the retention job's (store/retention.ts). The store adds up rows of the
+ * same minute, key, network, method and outcome, in a batch and across batches.
  * An account makes at most `maxCellsPerAccountMinute` cells a minute (churning keys made 25,000 rows a
  * minute); past it, its calls count in one cell per network and outcome, under key and method `(other)`. And its
  * calls are kept apart by key for at most `maxKeysPerAccountMinute` keys a minute: a new key is a new set of rows,
@@ -66,9 +78,11 @@ if (LATENCY_BUCKETS_MS.length !== 5) throw new Error('usage-recorder: the bucket
  * `(other)`, their network, method and outcome kept.
  */
 export class UsageRecorder {
-  /** The cells with calls since the last flush, each once, in the order they had their first. */
+  /** The cells with calls since the last flush, each once (`listed`), in the order they had their first. */
   private cells: Cell[] = [];
-  /** The current minute's cells by key, by minute (and an earlier minute's until the next flush: a call late to it, or a clock that stepped back). */
+  /** Rows taken from cells before the flush (a cell moved on to a later minute): written with the next. */
+  private early: UsageMinute[] = [];
+  /** The minute's cells of calls without a holder, by key, by minute (an earlier minute's until the next flush: a call late to it, or a clock that stepped back). */
   private indexes = new Map<string, Index>();
   /** The current minute's index. */
   private index: Index = new Map();
@@ -80,13 +94,13 @@ export class UsageRecorder {
   private readonly totals = new Map<string, Total>();
   /** Cells written to the store since start, each once (a batch sent again is counted when it is written). */
   rowsWritten = 0;
-  /** The current minute's text and when it ends: formatted once a minute, not per call. */
+  /** The current minute's text, its number since the epoch, and when it ends: made once a minute, not per call. */
   private minute = '';
+  private minuteNo = 0;
   private minuteEnds = 0;
-  /** Cells made and keys seen per account, by minute (as `indexes`), and the current minute's. */
-  private counts = new Map<string, Map<string, Made>>();
-  private count = new Map<string, Made>();
-  /** Counts the indexes this recorder has made current: a key's cells held from an earlier one are not used. */
+  /** Each account's counts of its last minute of calls. */
+  private readonly made = new Map<string, Made>();
+  /** Counts the minutes this recorder has made current (a clock stepping back makes one too). */
   private epoch = 0;
 
   constructor(
@@ -103,7 +117,7 @@ export class UsageRecorder {
 
   /** One answered item. `code`: 0 for a result, else its JSON-RPC error code. */
   record(accountId: string, keyId: string, network: string, method: string, code: number, computeUnits: number, ms: number, holder?: UsageHolder): void {
-    const c = this.cell(accountId, keyId, network, method, code, holder);
+    const c = holder === undefined ? this.cell(accountId, keyId, network, method, code, false) : this.held(accountId, keyId, network, method, code, holder);
     c.requests++;
     c.computeUnits += computeUnits;
     c.latencyMsSum += Math.round(ms);
@@ -121,7 +135,7 @@ export class UsageRecorder {
    * `eth_subscription` (as it goes on the wire), and with no latency, since nobody asked and waited for it.
    */
   notified(accountId: string, keyId: string, network: string, computeUnits: number): void {
-    const c = this.cell(accountId, keyId, network, NOTIFICATION_METHOD, 0);
+    const c = this.cell(accountId, keyId, network, NOTIFICATION_METHOD, 0, false);
     c.requests++;
     c.computeUnits += computeUnits;
   }
@@ -131,69 +145,114 @@ export class UsageRecorder {
    * `(refused)`, with no units (it cost the key nothing) and no latency (nothing was served).
    */
   refused(accountId: string, keyId: string, network: string, code: number): void {
-    this.cell(accountId, keyId, network, REFUSED_METHOD, code).requests++;
+    this.cell(accountId, keyId, network, REFUSED_METHOD, code, false).requests++;
   }
 
-  /** The cell of the current minute for this key, network, method and outcome, made if need be. */
-  private cell(accountId: string, keyId: string, network: string, method: string, code: number, holder?: UsageHolder): Cell {
+  /** The minute of now, made current if it is not. */
+  private clock(): void {
     const t = this.now();
     if (t >= this.minuteEnds || t < this.minuteEnds - 60_000) this.tick(t);
-    let cells: Cell[] | undefined;
-    if (holder !== undefined && holder.usageEpoch === this.epoch) {
-      const last = holder.usageCell as Cell;
-      if (last.code === code && last.method === method && last.network === network) {
-        if (last.requests === 0) this.cells.push(last);
-        return last;
+  }
+
+  /**
+   * The key's cell of this minute for this network, method and outcome, through its holder: the one it counted in
+   * last, else one of its others, else a new one; a cell of an earlier minute moves on to this one (a cell more of its
+   * account's this minute, and the key a key more if it is its first), what it counted taken as a row first.
+   */
+  private held(accountId: string, keyId: string, network: string, method: string, code: number, holder: UsageHolder): Cell {
+    this.clock();
+    let c = holder.usageCell as Cell | undefined;
+    if (c === undefined || c.code !== code || c.method !== method || c.network !== network) {
+      const cells = holder.usageCells as Cell[] | undefined;
+      c = cells === undefined ? undefined : scan(cells, network, method, code);
+    }
+    if (c === undefined || c.minute !== this.minute) {
+      const made = this.madeOf(accountId, holder);
+      const first = holder.usageEpoch !== this.epoch;
+      // Past the account's bounds, its calls count by name in the index, under `(other)` (`cell`).
+      if ((first && made.keys >= this.maxKeysPerAccountMinute) || made.cells >= this.maxCellsPerAccountMinute) return this.cell(accountId, keyId, network, method, code, !first);
+      if (first) {
+        made.keys++;
+        holder.usageEpoch = this.epoch;
       }
-      cells = holder.usageCells as Cell[];
-    } else cells = this.index.get(keyId);
-    const own = keyId;
+      made.cells++;
+      if (c === undefined) {
+        c = newCell(this.minute, accountId, keyId, network, method, code);
+        let cells = holder.usageCells as Cell[] | undefined;
+        if (cells === undefined || cells.length >= HELD_CELLS) holder.usageCells = cells = [];
+        cells.push(c);
+      } else {
+        if (c.requests > 0) this.early.push(taken(c));
+        c.minute = this.minute;
+      }
+    }
+    holder.usageCell = c;
+    if (!c.listed) {
+      c.listed = true;
+      this.cells.push(c);
+    }
+    return c;
+  }
+
+  /** The account's counts of this minute, through the holder when it holds them. */
+  private madeOf(accountId: string, holder?: UsageHolder): Made {
+    let made = holder?.usageAccount as Made | undefined;
+    if (made === undefined || !made.live) {
+      made = this.made.get(accountId);
+      if (made === undefined) this.made.set(accountId, (made = { minute: this.minuteNo, cells: 0, keys: 0, live: true }));
+      if (holder !== undefined) holder.usageAccount = made;
+    }
+    if (made.minute !== this.minuteNo) {
+      made.minute = this.minuteNo;
+      made.cells = 0;
+      made.keys = 0;
+    }
+    return made;
+  }
+
+  /**
+   * The cell of the current minute for this key, network, method and outcome, found by name in the minute's index,
+   * made if need be. `counted`: the key already counts as one of its account's keys this minute.
+   */
+  private cell(accountId: string, keyId: string, network: string, method: string, code: number, counted: boolean): Cell {
+    this.clock();
+    const cells = this.index.get(keyId);
     let c = cells === undefined ? undefined : scan(cells, network, method, code);
     if (c === undefined) {
-      let made = this.count.get(accountId);
-      if (made === undefined) this.count.set(accountId, (made = { cells: 0, keys: 0 }));
+      const made = this.madeOf(accountId);
       // A key with no cells yet this minute is a key more for its account.
-      if (cells === undefined) {
+      if (cells === undefined && !counted) {
         if (made.keys >= this.maxKeysPerAccountMinute) {
           keyId = groupKeyId('(other)', accountId);
           c = find(this.index, keyId, network, method, code);
         } else made.keys++;
       }
-    }
-    if (c === undefined) {
-      const made = this.count.get(accountId)!;
-      if (made.cells >= this.maxCellsPerAccountMinute) {
-        keyId = groupKeyId('(other)', accountId);
-        method = '(other)';
-        c = find(this.index, keyId, network, method, code);
-      } else made.cells++;
       if (c === undefined) {
-        c = { minute: this.minute, accountId, keyId, network, method, code, requests: 0, computeUnits: 0, latencyMsSum: 0, l0: 0, l1: 0, l2: 0, l3: 0, l4: 0, l5: 0 };
-        const list = this.add(this.index, c);
-        if (keyId === own) cells = list;
+        if (made.cells >= this.maxCellsPerAccountMinute) {
+          keyId = groupKeyId('(other)', accountId);
+          method = '(other)';
+          c = find(this.index, keyId, network, method, code);
+        } else made.cells++;
+        if (c === undefined) {
+          c = newCell(this.minute, accountId, keyId, network, method, code);
+          this.add(this.index, c);
+        }
       }
     }
-    // Held while the key's cells are in this index: its list (the one its further cells go in) and this cell. A
-    // cell of the account's `(other)` key is not the key's own, and is found by name each time.
-    if (holder !== undefined && cells !== undefined && c.keyId === own) {
-      holder.usageEpoch = this.epoch;
-      holder.usageCells = cells;
-      holder.usageCell = c;
+    if (!c.listed) {
+      c.listed = true;
+      this.cells.push(c);
     }
-    // A cell with no calls since the last flush (made now, or counted again from zero) is listed for the next.
-    if (c.requests === 0) this.cells.push(c);
     return c;
   }
 
-  /** A new minute (or the clock stepped back): its text, its end, and its index (kept if it has cells already). */
+  /** A new minute (or the clock stepped back): its text, number, end, and index (kept if it has cells already). */
   private tick(t: number): void {
     this.minute = minuteOf(t);
-    this.minuteEnds = Math.floor(t / 60_000) * 60_000 + 60_000;
+    this.minuteNo = Math.floor(t / 60_000);
+    this.minuteEnds = this.minuteNo * 60_000 + 60_000;
     this.index = this.indexOf(this.minute);
     this.epoch++;
-    let count = this.counts.get(this.minute);
-    if (count === undefined) this.counts.set(this.minute, (count = new Map()));
-    this.count = count;
   }
 
   private indexOf(minute: string): Index {
@@ -202,16 +261,10 @@ export class UsageRecorder {
     return index;
   }
 
-  /** Adds the cell to its key's list in `index`, and answers the list. */
-  private add(index: Index, c: Cell): Cell[] {
+  private add(index: Index, c: Cell): void {
     const cells = index.get(c.keyId);
-    if (cells === undefined) {
-      const list = [c];
-      index.set(c.keyId, list);
-      return list;
-    }
-    cells.push(c);
-    return cells;
+    if (cells === undefined) index.set(c.keyId, [c]);
+    else cells.push(c);
   }
 
   /** Writes what was recorded so far (and waits for a flush under way): the analytics API reads after it. */
@@ -231,6 +284,7 @@ export class UsageRecorder {
       if (o) { o.requests += t.requests; o.computeUnits += t.computeUnits; } else out.set(id, { network: t.network, method: t.method, code: t.code, requests: t.requests, computeUnits: t.computeUnits });
     };
     for (const [id, t] of this.totals) add(id, t);
+    for (const c of this.early) add(`${c.network}\u0000${c.method}\u0000${c.code}`, c);
     for (const c of this.cells) add(`${c.network}\u0000${c.method}\u0000${c.code}`, c);
     return [...out.values()];
   }
@@ -254,13 +308,24 @@ export class UsageRecorder {
       const retry = this.unwritten;
       let batch = retry;
       if (!batch) {
-        if (this.cells.length === 0) return;
-        const rows = this.cells.map(taken);
+        if (this.cells.length === 0 && this.early.length === 0) return;
+        const rows = this.early;
+        this.early = [];
+        // A cell listed may have counted nothing since (what it counted was taken early, as it moved on a minute).
+        for (const c of this.cells) {
+          c.listed = false;
+          if (c.requests > 0) rows.push(taken(c));
+        }
         this.cells = [];
-        // An earlier minute's cells go: what they counted is in `rows`. The current minute's stay, and stay counted:
-        // a flush must not let an account make its cap again.
+        // An earlier minute's index goes: what its cells counted is in `rows`. The current minute's stays, and stays
+        // counted: a flush must not let an account make its cap again.
         for (const m of [...this.indexes.keys()]) if (m !== this.minute) this.indexes.delete(m);
-        for (const m of [...this.counts.keys()]) if (m !== this.minute) this.counts.delete(m);
+        for (const [id, made] of this.made) {
+          if (this.minuteNo - made.minute < IDLE_MINUTES) continue;
+          made.live = false;
+          this.made.delete(id);
+        }
+        if (rows.length === 0) return;
         // In the totals from now on, written or waiting to be (/metrics counts what was answered).
         this.fold(rows);
         batch = { id: randomUUID(), rows };
@@ -282,6 +347,11 @@ export class UsageRecorder {
     clearInterval(this.timer);
     await this.flush();
   }
+}
+
+/** A cell of `minute` that has counted nothing yet. */
+function newCell(minute: string, accountId: string, keyId: string, network: string, method: string, code: number): Cell {
+  return { minute, accountId, keyId, network, method, code, requests: 0, computeUnits: 0, latencyMsSum: 0, l0: 0, l1: 0, l2: 0, l3: 0, l4: 0, l5: 0, listed: false };
 }
 
 /** What a cell counted since the last flush, as a row of its own; the cell counts again from zero. */

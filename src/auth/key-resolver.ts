@@ -436,6 +436,7 @@ class Resolution implements CacheEntry {
   usageEpoch = -1;
   usageCells: unknown = undefined;
   usageCell: unknown = undefined;
+  usageAccount: unknown = undefined;
   logAccount: unknown = undefined;
   usedAtMs = 0;
   usedRound = -1;
