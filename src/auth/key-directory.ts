@@ -14,20 +14,21 @@ const SEP = '\u001f';
 const NONE = Object.freeze([]) as unknown as never[];
 
 /**
- * A key with no rules, in one string (its fields between SEP): kept as bytes in the directory's arena, and made an
- * object again only when first used here (then kept, prepared, in the resolver's cache).
+ * A key with no rules, in one string (its fields between SEP, its account's place in the directory's list of accounts
+ * second): kept as bytes in the directory's arena, and made an object again only when first used here (then kept,
+ * prepared, in the resolver's cache).
  */
-function pack(k: ApiKey): string | undefined {
+function pack(k: ApiKey, accountSlot: number): string | undefined {
   const rules = k.ipAllowlist.length + k.originAllowlist.length + k.networkAllowlist.length + k.methodAllowlist.length
     + k.methodDenylist.length + k.contractAllowlist.length + k.userAgentAllowlist.length + k.jwtKeys.length + k.jwtAudiences.length;
   if (rules > 0 || k.logsMaxBlockRange !== null || k.previousHash !== null || k.permissions.length === 0) return undefined;
-  const fields = [k.id, k.accountId, k.name, k.type, k.permissions.join(','), k.prefix, k.expiresAt ?? '', k.createdBy ?? '', k.createdAt, k.lastUsedAt ?? ''];
+  const fields = [k.id, String(accountSlot), k.accountId, k.name, k.type, k.permissions.join(','), k.prefix, k.expiresAt ?? '', k.createdBy ?? '', k.createdAt, k.lastUsedAt ?? ''];
   return fields.some((f) => f.includes(SEP)) ? undefined : fields.join(SEP);
 }
 
 /** A packed key whole, as the store gave it. */
 export function unpack(packed: string, hash: string): ApiKey {
-  const [id, accountId, name, type, permissions, prefix, expiresAt, createdBy, createdAt, lastUsedAt] = packed.split(SEP);
+  const [id, , accountId, name, type, permissions, prefix, expiresAt, createdBy, createdAt, lastUsedAt] = packed.split(SEP);
   return {
     id, accountId, name, type: type as ApiKey['type'], permissions: permissions.split(',') as ApiKey['permissions'], prefix, hash,
     ipAllowlist: NONE, originAllowlist: NONE, networkAllowlist: NONE, methodAllowlist: NONE, methodDenylist: NONE,
@@ -51,8 +52,8 @@ export interface PackedContext { packed: string; hash: string; account: Account;
 export function packedRules(packed: string): { id: string; dedicated: boolean; rpc: boolean; expiresAtMs: number; lastUsedAtMs: number } {
   let at = packed.indexOf(SEP);
   const id = packed.slice(0, at);
-  // Past the account's id and the name: the type, then the permissions, the prefix, the expiry.
-  for (let i = 0; i < 2; i++) at = packed.indexOf(SEP, at + 1);
+  // Past the account's place, its id and the name: the type, then the permissions, the prefix, the expiry.
+  for (let i = 0; i < 3; i++) at = packed.indexOf(SEP, at + 1);
   const typeEnd = packed.indexOf(SEP, at + 1);
   const dedicated = packed.slice(at + 1, typeEnd) === 'Dedicated';
   at = typeEnd;
@@ -82,7 +83,9 @@ export class KeyDirectory {
   private readonly whole = new Map<string, ApiKey>();
   /** Keys reported changed (at most one entry per key): a change names a key by id, which a packed key holds inside (no second map of a million ids). */
   private readonly gone = new Set<string>();
-  private readonly accounts = new Map<string, Account>();
+  /** The accounts, each in a place of `accountList` (undefined once reported changed), found by id in `accountSlots`. */
+  private readonly accountSlots = new Map<string, number>();
+  private readonly accountList: Array<Account | undefined> = [];
   private readonly plans = new Map<string, Plan>();
   /** Accounts and plans reported changed while the load runs: read before the change, they are not kept (keys: `gone`). */
   private changed: { accounts: Set<string>; plans: Set<string> } | undefined;
@@ -97,7 +100,11 @@ export class KeyDirectory {
     try {
       const [plans, accounts] = await Promise.all([this.source.plans.listPlans(), this.source.accounts.listAccounts()]);
       for (const p of plans) if (!changed.plans.has(p.id)) this.plans.set(p.id, p);
-      for (const a of accounts) if (!changed.accounts.has(a.id)) this.accounts.set(a.id, a);
+      for (const a of accounts) {
+        if (changed.accounts.has(a.id)) continue;
+        this.accountSlots.set(a.id, this.accountList.length);
+        this.accountList.push(a);
+      }
       let after = '';
       for (;;) {
         const room = this.max - this.size;
@@ -121,27 +128,28 @@ export class KeyDirectory {
     if (packed !== undefined) {
       const at = packed.indexOf(SEP);
       if (this.gone.size > 0 && this.gone.has(packed.slice(0, at))) return undefined;
-      const ids = this.idsOf(packed.slice(at + 1, packed.indexOf(SEP, at + 1)));
-      return ids && { packed, hash: hashOfDigest(digest), account: ids.account, plan: ids.plan };
+      // The account's place, its digits read where they are (no string made), then the account at that place.
+      let slot = 0;
+      let i = at + 1;
+      for (let ch = packed.charCodeAt(i); ch >= 48 && ch <= 57; ch = packed.charCodeAt(++i)) slot = slot * 10 + ch - 48;
+      const account = i > at + 1 ? this.accountList[slot] : undefined;
+      const plan = account && this.plans.get(account.planId);
+      return plan && { packed, hash: hashOfDigest(digest), account: account!, plan };
     }
     const key = this.whole.size > 0 ? this.whole.get(hashOfDigest(digest)) : undefined;
     if (key === undefined || (this.gone.size > 0 && this.gone.has(key.id))) return undefined;
-    const ids = this.idsOf(key.accountId);
-    return ids && { key, account: ids.account, plan: ids.plan };
-  }
-
-  /** The account and its plan, as the store last said (undefined: either was reported changed, or is unknown). */
-  private idsOf(accountId: string): { account: Account; plan: Plan } | undefined {
-    const account = this.accounts.get(accountId);
+    const slot = this.accountSlots.get(key.accountId);
+    const account = slot === undefined ? undefined : this.accountList[slot];
     const plan = account && this.plans.get(account.planId);
-    return plan && { account: account!, plan };
+    return plan && { key, account: account!, plan };
   }
 
   /** The feed reported these changes: what they touch leaves (an account's or plan's keys, by their account or plan). */
   forget(c: KeyChanges): void {
     for (const { id } of c.keys) this.gone.add(id);
     for (const { id } of c.accounts) {
-      this.accounts.delete(id);
+      const slot = this.accountSlots.get(id);
+      if (slot !== undefined) this.accountList[slot] = undefined;
       this.changed?.accounts.add(id);
     }
     for (const { id } of c.plans) {
@@ -160,7 +168,8 @@ export class KeyDirectory {
   }
 
   private add(key: ApiKey): void {
-    const text = pack(key);
+    // A key of an account not read (made after the accounts were) is packed with no place (-1): it is looked up.
+    const text = pack(key, this.accountSlots.get(key.accountId) ?? -1);
     if (text === undefined) this.whole.set(key.hash, key);
     // An arena at its bound (4 GiB) takes no more: such a key is looked up in the store, as one past `max`.
     else this.packed.add(Buffer.from(key.hash, 'hex').toString('latin1'), text);

@@ -433,6 +433,7 @@ class Resolution implements CacheEntry {
   quotaUnits: number | undefined = undefined;
   bucketName: string | undefined = undefined;
   rateBucket: number | undefined = undefined;
+  rateSerial = 0;
   usageEpoch = -1;
   usageCells: unknown = undefined;
   usageCell: unknown = undefined;

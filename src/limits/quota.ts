@@ -45,9 +45,15 @@ function newTable(slots: number): Float64Array {
 
 /**
  * Where a caller keeps an account's slot between its requests (a key's resolution, auth/key-resolver.ts): found in
- * the tracker's map once, then read through here while the slot is still the account's.
+ * the tracker's map once, then read through here while the month is the same. One holder, one account.
  */
 export interface QuotaHolder { quotaUnits: number | undefined }
+
+/**
+ * A holder holds its slot plus its month's base (the months this tracker has started, times this): a slot of an
+ * earlier month is below the current base, with no read of the slot's account to tell.
+ */
+const MONTH_SLOTS = 2 ** 26;
 
 /** What the tracker reads of an account's plan: whether the account is near the end of its month's units. */
 export interface QuotaPlan { cuPerMonth: number; cuPerSecond: number }
@@ -98,6 +104,8 @@ export class QuotaTracker {
   private accounts = new Map<string, number>();
   /** Each slot's account id. */
   private ids: string[] = [];
+  /** What holders add to a slot of this month (MONTH_SLOTS times the months started since this tracker was). */
+  private monthBase = 0;
   /** Each slot's numbers (STRIDE). */
   private table = newTable(FIRST_SLOTS);
   /** The slots with units pending (each once, `listed`), in the order they first spent since the last flush. */
@@ -189,12 +197,12 @@ export class QuotaTracker {
     this.table = t;
   }
 
-  /** The account's slot of this month: the holder's when it is still the account's, else the map's (then held). */
+  /** The account's slot of this month: the holder's when it holds one of this month, else the map's (then held). */
   private held(accountId: string, holder: QuotaHolder | undefined): number | undefined {
     const h = holder?.quotaUnits;
-    if (h !== undefined && this.ids[h] === accountId) return h;
+    if (h !== undefined && h >= this.monthBase) return h - this.monthBase;
     const slot = this.accounts.get(accountId);
-    if (slot !== undefined && holder !== undefined) holder.quotaUnits = slot;
+    if (slot !== undefined && holder !== undefined && slot < MONTH_SLOTS) holder.quotaUnits = this.monthBase + slot;
     return slot;
   }
 
@@ -355,6 +363,7 @@ export class QuotaTracker {
     // slot is the account's again only if the account is given it anew.
     this.accounts = new Map();
     this.ids = [];
+    this.monthBase += MONTH_SLOTS;
     this.table = newTable(FIRST_SLOTS);
     this.spent = [];
     if (oldPending.ids.length) void this.usage.addUsage(old, oldPending.ids, oldPending.units).catch((err) => this.log.warn({ err: (err as Error).message }, 'could not write last month\'s usage'));

@@ -25,8 +25,8 @@ test("buckets read through holders: a holder's bucket swept when full again is n
   t.mock.timers.enable({ apis: ['setInterval'] });
   let now = 1_000_000;
   const limiter = new MemoryRateLimiter(() => now);
-  const a = { rateBucket: undefined as unknown };
-  const b = { rateBucket: undefined as unknown };
+  const a = { rateBucket: undefined as unknown, rateSerial: 0 };
+  const b = { rateBucket: undefined as unknown, rateSerial: 0 };
   assert.equal(limiter.consume('acct', 2, 1, 3, 0, a).remaining, 1);
   assert.equal(limiter.consume('acct', 1, 1, 3, 0, b).remaining, 0, "b holds a's bucket");
   assert.equal(limiter.consume('acct', 1, 1, 3, 0, a).allowed, false, 'one bucket for both');
@@ -43,7 +43,7 @@ test("a holder's bucket swept and its place given to another bucket is not read 
   t.mock.timers.enable({ apis: ['setInterval'] });
   let now = 1_000_000;
   const limiter = new MemoryRateLimiter(() => now);
-  const a = { rateBucket: undefined as unknown };
+  const a = { rateBucket: undefined as unknown, rateSerial: 0 };
   assert.equal(limiter.consume('acct-a', 1, 1, 3, 0, a).remaining, 2);
   now += 61_000;
   t.mock.timers.tick(60_000);

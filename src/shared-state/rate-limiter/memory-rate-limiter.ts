@@ -2,11 +2,15 @@ import { bucketShape, fullAt, tokenBucket, type BucketHolder, type BucketState, 
 
 /** Slots the table starts with; it doubles when full. */
 const FIRST_SLOTS = 1024;
-/** Numbers a slot holds side by side (level, as of, full again at; one spare), and where each is. */
+/**
+ * Numbers a slot holds side by side (level, as of, full again at, and its serial: a number no other bucket's slot had
+ * or will have, 0 when free), and where each is.
+ */
 const STRIDE = 4;
 const LEVEL = 0;
 const AT = 1;
 const FULL = 2;
+const SERIAL = 3;
 
 /**
  * The in-process limiter (the default, and the fallback when Redis is unreachable). Each bucket is a slot of one
@@ -22,6 +26,8 @@ export class MemoryRateLimiter implements RateLimiter {
   private names: Array<string | undefined> = [];
   private table = new Float64Array(FIRST_SLOTS * STRIDE);
   private readonly free: number[] = [];
+  /** The last serial given to a slot. */
+  private serials = 0;
   /** The state a step reads, one object reused: tokenBucket takes a state, and one made per request is garbage. */
   private readonly state: BucketState = { level: 0, at: 0 };
   private readonly sweep: NodeJS.Timeout;
@@ -33,6 +39,7 @@ export class MemoryRateLimiter implements RateLimiter {
         if (this.table[slot * STRIDE + FULL] > t) continue;
         this.slots.delete(name);
         this.names[slot] = undefined;
+        this.table[slot * STRIDE + SERIAL] = 0;
         this.free.push(slot);
       }
     }, 60_000);
@@ -47,16 +54,17 @@ export class MemoryRateLimiter implements RateLimiter {
   /** The same, synchronously: for callers on the hot path that must not yield (the unknown-key guard). */
   consumeSync(bucket: string, cost: number, rate: number, burst: number, credit = 0, holder?: BucketHolder): RateDecision {
     const now = this.now();
+    // The holder's slot while its serial is the one the holder saw (the line the bucket's numbers are read from).
     let slot = holder?.rateBucket as number | undefined;
-    if (slot === undefined || this.names[slot] !== bucket) {
+    if (slot === undefined || this.table[slot * STRIDE + SERIAL] !== holder!.rateSerial) {
       slot = this.slots.get(bucket);
-      if (holder !== undefined) holder.rateBucket = slot;
+      if (holder !== undefined) this.hold(holder, slot);
     }
     const { level, decision } = tokenBucket(this.stateOf(slot), now, cost, rate, burst, credit);
     if (decision.allowed && (cost !== 0 || credit !== 0)) {
       if (slot === undefined) {
         slot = this.take(bucket);
-        if (holder !== undefined) holder.rateBucket = slot;
+        if (holder !== undefined) this.hold(holder, slot);
       }
       const i = slot * STRIDE;
       const b = this.table;
@@ -65,6 +73,11 @@ export class MemoryRateLimiter implements RateLimiter {
       b[i + FULL] = fullAt(level, now, bucketShape(rate, burst));
     }
     return decision;
+  }
+
+  private hold(holder: BucketHolder, slot: number | undefined): void {
+    holder.rateBucket = slot;
+    holder.rateSerial = slot === undefined ? 0 : this.table[slot * STRIDE + SERIAL];
   }
 
   /** Whether a request of `cost` would be admitted now, without spending (no entry: yes, and no allocation). */
@@ -98,6 +111,7 @@ export class MemoryRateLimiter implements RateLimiter {
       this.names[slot] = bucket;
     }
     this.slots.set(bucket, slot);
+    this.table[slot * STRIDE + SERIAL] = ++this.serials;
     return slot;
   }
 

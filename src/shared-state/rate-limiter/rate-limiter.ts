@@ -38,9 +38,9 @@ export interface RateLimiter {
  * Where a caller keeps its bucket's record between requests (a key's resolution, for its account's bucket): a limiter
  * in the process reads the bucket there instead of looking it up by name (with a long tail of accounts, a lookup in a
  * map of every bucket is a chain of reads the processor's caches do not hold); any other ignores it. One holder, one
- * bucket name.
+ * bucket name. `rateSerial`: the limiter's mark that the record is still that bucket's (0 to start with).
  */
-export interface BucketHolder { rateBucket: unknown }
+export interface BucketHolder { rateBucket: unknown; rateSerial: number }
 
 /** Where the buckets are kept: this process alone, Redis, the workers' primary, or this process while those fail. */
 export type RateLimiterStatus = 'memory' | 'redis' | 'primary' | 'degraded';
