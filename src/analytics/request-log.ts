@@ -92,7 +92,16 @@ export class RequestLog {
 
   /** One call of a key on `plan`: kept, sampled out, or dropped (the buffer is full). */
   record(c: CallSeen, plan: Pick<PlanLimits, 'requestLogHours' | 'requestLogMax'>, holder?: RequestLogHolder): void {
+    if (plan.requestLogMax === 0 || plan.requestLogHours === 0) return;
     const t = this.now();
+    // The instance's share: past maxRecordsPerSecond calls recorded this second, every account's are sampled too (many
+    // accounts each within its own share would otherwise have every call written), by this count alone: a call
+    // sampled out then does not read its account's record (with a long tail of accounts, a read the processor's
+    // caches do not hold), and does not count in the account's share.
+    const second = Math.floor(t / 1000);
+    if (second !== this.second) { this.second = second; this.keptInSecond = 0; this.overInSecond = 0; }
+    const over = this.keptInSecond >= this.opts.maxRecordsPerSecond;
+    if (over && ++this.overInSecond % SAMPLE_EVERY !== 0) { this.stats.sampledOut++; return; }
     let a = holder?.logAccount as Account | undefined;
     if (a === undefined) {
       a = this.accounts.get(c.accountId);
@@ -101,16 +110,11 @@ export class RequestLog {
     }
     a.hours = plan.requestLogHours;
     a.max = plan.requestLogMax;
-    if (a.max === 0 || a.hours === 0) return;
     const minute = Math.floor(t / MINUTE);
     if (a.minute !== minute) { a.minute = minute; a.calls = 0; }
     let past = ++a.calls - Math.ceil(a.max / 60);
-    // The instance's share: past maxRecordsPerSecond calls recorded this second, every account's are sampled too (many
-    // accounts each within its own share would otherwise have every call written).
-    const second = Math.floor(t / 1000);
-    if (second !== this.second) { this.second = second; this.keptInSecond = 0; this.overInSecond = 0; }
-    if (past <= 0 && this.keptInSecond >= this.opts.maxRecordsPerSecond) past = ++this.overInSecond;
-    if (past > 0 && past % SAMPLE_EVERY !== 0) { this.stats.sampledOut++; return; }
+    if (over) past = this.overInSecond;
+    else if (past > 0 && past % SAMPLE_EVERY !== 0) { this.stats.sampledOut++; return; }
     if (this.buffer.length >= this.opts.maxBuffered) { this.stats.dropped++; return; }
     const max = this.opts.maxParamsChars;
     const small = c.params !== undefined && jsonWithin(c.params, max);
