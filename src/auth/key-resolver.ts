@@ -116,7 +116,7 @@ const PROBE_MS = 1000;
  * the store per request: an entry lives `ttlMs` (the bound on seeing a change made by another instance or the
  * CLI), or, following the store's changes, as long as the feed answers and reports no change to it (the same bound,
  * one read per quarter ttl instead of one per key in use); `invalidate()` drops all at once for changes made here, so a
- * revocation is effective on the next request. The cache is bounded, least recently used out first. Last-use times (of successful uses: `used()`) are collected here, each key's at most once per LAST_USE_GRAIN_MS, and written in batches by `flushLastUsed()`.
+ * revocation is effective on the next request. The cache is bounded, a key not asked for lately out first (RecentMap). Last-use times (of successful uses: `used()`) are collected here, each key's at most once per LAST_USE_GRAIN_MS, and written in batches by `flushLastUsed()`.
  */
 export class KeyResolver {
   private readonly known: RecentMap<Resolution>;
@@ -409,7 +409,7 @@ function sameContext(held: ResolvedKey, ctx: KeyContext | PackedContext): boolea
  * A resolution, and its entry in the cache: what every request reads first, in the order it reads it (the fields a
  * request of a key the processor's caches do not hold reads are then a line or two of memory), then the records it
  * holds. A key read ahead packed (no rules) keeps its packed text and is made whole only when something reads `key` (a
- * refusal, a dedicated route, the API): a resolution of the long tail is one object and one string.
+ * refusal, a filter, the API): a resolution of the long tail is one object and one string.
  */
 class Resolution implements CacheEntry {
   seen = 0;
